@@ -1,0 +1,36 @@
+"""Exceptions and warnings raised by riskformula.
+
+Every error says what is wrong, what was received and how to fix it.
+"""
+
+
+class RiskFormulaError(Exception):
+    """Base class of every error raised by riskformula."""
+
+
+class FormulaError(RiskFormulaError, ValueError):
+    """The formula cannot be parsed or names something that does not exist."""
+
+
+class DataError(RiskFormulaError, ValueError):
+    """The data cannot be used as given (missing values, one class, non-finite values...)."""
+
+
+class SettingsError(RiskFormulaError, ValueError):
+    """An argument of a fitting function is out of range or of the wrong type."""
+
+
+class InfeasibleProblemError(RiskFormulaError):
+    """No risk score satisfies the bounds and constraints that were asked for."""
+
+
+class SolverError(RiskFormulaError):
+    """The LP engine failed in a way riskformula could not recover from."""
+
+
+class RiskFormulaWarning(UserWarning):
+    """Base class of every warning issued by riskformula."""
+
+
+class OptimalityGapWarning(RiskFormulaWarning):
+    """The solver stopped before proving the returned model optimal."""
