@@ -1,0 +1,1 @@
+"""Report objects: everything riskformula prints goes through :mod:`riskformula.reports.render`."""

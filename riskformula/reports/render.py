@@ -1,0 +1,89 @@
+"""The one place that turns numbers and tables into text (tabulate).
+
+Report objects keep their content as pandas DataFrames and ``(label, value)`` pairs;
+this module only decides how those look in plain text, Markdown, HTML and LaTeX.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Sequence
+
+import pandas as pd
+from tabulate import tabulate
+
+#: tabulate formats for each output kind
+FORMATS = {"text": "simple", "markdown": "github", "html": "html", "latex": "latex_booktabs"}
+
+
+def fmt_percent(p: float, digits: int = 1) -> str:
+    """``0.1234 -> '12.3%'``; tiny and huge risks keep their sign of extremity."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "NA"
+    x = 100.0 * p
+    low = 10.0 ** (-digits)
+    if 0 < x < low:
+        return f"<{low:.{digits}f}%"
+    if 100 - low < x < 100:
+        return f">{100 - low:.{digits}f}%"
+    return f"{x:.{digits}f}%"
+
+
+def fmt_points(v: float) -> str:
+    """Signed integer points: ``+3``, ``-2``; non-integers (real-valued columns) keep 3 digits."""
+    if float(v).is_integer():
+        return f"{int(v):+d}"
+    return f"{v:+.3g}"
+
+
+def fmt_number(v, digits: int = 6) -> str:
+    """General number: integers with thousands separators, floats with ``digits`` significant."""
+    if v is None:
+        return "NA"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,d}"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NA"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def table(df: pd.DataFrame, kind: str = "text", floatfmt: str = ".4g", index: bool = False) -> str:
+    """Render a DataFrame with tabulate in one of :data:`FORMATS`."""
+    return tabulate(df, headers="keys", tablefmt=FORMATS[kind], showindex=index,
+                    floatfmt=floatfmt, disable_numparse=True)
+
+
+def pairs(items: Iterable[tuple[str, object]], kind: str = "text") -> str:
+    """Render ``(label, value)`` header pairs as a two-column table without headers."""
+    rows = [(label, value if isinstance(value, str) else fmt_number(value)) for label, value in items]
+    return tabulate(rows, tablefmt={"text": "plain"}.get(kind, FORMATS[kind]), disable_numparse=True)
+
+
+def heading(title: str, kind: str = "text", level: int = 2) -> str:
+    """A section heading in the output format."""
+    if kind == "markdown":
+        return "#" * level + " " + title
+    if kind == "html":
+        return f"<h{level}>{title}</h{level}>"
+    if kind == "latex":
+        return "\\paragraph{" + title + "}"
+    rule = "=" if level <= 1 else "-"
+    return f"{title}\n{rule * len(title)}"
+
+
+def notes(lines: Sequence[str], kind: str = "text") -> str:
+    """Numbered notes: ``[1] ...``."""
+    out = [f"[{i}] {s}" for i, s in enumerate(lines, 1)]
+    sep = "<br>\n" if kind == "html" else "\n"
+    return sep.join(out)
+
+
+def document(blocks: Sequence[str], kind: str = "text") -> str:
+    """Join rendered blocks with blank lines."""
+    return "\n\n".join(b for b in blocks if b)
