@@ -1,0 +1,243 @@
+"""Formula → design: the outcome as 0/1 events and the predictors as a numeric matrix.
+
+All formula work is formulaic's; this module adds what a risk score needs on top: an outcome
+with an unambiguous event level, comparisons on the left-hand side (``y == "yes" ~ ...``),
+missing values reported by column, non-finite values refused, readable term labels, and the
+stored :class:`formulaic.ModelSpec` that re-encodes new data at predict time.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from formulaic import model_matrix
+from formulaic.errors import FormulaicError
+
+from .errors import DataError, FormulaError
+
+_COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
+_IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
+
+
+def split_formula(formula: str) -> tuple[str, str]:
+    """``"y ~ a + b"`` -> ``("y", "a + b")``, checking there is exactly one outcome side."""
+    if not isinstance(formula, str):
+        raise FormulaError(f"`formula` must be a string like 'y ~ x1 + x2'; got {type(formula).__name__}.")
+    depth, pos = 0, None
+    for i, ch in enumerate(formula):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "~" and depth == 0:
+            if pos is not None:
+                raise FormulaError(f"`formula` has more than one '~': {formula!r}. Write one 'outcome ~ terms'.")
+            pos = i
+    if pos is None or not formula[:pos].strip():
+        raise FormulaError(f"`formula` needs an outcome on the left of '~', like 'y ~ x1 + x2'; got {formula!r}.")
+    lhs, rhs = formula[:pos].strip(), formula[pos + 1:].strip()
+    if not rhs:
+        raise FormulaError(f"`formula` has no terms on the right of '~': {formula!r}. Use 'y ~ 1' for an intercept-only score.")
+    return lhs, rhs
+
+
+def _readable(column: str) -> str:
+    """``C(sex)[T.male]`` -> ``sex = male``; ``smoker[T.True]`` -> ``smoker``."""
+    m = re.match(r"^(?:C\()?([^\[\(\),]+?)(?:,[^\[]*)?\)?\[T\.(.*)\]$", column)
+    if not m:
+        return column
+    var, level = m.group(1).strip(), m.group(2)
+    return var if level == "True" else f"{var} = {level}"
+
+
+@dataclass
+class Design:
+    """The numeric problem a formula and a data frame define."""
+
+    formula: str
+    X: np.ndarray
+    y: np.ndarray
+    columns: list
+    labels: list
+    column_terms: list
+    outcome: str
+    event: object
+    spec: object
+    lhs_spec: object | None
+    variables: list
+    index: pd.Index
+    dropped: int = 0
+    dropped_index: list = field(default_factory=list)
+    levels: tuple = ()
+
+    @property
+    def nobs(self) -> int:
+        return len(self.y)
+
+    # --- new data -----------------------------------------------------------------------
+    def transform(self, data: pd.DataFrame, what: str = "predict") -> np.ndarray:
+        """Design matrix of new data, encoded exactly as the training data were."""
+        check_frame(data, what)
+        needed = [v for v in self.variables if v in self.spec.required_variables]
+        missing = [v for v in needed if v not in data.columns]
+        if missing:
+            raise DataError(f"`newdata` lacks the column(s) {missing} that the formula uses; "
+                            f"it has {list(data.columns)[:20]}.")
+        na = {v: int(data[v].isna().sum()) for v in needed if data[v].isna().any()}
+        if na:
+            raise DataError(f"`newdata` has missing values in {na} (column: count). A risk score needs every "
+                            "variable it uses; fill them in or drop those rows (e.g. newdata.dropna(subset=[...])).")
+        from formulaic.errors import DataMismatchWarning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DataMismatchWarning)
+            try:
+                mm = self.spec.get_model_matrix(data)
+            except DataMismatchWarning as e:
+                seen = re.search(r"\{.*\}", str(e))
+                raise DataError(f"`newdata` has categories the model never saw in training: "
+                                f"{seen.group(0) if seen else e}. "
+                                "A risk score has no points for an unseen level; recode it to a known level.") from None
+            except FormulaicError as e:
+                raise DataError(f"could not encode `newdata` with the model's formula: {e}") from e
+        X = _drop_intercept(mm)[self.columns].to_numpy(dtype=float)
+        _check_finite(X, self.columns, "newdata")
+        return X
+
+    def outcome_of(self, data: pd.DataFrame) -> np.ndarray:
+        """0/1 event indicators of new data (for evaluation on held-out rows)."""
+        check_frame(data, "evaluate")
+        if self.lhs_spec is None:
+            if self.outcome not in data.columns:
+                raise DataError(f"the data lack the outcome column `{self.outcome}`.")
+            raw = data[self.outcome]
+        else:
+            raw = self.lhs_spec.get_model_matrix(data).iloc[:, 0]
+        if raw.isna().any():
+            raise DataError(f"the outcome `{self.outcome}` has {int(raw.isna().sum())} missing value(s) in these data.")
+        unknown = set(pd.unique(raw)) - set(self.levels)
+        if unknown:
+            raise DataError(f"the outcome `{self.outcome}` has level(s) {sorted(map(repr, unknown))} in these data "
+                            f"that training did not have ({sorted(map(repr, self.levels))}).")
+        return (raw == self.event).to_numpy().astype(int)
+
+
+def check_frame(data, what: str = "fit") -> None:
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}. "
+                        "Wrap arrays with pd.DataFrame(...) and name the columns.")
+    if len(data) == 0:
+        raise DataError(f"`data` has no rows; there is nothing to {what}.")
+
+
+def _drop_intercept(mm) -> pd.DataFrame:
+    df = pd.DataFrame(mm)
+    return df.drop(columns=[c for c in df.columns if c == "Intercept"])
+
+
+def _check_finite(X: np.ndarray, columns, where: str) -> None:
+    bad = ~np.isfinite(X)
+    if bad.any():
+        counts = {columns[j]: int(bad[:, j].sum()) for j in np.flatnonzero(bad.any(axis=0))}
+        raise DataError(f"{where} has infinite or undefined values in design column(s) {counts} "
+                        "(column: count), e.g. from log(0) or division by zero; fix or drop those rows.")
+
+
+def _q(v) -> str:
+    return f'"{v}"' if isinstance(v, str) else repr(v)
+
+
+def _event_of(raw: pd.Series, name: str, event) -> object:
+    levels = pd.unique(raw)
+    if len(levels) > 2:
+        shown = ", ".join(repr(v) for v in list(levels)[:6])
+        raise DataError(f"the outcome `{name}` must have two levels; it has {len(levels)} ({shown}...). "
+                        f"Write a two-level outcome in the formula, e.g. {name} == {_q(levels[0])} ~ ...")
+    if event is not None:
+        if event not in set(levels):
+            raise DataError(f"`event={event!r}` is not a level of the outcome `{name}`; its levels are "
+                            f"{sorted(map(repr, levels))}.")
+        return event
+    if len(levels) < 2:
+        raise DataError(f"the outcome `{name}` has a single level ({levels[0]!r}) in the rows used; a risk "
+                        "score needs both events and non-events.")
+    s = set(levels.tolist()) if hasattr(levels, "tolist") else set(levels)
+    for pair, ev in (({0, 1}, 1), ({False, True}, True), ({-1, 1}, 1)):
+        if s == pair:
+            return ev
+    raise DataError(f"the outcome `{name}` has levels {sorted(map(repr, levels))}; say which is the event with "
+                    f"`event=...` or in the formula, e.g. {name} == {_q(sorted(levels, key=str)[-1])} ~ ...")
+
+
+def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", event=None,
+                 context: dict | None = None) -> Design:
+    """Build the :class:`Design` of ``formula`` on ``data`` (never modifying ``data``)."""
+    check_frame(data)
+    if na_action not in ("raise", "drop"):
+        raise DataError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
+    lhs, rhs = split_formula(formula)
+    if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
+        raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
+                           "(its base risk). Remove the '- 1' / '0 +'.")
+    m = _IDENT.match(lhs)
+    bare = m is not None and m.group(1) in data.columns
+    if not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
+        lhs = f"I({lhs})"
+    full = f"{lhs} ~ {rhs}"
+    if bare and lhs.strip("` ") != m.group(1):
+        full = f"{m.group(1)} ~ {rhs}"
+
+    def materialize(frame):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return model_matrix(full, frame, na_action="ignore", context=context or {})
+        except FormulaicError as e:
+            raise FormulaError(f"could not build the design of {formula!r}: {e} "
+                               f"Columns available: {list(frame.columns)[:30]}.") from e
+        except NameError as e:
+            raise FormulaError(f"{e}; columns available: {list(frame.columns)[:30]}.") from e
+
+    mm = materialize(data)
+    variables = sorted(set(mm.rhs.model_spec.required_variables) | set(mm.lhs.model_spec.required_variables))
+    used = [v for v in variables if v in data.columns]
+    na_counts = {v: int(data[v].isna().sum()) for v in used if data[v].isna().any()}
+    dropped_index: list = []
+    frame = data
+    if na_counts:
+        if na_action == "raise":
+            raise DataError(f"missing values in the column(s) the formula uses: {na_counts} (column: count). "
+                            "Pass na_action='drop' to fit on complete rows (reported in the summary), "
+                            "or impute them first.")
+        keep = ~data[used].isna().any(axis=1)
+        dropped_index = list(data.index[~keep])
+        frame = data.loc[keep]
+        if len(frame) == 0:
+            raise DataError("no complete rows remain after dropping missing values.")
+        mm = materialize(frame)
+    outcome_name = m.group(1) if bare else re.sub(r"^I\((.*)\)$", r"\1", lhs)
+    raw = frame[m.group(1)] if bare else pd.DataFrame(mm.lhs).iloc[:, 0]
+    if not bare and pd.DataFrame(mm.lhs).shape[1] != 1:
+        raise FormulaError(f"the left side of {formula!r} must give one column; it gives {list(pd.DataFrame(mm.lhs).columns)}.")
+    ev = _event_of(pd.Series(raw), outcome_name, event)
+    y = (pd.Series(raw).to_numpy() == ev).astype(int)
+    X_df = _drop_intercept(mm.rhs)
+    columns = list(X_df.columns)
+    try:
+        X = X_df.to_numpy(dtype=float)
+    except (TypeError, ValueError) as e:
+        raise DataError(f"the design of {formula!r} has non-numeric columns: {e}") from e
+    _check_finite(X, columns, "`data`")
+    spec = mm.rhs.model_spec
+    column_terms = [None] * len(columns)
+    for term, idx in spec.term_indices.items():
+        for i in idx:
+            name = spec.column_names[i]
+            if name in columns:
+                column_terms[columns.index(name)] = str(term)
+    return Design(formula=formula, X=X, y=y, columns=columns, labels=[_readable(c) for c in columns],
+                  column_terms=column_terms, outcome=outcome_name, event=ev, spec=spec,
+                  lhs_spec=None if bare else mm.lhs.model_spec, variables=used, index=frame.index,
+                  dropped=len(dropped_index), dropped_index=dropped_index,
+                  levels=tuple(pd.unique(pd.Series(raw))))

@@ -1,0 +1,6 @@
+"""Solvers: the branch-and-cut on HiGHS (hot loop) and its heuristics."""
+
+from .branch_and_cut import BranchAndCut
+from .report import SolverReport
+
+__all__ = ["BranchAndCut", "SolverReport"]

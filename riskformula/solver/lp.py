@@ -1,0 +1,119 @@
+"""The node LP: the problem's linear part plus an epigraph column for the loss, solved by HiGHS.
+
+Loss cuts ``L ≥ l(λᵗ) + ∇l(λᵗ)·(λ − λᵗ)`` are appended as rows; every node re-solves the same
+HiGHS instance after changing column bounds, so the simplex warm-starts from the last basis.
+"""
+
+from __future__ import annotations
+
+import highspy
+import numpy as np
+
+from ..errors import SolverError
+from ..problem import RiskProblem
+
+_INF = highspy.kHighsInf
+
+
+def _csr(rows, n_cols):
+    starts, idx, vals = [0], [], []
+    for r in rows:
+        for k, v in r.coefs.items():
+            if v != 0:
+                idx.append(k)
+                vals.append(v)
+        starts.append(len(idx))
+    return (np.array(starts[:-1], dtype=np.int32), np.array(idx, dtype=np.int32),
+            np.array(vals, dtype=float))
+
+
+def _finite(a):
+    a = np.asarray(a, dtype=float)
+    return np.where(np.isposinf(a), _INF, np.where(np.isneginf(a), -_INF, a))
+
+
+class NodeLP:
+    """LP relaxation of a :class:`RiskProblem` with a pool of loss cuts."""
+
+    def __init__(self, problem: RiskProblem, loss_lower: float, loss_upper: float):
+        self.problem = problem
+        self.n_coef = problem.d + 1
+        self.n_cols = problem.n_cols + 1  # last column: the loss L
+        self.L = self.n_cols - 1
+        h = highspy.Highs()
+        for name, value in (("output_flag", False), ("threads", 1), ("presolve", "off"),
+                            ("solver", "simplex"), ("random_seed", 0)):
+            h.setOptionValue(name, value)
+        lower, upper = problem.column_bounds()
+        cost = np.concatenate([problem.cost(), [1.0]])
+        lower = np.concatenate([lower, [loss_lower]])
+        upper = np.concatenate([upper, [loss_upper]])
+        h.addCols(self.n_cols, cost, _finite(lower), _finite(upper), 0,
+                  np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+        rows = problem.all_rows()
+        self.n_base_rows = len(rows)
+        if rows:
+            starts, idx, vals = _csr(rows, self.n_cols)
+            h.addRows(len(rows), _finite([r.lower for r in rows]), _finite([r.upper for r in rows]),
+                      len(idx), starts, idx, vals)
+        self.h = h
+        self.n_cuts = 0
+        self._all_cols = np.arange(self.n_cols, dtype=np.int32)
+        self.lower = lower
+        self.upper = upper
+
+    def add_cut(self, lam: np.ndarray, value: float, grad: np.ndarray) -> None:
+        """Add L − ∇l·λ ≥ l(λᵗ) − ∇l·λᵗ."""
+        nz = np.flatnonzero(grad)
+        idx = np.concatenate([nz, [self.L]]).astype(np.int32)
+        vals = np.concatenate([-grad[nz], [1.0]])
+        rhs = value - float(grad @ lam)
+        self.h.addRow(rhs, _INF, len(idx), idx, vals)
+        self.n_cuts += 1
+
+    def set_bounds(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Column bounds of the problem's columns (the loss column keeps its own)."""
+        lo = self.lower.copy()
+        hi = self.upper.copy()
+        lo[:-1] = lower
+        hi[:-1] = upper
+        self.h.changeColsBounds(self.n_cols, self._all_cols, lo, hi)
+
+    def set_loss_bounds(self, lo: float, hi: float) -> None:
+        self.lower[-1] = lo
+        self.upper[-1] = hi
+        self.h.changeColBounds(self.L, lo, hi)
+
+    def solve(self):
+        """Return ``(status, objective, x)``; status is 'optimal' or 'infeasible'."""
+        h = self.h
+        h.run()
+        st = h.getModelStatus()
+        if st == highspy.HighsModelStatus.kOptimal:
+            x = np.asarray(h.getSolution().col_value)
+            return "optimal", h.getInfo().objective_function_value, x
+        if st == highspy.HighsModelStatus.kInfeasible:
+            return "infeasible", np.inf, None
+        # numerical trouble: retry once from scratch before giving up
+        h.clearSolver()
+        h.run()
+        st = h.getModelStatus()
+        if st == highspy.HighsModelStatus.kOptimal:
+            return "optimal", h.getInfo().objective_function_value, np.asarray(h.getSolution().col_value)
+        if st == highspy.HighsModelStatus.kInfeasible:
+            return "infeasible", np.inf, None
+        raise SolverError(f"HiGHS could not solve a node LP (status: {h.modelStatusToString(st)}).")
+
+    def drop_slack_cuts(self, keep: int) -> None:
+        """Remove the most slack cuts so at most ``keep`` remain (valid: fewer rows, weaker LP)."""
+        if self.n_cuts <= keep:
+            return
+        sol = self.h.getSolution()
+        row_val = np.asarray(sol.row_value)[self.n_base_rows:]
+        lp = self.h.getLp()
+        row_lo = np.asarray(lp.row_lower_)[self.n_base_rows:]
+        slack = row_val - row_lo
+        order = np.argsort(-slack)
+        drop = np.sort(order[: self.n_cuts - keep]) + self.n_base_rows
+        self.h.deleteRows(len(drop), drop.astype(np.int32))
+        self.n_cuts -= len(drop)

@@ -1,0 +1,30 @@
+"""What the solver did, as data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, asdict
+
+
+@dataclass(frozen=True)
+class SolverReport:
+    """Outcome of one branch-and-cut run.
+
+    ``status`` is ``"optimal"`` (gap ≤ tolerance), ``"time_limit"``, ``"node_limit"`` or
+    ``"infeasible"``.  ``lower_bound`` is a proven bound on the optimal objective, so
+    ``gap = (objective − lower_bound) / objective`` is a true optimality gap.
+    """
+
+    status: str
+    objective: float
+    lower_bound: float
+    gap: float
+    time: float
+    nodes: int
+    cuts: int
+    lp_solves: int
+    root_bound: float
+    solver: str
+    settings: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
