@@ -34,3 +34,11 @@ class RiskFormulaWarning(UserWarning):
 
 class OptimalityGapWarning(RiskFormulaWarning):
     """The solver stopped before proving the returned model optimal."""
+
+
+class CalibrationWarning(RiskFormulaWarning):
+    """A calibration or discrimination statistic is undefined for these data and is reported as NA.
+
+    For example AUC in a group with a single class, the calibration slope of a model whose
+    risks are all equal, or a Hosmer–Lemeshow test with fewer than 3 groups.
+    """

@@ -80,8 +80,28 @@ def heading(title: str, kind: str = "text", level: int = 2) -> str:
 def notes(lines: Sequence[str], kind: str = "text") -> str:
     """Numbered notes: ``[1] ...``."""
     out = [f"[{i}] {s}" for i, s in enumerate(lines, 1)]
-    sep = "<br>\n" if kind == "html" else "\n"
+    # LaTeX joins consecutive lines into one paragraph, so force a line break there too
+    sep = {"html": "<br>\n", "latex": " \\\\\n"}.get(kind, "\n")
     return sep.join(out)
+
+
+_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                   "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+
+
+def escape(text: str, kind: str = "text") -> str:
+    """Escape free text (headings, notes) for HTML or LaTeX; text and Markdown pass through.
+
+    Table cells need no escaping: tabulate escapes them itself.
+    """
+    if kind == "html":
+        import html
+
+        return html.escape(text, quote=False)
+    if kind == "latex":
+        return "".join(_LATEX_SPECIALS.get(c, c) for c in text)
+    return text
 
 
 def document(blocks: Sequence[str], kind: str = "text") -> str:

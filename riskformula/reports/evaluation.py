@@ -1,0 +1,517 @@
+"""Evaluate a fitted risk score on data: discrimination, calibration and net benefit.
+
+:func:`evaluate` returns an :class:`Evaluation`, a report object in the same mould as the
+fit summary: it never prints, renders through :mod:`riskformula.reports.render` in four
+formats, and exposes every table as a DataFrame.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from riskformula import metrics as m
+from riskformula.errors import CalibrationWarning, DataError
+from riskformula.reports import render
+
+__all__ = ["DEFAULT_THRESHOLDS", "Evaluation", "evaluate"]
+
+#: thresholds of the decision-curve table when none are given: 0.01, 0.02, ..., 0.99
+DEFAULT_THRESHOLDS = np.round(np.arange(1, 100) / 100, 2)
+
+#: confidence level of every interval in the report
+LEVEL = 0.95
+
+#: headline columns of the by-group table, in order
+HEADLINE = ["n", "events", "observed_risk", "predicted_risk", "auc", "auc_lower", "auc_upper",
+            "cal", "ece", "brier", "log_loss", "calibration_intercept", "calibration_slope",
+            "hl_statistic", "hl_df", "hl_p_value", "aunbc"]
+
+
+# --------------------------------------------------------------------------------------
+# gathering predictions
+# --------------------------------------------------------------------------------------
+
+
+def _model_column(model, method: str, data: pd.DataFrame) -> pd.Series:
+    fn = getattr(model, method, None)
+    if not callable(fn):
+        raise TypeError(f"`model` must have a `{method}(data)` method; got "
+                        f"{type(model).__name__} without one. Pass a fitted risk score.")
+    out = fn(data)
+    if isinstance(out, pd.Series):
+        return out
+    arr = np.asarray(out)
+    if arr.ndim != 1 or arr.size != len(data):
+        raise DataError(f"`model.{method}(data)` returned {arr.size} values for {len(data)} rows "
+                        "of `data`; return one value per row (a Series indexed like `data`).")
+    return pd.Series(arr, index=data.index)
+
+
+def _collect(model, data: pd.DataFrame, by: str | None):
+    """Outcome, risk, score (and the `by` column) on the rows the model could score."""
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+    if by is not None and by not in data.columns:
+        cols = ", ".join(map(str, list(data.columns)[:10]))
+        more = ", ..." if data.shape[1] > 10 else ""
+        raise DataError(f"`by` = {by!r} is not a column of `data`. Columns: {cols}{more}.")
+    cols = {"y": _model_column(model, "observed", data),
+            "risk": _model_column(model, "predict", data),
+            "score": _model_column(model, "score", data)}
+    if all(s.index.equals(data.index) for s in cols.values()):
+        frame = pd.DataFrame({k: s.to_numpy() for k, s in cols.items()}, index=data.index)
+    else:
+        # the model dropped rows (e.g. missing values): align on the index of `data`
+        if not data.index.is_unique:
+            raise DataError("The model returned predictions for a subset of rows, but "
+                            "`data` has a duplicated index so they cannot be matched; "
+                            "call `data.reset_index(drop=True)` first.")
+        for k, s in cols.items():
+            extra = s.index.difference(data.index)
+            if len(extra):
+                raise DataError(f"`model` returned {k} for index labels not in `data` "
+                                f"(e.g. {extra[0]!r}).")
+        frame = pd.DataFrame({k: s.reindex(data.index).to_numpy() for k, s in cols.items()},
+                             index=data.index)
+    if by is not None:
+        frame["by"] = data[by].to_numpy()
+    frame = frame.astype({"y": float, "risk": float, "score": float})
+    keep = frame[["y", "risk", "score"]].notna().all(axis=1)
+    return frame.loc[keep], int((~keep).sum())
+
+
+# --------------------------------------------------------------------------------------
+# metrics with undefined values reported as NA
+# --------------------------------------------------------------------------------------
+
+
+def _single_class(y: np.ndarray) -> str | None:
+    if (y == 1).all():
+        return "only events"
+    if (y == 0).all():
+        return "only non-events"
+    return None
+
+
+def _headline(y, risk, score, where: str, aunbc_thresholds, problems: list[str]) -> dict:
+    """Headline metrics of one group; undefined ones become NaN with a warning and a note."""
+    out: dict = {"n": int(y.size), "events": int(y.sum()),
+                 "observed_risk": float(y.mean()), "predicted_risk": float(risk.mean())}
+    lone = _single_class(y)
+    if lone:
+        problems.append(f"{where}: {lone}, so AUC and the calibration intercept and slope "
+                        "are undefined (reported as NA).")
+        out.update(auc=np.nan, auc_lower=np.nan, auc_upper=np.nan)
+    else:
+        a = m.auc_ci(y, score, level=LEVEL)
+        out.update(auc=a.auc, auc_lower=a.lower, auc_upper=a.upper)
+    out.update(cal=m.cal_by_score(y, risk, score),
+               ece=m.expected_calibration_error(y, risk),
+               brier=m.brier_score(y, risk), log_loss=m.log_loss(y, risk))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibrationWarning)
+        try:
+            c = m.calibration_intercept_slope(y, risk, level=LEVEL)
+            out.update(calibration_intercept=c.intercept, calibration_slope=c.slope)
+        except DataError as e:
+            if not lone:
+                problems.append(f"{where}: calibration intercept and slope not estimable ({e})")
+            out.update(calibration_intercept=np.nan, calibration_slope=np.nan)
+        hl = m.hosmer_lemeshow(y, risk)
+    for w in caught:
+        if issubclass(w.category, CalibrationWarning):
+            problems.append(f"{where}: {w.message}")
+        else:  # not ours to swallow
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    out.update(hl_statistic=hl.statistic, hl_df=hl.df, hl_p_value=hl.p_value,
+               aunbc=m.aunbc(y, risk, aunbc_thresholds))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# the report object
+# --------------------------------------------------------------------------------------
+
+
+def _pct(v) -> str:
+    return render.fmt_percent(v) if v is not None and np.isfinite(v) else "NA"
+
+
+def _num(v, digits: int = 3) -> str:
+    return f"{v:.{digits}f}" if v is not None and np.isfinite(v) else "NA"
+
+
+def _ci(est, lo, hi, digits: int = 3) -> str:
+    if not np.isfinite(est):
+        return "NA"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return _num(est, digits)
+    return f"{est:.{digits}f} ({lo:.{digits}f}, {hi:.{digits}f})"
+
+
+def _grid_label(t: np.ndarray) -> str:
+    if t.size > 4:
+        return f"{t[0]:g}, {t[1]:g}, ..., {t[-1]:g}"
+    return ", ".join(f"{v:g}" for v in t)
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Evaluation:
+    """Discrimination, calibration and net benefit of a risk score on one data set.
+
+    Built by :func:`evaluate`; not meant to be constructed directly. Print it for the
+    report, or use :meth:`to_frame`, :meth:`to_dict` and :attr:`tables` for the numbers.
+
+    Attributes
+    ----------
+    formula : str
+        The model's formula.
+    n, events, rows_dropped : int
+        Rows evaluated, events among them, and rows dropped because the model returned
+        no prediction, score or outcome for them.
+    auc : AUCResult or None
+        AUC (ties count 1/2) with DeLong 95% CI; None when ``y`` has a single class.
+    cal, ece, brier, log_loss : float
+        Seed 001's CAL by score, equal-width 10-bin ECE, Brier score, mean log loss.
+    calibration : CalibrationResult or None
+        Calibration intercept (in the large) and slope with 95% CIs.
+    hosmer_lemeshow : HosmerLemeshowResult
+        Hosmer–Lemeshow test (tie-aware grouping, see :func:`metrics.hosmer_lemeshow`).
+    reliability : DataFrame
+        Predicted vs observed risk per score, Wilson 95% CIs.
+    net_benefit : DataFrame
+        Decision curve: model, treat-all and treat-none per threshold.
+    aunbc : float
+        Seed 002's area under the net-benefit curve on ``aunbc_thresholds``.
+    roc, score_counts : DataFrame
+        ROC curve points, and events / non-events per distinct score (for plots).
+    by : str or None
+        Column the by-group table splits on.
+    by_group : DataFrame or None
+        Headline metrics per level of ``by`` plus an ``overall`` row.
+    notes : tuple of str
+        Definitions used and anything reported as NA.
+    """
+
+    formula: str
+    n: int
+    events: int
+    rows_dropped: int
+    predicted_risk: float
+    auc: m.AUCResult | None
+    cal: float
+    ece: float
+    brier: float
+    log_loss: float
+    calibration: m.CalibrationResult | None
+    hosmer_lemeshow: m.HosmerLemeshowResult
+    reliability: pd.DataFrame
+    net_benefit: pd.DataFrame
+    aunbc: float
+    aunbc_thresholds: np.ndarray
+    roc: pd.DataFrame | None
+    score_counts: pd.DataFrame
+    by: str | None = None
+    by_group: pd.DataFrame | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    # ---- numbers ----------------------------------------------------------------
+
+    @property
+    def observed_risk(self) -> float:
+        """Share of events (prevalence)."""
+        return self.events / self.n
+
+    def _metric_rows(self) -> pd.DataFrame:
+        a, c, hl = self.auc, self.calibration, self.hosmer_lemeshow
+        nan = float("nan")
+        rows = [
+            ("n", self.n, nan, nan),
+            ("events", self.events, nan, nan),
+            ("observed_risk", self.observed_risk, nan, nan),
+            ("predicted_risk", self.predicted_risk, nan, nan),
+            ("auc", a.auc if a else nan, a.lower if a else nan, a.upper if a else nan),
+            ("cal", self.cal, nan, nan),
+            ("ece", self.ece, nan, nan),
+            ("brier", self.brier, nan, nan),
+            ("log_loss", self.log_loss, nan, nan),
+            ("calibration_intercept", c.intercept if c else nan,
+             c.intercept_lower if c else nan, c.intercept_upper if c else nan),
+            ("calibration_slope", c.slope if c else nan,
+             c.slope_lower if c else nan, c.slope_upper if c else nan),
+            ("hl_statistic", hl.statistic, nan, nan),
+            ("hl_df", hl.df, nan, nan),
+            ("hl_p_value", hl.p_value, nan, nan),
+            ("aunbc", self.aunbc, nan, nan),
+        ]
+        return pd.DataFrame(rows, columns=["metric", "value", "lower", "upper"])
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per metric (``metric, value, lower, upper``), or with ``by`` the by-group table."""
+        if self.by_group is not None:
+            return self.by_group.copy()
+        return self._metric_rows()
+
+    def to_dict(self) -> dict:
+        """Headline metrics as plain Python values (NaN for NA); ``by_group`` nested by level."""
+        out = {"formula": self.formula, "rows_dropped": self.rows_dropped}
+        for row in self._metric_rows().itertuples():
+            out[row.metric] = row.value.item() if hasattr(row.value, "item") else row.value
+            if np.isfinite(row.lower):
+                out[row.metric + "_lower"], out[row.metric + "_upper"] = row.lower, row.upper
+        for k in ("n", "events", "hl_df"):
+            out[k] = int(out[k])
+        out["aunbc_thresholds"] = [float(t) for t in self.aunbc_thresholds]
+        if self.by_group is not None:
+            bg = self.by_group.set_index(self.by)
+            out["by"] = self.by
+            out["by_group"] = {str(k): rec for k, rec in zip(bg.index, bg.to_dict("records"))}
+        return out
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table as a DataFrame (copies): metrics, reliability, net_benefit, ..."""
+        out = {"metrics": self._metric_rows(),
+               "reliability": self.reliability.copy(),
+               "hosmer_lemeshow": self.hosmer_lemeshow.table.copy(),
+               "net_benefit": self.net_benefit.copy(),
+               "score_counts": self.score_counts.copy()}
+        if self.roc is not None:
+            out["roc"] = self.roc.copy()
+        if self.by_group is not None:
+            out["by_group"] = self.by_group.copy()
+        return out
+
+    # ---- rendering --------------------------------------------------------------
+
+    def _header(self) -> list[tuple[str, str]]:
+        a, c, hl = self.auc, self.calibration, self.hosmer_lemeshow
+        items = [
+            ("Formula", self.formula),
+            ("Observations", f"{self.n:,d}"),
+            ("Events", f"{self.events:,d} ({_pct(self.observed_risk)})"),
+        ]
+        if self.rows_dropped:
+            items.append(("Rows dropped", f"{self.rows_dropped:,d}"))
+        items += [
+            ("Mean predicted risk", _pct(self.predicted_risk)),
+            ("AUC (95% CI)", _ci(a.auc, a.lower, a.upper) if a else "NA"),
+            ("CAL (by score)", _pct(self.cal)),
+            ("ECE (10 equal-width bins)", _pct(self.ece)),
+            ("Brier score", _num(self.brier, 4)),
+            ("Log loss", _num(self.log_loss, 4)),
+            ("Calibration intercept (95% CI)",
+             _ci(c.intercept, c.intercept_lower, c.intercept_upper) if c else "NA"),
+            ("Calibration slope (95% CI)",
+             _ci(c.slope, c.slope_lower, c.slope_upper) if c else "NA"),
+            ("Hosmer–Lemeshow", f"{_num(hl.statistic, 2)} on {hl.df} df, p = "
+                                f"{_num(hl.p_value, 3)}" if hl.df >= 1 else "NA (< 3 groups)"),
+            ("AUNBC", f"{self.aunbc:.4f}"),
+        ]
+        return items
+
+    def _reliability_display(self) -> pd.DataFrame:
+        r = self.reliability
+        return pd.DataFrame({
+            "score": [v if isinstance(v, str) else f"{v:g}" for v in r["score"]],
+            "n": [render.fmt_number(v) for v in r["n"]],
+            "events": [render.fmt_number(v) for v in r["events"]],
+            "predicted": [_pct(v) for v in r["predicted_risk"]],
+            "observed": [_pct(v) for v in r["observed_risk"]],
+            "95% CI": [f"{_pct(lo)} – {_pct(hi)}" for lo, hi in zip(r["ci_lower"], r["ci_upper"])],
+        })
+
+    def _net_benefit_shown(self) -> pd.DataFrame:
+        nb = self.net_benefit
+        if len(nb) > 20:
+            # long grids are summarised at the round thresholds 0.1, 0.2, ... when present
+            tenths = np.isclose(nb["threshold"] * 10, np.round(nb["threshold"] * 10))
+            tenths &= nb["threshold"].to_numpy() > 0
+            idx = np.flatnonzero(tenths) if tenths.sum() >= 3 else \
+                np.unique(np.linspace(0, len(nb) - 1, 10).round().astype(int))
+            nb = nb.iloc[idx]
+        return pd.DataFrame({
+            "threshold": [f"{t:g}" for t in nb["threshold"]],
+            "model": [f"{v:.4f}" for v in nb["net_benefit"]],
+            "treat all": [f"{v:.4f}" for v in nb["treat_all"]],
+            "treat none": [f"{v:.4f}" for v in nb["treat_none"]],
+        })
+
+    def _by_group_display(self) -> pd.DataFrame:
+        g = self.by_group
+        return pd.DataFrame({
+            self.by: g[self.by].astype(str),
+            "n": [render.fmt_number(int(v)) for v in g["n"]],
+            "events": [render.fmt_number(int(v)) for v in g["events"]],
+            "observed": [_pct(v) for v in g["observed_risk"]],
+            "predicted": [_pct(v) for v in g["predicted_risk"]],
+            "AUC (95% CI)": [_ci(a, lo, hi) for a, lo, hi in
+                             zip(g["auc"], g["auc_lower"], g["auc_upper"])],
+            "CAL": [_pct(v) for v in g["cal"]],
+            "ECE": [_pct(v) for v in g["ece"]],
+            "Brier": [_num(v, 4) for v in g["brier"]],
+            "intercept": [_num(v) for v in g["calibration_intercept"]],
+            "slope": [_num(v) for v in g["calibration_slope"]],
+            "AUNBC": [_num(v, 4) for v in g["aunbc"]],
+        })
+
+    def render(self, kind: str = "text") -> str:
+        """The full report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
+        if kind not in render.FORMATS:
+            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; "
+                             f"got {kind!r}.")
+        esc = lambda s: render.escape(s, kind)  # noqa: E731
+        blocks = [render.heading("Risk score evaluation", kind, level=1),
+                  render.pairs(self._header(), kind),
+                  render.heading("Reliability by score", kind),
+                  render.table(self._reliability_display(), kind),
+                  render.heading("Net benefit", kind),
+                  render.table(self._net_benefit_shown(), kind)]
+        if self.by_group is not None:
+            blocks += [render.heading(esc(f"By {self.by}"), kind),
+                       render.table(self._by_group_display(), kind)]
+        if self.notes:
+            blocks += [render.heading("Notes", kind),
+                       render.notes([esc(s) for s in self.notes], kind)]
+        return render.document(blocks, kind)
+
+    def __str__(self) -> str:
+        return self.render("text")
+
+    def __repr__(self) -> str:
+        a = f"AUC {self.auc.auc:.3f}" if self.auc else "AUC NA"
+        by = f"; by {self.by}" if self.by else ""
+        return (f"<Evaluation: {self.formula}; {self.n:,d} obs; {self.events:,d} events; "
+                f"{a}; CAL {_pct(self.cal)}{by}>")
+
+    def _repr_html_(self) -> str:
+        return self.render("html")
+
+    def to_markdown(self) -> str:
+        """The report as GitHub Markdown."""
+        return self.render("markdown")
+
+    def to_html(self) -> str:
+        """The report as an HTML fragment."""
+        return self.render("html")
+
+    def to_latex(self) -> str:
+        """The report as LaTeX (booktabs tables)."""
+        return self.render("latex")
+
+
+# --------------------------------------------------------------------------------------
+# entry point
+# --------------------------------------------------------------------------------------
+
+
+def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) -> Evaluation:
+    """Evaluate a fitted risk score on ``data``.
+
+    Parameters
+    ----------
+    model
+        A fitted risk score: anything with ``predict(data)`` (risks), ``score(data)`` (total
+        points, intercept excluded), ``observed(data)`` (0/1 outcome) and ``formula``.
+    data : DataFrame
+        Rows to evaluate on; not modified. Rows for which the model returns no risk, score
+        or outcome (NaN or absent from the returned index) are dropped and counted.
+    by : str, optional
+        Column of ``data`` to split on: the headline metrics are repeated per level (missing
+        values form their own level) plus an ``overall`` row, e.g. a fairness audit by sex.
+    thresholds : array-like, optional
+        Risk thresholds in [0, 1) for the net-benefit table *and* the AUNBC. By default the
+        table uses 0.01, 0.02, ..., 0.99 and the AUNBC seed 002's grid 0.1, ..., 0.9, so the
+        AUNBC is comparable with the values reported in that paper.
+
+    Returns
+    -------
+    Evaluation
+
+    Warns
+    -----
+    CalibrationWarning
+        When a statistic is undefined (a group with one class has no AUC; equal risks have
+        no calibration slope; fewer than 3 risk groups give no HL p-value). It is reported
+        as NA and explained in the notes.
+
+    Examples
+    --------
+    >>> ev = evaluate(fit, test_data, by="sex")  # doctest: +SKIP
+    >>> print(ev)  # doctest: +SKIP
+    >>> ev.to_frame()  # doctest: +SKIP
+    """
+    frame, dropped = _collect(model, data, by)
+    if frame.empty:
+        raise DataError("No rows left to evaluate: the model returned no complete "
+                        "(outcome, risk, score) triple for any row of `data`.")
+    y, risk, score = (frame[c].to_numpy() for c in ("y", "risk", "score"))
+    # full validation (0/1 outcome, risks in [0, 1]) with the metrics' own messages
+    m._prepare(y, risk, score)
+    if thresholds is None:
+        nb_grid, aunbc_grid = DEFAULT_THRESHOLDS, m.PAPER_THRESHOLDS
+    else:
+        nb_grid = m._check_thresholds(thresholds)
+        aunbc_grid = nb_grid[nb_grid > 0]
+    problems: list[str] = []
+    overall = _headline(y, risk, score, "overall", aunbc_grid, problems)
+    lone = _single_class(y)
+
+    by_group = None
+    if by is not None:
+        rows = []
+        levels = pd.Series(frame["by"].to_numpy())
+        for level, idx in levels.groupby(levels, dropna=False, sort=True, observed=True).indices.items():
+            label = "NA" if (not isinstance(level, str) and pd.isna(level)) else level
+            rows.append({by: label, **_headline(y[idx], risk[idx], score[idx],
+                                                f"{by} = {label}", aunbc_grid, problems)})
+        rows.append({by: "overall", **overall})
+        by_group = pd.DataFrame(rows, columns=[by, *HEADLINE])
+
+    with warnings.catch_warnings():
+        # already recorded in `problems` by _headline
+        warnings.simplefilter("ignore", CalibrationWarning)
+        calib = None if lone else m.calibration_intercept_slope(y, risk, level=LEVEL)
+        hl = m.hosmer_lemeshow(y, risk)
+    for p in problems:
+        warnings.warn(p, CalibrationWarning, stacklevel=2)
+
+    _, binned = m.score_groups(score)
+    vals, pos, neg = m._score_counts(y, score, np.ones(y.size))
+    notes = [
+        "AUC counts tied scores as 1/2; 95% CI from the DeLong standard error (Wald, clipped to [0, 1]).",
+        ("CAL and the reliability table group rows into 10 quantile bins of score (more than "
+         "30 distinct scores)." if binned else
+         "CAL and the reliability table group rows by distinct score; CIs are Wilson intervals."),
+        "ECE uses 10 equal-width bins of predicted risk [0, 0.1), ..., [0.9, 1].",
+        f"Hosmer–Lemeshow grouping: {hl.grouping}.",
+        (f"AUNBC: seed 002's left Riemann sum of net benefit over p = 0, {_grid_label(aunbc_grid)} "
+         "(widths up to 1); treat-all is not subtracted and the value is not standardized."),
+    ]
+    if len(nb_grid) > 20:
+        notes.append(f"Net benefit is shown at a subset of its {len(nb_grid)} thresholds "
+                     f"({_grid_label(nb_grid)}); see `.tables['net_benefit']`.")
+    if dropped:
+        notes.append(f"{dropped:,d} row(s) dropped: the model returned no risk, score or outcome.")
+    notes += problems
+
+    return Evaluation(
+        formula=str(getattr(model, "formula", "<no formula>")),
+        n=int(y.size), events=int(y.sum()), rows_dropped=dropped,
+        predicted_risk=float(risk.mean()),
+        auc=None if lone else m.auc_ci(y, score, level=LEVEL),
+        cal=overall["cal"], ece=overall["ece"], brier=overall["brier"],
+        log_loss=overall["log_loss"], calibration=calib, hosmer_lemeshow=hl,
+        reliability=m.reliability_table(y, risk, score, level=LEVEL),
+        net_benefit=m.net_benefit(y, risk, nb_grid),
+        aunbc=overall["aunbc"], aunbc_thresholds=np.asarray(aunbc_grid, dtype=float),
+        roc=None if lone else m.roc_curve(y, score),
+        score_counts=pd.DataFrame({"score": vals, "events": pos.astype(int),
+                                   "non_events": neg.astype(int)}),
+        by=by, by_group=by_group, notes=tuple(notes),
+    )
