@@ -387,3 +387,10 @@ def test_no_warnings_on_ordinary_data(tied_data):
         m.hosmer_lemeshow(y, risk)
         m.calibration_intercept_slope(y, risk)
         m.reliability_table(y, risk, score)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    result = doctest.testmod(m, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 12 and result.failed == 0

@@ -7,7 +7,6 @@ formats, and exposes every table as a DataFrame.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 
