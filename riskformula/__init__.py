@@ -1,0 +1,22 @@
+"""riskformula: certified-optimal integer risk scores from R-style formulas.
+
+>>> import riskformula as rf
+>>> df = rf.load_dataset("wdbc")
+>>> m = rf.risk_score('diagnosis == "M" ~ .', df, max_size=3, time_limit=30)  # doctest: +SKIP
+>>> print(m.summary())  # doctest: +SKIP
+"""
+
+from .datasets import load_dataset
+from .errors import (DataError, FormulaError, InfeasibleProblemError, OptimalityGapWarning,
+                     RiskFormulaError, RiskFormulaWarning, SettingsError, SolverError)
+from .fit import risk_score
+from .model import RiskScore
+from .reports.evaluation import Evaluation, evaluate
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset",
+    "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
+    "SolverError", "RiskFormulaWarning", "OptimalityGapWarning",
+]

@@ -27,6 +27,14 @@ from .report import SolverReport
 _INT_TOL = 1e-6
 
 
+def _highs_version() -> str:
+    from importlib.metadata import version
+    try:
+        return version("highspy")
+    except Exception:  # an unusual install without metadata
+        return "(unknown version)"
+
+
 class BranchAndCut:
     """Solve a :class:`RiskProblem` to a certified gap.
 
@@ -185,9 +193,11 @@ class BranchAndCut:
         return SolverReport(
             status=status, objective=self.upper, lower_bound=lower, gap=self._gap(lower),
             time=elapsed, nodes=self.nodes, cuts=self.lp.n_cuts, lp_solves=self.lp_solves,
-            root_bound=root_bound, solver=f"riskformula branch-and-cut on HiGHS {highspy.__version__ if hasattr(highspy, '__version__') else ''}".strip(),
+            root_bound=root_bound, solver=f"riskformula branch-and-cut on HiGHS {_highs_version()}",
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
                       "node_limit": self.node_limit},
+            solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
+            log=tuple(self.log_lines),
         )
 
     def _gap(self, lower: float) -> float:

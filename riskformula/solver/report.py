@@ -25,6 +25,8 @@ class SolverReport:
     root_bound: float
     solver: str
     settings: dict = field(default_factory=dict)
+    solution: tuple = ()  # the best points, intercept first
+    log: tuple = ()
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,0 +1,113 @@
+"""``risk_score()``: formula and data in, certified integer risk score out."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from . import _validate as v
+from .errors import InfeasibleProblemError, OptimalityGapWarning, SettingsError
+from .formula import build_design
+from .model import FitSettings, RiskScore, term_contributions
+from .problem import LogisticLoss, RiskProblem
+from .solver import BranchAndCut
+
+
+def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size: int = 0,
+               coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
+               positive_weight: float = 1.0, event=None, na_action: str = "raise",
+               time_limit: float = 60.0, gap_tolerance: float = 1e-6, node_limit: int | None = None,
+               verbose: bool = False, context: dict | None = None) -> RiskScore:
+    """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
+
+    Parameters
+    ----------
+    formula : R-style formula, e.g. ``'y ~ age + C(sex)'``, ``'y ~ .'`` or ``'y == "yes" ~ x'``.
+    data : the training rows (never modified).
+    max_size, min_size : limits on the number of terms with nonzero points.
+    coef_range : integer ``(low, high)`` for every term's points, or a dict keyed by column, label or
+        formula term (``{"default": (-5, 5), "age": (0, 3)}``).
+    intercept_range : integer ``(low, high)`` for the intercept; by default derived from the data
+        so that it provably contains an optimal intercept.
+    c0 : penalty per term used; small values (the default) pick the most accurate model within
+        ``max_size`` and break ties towards sparser ones.
+    weights : sample weights (a column name or an array), e.g. frequencies.
+    positive_weight : weight of events relative to non-events in the loss.
+    event : the outcome level that counts as the event, when it is not 1/True.
+    na_action : ``"raise"`` (default) or ``"drop"`` rows with missing values in used variables.
+    time_limit : seconds; at the limit the best model is returned with its honest gap.
+    gap_tolerance : stop once (objective − lower bound) / objective is at most this.
+    node_limit : optional cap on branch-and-bound nodes.
+    verbose : print a solver log.
+    context : extra names (functions, constants) the formula may use.
+
+    Returns
+    -------
+    RiskScore
+
+    Examples
+    --------
+    >>> import riskformula as rf
+    >>> df = rf.load_dataset("wdbc")
+    >>> m = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst', df,
+    ...                   max_size=2, time_limit=10)
+    >>> m.status
+    'optimal'
+    """
+    max_size = v.check_int("max_size", max_size, minimum=0)
+    min_size = v.check_int("min_size", min_size, minimum=0)
+    if min_size > max_size:
+        raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
+    c0 = v.check_positive("c0", c0, allow_zero=True)
+    positive_weight = v.check_positive("positive_weight", positive_weight)
+    time_limit = v.check_positive("time_limit", time_limit)
+    gap_tolerance = v.check_positive("gap_tolerance", gap_tolerance, allow_zero=True)
+    node_limit = v.check_int("node_limit", node_limit, minimum=1, allow_none=True)
+    if intercept_range is not None:
+        intercept_range = v.check_range("intercept_range", intercept_range)
+
+    design = build_design(formula, data, na_action=na_action, event=event, context=context)
+    w = v.check_weights(weights, data)
+    if w is not None:
+        w = w.loc[design.index].to_numpy()
+    lower, upper = v.check_coef_bounds(coef_range, design.columns, design.labels, design.column_terms)
+    usable = int(np.sum((lower != 0) | (upper != 0)))
+    if min_size > usable:
+        raise InfeasibleProblemError(
+            f"`min_size={min_size}` asks for more terms than can be nonzero: the design has {usable} "
+            f"column(s) whose `coef_range` allows nonzero points.")
+
+    loss = LogisticLoss(design.X, design.y, w, positive_weight)
+    if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
+        raise SettingsError("the weights leave only one class with positive weight; a risk score needs both.")
+    problem = RiskProblem(loss, lower, upper, c0=c0, max_size=max_size, min_size=min_size,
+                          intercept_bounds=intercept_range)
+    report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
+                          node_limit=node_limit, verbose=verbose).solve()
+    if report.status == "infeasible":
+        raise InfeasibleProblemError(
+            "no risk score satisfies the requested bounds and size limits "
+            f"(min_size={min_size}, max_size={max_size}, intercept_range={problem.intercept_bounds}).")
+    bc_lam = report_solution(report)
+    if report.status != "optimal":
+        warnings.warn(f"stopped at the {report.status.replace('_', ' ')} before proving optimality: "
+                      f"gap {100 * report.gap:.3g}%. Raise `time_limit` for a smaller gap.",
+                      OptimalityGapWarning, stacklevel=2)
+    settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
+                           coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
+                           c0=c0, positive_weight=positive_weight, weighted=w is not None,
+                           time_limit=time_limit, gap_tolerance=gap_tolerance, na_action=na_action)
+    model = RiskScore(design, bc_lam, report, settings, loss=loss.value(bc_lam),
+                      term_contributions=term_contributions(design, bc_lam))
+    from .reports.evaluation import evaluate
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.training_evaluation = evaluate(model, data.loc[design.index])
+    design.X = None  # keep no training data in the fitted model
+    return model
+
+
+def report_solution(report) -> np.ndarray:
+    return np.asarray(report.solution, dtype=float)

@@ -1,0 +1,224 @@
+"""The fitted risk score: points, base risk, certificate, and what to do with new data."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, logit
+
+from .formula import Design
+from .solver import SolverReport
+
+#: more attainable scores than this are shown as score bands
+MAX_TABLE_ROWS = 40
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """The arguments a model was fitted with (kept for reports and refits)."""
+
+    max_size: int
+    min_size: int
+    coef_lower: tuple
+    coef_upper: tuple
+    intercept_range: tuple
+    c0: float
+    positive_weight: float
+    weighted: bool
+    time_limit: float
+    gap_tolerance: float
+    na_action: str
+
+
+class RiskScore:
+    """An integer risk score fitted by :func:`riskformula.risk_score`.
+
+    Risk of a row = 1 / (1 + exp(−(intercept + score))), where score is the sum of the points of
+    its terms.  Attributes: ``coef`` (points per design column), ``intercept``, ``objective``
+    (mean logistic loss + c0·size), ``loss``, ``lower_bound``, ``gap``, ``status``, ``formula``,
+    ``nobs``, ``events``, ``size``, ``solver`` (the :class:`SolverReport`).
+
+    Examples
+    --------
+    >>> import riskformula as rf
+    >>> df = rf.load_dataset("wdbc")
+    >>> m = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst', df,
+    ...                   max_size=2, coef_range=(-5, 5), time_limit=10)
+    >>> m.predict(df.head(3)).round(3).tolist()  # doctest: +SKIP
+    """
+
+    def __init__(self, design: Design, lam: np.ndarray, report: SolverReport, settings: FitSettings,
+                 loss: float, term_contributions: list, training_evaluation=None):
+        self._design = design
+        self.coef = pd.Series(np.round(lam[1:]).astype(int), index=design.columns, name="points")
+        self.intercept = int(round(lam[0]))
+        self.solver = report
+        self.settings = settings
+        self.loss = float(loss)
+        self.objective = float(report.objective)
+        self.lower_bound = float(report.lower_bound)
+        self.gap = float(report.gap)
+        self.status = report.status
+        self.formula = design.formula
+        self.nobs = design.nobs
+        self.events = int(design.y.sum())
+        self.outcome = design.outcome
+        self.event = design.event
+        self.rows_dropped = design.dropped
+        self._term_contributions = term_contributions
+        self.training_evaluation = training_evaluation
+
+    # --- basic facts ------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        """Number of terms with nonzero points."""
+        return int((self.coef != 0).sum())
+
+    @property
+    def labels(self) -> pd.Series:
+        """Readable label of every design column (``sex = m`` for ``C(sex)[T.m]``)."""
+        return pd.Series(self._design.labels, index=self._design.columns, name="label")
+
+    @property
+    def design(self) -> Design:
+        return self._design
+
+    # --- new data ---------------------------------------------------------------------
+    def score(self, newdata: pd.DataFrame) -> pd.Series:
+        """Total points of every row of ``newdata`` (intercept not included)."""
+        X = self._design.transform(newdata)
+        s = X @ self.coef.to_numpy(dtype=float)
+        return pd.Series(s, index=newdata.index, name="score")
+
+    def predict(self, newdata: pd.DataFrame) -> pd.Series:
+        """Predicted risk (probability of the event) of every row of ``newdata``."""
+        s = self.score(newdata)
+        return pd.Series(expit(self.intercept + s.to_numpy()), index=newdata.index, name="risk")
+
+    def observed(self, newdata: pd.DataFrame) -> pd.Series:
+        """The 0/1 event indicator of every row of ``newdata`` (its outcome, coded as in training)."""
+        return pd.Series(self._design.outcome_of(newdata), index=newdata.index, name="event")
+
+    def evaluate(self, data: pd.DataFrame, by: str | None = None, thresholds=None):
+        """Calibration, discrimination and net benefit on ``data`` (see :func:`riskformula.evaluate`)."""
+        from .reports.evaluation import evaluate
+        return evaluate(self, data, by=by, thresholds=thresholds)
+
+    # --- tables -----------------------------------------------------------------------
+    def score_card(self) -> pd.DataFrame:
+        """Terms with nonzero points: ``term``, ``column`` and ``points``."""
+        used = self.coef[self.coef != 0]
+        return pd.DataFrame({"term": self.labels[used.index].to_numpy(), "column": used.index,
+                             "points": used.to_numpy()})
+
+    def attainable_scores(self) -> np.ndarray:
+        """Every total score the card can produce (sums of per-term contributions seen in training).
+
+        Returns None when there are too many (real-valued predictors): reports then use bands.
+        """
+        scores = np.zeros(1)
+        for contrib in self._term_contributions:
+            scores = np.unique((scores[:, None] + contrib[None, :]).ravel().round(9))
+            if len(scores) > 5000:
+                return None
+        return scores
+
+    def risk_table(self, tail: float = 0.005) -> pd.DataFrame:
+        """Score-to-risk table over every attainable score.
+
+        Scores whose risk is below ``tail`` (or above 1 − ``tail``) are merged into one first
+        (last) row, as seed 001's cards do ("< 5%"); if more than 40 rows remain (real-valued
+        predictors), ten score bands are shown instead.
+        Columns: ``score`` (a number, or a label for merged rows), ``score_from``, ``score_to``,
+        ``risk_from``, ``risk_to``.
+        """
+        scores = self.attainable_scores()
+        if scores is not None:
+            risk = expit(self.intercept + scores)
+            low, high = risk < tail, risk > 1 - tail
+            mid = scores[~low & ~high]
+            if len(mid) + low.any() + high.any() <= MAX_TABLE_ROWS:
+                rows = []
+                if low.sum() > 1:
+                    rows.append((scores[low][0], scores[low][-1]))
+                elif low.any():
+                    mid = np.concatenate([scores[low], mid])
+                rows += [(s, s) for s in mid]
+                if high.sum() > 1:
+                    rows.append((scores[high][0], scores[high][-1]))
+                elif high.any():
+                    rows.append((scores[high][0], scores[high][0]))
+                return self._table(rows)
+        # real-valued scores: ten bands over the range where risk moves, plus the two tails
+        lo, hi = self._score_limits()
+        a = min(max(lo, logit(tail) - self.intercept), hi)
+        b = max(min(hi, logit(1 - tail) - self.intercept), lo)
+        edges = np.linspace(a, b, 11)
+        ranges = ([(lo, a)] if a > lo else []) + [(edges[i], edges[i + 1]) for i in range(10)]
+        return self._table(ranges + ([(b, hi)] if b < hi else []))
+
+    def _table(self, ranges) -> pd.DataFrame:
+        def label(a, b):
+            a_s, b_s = f"{a:.4g}", f"{b:.4g}"
+            return a_s if a == b else f"{a_s} to {b_s}"
+        return pd.DataFrame({
+            "score": [label(a, b) for a, b in ranges],
+            "score_from": [float(a) for a, _ in ranges], "score_to": [float(b) for _, b in ranges],
+            "risk_from": expit(self.intercept + np.array([a for a, _ in ranges], float)),
+            "risk_to": expit(self.intercept + np.array([b for _, b in ranges], float)),
+        })
+
+    def _score_limits(self) -> tuple[float, float]:
+        lo = sum(float(c.min()) for c in self._term_contributions)
+        hi = sum(float(c.max()) for c in self._term_contributions)
+        return lo, hi
+
+    # --- reports ----------------------------------------------------------------------
+    def summary(self):
+        """The full report: data, score card, score-to-risk table, fit on training data, certificate."""
+        from .reports.summary import Summary
+        return Summary(self)
+
+    def to_dict(self) -> dict:
+        """Points, intercept and certificate as plain Python values."""
+        return {"formula": self.formula, "outcome": self.outcome, "event": _plain(self.event),
+                "intercept": self.intercept, "points": {k: int(v) for k, v in self.coef.items() if v != 0},
+                "objective": self.objective, "loss": self.loss, "lower_bound": self.lower_bound,
+                "gap": self.gap, "status": self.status, "nobs": self.nobs, "events": self.events,
+                "size": self.size}
+
+    def certificate_line(self) -> str:
+        g = "NA" if math.isinf(self.gap) else f"{100 * self.gap:.4g}%"
+        return (f"{self.status}: objective {self.objective:.6g}, lower bound {self.lower_bound:.6g}, "
+                f"gap {g} ({self.solver.nodes:,d} nodes, {self.solver.time:.1f}s)")
+
+    def __repr__(self) -> str:
+        g = "NA" if math.isinf(self.gap) else f"{100 * self.gap:.2g}%"
+        return (f"<RiskScore: {self.formula}; {self.size} terms; {self.nobs:,d} obs; "
+                f"{self.status}, gap {g}>")
+
+    def __str__(self) -> str:
+        from .reports.summary import short_report
+        return short_report(self)
+
+
+def _plain(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+def term_contributions(design: Design, lam: np.ndarray) -> list:
+    """Distinct values of each used term's points in the training rows (a factor's levels are
+    mutually exclusive, so they are combined within the term, not across columns)."""
+    points = np.round(lam[1:])
+    out = []
+    terms: dict = {}
+    for j, t in enumerate(design.column_terms):
+        if points[j] != 0:
+            terms.setdefault(t if t is not None else design.columns[j], []).append(j)
+    for cols in terms.values():
+        contrib = design.X[:, cols] @ points[cols]
+        out.append(np.unique(contrib.round(9)))
+    return out

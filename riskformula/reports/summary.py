@@ -1,0 +1,182 @@
+"""The printed report of a fitted risk score (``print(m)`` and ``m.summary()``)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from . import render as r
+
+
+def _risk_table_display(model) -> pd.DataFrame:
+    t = model.risk_table()
+    risk = [r.fmt_percent(a) if a == b else f"{r.fmt_percent(a)} to {r.fmt_percent(b)}"
+            for a, b in zip(t["risk_from"], t["risk_to"])]
+    return pd.DataFrame({"score": t["score"], "risk": risk})
+
+
+def _card_display(model) -> pd.DataFrame:
+    card = model.score_card()
+    rows = [(t, r.fmt_points(p)) for t, p in zip(card["term"], card["points"])]
+    rows.append(("score = sum of points", ""))
+    return pd.DataFrame(rows, columns=["term", "points"])
+
+
+def _risk_formula(model) -> str:
+    return f"risk = 1 / (1 + exp(-({model.intercept:+d} + score)))"
+
+
+def _gap_text(gap: float) -> str:
+    return "NA" if math.isinf(gap) else f"{100 * gap:.4g}%"
+
+
+def short_report(model) -> str:
+    """What ``print(model)`` shows: score card, score-to-risk table and one certificate line."""
+    return r.document([
+        f"Risk score: {model.formula}",
+        r.table(_card_display(model)),
+        _risk_formula(model),
+        r.table(_risk_table_display(model)),
+        "Certificate: " + model.certificate_line(),
+    ])
+
+
+class Summary:
+    """Full report of a fitted :class:`RiskScore`; prints, renders and converts to pandas.
+
+    Sections: data, score card, score-to-risk table, fit on the training data, certificate, notes.
+    """
+
+    def __init__(self, model):
+        self.model = model
+
+    # --- content ----------------------------------------------------------------------
+    def header(self) -> list[tuple[str, str]]:
+        m = self.model
+        s = m.settings
+        ev = m.event
+        rows = [
+            ("Formula", m.formula),
+            ("Outcome", f"{m.outcome} (event: {m.outcome} = {ev!r})" if not (ev is True or ev == 1) else m.outcome),
+            ("Rows used", f"{m.nobs:,d}"),
+            ("Events", f"{m.events:,d} ({r.fmt_percent(m.events / m.nobs)})"),
+        ]
+        if m.rows_dropped:
+            rows.append(("Rows dropped (missing values)", f"{m.rows_dropped:,d}"))
+        rows += [
+            ("Points per term", f"{min(s.coef_lower)} to {max(s.coef_upper)}"),
+            ("Model size", f"{m.size} (limit {s.min_size}..{s.max_size})"),
+            ("c0 (penalty per term)", f"{s.c0:g}"),
+            ("Intercept range searched", f"{s.intercept_range[0]} to {s.intercept_range[1]}"),
+        ]
+        if s.weighted:
+            rows.append(("Sample weights", "yes"))
+        if s.positive_weight != 1:
+            rows.append(("Event weight", f"{s.positive_weight:g}"))
+        return rows
+
+    def fit_table(self) -> pd.DataFrame:
+        m = self.model
+        ev = m.training_evaluation
+        rows = [("Mean logistic loss", f"{m.loss:.6f}")]
+        if ev is not None:
+            rows += [
+                ("AUC (95% CI, DeLong)", f"{ev.auc.auc:.3f} ({ev.auc.lower:.3f} to {ev.auc.upper:.3f})"
+                 if ev.auc.lower == ev.auc.lower else f"{ev.auc.auc:.3f}"),
+                ("CAL (by score)", r.fmt_percent(ev.cal)),
+                ("Brier score", f"{ev.brier:.4f}"),
+                ("Hosmer-Lemeshow", f"{ev.hosmer_lemeshow.statistic:.2f} on {ev.hosmer_lemeshow.df} df, "
+                 f"p = {ev.hosmer_lemeshow.p_value:.3g}"),
+                ("Calibration slope", f"{ev.calibration.slope:.3f}"),
+            ]
+        return pd.DataFrame(rows, columns=["statistic", "value"])
+
+    def reliability(self) -> pd.DataFrame | None:
+        ev = self.model.training_evaluation
+        return None if ev is None else ev.reliability
+
+    def certificate(self) -> pd.DataFrame:
+        m = self.model
+        rep = m.solver
+        rows = [("Status", m.status), ("Objective (loss + c0 x size)", f"{m.objective:.8g}"),
+                ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", _gap_text(m.gap)),
+                ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", f"{rep.nodes:,d}"),
+                ("Loss cuts in pool", f"{rep.cuts:,d}"), ("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
+        return pd.DataFrame(rows, columns=["", "value"])
+
+    def notes(self) -> list[str]:
+        m = self.model
+        out = []
+        if m.status != "optimal":
+            out.append(f"Stopped at the {m.status.replace('_', ' ')}: the model is not proven optimal; the "
+                       f"best possible objective lies between {m.lower_bound:.6g} and {m.objective:.6g} "
+                       f"(gap {_gap_text(m.gap)}).")
+        else:
+            out.append(f"Proven optimal: no risk score within these limits has an objective below "
+                       f"{m.lower_bound:.8g} (relative gap tolerance {m.settings.gap_tolerance:g}).")
+        lo, hi = m.settings.intercept_range
+        if m.intercept in (lo, hi):
+            out.append(f"The intercept ({m.intercept}) is at the edge of its range; widen `intercept_range`.")
+        if m.settings.weighted:
+            out.append("Loss and certificate use the sample weights; the training diagnostics are unweighted.")
+        return out
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The report's content as DataFrames."""
+        t = {"header": pd.DataFrame(self.header(), columns=["item", "value"]),
+             "score_card": self.model.score_card(), "risk_table": self.model.risk_table(),
+             "fit": self.fit_table(), "certificate": self.certificate()}
+        rel = self.reliability()
+        if rel is not None:
+            t["reliability"] = rel
+        return t
+
+    def to_frame(self) -> pd.DataFrame:
+        """The score card (term, column, points) as a DataFrame."""
+        return self.model.score_card()
+
+    def to_dict(self) -> dict:
+        d = self.model.to_dict()
+        d["risk_table"] = self.model.risk_table().to_dict(orient="list")
+        ev = self.model.training_evaluation
+        if ev is not None:
+            d["training"] = ev.to_dict()
+        d["solver"] = {k: v for k, v in self.model.solver.to_dict().items() if k not in ("log", "solution")}
+        return d
+
+    # --- rendering --------------------------------------------------------------------
+    def render(self, kind: str = "text") -> str:
+        m = self.model
+        blocks = [r.heading("Risk score", kind, 1), r.pairs(self.header(), kind),
+                  r.heading("Score card", kind), r.table(_card_display(m), kind), _risk_formula(m),
+                  r.heading("Score-to-risk table", kind), r.table(_risk_table_display(m), kind),
+                  r.heading("Fit on the training data", kind), r.table(self.fit_table(), kind)]
+        rel = self.reliability()
+        if rel is not None and len(rel) <= 40:
+            shown = rel.copy()
+            for c in ("predicted_risk", "observed_risk", "ci_lower", "ci_upper"):
+                shown[c] = [r.fmt_percent(x) for x in shown[c]]
+            blocks += [r.heading("Calibration by score (training data)", kind), r.table(shown, kind)]
+        blocks += [r.heading("Certificate", kind), r.table(self.certificate(), kind),
+                   r.notes(self.notes(), kind)]
+        return r.document(blocks, kind)
+
+    def __str__(self) -> str:
+        return self.render("text")
+
+    def __repr__(self) -> str:
+        return f"<Summary of {self.model!r}>"
+
+    def _repr_html_(self) -> str:
+        return self.render("html")
+
+    def to_markdown(self) -> str:
+        return self.render("markdown")
+
+    def to_html(self) -> str:
+        return self.render("html")
+
+    def to_latex(self) -> str:
+        return self.render("latex")
