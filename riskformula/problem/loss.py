@@ -54,6 +54,9 @@ class LogisticLoss:
         self.w_all = self.w_pos + self.w_neg
         # integer predictors and integer points give integer scores: the loss is a table look-up
         self.integral = bool(np.all(uniq == np.round(uniq)))
+        # 0/1 columns: moving one point changes only the rows where the column is 1
+        self.binary = np.all((uniq == 0) | (uniq == 1), axis=0)
+        self.X_binary_T = np.ascontiguousarray(uniq[:, self.binary].T)
 
     @property
     def d(self) -> int:
@@ -74,6 +77,15 @@ class LogisticLoss:
         t = _TABLE[np.minimum(a, 745).astype(np.intp)] if integral else np.log1p(np.exp(-a))
         val = self.w_all @ t + self.w_pos @ np.maximum(-s, 0) + self.w_neg @ np.maximum(s, 0)
         return float(self._norm * val) if s.ndim == 1 else self._norm * val
+
+    def row_losses(self, s: np.ndarray, integral: bool = False) -> np.ndarray:
+        """Weighted (unnormalised) loss of every unique row; column-wise for a matrix of scores."""
+        a = np.abs(s)
+        t = _TABLE[np.minimum(a, 745).astype(np.intp)] if integral else np.log1p(np.exp(-a))
+        if s.ndim == 1:
+            return self.w_all * t + self.w_pos * np.maximum(-s, 0) + self.w_neg * np.maximum(s, 0)
+        return (self.w_all[:, None] * t + self.w_pos[:, None] * np.maximum(-s, 0)
+                + self.w_neg[:, None] * np.maximum(s, 0))
 
     def value(self, lam: np.ndarray) -> float:
         """l(λ)."""

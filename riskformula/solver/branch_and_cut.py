@@ -55,7 +55,8 @@ class BranchAndCut:
         self.node_limit = node_limit
         self.verbose = verbose
         self.log_interval = log_interval
-        self.max_cuts = max_cuts or 200 + 5 * (problem.d + 1)
+        # a larger pool gives tighter node bounds; dense cut rows make every LP slower
+        self.max_cuts = max_cuts or int(min(1500, max(400, 60000 / (problem.d + 1))))
         self.heuristic_interval = heuristic_interval
         self.n_int = problem.n_cols
         self.integer = problem.integer_mask()

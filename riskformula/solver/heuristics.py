@@ -82,59 +82,92 @@ def sequential_rounding(problem: RiskProblem, lam: np.ndarray, alpha: np.ndarray
     return lam
 
 
-def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bool = False) -> tuple[np.ndarray, float]:
-    """Discrete coordinate descent plus support swaps; returns a 1-opt point and its objective.
+def _move_table(problem: RiskProblem, s: np.ndarray, deltas: np.ndarray, integral: bool):
+    """Loss after adding δ·x_j to the scores, for every binary column j and shift δ:
+    total − Σ_{x_j=1} ℓ(s) + Σ_{x_j=1} ℓ(s + δ).  Returns an (n_binary, len(deltas)) array."""
+    L = problem.loss
+    base = L.row_losses(s, integral)
+    shifted = L.row_losses(s[:, None] + deltas[None, :], integral)
+    XT = L.X_binary_T
+    return L._norm * (base.sum() - (XT @ base)[:, None] + XT @ shifted)
 
+
+def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, values, allowed: np.ndarray):
+    """Objective of every single-coordinate move λ_j -> v (j allowed, v ≠ λ_j): arrays (j, v, obj)."""
+    L = problem.loss
+    X = L.Z[:, 1:]
+    support = lam[1:] != 0
+    base_pen = float(problem.c0 @ support)
+    integral = L.integral
+    js, vs, objs = [], [], []
+    bin_cols = np.flatnonzero(L.binary)
+    if len(bin_cols):
+        lo = int(min(values[j][0] for j in bin_cols)) if len(bin_cols) else 0
+        hi = int(max(values[j][-1] for j in bin_cols)) if len(bin_cols) else 0
+        cur = lam[1:][bin_cols]
+        deltas = np.arange(lo - cur.max(), hi - cur.min() + 1, dtype=float)
+        table = _move_table(problem, s, deltas, integral)
+        for row, j in enumerate(bin_cols):
+            if not allowed[j]:
+                continue
+            v = values[j][values[j] != lam[1 + j]]
+            k = (v - lam[1 + j] - deltas[0]).astype(int)
+            js.append(np.full(len(v), j))
+            vs.append(v)
+            objs.append(table[row, k] + base_pen + problem.c0[j] * ((v != 0).astype(float) - float(support[j])))
+    other = [j for j in np.flatnonzero(~L.binary) if allowed[j]]
+    if other:
+        cj = np.concatenate([np.full(len(values[j]), j) for j in other])
+        cv = np.concatenate([values[j] for j in other])
+        keep = cv != lam[1:][cj]
+        cj, cv = cj[keep], cv[keep]
+        S = s[:, None] + X[:, cj] * (cv - lam[1:][cj])[None, :]
+        js.append(cj)
+        vs.append(cv)
+        objs.append(L.value_from_scores(S, integral=integral) + base_pen
+                    + problem.c0[cj] * ((cv != 0).astype(float) - support[cj].astype(float)))
+    if not js:
+        return np.zeros(0, int), np.zeros(0), np.zeros(0)
+    return np.concatenate(js), np.concatenate(vs), np.concatenate(objs)
+
+
+def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bool = False) -> tuple[np.ndarray, float]:
+    """Discrete coordinate descent (seed 001's DCD), optionally with support swaps.
+
+    Each step takes the single-coordinate move that lowers the objective most (intercept
+    re-optimised separately); with ``swaps`` a used term may also be replaced by an unused one.
     Every accepted move keeps the point feasible (bounds, model size and the problem's rows).
     """
-    d = problem.d
-    Z = problem.loss.Z
-    X = Z[:, 1:]
+    X = problem.loss.Z[:, 1:]
     lam = np.round(lam).astype(float)
     lam[0] = min(max(lam[0], problem.intercept_bounds[0]), problem.intercept_bounds[1])
     checked_rows = bool(problem.rows)
     values = [np.arange(int(lo), int(hi) + 1, dtype=float)
               for lo, hi in zip(np.minimum(problem.coef_lower, 0), np.maximum(problem.coef_upper, 0))]
-    col_of = np.concatenate([np.full(len(v), j) for j, v in enumerate(values)]) if d else np.zeros(0, int)
-    val_of = np.concatenate(values) if d else np.zeros(0)
-
-    def objective(l):
-        return problem.objective(l)
-
-    best = objective(lam)
+    best = problem.objective(lam)
     for _ in range(max_iter):
-        s_wo_b = X @ lam[1:]
-        s = s_wo_b + lam[0]
+        s = X @ lam[1:] + lam[0]
         support = lam[1:] != 0
-        size = int(support.sum())
-        # candidate single-coordinate moves: λ_j -> v (intercept re-optimised below)
-        allowed = support[col_of] | (size < problem.max_size)
-        cand = np.flatnonzero(allowed & (val_of != lam[1:][col_of]))
+        allowed = support | (support.sum() < problem.max_size)
         improved = False
-        if len(cand):
-            cj = col_of[cand]
-            dv = val_of[cand] - lam[1:][cj]
-            S = s[:, None] + X[:, cj] * dv[None, :]
-            pen = problem.c0 @ support + problem.c0[cj] * ((val_of[cand] != 0).astype(float) - support[cj])
-            obj = problem.loss.value_from_scores(S, integral=problem.loss.integral) + pen
-            for k in np.argsort(obj)[:20]:
-                if obj[k] >= best - 1e-12:
-                    break
-                trial = lam.copy()
-                trial[1 + cj[k]] = val_of[cand[k]]
-                if checked_rows and problem.complete(trial) is None:
-                    continue
-                lam, best, improved = trial, float(obj[k]), True
+        cj, cv, obj = _single_moves(problem, lam, s, values, allowed)
+        for k in np.argsort(obj)[:20]:
+            if obj[k] >= best - 1e-12:
                 break
-        # intercept move
+            trial = lam.copy()
+            trial[1 + cj[k]] = cv[k]
+            if checked_rows and problem.complete(trial) is None:
+                continue
+            lam, best, improved = trial, float(problem.objective(trial)), True
+            break
         b = best_intercept(problem, X @ lam[1:])
         if b != lam[0]:
             trial = lam.copy()
             trial[0] = b
-            v = objective(trial)
+            v = problem.objective(trial)
             if v < best - 1e-12 and (not checked_rows or problem.complete(trial) is not None):
                 lam, best, improved = trial, v, True
-        if not improved and swaps and size > 0:
+        if not improved and swaps and support.any():
             lam2, v2 = _best_swap(problem, lam, best, values)
             if v2 < best - 1e-12:
                 lam, best, improved = lam2, v2, True
@@ -144,41 +177,37 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
 
 
 def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float, values) -> tuple[np.ndarray, float]:
-    """Try replacing one used term by an unused one (each value of its points), with the
-    intercept re-optimised approximately by one scalar shift grid; returns the best feasible."""
+    """Best replacement of one used term by an unused one (any of its point values), with the
+    intercept allowed to shift by −1, 0 or +1; the winner's intercept is then re-optimised."""
     X = problem.loss.Z[:, 1:]
     support = np.flatnonzero(lam[1:] != 0)
-    unused = np.flatnonzero(lam[1:] == 0)
-    if not len(unused):
-        return lam, best
-    s_full = X @ lam[1:] + lam[0]
     best_lam, best_val = lam, best
-    shifts = np.array([-1.0, 0.0, 1.0])
     for j in support:
-        base = s_full - X[:, j] * lam[1 + j]
-        cols = np.concatenate([np.full(len(values[k]), k) for k in unused])
-        vals = np.concatenate([values[k] for k in unused])
-        keep = vals != 0
-        cols, vals = cols[keep], vals[keep]
-        if not len(cols):
-            continue
-        S = base[:, None] + X[:, cols] * vals[None, :]
-        pen = problem.c0 @ (lam[1:] != 0) - problem.c0[j] + problem.c0[cols]
-        objs = []
-        for sh in shifts:
-            objs.append(problem.loss.value_from_scores(S + sh, integral=problem.loss.integral) + pen)
-        objs = np.min(np.vstack(objs), axis=0)
-        for k in np.argsort(objs)[:5]:
-            if objs[k] >= best_val - 1e-12:
+        trial = lam.copy()
+        trial[1 + j] = 0.0
+        allowed = trial[1:] == 0
+        allowed[j] = False
+        cands = []
+        for shift in (-1.0, 0.0, 1.0):
+            t = trial.copy()
+            t[0] += shift
+            s = X @ t[1:] + t[0]
+            cj, cv, obj = _single_moves(problem, t, s, values, allowed)
+            nz = cv != 0
+            cands.append((cj[nz], cv[nz], obj[nz]))
+        cj = np.concatenate([c[0] for c in cands])
+        cv = np.concatenate([c[1] for c in cands])
+        obj = np.concatenate([c[2] for c in cands])
+        for k in np.argsort(obj)[:5]:
+            if obj[k] >= best_val - 1e-12:
                 break
-            trial = lam.copy()
-            trial[1 + j] = 0.0
-            trial[1 + cols[k]] = vals[k]
-            trial[0] = best_intercept(problem, X @ trial[1:])
-            if problem.rows and problem.complete(trial) is None:
+            t = trial.copy()
+            t[1 + cj[k]] = cv[k]
+            t[0] = best_intercept(problem, X @ t[1:])
+            if problem.rows and problem.complete(t) is None:
                 continue
-            v = problem.objective(trial)
+            v = problem.objective(t)
             if v < best_val - 1e-12:
-                best_lam, best_val = trial, v
+                best_lam, best_val = t, v
             break
     return best_lam, best_val
