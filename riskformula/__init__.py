@@ -12,6 +12,9 @@ from .errors import (DataError, FormulaError, InfeasibleProblemError, Optimality
 from .fit import risk_score
 from .model import RiskScore
 from .reports.evaluation import Evaluation, evaluate
+from .compare import ComparisonTable, anova, compare
+from .io import from_json
+from .validation import CrossValidation, SizePath, cross_validate, size_path
 
 __version__ = "0.1.0.dev0"
 
@@ -19,4 +22,6 @@ __all__ = [
     "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset",
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
     "SolverError", "RiskFormulaWarning", "OptimalityGapWarning",
+    "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
+    "SizePath", "from_json",
 ]

@@ -19,7 +19,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
                positive_weight: float = 1.0, event=None, na_action: str = "raise",
                time_limit: float = 60.0, gap_tolerance: float = 1e-6, node_limit: int | None = None,
-               verbose: bool = False, context: dict | None = None) -> RiskScore:
+               verbose: bool = False, context: dict | None = None, initial=None) -> RiskScore:
     """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
 
     Parameters
@@ -42,6 +42,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     node_limit : optional cap on branch-and-bound nodes.
     verbose : print a solver log.
     context : extra names (functions, constants) the formula may use.
+    initial : a starting model for the search (a warm start): a fitted :class:`RiskScore`, or a
+        dict of points keyed by design column or label (``"intercept"`` optional). Its
+        intercept is re-optimised for these data; a start that breaks the bounds or size
+        limits is ignored. It can only speed the search up, never change the optimum.
 
     Returns
     -------
@@ -84,8 +88,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         raise SettingsError("the weights leave only one class with positive weight; a risk score needs both.")
     problem = RiskProblem(loss, lower, upper, c0=c0, max_size=max_size, min_size=min_size,
                           intercept_bounds=intercept_range)
+    starts = None if initial is None else initial_points(initial, design, problem)
     report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
-                          node_limit=node_limit, verbose=verbose).solve()
+                          node_limit=node_limit, verbose=verbose).solve(initial=starts)
     if report.status == "infeasible":
         raise InfeasibleProblemError(
             "no risk score satisfies the requested bounds and size limits "
@@ -107,6 +112,37 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         model.training_evaluation = evaluate(model, data.loc[design.index])
     design.X = None  # keep no training data in the fitted model
     return model
+
+
+def initial_points(initial, design, problem) -> list[np.ndarray]:
+    """λ vectors (intercept first) for ``BranchAndCut.solve(initial=...)`` from a RiskScore or a
+    dict of points: the given intercept if any, and the best intercept for these data."""
+    if isinstance(initial, RiskScore):
+        points = {c: int(p) for c, p in initial.coef.items() if p != 0}
+        given = initial.intercept
+    elif isinstance(initial, dict):
+        points = {k: v for k, v in initial.items() if k != "intercept"}
+        given = initial.get("intercept")
+    else:
+        raise SettingsError(f"`initial` must be a fitted RiskScore or a dict of points such as "
+                            f"{{'age': 2, 'intercept': -3}}; got {type(initial).__name__}.")
+    lam = np.zeros(len(design.columns) + 1)
+    for key, value in points.items():
+        hits = [j for j, (c, lab) in enumerate(zip(design.columns, design.labels)) if key in (c, lab)]
+        if not hits:
+            raise SettingsError(f"`initial` gives points to {key!r}, which is not a column or label of "
+                                f"this design; columns are {design.columns[:20]}.")
+        if not float(value).is_integer():
+            raise SettingsError(f"`initial` points must be whole numbers; got {key!r}: {value!r}.")
+        lam[hits[0] + 1] = value
+    from .solver.heuristics import best_intercept
+    lam[0] = best_intercept(problem, problem.loss.Z[:, 1:] @ lam[1:])
+    starts = [lam]
+    if given is not None and given != lam[0]:
+        other = lam.copy()
+        other[0] = v.check_int("initial['intercept']", given)
+        starts.append(other)
+    return starts
 
 
 def report_solution(report) -> np.ndarray:

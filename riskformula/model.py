@@ -51,7 +51,11 @@ class RiskScore:
     """
 
     def __init__(self, design: Design, lam: np.ndarray, report: SolverReport, settings: FitSettings,
-                 loss: float, term_contributions: list, training_evaluation=None):
+                 loss: float, term_contributions: list, training_evaluation=None, *,
+                 nobs: int | None = None, events: int | None = None, rows_dropped: int | None = None,
+                 rows_digest: str | None = None, training_metrics: dict | None = None):
+        # the keyword-only arguments restore a model whose design holds no outcome vector or
+        # row index (riskformula.from_json); fitted models take them from the design
         self._design = design
         self.coef = pd.Series(np.round(lam[1:]).astype(int), index=design.columns, name="points")
         self.intercept = int(round(lam[0]))
@@ -63,13 +67,15 @@ class RiskScore:
         self.gap = float(report.gap)
         self.status = report.status
         self.formula = design.formula
-        self.nobs = design.nobs
-        self.events = int(design.y.sum())
+        self.nobs = design.nobs if nobs is None else int(nobs)
+        self.events = int(design.y.sum()) if events is None else int(events)
         self.outcome = design.outcome
         self.event = design.event
-        self.rows_dropped = design.dropped
+        self.rows_dropped = design.dropped if rows_dropped is None else int(rows_dropped)
         self._term_contributions = term_contributions
         self.training_evaluation = training_evaluation
+        self._rows_digest = rows_digest
+        self._training_metrics = training_metrics
 
     # --- basic facts ------------------------------------------------------------------
     @property
@@ -85,6 +91,30 @@ class RiskScore:
     @property
     def design(self) -> Design:
         return self._design
+
+    @property
+    def rows_digest(self) -> str:
+        """Fingerprint of the training rows (their index labels): equal digests mean the same rows.
+
+        :func:`riskformula.compare` uses it to check that models were fitted to the same rows.
+        """
+        if self._rows_digest is None:
+            self._rows_digest = index_digest(self._design.index)
+        return self._rows_digest
+
+    @property
+    def training_metrics(self) -> dict:
+        """Headline metrics on the training rows: ``n``, ``events``, ``auc``, ``cal``, ``brier``,
+        ``log_loss`` (unweighted mean log loss); NaN when unknown."""
+        if self._training_metrics is not None:
+            return dict(self._training_metrics)
+        ev = self.training_evaluation
+        nan = float("nan")
+        if ev is None:
+            return {"n": self.nobs, "events": self.events, "auc": nan, "cal": nan, "brier": nan,
+                    "log_loss": nan}
+        return {"n": ev.n, "events": ev.events, "auc": ev.auc.auc if ev.auc is not None else nan,
+                "cal": float(ev.cal), "brier": float(ev.brier), "log_loss": float(ev.log_loss)}
 
     # --- new data ---------------------------------------------------------------------
     def score(self, newdata: pd.DataFrame) -> pd.Series:
@@ -190,6 +220,35 @@ class RiskScore:
                 "gap": self.gap, "status": self.status, "nobs": self.nobs, "events": self.events,
                 "size": self.size}
 
+    def to_json(self, indent: int | None = 2) -> str:
+        """The model as a plain JSON document; :func:`riskformula.from_json` loads it back.
+
+        The document holds the formula, the encoding state needed to score new data, the
+        points, the score-to-risk ingredients, the certificate and the fit settings, but no
+        training data.
+
+        Examples
+        --------
+        >>> text = m.to_json()  # doctest: +SKIP
+        >>> rf.from_json(text).predict(df)  # same risks as m.predict(df)  # doctest: +SKIP
+        """
+        from .io import to_json
+        return to_json(self, indent=indent)
+
+    def card(self, kind: str = "text") -> str:
+        """The score card and the score-to-risk table, ready to print or paste.
+
+        Parameters
+        ----------
+        kind : ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``.
+
+        Examples
+        --------
+        >>> print(m.card("markdown"))  # doctest: +SKIP
+        """
+        from .reports.summary import card
+        return card(self, kind)
+
     def certificate_line(self) -> str:
         g = "NA" if math.isinf(self.gap) else f"{100 * self.gap:.4g}%"
         return (f"{self.status}: objective {self.objective:.6g}, lower bound {self.lower_bound:.6g}, "
@@ -203,6 +262,15 @@ class RiskScore:
     def __str__(self) -> str:
         from .reports.summary import short_report
         return short_report(self)
+
+
+def index_digest(index) -> str:
+    """SHA-256 of index labels (type and order included), short enough to print and store."""
+    import hashlib
+
+    h = hashlib.sha256(str(len(index)).encode())
+    h.update(pd.util.hash_pandas_object(pd.Index(index), index=False).to_numpy().tobytes())
+    return h.hexdigest()[:32]
 
 
 def _plain(v):

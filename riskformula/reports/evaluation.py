@@ -475,7 +475,10 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
     with warnings.catch_warnings():
         # already recorded in `problems` by _headline
         warnings.simplefilter("ignore", CalibrationWarning)
-        calib = None if lone else m.calibration_intercept_slope(y, risk, level=LEVEL)
+        try:
+            calib = None if lone else m.calibration_intercept_slope(y, risk, level=LEVEL)
+        except DataError:  # e.g. risks of exactly 0 or 1; already a note via _headline
+            calib = None
         hl = m.hosmer_lemeshow(y, risk)
     for p in problems:
         warnings.warn(p, CalibrationWarning, stacklevel=2)

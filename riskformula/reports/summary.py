@@ -42,6 +42,18 @@ def short_report(model) -> str:
     ])
 
 
+def card(model, kind: str = "text") -> str:
+    """Score card, risk formula and score-to-risk table of ``model`` in one of render.FORMATS."""
+    if kind not in r.FORMATS:
+        raise ValueError(f"`kind` must be one of {', '.join(map(repr, r.FORMATS))}; got {kind!r}.")
+    line = r.escape(_risk_formula(model), kind)
+    if kind == "html":
+        line = f"<p>{line}</p>"
+    return r.document([r.heading(r.escape(f"Risk score: {model.formula}", kind), kind, 2),
+                       r.table(_card_display(model), kind), line,
+                       r.table(_risk_table_display(model), kind)], kind)
+
+
 class Summary:
     """Full report of a fitted :class:`RiskScore`; prints, renders and converts to pandas.
 
@@ -80,15 +92,23 @@ class Summary:
         m = self.model
         ev = m.training_evaluation
         rows = [("Mean logistic loss", f"{m.loss:.6f}")]
-        if ev is not None:
+        if ev is None:
+            # a model loaded from JSON keeps its training headline metrics only
+            t = m.training_metrics
+            rows += [(label, fmt(t[k])) for label, k, fmt in
+                     (("AUC", "auc", lambda v: f"{v:.3f}"), ("CAL (by score)", "cal", r.fmt_percent),
+                      ("Brier score", "brier", lambda v: f"{v:.4f}")) if t[k] == t[k]]
+        else:
             rows += [
-                ("AUC (95% CI, DeLong)", f"{ev.auc.auc:.3f} ({ev.auc.lower:.3f} to {ev.auc.upper:.3f})"
+                ("AUC (95% CI, DeLong)", "NA" if ev.auc is None else
+                 f"{ev.auc.auc:.3f} ({ev.auc.lower:.3f} to {ev.auc.upper:.3f})"
                  if ev.auc.lower == ev.auc.lower else f"{ev.auc.auc:.3f}"),
                 ("CAL (by score)", r.fmt_percent(ev.cal)),
                 ("Brier score", f"{ev.brier:.4f}"),
                 ("Hosmer-Lemeshow", f"{ev.hosmer_lemeshow.statistic:.2f} on {ev.hosmer_lemeshow.df} df, "
                  f"p = {ev.hosmer_lemeshow.p_value:.3g}"),
-                ("Calibration slope", f"{ev.calibration.slope:.3f}"),
+                ("Calibration slope", "NA (risks of 0 or 1)" if ev.calibration is None
+                 else f"{ev.calibration.slope:.3f}"),
             ]
         return pd.DataFrame(rows, columns=["statistic", "value"])
 

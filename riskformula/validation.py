@@ -1,0 +1,480 @@
+"""Out-of-sample checks: stratified K-fold cross-validation and the model-size path.
+
+:func:`cross_validate` refits the score on each training split and evaluates it on the held-out
+fold (seed 001 tunes by 5-fold mean test AUC); :func:`size_path` fits the best score of every
+size with a small ``c0`` (seed 001 §1.3), the integer version of a regularisation path.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pandas as pd
+
+from . import _validate as v
+from .errors import CalibrationWarning, DataError, OptimalityGapWarning, SettingsError
+from .fit import risk_score
+from .formula import build_design
+from .reports import render
+
+__all__ = ["cross_validate", "size_path", "CrossValidation", "SizePath", "stratified_folds"]
+
+#: per-fold columns of :meth:`CrossValidation.to_frame`
+FOLD_COLUMNS = ["fold", "n_train", "n_test", "test_events", "size", "auc", "cal", "loss", "brier",
+                "train_auc", "train_cal", "train_loss", "objective", "gap", "status", "time"]
+#: columns of :meth:`SizePath.to_frame`
+PATH_COLUMNS = ["size", "terms", "loss", "auc", "cal", "gap", "status", "objective", "lower_bound",
+                "time", "nodes"]
+_SUMMARISED = ["auc", "cal", "loss", "brier", "size", "gap", "train_auc", "train_cal"]
+
+
+def _f(v, digits: int = 3) -> str:
+    return f"{v:.{digits}f}" if v is not None and np.isfinite(v) else "NA"
+
+
+def _pct(v) -> str:
+    return render.fmt_percent(v) if v is not None and np.isfinite(v) else "NA"
+
+
+def _gap(g) -> str:
+    return "NA" if not np.isfinite(g) else f"{100 * g:.2g}%"
+
+
+def _records(df: pd.DataFrame) -> list[dict]:
+    return [{k: (x.item() if hasattr(x, "item") else x) for k, x in rec.items()}
+            for rec in df.to_dict("records")]
+
+
+# --------------------------------------------------------------------------------------
+# folds
+# --------------------------------------------------------------------------------------
+
+
+def stratified_folds(y, folds: int, seed: int) -> np.ndarray:
+    """Fold number (0..folds-1) of every row, balancing events and non-events across folds.
+
+    Each class is shuffled with ``numpy.random.default_rng(seed)`` and dealt round-robin, so
+    fold sizes differ by at most one per class and the same seed gives the same folds.
+
+    Examples
+    --------
+    >>> stratified_folds([0, 0, 0, 1, 1, 1], folds=3, seed=0).tolist()  # doctest: +SKIP
+    """
+    y = np.asarray(y)
+    rng = np.random.default_rng(seed)
+    fold = np.empty(len(y), dtype=int)
+    start = 0
+    for cls in (0, 1):
+        idx = np.flatnonzero(y == cls)
+        rng.shuffle(idx)
+        # continue dealing where the previous class stopped so fold totals stay balanced too
+        fold[idx] = (start + np.arange(len(idx))) % folds
+        start = (start + len(idx)) % folds
+    return fold
+
+
+# --------------------------------------------------------------------------------------
+# cross-validation
+# --------------------------------------------------------------------------------------
+
+
+def _fit_fold(k: int, formula: str, train: pd.DataFrame, test: pd.DataFrame, fit_args: dict):
+    """Fit on ``train``, evaluate on ``test``; top-level so worker processes can run it."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = risk_score(formula, train, **fit_args)
+        ev = model.evaluate(test)
+    messages = [f"fold {k + 1}: {w.message}" for w in caught
+                if issubclass(w.category, CalibrationWarning)]
+    tm = model.training_metrics
+    row = {"fold": k + 1, "n_train": model.nobs, "n_test": ev.n, "test_events": ev.events,
+           "size": model.size, "auc": ev.auc.auc if ev.auc is not None else np.nan, "cal": ev.cal,
+           "loss": ev.log_loss, "brier": ev.brier, "train_auc": tm["auc"], "train_cal": tm["cal"],
+           "train_loss": model.loss, "objective": model.objective, "gap": model.gap,
+           "status": model.status, "time": model.solver.time}
+    return row, model, messages
+
+
+class CrossValidation:
+    """Per-fold test metrics of a risk score refitted on K stratified folds; built by
+    :func:`cross_validate`.
+
+    Attributes
+    ----------
+    folds : DataFrame
+        One row per fold (columns :data:`FOLD_COLUMNS`): test ``auc``, ``cal``, ``loss``
+        (mean log loss) and ``brier``; the fold model's ``size``, ``gap``, ``status`` and
+        training metrics.
+    models : list of RiskScore
+        The fold models, in fold order.
+    fold_of : Series
+        Fold number (1..K) of every row used, indexed like the data.
+    formula, seed : the formula and the seed of the fold assignment.
+    notes : tuple of str
+    """
+
+    def __init__(self, formula, folds: pd.DataFrame, models: list, fold_of: pd.Series, seed: int,
+                 fit_args: dict, notes: list[str]):
+        self.formula = formula
+        self.folds = folds
+        self.models = models
+        self.fold_of = fold_of
+        self.seed = seed
+        self.fit_args = fit_args
+        self.notes = tuple(notes)
+
+    def summary_frame(self) -> pd.DataFrame:
+        """Mean, standard deviation (ddof 1), min and max over folds of the main metrics."""
+        f = self.folds[_SUMMARISED].astype(float)
+        return pd.DataFrame({"mean": f.mean(), "sd": f.std(ddof=1), "min": f.min(), "max": f.max()}).rename_axis("metric")
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-fold table (a copy)."""
+        return self.folds.copy()
+
+    def to_dict(self) -> dict:
+        """Per-fold rows, mean ± sd, seed, settings and notes as plain Python values."""
+        s = self.summary_frame()
+        return {"formula": self.formula, "k": len(self.folds), "seed": self.seed,
+                "folds": _records(self.folds),
+                "summary": {m: {k: float(s.loc[m, k]) for k in s.columns} for m in s.index},
+                "fit_args": {k: repr(x) if not isinstance(x, (int, float, str, bool, type(None))) else x
+                             for k, x in self.fit_args.items()},
+                "notes": list(self.notes)}
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"folds": self.to_frame(), "summary": self.summary_frame()}
+
+    def _fold_display(self) -> pd.DataFrame:
+        f = self.folds
+        return pd.DataFrame({
+            "fold": f["fold"].astype(str), "train": [f"{n:,d}" for n in f["n_train"]],
+            "test": [f"{n:,d}" for n in f["n_test"]], "events": [f"{n:,d}" for n in f["test_events"]],
+            "size": f["size"].astype(str), "AUC": [_f(x) for x in f["auc"]],
+            "CAL": [_pct(x) for x in f["cal"]], "loss": [_f(x, 4) for x in f["loss"]],
+            "Brier": [_f(x, 4) for x in f["brier"]], "train AUC": [_f(x) for x in f["train_auc"]],
+            "gap": [_gap(g) for g in f["gap"]], "status": f["status"]})
+
+    def _summary_display(self) -> pd.DataFrame:
+        s = self.summary_frame()
+        labels = {"auc": "AUC", "cal": "CAL", "loss": "log loss", "brier": "Brier", "size": "size",
+                  "gap": "gap", "train_auc": "training AUC", "train_cal": "training CAL"}
+        fmt = {"cal": _pct, "train_cal": _pct, "gap": _gap, "size": lambda x: _f(x, 1),
+               "loss": lambda x: _f(x, 4), "brier": lambda x: _f(x, 4)}
+        rows = []
+        for m in s.index:
+            g = fmt.get(m, _f)
+            rows.append((labels[m], f"{g(s.loc[m, 'mean'])} ± {g(s.loc[m, 'sd'])}",
+                         f"{g(s.loc[m, 'min'])} to {g(s.loc[m, 'max'])}"))
+        return pd.DataFrame(rows, columns=["test metric (mean over folds)", "mean ± sd", "range"])
+
+    def render(self, kind: str = "text") -> str:
+        """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
+        if kind not in render.FORMATS:
+            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; got {kind!r}.")
+        head = [("Formula", self.formula), ("Folds", f"{len(self.folds)} (stratified by outcome, seed {self.seed})"),
+                ("Rows", f"{int(self.folds['n_test'].sum()):,d}")]
+        blocks = [render.heading("Cross-validation", kind, 1), render.pairs(head, kind),
+                  render.table(self._summary_display(), kind),
+                  render.heading("Folds", kind), render.table(self._fold_display(), kind)]
+        if self.notes:
+            blocks += [render.heading("Notes", kind),
+                       render.notes([render.escape(s, kind) for s in self.notes], kind)]
+        return render.document(blocks, kind)
+
+    def __str__(self) -> str:
+        return self.render("text")
+
+    def __repr__(self) -> str:
+        s = self.summary_frame()
+        return (f"<CrossValidation: {self.formula}; {len(self.folds)} folds; test AUC "
+                f"{_f(s.loc['auc', 'mean'])} ± {_f(s.loc['auc', 'sd'])}; CAL {_pct(s.loc['cal', 'mean'])}>")
+
+    def _repr_html_(self) -> str:
+        return self.render("html")
+
+    def to_markdown(self) -> str:
+        return self.render("markdown")
+
+    def to_html(self) -> str:
+        return self.render("html")
+
+    def to_latex(self) -> str:
+        return self.render("latex")
+
+
+def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
+    for k in taken:
+        if k in fit_args:
+            raise SettingsError(f"`{k}` is set by this function; do not pass it in the fit arguments.")
+    if fit_args.get("weights") is not None and not isinstance(fit_args["weights"], str):
+        raise SettingsError("`weights` must name a column of `data` here (e.g. weights='w') so every "
+                            "fold takes its own rows' weights; an array cannot be split by fold.")
+
+
+def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int = 0,
+                   n_jobs: int | None = None, **fit_args) -> CrossValidation:
+    """Stratified K-fold cross-validation of :func:`risk_score`.
+
+    Rows are assigned to folds by :func:`stratified_folds` (events and non-events spread
+    evenly, reproducible for a ``seed``); each fold's model is fitted on the other folds and
+    evaluated on it.
+
+    Parameters
+    ----------
+    formula, data : as for :func:`risk_score` (``data`` is not modified).
+    folds : number of folds, at least 2 and at most the number of events or non-events.
+    seed : seed of the fold assignment.
+    n_jobs : worker processes; by default ``min(folds, os.cpu_count())``. 1 fits in this process.
+    **fit_args : passed to :func:`risk_score` (``max_size``, ``coef_range``, ``time_limit``...).
+
+    Returns
+    -------
+    CrossValidation
+        Per-fold test AUC, CAL, loss and Brier score with mean ± sd, and the fold models.
+
+    Examples
+    --------
+    >>> cv = rf.cross_validate('diagnosis == "M" ~ radius_worst + texture_worst', df,
+    ...                        folds=5, max_size=2, time_limit=10)  # doctest: +SKIP
+    >>> cv.summary_frame().loc["auc", "mean"]  # doctest: +SKIP
+    """
+    folds = v.check_int("folds", folds, minimum=2)
+    seed = v.check_int("seed", seed, minimum=0)
+    n_jobs = v.check_int("n_jobs", n_jobs, minimum=1, allow_none=True)
+    _check_fit_args(fit_args, ())
+    if isinstance(data, pd.DataFrame) and not data.index.is_unique:
+        raise DataError("`data` has a duplicated index, so fold rows cannot be selected by label; "
+                        "call data.reset_index(drop=True) first.")
+    design = build_design(formula, data, na_action=fit_args.get("na_action", "raise"),
+                          event=fit_args.get("event"), context=fit_args.get("context"))
+    y = design.y
+    smaller = int(min(y.sum(), len(y) - y.sum()))
+    if folds > smaller:
+        raise SettingsError(f"`folds={folds}` is more than the {smaller} rows of the rarer outcome class; "
+                            f"every fold needs both classes. Use folds <= {smaller}.")
+    fold = stratified_folds(y, folds, seed)
+    rows = design.index
+    tasks = []
+    for k in range(folds):
+        tasks.append((k, formula, data.loc[rows[fold != k]], data.loc[rows[fold == k]], fit_args))
+
+    notes: list[str] = []
+    if n_jobs is None:
+        n_jobs = min(folds, os.cpu_count() or 1)
+    n_jobs = min(n_jobs, folds)
+    if n_jobs > 1:
+        try:
+            pickle.dumps(fit_args)
+        except Exception:  # e.g. a lambda in `context`: cannot be sent to a worker process
+            n_jobs = 1
+            notes.append("Folds were fitted one after another: the fit arguments (e.g. functions in "
+                         "`context`) cannot be sent to worker processes.")
+    if n_jobs > 1:
+        import multiprocessing
+
+        # "spawn": fresh workers, no fork of a process whose solver threads may be running
+        with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
+            results = list(ex.map(_fit_fold, *zip(*tasks)))
+    else:
+        results = [_fit_fold(*t) for t in tasks]
+
+    table = pd.DataFrame([r[0] for r in results], columns=FOLD_COLUMNS)
+    models = [r[1] for r in results]
+    for r in results:
+        notes += r[2]
+    unproven = table.loc[table["status"] != "optimal", "fold"].tolist()
+    if unproven:
+        msg = (f"fold(s) {unproven} stopped before proving optimality (see the gap column); raise "
+               "`time_limit` for certified fold models.")
+        notes.append(msg[0].upper() + msg[1:])
+        warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
+    notes.insert(0, "Test metrics on each held-out fold; mean ± sd over folds (sd with ddof 1). AUC counts "
+                    "tied scores as 1/2; CAL is seed 001's calibration error by score; loss is the mean log loss.")
+    if design.dropped:
+        notes.append(f"{design.dropped:,d} row(s) with missing values were dropped before the folds were made.")
+    fold_of = pd.Series(fold + 1, index=rows, name="fold")
+    return CrossValidation(formula, table, models, fold_of, seed, dict(fit_args), notes)
+
+
+# --------------------------------------------------------------------------------------
+# size path
+# --------------------------------------------------------------------------------------
+
+
+class SizePath:
+    """The best risk score of every model size; built by :func:`size_path`.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per size limit (columns :data:`PATH_COLUMNS`): ``size`` is the limit, ``terms``
+        the number of terms the optimum uses (can be smaller when another term does not lower
+        the loss); ``loss``, ``auc``, ``cal`` on the training rows, or on ``newdata`` when given.
+        Ready for :func:`riskformula.plots.plot_size_path`.
+    models : dict of int to RiskScore
+        The model of each size limit.
+    """
+
+    def __init__(self, formula, table: pd.DataFrame, models: dict, evaluated_on: str, notes: list[str]):
+        self.formula = formula
+        self.table = table
+        self.models = models
+        self.evaluated_on = evaluated_on
+        self.notes = tuple(notes)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The path table (a copy)."""
+        return self.table.copy()
+
+    def to_dict(self) -> dict:
+        return {"formula": self.formula, "evaluated_on": self.evaluated_on, "path": _records(self.table),
+                "points": {int(k): {c: int(p) for c, p in m.coef.items() if p != 0} | {"intercept": m.intercept}
+                           for k, m in self.models.items()},
+                "notes": list(self.notes)}
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"path": self.to_frame(), "points": self.points()}
+
+    def points(self) -> pd.DataFrame:
+        """Points of every term (rows) at every size limit (columns); 0 where unused."""
+        names: dict = {}
+        for m in self.models.values():
+            for c, p in m.coef.items():
+                if p != 0 and c not in names:
+                    names[c] = m.labels[c]
+        t = pd.DataFrame({int(k): [int(m.coef.get(c, 0)) for c in names] + [m.intercept]
+                          for k, m in self.models.items()}, index=list(names.values()) + ["intercept"])
+        t.index.name = "term"
+        return t
+
+    def plot(self, ax=None):
+        """:func:`riskformula.plots.plot_size_path` of this path; returns the figure."""
+        from .plots import plot_size_path
+        return plot_size_path(self.table, ax=ax)
+
+    def render(self, kind: str = "text") -> str:
+        """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
+        if kind not in render.FORMATS:
+            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; got {kind!r}.")
+        t = self.table
+        shown = pd.DataFrame({
+            "size": t["size"].astype(str), "terms": t["terms"].astype(str),
+            "loss": [_f(x, 4) for x in t["loss"]], "AUC": [_f(x) for x in t["auc"]],
+            "CAL": [_pct(x) for x in t["cal"]], "gap": [_gap(g) for g in t["gap"]],
+            "status": t["status"], "time": [f"{x:.1f} s" for x in t["time"]]})
+        pts = self.points()
+        pts_shown = pd.DataFrame({"term": pts.index})
+        for c in pts.columns:
+            pts_shown[f"size {c}"] = ["" if p == 0 and term != "intercept" else render.fmt_points(p)
+                                      for term, p in pts[c].items()]
+        blocks = [render.heading("Size path", kind, 1),
+                  render.pairs([("Formula", self.formula), ("Evaluated on", self.evaluated_on)], kind),
+                  render.table(shown, kind), render.heading("Points by size limit", kind),
+                  render.table(pts_shown, kind)]
+        if self.notes:
+            blocks += [render.heading("Notes", kind),
+                       render.notes([render.escape(s, kind) for s in self.notes], kind)]
+        return render.document(blocks, kind)
+
+    def __str__(self) -> str:
+        return self.render("text")
+
+    def __repr__(self) -> str:
+        return f"<SizePath: {self.formula}; sizes {list(self.table['size'])}>"
+
+    def _repr_html_(self) -> str:
+        return self.render("html")
+
+    def to_markdown(self) -> str:
+        return self.render("markdown")
+
+    def to_html(self) -> str:
+        return self.render("html")
+
+    def to_latex(self) -> str:
+        return self.render("latex")
+
+
+def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float = 1e-8,
+              newdata: pd.DataFrame | None = None, warm_start: bool = True, **fit_args) -> SizePath:
+    """Fit the best risk score of each model size (seed 001's ℓ0 path).
+
+    Each size ``R`` is one :func:`risk_score` fit with ``max_size=R`` and a small ``c0``, so
+    the fit is the most accurate score with at most ``R`` terms.
+
+    Parameters
+    ----------
+    formula, data : as for :func:`risk_score`.
+    sizes : iterable of int
+        Size limits to fit, e.g. ``range(1, 6)``; fitted in increasing order.
+    c0 : penalty per term; tiny (1e-8, as in seed 001) so it only breaks ties towards sparser scores.
+    newdata : DataFrame, optional
+        Report ``loss``, ``auc`` and ``cal`` on these rows instead of the training rows.
+    warm_start : bool
+        Start each fit from the previous size's model (a valid score of the larger size too).
+    **fit_args : passed to :func:`risk_score` (``coef_range``, ``time_limit``...; not ``max_size``).
+
+    Returns
+    -------
+    SizePath
+        ``.table`` (size, terms, loss, auc, cal, gap, status, objective, lower_bound, time,
+        nodes) for :func:`riskformula.plots.plot_size_path`, and ``.models``.
+
+    Examples
+    --------
+    >>> path = rf.size_path('diagnosis == "M" ~ .', df, sizes=range(1, 4), time_limit=10)  # doctest: +SKIP
+    >>> fig = path.plot()  # doctest: +SKIP
+    """
+    _check_fit_args(fit_args, ("max_size", "initial"))
+    try:
+        sizes = sorted({v.check_int("sizes", s, minimum=0) for s in sizes})
+    except TypeError:
+        raise SettingsError(f"`sizes` must be an iterable of whole numbers such as range(1, 6); got {sizes!r}.") from None
+    if not sizes:
+        raise SettingsError("`sizes` is empty; give at least one size, e.g. sizes=[3].")
+    min_size = fit_args.get("min_size", 0)
+    if isinstance(min_size, int) and min_size > sizes[0]:
+        raise SettingsError(f"`min_size={min_size}` is larger than the smallest size {sizes[0]}; drop "
+                            "the smaller sizes or lower `min_size`.")
+    rows, models = [], {}
+    unproven: list[int] = []
+    extra: list[str] = []
+    previous = None
+    for size in sizes:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OptimalityGapWarning)  # reported once below
+            m = risk_score(formula, data, max_size=size, c0=c0,
+                           initial=previous if warm_start else None, **fit_args)
+        if newdata is None:
+            t = m.training_metrics
+            loss, auc, cal = m.loss, t["auc"], t["cal"]
+        else:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", CalibrationWarning)
+                ev = m.evaluate(newdata)
+            extra += [f"size {size}: {w.message}" for w in caught if issubclass(w.category, CalibrationWarning)]
+            loss, auc, cal = ev.log_loss, (ev.auc.auc if ev.auc is not None else math.nan), ev.cal
+        rows.append({"size": size, "terms": m.size, "loss": loss, "auc": auc, "cal": cal, "gap": m.gap,
+                     "status": m.status, "objective": m.objective, "lower_bound": m.lower_bound,
+                     "time": m.solver.time, "nodes": m.solver.nodes})
+        models[size] = m
+        if m.status != "optimal":
+            unproven.append(size)
+        previous = m
+    notes = [f"One fit per size limit with c0 = {c0:g}: each row is the lowest-loss score with at most "
+             "`size` terms; `terms` is how many it uses."] + extra
+    if unproven:
+        msg = (f"size(s) {unproven} stopped before proving optimality; their loss may not be the "
+               "minimum for that size (hollow points in plot_size_path). Raise `time_limit`.")
+        notes.append(msg[0].upper() + msg[1:])
+        warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
+    return SizePath(formula, pd.DataFrame(rows, columns=PATH_COLUMNS), models,
+                    "training rows" if newdata is None else "newdata", notes)

@@ -1,0 +1,137 @@
+"""cross_validate(), stratified folds and size_path()."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import riskformula as rf
+from riskformula import metrics
+from riskformula.errors import DataError, SettingsError
+from riskformula.validation import FOLD_COLUMNS, stratified_folds
+
+FORMULA = "y ~ x1 + x2 + x3 + C(grp)"
+FIT = dict(max_size=2, coef_range=(-3, 3), time_limit=10)
+
+
+def make_data(n=200, seed=5):
+    rng = np.random.default_rng(seed)
+    d = pd.DataFrame({"x1": rng.integers(0, 2, n), "x2": rng.integers(0, 2, n),
+                      "x3": rng.integers(0, 2, n), "grp": rng.choice(["a", "b"], n)})
+    lp = -1.2 + 1.5 * d.x1 + 1.0 * d.x2
+    d["y"] = (rng.random(n) < 1 / (1 + np.exp(-lp))).astype(int)
+    return d
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_data()
+
+
+@pytest.fixture(scope="module")
+def cv(data):
+    return rf.cross_validate(FORMULA, data, folds=4, seed=1, n_jobs=1, **FIT)
+
+
+def test_stratified_folds_balance_and_seed():
+    y = np.r_[np.ones(23), np.zeros(77)].astype(int)
+    f = stratified_folds(y, 5, seed=3)
+    assert np.array_equal(f, stratified_folds(y, 5, seed=3))
+    assert not np.array_equal(f, stratified_folds(y, 5, seed=4))
+    sizes = np.bincount(f)
+    events = np.bincount(f, weights=y)
+    assert sizes.max() - sizes.min() <= 1 and events.max() - events.min() <= 1
+
+
+def test_cross_validation_table(cv, data):
+    t = cv.to_frame()
+    assert list(t.columns) == FOLD_COLUMNS and len(t) == 4 and len(cv.models) == 4
+    assert t["n_test"].sum() == len(data) and (t["n_train"] + t["n_test"] == len(data)).all()
+    # fold 2's numbers are its model evaluated on its held-out rows
+    test = data.loc[cv.fold_of.index[cv.fold_of == 2]]
+    m = cv.models[1]
+    y, risk, score = m.observed(test), m.predict(test), m.score(test)
+    assert t.loc[1, "auc"] == pytest.approx(metrics.auc(y, score))
+    assert t.loc[1, "loss"] == pytest.approx(metrics.log_loss(y, risk))
+    assert t.loc[1, "cal"] == pytest.approx(metrics.cal_by_score(y, risk, score))
+    s = cv.summary_frame()
+    assert s.loc["auc", "mean"] == pytest.approx(t["auc"].mean())
+    assert s.loc["auc", "sd"] == pytest.approx(t["auc"].std(ddof=1))
+
+
+def test_cross_validation_is_reproducible(cv, data):
+    again = rf.cross_validate(FORMULA, data, folds=4, seed=1, n_jobs=1, **FIT)
+    pd.testing.assert_frame_equal(again.folds.drop(columns="time"), cv.folds.drop(columns="time"))
+    pd.testing.assert_series_equal(again.fold_of, cv.fold_of)
+
+
+def test_parallel_folds_match_serial(cv, data):
+    par = rf.cross_validate(FORMULA, data, folds=4, seed=1, n_jobs=2, **FIT)
+    pd.testing.assert_frame_equal(par.folds.drop(columns="time"), cv.folds.drop(columns="time"))
+
+
+def test_cross_validation_renders_and_converts(cv):
+    text = str(cv)
+    assert "mean ± sd" in text and "Folds" in text
+    assert cv.to_markdown().startswith("# Cross-validation") and "<table>" in cv._repr_html_()
+    assert "\\begin{tabular}" in cv.to_latex()
+    d = cv.to_dict()
+    json.dumps(d)
+    assert d["k"] == 4 and d["seed"] == 1 and len(d["folds"]) == 4
+    assert repr(cv).startswith("<CrossValidation:")
+
+
+def test_cross_validation_errors(data):
+    with pytest.raises(SettingsError, match="folds"):
+        rf.cross_validate(FORMULA, data, folds=1)
+    with pytest.raises(SettingsError, match="rarer outcome class"):
+        rf.cross_validate(FORMULA, data.iloc[:12], folds=10, n_jobs=1, **FIT)
+    with pytest.raises(DataError, match="duplicated index"):
+        rf.cross_validate(FORMULA, pd.concat([data, data.iloc[:5]]), folds=3)
+    with pytest.raises(SettingsError, match="name a column"):
+        rf.cross_validate(FORMULA, data, folds=3, weights=np.ones(len(data)))
+
+
+def test_size_path(data):
+    before = data.copy()
+    path = rf.size_path(FORMULA, data, sizes=[3, 1, 2], coef_range=(-3, 3), time_limit=10)
+    t = path.to_frame()
+    assert list(t["size"]) == [1, 2, 3] and set(path.models) == {1, 2, 3}
+    assert {"size", "loss", "auc", "cal", "gap", "status", "objective", "lower_bound", "time"} <= set(t.columns)
+    assert (t["terms"] <= t["size"]).all()
+    assert (np.diff(t["loss"]) <= 1e-9).all()  # a larger size limit never fits worse
+    for size, m in path.models.items():
+        assert m.settings.max_size == size and m.settings.c0 == 1e-8
+    assert path.points().loc["intercept", 1] == path.models[1].intercept
+    text = str(path)
+    assert "Points by size limit" in text and "<table>" in path.to_html()
+    json.dumps(path.to_dict())
+    pd.testing.assert_frame_equal(data, before)
+
+
+def test_size_path_plot_and_newdata(data, tmp_path):
+    pytest.importorskip("matplotlib")
+    new = make_data(100, seed=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rf.errors.CalibrationWarning)
+        path = rf.size_path(FORMULA, data, sizes=range(1, 3), newdata=new, time_limit=10)
+    ev = rf.evaluate(path.models[2], new)
+    assert path.table.loc[1, "auc"] == pytest.approx(ev.auc.auc) and path.evaluated_on == "newdata"
+    fig = path.plot()
+    fig.savefig(tmp_path / "path.png")
+    assert (tmp_path / "path.png").stat().st_size > 0
+
+
+def test_size_path_errors(data):
+    with pytest.raises(SettingsError, match="max_size"):
+        rf.size_path(FORMULA, data, sizes=[1], max_size=3)
+    with pytest.raises(SettingsError, match="empty"):
+        rf.size_path(FORMULA, data, sizes=[])
+    with pytest.raises(SettingsError, match="whole number"):
+        rf.size_path(FORMULA, data, sizes=[1.5])
+    with pytest.raises(SettingsError, match="iterable"):
+        rf.size_path(FORMULA, data, sizes=3)
+    with pytest.raises(SettingsError, match="min_size"):
+        rf.size_path(FORMULA, data, sizes=[1, 2], min_size=2)
