@@ -62,6 +62,8 @@ def table(df: pd.DataFrame, kind: str = "text", floatfmt: str = ".4g", index: bo
 def pairs(items: Iterable[tuple[str, object]], kind: str = "text") -> str:
     """Render ``(label, value)`` header pairs as a two-column table without headers."""
     rows = [(label, value if isinstance(value, str) else fmt_number(value)) for label, value in items]
+    if kind == "markdown":  # Markdown tables need a header row
+        return tabulate(rows, headers=["", ""], tablefmt=FORMATS[kind], disable_numparse=True)
     return tabulate(rows, tablefmt={"text": "plain"}.get(kind, FORMATS[kind]), disable_numparse=True)
 
 

@@ -1,0 +1,63 @@
+"""Command line: ``riskformula fit FORMULA --data FILE`` prints the summary of the fitted score."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .datasets import _AVAILABLE, load_dataset
+from .errors import RiskFormulaError
+
+
+def _read(path: str) -> pd.DataFrame:
+    if path in _AVAILABLE:
+        return load_dataset(path)
+    p = Path(path)
+    if not p.exists():
+        raise RiskFormulaError(f"no file {path!r} (and no bundled data set of that name: {sorted(_AVAILABLE)}).")
+    if p.suffix.lower() in (".parquet", ".pq"):
+        return pd.read_parquet(p)
+    return pd.read_csv(p)
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="riskformula", description="Certified-optimal integer risk scores.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    fit = sub.add_parser("fit", help="fit a risk score and print its summary")
+    fit.add_argument("formula", help="R-style formula, e.g. 'y ~ age + C(sex)' or 'y ~ .'")
+    fit.add_argument("--data", required=True, help="CSV (or Parquet) file, or a bundled data set name (wdbc)")
+    fit.add_argument("--max-size", type=int, default=5, help="most terms with nonzero points (default 5)")
+    fit.add_argument("--coef-range", type=int, nargs=2, default=(-5, 5), metavar=("LOW", "HIGH"),
+                     help="integer points per term (default -5 5)")
+    fit.add_argument("--c0", type=float, default=1e-6, help="penalty per term used (default 1e-6)")
+    fit.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
+    fit.add_argument("--event", help="outcome level that counts as the event")
+    fit.add_argument("--na-action", choices=("raise", "drop"), default="raise")
+    fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text")
+    fit.add_argument("--json", metavar="FILE", help="also save the model as JSON")
+    fit.add_argument("--verbose", action="store_true", help="print the solver log")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from .fit import risk_score
+    try:
+        data = _read(args.data)
+        model = risk_score(args.formula, data, max_size=args.max_size, coef_range=tuple(args.coef_range),
+                           c0=args.c0, time_limit=args.time_limit, event=args.event,
+                           na_action=args.na_action, verbose=args.verbose)
+    except RiskFormulaError as e:
+        print(f"riskformula: error: {e}", file=sys.stderr)
+        return 2
+    print(model.summary().render(args.format))
+    if args.json:
+        Path(args.json).write_text(model.to_json())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
