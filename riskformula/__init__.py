@@ -15,6 +15,7 @@ from .reports.evaluation import Evaluation, evaluate
 from .compare import ComparisonTable, anova, compare
 from .io import from_json
 from .validation import CrossValidation, SizePath, cross_validate, size_path
+from . import plots
 
 __version__ = "0.1.0.dev0"
 
@@ -23,5 +24,5 @@ __all__ = [
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
     "SolverError", "RiskFormulaWarning", "OptimalityGapWarning",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
-    "SizePath", "from_json",
+    "SizePath", "from_json", "plots",
 ]
