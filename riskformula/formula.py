@@ -71,6 +71,7 @@ class Design:
     dropped: int = 0
     dropped_index: list = field(default_factory=list)
     levels: tuple = ()
+    context: dict = field(default_factory=dict)  # names the formula may use, needed again for new data
 
     @property
     def nobs(self) -> int:
@@ -93,7 +94,7 @@ class Design:
         with warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
             try:
-                mm = self.spec.get_model_matrix(data)
+                mm = self.spec.get_model_matrix(data, context=self.context)
             except DataMismatchWarning as e:
                 seen = re.search(r"\{.*\}", str(e))
                 raise DataError(f"`newdata` has categories the model never saw in training: "
@@ -113,7 +114,7 @@ class Design:
                 raise DataError(f"the data lack the outcome column `{self.outcome}`.")
             raw = data[self.outcome]
         else:
-            raw = self.lhs_spec.get_model_matrix(data).iloc[:, 0]
+            raw = self.lhs_spec.get_model_matrix(data, context=self.context).iloc[:, 0]
         if raw.isna().any():
             raise DataError(f"the outcome `{self.outcome}` has {int(raw.isna().sum())} missing value(s) in these data.")
         unknown = set(pd.unique(raw)) - set(self.levels)
@@ -240,4 +241,4 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
                   column_terms=column_terms, outcome=outcome_name, event=ev, spec=spec,
                   lhs_spec=None if bare else mm.lhs.model_spec, variables=used, index=frame.index,
                   dropped=len(dropped_index), dropped_index=dropped_index,
-                  levels=tuple(pd.unique(pd.Series(raw))))
+                  levels=tuple(pd.unique(pd.Series(raw))), context=dict(context or {}))
