@@ -71,7 +71,7 @@ class Design:
     dropped: int = 0
     dropped_index: list = field(default_factory=list)
     levels: tuple = ()
-    context: dict | None = None
+    context: dict = field(default_factory=dict)  # names the formula may use, needed again for new data
 
     @property
     def nobs(self) -> int:
@@ -80,7 +80,7 @@ class Design:
     # --- new data -----------------------------------------------------------------------
     def transform(self, data: pd.DataFrame, what: str = "predict") -> np.ndarray:
         """Design matrix of new data, encoded exactly as the training data were."""
-        check_frame(data, what)
+        check_frame(data, what, "newdata")
         needed = [v for v in self.variables if v in self.spec.required_variables]
         missing = [v for v in needed if v not in data.columns]
         if missing:
@@ -94,11 +94,11 @@ class Design:
         with warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
             try:
-                mm = self.spec.get_model_matrix(data, context=self.context or {})
+                mm = self.spec.get_model_matrix(data, context=self.context)
             except DataMismatchWarning as e:
                 seen = re.search(r"\{.*\}", str(e))
-                raise DataError(f"`newdata` has categories the model never saw in training: "
-                                f"{seen.group(0) if seen else e}. "
+                seen = re.sub(r"np\.\w+\((.*?)\)", r"\1", seen.group(0) if seen else str(e))
+                raise DataError(f"`newdata` has categories the model never saw in training: {seen}. "
                                 "A risk score has no points for an unseen level; recode it to a known level.") from None
             except FormulaicError as e:
                 raise DataError(f"could not encode `newdata` with the model's formula: {e}") from e
@@ -114,7 +114,7 @@ class Design:
                 raise DataError(f"the data lack the outcome column `{self.outcome}`.")
             raw = data[self.outcome]
         else:
-            raw = pd.DataFrame(self.lhs_spec.get_model_matrix(data, context=self.context or {})).iloc[:, 0]
+            raw = pd.DataFrame(self.lhs_spec.get_model_matrix(data, context=self.context)).iloc[:, 0]
         if raw.isna().any():
             raise DataError(f"the outcome `{self.outcome}` has {int(raw.isna().sum())} missing value(s) in these data.")
         unknown = set(pd.unique(raw)) - set(self.levels)
@@ -124,12 +124,12 @@ class Design:
         return (raw == self.event).to_numpy().astype(int)
 
 
-def check_frame(data, what: str = "fit") -> None:
+def check_frame(data, what: str = "fit", name: str = "data") -> None:
     if not isinstance(data, pd.DataFrame):
-        raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}. "
+        raise DataError(f"`{name}` must be a pandas DataFrame; got {type(data).__name__}. "
                         "Wrap arrays with pd.DataFrame(...) and name the columns.")
     if len(data) == 0:
-        raise DataError(f"`data` has no rows; there is nothing to {what}.")
+        raise DataError(f"`{name}` has no rows; there is nothing to {what}.")
 
 
 def _drop_intercept(mm) -> pd.DataFrame:
@@ -149,26 +149,31 @@ def _q(v) -> str:
     return f'"{v}"' if isinstance(v, str) else repr(v)
 
 
+def _plain(v):
+    """A numpy scalar as the Python value the user wrote (2, not np.int64(2))."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def _event_of(raw: pd.Series, name: str, event) -> object:
-    levels = pd.unique(raw)
+    levels = [_plain(v) for v in pd.unique(raw)]
     if len(levels) > 2:
-        shown = ", ".join(repr(v) for v in list(levels)[:6])
+        shown = ", ".join(repr(v) for v in levels[:6])
         raise DataError(f"the outcome `{name}` must have two levels; it has {len(levels)} ({shown}...). "
                         f"Write a two-level outcome in the formula, e.g. {name} == {_q(levels[0])} ~ ...")
-    if event is not None:
-        if event not in set(levels):
-            raise DataError(f"`event={event!r}` is not a level of the outcome `{name}`; its levels are "
-                            f"{sorted(map(repr, levels))}.")
-        return event
+    if event is not None and event not in set(levels):
+        raise DataError(f"`event={event!r}` is not a level of the outcome `{name}`; its levels are "
+                        f"{', '.join(sorted(map(repr, levels)))}.")
     if len(levels) < 2:
         raise DataError(f"the outcome `{name}` has a single level ({levels[0]!r}) in the rows used; a risk "
                         "score needs both events and non-events.")
-    s = set(levels.tolist()) if hasattr(levels, "tolist") else set(levels)
+    if event is not None:
+        return event
+    s = set(levels)
     for pair, ev in (({0, 1}, 1), ({False, True}, True), ({-1, 1}, 1)):
         if s == pair:
             return ev
-    raise DataError(f"the outcome `{name}` has levels {sorted(map(repr, levels))}; say which is the event with "
-                    f"`event=...` or in the formula, e.g. {name} == {_q(sorted(levels, key=str)[-1])} ~ ...")
+    raise DataError(f"the outcome `{name}` has levels {', '.join(sorted(map(repr, levels)))}; say which is the "
+                    f"event with `event=...` or in the formula, e.g. {name} == {_q(sorted(levels, key=str)[-1])} ~ ...")
 
 
 def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", event=None,
@@ -241,4 +246,4 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
                   column_terms=column_terms, outcome=outcome_name, event=ev, spec=spec,
                   lhs_spec=None if bare else mm.lhs.model_spec, variables=used, index=frame.index,
                   dropped=len(dropped_index), dropped_index=dropped_index,
-                  levels=tuple(pd.unique(pd.Series(raw))), context=context)
+                  levels=tuple(pd.unique(pd.Series(raw))), context=dict(context or {}))

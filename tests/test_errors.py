@@ -1,0 +1,305 @@
+"""Every bad input gives riskformula's own error, with a message that names the problem; the
+caller's data frames are never modified."""
+
+import contextlib
+import copy
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import riskformula as rf
+from riskformula.errors import (DataError, FormulaError, InfeasibleProblemError, RiskFormulaError,
+                                SettingsError)
+
+S = dict(max_size=2, coef_range=(-2, 2), time_limit=10)
+
+
+@pytest.fixture
+def df():
+    rng = np.random.default_rng(0)
+    n = 60
+    d = pd.DataFrame({"a": rng.integers(0, 2, n), "b": rng.integers(0, 2, n),
+                      "sex": rng.choice(["f", "m"], n), "y": rng.integers(0, 2, n)})
+    d["out"] = np.where(d.y == 1, "yes", "no")
+    return d
+
+
+@pytest.fixture
+def model(df):
+    return rf.risk_score("y ~ a + sex", df, **S)
+
+
+@contextlib.contextmanager
+def raises(exc, *patterns):
+    """pytest.raises that also checks every pattern occurs in the message (case-insensitive)
+    and that values are shown as the user wrote them (no numpy reprs)."""
+    with pytest.raises(exc) as info:
+        yield info
+    msg = str(info.value)
+    assert isinstance(info.value, RiskFormulaError)
+    for p in patterns:
+        assert re.search(p, msg, re.I | re.S), f"{p!r} not in message: {msg}"
+    for leak in ("np.int64", "np.float64", "np.str_", "np.bool_"):
+        assert leak not in msg, msg
+
+
+# --- missing values -------------------------------------------------------------------------
+
+def test_missing_values_named_with_counts(df):
+    na = df.copy()
+    na.loc[[1, 5], "a"] = np.nan
+    na.loc[7, "sex"] = None
+    with raises(DataError, r"'a': 2", r"'sex': 1", "na_action"):
+        rf.risk_score("y ~ a + sex", na, **S)
+
+
+def test_missing_outcome(df):
+    na = df.copy()
+    na["y"] = na["y"].astype(float)
+    na.loc[3, "y"] = np.nan
+    with raises(DataError, r"'y': 1"):
+        rf.risk_score("y ~ a", na, **S)
+
+
+def test_na_drop_drops_and_reports(df):
+    na = df.copy()
+    na.loc[[1, 5], "a"] = np.nan
+    na.loc[7, "sex"] = None
+    before = na.copy(deep=True)
+    m = rf.risk_score("y ~ a + sex", na, na_action="drop", **S)
+    pd.testing.assert_frame_equal(na, before)
+    assert m.nobs == len(df) - 3 and m.rows_dropped == 3
+    assert m.events == int(na.drop(index=[1, 5, 7]).y.sum())
+    text = str(m.summary())
+    assert re.search(r"Rows dropped \(missing values\)\s+3", text)
+    # the same model as fitting the complete rows
+    m2 = rf.risk_score("y ~ a + sex", na.dropna(subset=["a", "sex"]), **S)
+    assert m.objective == pytest.approx(m2.objective, rel=1e-12)
+
+
+def test_missing_values_in_unused_columns_do_not_matter(df):
+    na = df.copy()
+    na.loc[[1, 2], "b"] = np.nan
+    m = rf.risk_score("y ~ a", na, **S)
+    assert m.nobs == len(df) and m.rows_dropped == 0
+
+
+def test_na_drop_removing_every_row(df):
+    with raises(DataError, "no complete rows"):
+        rf.risk_score("y ~ a", df.assign(a=np.nan), na_action="drop", **S)
+
+
+# --- the outcome ----------------------------------------------------------------------------
+
+def test_outcome_with_three_levels(df):
+    three = df.copy()
+    three.loc[:5, "y"] = 2
+    with raises(DataError, "two levels", "3", r"y == 2 ~"):
+        rf.risk_score("y ~ a", three, **S)
+
+
+def test_string_outcome_with_three_levels(df):
+    with raises(DataError, "two levels", "'c'"):
+        rf.risk_score("out ~ a", df.assign(out=np.resize(["a", "b", "c"], len(df))), **S)
+
+
+@pytest.mark.parametrize("value", [1, 0, True, "yes"])
+def test_outcome_with_one_class(df, value):
+    with raises(DataError, "single level", "both"):
+        rf.risk_score("y ~ a", df.assign(y=value), **({"event": "yes"} if value == "yes" else {}), **S)
+
+
+def test_one_class_with_event_given(df):
+    with raises(DataError, "single level|both"):
+        rf.risk_score("out ~ a", df.assign(out="yes"), event="yes", **S)
+
+
+def test_comparison_matching_no_row(df):
+    with raises(DataError, "single level"):
+        rf.risk_score('out == "maybe" ~ a', df, **S)
+
+
+def test_one_class_after_dropping_rows(df):
+    d = df.assign(a=np.where(df.y == 1, np.nan, df.a))
+    with raises(DataError, "single level"):
+        rf.risk_score("y ~ a", d, na_action="drop", **S)
+
+
+def test_two_level_string_outcome_needs_an_event(df):
+    with raises(DataError, "'no'", "'yes'", "event="):
+        rf.risk_score("out ~ a", df, **S)
+
+
+def test_event_not_a_level(df):
+    with raises(DataError, "'maybe'", "not a level"):
+        rf.risk_score("out ~ a", df, event="maybe", **S)
+
+
+def test_weights_leaving_one_class(df):
+    with raises(SettingsError, "one class"):
+        rf.risk_score("y ~ a", df, weights=np.where(df.y == 1, 0.0, 1.0), **S)
+
+
+# --- values -----------------------------------------------------------------------------------
+
+def test_infinite_values(df):
+    d = df.assign(x=df.a.astype(float))
+    d.loc[[4, 9], "x"] = [np.inf, -np.inf]
+    with raises(DataError, "infinite", r"'x': 2"):
+        rf.risk_score("y ~ x", d, **S)
+
+
+def test_log_of_zero(df):
+    with raises(DataError, "infinite", r"np.log\(a\)"):
+        rf.risk_score("y ~ np.log(a)", df, **S)
+
+
+# --- the formula ----------------------------------------------------------------------------
+
+def test_unknown_name(df):
+    with raises(FormulaError, "zz", r"\['a', 'b', 'sex', 'y', 'out'\]"):
+        rf.risk_score("y ~ a + zz", df, **S)
+
+
+def test_unknown_outcome(df):
+    with raises(FormulaError, "yy", "'a'"):
+        rf.risk_score("yy ~ a", df, **S)
+
+
+@pytest.mark.parametrize("formula, pattern", [
+    (3, "string"),
+    ("a + b", "outcome on the left"),
+    ("y ~ ", "no terms"),
+    ("y ~ a ~ b", "more than one"),
+    ("y ~ a - 1", "intercept"),
+    ("y ~ 0 + a", "intercept"),
+    ("y ~ a +* (", "could not build"),
+])
+def test_malformed_formula(df, formula, pattern):
+    with raises(FormulaError, pattern):
+        rf.risk_score(formula, df, **S)
+
+
+# --- data --------------------------------------------------------------------------------------
+
+def test_empty_data(df):
+    with raises(DataError, "no rows"):
+        rf.risk_score("y ~ a", df.iloc[:0], **S)
+
+
+@pytest.mark.parametrize("convert", [lambda d: d.to_numpy(), lambda d: d.to_dict("list"), lambda d: None])
+def test_not_a_data_frame(df, convert):
+    with raises(DataError, "DataFrame"):
+        rf.risk_score("y ~ a", convert(df), **S)
+
+
+# --- settings -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw, pattern", [
+    (dict(coef_range=(2, -2)), "coef_range.*low > high"),
+    (dict(coef_range=(0.5, 2)), "coef_range.*integers"),
+    (dict(coef_range="x"), "coef_range.*pair"),
+    (dict(coef_range={"zz": (0, 1)}), "zz"),
+    (dict(coef_range={"a": (1, 0)}), "low > high"),
+    (dict(max_size=-1), "max_size.*at least 0"),
+    (dict(max_size=1.5), "max_size.*whole"),
+    (dict(max_size=True), "max_size"),
+    (dict(min_size=3, max_size=2), "min_size.*max_size"),
+    (dict(min_size=-1), "min_size"),
+    (dict(time_limit=0), "time_limit.*positive"),
+    (dict(time_limit=-1), "time_limit"),
+    (dict(time_limit=float("inf")), "time_limit.*finite"),
+    (dict(time_limit="10"), "time_limit"),
+    (dict(c0=-1), "c0.*non-negative"),
+    (dict(c0=float("nan")), "c0.*finite"),
+    (dict(c0="a"), "c0"),
+    (dict(positive_weight=0), "positive_weight"),
+    (dict(gap_tolerance=-1), "gap_tolerance"),
+    (dict(node_limit=0), "node_limit"),
+    (dict(intercept_range=(3, 1)), "intercept_range"),
+])
+def test_invalid_settings(df, kw, pattern):
+    with raises(SettingsError, pattern):
+        rf.risk_score("y ~ a + b", df, **{**S, **kw})
+
+
+@pytest.mark.parametrize("kw, pattern", [
+    (dict(weights=[1, 2]), "one value per row"),
+    (dict(weights="zz"), "zz"),
+    (dict(weights=-np.ones(60)), "non-negative"),
+    (dict(weights=np.zeros(60)), "sum to zero"),
+    (dict(na_action="omit"), "na_action"),
+])
+def test_invalid_data_arguments(df, kw, pattern):
+    with raises(DataError, pattern):
+        rf.risk_score("y ~ a + b", df, **{**S, **kw})
+
+
+def test_infeasible_min_size(df):
+    with raises(InfeasibleProblemError, "min_size=3", "2 column"):
+        rf.risk_score("y ~ a + b", df, max_size=3, min_size=3, time_limit=5)
+    with raises(InfeasibleProblemError, "min_size=2", "1 column"):
+        rf.risk_score("y ~ a + b", df, max_size=2, min_size=2,
+                      coef_range={"default": (-2, 2), "a": (0, 0)}, time_limit=5)
+
+
+# --- predict on bad new data ---------------------------------------------------------------
+
+def test_predict_missing_column(df, model):
+    with raises(DataError, "sex", "lacks"):
+        model.predict(df[["a"]])
+
+
+def test_predict_unseen_category(model):
+    with raises(DataError, "never saw", "x"):
+        model.predict(pd.DataFrame({"a": [1, 0], "sex": ["f", "x"]}))
+
+
+def test_predict_missing_values(model):
+    with raises(DataError, r"'a': 1", "missing"):
+        model.predict(pd.DataFrame({"a": [1, np.nan], "sex": ["f", "m"]}))
+    with raises(DataError, r"'sex': 1"):
+        model.score(pd.DataFrame({"a": [1, 0], "sex": ["f", None]}))
+
+
+def test_predict_not_a_data_frame(model):
+    with raises(DataError, "newdata", "DataFrame"):
+        model.predict(np.zeros((2, 2)))
+
+
+def test_predict_unseen_integer_level(df):
+    m = rf.risk_score("y ~ C(a)", df, **S)
+    with raises(DataError, "never saw", "2"):
+        m.predict(pd.DataFrame({"a": [0, 1, 2]}))
+
+
+# --- the caller's data are never modified ----------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore::riskformula.errors.CalibrationWarning")  # 9 rows to evaluate
+def test_data_unchanged_by_fit_and_predict(df):
+    d = df.copy()
+    d.loc[[2, 3], "a"] = np.nan
+    d["cat"] = pd.Categorical(np.where(df.b == 1, "u", "v"))
+    d.index = pd.Index([f"r{i}" for i in range(len(d))], name="row")
+    before = copy.deepcopy(d)
+    new = d.iloc[10:20].dropna()
+    new_before = copy.deepcopy(new)
+    m = rf.risk_score('out == "yes" ~ a + sex + cat + I(b * 2)', d, na_action="drop", weights=np.ones(len(d)), **S)
+    m.predict(new)
+    m.score(new)
+    m.observed(new)
+    m.summary().to_html()
+    m.evaluate(new)
+    pd.testing.assert_frame_equal(d, before)
+    pd.testing.assert_frame_equal(new, new_before)
+
+
+def test_data_unchanged_by_failing_fit(df):
+    d = df.copy()
+    d.loc[1, "a"] = np.nan
+    before = copy.deepcopy(d)
+    with pytest.raises(DataError):
+        rf.risk_score("y ~ a", d, **S)
+    pd.testing.assert_frame_equal(d, before)
