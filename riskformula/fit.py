@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import _validate as v
-from .errors import InfeasibleProblemError, OptimalityGapWarning, SettingsError
+from .errors import InfeasibleProblemError, OptimalityGapWarning, SettingsError, SolverError
 from .formula import build_design
 from .model import FitSettings, RiskScore, term_contributions
 from .problem import LogisticLoss, RiskProblem
@@ -95,6 +95,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         raise InfeasibleProblemError(
             "no risk score satisfies the requested bounds and size limits "
             f"(min_size={min_size}, max_size={max_size}, intercept_range={problem.intercept_bounds}).")
+    if not report.solution:
+        raise SolverError(
+            f"stopped at the {report.status.replace('_', ' ')} before finding any risk score that meets the "
+            "size limits and constraints; raise `time_limit` (or `node_limit`).")
     bc_lam = report_solution(report)
     if report.status != "optimal":
         warnings.warn(f"stopped at the {report.status.replace('_', ' ')} before proving optimality: "

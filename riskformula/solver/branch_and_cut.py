@@ -20,7 +20,7 @@ import numpy as np
 
 from ..problem import RiskProblem
 from ..problem.problem import loss_bounds
-from .heuristics import polish, sequential_rounding
+from .heuristics import fill_to_min_size, polish, sequential_rounding
 from .lp import NodeLP
 from .report import SolverReport
 
@@ -68,6 +68,7 @@ class BranchAndCut:
         self.nodes = 0
         self.log_lines: list[str] = []
         self.polish_calls = 0
+        self.cut_points: set = set()
 
     # --- incumbents ---------------------------------------------------------------------
     def _offer(self, lam: np.ndarray, x: np.ndarray | None = None) -> bool:
@@ -133,6 +134,8 @@ class BranchAndCut:
         self._offer(zero)
         for lam in initial or []:
             self._offer(np.asarray(lam, float))
+        if self.best_x is None and p.min_size > 0 and p.n_aux == 0:
+            self._polish_and_offer(fill_to_min_size(p, zero))
 
         root_bound, iterates = self._root_cutting_planes()
         for k, (lam, alpha) in enumerate(iterates[:20]):
@@ -174,8 +177,7 @@ class BranchAndCut:
             children = self._process(bound, changes, branch)
             if not children:
                 continue
-            first, second = children
-            close = first[0] <= lower + 0.05 * (self.upper - lower)
+            close = children[0][0] <= lower + 0.05 * (self.upper - lower)
             for k, (child_bound, child_changes, child_branch) in enumerate(children):
                 item = (child_bound, negdepth - 1, next(counter), child_changes, child_branch)
                 if k == 0 and close:
@@ -187,8 +189,9 @@ class BranchAndCut:
         lower = min([h[0] for h in heap] + [self.tol_pruned, self.upper])
         elapsed = time.perf_counter() - t0
         if self.best_x is None:
-            status = "infeasible"
-            lower = math.inf
+            if status is None:  # the whole tree was searched: nothing satisfies the rows
+                status = "infeasible"
+                lower = math.inf
         elif status is None or self._gap(lower) <= self.gap_tolerance:
             status = "optimal"
         if self.verbose:
@@ -300,13 +303,26 @@ class BranchAndCut:
             f, g = p.loss.value_and_gradient(lam)
             violation = f - x[-1]
             if integral:
-                if violation > 1e-10 * (1 + f):
+                key = lam.tobytes()
+                if violation > 1e-10 * (1 + f) and key not in self.cut_points:
+                    # the cut at an integer point is exact there; one is enough (a second would only
+                    # chase HiGHS' feasibility tolerance)
+                    self.cut_points.add(key)
                     lp.add_cut(lam, f, g)
                     continue
                 xr = np.where(self.integer, np.round(xi), xi)
+                used = xr[d1:2 * p.d + 1] > 0.5
+                empty = np.flatnonzero(used & (lam[1:] == 0))
+                if len(empty):
+                    # α_j = 1 with zero points: the LP counts a term that the model does not use
+                    implied = p.complete(lam)
+                    if implied is None:
+                        return self._split_used(empty[0] + 1, bound, changes, lower, upper)
+                    xr = implied  # fewer counted terms: at least as good, so it settles this node
                 if self._offer(lam, xr) or f + float(p.cost() @ xr) <= 1.1 * self.upper:
-                    if not p.n_aux and self._heuristics_allowed():
+                    if p.n_aux == 0 and self._heuristics_allowed():
                         self._polish_and_offer(lam)
+                self._note_tol_prune(bound)  # keeps the bound honest if the LP sat a hair under the cut
                 return None
             if violation > 1e-6 * (1 + f) and rounds < 1:
                 lp.add_cut(lam, f, g)
@@ -329,6 +345,17 @@ class BranchAndCut:
         return [up, down] if v - math.floor(v) >= 0.5 else [down, up]
 
     # --- branching ----------------------------------------------------------------------
+    def _split_used(self, j: int, bound, changes, lower, upper):
+        """Three children that exclude "used with zero points" for term j: not used; used with
+        λ_j ≥ 1; used with λ_j ≤ −1 (children that the node's bounds already rule out are dropped)."""
+        a, lam_col = self.p.alpha(j), self.p.lam(j)
+        kids = [(bound, changes + ((a, -math.inf, 0.0),), None)]
+        if upper[lam_col] >= 1:
+            kids.append((bound, changes + ((a, 1.0, math.inf), (lam_col, 1.0, math.inf)), None))
+        if lower[lam_col] <= -1:
+            kids.append((bound, changes + ((a, 1.0, math.inf), (lam_col, -math.inf, -1.0)), None))
+        return kids
+
     def _update_pseudocost(self, branch, bound):
         col, direction, dist, parent = branch
         if dist > 1e-9:

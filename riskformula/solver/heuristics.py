@@ -141,7 +141,7 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
     X = problem.loss.Z[:, 1:]
     lam = np.round(lam).astype(float)
     lam[0] = min(max(lam[0], problem.intercept_bounds[0]), problem.intercept_bounds[1])
-    checked_rows = bool(problem.rows)
+    checked_rows = bool(problem.rows) or problem.min_size > 0
     values = [np.arange(int(lo), int(hi) + 1, dtype=float)
               for lo, hi in zip(np.minimum(problem.coef_lower, 0), np.maximum(problem.coef_upper, 0))]
     best = problem.objective(lam)
@@ -211,3 +211,22 @@ def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float, values) -> tu
                 best_lam, best_val = t, v
             break
     return best_lam, best_val
+
+
+def fill_to_min_size(problem: RiskProblem, lam: np.ndarray) -> np.ndarray:
+    """Add terms greedily (the best new term and value each time) until ``min_size`` terms are used:
+    a feasible start when the intercept-only model breaks the size limit."""
+    X = problem.loss.Z[:, 1:]
+    lam = np.round(lam).astype(float)
+    values = [np.arange(int(lo), int(hi) + 1, dtype=float)
+              for lo, hi in zip(np.minimum(problem.coef_lower, 0), np.maximum(problem.coef_upper, 0))]
+    while np.count_nonzero(lam[1:]) < problem.min_size:
+        s = X @ lam[1:] + lam[0]
+        cj, cv, obj = _single_moves(problem, lam, s, values, lam[1:] == 0)
+        new = cv != 0
+        if not new.any():
+            break
+        k = int(np.flatnonzero(new)[np.argmin(obj[new])])
+        lam[1 + cj[k]] = cv[k]
+        lam[0] = best_intercept(problem, X @ lam[1:])
+    return lam
