@@ -102,7 +102,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     bc_lam = report_solution(report)
     if report.status != "optimal":
         warnings.warn(f"stopped at the {report.status.replace('_', ' ')} before proving optimality: "
-                      f"gap {100 * report.gap:.3g}%. Raise `time_limit` for a smaller gap.",
+                      f"gap {100 * report.gap:.3g}%. Raise `{'node_limit' if report.status == 'node_limit' else 'time_limit'}` "
+                      "for a smaller gap.",
                       OptimalityGapWarning, stacklevel=2)
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),

@@ -302,7 +302,8 @@ def test_node_limit_without_incumbent_minimal_reproduction():
 
 def test_risk_score_node_limit_without_incumbent_is_not_infeasible():
     # the greedy start meets min_size before the search, so even one node returns a model
-    m = _fit(TINY, node_limit=1)
+    with pytest.warns(OptimalityGapWarning, match="node_limit"):
+        m = _fit(TINY, node_limit=1)
     assert m.lower_bound <= brute_force(TINY)[0] + _slack(brute_force(TINY)[0])
     assert m.size >= 1
 
