@@ -84,7 +84,7 @@ class BranchAndCut:
 
     def _heuristic(self, lam: np.ndarray, alpha: np.ndarray, swaps: bool = False) -> None:
         """SeqRd then DCD from an LP point; a new incumbent is polished again with swaps."""
-        if self.p.n_aux:
+        if not self.p.can_complete:
             return
         cand = sequential_rounding(self.p, lam, alpha)
         if self.p.complete(cand) is None:
@@ -109,7 +109,7 @@ class BranchAndCut:
         outside [V_min − c0·R_max, V_max − c0·R_min]."""
         c0min = float(self.p.c0.min()) if self.p.d else 0.0
         c0max = float(self.p.c0.max()) if self.p.d else 0.0
-        lo = max(self.loss_lo, self.global_lower - c0max * self.p.max_size) if math.isfinite(self.global_lower) else self.loss_lo
+        lo = max(self.loss_lo, self.global_lower - c0max * self.p.max_nonzero) if math.isfinite(self.global_lower) else self.loss_lo
         hi = min(self.loss_hi, self.upper - c0min * self.p.min_size) if self.p.n_aux == 0 else self.loss_hi
         hi = max(hi, lo)
         self.lp.set_loss_bounds(lo, hi + 1e-9 * (1 + abs(hi)))
@@ -302,7 +302,7 @@ class BranchAndCut:
                     continue
                 xr = np.where(self.integer, np.round(xi), xi)
                 if self._offer(lam, xr) or f + float(p.cost() @ xr) <= 1.1 * self.upper:
-                    if not p.n_aux and self._heuristics_allowed():
+                    if p.can_complete and self._heuristics_allowed():
                         self._polish_and_offer(lam)
                 return None
             if violation > 1e-6 * (1 + f) and rounds < 1:

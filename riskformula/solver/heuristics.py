@@ -53,9 +53,7 @@ def sequential_rounding(problem: RiskProblem, lam: np.ndarray, alpha: np.ndarray
         alpha = np.abs(lam[1:]) / np.maximum(np.maximum(np.abs(problem.coef_lower), np.abs(problem.coef_upper)), 1)
     strength = alpha + 1e-3 * np.abs(lam[1:])
     order = np.argsort(-strength, kind="stable")
-    keep = np.zeros(d, dtype=bool)
-    keep[order[: problem.max_size]] = True
-    keep &= lam[1:] != 0
+    keep = problem.select_support(order) & (lam[1:] != 0)
     lam[1:][~keep] = 0.0
     Z = problem.loss.Z
     s = Z @ lam
@@ -92,7 +90,7 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
     X = Z[:, 1:]
     lam = np.round(lam).astype(float)
     lam[0] = min(max(lam[0], problem.intercept_bounds[0]), problem.intercept_bounds[1])
-    checked_rows = bool(problem.rows)
+    checked_rows = problem.needs_row_check
     values = [np.arange(int(lo), int(hi) + 1, dtype=float)
               for lo, hi in zip(np.minimum(problem.coef_lower, 0), np.maximum(problem.coef_upper, 0))]
     col_of = np.concatenate([np.full(len(v), j) for j, v in enumerate(values)]) if d else np.zeros(0, int)
@@ -106,7 +104,7 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
         s_wo_b = X @ lam[1:]
         s = s_wo_b + lam[0]
         support = lam[1:] != 0
-        size = int(support.sum())
+        size = problem.model_size(lam)
         # candidate single-coordinate moves: λ_j -> v (intercept re-optimised below)
         allowed = support[col_of] | (size < problem.max_size)
         cand = np.flatnonzero(allowed & (val_of != lam[1:][col_of]))
@@ -175,7 +173,7 @@ def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float, values) -> tu
             trial[1 + j] = 0.0
             trial[1 + cols[k]] = vals[k]
             trial[0] = best_intercept(problem, X @ trial[1:])
-            if problem.rows and problem.complete(trial) is None:
+            if problem.needs_row_check and problem.complete(trial) is None:
                 continue
             v = problem.objective(trial)
             if v < best_val - 1e-12:
