@@ -11,6 +11,8 @@ from . import _validate as v
 from .errors import InfeasibleProblemError, OptimalityGapWarning, SettingsError
 from .formula import build_design
 from .model import FitSettings, RiskScore, term_contributions
+from .constraints import RiskBound
+from .thresholds import drop_dominated_cuts
 from .compile import build_problem, check_constraints, raise_if_infeasible
 from .problem import LogisticLoss
 from .solver import BranchAndCut
@@ -88,6 +90,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     w = v.check_weights(weights, data)
     if w is not None:
         w = w.loc[design.index].to_numpy()
+    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.thresholds}
+    if not any(isinstance(c, RiskBound) for c in constraints):
+        candidates.update(drop_dominated_cuts(design, w))
     lower, upper = v.check_coef_bounds(coef_range, design.columns, design.labels, design.column_terms)
     usable = int(np.sum((lower != 0) | (upper != 0)))
     if min_size > usable:
@@ -120,7 +125,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                            time_limit=time_limit, gap_tolerance=gap_tolerance, na_action=na_action,
                            constraints=constraints, factors_as_one=bool(factors_as_one),
                            threshold_ranges=dict(builder.threshold_ranges),
-                           size_groups=tuple(tuple(g) for g in builder.groups))
+                           size_groups=tuple(tuple(g) for g in builder.groups),
+                           threshold_candidates=candidates)
     model = RiskScore(design, bc_lam, report, settings, loss=loss.value(bc_lam),
                       term_contributions=term_contributions(design, bc_lam, settings.threshold_ranges))
     from .reports.evaluation import evaluate

@@ -36,6 +36,7 @@ class FitSettings:
     factors_as_one: bool = False
     threshold_ranges: dict = field(default_factory=dict)
     size_groups: tuple = ()
+    threshold_candidates: dict = field(default_factory=dict)
 
 
 class RiskScore:

@@ -60,6 +60,8 @@ class BranchAndCut:
         self.n_int = problem.n_cols
         self.integer = problem.integer_mask()
         self.alpha_cols = np.arange(problem.d + 1, 2 * problem.d + 1)
+        self.sos_groups = [np.array([problem.alpha(j) for j in g.cols]) for g in problem.groups
+                           if g.max_used == 1 and len(g.cols) > 1]
         self.best_x: np.ndarray | None = None
         self.best_lam: np.ndarray | None = None
         self.upper = math.inf
@@ -319,6 +321,11 @@ class BranchAndCut:
             self._offer(np.round(x[:d1]))
         elif self.nodes % self.heuristic_interval == 1 and self._heuristics_allowed():
             self._heuristic(x[:d1], x[d1:2 * p.d + 1])
+        sos = self._sos_split(xi)
+        if sos is not None:
+            left, right = sos
+            return [(bound, changes + tuple((c, 0.0, 0.0) for c in right), None),
+                    (bound, changes + tuple((c, 0.0, 0.0) for c in left), None)]
         col = self._choose_branch(xi, frac)
         v = xi[col]
         down = (bound, changes + ((col, -math.inf, math.floor(v)),), (col, 0, v - math.floor(v), bound))
@@ -326,6 +333,25 @@ class BranchAndCut:
         return [up, down] if v - math.floor(v) >= 0.5 else [down, up]
 
     # --- branching ----------------------------------------------------------------------
+    def _sos_split(self, xi):
+        """SOS1 branching on a group whose columns may hold at most one nonzero (e.g. the
+        candidate cuts of one threshold): when the LP spreads the group's indicators over several
+        columns, split the group (in column order) at the α-weighted median; one child forbids
+        the left part, the other the right part.  Every integer point lies in one child, and the
+        depth is logarithmic in the group size instead of one level per column."""
+        best, best_mass = None, _INT_TOL
+        for cols in self.sos_groups:
+            a = xi[cols]
+            if np.count_nonzero(a > _INT_TOL) >= 2 and a.sum() > best_mass:
+                best, best_mass = cols, a.sum()
+        if best is None:
+            return None
+        a = xi[best]
+        k = int(np.searchsorted(np.cumsum(a), 0.5 * a.sum()))
+        nz = np.flatnonzero(a > _INT_TOL)
+        k = min(max(k, nz[0]), nz[-1] - 1)  # both parts keep some of the LP's mass
+        return best[: k + 1], best[k + 1:]
+
     def _update_pseudocost(self, branch, bound):
         col, direction, dist, parent = branch
         if dist > 1e-9:
