@@ -28,19 +28,22 @@ def load_dataset(name: str = "wdbc") -> pd.DataFrame:
     return pd.read_csv(_HERE / _AVAILABLE[name])
 
 
-def synthetic_thresholds(n: int = 200, p: int = 1, seed: int | None = 0, return_truth: bool = False):
+def synthetic_thresholds(n: int = 200, p: int = 1, seed: int | None = 0, return_truth: bool = False,
+                         min_class_share: float = 0.0):
     """Seed 000's synthetic data: continuous predictors whose effect is a single threshold.
 
     ``x1..xp ~ U[0, 1]``; integer points ``w0``, ``w_le_j``, ``w_ge_j`` uniform on −5..5 and thresholds
     ``t_j ~ U[0, 1]``; score = w0 + Σ_j (w_le_j·1[x_j ≤ t_j] + w_ge_j·1[x_j > t_j]); the label is
     deterministic: ``y = 1`` iff P(y = 1 | x) = σ(score) ≥ 0.5 (the paper's rule, so the generating
-    model separates the classes).  A draw that labels every row alike is redrawn.
+    model separates the classes).  A draw that labels every row alike (or, with
+    ``min_class_share``, leaves the smaller class below that share of rows) is redrawn.
 
     Parameters
     ----------
     n, p : number of rows and of predictors.
     seed : seed of ``numpy.random.default_rng``.
     return_truth : also return the generating points and thresholds as a dict.
+    min_class_share : redraw the generating model until each class has at least this share of rows.
 
     Returns
     -------
@@ -63,7 +66,7 @@ def synthetic_thresholds(n: int = 200, p: int = 1, seed: int | None = 0, return_
         t = rng.uniform(0.0, 1.0, size=p)
         score = w0 + np.where(X <= t, w_le, w_ge).sum(axis=1)
         y = (score >= 0).astype(int)  # σ(score) ≥ 0.5 exactly when score ≥ 0
-        if 0 < y.sum() < n:
+        if 0 < y.sum() < n and min(y.mean(), 1 - y.mean()) >= min_class_share:
             break
     data = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(p)])
     data["y"] = y
