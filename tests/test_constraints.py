@@ -172,3 +172,14 @@ def test_summary_lists_constraints(data):
     assert "Constraints and thresholds" in text and "not_both('a', 'b')" in text
     assert m.constraints[0].describe() == "not_both('a', 'b')"
     assert "constraints" in m.summary().tables
+
+
+def test_side_information_on_a_threshold_without_intercept_range():
+    df = rf.synthetic_thresholds(120, 1, seed=4, min_class_share=0.2)
+    cons = [rf.risk_at_least(0.99, when={"x1": 0.0}), rf.risk_at_most(0.01, when={"x1": 1.0})]
+    m = rf.risk_score("y ~ threshold(x1)", df, time_limit=20, constraints=cons)
+    risk = m.predict(pd.DataFrame({"x1": [0.0, 1.0]})).to_numpy()
+    assert risk[0] >= 0.99 - 1e-12 and risk[1] <= 0.01 + 1e-12
+    assert m.status == "optimal"
+    with pytest.raises(InfeasibleProblemError, match="risk_at_least"):
+        rf.risk_score("y ~ threshold(x1)", df, time_limit=20, coef_range=(-2, 2), constraints=cons)
