@@ -62,6 +62,9 @@ class BranchAndCut:
         self.alpha_cols = np.arange(problem.d + 1, 2 * problem.d + 1)
         self.sos_groups = [np.array([problem.alpha(j) for j in g.cols]) for g in problem.groups
                            if g.max_used == 1 and len(g.cols) > 1]
+        if problem.max_nonzero == 1 and problem.d > 1:
+            # the size row is then Σ_j α_j ≤ 1 over every column: one SOS1 set
+            self.sos_groups = [self.alpha_cols.copy()]
         self.best_x: np.ndarray | None = None
         self.best_lam: np.ndarray | None = None
         self.upper = math.inf
