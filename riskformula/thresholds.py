@@ -72,7 +72,7 @@ def threshold(x, k=1, grid=None, _state=None):
     >>> df = pd.DataFrame({"age": [30, 40, 50, 60], "y": [0, 0, 1, 1]})
     >>> m = rf.risk_score("y ~ threshold(age)", df, time_limit=5)
     >>> m.score_card()["term"].tolist()
-    ['age ≤ 45']
+    ['age ≤ 45', 'age > 45']
     """
     if "cuts" not in _state:
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:

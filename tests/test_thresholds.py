@@ -162,3 +162,14 @@ def test_synthetic_generator_matches_its_truth():
     assert np.array_equal(df.y.to_numpy(), (score >= 0).astype(int))
     assert df.equals(rf.synthetic_thresholds(300, 3, seed=5))
     assert ((X >= 0) & (X <= 1)).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n,p", [(200, 2), (1000, 1), (200, 3)])
+def test_seed000_small_configurations_are_certified(n, p):
+    """Seed 000 configurations that must close within 60 s over every cut position."""
+    df = rf.synthetic_thresholds(n, p, seed=1, min_class_share=0.1)
+    f = "y ~ " + " + ".join(f"threshold(x{j + 1})" for j in range(p))
+    m = rf.risk_score(f, df, max_size=p, time_limit=60)
+    assert m.status == "optimal"
+    assert m.training_evaluation.auc.auc == pytest.approx(1.0)
