@@ -228,7 +228,9 @@ class RiskScore:
     def to_dict(self) -> dict:
         """Points, intercept and certificate as plain Python values."""
         return {"formula": self.formula, "outcome": self.outcome, "event": _plain(self.event),
-                "intercept": self.intercept, "points": {k: int(v) for k, v in self.coef.items() if v != 0},
+                "intercept": self.intercept, "points": dict(zip(self.score_card()["term"] if self._design.thresholds else self.coef.index[self.coef != 0],
+                                   (int(v) for v in (self.score_card()["points"] if self._design.thresholds
+                                                     else self.coef[self.coef != 0])))),
                 "objective": self.objective, "loss": self.loss, "lower_bound": self.lower_bound,
                 "gap": self.gap, "status": self.status, "nobs": self.nobs, "events": self.events,
                 "size": self.size}

@@ -239,6 +239,9 @@ def drop_dominated_cuts(design, weights=None) -> dict:
                 keep_cuts.append(c)
             else:
                 drop.add(j)
+        if not keep_cols:  # cannot happen with both outcomes present; keep the term well-formed anyway
+            keep_cols, keep_cuts = [t.columns[0]], [t.cuts[0]]
+            drop.discard(t.columns[0])
         kept[t.term] = (len(keep_cuts), len(t.cuts))
         new_terms.append(dataclasses.replace(t, columns=tuple(keep_cols), cuts=tuple(keep_cuts),
                                              k=min(t.k, max(len(keep_cuts), 1))))
