@@ -305,7 +305,8 @@ def intercept_bounds(problem: RiskProblem) -> tuple[int, int]:
     With scores s_i ∈ [s_min_i, s_max_i] fixed, the loss is convex in λ_0 and its derivative is
     positive once λ_0 > −min s + log(W+/W−)⁺ and negative once λ_0 < −max s − log(W−/W+)⁺;
     the best integer intercept is within 1 of the real one.  Rows that constrain the intercept
-    (side information) need the user to widen this range; the solver reports when it binds.
+    (side information) are not seen here: :mod:`riskformula.compile` widens the range for them,
+    and the summary reports when the intercept ends at an end of its range.
     """
     s_lo, s_hi = score_range(problem)
     wp, wn = problem.loss.w_pos.sum(), problem.loss.w_neg.sum()
