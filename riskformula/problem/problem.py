@@ -36,8 +36,9 @@ class SizeGroup:
     """Columns (term indices 1..d) that count once toward the model size.
 
     ``max_used`` caps how many of them may be nonzero (1 for one model-chosen threshold, None for
-    no cap).  With ``max_used == 1`` the group's count is Σα itself; otherwise a binary ``u_g``
-    with ``α_j ≤ u_g ≤ Σα_j`` is added, so ``u_g`` is exactly "some column of g is used".
+    no cap).  Each group gets a binary ``u_g`` = "some column of g is used", counted by the size
+    row: ``u_g = Σα_j`` when ``max_used == 1``, otherwise ``α_j ≤ u_g ≤ Σα_j``.  The solver
+    branches on ``u_g`` first (keep or drop a whole variable).
     """
 
     cols: tuple
@@ -46,7 +47,7 @@ class SizeGroup:
 
     @property
     def needs_aux(self) -> bool:
-        return self.max_used != 1
+        return True
 
 
 @dataclass
@@ -157,6 +158,11 @@ class RiskProblem:
         return int(sum(caps[: self.max_size]))
 
     @property
+    def unit_columns(self) -> np.ndarray:
+        """Columns of the group indicators u_g."""
+        return np.array([self.aux(k) for k in self._group_aux.values()], dtype=int)
+
+    @property
     def can_complete(self) -> bool:
         """Whether :meth:`complete` can fill every auxiliary column from integer points."""
         return self.n_extra_aux == 0 or self.aux_rule is not None
@@ -222,13 +228,14 @@ class RiskProblem:
             alphas = {self.alpha(j): 1.0 for j in grp.cols}
             if grp.max_used is not None and grp.max_used < len(grp.cols):
                 rows.append(LinearRow(alphas, upper=float(grp.max_used), name=f"{grp.name}: at most {grp.max_used}"))
-            if grp.needs_aux:
-                u = self.aux(self._group_aux[g])
+            u = self.aux(self._group_aux[g])
+            if grp.max_used == 1:  # at most one column used: Σα is the group's count itself
+                rows.append(LinearRow({u: 1.0, **{a: -1.0 for a in alphas}}, lower=0.0, upper=0.0,
+                                      name=f"{grp.name}: used"))
+            else:
                 rows += [LinearRow({a: 1.0, u: -1.0}, upper=0.0, name=f"{grp.name}: used") for a in alphas]
                 rows.append(LinearRow({u: 1.0, **{a: -1.0 for a in alphas}}, upper=0.0, name=f"{grp.name}: used"))
-                size[u] = 1.0
-            else:  # at most one column used: Σα is the group's count itself
-                size.update(alphas)
+            size[u] = 1.0
         if self.d and (self.max_size < self.n_units or self.min_size > 0):
             rows.append(LinearRow(size, lower=float(self.min_size), upper=float(self.max_size), name="model size"))
         return rows + list(self.rows)

@@ -324,6 +324,15 @@ class BranchAndCut:
             self._offer(np.round(x[:d1]))
         elif self.nodes % self.heuristic_interval == 1 and self._heuristics_allowed():
             self._heuristic(x[:d1], x[d1:2 * p.d + 1])
+        units = self.p.unit_columns
+        if len(units) and np.any(frac[units] > _INT_TOL):
+            # keep or drop a whole group (a thresholded variable) before choosing its columns
+            only = np.zeros_like(frac)
+            only[units] = frac[units]
+            col = self._choose_branch(xi, only)
+            v = xi[col]
+            return [(bound, changes + ((col, -math.inf, 0.0),), (col, 0, v, bound)),
+                    (bound, changes + ((col, 1.0, math.inf),), (col, 1, 1.0 - v, bound))]
         sos = self._sos_split(xi)
         if sos is not None:
             left, right = sos
