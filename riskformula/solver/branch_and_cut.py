@@ -284,7 +284,7 @@ class BranchAndCut:
         lp.set_bounds(lower, upper)
         self.nodes += 1
         d1 = p.d + 1
-        rounds = 0
+        rounds = int_rounds = 0
         while True:
             status, obj, x = lp.solve()
             self.lp_solves += 1
@@ -302,9 +302,15 @@ class BranchAndCut:
             f, g = p.loss.value_and_gradient(lam)
             violation = f - x[-1]
             if integral:
-                if violation > 1e-10 * (1 + f):
+                if violation > 1e-10 * (1 + f) and int_rounds < 50:
                     lp.add_cut(lam, f, g)
+                    int_rounds += 1
                     continue
+                if violation > 1e-10 * (1 + f):
+                    # HiGHS drops cut coefficients below 1e-9, so on nearly separable data a cut
+                    # may never become tight; stop cutting and keep the node's LP bound in the
+                    # reported lower bound (the point is offered with its true loss below)
+                    self._note_tol_prune(bound)
                 xr = np.where(self.integer, np.round(xi), xi)
                 if self._offer(lam, xr) or f + float(p.cost() @ xr) <= 1.1 * self.upper:
                     if p.can_complete and self._heuristics_allowed():

@@ -63,22 +63,11 @@ class NodeLP:
         self.upper = upper
 
     def add_cut(self, lam: np.ndarray, value: float, grad: np.ndarray) -> None:
-        """Add L − ∇l·λ ≥ l(λᵗ) − ∇l·λᵗ.
-
-        Coefficients below 1e-9 of the largest are left out and the right-hand side is lowered by
-        their largest possible contribution over the column bounds, so the cut stays valid; such
-        tiny entries (nearly separated data) otherwise make HiGHS stall with status "Unknown"."""
-        tiny = np.abs(grad) < 1e-9 * np.abs(grad).max() if len(grad) else np.zeros(0, bool)
-        slack = 0.0
-        if tiny.any():
-            lo, hi = self.lower[: self.n_coef], self.upper[: self.n_coef]
-            reach = np.maximum(np.abs(lo - lam), np.abs(hi - lam))
-            slack = float(np.abs(grad[tiny]) @ np.where(np.isfinite(reach), reach, 0.0)[tiny])
-            grad = np.where(tiny, 0.0, grad)
+        """Add L − ∇l·λ ≥ l(λᵗ) − ∇l·λᵗ."""
         nz = np.flatnonzero(grad)
         idx = np.concatenate([nz, [self.L]]).astype(np.int32)
         vals = np.concatenate([-grad[nz], [1.0]])
-        rhs = value - float(grad @ lam) - slack
+        rhs = value - float(grad @ lam)
         self.h.addRow(rhs, _INF, len(idx), idx, vals)
         self.n_cuts += 1
 
