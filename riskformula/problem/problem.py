@@ -264,16 +264,17 @@ class RiskProblem:
         lower, upper = self.column_bounds()
         if np.any(x < lower - tol) or np.any(x > upper + tol):
             return False
-        if self._row_matrix is None:
-            # the rows never change after construction: one sparse matrix serves every check
+        if self._row_matrix is None or self._row_matrix[3] != len(self.rows):
+            # rows are fixed once solving starts: one sparse matrix serves every check
             from scipy.sparse import csr_matrix
             rows = self.all_rows()
             r_idx = [i for i, r in enumerate(rows) for _ in r.coefs]
             c_idx = [k for r in rows for k in r.coefs]
             vals = [v for r in rows for v in r.coefs.values()]
             A = csr_matrix((vals, (r_idx, c_idx)), shape=(len(rows), self.n_cols))
-            self._row_matrix = (A, np.array([r.lower for r in rows], float), np.array([r.upper for r in rows], float))
-        A, lo, hi = self._row_matrix
+            self._row_matrix = (A, np.array([r.lower for r in rows], float), np.array([r.upper for r in rows], float),
+                                len(self.rows))
+        A, lo, hi, _ = self._row_matrix
         act = A @ x
         return not (np.any(act < lo - tol) or np.any(act > hi + tol))
 
