@@ -6,7 +6,9 @@
 >>> print(m.summary())  # doctest: +SKIP
 """
 
-from .datasets import load_dataset
+from .constraints import (at_least, at_most, implies, max_thresholds, not_both, one_variable, risk_at_least,
+                          risk_at_most, sign)
+from .datasets import load_dataset, synthetic_thresholds
 from .errors import (DataError, FormulaError, InfeasibleProblemError, OptimalityGapWarning,
                      RiskFormulaError, RiskFormulaWarning, SettingsError, SolverError)
 from .fit import risk_score
@@ -16,11 +18,14 @@ from .compare import ComparisonTable, anova, compare
 from .io import from_json
 from .validation import CrossValidation, SizePath, cross_validate, size_path
 from . import plots
+from .thresholds import cut, threshold
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
-    "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset",
+    "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset", "synthetic_thresholds",
+    "sign", "at_most", "at_least", "not_both", "implies", "one_variable", "max_thresholds",
+    "risk_at_least", "risk_at_most", "threshold", "cut",
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
     "SolverError", "RiskFormulaWarning", "OptimalityGapWarning",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",

@@ -11,7 +11,10 @@ from . import _validate as v
 from .errors import InfeasibleProblemError, OptimalityGapWarning, SettingsError, SolverError
 from .formula import build_design
 from .model import FitSettings, RiskScore, term_contributions
-from .problem import LogisticLoss, RiskProblem
+from .constraints import RiskBound
+from .thresholds import drop_dominated_cuts
+from .compile import build_problem, check_constraints, raise_if_infeasible
+from .problem import LogisticLoss
 from .solver import BranchAndCut
 
 
@@ -19,12 +22,17 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
                positive_weight: float = 1.0, event=None, na_action: str = "raise",
                time_limit: float = 60.0, gap_tolerance: float = 1e-6, node_limit: int | None = None,
-               verbose: bool = False, context: dict | None = None, initial=None) -> RiskScore:
+               verbose: bool = False, context: dict | None = None, constraints=None,
+               factors_as_one: bool = False, initial=None) -> RiskScore:
     """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
 
     Parameters
     ----------
     formula : R-style formula, e.g. ``'y ~ age + C(sex)'``, ``'y ~ .'`` or ``'y == "yes" ~ x'``.
+        ``threshold(x)`` lets the model choose one cut of ``x`` (points below and above it),
+        ``threshold(x, k=m)`` up to m cuts, ``threshold(x, grid=100)`` chooses among about 100
+        quantile gaps only, and ``cut(x, [40, 60])`` uses fixed cut points (see
+        :mod:`riskformula.thresholds`).
     data : the training rows (never modified).
     max_size, min_size : limits on the number of terms with nonzero points.
     coef_range : integer ``(low, high)`` for every term's points, or a dict keyed by column, label or
@@ -42,6 +50,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     node_limit : optional cap on branch-and-bound nodes.
     verbose : print a solver log.
     context : extra names (functions, constants) the formula may use.
+    constraints : operational constraints from :mod:`riskformula.constraints`, e.g.
+        ``[rf.sign("prior_seizures", "+"), rf.at_most(1, "male", "female")]``.
+    factors_as_one : count all columns of a multi-column term (a factor's levels) as one term
+        toward ``max_size`` (a thresholded variable always counts once).
     initial : a starting model for the search (a warm start): a fitted :class:`RiskScore`, or a
         dict of points keyed by design column or label (``"intercept"`` optional). Its
         intercept is re-optimised for these data; a start that breaks the bounds or size
@@ -50,6 +62,11 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     Returns
     -------
     RiskScore
+
+    Raises
+    ------
+    InfeasibleProblemError
+        No model satisfies the constraints; the message names a conflicting subset.
 
     Examples
     --------
@@ -71,11 +88,15 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     node_limit = v.check_int("node_limit", node_limit, minimum=1, allow_none=True)
     if intercept_range is not None:
         intercept_range = v.check_range("intercept_range", intercept_range)
+    constraints = check_constraints(constraints)
 
     design = build_design(formula, data, na_action=na_action, event=event, context=context)
     w = v.check_weights(weights, data)
     if w is not None:
         w = w.loc[design.index].to_numpy()
+    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.thresholds}
+    if not any(isinstance(c, RiskBound) for c in constraints):
+        candidates.update(drop_dominated_cuts(design, w))
     lower, upper = v.check_coef_bounds(coef_range, design.columns, design.labels, design.column_terms)
     usable = int(np.sum((lower != 0) | (upper != 0)))
     if min_size > usable:
@@ -86,8 +107,11 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     loss = LogisticLoss(design.X, design.y, w, positive_weight)
     if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
         raise SettingsError("the weights leave only one class with positive weight; a risk score needs both.")
-    problem = RiskProblem(loss, lower, upper, c0=c0, max_size=max_size, min_size=min_size,
-                          intercept_bounds=intercept_range)
+    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, max_size=max_size, min_size=min_size,
+                intercept_range=intercept_range)
+    problem, builder = build_problem(design, loss, lower, upper, constraints=constraints, **opts)
+    if constraints:
+        raise_if_infeasible(design, loss, lower, upper, constraints, problem=problem, **opts)
     starts = None if initial is None else initial_points(initial, design, problem)
     report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
                           node_limit=node_limit, verbose=verbose).solve(initial=starts)
@@ -108,9 +132,13 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
                            c0=c0, positive_weight=positive_weight, weighted=w is not None,
-                           time_limit=time_limit, gap_tolerance=gap_tolerance, na_action=na_action)
+                           time_limit=time_limit, gap_tolerance=gap_tolerance, na_action=na_action,
+                           constraints=constraints, factors_as_one=bool(factors_as_one),
+                           threshold_ranges=dict(builder.threshold_ranges),
+                           size_groups=tuple(tuple(g) for g in builder.groups),
+                           threshold_candidates=candidates)
     model = RiskScore(design, bc_lam, report, settings, loss=loss.value(bc_lam),
-                      term_contributions=term_contributions(design, bc_lam))
+                      term_contributions=term_contributions(design, bc_lam, settings.threshold_ranges))
     from .reports.evaluation import evaluate
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -18,6 +18,7 @@ from formulaic import model_matrix
 from formulaic.errors import FormulaicError
 
 from .errors import DataError, FormulaError
+from .thresholds import FORMULA_FUNCTIONS, threshold_terms
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
 _IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
@@ -71,7 +72,8 @@ class Design:
     dropped: int = 0
     dropped_index: list = field(default_factory=list)
     levels: tuple = ()
-    context: dict = field(default_factory=dict)  # names the formula may use, needed again for new data
+    thresholds: list = field(default_factory=list)
+    context: dict = field(default_factory=dict)
 
     @property
     def nobs(self) -> int:
@@ -94,7 +96,7 @@ class Design:
         with warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
             try:
-                mm = self.spec.get_model_matrix(data, context=self.context)
+                mm = self.spec.get_model_matrix(data, context={**FORMULA_FUNCTIONS, **self.context})
             except DataMismatchWarning as e:
                 seen = re.search(r"\{.*\}", str(e))
                 seen = re.sub(r"np\.\w+\((.*?)\)", r"\1", seen.group(0) if seen else str(e))
@@ -114,7 +116,7 @@ class Design:
                 raise DataError(f"the data lack the outcome column `{self.outcome}`.")
             raw = data[self.outcome]
         else:
-            raw = pd.DataFrame(self.lhs_spec.get_model_matrix(data, context=self.context)).iloc[:, 0]
+            raw = pd.DataFrame(self.lhs_spec.get_model_matrix(data, context={**FORMULA_FUNCTIONS, **self.context})).iloc[:, 0]
         if raw.isna().any():
             raise DataError(f"the outcome `{self.outcome}` has {int(raw.isna().sum())} missing value(s) in these data.")
         unknown = set(pd.unique(raw)) - set(self.levels)
@@ -194,11 +196,14 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     if bare and lhs.strip("` ") != m.group(1):
         full = f"{m.group(1)} ~ {rhs}"
 
+    # threshold()/cut() are formula functions; the user's own names win if they clash
+    context = {**FORMULA_FUNCTIONS, **(context or {})}
+
     def materialize(frame):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return model_matrix(full, frame, na_action="ignore", context=context or {})
+                return model_matrix(full, frame, na_action="ignore", context=context)
         except FormulaicError as e:
             raise FormulaError(f"could not build the design of {formula!r}: {e} "
                                f"Columns available: {list(frame.columns)[:30]}.") from e
@@ -242,8 +247,13 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
             name = spec.column_names[i]
             if name in columns:
                 column_terms[columns.index(name)] = str(term)
-    return Design(formula=formula, X=X, y=y, columns=columns, labels=[_readable(c) for c in columns],
+    labels = [_readable(c) for c in columns]
+    thresholds = threshold_terms(spec, columns, column_terms)
+    for t in thresholds:
+        for j, c in zip(t.columns, t.cuts):
+            labels[j] = f"{t.variable} ≤ {c:.6g}"
+    return Design(formula=formula, X=X, y=y, columns=columns, labels=labels,
                   column_terms=column_terms, outcome=outcome_name, event=ev, spec=spec,
                   lhs_spec=None if bare else mm.lhs.model_spec, variables=used, index=frame.index,
                   dropped=len(dropped_index), dropped_index=dropped_index,
-                  levels=tuple(pd.unique(pd.Series(raw))), context=dict(context or {}))
+                  levels=tuple(pd.unique(pd.Series(raw))), thresholds=thresholds, context=context)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -11,6 +11,7 @@ from scipy.special import expit, logit
 
 from .formula import Design
 from .solver import SolverReport
+from .thresholds import levels
 
 #: more attainable scores than this are shown as score bands
 MAX_TABLE_ROWS = 40
@@ -31,6 +32,11 @@ class FitSettings:
     time_limit: float
     gap_tolerance: float
     na_action: str
+    constraints: tuple = ()
+    factors_as_one: bool = False
+    threshold_ranges: dict = field(default_factory=dict)
+    size_groups: tuple = ()
+    threshold_candidates: dict = field(default_factory=dict)
 
 
 class RiskScore:
@@ -58,7 +64,11 @@ class RiskScore:
         # row index (riskformula.from_json); fitted models take them from the design
         self._design = design
         self.coef = pd.Series(np.round(lam[1:]).astype(int), index=design.columns, name="points")
-        self.intercept = int(round(lam[0]))
+        # a threshold term's top interval may carry points too (seed 000's w≥); they come out of
+        # the base so the card shows each interval's points within the coefficient range
+        self._levels = _threshold_levels(design, self.coef.to_numpy(), settings.threshold_ranges)
+        self._shift = int(sum(t for _, _, t in self._levels.values()))
+        self.intercept = int(round(lam[0])) - self._shift
         self.solver = report
         self.settings = settings
         self.loss = float(loss)
@@ -80,8 +90,17 @@ class RiskScore:
     # --- basic facts ------------------------------------------------------------------
     @property
     def size(self) -> int:
-        """Number of terms with nonzero points."""
-        return int((self.coef != 0).sum())
+        """Number of terms with nonzero points; a thresholded variable (and a factor, with
+        ``factors_as_one`` or ``one_variable``) counts once."""
+        used = self.coef.to_numpy() != 0
+        grouped = {j for g in self.settings.size_groups for j in g}
+        n = sum(1 for j in range(len(used)) if used[j] and j not in grouped)
+        return n + sum(1 for g in self.settings.size_groups if used[list(g)].any())
+
+    @property
+    def intercept_at_bound(self) -> bool:
+        """Whether the fitted base points sit at an end of the intercept range searched."""
+        return self.intercept + self._shift in tuple(self.settings.intercept_range)
 
     @property
     def labels(self) -> pd.Series:
@@ -120,7 +139,7 @@ class RiskScore:
     def score(self, newdata: pd.DataFrame) -> pd.Series:
         """Total points of every row of ``newdata`` (intercept not included)."""
         X = self._design.transform(newdata)
-        s = X @ self.coef.to_numpy(dtype=float)
+        s = X @ self.coef.to_numpy(dtype=float) + self._shift
         return pd.Series(s, index=newdata.index, name="score")
 
     def predict(self, newdata: pd.DataFrame) -> pd.Series:
@@ -138,11 +157,35 @@ class RiskScore:
         return evaluate(self, data, by=by, thresholds=thresholds)
 
     # --- tables -----------------------------------------------------------------------
+    @property
+    def constraints(self) -> tuple:
+        """The operational constraints the model was fitted under."""
+        return tuple(self.settings.constraints)
+
+    @property
+    def thresholds(self) -> pd.DataFrame:
+        """Chosen cuts of every ``threshold()``/``cut()`` term: ``term``, ``variable``, ``cut``."""
+        rows = []
+        for t in self._design.thresholds:
+            chosen, _, _ = self._levels[t.term]
+            rows += [(t.term, t.variable, t.cuts[i]) for i in chosen]
+        return pd.DataFrame(rows, columns=["term", "variable", "cut"])
+
     def score_card(self) -> pd.DataFrame:
-        """Terms with nonzero points: ``term``, ``column`` and ``points``."""
-        used = self.coef[self.coef != 0]
-        return pd.DataFrame({"term": self.labels[used.index].to_numpy(), "column": used.index,
-                             "points": used.to_numpy()})
+        """Terms with nonzero points: ``term`` (a readable condition such as ``age ≤ 57.5``),
+        ``column`` (design column, or the formula term of a threshold) and ``points``."""
+        rows, done = [], set()
+        by_col = {j: t for t in self._design.thresholds for j in t.columns}
+        for j, col in enumerate(self._design.columns):
+            t = by_col.get(j)
+            if t is None:
+                if self.coef.iloc[j] != 0:
+                    rows.append((self._design.labels[j], col, int(self.coef.iloc[j])))
+            elif t.term not in done:
+                done.add(t.term)
+                chosen, lv, _ = self._levels[t.term]
+                rows += [(t.condition(r, chosen), t.term, int(p)) for r, p in enumerate(lv) if chosen and p != 0]
+        return pd.DataFrame(rows, columns=["term", "column", "points"])
 
     def attainable_scores(self) -> np.ndarray:
         """Every total score the card can produce (sums of per-term contributions seen in training).
@@ -215,7 +258,9 @@ class RiskScore:
     def to_dict(self) -> dict:
         """Points, intercept and certificate as plain Python values."""
         return {"formula": self.formula, "outcome": self.outcome, "event": _plain(self.event),
-                "intercept": self.intercept, "points": {k: int(v) for k, v in self.coef.items() if v != 0},
+                "intercept": self.intercept, "points": dict(zip(self.score_card()["term"] if self._design.thresholds else self.coef.index[self.coef != 0],
+                                   (int(v) for v in (self.score_card()["points"] if self._design.thresholds
+                                                     else self.coef[self.coef != 0])))),
                 "objective": self.objective, "loss": self.loss, "lower_bound": self.lower_bound,
                 "gap": self.gap, "status": self.status, "nobs": self.nobs, "events": self.events,
                 "size": self.size}
@@ -277,16 +322,27 @@ def _plain(v):
     return v.item() if hasattr(v, "item") else v
 
 
-def term_contributions(design: Design, lam: np.ndarray) -> list:
+def _threshold_levels(design: Design, points: np.ndarray, ranges: dict) -> dict:
+    """term -> (chosen cut indices, points per interval, top interval's points) of threshold terms."""
+    out = {}
+    for t in design.thresholds:
+        lb, ub = ranges.get(t.term, (-5, 5))
+        out[t.term] = levels(points[list(t.columns)], lb, ub)
+    return out
+
+
+def term_contributions(design: Design, lam: np.ndarray, threshold_ranges: dict | None = None) -> list:
     """Distinct values of each used term's points in the training rows (a factor's levels are
-    mutually exclusive, so they are combined within the term, not across columns)."""
+    mutually exclusive, so they are combined within the term, not across columns; a threshold
+    term contributes its interval points, see :func:`riskformula.thresholds.levels`)."""
     points = np.round(lam[1:])
+    shifts = {t: s for t, (_, _, s) in _threshold_levels(design, points, threshold_ranges or {}).items()}
     out = []
     terms: dict = {}
     for j, t in enumerate(design.column_terms):
         if points[j] != 0:
             terms.setdefault(t if t is not None else design.columns[j], []).append(j)
     for cols in terms.values():
-        contrib = design.X[:, cols] @ points[cols]
+        contrib = design.X[:, cols] @ points[cols] + shifts.get(design.column_terms[cols[0]], 0.0)
         out.append(np.unique(contrib.round(9)))
     return out

@@ -4,7 +4,8 @@ Variables, in this order (one vector ``x``):
 
 * ``λ_0 .. λ_d``  integer points, intercept first (the intercept has no indicator);
 * ``α_1 .. α_d``  binary "term j is used" indicators, linked by ``lb_j α_j ≤ λ_j ≤ ub_j α_j``;
-* auxiliary columns added by later constraint kinds (binary or integer or continuous).
+* auxiliary columns added by later constraint kinds (binary or integer or continuous), then one
+  binary ``u_g`` per :class:`SizeGroup` that needs one ("some column of group g is used").
 
 Every operational constraint is a :class:`LinearRow` over these columns, so the solver
 sees one generic "convex loss + linear rows over integer and binary variables" problem.
@@ -30,6 +31,25 @@ class LinearRow:
     name: str = ""
 
 
+@dataclass(frozen=True)
+class SizeGroup:
+    """Columns (term indices 1..d) that count once toward the model size.
+
+    ``max_used`` caps how many of them may be nonzero (1 for one model-chosen threshold, None for
+    no cap).  Each group gets a binary ``u_g`` = "some column of g is used", counted by the size
+    row: ``u_g = Σα_j`` when ``max_used == 1``, otherwise ``α_j ≤ u_g ≤ Σα_j``.  The solver
+    branches on ``u_g`` first (keep or drop a whole variable).
+    """
+
+    cols: tuple
+    max_used: int | None = None
+    name: str = ""
+
+    @property
+    def needs_aux(self) -> bool:
+        return True
+
+
 @dataclass
 class RiskProblem:
     """Data and constraints of one fit.
@@ -43,6 +63,10 @@ class RiskProblem:
     intercept_bounds : ``(lo, hi)``; derived from the data when ``None`` (see
         :func:`intercept_bounds`).
     rows : extra :class:`LinearRow` constraints over the variable vector.
+    aux_* : bounds, integrality, cost and names of extra auxiliary columns used by ``rows``.
+    aux_rule : ``f(lam, alpha) -> values`` of those extra columns implied by integer points, so
+        that :meth:`complete` (and with it the heuristics) works with them; None if there is none.
+    groups : :class:`SizeGroup` s; each counts once toward ``max_size``/``min_size``.
     """
 
     loss: LogisticLoss
@@ -58,15 +82,34 @@ class RiskProblem:
     aux_integer: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     aux_cost: np.ndarray = field(default_factory=lambda: np.zeros(0))
     aux_names: list = field(default_factory=list)
+    aux_rule: object = None
+    groups: list = field(default_factory=list)
 
     def __post_init__(self):
         d = self.loss.d
         self.coef_lower = np.asarray(self.coef_lower, dtype=float).reshape(d)
         self.coef_upper = np.asarray(self.coef_upper, dtype=float).reshape(d)
         self.c0 = np.broadcast_to(np.asarray(self.c0, dtype=float), (d,)).copy()
+        self.n_extra_aux = len(self.aux_lower)
+        self._group_of = np.full(d + 1, -1)
+        for g, grp in enumerate(self.groups):
+            if any(self._group_of[j] >= 0 for j in grp.cols):
+                raise ValueError(f"column(s) of size group {grp.name!r} are already in another group")
+            self._group_of[list(grp.cols)] = g
+        # one binary u_g per group that needs it, after the caller's auxiliary columns
+        self._group_aux = {}
+        for g, grp in enumerate(self.groups):
+            if grp.needs_aux:
+                self._group_aux[g] = len(self.aux_lower)
+                self.aux_lower = np.append(self.aux_lower, 0.0)
+                self.aux_upper = np.append(self.aux_upper, 1.0)
+                self.aux_integer = np.append(np.asarray(self.aux_integer, bool), True)
+                self.aux_cost = np.append(self.aux_cost, 0.0)
+                self.aux_names = list(self.aux_names) + [f"used[{grp.name}]"]
         if self.max_size is None:
-            self.max_size = d
-        self.max_size = int(min(self.max_size, d))
+            self.max_size = self.n_units
+        self.max_size = int(min(self.max_size, self.n_units))
+        self._row_matrix = None
         if self.intercept_bounds is None:
             self.intercept_bounds = intercept_bounds(self)
 
@@ -94,6 +137,71 @@ class RiskProblem:
     def aux(self, k: int) -> int:
         return 2 * self.d + 1 + k
 
+    # --- size units: an ungrouped term or a group -----------------------------------------
+    def units(self) -> list[tuple]:
+        """Column groups that count once toward the size, as tuples of term indices 1..d."""
+        out = [(j,) for j in range(1, self.d + 1) if self._group_of[j] < 0]
+        return out + [tuple(g.cols) for g in self.groups]
+
+    @property
+    def n_units(self) -> int:
+        return int(np.sum(self._group_of[1:] < 0)) + len(self.groups)
+
+    def _unit_capacity(self) -> list[int]:
+        caps = [1] * int(np.sum(self._group_of[1:] < 0))
+        return caps + [len(g.cols) if g.max_used is None else min(g.max_used, len(g.cols)) for g in self.groups]
+
+    @property
+    def max_nonzero(self) -> int:
+        """Most nonzero points a feasible model can have (groups may hold several per size unit)."""
+        caps = sorted(self._unit_capacity(), reverse=True)
+        return int(sum(caps[: self.max_size]))
+
+    @property
+    def unit_columns(self) -> np.ndarray:
+        """Columns of the group indicators u_g."""
+        return np.array([self.aux(k) for k in self._group_aux.values()], dtype=int)
+
+    @property
+    def can_complete(self) -> bool:
+        """Whether :meth:`complete` can fill every auxiliary column from integer points."""
+        return self.n_extra_aux == 0 or self.aux_rule is not None
+
+    @property
+    def needs_row_check(self) -> bool:
+        """Whether points within their bounds and the size limit can still break a row."""
+        return bool(self.rows) or bool(self.groups)
+
+    def model_size(self, lam: np.ndarray) -> int:
+        """Number of size units with nonzero points."""
+        used = np.asarray(lam[1:]) != 0
+        n = int(np.sum(used & (self._group_of[1:] < 0)))
+        return n + sum(bool(used[np.asarray(g.cols) - 1].any()) for g in self.groups)
+
+    def select_support(self, order) -> np.ndarray:
+        """Greedy support in the given priority order of terms (0-based) that respects the size
+        limit and every group's ``max_used``; used by rounding heuristics."""
+        keep = np.zeros(self.d, dtype=bool)
+        size = 0
+        used_in = np.zeros(len(self.groups), dtype=int)
+        for j0 in order:
+            g = self._group_of[j0 + 1]
+            if g < 0:
+                if size < self.max_size:
+                    keep[j0] = True
+                    size += 1
+                continue
+            cap = self.groups[g].max_used
+            if cap is not None and used_in[g] >= cap:
+                continue
+            if used_in[g] == 0:
+                if size >= self.max_size:
+                    continue
+                size += 1
+            used_in[g] += 1
+            keep[j0] = True
+        return keep
+
     def column_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         lo0, hi0 = self.intercept_bounds
         lower = np.concatenate([[lo0], np.minimum(self.coef_lower, 0), np.zeros(self.d), self.aux_lower])
@@ -115,9 +223,21 @@ class RiskProblem:
                                   name=f"link_upper[{j}]"))
             rows.append(LinearRow({self.lam(j): 1.0, self.alpha(j): -self.coef_lower[j - 1]}, lower=0.0,
                                   name=f"link_lower[{j}]"))
-        if self.d and (self.max_size < self.d or self.min_size > 0):
-            rows.append(LinearRow({self.alpha(j): 1.0 for j in range(1, self.d + 1)},
-                                  lower=float(self.min_size), upper=float(self.max_size), name="model size"))
+        size = {self.alpha(j): 1.0 for j in range(1, self.d + 1) if self._group_of[j] < 0}
+        for g, grp in enumerate(self.groups):
+            alphas = {self.alpha(j): 1.0 for j in grp.cols}
+            if grp.max_used is not None and grp.max_used < len(grp.cols):
+                rows.append(LinearRow(alphas, upper=float(grp.max_used), name=f"{grp.name}: at most {grp.max_used}"))
+            u = self.aux(self._group_aux[g])
+            if grp.max_used == 1:  # at most one column used: Σα is the group's count itself
+                rows.append(LinearRow({u: 1.0, **{a: -1.0 for a in alphas}}, lower=0.0, upper=0.0,
+                                      name=f"{grp.name}: used"))
+            else:
+                rows += [LinearRow({a: 1.0, u: -1.0}, upper=0.0, name=f"{grp.name}: used") for a in alphas]
+                rows.append(LinearRow({u: 1.0, **{a: -1.0 for a in alphas}}, upper=0.0, name=f"{grp.name}: used"))
+            size[u] = 1.0
+        if self.d and (self.max_size < self.n_units or self.min_size > 0):
+            rows.append(LinearRow(size, lower=float(self.min_size), upper=float(self.max_size), name="model size"))
         return rows + list(self.rows)
 
     # --- evaluating candidate solutions -----------------------------------------------------
@@ -130,34 +250,57 @@ class RiskProblem:
 
     def complete(self, lam: np.ndarray) -> np.ndarray | None:
         """The full variable vector implied by integer points ``lam`` (α_j = [λ_j ≠ 0]),
-        or None when that vector breaks a bound or row, or needs auxiliary columns."""
-        if self.n_aux:
+        or None when that vector breaks a bound or row.  Auxiliary columns are filled by
+        ``aux_rule`` and group indicators by u_g = max α_j; without a rule it is None."""
+        if not self.can_complete:
             return None
         alpha = (lam[1:] != 0).astype(float)
-        x = np.concatenate([lam, alpha])
+        extra = np.asarray(self.aux_rule(lam, alpha), float) if self.n_extra_aux else np.zeros(0)
+        used = [float(alpha[np.asarray(self.groups[g].cols) - 1].max()) for g in self._group_aux]
+        x = np.concatenate([lam, alpha, extra, used])
         return x if self.is_feasible(x) else None
 
     def is_feasible(self, x: np.ndarray, tol: float = 1e-7) -> bool:
         lower, upper = self.column_bounds()
         if np.any(x < lower - tol) or np.any(x > upper + tol):
             return False
-        for r in self.all_rows():
-            act = sum(v * x[k] for k, v in r.coefs.items())
-            if act < r.lower - tol or act > r.upper + tol:
-                return False
-        return True
+        if self._row_matrix is None or self._row_matrix[3] != len(self.rows):
+            # rows are fixed once solving starts: one sparse matrix serves every check
+            from scipy.sparse import csr_matrix
+            rows = self.all_rows()
+            r_idx = [i for i, r in enumerate(rows) for _ in r.coefs]
+            c_idx = [k for r in rows for k in r.coefs]
+            vals = [v for r in rows for v in r.coefs.values()]
+            A = csr_matrix((vals, (r_idx, c_idx)), shape=(len(rows), self.n_cols))
+            self._row_matrix = (A, np.array([r.lower for r in rows], float), np.array([r.upper for r in rows], float),
+                                len(self.rows))
+        A, lo, hi, _ = self._row_matrix
+        act = A @ x
+        return not (np.any(act < lo - tol) or np.any(act > hi + tol))
 
 
 def score_range(problem: RiskProblem) -> tuple[np.ndarray, np.ndarray]:
     """Smallest and largest attainable score (without intercept) of every unique row,
-    under the coefficient bounds and the size limit (seed 001, Proposition 4)."""
+    under the coefficient bounds and the size limit (seed 001, Proposition 4).
+
+    A size group contributes the sum of its ``max_used`` most extreme columns and counts as one
+    of the ``max_size`` units."""
     X = problem.loss.Z[:, 1:]
     a = X * problem.coef_lower
     b = X * problem.coef_upper
     lo = np.minimum(np.minimum(a, b), 0.0)
     hi = np.maximum(np.maximum(a, b), 0.0)
+    if problem.groups:
+        single = problem._group_of[1:] < 0
+        lo_units, hi_units = [lo[:, single]], [hi[:, single]]
+        for grp in problem.groups:
+            cols = np.asarray(grp.cols) - 1
+            m = len(cols) if grp.max_used is None else min(grp.max_used, len(cols))
+            lo_units.append(np.sort(lo[:, cols], axis=1)[:, :m].sum(axis=1, keepdims=True))
+            hi_units.append(-np.sort(-hi[:, cols], axis=1)[:, :m].sum(axis=1, keepdims=True))
+        lo, hi = np.hstack(lo_units), np.hstack(hi_units)
     R = problem.max_size
-    if R < problem.d:
+    if R < lo.shape[1]:
         # only the R most extreme contributions can be used at once
         lo = np.sort(lo, axis=1)[:, :R]
         hi = -np.sort(-hi, axis=1)[:, :R]
@@ -170,7 +313,8 @@ def intercept_bounds(problem: RiskProblem) -> tuple[int, int]:
     With scores s_i ∈ [s_min_i, s_max_i] fixed, the loss is convex in λ_0 and its derivative is
     positive once λ_0 > −min s + log(W+/W−)⁺ and negative once λ_0 < −max s − log(W−/W+)⁺;
     the best integer intercept is within 1 of the real one.  Rows that constrain the intercept
-    (side information) need the user to widen this range; the solver reports when it binds.
+    (side information) are not seen here: :mod:`riskformula.compile` widens the range for them,
+    and the summary reports when the intercept ends at an end of its range.
     """
     s_lo, s_hi = score_range(problem)
     wp, wn = problem.loss.w_pos.sum(), problem.loss.w_neg.sum()

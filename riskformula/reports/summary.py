@@ -88,6 +88,28 @@ class Summary:
             rows.append(("Event weight", f"{s.positive_weight:g}"))
         return rows
 
+    def constraints_table(self) -> pd.DataFrame | None:
+        """The operational constraints and threshold searches the model was fitted under."""
+        m = self.model
+        s = m.settings
+        rows = [("constraint", c.describe()) for c in s.constraints]
+        if s.factors_as_one:
+            rows.append(("setting", "factors_as_one=True: each factor counts as one term toward max_size"))
+        for t in m.design.thresholds:
+            kept, total = s.threshold_candidates.get(t.term, (len(t.cuts), len(t.cuts)))
+            lb, ub = s.threshold_ranges.get(t.term, (None, None))
+            if t.kind == "cut":
+                what = f"fixed cuts at {', '.join(f'{c:.6g}' for c in t.cuts)}"
+            elif t.on_grid:
+                what = (f"up to {t.k} cut(s) among a {total}-cut quantile grid ({t.n_distinct:,d} distinct values); "
+                        f"{kept} not dominated")
+            else:
+                what = (f"up to {t.k} cut(s) among all {total} gaps between distinct values; {kept} not dominated")
+            rows.append((t.term, f"{what}; points per interval {lb} to {ub}"))
+        if not rows:
+            return None
+        return pd.DataFrame(rows, columns=["kind", "constraint"])
+
     def fit_table(self) -> pd.DataFrame:
         m = self.model
         ev = m.training_evaluation
@@ -136,8 +158,14 @@ class Summary:
             out.append(f"Proven optimal: no risk score within these limits has an objective below "
                        f"{m.lower_bound:.8g} (relative gap tolerance {m.settings.gap_tolerance:g}).")
         lo, hi = m.settings.intercept_range
-        if m.intercept in (lo, hi):
-            out.append(f"The intercept ({m.intercept}) is at the edge of its range; widen `intercept_range`.")
+        if m.intercept_at_bound:
+            out.append(f"The base points sit at the edge of the intercept range searched ({lo} to {hi}); the "
+                       "constraints may be pushing it there — widen `intercept_range` to check.")
+        if any(t.on_grid for t in m.design.thresholds):
+            out.append("Thresholds were chosen from a quantile grid: the certificate is optimal relative to that "
+                       "grid, not over every cut position.")
+        if m.settings.constraints:
+            out.append("Optimal under the listed constraints: a model without them may fit better.")
         if m.settings.weighted:
             out.append("Loss and certificate use the sample weights; the training diagnostics are unweighted.")
         return out
@@ -151,6 +179,9 @@ class Summary:
         rel = self.reliability()
         if rel is not None:
             t["reliability"] = rel
+        con = self.constraints_table()
+        if con is not None:
+            t["constraints"] = con
         return t
 
     def to_frame(self) -> pd.DataFrame:
@@ -170,6 +201,7 @@ class Summary:
     def render(self, kind: str = "text") -> str:
         m = self.model
         blocks = [r.heading("Risk score", kind, 1), r.pairs(self.header(), kind),
+                  *self._constraint_blocks(kind),
                   r.heading("Score card", kind), r.table(_card_display(m), kind), _risk_formula(m),
                   r.heading("Score-to-risk table", kind), r.table(_risk_table_display(m), kind),
                   r.heading("Fit on the training data", kind), r.table(self.fit_table(), kind)]
@@ -182,6 +214,13 @@ class Summary:
         blocks += [r.heading("Certificate", kind), r.table(self.certificate(), kind),
                    r.notes(self.notes(), kind)]
         return r.document(blocks, kind)
+
+    def _constraint_blocks(self, kind: str) -> list:
+        con = self.constraints_table()
+        if con is None:
+            return []
+        from . import render as r
+        return [r.heading("Constraints and thresholds", kind), r.table(con, kind)]
 
     def __str__(self) -> str:
         return self.render("text")

@@ -61,6 +61,11 @@ class BranchAndCut:
         self.n_int = problem.n_cols
         self.integer = problem.integer_mask()
         self.alpha_cols = np.arange(problem.d + 1, 2 * problem.d + 1)
+        self.sos_groups = [np.array([problem.alpha(j) for j in g.cols]) for g in problem.groups
+                           if g.max_used == 1 and len(g.cols) > 1]
+        if problem.max_nonzero == 1 and problem.d > 1:
+            # the size row is then Σ_j α_j ≤ 1 over every column: one SOS1 set
+            self.sos_groups = [self.alpha_cols.copy()]
         self.best_x: np.ndarray | None = None
         self.best_lam: np.ndarray | None = None
         self.upper = math.inf
@@ -86,7 +91,7 @@ class BranchAndCut:
 
     def _heuristic(self, lam: np.ndarray, alpha: np.ndarray, swaps: bool = False) -> None:
         """SeqRd then DCD from an LP point; a new incumbent is polished again with swaps."""
-        if self.p.n_aux:
+        if not self.p.can_complete:
             return
         cand = sequential_rounding(self.p, lam, alpha)
         if self.p.complete(cand) is None:
@@ -111,7 +116,7 @@ class BranchAndCut:
         outside [V_min − c0·R_max, V_max − c0·R_min]."""
         c0min = float(self.p.c0.min()) if self.p.d else 0.0
         c0max = float(self.p.c0.max()) if self.p.d else 0.0
-        lo = max(self.loss_lo, self.global_lower - c0max * self.p.max_size) if math.isfinite(self.global_lower) else self.loss_lo
+        lo = max(self.loss_lo, self.global_lower - c0max * self.p.max_nonzero) if math.isfinite(self.global_lower) else self.loss_lo
         hi = min(self.loss_hi, self.upper - c0min * self.p.min_size) if self.p.n_aux == 0 else self.loss_hi
         hi = max(hi, lo)
         self.lp.set_loss_bounds(lo, hi + 1e-9 * (1 + abs(hi)))
@@ -134,7 +139,7 @@ class BranchAndCut:
         self._offer(zero)
         for lam in initial or []:
             self._offer(np.asarray(lam, float))
-        if self.best_x is None and p.min_size > 0 and p.n_aux == 0:
+        if self.best_x is None and p.min_size > 0 and p.can_complete:
             self._polish_and_offer(fill_to_min_size(p, zero))
 
         root_bound, iterates = self._root_cutting_planes()
@@ -320,9 +325,11 @@ class BranchAndCut:
                         return self._split_used(empty[0] + 1, bound, changes, lower, upper)
                     xr = implied  # fewer counted terms: at least as good, so it settles this node
                 if self._offer(lam, xr) or f + float(p.cost() @ xr) <= 1.1 * self.upper:
-                    if p.n_aux == 0 and self._heuristics_allowed():
+                    if p.can_complete and self._heuristics_allowed():
                         self._polish_and_offer(lam)
-                self._note_tol_prune(bound)  # keeps the bound honest if the LP sat a hair under the cut
+                # the LP may sit under the cut (HiGHS tolerances, coefficients below 1e-9 dropped on
+                # nearly separable data): the node's LP bound stays in the reported lower bound
+                self._note_tol_prune(bound)
                 return None
             if violation > 1e-6 * (1 + f) and rounds < 1:
                 lp.add_cut(lam, f, g)
@@ -338,6 +345,20 @@ class BranchAndCut:
             self._offer(np.round(x[:d1]))
         elif self.nodes % self.heuristic_interval == 1 and self._heuristics_allowed():
             self._heuristic(x[:d1], x[d1:2 * p.d + 1])
+        units = self.p.unit_columns
+        if len(units) and np.any(frac[units] > _INT_TOL):
+            # keep or drop a whole group (a thresholded variable) before choosing its columns
+            only = np.zeros_like(frac)
+            only[units] = frac[units]
+            col = self._choose_branch(xi, only)
+            v = xi[col]
+            return [(bound, changes + ((col, -math.inf, 0.0),), (col, 0, v, bound)),
+                    (bound, changes + ((col, 1.0, math.inf),), (col, 1, 1.0 - v, bound))]
+        sos = self._sos_split(xi)
+        if sos is not None:
+            left, right = sos
+            return [(bound, changes + tuple((c, 0.0, 0.0) for c in right), None),
+                    (bound, changes + tuple((c, 0.0, 0.0) for c in left), None)]
         col = self._choose_branch(xi, frac)
         v = xi[col]
         down = (bound, changes + ((col, -math.inf, math.floor(v)),), (col, 0, v - math.floor(v), bound))
@@ -355,6 +376,25 @@ class BranchAndCut:
         if lower[lam_col] <= -1:
             kids.append((bound, changes + ((a, 1.0, math.inf), (lam_col, -math.inf, -1.0)), None))
         return kids
+
+    def _sos_split(self, xi):
+        """SOS1 branching on a group whose columns may hold at most one nonzero (e.g. the
+        candidate cuts of one threshold): when the LP spreads the group's indicators over several
+        columns, split the group (in column order) at the α-weighted median; one child forbids
+        the left part, the other the right part.  Every integer point lies in one child, and the
+        depth is logarithmic in the group size instead of one level per column."""
+        best, best_mass = None, _INT_TOL
+        for cols in self.sos_groups:
+            a = xi[cols]
+            if np.count_nonzero(a > _INT_TOL) >= 2 and a.sum() > best_mass:
+                best, best_mass = cols, a.sum()
+        if best is None:
+            return None
+        a = xi[best]
+        k = int(np.searchsorted(np.cumsum(a), 0.5 * a.sum()))
+        nz = np.flatnonzero(a > _INT_TOL)
+        k = min(max(k, nz[0]), nz[-1] - 1)  # both parts keep some of the LP's mass
+        return best[: k + 1], best[k + 1:]
 
     def _update_pseudocost(self, branch, bound):
         col, direction, dist, parent = branch

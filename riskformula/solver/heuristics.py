@@ -53,9 +53,7 @@ def sequential_rounding(problem: RiskProblem, lam: np.ndarray, alpha: np.ndarray
         alpha = np.abs(lam[1:]) / np.maximum(np.maximum(np.abs(problem.coef_lower), np.abs(problem.coef_upper)), 1)
     strength = alpha + 1e-3 * np.abs(lam[1:])
     order = np.argsort(-strength, kind="stable")
-    keep = np.zeros(d, dtype=bool)
-    keep[order[: problem.max_size]] = True
-    keep &= lam[1:] != 0
+    keep = problem.select_support(order) & (lam[1:] != 0)
     lam[1:][~keep] = 0.0
     Z = problem.loss.Z
     s = Z @ lam
@@ -141,14 +139,14 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
     X = problem.loss.Z[:, 1:]
     lam = np.round(lam).astype(float)
     lam[0] = min(max(lam[0], problem.intercept_bounds[0]), problem.intercept_bounds[1])
-    checked_rows = bool(problem.rows) or problem.min_size > 0
+    checked_rows = problem.needs_row_check or problem.min_size > 0
     values = [np.arange(int(lo), int(hi) + 1, dtype=float)
               for lo, hi in zip(np.minimum(problem.coef_lower, 0), np.maximum(problem.coef_upper, 0))]
     best = problem.objective(lam)
     for _ in range(max_iter):
         s = X @ lam[1:] + lam[0]
         support = lam[1:] != 0
-        allowed = support | (support.sum() < problem.max_size)
+        allowed = support | (problem.model_size(lam) < problem.max_size)
         improved = False
         cj, cv, obj = _single_moves(problem, lam, s, values, allowed)
         for k in np.argsort(obj)[:20]:
@@ -204,7 +202,7 @@ def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float, values) -> tu
             t = trial.copy()
             t[1 + cj[k]] = cv[k]
             t[0] = best_intercept(problem, X @ t[1:])
-            if problem.rows and problem.complete(t) is None:
+            if problem.needs_row_check and problem.complete(t) is None:
                 continue
             v = problem.objective(t)
             if v < best_val - 1e-12:
@@ -220,7 +218,7 @@ def fill_to_min_size(problem: RiskProblem, lam: np.ndarray) -> np.ndarray:
     lam = np.round(lam).astype(float)
     values = [np.arange(int(lo), int(hi) + 1, dtype=float)
               for lo, hi in zip(np.minimum(problem.coef_lower, 0), np.maximum(problem.coef_upper, 0))]
-    while np.count_nonzero(lam[1:]) < problem.min_size:
+    while problem.model_size(lam) < problem.min_size:
         s = X @ lam[1:] + lam[0]
         cj, cv, obj = _single_moves(problem, lam, s, values, lam[1:] == 0)
         new = cv != 0

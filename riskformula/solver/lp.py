@@ -94,14 +94,20 @@ class NodeLP:
             return "optimal", h.getInfo().objective_function_value, x
         if st == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", np.inf, None
-        # numerical trouble: retry once from scratch before giving up
-        h.clearSolver()
-        h.run()
-        st = h.getModelStatus()
-        if st == highspy.HighsModelStatus.kOptimal:
-            return "optimal", h.getInfo().objective_function_value, np.asarray(h.getSolution().col_value)
-        if st == highspy.HighsModelStatus.kInfeasible:
-            return "infeasible", np.inf, None
+        # numerical trouble: retry from scratch, then with the primal simplex, then with the
+        # interior point method (seen with nearly separable data, where the loss tends to 0)
+        for option, value, default in ((None, None, None), ("simplex_strategy", 4, 1), ("solver", "ipm", "simplex")):
+            h.clearSolver()
+            if option:
+                h.setOptionValue(option, value)
+            h.run()
+            if option:
+                h.setOptionValue(option, default)
+            st = h.getModelStatus()
+            if st == highspy.HighsModelStatus.kOptimal:
+                return "optimal", h.getInfo().objective_function_value, np.asarray(h.getSolution().col_value)
+            if st == highspy.HighsModelStatus.kInfeasible:
+                return "infeasible", np.inf, None
         raise SolverError(f"HiGHS could not solve a node LP (status: {h.modelStatusToString(st)}).")
 
     def drop_slack_cuts(self, keep: int) -> None:

@@ -1,0 +1,257 @@
+"""Model-chosen thresholds for continuous predictors (seed 000): ``threshold(x)``, ``cut(x, [...])``.
+
+Only the order of a predictor's values matters to a threshold: any cut between two consecutive
+distinct training values splits the rows the same way.  ``threshold(x)`` therefore expands into one
+indicator column ``1[x ≤ c]`` per candidate cut ``c`` (the midpoints of the gaps between distinct
+values), and the fit lets at most ``k`` of them carry points.  The cut points live in the formula's
+stored state, so ``predict`` applies exactly the same cuts to new data.
+
+How a term is scored (points per interval, "levels"): with cuts c_1 < … < c_q chosen and points δ_r
+on ``1[x ≤ c_r]``, a row in the interval just below c_r gets T + Σ_{s ≥ r} δ_s, the top interval
+gets T.  The intercept absorbs T, so the fit only needs the δ's, plus "every level within the
+coefficient range": for one cut that is ``δ ∈ [lb − ub, ub − lb]`` (seed 000's w≤/w≥ form, w≤ − w≥ = δ);
+for several cuts the fit adds rows on running sums (see :mod:`riskformula.compile`).
+:func:`levels` recovers the card's per-interval points.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from formulaic.transforms import stateful_transform
+
+from .errors import FormulaError
+
+#: more candidate cuts than this in one term need ``grid=`` (the design has one column per cut)
+MAX_CUTS = 2000
+
+
+def _values(x, what: str) -> np.ndarray:
+    try:
+        v = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise FormulaError(f"`{what}` needs a numeric variable; got values like {list(x)[:3]!r}.") from None
+    return v
+
+
+def candidate_cuts(x: np.ndarray, grid: int | None = None) -> tuple[np.ndarray, bool]:
+    """Midpoints between consecutive distinct values of ``x``; with ``grid`` at most that many,
+    placed at the gaps that contain the ``grid`` evenly spaced quantiles.  Returns (cuts, on_grid)."""
+    v = np.unique(x[np.isfinite(x)])
+    mids = (v[:-1] + v[1:]) / 2
+    if grid is None or len(mids) <= grid:
+        return mids, False
+    q = np.quantile(x[np.isfinite(x)], np.arange(1, grid + 1) / (grid + 1))
+    gap = np.clip(np.searchsorted(v, q, side="right") - 1, 0, len(mids) - 1)
+    return mids[np.unique(gap)], True
+
+
+def _keys(cuts) -> list[str]:
+    short = [f"<={c:.6g}" for c in cuts]
+    return short if len(set(short)) == len(short) else [f"<={c!r}" for c in cuts]
+
+
+def _indicators(x, state) -> dict:
+    x = _values(x, state["kind"])
+    return {key: (x <= c).astype(float) for key, c in zip(state["keys"], state["cuts"])}
+
+
+@stateful_transform
+def threshold(x, k=1, grid=None, _state=None):
+    """Let the model choose up to ``k`` cuts of ``x`` (one by default), points on each side.
+
+    Use in a formula: ``y ~ threshold(age) + threshold(bmi, k=2) + threshold(income, grid=100)``.
+    ``grid`` limits the candidate cuts to about that many quantile gaps (for large data); the
+    certificate is then optimal relative to that grid.
+
+    Examples
+    --------
+    >>> import pandas as pd, riskformula as rf
+    >>> df = pd.DataFrame({"age": [30, 40, 50, 60], "y": [0, 0, 1, 1]})
+    >>> m = rf.risk_score("y ~ threshold(age)", df, time_limit=5)
+    >>> m.score_card()["term"].tolist()
+    ['age ≤ 45', 'age > 45']
+    """
+    if "cuts" not in _state:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            raise FormulaError(f"threshold(..., k=) must be a whole number of cuts ≥ 1; got k={k!r}.")
+        if grid is not None and (isinstance(grid, bool) or not isinstance(grid, numbers.Integral) or grid < 1):
+            raise FormulaError(f"threshold(..., grid=) must be a whole number of candidate cuts ≥ 1; got grid={grid!r}.")
+        v = _values(x, "threshold")
+        cuts, on_grid = candidate_cuts(v, grid)
+        if len(cuts) == 0:
+            raise FormulaError("threshold(...) needs a variable with at least two distinct values; "
+                               "this one is constant in the training rows.")
+        if len(cuts) > MAX_CUTS:
+            raise FormulaError(f"threshold(...) has {len(cuts):,d} candidate cuts (distinct values − 1), more than "
+                               f"{MAX_CUTS:,d}; limit them with a quantile grid, e.g. threshold(x, grid=100).")
+        _state.update(kind="threshold", cuts=[float(c) for c in cuts], keys=_keys(cuts), k=int(min(k, len(cuts))),
+                      grid=grid, on_grid=bool(on_grid), n_distinct=int(len(np.unique(v[np.isfinite(v)]))))
+    return _indicators(x, _state)
+
+
+@stateful_transform
+def cut(x, points, _state=None):
+    """Fixed cut points chosen by the user: ``cut(age, [40, 60])`` gives one level of points per
+    interval (x ≤ 40, 40 < x ≤ 60, x > 60), each within the coefficient range.
+
+    Examples
+    --------
+    >>> import pandas as pd, riskformula as rf
+    >>> df = pd.DataFrame({"age": [30, 45, 50, 70], "y": [0, 0, 1, 1]})
+    >>> m = rf.risk_score("y ~ cut(age, [40, 60])", df, time_limit=5)
+    >>> m.size
+    1
+    """
+    if "cuts" not in _state:
+        try:
+            pts = sorted({float(p) for p in np.atleast_1d(points)})
+        except (TypeError, ValueError):
+            raise FormulaError(f"cut(x, points) needs numeric cut points such as [40, 60]; got {points!r}.") from None
+        if not pts or not all(np.isfinite(pts)):
+            raise FormulaError(f"cut(x, points) needs at least one finite cut point; got {points!r}.")
+        _state.update(kind="cut", cuts=pts, keys=_keys(pts), k=len(pts), grid=None, on_grid=False,
+                      n_distinct=None)
+    return _indicators(x, _state)
+
+
+FORMULA_FUNCTIONS = {"threshold": threshold, "cut": cut}
+
+
+@dataclass(frozen=True)
+class ThresholdTerm:
+    """A ``threshold(...)``/``cut(...)`` term of a design: its columns (0-based), cuts and limit k."""
+
+    term: str
+    variable: str
+    kind: str
+    cuts: tuple
+    columns: tuple
+    k: int
+    on_grid: bool
+    n_distinct: int | None
+
+    def condition(self, r: int, chosen: list[int]) -> str:
+        """Readable condition of interval r (0 = lowest) between the chosen cuts (indices into cuts)."""
+        c = [self.cuts[i] for i in chosen]
+        x = self.variable
+        if r == 0:
+            return f"{x} ≤ {c[0]:.6g}"
+        if r == len(c):
+            return f"{x} > {c[-1]:.6g}"
+        return f"{c[r - 1]:.6g} < {x} ≤ {c[r]:.6g}"
+
+
+def _first_argument(term: str) -> str:
+    inner = term[term.index("(") + 1:]
+    depth = 0
+    for i, ch in enumerate(inner):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return inner[:i].strip()
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return inner[:i].strip()
+    return inner.strip()
+
+
+def threshold_terms(spec, columns: list, column_terms: list) -> list[ThresholdTerm]:
+    """The threshold/cut terms of a formulaic ModelSpec, with their design column positions."""
+    out = []
+    states = spec.transform_state
+    for term in dict.fromkeys(t for t in column_terms if t is not None):
+        if not (term.startswith("threshold(") or term.startswith("cut(")):
+            if "threshold(" in term or "cut(" in term:
+                raise FormulaError(f"the term {term!r} combines a threshold with something else; a threshold "
+                                   "must be a term of its own (interactions of thresholds are not supported).")
+            continue
+        st = states.get(term)
+        if not st or "cuts" not in st:
+            continue
+        by_key = {f"{term}[{k}]": i for i, k in enumerate(st["keys"])}
+        cols = [None] * len(st["keys"])
+        for j, name in enumerate(columns):
+            if name in by_key:
+                cols[by_key[name]] = j
+        out.append(ThresholdTerm(term=term, variable=_first_argument(term), kind=st["kind"],
+                                 cuts=tuple(st["cuts"]), columns=tuple(cols), k=int(st["k"]),
+                                 on_grid=bool(st["on_grid"]), n_distinct=st["n_distinct"]))
+    return out
+
+
+def levels(delta: np.ndarray, lower: float, upper: float) -> tuple[list[int], np.ndarray, float]:
+    """Points per interval of a fitted threshold term.
+
+    ``delta`` are the fitted points on the term's ``1[x ≤ c]`` columns.  Returns the chosen cut
+    indices, the points of each interval (lowest first) and the shift T moved out of the
+    intercept: the top interval's points, chosen as close to 0 as the range [lower, upper] allows.
+    """
+    chosen = [i for i in range(len(delta)) if delta[i] != 0]
+    if not chosen:
+        return [], np.zeros(1), 0.0
+    d = np.asarray(delta, float)[chosen]
+    rel = np.concatenate([np.cumsum(d[::-1])[::-1], [0.0]])  # level − T per interval
+    lo_t, hi_t = lower - rel.min(), upper - rel.max()
+    t = float(min(max(0.0, lo_t), hi_t)) if lo_t <= hi_t else 0.0
+    return chosen, rel + t, t
+
+
+def drop_dominated_cuts(design, weights=None) -> dict:
+    """Remove candidate cuts that can never beat a neighbouring cut; returns term -> cuts kept.
+
+    Moving a cut across a run of consecutive distinct values whose rows all have the same
+    outcome changes every moved row's loss in the same direction (the logistic loss of an event
+    falls as its score rises, that of a non-event rises), so the best position inside such a run
+    is at one of its ends.  Only gaps next to a value with events and non-events, or between a
+    value with only events and one with only non-events, stay candidates.  This is exact for
+    any other terms and any points, so certificates still hold over every cut position.
+    (Not used when side information fixes the risk of a profile: moving a cut changes that
+    profile.)  The design is changed in place; ``predict`` keeps using the stored cut points.
+    """
+    import dataclasses
+
+    if not design.thresholds:
+        return {}
+    y = np.asarray(design.y)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
+    drop, kept, new_terms = set(), {}, []
+    for t in design.thresholds:
+        if t.kind != "threshold":
+            new_terms.append(t)
+            continue
+        # outcome status of the rows between consecutive candidate cuts: 1 events only, 0 none, 2 mixed/empty
+        X = design.X[:, list(t.columns)]
+        pos = (X.sum(axis=1)).astype(int)  # number of cuts ≥ x: rows with equal pos share a bin
+        nb = len(t.cuts) + 1
+        ev = np.bincount(pos, weights=w * (y == 1) * (w > 0), minlength=nb)
+        ne = np.bincount(pos, weights=w * (y == 0) * (w > 0), minlength=nb)
+        status = np.where((ev > 0) & (ne == 0), 1, np.where((ne > 0) & (ev == 0), 0, 2))
+        # cut r (0-based, ascending) separates bin pos = len-r (below... ) — bins count cuts above x
+        keep_cols, keep_cuts = [], []
+        for r, (j, c) in enumerate(zip(t.columns, t.cuts)):
+            below, above = nb - 1 - r, nb - 2 - r  # x just below cut r has len(cuts) − r cuts ≥ x
+            if status[below] == 2 or status[above] == 2 or status[below] != status[above]:
+                keep_cols.append(j)
+                keep_cuts.append(c)
+            else:
+                drop.add(j)
+        if not keep_cols:  # cannot happen with both outcomes present; keep the term well-formed anyway
+            keep_cols, keep_cuts = [t.columns[0]], [t.cuts[0]]
+            drop.discard(t.columns[0])
+        kept[t.term] = (len(keep_cuts), len(t.cuts))
+        new_terms.append(dataclasses.replace(t, columns=tuple(keep_cols), cuts=tuple(keep_cuts),
+                                             k=min(t.k, max(len(keep_cuts), 1))))
+    if not drop:
+        return kept
+    keep = [j for j in range(len(design.columns)) if j not in drop]
+    remap = {j: i for i, j in enumerate(keep)}
+    design.X = design.X[:, keep]
+    design.columns = [design.columns[j] for j in keep]
+    design.labels = [design.labels[j] for j in keep]
+    design.column_terms = [design.column_terms[j] for j in keep]
+    design.thresholds = [dataclasses.replace(t, columns=tuple(remap[j] for j in t.columns)) for t in new_terms]
+    return kept

@@ -1,0 +1,175 @@
+"""Model-chosen thresholds: brute force over every cut and every set of points, predict agreement."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import riskformula as rf
+from riskformula.errors import FormulaError
+
+LO, HI = -2, 2
+B = np.arange(-10, 11, dtype=float)
+C0 = 1e-6
+
+
+def mean_loss(s, y):
+    return (np.logaddexp(0, -s) * y[:, None] + np.logaddexp(0, s) * (1 - y[:, None])).mean(axis=0)
+
+
+def step_scores(x, cuts, levels):
+    """Points of each row under a step function with the given cuts (ascending) and interval levels."""
+    return np.asarray(levels, float)[np.searchsorted(np.asarray(cuts, float), x, side="left")]
+
+
+def brute_threshold(x, y, k, extra=None):
+    """min over ≤ k cuts (all gaps), interval points in [LO, HI] and the intercept of loss + c0·(cuts)."""
+    v = np.unique(x)
+    gaps = (v[:-1] + v[1:]) / 2
+    best = np.inf
+    base = extra if extra is not None else np.zeros(len(x))
+    # no cut: the term is unused
+    best = min(best, mean_loss(base[:, None] + B[None, :], y).min())
+    for q in range(1, k + 1):
+        for cuts in itertools.combinations(gaps, q):
+            for lev in itertools.product(range(LO, HI + 1), repeat=q + 1):
+                if len(set(lev)) == 1:
+                    continue  # a constant step function is the intercept
+                s = base + step_scores(x, cuts, lev)
+                # c0 is charged per nonzero column, i.e. per cut where the points change
+                best = min(best, mean_loss(s[:, None] + B[None, :], y).min() + C0 * np.count_nonzero(np.diff(lev)))
+    return best
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(7)
+    n = 40
+    x = rng.integers(0, 9, n).astype(float)  # 9 distinct values, 8 gaps
+    p = 1 / (1 + np.exp(-(np.where(x <= 3, -1.5, 0.5) + np.where(x > 6, 1.5, 0.0))))
+    y = (rng.uniform(size=n) < p).astype(int)
+    return pd.DataFrame({"x": x, "y": y})
+
+
+def fit(df, formula, **kw):
+    return rf.risk_score(formula, df, coef_range=(LO, HI), intercept_range=(-10, 10), c0=C0, time_limit=30, **kw)
+
+
+def test_one_threshold_is_the_brute_force_optimum(small):
+    m = fit(small, "y ~ threshold(x)")
+    best = brute_threshold(small.x.to_numpy(), small.y.to_numpy(), 1)
+    assert m.status == "optimal"
+    assert m.objective == pytest.approx(best, rel=1e-7)
+    assert m.lower_bound <= best + 1e-9
+    card = m.score_card()
+    assert all(LO <= p <= HI for p in card["points"])
+
+
+def test_two_thresholds_are_the_brute_force_optimum(small):
+    m = fit(small, "y ~ threshold(x, k=2)")
+    best = brute_threshold(small.x.to_numpy(), small.y.to_numpy(), 2)
+    assert m.status == "optimal"
+    assert m.objective == pytest.approx(best, rel=1e-7)
+    assert m.lower_bound <= best + 1e-9
+    assert len(m.thresholds) <= 2
+    assert all(LO <= p <= HI for p in m.score_card()["points"])
+
+
+def test_threshold_with_another_term(small):
+    rng = np.random.default_rng(1)
+    df = small.assign(z=rng.integers(0, 2, len(small)))
+    m = fit(df, "y ~ threshold(x) + z")
+    x, y, z = df.x.to_numpy(), df.y.to_numpy(), df.z.to_numpy().astype(float)
+    best = min(brute_threshold(x, y, 1, extra=w * z) + (C0 if w else 0.0) for w in range(LO, HI + 1))
+    assert m.objective == pytest.approx(best, rel=1e-7)
+
+
+def test_predict_applies_the_stored_cuts(small):
+    m = fit(small, "y ~ threshold(x, k=2)")
+    # the card, read by hand: points of the interval each row falls in, plus the intercept
+    cuts = m.thresholds["cut"].to_list()
+    card = m.score_card()
+    levels = []
+    for r in range(len(cuts) + 1):
+        cond = m._design.thresholds[0].condition(r, [m._design.thresholds[0].cuts.index(c) for c in cuts])
+        levels.append(int(card.loc[card.term == cond, "points"].sum()))
+    new = pd.DataFrame({"x": [-5.0, 0.0, 3.5, 4.2, 8.0, 100.0]})
+    expect = 1 / (1 + np.exp(-(m.intercept + step_scores(new.x.to_numpy(), cuts, levels))))
+    assert np.allclose(m.predict(new), expect)
+    # and on the training rows it reproduces the fitted loss
+    s = m.intercept + m.score(small).to_numpy()
+    y = small.y.to_numpy()
+    assert np.mean(np.logaddexp(0, -s) * y + np.logaddexp(0, s) * (1 - y)) == pytest.approx(m.loss, rel=1e-12)
+
+
+def test_threshold_counts_once_toward_max_size(small):
+    rng = np.random.default_rng(2)
+    df = small.assign(w=rng.normal(size=len(small)).round(1))
+    m = fit(df, "y ~ threshold(x, k=2) + threshold(w)", max_size=1)
+    assert m.size == 1
+    assert m.thresholds["variable"].nunique() == 1
+
+
+def test_risk_table_treats_a_threshold_as_one_term(small):
+    m = fit(small, "y ~ threshold(x, k=2)")
+    chosen_levels = set(m.score_card()["points"]) | ({0} if len(m.score_card()) <= len(m.thresholds) else set())
+    scores = set(m.risk_table()["score_from"])
+    assert scores <= chosen_levels | {0.0}
+    assert len(m.attainable_scores()) == len(m.thresholds) + 1
+
+
+def test_user_cut_points(small):
+    m = fit(small, "y ~ cut(x, [3.5, 6.5])")
+    x, y = small.x.to_numpy(), small.y.to_numpy()
+    best = np.inf
+    for lev in itertools.product(range(LO, HI + 1), repeat=3):
+        s = step_scores(x, [3.5, 6.5], lev)
+        used = len(set(lev)) > 1
+        best = min(best, mean_loss(s[:, None] + B[None, :], y).min() + C0 * used * (sum(np.diff(lev) != 0)))
+    assert m.objective == pytest.approx(best, rel=1e-7)
+    assert set(m.thresholds["cut"]) <= {3.5, 6.5}
+
+
+def test_grid_is_reported():
+    df = rf.synthetic_thresholds(400, 1, seed=3, min_class_share=0.2)
+    m = rf.risk_score("y ~ threshold(x1, grid=10)", df, time_limit=20)
+    assert m.design.thresholds[0].on_grid and len(m.design.thresholds[0].cuts) <= 10
+    text = str(m.summary())
+    assert "quantile grid" in text and "relative to that grid" in text
+
+
+def test_sign_makes_threshold_monotone(small):
+    m = fit(small, "y ~ threshold(x, k=2)", constraints=[rf.sign("x", "-")])
+    lv = m.predict(pd.DataFrame({"x": np.arange(-1, 10, 0.5)})).to_numpy()
+    assert np.all(np.diff(lv) <= 1e-12)
+
+
+def test_bad_threshold_terms():
+    df = pd.DataFrame({"x": [1.0] * 6, "z": [1, 2, 3, 4, 5, 6], "y": [0, 1, 0, 1, 0, 1]})
+    with pytest.raises(FormulaError, match="constant"):
+        rf.risk_score("y ~ threshold(x)", df)
+    with pytest.raises(FormulaError, match="k="):
+        rf.risk_score("y ~ threshold(z, k=0)", df)
+    with pytest.raises(FormulaError, match="numeric cut points"):
+        rf.risk_score("y ~ cut(z, ['a'])", df)
+
+
+def test_synthetic_generator_matches_its_truth():
+    df, truth = rf.synthetic_thresholds(300, 3, seed=5, return_truth=True)
+    X = df[["x1", "x2", "x3"]].to_numpy()
+    score = truth["w0"] + np.where(X <= truth["t"], truth["w_le"], truth["w_ge"]).sum(axis=1)
+    assert np.array_equal(df.y.to_numpy(), (score >= 0).astype(int))
+    assert df.equals(rf.synthetic_thresholds(300, 3, seed=5))
+    assert ((X >= 0) & (X <= 1)).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n,p", [(200, 2), (1000, 1), (200, 3)])
+def test_seed000_small_configurations_are_certified(n, p):
+    """Seed 000 configurations that must close within 60 s over every cut position."""
+    df = rf.synthetic_thresholds(n, p, seed=1, min_class_share=0.1)
+    f = "y ~ " + " + ".join(f"threshold(x{j + 1})" for j in range(p))
+    m = rf.risk_score(f, df, max_size=p, time_limit=60)
+    assert m.status == "optimal"
+    assert m.training_evaluation.auc.auc == pytest.approx(1.0)
