@@ -90,12 +90,14 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
 
-    design = build_design(formula, data, na_action=na_action, event=event, context=context)
+    side_information = any(isinstance(c, RiskBound) for c in constraints)
+    design = build_design(formula, data, na_action=na_action, event=event, context=context,
+                          prune_cuts=not side_information)
     w = v.check_weights(weights, data)
     if w is not None:
         w = w.loc[design.index].to_numpy()
     candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.thresholds}
-    if not any(isinstance(c, RiskBound) for c in constraints):
+    if not side_information:
         candidates.update(drop_dominated_cuts(design, w))
     lower, upper = v.check_coef_bounds(coef_range, design.columns, design.labels, design.column_terms)
     usable = int(np.sum((lower != 0) | (upper != 0)))

@@ -18,7 +18,7 @@ from formulaic import model_matrix
 from formulaic.errors import FormulaicError
 
 from .errors import DataError, FormulaError
-from .thresholds import FORMULA_FUNCTIONS, threshold_terms
+from .thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, threshold_terms
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
 _IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
@@ -179,8 +179,13 @@ def _event_of(raw: pd.Series, name: str, event) -> object:
 
 
 def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", event=None,
-                 context: dict | None = None) -> Design:
-    """Build the :class:`Design` of ``formula`` on ``data`` (never modifying ``data``)."""
+                 context: dict | None = None, prune_cuts: bool = True) -> Design:
+    """Build the :class:`Design` of ``formula`` on ``data`` (never modifying ``data``).
+
+    With ``threshold()`` terms the formula is evaluated twice: a cheap first pass finds the
+    variables, missing values and the outcome; the second builds the candidate cuts, knowing the
+    outcome when ``prune_cuts`` (only cuts that can be optimal; not valid under side information).
+    """
     check_frame(data)
     if na_action not in ("raise", "drop"):
         raise DataError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
@@ -199,11 +204,14 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     # threshold()/cut() are formula functions; the user's own names win if they clash
     context = {**FORMULA_FUNCTIONS, **(context or {})}
 
-    def materialize(frame):
+    has_thresholds = "threshold(" in rhs
+    first_context = {**context, PROBE: True} if has_thresholds else context
+
+    def materialize(frame, ctx=first_context):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return model_matrix(full, frame, na_action="ignore", context=context)
+                return model_matrix(full, frame, na_action="ignore", context=ctx)
         except FormulaicError as e:
             raise FormulaError(f"could not build the design of {formula!r}: {e} "
                                f"Columns available: {list(frame.columns)[:30]}.") from e
@@ -233,6 +241,9 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
         raise FormulaError(f"the left side of {formula!r} must give one column; it gives {list(pd.DataFrame(mm.lhs).columns)}.")
     ev = _event_of(pd.Series(raw), outcome_name, event)
     y = (pd.Series(raw).to_numpy() == ev).astype(int)
+    if has_thresholds:
+        second = {**context, OUTCOME: pd.Series(y, index=frame.index)} if prune_cuts else context
+        mm = materialize(frame, second)
     X_df = _drop_intercept(mm.rhs)
     columns = list(X_df.columns)
     try:

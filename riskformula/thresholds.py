@@ -36,11 +36,31 @@ def _values(x, what: str) -> np.ndarray:
     return v
 
 
-def candidate_cuts(x: np.ndarray, grid: int | None = None) -> tuple[np.ndarray, bool]:
-    """Midpoints between consecutive distinct values of ``x``; with ``grid`` at most that many,
-    placed at the gaps that contain the ``grid`` evenly spaced quantiles.  Returns (cuts, on_grid)."""
-    v = np.unique(x[np.isfinite(x)])
+#: context keys build_design uses to talk to threshold(): a cheap first pass, and the outcome
+PROBE = "__riskformula_probe__"
+OUTCOME = "__riskformula_outcome__"
+
+
+def _undominated_gaps(x: np.ndarray, y: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Gaps between consecutive distinct values ``v`` worth a cut: a cut inside a run of values
+    whose rows all share one outcome is never better than a cut at an end of the run (moving it
+    changes every moved row's loss in the same direction), see :func:`drop_dominated_cuts`."""
+    code = np.searchsorted(v, x)
+    ev = np.bincount(code, weights=(y == 1), minlength=len(v))
+    ne = np.bincount(code, weights=(y == 0), minlength=len(v))
+    status = np.where((ev > 0) & (ne == 0), 1, np.where((ne > 0) & (ev == 0), 0, 2))
+    return (status[:-1] == 2) | (status[1:] == 2) | (status[:-1] != status[1:])
+
+
+def candidate_cuts(x: np.ndarray, grid: int | None = None, y: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+    """Midpoints between consecutive distinct values of ``x`` (only the gaps that can hold an
+    optimal cut when the outcome ``y`` is given); with ``grid`` at most that many, placed at the
+    gaps that contain the ``grid`` evenly spaced quantiles.  Returns (cuts, on_grid)."""
+    finite = np.isfinite(x)
+    v = np.unique(x[finite])
     mids = (v[:-1] + v[1:]) / 2
+    if y is not None and len(mids):
+        mids = mids[_undominated_gaps(x[finite], np.asarray(y)[finite], v)]
     if grid is None or len(mids) <= grid:
         return mids, False
     q = np.quantile(x[np.isfinite(x)], np.arange(1, grid + 1) / (grid + 1))
@@ -58,8 +78,18 @@ def _indicators(x, state) -> dict:
     return {key: (x <= c).astype(float) for key, c in zip(state["keys"], state["cuts"])}
 
 
+def _outcome_for(x, context):
+    """The training outcome aligned with ``x``, when build_design provided it."""
+    if context is None or OUTCOME not in context:
+        return None
+    y = context[OUTCOME]
+    if hasattr(x, "index") and len(x) == len(y):
+        return y.reindex(x.index).to_numpy()
+    return None
+
+
 @stateful_transform
-def threshold(x, k=1, grid=None, _state=None):
+def threshold(x, k=1, grid=None, _state=None, _context=None):
     """Let the model choose up to ``k`` cuts of ``x`` (one by default), points on each side.
 
     Use in a formula: ``y ~ threshold(age) + threshold(bmi, k=2) + threshold(income, grid=100)``.
@@ -80,12 +110,16 @@ def threshold(x, k=1, grid=None, _state=None):
         if grid is not None and (isinstance(grid, bool) or not isinstance(grid, numbers.Integral) or grid < 1):
             raise FormulaError(f"threshold(..., grid=) must be a whole number of candidate cuts ≥ 1; got grid={grid!r}.")
         v = _values(x, "threshold")
-        cuts, on_grid = candidate_cuts(v, grid)
+        if _context is not None and PROBE in _context:
+            # first pass (variables, missing values, outcome): one placeholder column, no state
+            return {"probe": np.zeros(len(v))}
+        cuts, on_grid = candidate_cuts(v, grid, _outcome_for(x, _context))
         if len(cuts) == 0:
             raise FormulaError("threshold(...) needs a variable with at least two distinct values; "
                                "this one is constant in the training rows.")
         if len(cuts) > MAX_CUTS:
-            raise FormulaError(f"threshold(...) has {len(cuts):,d} candidate cuts (distinct values − 1), more than "
+            raise FormulaError(f"threshold(...) has {len(cuts):,d} candidate cuts (gaps between distinct values "
+                               "that can hold an optimal cut), more than "
                                f"{MAX_CUTS:,d}; limit them with a quantile grid, e.g. threshold(x, grid=100).")
         _state.update(kind="threshold", cuts=[float(c) for c in cuts], keys=_keys(cuts), k=int(min(k, len(cuts))),
                       grid=grid, on_grid=bool(on_grid), n_distinct=int(len(np.unique(v[np.isfinite(v)]))))

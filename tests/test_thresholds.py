@@ -132,7 +132,10 @@ def test_user_cut_points(small):
 
 
 def test_grid_is_reported():
-    df = rf.synthetic_thresholds(400, 1, seed=3, min_class_share=0.2)
+    # noisy labels: many gaps can hold an optimal cut, more than the grid allows
+    rng = np.random.default_rng(3)
+    x = rng.random(400)
+    df = pd.DataFrame({"x1": x, "y": (rng.random(400) < 0.2 + 0.6 * (x > 0.5)).astype(int)})
     m = rf.risk_score("y ~ threshold(x1, grid=10)", df, time_limit=20)
     assert m.design.thresholds[0].on_grid and len(m.design.thresholds[0].cuts) <= 10
     text = str(m.summary())
@@ -173,3 +176,14 @@ def test_seed000_small_configurations_are_certified(n, p):
     m = rf.risk_score(f, df, max_size=p, time_limit=60)
     assert m.status == "optimal"
     assert m.training_evaluation.auc.auc == pytest.approx(1.0)
+
+
+def test_only_undominated_cuts_are_candidates():
+    """Separable labels along x leave one gap that can hold an optimal cut, found exactly at any N."""
+    x = np.linspace(0, 1, 5000)
+    df = pd.DataFrame({"x": x, "y": (x > 0.3).astype(int)})
+    m = rf.risk_score("y ~ threshold(x)", df, time_limit=20)
+    t = m.design.thresholds[0]
+    assert not t.on_grid and len(t.cuts) == 1
+    assert 0.3 - 1e-3 < t.cuts[0] < 0.3 + 1e-3
+    assert m.status == "optimal"

@@ -102,9 +102,10 @@ class Summary:
                 what = f"fixed cuts at {', '.join(f'{c:.6g}' for c in t.cuts)}"
             elif t.on_grid:
                 what = (f"up to {t.k} cut(s) among a {total}-cut quantile grid ({t.n_distinct:,d} distinct values); "
-                        f"{kept} not dominated")
+                        f"{kept:,d} can hold an optimal cut")
             else:
-                what = (f"up to {t.k} cut(s) among all {total} gaps between distinct values; {kept} not dominated")
+                what = (f"up to {t.k} cut(s) among all {t.n_distinct - 1:,d} gaps between distinct values; "
+                        f"{kept:,d} can hold an optimal cut")
             rows.append((t.term, f"{what}; points per interval {lb} to {ub}"))
         if not rows:
             return None
