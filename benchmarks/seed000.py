@@ -4,8 +4,10 @@ Every configuration of the paper is run on data from :func:`riskformula.datasets
 (the paper's generator; its random draws are unknown, so our data are *not* the paper's: compare
 the paper's columns with ours as "the same kind of instance", not row for row).  Each fit is
 ``y ~ threshold(x1) + ... + threshold(xp)`` with ``max_size=k``, points in -5..5 on each side of
-every cut and a 60 s limit.  N <= 1000 uses every distinct cut position; larger N a 100-cut
-quantile grid (``threshold(x, grid=100)``), so their certificate is relative to that grid.
+every cut and a 60 s limit.  Every configuration first searches every cut position that can be
+optimal (gaps inside runs of one outcome are dominated); only if more than threshold()'s limit remain
+does it fall back to a 100-cut quantile grid (``threshold(x, grid=100)``), whose certificate is then
+relative to that grid ("scope" says which, with the number of candidate cuts).
 
 The generator redraws its points and thresholds until each class holds at least 10% of the rows
 (the paper's reference losses suggest balanced-ish draws; an instance with 199 events of 200 says
