@@ -126,10 +126,14 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
             f"stopped at the {report.status.replace('_', ' ')} before finding any risk score that meets the "
             "size limits and constraints; raise `time_limit` (or `node_limit`).")
     bc_lam = report_solution(report)
-    if report.status != "optimal":
-        warnings.warn(f"stopped at the {report.status.replace('_', ' ')} before proving optimality: "
-                      f"gap {100 * report.gap:.3g}%. Raise `{'node_limit' if report.status == 'node_limit' else 'time_limit'}` "
-                      "for a smaller gap.",
+    if report.status == "numerical_gap":
+        warnings.warn(f"the search finished, but the LP's numerical tolerances leave a proven gap of "
+                      f"{100 * report.gap:.3g}%; the model is likely optimal but not proven so.",
+                      OptimalityGapWarning, stacklevel=2)
+    elif report.status != "optimal":
+        limit = "node_limit" if report.status == "node_limit" else "time_limit"
+        warnings.warn(f"stopped at the {limit.replace('_', ' ')} before proving optimality: gap "
+                      f"{100 * report.gap:.3g}%. Raise `{limit}` for a smaller gap.",
                       OptimalityGapWarning, stacklevel=2)
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),

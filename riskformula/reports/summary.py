@@ -151,7 +151,11 @@ class Summary:
     def notes(self) -> list[str]:
         m = self.model
         out = []
-        if m.status != "optimal":
+        if m.status == "numerical_gap":
+            out.append(f"The search finished, but some nodes were settled only up to the LP's numerical "
+                       f"tolerances: the best possible objective lies between {m.lower_bound:.6g} and "
+                       f"{m.objective:.6g} (gap {_gap_text(m.gap)}); the model is not proven optimal.")
+        elif m.status != "optimal":
             out.append(f"Stopped at the {m.status.replace('_', ' ')}: the model is not proven optimal; the "
                        f"best possible objective lies between {m.lower_bound:.6g} and {m.objective:.6g} "
                        f"(gap {_gap_text(m.gap)}).")

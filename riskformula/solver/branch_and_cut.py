@@ -25,6 +25,8 @@ from .lp import NodeLP
 from .report import SolverReport
 
 _INT_TOL = 1e-6
+#: a fully searched tree whose gap is below this (the LP's own precision) is optimal
+_LP_PRECISION = 1e-7
 
 
 def _highs_version() -> str:
@@ -197,8 +199,12 @@ class BranchAndCut:
             if status is None:  # the whole tree was searched: nothing satisfies the rows
                 status = "infeasible"
                 lower = math.inf
-        elif status is None or self._gap(lower) <= self.gap_tolerance:
+        elif self._gap(lower) <= self.gap_tolerance or (status is None and self._gap(lower) <= _LP_PRECISION):
             status = "optimal"
+        elif status is None:
+            # every node was settled, but some only up to the LP's tolerances: the proven gap
+            # is what it is, so the run is not called optimal
+            status = "numerical_gap"
         if self.verbose:
             self._log(elapsed, len(heap), lower, final=status)
         return SolverReport(

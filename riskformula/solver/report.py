@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, asdict
 class SolverReport:
     """Outcome of one branch-and-cut run.
 
-    ``status`` is ``"optimal"`` (gap ≤ tolerance), ``"time_limit"``, ``"node_limit"`` or
+    ``status`` is ``"optimal"`` (gap ≤ tolerance), ``"time_limit"``, ``"node_limit"``,
+    ``"numerical_gap"`` (every node settled, some only up to LP tolerances, leaving a gap) or
     ``"infeasible"``.  ``lower_bound`` is a proven bound on the optimal objective, so
     ``gap = (objective − lower_bound) / objective`` is a true optimality gap.
     """
