@@ -59,11 +59,12 @@ def candidate_cuts(x: np.ndarray, grid: int | None = None, y: np.ndarray | None 
     finite = np.isfinite(x)
     v = np.unique(x[finite])
     mids = (v[:-1] + v[1:]) / 2
-    if y is not None and len(mids):
-        mids = mids[_undominated_gaps(x[finite], np.asarray(y)[finite], v)]
-    if grid is None or len(mids) <= grid:
-        return mids, False
-    q = np.quantile(x[np.isfinite(x)], np.arange(1, grid + 1) / (grid + 1))
+    useful = mids[_undominated_gaps(x[finite], np.asarray(y)[finite], v)] if y is not None and len(mids) else mids
+    if grid is None or len(useful) <= grid:
+        return useful, False
+    # the grid is placed over all gaps (a run of one outcome may hold several grid gaps; the
+    # dominated ones among them are dropped later, on the design)
+    q = np.quantile(x[finite], np.arange(1, grid + 1) / (grid + 1))
     gap = np.clip(np.searchsorted(v, q, side="right") - 1, 0, len(mids) - 1)
     return mids[np.unique(gap)], True
 

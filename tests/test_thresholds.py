@@ -187,3 +187,17 @@ def test_only_undominated_cuts_are_candidates():
     assert not t.on_grid and len(t.cuts) == 1
     assert 0.3 - 1e-3 < t.cuts[0] < 0.3 + 1e-3
     assert m.status == "optimal"
+
+
+def test_grid_is_placed_over_all_gaps():
+    """When a grid is needed, it sits at quantile gaps of x whatever the outcome (regression:
+    the grid once indexed the pruned list of gaps)."""
+    from riskformula.thresholds import candidate_cuts
+    rng = np.random.default_rng(7)
+    x = rng.random(3000)
+    y = (rng.random(3000) < 0.3 + 0.4 * (x > 0.6)).astype(int)
+    with_y, on_grid = candidate_cuts(x, 20, y)
+    assert on_grid
+    np.testing.assert_array_equal(with_y, candidate_cuts(x, 20)[0])
+    exact, on_grid = candidate_cuts(x, None, y)
+    assert not on_grid and len(exact) > 20
