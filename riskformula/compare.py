@@ -30,7 +30,7 @@ LR_COLUMNS = ["test", "from_model", "to_model", "df", "deviance_change", "p_valu
 REFERENCE_STATUS = "reference"
 
 
-class ComparisonTable:
+class ComparisonTable(render.Rendered):
     """Fitted risk scores side by side; built by :func:`compare`.
 
     Print it for the report, or use :meth:`to_frame` (one row per model), :attr:`lr_tests`,
@@ -153,27 +153,14 @@ class ComparisonTable:
             blocks += [render.heading("Notes", kind), render.notes([esc(s) for s in self.notes], kind)]
         return render.document(blocks, kind)
 
-    def __str__(self) -> str:
-        return self.render("text")
 
     def __repr__(self) -> str:
         k = int((self.frame["status"] != REFERENCE_STATUS).sum())
         return f"<ComparisonTable: {k} model(s) of {self.outcome}; evaluated on {self.evaluated_on}>"
 
-    def _repr_html_(self) -> str:
-        return self.render("html")
 
-    def to_markdown(self) -> str:
-        """The report as GitHub Markdown."""
-        return self.render("markdown")
 
-    def to_html(self) -> str:
-        """The report as an HTML fragment."""
-        return self.render("html")
 
-    def to_latex(self) -> str:
-        """The report as LaTeX (booktabs tables)."""
-        return self.render("latex")
 
 
 # --------------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ Examples
 
 from __future__ import annotations
 
+import abc
+
 import math
 import numbers
 from dataclasses import dataclass
@@ -53,14 +55,16 @@ def _prob(fn: str, p) -> float:
     return float(p)
 
 
-class Constraint:
+class Constraint(abc.ABC):
     """Base class: a constraint knows how to describe itself and how to add its rows to a builder."""
 
-    def describe(self) -> str:  # pragma: no cover - every subclass overrides
-        raise NotImplementedError
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """The constraint as the user would write it."""
 
-    def apply(self, builder) -> None:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def apply(self, builder) -> None:
+        """Add the constraint's rows (and auxiliary columns) to the problem builder."""
 
     def __repr__(self) -> str:
         return f"<constraint {self.describe()}>"

@@ -112,7 +112,7 @@ def threshold(x, k=1, grid=None, _state=None, _context=None):
             raise FormulaError(f"threshold(..., grid=) must be a whole number of candidate cuts ≥ 1; got grid={grid!r}.")
         v = _values(x, "threshold")
         if _context is not None and PROBE in _context:
-            # first pass (variables, missing values, outcome): one placeholder column, no state
+            # first pass (variables, missing values, outcome): a single dummy column and no stored state
             return {"probe": np.zeros(len(v))}
         cuts, on_grid = candidate_cuts(v, grid, _outcome_for(x, _context))
         if len(cuts) == 0:

@@ -100,7 +100,7 @@ def _fit_fold(k: int, formula: str, train: pd.DataFrame, test: pd.DataFrame, fit
     return row, model, messages
 
 
-class CrossValidation:
+class CrossValidation(render.Rendered):
     """Per-fold test metrics of a risk score refitted on K stratified folds; built by
     :func:`cross_validate`.
 
@@ -188,25 +188,15 @@ class CrossValidation:
                        render.notes([render.escape(s, kind) for s in self.notes], kind)]
         return render.document(blocks, kind)
 
-    def __str__(self) -> str:
-        return self.render("text")
 
     def __repr__(self) -> str:
         s = self.summary_frame()
         return (f"<CrossValidation: {self.formula}; {len(self.folds)} folds; test AUC "
                 f"{_f(s.loc['auc', 'mean'])} ± {_f(s.loc['auc', 'sd'])}; CAL {_pct(s.loc['cal', 'mean'])}>")
 
-    def _repr_html_(self) -> str:
-        return self.render("html")
 
-    def to_markdown(self) -> str:
-        return self.render("markdown")
 
-    def to_html(self) -> str:
-        return self.render("html")
 
-    def to_latex(self) -> str:
-        return self.render("latex")
 
 
 def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
@@ -308,7 +298,7 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
 # --------------------------------------------------------------------------------------
 
 
-class SizePath:
+class SizePath(render.Rendered):
     """The best risk score of every model size; built by :func:`size_path`.
 
     Attributes
@@ -384,23 +374,13 @@ class SizePath:
                        render.notes([render.escape(s, kind) for s in self.notes], kind)]
         return render.document(blocks, kind)
 
-    def __str__(self) -> str:
-        return self.render("text")
 
     def __repr__(self) -> str:
         return f"<SizePath: {self.formula}; sizes {list(self.table['size'])}>"
 
-    def _repr_html_(self) -> str:
-        return self.render("html")
 
-    def to_markdown(self) -> str:
-        return self.render("markdown")
 
-    def to_html(self) -> str:
-        return self.render("html")
 
-    def to_latex(self) -> str:
-        return self.render("latex")
 
 
 def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float = 1e-8,

@@ -160,7 +160,7 @@ def _grid_label(t: np.ndarray) -> str:
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class Evaluation:
+class Evaluation(render.Rendered):
     """Discrimination, calibration and net benefit of a risk score on one data set.
 
     Built by :func:`evaluate`; not meant to be constructed directly. Print it for the
@@ -379,8 +379,6 @@ class Evaluation:
                        render.notes([esc(s) for s in self.notes], kind)]
         return render.document(blocks, kind)
 
-    def __str__(self) -> str:
-        return self.render("text")
 
     def __repr__(self) -> str:
         a = f"AUC {self.auc.auc:.3f}" if self.auc else "AUC NA"
@@ -388,20 +386,9 @@ class Evaluation:
         return (f"<Evaluation: {self.formula}; {self.n:,d} obs; {self.events:,d} events; "
                 f"{a}; CAL {_pct(self.cal)}{by}>")
 
-    def _repr_html_(self) -> str:
-        return self.render("html")
 
-    def to_markdown(self) -> str:
-        """The report as GitHub Markdown."""
-        return self.render("markdown")
 
-    def to_html(self) -> str:
-        """The report as an HTML fragment."""
-        return self.render("html")
 
-    def to_latex(self) -> str:
-        """The report as LaTeX (booktabs tables)."""
-        return self.render("latex")
 
 
 # --------------------------------------------------------------------------------------

@@ -109,3 +109,28 @@ def escape(text: str, kind: str = "text") -> str:
 def document(blocks: Sequence[str], kind: str = "text") -> str:
     """Join rendered blocks with blank lines."""
     return "\n\n".join(b for b in blocks if b)
+
+
+class Rendered:
+    """Mixin for report objects: everything follows from ``render(kind)``."""
+
+    def render(self, kind: str = "text") -> str:  # pragma: no cover - every report defines it
+        raise TypeError(f"{type(self).__name__} must define render(kind)")
+
+    def __str__(self) -> str:
+        return self.render("text")
+
+    def _repr_html_(self) -> str:
+        return self.render("html")
+
+    def to_markdown(self) -> str:
+        """The report as GitHub Markdown."""
+        return self.render("markdown")
+
+    def to_html(self) -> str:
+        """The report as an HTML fragment."""
+        return self.render("html")
+
+    def to_latex(self) -> str:
+        """The report as LaTeX (booktabs tables)."""
+        return self.render("latex")

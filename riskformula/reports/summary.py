@@ -54,7 +54,7 @@ def card(model, kind: str = "text") -> str:
                        r.table(_risk_table_display(model), kind)], kind)
 
 
-class Summary:
+class Summary(r.Rendered):
     """Full report of a fitted :class:`RiskScore`; prints, renders and converts to pandas.
 
     Sections: data, score card, score-to-risk table, fit on the training data, certificate, notes.
@@ -227,20 +227,10 @@ class Summary:
         from . import render as r
         return [r.heading("Constraints and thresholds", kind), r.table(con, kind)]
 
-    def __str__(self) -> str:
-        return self.render("text")
 
     def __repr__(self) -> str:
         return f"<Summary of {self.model!r}>"
 
-    def _repr_html_(self) -> str:
-        return self.render("html")
 
-    def to_markdown(self) -> str:
-        return self.render("markdown")
 
-    def to_html(self) -> str:
-        return self.render("html")
 
-    def to_latex(self) -> str:
-        return self.render("latex")
