@@ -10,18 +10,14 @@ import statsmodels.api as sm
 from scipy import stats
 
 import riskformula as rf
+from conftest import binary_frame
 from riskformula.errors import DataError
 
 FORMULA = "y ~ x1 + x2 + x3 + C(grp)"
 
 
 def make_data(n=300, seed=1):
-    rng = np.random.default_rng(seed)
-    d = pd.DataFrame({"x1": rng.integers(0, 2, n), "x2": rng.integers(0, 2, n),
-                      "x3": rng.integers(0, 2, n), "grp": rng.choice(["a", "b", "c"], n)})
-    lp = -1.5 + 1.5 * d.x1 + 1.0 * d.x2 + 0.5 * (d.grp == "c")
-    d["y"] = (rng.random(n) < 1 / (1 + np.exp(-lp))).astype(int)
-    return d
+    return binary_frame(n, seed)
 
 
 @pytest.fixture(scope="module")

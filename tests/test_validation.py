@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import riskformula as rf
+from conftest import binary_frame
 from riskformula import metrics
 from riskformula.errors import DataError, SettingsError
 from riskformula.validation import FOLD_COLUMNS, stratified_folds
@@ -17,12 +18,7 @@ FIT = dict(max_size=2, coef_range=(-3, 3), time_limit=10)
 
 
 def make_data(n=200, seed=5):
-    rng = np.random.default_rng(seed)
-    d = pd.DataFrame({"x1": rng.integers(0, 2, n), "x2": rng.integers(0, 2, n),
-                      "x3": rng.integers(0, 2, n), "grp": rng.choice(["a", "b"], n)})
-    lp = -1.2 + 1.5 * d.x1 + 1.0 * d.x2
-    d["y"] = (rng.random(n) < 1 / (1 + np.exp(-lp))).astype(int)
-    return d
+    return binary_frame(n, seed, levels=("a", "b"), intercept=-1.2, effect_c=0.0)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,17 @@
+"""Shared test data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def binary_frame(n: int, seed: int, levels=("a", "b", "c"), intercept: float = -1.5,
+                 effect_c: float = 0.5) -> pd.DataFrame:
+    """Three binary predictors, a factor ``grp`` and a logistic outcome ``y`` (x1, x2 and grp=c matter)."""
+    rng = np.random.default_rng(seed)
+    d = pd.DataFrame({"x1": rng.integers(0, 2, n), "x2": rng.integers(0, 2, n),
+                      "x3": rng.integers(0, 2, n), "grp": rng.choice(list(levels), n)})
+    lp = intercept + 1.5 * d.x1 + 1.0 * d.x2 + effect_c * (d.grp == "c")
+    d["y"] = (rng.random(n) < 1 / (1 + np.exp(-lp))).astype(int)
+    return d
