@@ -72,7 +72,10 @@ def plot_reliability(model_or_evaluation, data=None, ax=None):
     x, obs = r["predicted_risk"].to_numpy(), r["observed_risk"].to_numpy()
     n = r["n"].to_numpy(dtype=float)
     ax.plot([0, 1], [0, 1], ls="--", lw=1, color="grey", label="perfect calibration", zorder=1)
-    ax.errorbar(x, obs, yerr=[obs - r["ci_lower"], r["ci_upper"] - obs], fmt="none",
+    # Wilson bounds can sit a rounding error past the observed risk (0 or 1 events)
+    below = np.maximum(obs - r["ci_lower"].to_numpy(), 0.0)
+    above = np.maximum(r["ci_upper"].to_numpy() - obs, 0.0)
+    ax.errorbar(x, obs, yerr=[below, above], fmt="none",
                 ecolor=_NON_EVENT, elinewidth=1, capsize=2, alpha=0.7, zorder=2)
     area = 15 + 300 * n / n.max()
     ax.scatter(x, obs, s=area, color=_NON_EVENT, edgecolor="white", linewidth=0.8, zorder=3,

@@ -120,3 +120,15 @@ def test_missing_matplotlib_gives_install_hint(ev, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"pip install riskformula\[plot\]"):
         plots.plot_reliability(ev)
+
+
+def test_reliability_plot_on_real_fit_with_extreme_scores(tmp_path):
+    """Scores whose rows are all events or all non-events (regression: a Wilson bound a rounding
+    error past the observed risk made matplotlib refuse the error bars)."""
+    import riskformula as rf
+    df = rf.load_dataset("wdbc")
+    m = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst + smoothness_worst',
+                      df, max_size=3, time_limit=20)
+    fig = rf.plots.plot_reliability(m, df)
+    fig.savefig(tmp_path / "rel.png")
+    assert (tmp_path / "rel.png").stat().st_size > 0
