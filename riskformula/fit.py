@@ -125,7 +125,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         raise SolverError(
             f"stopped at the {report.status.replace('_', ' ')} before finding any risk score that meets the "
             "size limits and constraints; raise `time_limit` (or `node_limit`).")
-    bc_lam = report_solution(report)
+    bc_lam = np.asarray(report.solution, dtype=float)
     if report.status == "numerical_gap":
         warnings.warn(f"the search finished, but the LP's numerical tolerances leave a proven gap of "
                       f"{100 * report.gap:.3g}%; the model is likely optimal but not proven so.",
@@ -183,6 +183,3 @@ def initial_points(initial, design, problem) -> list[np.ndarray]:
         starts.append(other)
     return starts
 
-
-def report_solution(report) -> np.ndarray:
-    return np.asarray(report.solution, dtype=float)

@@ -15,12 +15,11 @@ import itertools
 import math
 import time
 
-import highspy
 import numpy as np
 
 from ..problem import RiskProblem
 from ..problem.problem import loss_bounds
-from .heuristics import fill_to_min_size, polish, sequential_rounding
+from .heuristics import best_intercept, fill_to_min_size, polish, sequential_rounding
 from .lp import NodeLP
 from .report import SolverReport
 
@@ -60,8 +59,8 @@ class BranchAndCut:
         # a larger pool gives tighter node bounds; dense cut rows make every LP slower
         self.max_cuts = max_cuts or int(min(1500, max(400, 60000 / (problem.d + 1))))
         self.heuristic_interval = heuristic_interval
-        self.n_int = problem.n_cols
         self.integer = problem.integer_mask()
+        self.cost = problem.cost()  # the objective's linear part, used at every node
         self.alpha_cols = np.arange(problem.d + 1, 2 * problem.d + 1)
         self.sos_groups = [np.array([problem.alpha(j) for j in g.cols]) for g in problem.groups
                            if g.max_used == 1 and len(g.cols) > 1]
@@ -131,11 +130,9 @@ class BranchAndCut:
         self.loss_lo, self.loss_hi = loss_bounds(p)
         self.global_lower = -math.inf
         self.lp = NodeLP(p, self.loss_lo, self.loss_hi)
-        lower0, upper0 = p.column_bounds()
-        self.root_lower, self.root_upper = lower0, upper0
+        self.root_lower, self.root_upper = p.column_bounds()
 
         # incumbents we know without search: the intercept-only model and user starts
-        from .heuristics import best_intercept
         zero = np.zeros(p.d + 1)
         zero[0] = best_intercept(p, np.zeros(p.loss.n_unique))
         self._offer(zero)
@@ -257,7 +254,7 @@ class BranchAndCut:
                 stall += 1
             bound = max(bound, lb)
             lam, alpha = x[:d1], x[d1:2 * p.d + 1]
-            lin = float(p.cost() @ x[:-1])
+            lin = float(self.cost @ x[:-1])
             f, g = p.loss.value_and_gradient(lam)
             val = f + lin
             if val < center_val:
@@ -330,7 +327,7 @@ class BranchAndCut:
                     if implied is None:
                         return self._split_used(empty[0] + 1, bound, changes, lower, upper)
                     xr = implied  # fewer counted terms: at least as good, so it settles this node
-                if self._offer(lam, xr) or f + float(p.cost() @ xr) <= 1.1 * self.upper:
+                if self._offer(lam, xr) or f + float(self.cost @ xr) <= 1.1 * self.upper:
                     if p.can_complete and self._heuristics_allowed():
                         self._polish_and_offer(lam)
                 # the LP may sit under the cut (HiGHS tolerances, coefficients below 1e-9 dropped on

@@ -28,7 +28,7 @@ def has_feasible_point(problem: RiskProblem, time_limit: float = 10.0) -> bool |
                                      highspy.HighsVarType.kContinuous))
     rows = problem.all_rows()
     if rows:
-        starts, idx, vals = _csr(rows, n)
+        starts, idx, vals = _csr(rows)
         h.addRows(len(rows), _finite([r.lower for r in rows]), _finite([r.upper for r in rows]),
                   len(idx), starts, idx, vals)
     h.run()

@@ -40,10 +40,6 @@ def best_intercept(problem: RiskProblem, s: np.ndarray) -> int:
     return int(cands[int(np.argmin(vals))])
 
 
-def _objective_matrix(problem: RiskProblem, S: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    return problem.loss.value_from_scores(S) + sizes
-
-
 def sequential_rounding(problem: RiskProblem, lam: np.ndarray, alpha: np.ndarray | None = None) -> np.ndarray:
     """SeqRd on a real point, keeping at most ``max_size`` terms (the strongest by α, then |λ|)."""
     d = problem.d
@@ -70,7 +66,7 @@ def sequential_rounding(problem: RiskProblem, lam: np.ndarray, alpha: np.ndarray
         base_pen = problem.c0 @ (lam[1:] != 0)
         drops = (cc > 0) & (new_vals == 0)
         sizes = base_pen - np.where(drops, problem.c0[np.maximum(cc - 1, 0)], 0.0)
-        k = int(np.argmin(_objective_matrix(problem, S, sizes)))
+        k = int(np.argmin(problem.loss.value_from_scores(S) + sizes))
         j = int(cc[k])
         s = S[:, k]
         lam[j] = new_vals[k]

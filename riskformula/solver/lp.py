@@ -15,7 +15,7 @@ from ..problem import RiskProblem
 _INF = highspy.kHighsInf
 
 
-def _csr(rows, n_cols):
+def _csr(rows):
     starts, idx, vals = [0], [], []
     for r in rows:
         for k, v in r.coefs.items():
@@ -53,7 +53,7 @@ class NodeLP:
         rows = problem.all_rows()
         self.n_base_rows = len(rows)
         if rows:
-            starts, idx, vals = _csr(rows, self.n_cols)
+            starts, idx, vals = _csr(rows)
             h.addRows(len(rows), _finite([r.lower for r in rows]), _finite([r.upper for r in rows]),
                       len(idx), starts, idx, vals)
         self.h = h
