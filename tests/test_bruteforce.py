@@ -501,3 +501,59 @@ def test_breastcancer_reference_objective():
     # the published reference implementation's optimum on these data and settings
     assert m.objective == pytest.approx(0.113365, abs=1e-6)
     assert m.lower_bound <= m.objective
+
+
+def test_dropped_cuts_forget_their_integer_points():
+    """The pool remembers which integer points it holds a cut at, and forgets those it drops
+    (a dropped exact cut must be taken again, or a node would settle below the true loss)."""
+    from riskformula.solver.lp import NodeLP
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (50, 3)).astype(float)
+    y = rng.integers(0, 2, 50)
+    prob = RiskProblem(LogisticLoss(X, y), np.full(3, -3.0), np.full(3, 3.0), c0=1e-6)
+    lp = NodeLP(prob, 0.0, 1.0)
+    points = [np.array([k, 1.0, -1.0, 0.0]) for k in range(-3, 4)]
+    for lam in points:
+        f, g = prob.loss.value_and_gradient(lam)
+        lp.add_cut(lam, f, g, key=lam.tobytes())
+    lp.solve()
+    lp.drop_slack_cuts(3)
+    held = [lp.has_cut(lam.tobytes()) for lam in points]
+    assert lp.n_cuts == 3 and sum(held) == 3
+    assert lp.h.getNumRow() == lp.n_base_rows + 3
+
+
+def test_saved_basis_is_only_a_warm_start():
+    """Restoring a parent's basis after cuts were added and dropped changes no LP optimum."""
+    from riskformula.solver.lp import NodeLP
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 3, (80, 4)).astype(float)
+    y = rng.integers(0, 2, 80)
+    prob = RiskProblem(LogisticLoss(X, y), np.full(4, -3.0), np.full(4, 3.0), c0=1e-6, max_size=2)
+    lp = NodeLP(prob, 0.0, 1.0)
+    lower, upper = prob.column_bounds()
+    for _ in range(15):  # a few Kelley rounds
+        _, _, x = lp.solve()
+        lam = x[: prob.d + 1]
+        f, g = prob.loss.value_and_gradient(lam)
+        lp.add_cut(lam, f, g)
+    lp.solve()
+    saved = lp.basis()
+    for k in range(5):
+        lam = rng.integers(-3, 4, prob.d + 1).astype(float)
+        f, g = prob.loss.value_and_gradient(lam)
+        lp.add_cut(lam, f, g)
+    child_upper = upper.copy()
+    child_upper[[prob.lam(1), prob.lam(2)]] = 0.0
+    lp.set_bounds(lower, child_upper)
+    lp.solve()
+    lp.drop_slack_cuts(6)  # drops a cut that was tight in the saved basis
+    lp.set_bounds(lower, child_upper)
+    _, fresh, _ = lp.solve()
+    lp.set_bounds(lower, upper)
+    lp.solve()
+    lp.set_bounds(lower, child_upper)
+    assert lp.restore(saved)
+    status, warm, _ = lp.solve()
+    assert status == "optimal"
+    assert warm == pytest.approx(fresh, rel=1e-9, abs=1e-12)

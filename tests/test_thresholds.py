@@ -168,7 +168,7 @@ def test_synthetic_generator_matches_its_truth():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n,p", [(200, 2), (1000, 1), (200, 3)])
+@pytest.mark.parametrize("n,p", [(200, 2), (1000, 1), (200, 3), (200, 5), (1000, 2)])
 def test_seed000_small_configurations_are_certified(n, p):
     """Seed 000 configurations that must close within 60 s over every cut position."""
     df = rf.synthetic_thresholds(n, p, seed=1, min_class_share=0.1)
@@ -201,3 +201,83 @@ def test_grid_is_placed_over_all_gaps():
     np.testing.assert_array_equal(with_y, candidate_cuts(x, 20)[0])
     exact, on_grid = candidate_cuts(x, None, y)
     assert not on_grid and len(exact) > 20
+
+
+@pytest.fixture(scope="module")
+def bumps():
+    """Two predictors whose risk rises then falls: the LP likes fractional "bumps" (a rise and a
+    fall made of two cuts of one threshold), which no single cut can score."""
+    rng = np.random.default_rng(3)
+    n = 60
+    x1 = rng.integers(0, 6, n).astype(float)
+    x2 = rng.integers(0, 6, n).astype(float)
+    eta = 2.0 * ((x1 >= 2) & (x1 <= 3)) - 1.0 + 1.5 * (x2 >= 4) - 1.5 * (x2 <= 0)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(int)
+    return pd.DataFrame({"x1": x1, "x2": x2, "y": y})
+
+
+def brute_two_thresholds(x1, x2, y):
+    """min over one cut (or none) per predictor, its points in [LO − HI, HI − LO] and the intercept."""
+    w = np.arange(LO - HI, HI - LO + 1, dtype=float)
+
+    def columns(x):
+        v = np.unique(x)
+        return [None] + [(x <= c).astype(float) for c in (v[:-1] + v[1:]) / 2]
+
+    best = np.inf
+    for a in columns(x1):
+        for b in columns(x2):
+            for w1 in (w if a is not None else [0.0]):
+                for w2 in (w if b is not None else [0.0]):
+                    s = (w1 * a if a is not None else 0.0) + (w2 * b if b is not None else 0.0) + np.zeros(len(y))
+                    best = min(best, mean_loss(s[:, None] + B[None, :], y).min()
+                               + C0 * (np.count_nonzero([w1, w2])))
+    return best
+
+
+def test_two_thresholds_with_bumps_are_the_brute_force_optimum(bumps):
+    best = brute_two_thresholds(bumps.x1.to_numpy(), bumps.x2.to_numpy(), bumps.y.to_numpy())
+    m = fit(bumps, "y ~ threshold(x1) + threshold(x2)")
+    assert m.status == "optimal"
+    assert m.objective == pytest.approx(best, rel=1e-7)
+    for limit in (1, 3, 7, 15):  # stopped early, the bound is still below the optimum
+        early = fit(bumps, "y ~ threshold(x1) + threshold(x2)", node_limit=limit)
+        assert early.lower_bound <= best + 1e-9
+
+
+@pytest.mark.parametrize("seed", [3, 5, 8])
+def test_sign_split_keeps_the_optimum(seed, monkeypatch):
+    """With the heuristics off the search itself must reach the brute-force optimum: the split on
+    a threshold's sign (used on these data) loses no integer point, and a tiny cut pool (cuts
+    dropped and taken again at the same integer points) changes nothing."""
+    from riskformula.solver import branch_and_cut as bc
+    rng = np.random.default_rng(seed)
+    n = 60
+    x1 = rng.integers(0, 6, n).astype(float)
+    x2 = rng.integers(0, 6, n).astype(float)
+    eta = 2.0 * ((x1 >= 2) & (x1 <= 3)) - 1.0 + 1.5 * (x2 >= 4) - 1.5 * (x2 <= 0)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(int)
+    df = pd.DataFrame({"x1": x1, "x2": x2, "y": y})
+    splits = []
+    original = bc.BranchAndCut._sign_split
+
+    def counting(self, xi):
+        out = original(self, xi)
+        splits.append(out is not None)
+        return out
+
+    init = bc.BranchAndCut.__init__
+
+    def small_pool(self, *a, **kw):
+        init(self, *a, **kw)
+        self.max_cuts = 12
+
+    monkeypatch.setattr(bc.BranchAndCut, "_sign_split", counting)
+    monkeypatch.setattr(bc.BranchAndCut, "__init__", small_pool)
+    monkeypatch.setattr(bc.BranchAndCut, "_heuristic", lambda self, *a, **k: None)
+    monkeypatch.setattr(bc.BranchAndCut, "_polish_and_offer", lambda self, *a, **k: None)
+    best = brute_two_thresholds(x1, x2, y)
+    m = fit(df, "y ~ threshold(x1) + threshold(x2)")
+    assert any(splits)
+    assert m.status == "optimal"
+    assert m.objective == pytest.approx(best, rel=1e-7)

@@ -6,6 +6,10 @@ its region with the current pool of loss cuts; integer points get a cut until th
 so incumbents are always scored with the true loss; fractional points get a cut too (cuts are
 valid everywhere because the loss is convex).  The lower bound is the least bound of the open
 nodes, so the reported gap is a true optimality gap.
+
+Branching, in order: a whole group's "used" indicator; the sign of a one-cut threshold's points;
+its candidate cuts (SOS1, split at the LP's median); then single integer columns by pseudo-cost.
+Each child starts its LP from its parent's optimal basis.
 """
 
 from __future__ import annotations
@@ -47,6 +51,13 @@ class BranchAndCut:
     verbose : print a solver log every ``log_interval`` seconds.
     """
 
+    #: the root's cutting-plane loop stops when its last ``window`` rounds closed less than this
+    #: fraction of the gap to the incumbent
+    root_tail_window = 20
+    root_tail_fraction = 0.02
+    #: extra loss cuts per fractional node before branching
+    node_rounds = 1
+
     def __init__(self, problem: RiskProblem, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
                  max_cuts: int | None = None, heuristic_interval: int = 50):
@@ -57,7 +68,7 @@ class BranchAndCut:
         self.verbose = verbose
         self.log_interval = log_interval
         # a larger pool gives tighter node bounds; dense cut rows make every LP slower
-        self.max_cuts = max_cuts or int(min(1500, max(400, 60000 / (problem.d + 1))))
+        self.max_cuts = max_cuts or int(min(1500, max(150, 60000 / (problem.d + 1))))
         self.heuristic_interval = heuristic_interval
         self.integer = problem.integer_mask()
         self.cost = problem.cost()  # the objective's linear part, used at every node
@@ -74,7 +85,6 @@ class BranchAndCut:
         self.nodes = 0
         self.log_lines: list[str] = []
         self.polish_calls = 0
-        self.cut_points: set = set()
 
     # --- incumbents ---------------------------------------------------------------------
     def _offer(self, lam: np.ndarray, x: np.ndarray | None = None) -> bool:
@@ -148,7 +158,7 @@ class BranchAndCut:
             self._heuristic(lam, alpha, swaps=k < 3)
 
         counter = itertools.count()
-        heap = [(root_bound, 0, next(counter), (), None)]
+        heap = [(root_bound, 0, next(counter), (), None, None)]
         self.tol_pruned = math.inf  # least bound among nodes pruned by the gap tolerance
         self.pseudo = np.zeros((2, p.n_cols))
         self.pseudo_n = np.zeros((2, p.n_cols))
@@ -171,19 +181,21 @@ class BranchAndCut:
                 self._log(now, len(heap), lower)
                 last_log = now
             if plunge is not None:
-                bound, negdepth, _, changes, branch = plunge
+                bound, negdepth, _, changes, branch, _ = plunge  # the LP holds its parent's basis
                 plunge = None
             else:
-                bound, negdepth, _, changes, branch = heapq.heappop(heap)
+                bound, negdepth, _, changes, branch, basis = heapq.heappop(heap)
+                self.lp.restore(basis)
             if bound >= self._prune_level():
                 self._note_tol_prune(bound)
                 continue
             children = self._process(bound, changes, branch)
             if not children:
                 continue
+            basis = self.lp.basis()
             close = children[0][0] <= lower + 0.05 * (self.upper - lower)
             for k, (child_bound, child_changes, child_branch) in enumerate(children):
-                item = (child_bound, negdepth - 1, next(counter), child_changes, child_branch)
+                item = (child_bound, negdepth - 1, next(counter), child_changes, child_branch, basis)
                 if k == 0 and close:
                     plunge = item
                 else:
@@ -242,6 +254,7 @@ class BranchAndCut:
         mix = 0.5
         stall = 0
         budget = 0.25 * self.time_limit
+        history = []
         for it in range(max_rounds):
             status, obj, x = lp.solve()
             self.lp_solves += 1
@@ -265,6 +278,12 @@ class BranchAndCut:
                 break
             if time.perf_counter() - self.t0 > budget:
                 break
+            history.append(bound)
+            if it % 50 == 49:
+                self._heuristic(center, center_alpha)  # an incumbent early, to judge tailing off by
+            w = self.root_tail_window
+            if it >= 50 and history[-1] - history[-1 - w] < self.root_tail_fraction * (self.upper - history[-1]) < math.inf:
+                break  # the last rounds closed little of the gap: branching does better now
             lp.add_cut(lam, f, g)
             if stall > 3:
                 mix = min(1.0, mix + 0.25)
@@ -287,9 +306,9 @@ class BranchAndCut:
         p, lp = self.p, self.lp
         lower = self.root_lower.copy()
         upper = self.root_upper.copy()
-        for col, lo, hi in changes:
-            lower[col] = max(lower[col], lo)
-            upper[col] = min(upper[col], hi)
+        for cols, lo, hi in changes:  # one (columns, low, high) entry per branching on the path
+            lower[cols] = np.maximum(lower[cols], lo)
+            upper[cols] = np.minimum(upper[cols], hi)
         lp.set_bounds(lower, upper)
         self.nodes += 1
         d1 = p.d + 1
@@ -312,11 +331,10 @@ class BranchAndCut:
             violation = f - x[-1]
             if integral:
                 key = lam.tobytes()
-                if violation > 1e-10 * (1 + f) and key not in self.cut_points:
-                    # the cut at an integer point is exact there; one is enough (a second would only
-                    # chase HiGHS' feasibility tolerance)
-                    self.cut_points.add(key)
-                    lp.add_cut(lam, f, g)
+                if violation > 1e-10 * (1 + f) and not lp.has_cut(key):
+                    # the cut at an integer point is exact there; one in the pool is enough (a second
+                    # would only chase HiGHS' feasibility tolerance), but a dropped one comes back
+                    lp.add_cut(lam, f, g, key=key)
                     continue
                 xr = np.where(self.integer, np.round(xi), xi)
                 used = xr[d1:2 * p.d + 1] > 0.5
@@ -334,7 +352,7 @@ class BranchAndCut:
                 # nearly separable data): the node's LP bound stays in the reported lower bound
                 self._note_tol_prune(bound)
                 return None
-            if violation > 1e-6 * (1 + f) and rounds < 1:
+            if violation > 1e-6 * (1 + f) and rounds < self.node_rounds:
                 lp.add_cut(lam, f, g)
                 rounds += 1
                 continue
@@ -355,17 +373,21 @@ class BranchAndCut:
             only[units] = frac[units]
             col = self._choose_branch(xi, only)
             v = xi[col]
-            return [(bound, changes + ((col, -math.inf, 0.0),), (col, 0, v, bound)),
-                    (bound, changes + ((col, 1.0, math.inf),), (col, 1, 1.0 - v, bound))]
+            return [(bound, changes + (([col], -math.inf, 0.0),), (col, 0, v, bound)),
+                    (bound, changes + (([col], 1.0, math.inf),), (col, 1, 1.0 - v, bound))]
+        signs = self._sign_split(xi)
+        if signs is not None:
+            return [(bound, changes + ((signs, 0.0, math.inf),), None),
+                    (bound, changes + ((signs, -math.inf, 0.0),), None)]
         sos = self._sos_split(xi)
         if sos is not None:
             left, right = sos
-            return [(bound, changes + tuple((c, 0.0, 0.0) for c in right), None),
-                    (bound, changes + tuple((c, 0.0, 0.0) for c in left), None)]
+            return [(bound, changes + ((right, 0.0, 0.0),), None),
+                    (bound, changes + ((left, 0.0, 0.0),), None)]
         col = self._choose_branch(xi, frac)
         v = xi[col]
-        down = (bound, changes + ((col, -math.inf, math.floor(v)),), (col, 0, v - math.floor(v), bound))
-        up = (bound, changes + ((col, math.ceil(v), math.inf),), (col, 1, math.ceil(v) - v, bound))
+        down = (bound, changes + (([col], -math.inf, math.floor(v)),), (col, 0, v - math.floor(v), bound))
+        up = (bound, changes + (([col], math.ceil(v), math.inf),), (col, 1, math.ceil(v) - v, bound))
         return [up, down] if v - math.floor(v) >= 0.5 else [down, up]
 
     # --- branching ----------------------------------------------------------------------
@@ -373,12 +395,25 @@ class BranchAndCut:
         """Three children that exclude "used with zero points" for term j: not used; used with
         λ_j ≥ 1; used with λ_j ≤ −1 (children that the node's bounds already rule out are dropped)."""
         a, lam_col = self.p.alpha(j), self.p.lam(j)
-        kids = [(bound, changes + ((a, -math.inf, 0.0),), None)]
+        kids = [(bound, changes + (([a], -math.inf, 0.0),), None)]
         if upper[lam_col] >= 1:
-            kids.append((bound, changes + ((a, 1.0, math.inf), (lam_col, 1.0, math.inf)), None))
+            kids.append((bound, changes + (([a, lam_col], 1.0, math.inf),), None))
         if lower[lam_col] <= -1:
-            kids.append((bound, changes + ((a, 1.0, math.inf), (lam_col, -math.inf, -1.0)), None))
+            kids.append((bound, changes + (([a, lam_col], [1.0, -math.inf], [math.inf, -1.0]),), None))
         return kids
+
+    def _sign_split(self, xi):
+        """Split a one-nonzero group whose LP points have both signs: one child keeps every point
+        of the group ≥ 0, the other ≤ 0.  An integer point has one nonzero, so it lies in a child;
+        the LP loses its "bumps" (a rise and a fall made of two fractional cuts), which no single
+        cut can score."""
+        best, best_mass = None, _INT_TOL
+        for cols in self.sos_groups:
+            lam = xi[cols - self.p.d]
+            mixed = min(lam[lam > 0].sum(), -lam[lam < 0].sum())
+            if mixed > best_mass:
+                best, best_mass = cols - self.p.d, mixed
+        return best
 
     def _sos_split(self, xi):
         """SOS1 branching on a group whose columns may hold at most one nonzero (e.g. the

@@ -13,6 +13,11 @@ from ..errors import SolverError
 from ..problem import RiskProblem
 
 _INF = highspy.kHighsInf
+_BASIC = highspy.HighsBasisStatus.kBasic.value
+_LOWER = highspy.HighsBasisStatus.kLower.value
+_STATUS = np.empty(1 + max(v.value for v in highspy.HighsBasisStatus.__members__.values()), dtype=object)
+for _v in highspy.HighsBasisStatus.__members__.values():
+    _STATUS[_v.value] = _v
 
 
 def _csr(rows):
@@ -58,12 +63,16 @@ class NodeLP:
                       len(idx), starts, idx, vals)
         self.h = h
         self.n_cuts = 0
+        self._cut_keys: list = []  # per cut row: the integer point it was taken at, or None
+        self._cut_ids: list[int] = []  # per cut row: a serial number, to match saved bases
+        self._next_id = 0
         self._all_cols = np.arange(self.n_cols, dtype=np.int32)
         self.lower = lower
         self.upper = upper
 
-    def add_cut(self, lam: np.ndarray, value: float, grad: np.ndarray) -> None:
-        """Add L − ∇l·λ ≥ l(λᵗ) − ∇l·λᵗ, scaled so its largest gradient entry is 1.
+    def add_cut(self, lam: np.ndarray, value: float, grad: np.ndarray, key: bytes | None = None) -> None:
+        """Add L − ∇l·λ ≥ l(λᵗ) − ∇l·λᵗ, scaled so its largest gradient entry is 1; ``key``
+        names the integer point it was taken at (see :meth:`has_cut`).
 
         Near-separable data have tiny gradients, and HiGHS treats matrix entries below 1e-9 as
         zero; scaling the row (the same inequality) keeps its relative precision."""
@@ -75,6 +84,13 @@ class NodeLP:
         rhs = scale * (value - float(grad @ lam))
         self.h.addRow(rhs, _INF, len(idx), idx, vals)
         self.n_cuts += 1
+        self._cut_keys.append(key)
+        self._cut_ids.append(self._next_id)
+        self._next_id += 1
+
+    def has_cut(self, key: bytes) -> bool:
+        """Whether the pool still holds the cut taken at the integer point ``key``."""
+        return key in self._cut_keys
 
     def set_bounds(self, lower: np.ndarray, upper: np.ndarray) -> None:
         """Column bounds of the problem's columns (the loss column keeps its own)."""
@@ -125,6 +141,45 @@ class NodeLP:
         row_lo = np.asarray(lp.row_lower_)[self.n_base_rows:]
         slack = row_val - row_lo
         order = np.argsort(-slack)
-        drop = np.sort(order[: self.n_cuts - keep]) + self.n_base_rows
+        gone = np.sort(order[: self.n_cuts - keep])
+        drop = gone + self.n_base_rows
         self.h.deleteRows(len(drop), drop.astype(np.int32))
         self.n_cuts -= len(drop)
+        dropped = set(gone.tolist())
+        self._cut_keys = [k for r, k in enumerate(self._cut_keys) if r not in dropped]
+        self._cut_ids = [k for r, k in enumerate(self._cut_ids) if r not in dropped]
+
+    # --- warm starts across the tree -------------------------------------------------------
+    def basis(self):
+        """The optimal basis of the last solve, for :meth:`restore` at a child node (children
+        are solved later, after other nodes have moved the simplex elsewhere)."""
+        b = self.h.getBasis()
+        if not b.valid:
+            return None
+        cols = np.array([v.value for v in b.col_status], dtype=np.int8)
+        rows = np.array([v.value for v in b.row_status], dtype=np.int8)
+        return cols, rows[: self.n_base_rows], dict(zip(self._cut_ids, rows[self.n_base_rows:].tolist()))
+
+    def restore(self, saved) -> bool:
+        """Start the next solve from a saved basis (True if set); cuts added since are basic.  A
+        basis whose tight cuts were dropped since gets as many other cuts made tight (HiGHS repairs
+        a singular one)."""
+        if saved is None:
+            return False
+        cols, base, cuts = saved
+        rows = np.concatenate([base, np.fromiter((cuts.get(i, _BASIC) for i in self._cut_ids), np.int8,
+                                                 len(self._cut_ids))])
+        extra = int(np.count_nonzero(cols == _BASIC) + np.count_nonzero(rows == _BASIC)) - len(rows)
+        if extra > 0:
+            # cuts that were tight in the saved basis have been dropped since: as many of the
+            # newest basic cuts become tight instead, so the basis stays square
+            loose = np.flatnonzero(rows[self.n_base_rows:] == _BASIC) + self.n_base_rows
+            if len(loose) < extra:
+                return False
+            rows[loose[-extra:]] = _LOWER
+        elif extra < 0:
+            return False
+        b = highspy.HighsBasis()
+        b.col_status = _STATUS[cols].tolist()
+        b.row_status = _STATUS[rows].tolist()
+        return self.h.setBasis(b) == highspy.HighsStatus.kOk
