@@ -192,7 +192,10 @@ class BranchAndCut:
             children = self._process(bound, changes, branch)
             if not children:
                 continue
-            basis = self.lp.basis()
+            # splits over many columns (a threshold's cuts or sign) move the simplex far, so
+            # children restart from this basis; without such splits, refactorising a saved basis
+            # costs more than the few pivots it saves
+            basis = self.lp.basis() if self.sos_groups else None
             close = children[0][0] <= lower + 0.05 * (self.upper - lower)
             for k, (child_bound, child_changes, child_branch) in enumerate(children):
                 item = (child_bound, negdepth - 1, next(counter), child_changes, child_branch, basis)
