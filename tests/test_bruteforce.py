@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 
 import riskformula as rf
-from riskformula.errors import OptimalityGapWarning, SolverError
+from riskformula.errors import OptimalityGapWarning
 from riskformula.problem import LogisticLoss, RiskProblem
 from riskformula.solver import BranchAndCut
 
