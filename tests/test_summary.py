@@ -182,3 +182,12 @@ def test_string_event_in_header():
     header = dict(m.summary().header())
     assert header["Outcome"] == "out (event: out = 'yes')"
     assert m.to_dict()["event"] == "yes"
+
+
+def test_risk_range_printed_once_when_both_ends_read_the_same():
+    from types import SimpleNamespace
+
+    from riskformula.reports.summary import _risk_table_display
+    table = pd.DataFrame({"score": ["-3", "2 to 4"], "risk_from": [0.881, 0.99991], "risk_to": [0.881, 0.99999]})
+    shown = _risk_table_display(SimpleNamespace(risk_table=lambda: table))
+    assert shown["risk"].tolist() == ["88.1%", ">99.9%"]

@@ -11,8 +11,9 @@ from . import render as r
 
 def _risk_table_display(model) -> pd.DataFrame:
     t = model.risk_table()
-    risk = [r.fmt_percent(a) if a == b else f"{r.fmt_percent(a)} to {r.fmt_percent(b)}"
-            for a, b in zip(t["risk_from"], t["risk_to"])]
+    # compared as printed: scores 2 and 4 may both read ">99.9%"
+    risk = [a if a == b else f"{a} to {b}"
+            for a, b in zip(map(r.fmt_percent, t["risk_from"]), map(r.fmt_percent, t["risk_to"]))]
     return pd.DataFrame({"score": t["score"], "risk": risk})
 
 
