@@ -44,6 +44,9 @@ def _names(fn: str, names) -> tuple:
 
 
 def _count(fn: str, m) -> int:
+    if isinstance(m, (str, list, tuple)):
+        raise SettingsError(f"`{fn}` takes the count first, then the term names, e.g. "
+                            f"{fn}(2, 'age', 'C(sex)'); got {m!r} as the count.")
     if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0:
         raise SettingsError(f"`{fn}` needs a whole number ≥ 0 as its first argument; got {m!r}.")
     return int(m)
@@ -129,7 +132,8 @@ def at_most(m: int, *terms: str) -> Count:
     >>> at_most(1, "radius_worst", "area_worst").describe()
     "at_most(1, 'radius_worst', 'area_worst')"
     """
-    return Count(_names("at_most", terms), None, _count("at_most", m), "at_most")
+    count = _count("at_most", m)
+    return Count(_names("at_most", terms), None, count, "at_most")
 
 
 def at_least(m: int, *terms: str) -> Count:
@@ -140,7 +144,8 @@ def at_least(m: int, *terms: str) -> Count:
     >>> at_least(1, "age").describe()
     "at_least(1, 'age')"
     """
-    return Count(_names("at_least", terms), _count("at_least", m), None, "at_least")
+    count = _count("at_least", m)
+    return Count(_names("at_least", terms), count, None, "at_least")
 
 
 def not_both(a: str, b: str) -> Count:

@@ -164,6 +164,8 @@ def test_unknown_name_and_bad_arguments(data):
         rf.risk_at_least(1.5, when={"a": 1})
     with pytest.raises(SettingsError, match="constraints"):
         fit(data, constraints=["a <= 1"])
+    with pytest.raises(SettingsError, match=r"count first.*at_least\(2, 'age'"):
+        rf.at_least(["a", "b"], 2)  # arguments the wrong way round
 
 
 def test_summary_lists_constraints(data):
