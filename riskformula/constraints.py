@@ -132,7 +132,7 @@ def at_most(m: int, *terms: str) -> Count:
     >>> at_most(1, "radius_worst", "area_worst").describe()
     "at_most(1, 'radius_worst', 'area_worst')"
     """
-    count = _count("at_most", m)
+    count = _count("at_most", m)  # first, so names-before-count is reported as that
     return Count(_names("at_most", terms), None, count, "at_most")
 
 
@@ -144,7 +144,7 @@ def at_least(m: int, *terms: str) -> Count:
     >>> at_least(1, "age").describe()
     "at_least(1, 'age')"
     """
-    count = _count("at_least", m)
+    count = _count("at_least", m)  # first, so names-before-count is reported as that
     return Count(_names("at_least", terms), count, None, "at_least")
 
 

@@ -236,7 +236,7 @@ class RiskScore:
     def _table(self, ranges) -> pd.DataFrame:
         def label(a, b):
             a_s, b_s = f"{a:.4g}", f"{b:.4g}"
-            return a_s if a == b else f"{a_s} to {b_s}"
+            return a_s if a_s == b_s else f"{a_s} to {b_s}"  # as printed, like the risks
         return pd.DataFrame({
             "score": [label(a, b) for a, b in ranges],
             "score_from": [float(a) for a, _ in ranges], "score_to": [float(b) for _, b in ranges],
