@@ -4,7 +4,7 @@ Formulations (x = [λ_0..λ_d, α_1..α_d, aux]):
 
 * **threshold(x), one cut** — one column ``1[x ≤ c]`` per candidate cut with points δ_c and a
   :class:`SizeGroup` with ``max_used=1``: at most one cut, counted once toward ``max_size`` by
-  Σ_c α_c itself.  Seed 000 scores w≤·b + w≥·(1 − b) = w≥ + (w≤ − w≥)·b with w≤, w≥ ∈ [lb, ub]; the
+  Σ_c α_c itself.  Molero-Río and D'Ambrosio (2025) scores w≤·b + w≥·(1 − b) = w≥ + (w≤ − w≥)·b with w≤, w≥ ∈ [lb, ub]; the
   intercept absorbs w≥ and δ = w≤ − w≥ ranges over exactly [lb − ub, ub − lb], so the two problems
   have the same optimal loss (exact), with half the columns and no symmetric copies.
 * **threshold(x, k=m) / cut(x, [...])** — the same columns, a group with ``max_used=m`` (binary u_g)

@@ -1,4 +1,4 @@
-"""Model-chosen thresholds for continuous predictors (seed 000): ``threshold(x)``, ``cut(x, [...])``.
+"""Model-chosen thresholds for continuous predictors (Molero-Río and D'Ambrosio 2025): ``threshold(x)``, ``cut(x, [...])``.
 
 Only the order of a predictor's values matters to a threshold: any cut between two consecutive
 distinct training values splits the rows the same way.  ``threshold(x)`` therefore expands into one
@@ -9,7 +9,7 @@ stored state, so ``predict`` applies exactly the same cuts to new data.
 How a term is scored (points per interval, "levels"): with cuts c_1 < … < c_q chosen and points δ_r
 on ``1[x ≤ c_r]``, a row in the interval just below c_r gets T + Σ_{s ≥ r} δ_s, the top interval
 gets T.  The intercept absorbs T, so the fit only needs the δ's, plus "every level within the
-coefficient range": for one cut that is ``δ ∈ [lb − ub, ub − lb]`` (seed 000's w≤/w≥ form, w≤ − w≥ = δ);
+coefficient range": for one cut that is ``δ ∈ [lb − ub, ub − lb]`` (the w≤/w≥ form of Molero-Río and D'Ambrosio 2025, w≤ − w≥ = δ);
 for several cuts the fit adds rows on running sums (see :mod:`riskformula.compile`).
 :func:`levels` recovers the card's per-interval points.
 """

@@ -1,8 +1,8 @@
 """Out-of-sample checks: stratified K-fold cross-validation and the model-size path.
 
 :func:`cross_validate` refits the score on each training split and evaluates it on the held-out
-fold (seed 001 tunes by 5-fold mean test AUC); :func:`size_path` fits the best score of every
-size with a small ``c0`` (seed 001 §1.3), the integer version of a regularisation path.
+fold (Ustun and Rudin 2019 tune by 5-fold mean test AUC); :func:`size_path` fits the best score of every
+size with a small ``c0`` (Ustun and Rudin 2019, §1.3), the integer version of a regularisation path.
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
         notes.append(msg[0].upper() + msg[1:])
         warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
     notes.insert(0, "Test metrics on each held-out fold; mean ± sd over folds (sd with ddof 1). AUC counts "
-                    "tied scores as 1/2; CAL is seed 001's calibration error by score; loss is the mean log loss.")
+                    "tied scores as 1/2; CAL is Ustun and Rudin (2019)'s calibration error by score; loss is the mean log loss.")
     if design.dropped:
         notes.append(f"{design.dropped:,d} row(s) with missing values were dropped before the folds were made.")
     fold_of = pd.Series(fold + 1, index=rows, name="fold")
@@ -385,7 +385,7 @@ class SizePath(render.Rendered):
 
 def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float = 1e-8,
               newdata: pd.DataFrame | None = None, warm_start: bool = True, **fit_args) -> SizePath:
-    """Fit the best risk score of each model size (seed 001's ℓ0 path).
+    """Fit the best risk score of each model size (Ustun and Rudin (2019)'s ℓ0 path).
 
     Each size ``R`` is one :func:`risk_score` fit with ``max_size=R`` and a small ``c0``, so
     the fit is the most accurate score with at most ``R`` terms.
@@ -395,7 +395,7 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
     formula, data : as for :func:`risk_score`.
     sizes : iterable of int
         Size limits to fit, e.g. ``range(1, 6)``; fitted in increasing order.
-    c0 : penalty per term; tiny (1e-8, as in seed 001) so it only breaks ties towards sparser scores.
+    c0 : penalty per term; tiny (1e-8, as in Ustun and Rudin 2019) so it only breaks ties towards sparser scores.
     newdata : DataFrame, optional
         Report ``loss``, ``auc`` and ``cal`` on these rows instead of the training rows.
     warm_start : bool

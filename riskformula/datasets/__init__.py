@@ -30,7 +30,7 @@ def load_dataset(name: str = "wdbc") -> pd.DataFrame:
 
 def synthetic_thresholds(n: int = 200, p: int = 1, seed: int | None = 0, return_truth: bool = False,
                          min_class_share: float = 0.0):
-    """Seed 000's synthetic data: continuous predictors whose effect is a single threshold.
+    """The synthetic data of Molero-Río and D'Ambrosio (2025): continuous predictors whose effect is a single threshold.
 
     ``x1..xp ~ U[0, 1]``; integer points ``w0``, ``w_le_j``, ``w_ge_j`` uniform on −5..5 and thresholds
     ``t_j ~ U[0, 1]``; score = w0 + Σ_j (w_le_j·1[x_j ≤ t_j] + w_ge_j·1[x_j > t_j]); the label is

@@ -176,7 +176,7 @@ class Evaluation(render.Rendered):
     auc : AUCResult or None
         AUC (ties count 1/2) with DeLong 95% CI; None when ``y`` has a single class.
     cal, ece, brier, log_loss : float
-        Seed 001's CAL by score, equal-width 10-bin ECE, Brier score, mean log loss.
+        Ustun and Rudin (2019)'s CAL by score, equal-width 10-bin ECE, Brier score, mean log loss.
     calibration : CalibrationResult or None
         Calibration intercept (in the large) and slope with 95% CIs.
     hosmer_lemeshow : HosmerLemeshowResult
@@ -186,7 +186,7 @@ class Evaluation(render.Rendered):
     net_benefit : DataFrame
         Decision curve: model, treat-all and treat-none per threshold.
     aunbc : float
-        Seed 002's area under the net-benefit curve on ``aunbc_thresholds``.
+        Chi and Birbil (2026)'s area under the net-benefit curve on ``aunbc_thresholds``.
     roc, score_counts : DataFrame
         ROC curve points, and events / non-events per distinct score (for plots).
     by : str or None
@@ -412,7 +412,7 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
         values form their own level) plus an ``overall`` row, e.g. a fairness audit by sex.
     thresholds : array-like, optional
         Risk thresholds in [0, 1) for the net-benefit table *and* the AUNBC. By default the
-        table uses 0.01, 0.02, ..., 0.99 and the AUNBC seed 002's grid 0.1, ..., 0.9, so the
+        table uses 0.01, 0.02, ..., 0.99 and the AUNBC the grid 0.1, ..., 0.9 of Chi and Birbil (2026), so the
         AUNBC is comparable with the values reported in that paper.
 
     Returns
@@ -479,7 +479,7 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
          "CAL and the reliability table group rows by distinct score; CIs are Wilson intervals."),
         "ECE uses 10 equal-width bins of predicted risk [0, 0.1), ..., [0.9, 1].",
         f"Hosmer–Lemeshow grouping: {hl.grouping}.",
-        (f"AUNBC: seed 002's left Riemann sum of net benefit over p = 0, {_grid_label(aunbc_grid)} "
+        (f"AUNBC: left Riemann sum (Chi and Birbil 2026) of net benefit over p = 0, {_grid_label(aunbc_grid)} "
          "(widths up to 1); treat-all is not subtracted and the value is not standardized."),
     ]
     if len(nb_grid) > 20:
