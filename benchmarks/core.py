@@ -1,8 +1,9 @@
-"""Core benchmark (issue 2): the five data sets of ../shared/data at size ≤ 5, points −5..5, c0 = 1e-6.
+"""Core benchmark: the five data sets of Ustun & Rudin (2019) at size ≤ 5, points −5..5, c0 = 1e-6.
 
-Prints one row per data set: rows, columns, unique rows, time, objective, lower bound, gap, nodes,
-beside the reference implementation's figures (risk-slim on CPLEX, ../shared/anchors.md) and
-whether our targets are met.
+The data ship with riskformula (``rf.load_dataset(name)``; sources in ``data/README.md``). Prints
+one row per data set: rows, columns, time, objective, lower bound, gap, nodes, beside the figures
+of the reference implementation (Ustun & Rudin's risk-slim on CPLEX 22.2 Community Edition,
+measured on the same kind of machine; in CASES below) and whether our targets are met.
 
     python benchmarks/core.py                 # all five
     python benchmarks/core.py mammo adult     # some
@@ -14,14 +15,11 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
-from pathlib import Path
 
 import pandas as pd
 from tabulate import tabulate
 
 import riskformula as rf
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 # name: (outcome, time limit, reference objective, reference gap, reference wall time, target)
 CASES = {
@@ -55,7 +53,7 @@ def main() -> None:
     rows = []
     for name in args.names:
         outcome, limit, ref_obj, ref_gap, ref_time, target = CASES[name]
-        df = pd.read_csv(DATA / f"{name}.csv")
+        df = rf.load_dataset(name)
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rf.OptimalityGapWarning)

@@ -1,7 +1,7 @@
 """Scaling in the number of rows: synthetic data, n = 10^4 .. 10^6, d binary predictors.
 
 Rows are collapsed to weighted unique rows before solving, so with binary predictors the solver's
-work depends on the number of distinct patterns, not on n (seed 001: linear in n at fixed d).
+work depends on the number of distinct patterns, not on n (Ustun & Rudin 2019: linear in n at fixed d).
 
     python benchmarks/scaling.py                  # n = 1e4, 1e5, 1e6 with d = 20
     python benchmarks/scaling.py --d 30 --time-limit 60

@@ -1,4 +1,4 @@
-"""Seed 000's experiments (Molero-Río & D'Ambrosio, Tables 1-4) with riskformula's threshold().
+"""The experiments of Molero-Río & D'Ambrosio (Tables 1-4) with riskformula's threshold().
 
 Every configuration of the paper is run on data from :func:`riskformula.datasets.synthetic_thresholds`
 (the paper's generator; its random draws are unknown, so our data are *not* the paper's: compare
@@ -30,7 +30,7 @@ import riskformula as rf
 from riskformula.datasets import synthetic_thresholds
 
 # (table, N, p, k) -> paper's Reference OBJ, BONMIN OBJ, BONMIN AUC, Algorithm 1 OBJ, Algorithm 1 AUC
-# (None: BONMIN found no feasible solution within its 1000 s limit).  Source: seed 000, Tables 1-4.
+# (None: BONMIN found no feasible solution within its 1000 s limit).  Source: Molero-Río & D'Ambrosio, Tables 1-4.
 PAPER = {
     ("T1", 200, 1, 1): (96.16, 1.34, 1.00, 81.65, 0.92),
     ("T1", 200, 2, 2): (24.80, 0.47, 1.00, 43.34, 0.92),

@@ -8,7 +8,7 @@
 
 from .constraints import (at_least, at_most, implies, max_thresholds, not_both, one_variable, risk_at_least,
                           risk_at_most, sign)
-from .datasets import load_dataset, synthetic_thresholds
+from .datasets import list_datasets, load_dataset, synthetic_thresholds
 from .errors import (DataError, FormulaError, InfeasibleProblemError, OptimalityGapWarning,
                      RiskFormulaError, RiskFormulaWarning, SettingsError, SolverError)
 from .fit import risk_score
@@ -23,7 +23,8 @@ from .thresholds import cut, threshold
 __version__ = "0.1.0.dev0"
 
 __all__ = [
-    "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset", "synthetic_thresholds",
+    "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset", "list_datasets",
+    "synthetic_thresholds",
     "sign", "at_most", "at_least", "not_both", "implies", "one_variable", "max_thresholds",
     "risk_at_least", "risk_at_most", "threshold", "cut",
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",

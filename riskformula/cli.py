@@ -28,7 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     fit = sub.add_parser("fit", help="fit a risk score and print its summary")
     fit.add_argument("formula", help="R-style formula, e.g. 'y ~ age + C(sex)' or 'y ~ .'")
-    fit.add_argument("--data", required=True, help="CSV (or Parquet) file, or a bundled data set name (wdbc)")
+    fit.add_argument("--data", required=True,
+                     help="CSV (or Parquet) file, or the name of a data set shipped with riskformula: "
+                          + ", ".join(_AVAILABLE) + " (riskformula.list_datasets() describes them)")
     fit.add_argument("--max-size", type=int, default=5, help="most terms with nonzero points (default 5)")
     fit.add_argument("--coef-range", type=int, nargs=2, default=(-5, 5), metavar=("LOW", "HIGH"),
                      help="integer points per term (default -5 5)")

@@ -20,7 +20,6 @@ import math
 import signal
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -488,14 +487,8 @@ def test_min_size_with_node_limit(min_size, node_limit):
 
 # --- real data ----------------------------------------------------------------------------
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
 def test_breastcancer_reference_objective():
-    path = DATA / "breastcancer.csv"
-    if not path.exists():
-        pytest.skip(f"reference data set not found at {path}")
-    df = pd.read_csv(path)
+    df = rf.load_dataset("breastcancer")
     m = rf.risk_score("Benign ~ .", df, max_size=5, coef_range=(-5, 5), c0=1e-6, time_limit=120)
     assert m.status == "optimal"
     # the published reference implementation's optimum on these data and settings

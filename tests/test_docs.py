@@ -22,7 +22,7 @@ def test_document_runs(path, monkeypatch):
     blocks = python_blocks(path)
     assert blocks, f"{path.name} has no ```python blocks"
     matplotlib.use("Agg")
-    monkeypatch.chdir(ROOT)  # documents refer to ../shared/data and data/ from the repository root
+    monkeypatch.chdir(ROOT)  # documents run from the repository root, as a reader of a clone would run them
     namespace: dict = {"__name__": "__doc_test__"}
     for i, code in enumerate(blocks, 1):
         try:
