@@ -64,7 +64,7 @@ def test_headline_metrics_are_the_metric_functions(model, data):
     assert ev.hosmer_lemeshow.statistic == m.hosmer_lemeshow(y, risk).statistic
     pd.testing.assert_frame_equal(ev.reliability, m.reliability_table(y, risk, score))
     pd.testing.assert_frame_equal(ev.net_benefit, m.net_benefit(y, risk, DEFAULT_THRESHOLDS))
-    assert ev.aunbc == m.aunbc(y, risk)  # seed 002 grid by default
+    assert ev.aunbc == m.aunbc(y, risk)  # Chi and Birbil (2026) grid by default
     assert ev.reliability["score"].tolist() == [0, 1, 2, 3]
     counts = ev.score_counts
     assert (counts["events"] + counts["non_events"]).tolist() == ev.reliability["n"].tolist()

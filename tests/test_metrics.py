@@ -135,7 +135,7 @@ def test_frequency_weights_equal_duplicated_rows(tied_data):
 def test_auc_by_hand_ties_count_half():
     # events score 2, 3; non-events 1, 2. Pairs: (2,1)=1 (2,2)=1/2 (3,1)=1 (3,2)=1 -> 3.5/4
     assert m.auc([0, 0, 1, 1], [1, 2, 2, 3]) == 0.875
-    # a constant score ties every pair: 1/2 (seed 001's strict ">" formula would give 0)
+    # a constant score ties every pair: 1/2 (Ustun and Rudin (2019)'s strict ">" formula would give 0)
     assert m.auc([0, 1, 0, 1], [4, 4, 4, 4]) == 0.5
 
 
@@ -358,7 +358,7 @@ def test_net_benefit_rejects_threshold_one():
 
 
 def test_aunbc_constant_model_matches_seed_002_derived_value():
-    # seed 002 1.3: a constant model on haberman (prevalence .735, p_i = i/10) has AUNBC .4213;
+    # Chi and Birbil (2026) 1.3: a constant model on haberman (prevalence .735, p_i = i/10) has AUNBC .4213;
     # the paper reports .422 for RiskSLIM with size 0. A calibrated constant risk .735 treats
     # everyone up to p = .7 and no one from .8:
     # .1 * (.735 + sum_{i=1..7} (.735 - .265 * (i/10)/(1 - i/10)))
@@ -374,7 +374,7 @@ def test_aunbc_by_hand_and_bounds():
     # grid p = 0, .5 (left sum widths .5, .5): .5 * NB(0) + .5 * NB(.5) = .5*.6 + .5*.2
     assert m.aunbc(y, risk, thresholds=[0.5]) == pytest.approx(0.4)
     assert m.aunbc(y, risk, thresholds=[0.0, 0.5]) == pytest.approx(0.4)  # 0 is implicit
-    # default grid is seed 002's i/10
+    # default grid is Chi and Birbil (2026)'s i/10
     assert m.aunbc(y, risk) == m.aunbc(y, risk, thresholds=np.arange(1, 10) / 10)
     # perfect separation reaches the prevalence
     assert m.aunbc(y, [0.01, 0.99, 0.99, 0.01, 0.99]) == pytest.approx(0.6)

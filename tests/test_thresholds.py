@@ -170,8 +170,8 @@ def test_synthetic_generator_matches_its_truth():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("n,p", [(200, 2), (1000, 1), (200, 3), (200, 5), (1000, 2)])
-def test_seed000_small_configurations_are_certified(n, p):
-    """Seed 000 configurations that must close within 60 s over every cut position."""
+def test_paper_small_configurations_are_certified(n, p):
+    """Molero-Río and D'Ambrosio (2025) configurations that must close within 60 s over every cut position."""
     df = rf.synthetic_thresholds(n, p, seed=1, min_class_share=0.1)
     f = "y ~ " + " + ".join(f"threshold(x{j + 1})" for j in range(p))
     m = rf.risk_score(f, df, max_size=p, time_limit=60)

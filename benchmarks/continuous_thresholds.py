@@ -14,7 +14,7 @@ The generator redraws its points and thresholds until each class holds at least 
 nothing about the solver).  OBJ is the *sum* of the logistic loss over the N rows, as the paper reports it (our objective is
 the mean, plus c0 = 1e-6 per term).  "ref" is the loss of the generating model on its own labels.
 
-Run:  python benchmarks/seed000.py [--time-limit 60] [--seed 1]
+Run:  python benchmarks/continuous_thresholds.py [--time-limit 60] [--seed 1]
 """
 
 from __future__ import annotations
