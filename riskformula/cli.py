@@ -41,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text")
     fit.add_argument("--json", metavar="FILE", help="also save the model as JSON")
     fit.add_argument("--verbose", action="store_true", help="print the solver log")
+    fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="print a status line to stderr every 10 s while the search runs "
+                          "(default: only when stderr is a terminal)")
     return ap
 
 
@@ -51,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         data = _read(args.data)
         model = risk_score(args.formula, data, max_size=args.max_size, coef_range=tuple(args.coef_range),
                            c0=args.c0, time_limit=args.time_limit, event=args.event,
-                           na_action=args.na_action, verbose=args.verbose)
+                           na_action=args.na_action, verbose=args.verbose, progress=args.progress)
     except RiskFormulaError as e:
         print(f"riskformula: error: {e}", file=sys.stderr)
         return 2

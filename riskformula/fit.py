@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from . import _progress
 from . import _validate as v
 from .errors import InfeasibleProblemError, OptimalityGapWarning, SettingsError, SolverError
 from .formula import build_design
@@ -23,7 +24,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                positive_weight: float = 1.0, event=None, na_action: str = "raise",
                time_limit: float = 60.0, gap_tolerance: float = 1e-6, node_limit: int | None = None,
                verbose: bool = False, context: dict | None = None, constraints=None,
-               factors_as_one: bool = False, initial=None) -> RiskScore:
+               factors_as_one: bool = False, initial=None, progress: bool | None = None) -> RiskScore:
     """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
 
     Parameters
@@ -48,7 +49,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     time_limit : seconds; at the limit the best model is returned with its honest gap.
     gap_tolerance : stop once (objective − lower bound) / objective is at most this.
     node_limit : optional cap on branch-and-bound nodes.
-    verbose : print a solver log.
+    verbose : print the solver log (stdout) every 2 s: time, nodes, open nodes, best objective,
+        lower bound, gap and cuts.
     context : extra names (functions, constants) the formula may use.
     constraints : operational constraints from :mod:`riskformula.constraints`, e.g.
         ``[rf.sign("prior_seizures", "+"), rf.at_most(1, "male", "female")]``.
@@ -58,6 +60,11 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         dict of points keyed by design column or label (``"intercept"`` optional). Its
         intercept is re-optimised for these data; a start that breaks the bounds or size
         limits is ignored. It can only speed the search up, never change the optimum.
+    progress : while the search runs, print one status line (elapsed time, nodes, objective, lower
+        bound, gap) to stderr every 10 s
+        (:data:`riskformula.solver.branch_and_cut.STATUS_INTERVAL`), and how it ended if any was
+        printed. ``None`` (default): only in interactive sessions (a terminal, IPython or Jupyter);
+        ``True``: always; ``False``: never. Not needed with ``verbose=True``.
 
     Returns
     -------
@@ -86,6 +93,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     time_limit = v.check_positive("time_limit", time_limit)
     gap_tolerance = v.check_positive("gap_tolerance", gap_tolerance, allow_zero=True)
     node_limit = v.check_int("node_limit", node_limit, minimum=1, allow_none=True)
+    progress = _progress.resolve(progress)
     if intercept_range is not None:
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
@@ -116,7 +124,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         raise_if_infeasible(design, loss, lower, upper, constraints, problem=problem, **opts)
     starts = None if initial is None else initial_points(initial, design, problem)
     report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
-                          node_limit=node_limit, verbose=verbose).solve(initial=starts)
+                          node_limit=node_limit, verbose=verbose, progress=progress).solve(initial=starts)
     if report.status == "infeasible":
         raise InfeasibleProblemError(
             "no risk score satisfies the requested bounds and size limits "

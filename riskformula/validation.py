@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import math
 import os
-import pickle
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pandas as pd
 
+from . import _progress
 from . import _validate as v
 from .errors import CalibrationWarning, DataError, OptimalityGapWarning, SettingsError
 from .fit import risk_score
@@ -87,7 +86,8 @@ def _fit_fold(k: int, formula: str, train: pd.DataFrame, test: pd.DataFrame, fit
     """Fit on ``train``, evaluate on ``test``; top-level so worker processes can run it."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = risk_score(formula, train, **fit_args)
+        # the caller's bar (if any) reports the folds; a fold's own status lines would break it
+        model = risk_score(formula, train, progress=False, **fit_args)
         ev = model.evaluate(test)
     messages = [f"fold {k + 1}: {w.message}" for w in caught
                 if issubclass(w.category, CalibrationWarning)]
@@ -208,8 +208,46 @@ def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
                             "fold takes its own rows' weights; an array cannot be split by fold.")
 
 
+def _run_folds(tasks: list, n_jobs: int, bar) -> list:
+    """Every fold's ``_fit_fold`` result in fold order, advancing ``bar`` as folds finish.
+
+    Workers are joblib's loky processes: they import this package afresh and receive the task
+    by (cloud)pickle, so a calling script needs no ``if __name__ == "__main__"`` guard and
+    functions defined in a notebook can be sent. joblib also caps each worker's BLAS threads at
+    ``cpu_count // n_jobs`` (the node LPs already run HiGHS on one thread), so the workers do not
+    oversubscribe the cores.
+    """
+    if n_jobs == 1:
+        results = []
+        for t in tasks:
+            results.append(_fit_fold(*t))
+            bar.update()
+        return results
+    from joblib import Parallel, delayed
+
+    done = {}
+    # unordered, so the bar moves when any fold is done; the table is put back in fold order
+    # and every fold is fitted from the same inputs, so it equals the one-process result
+    run = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered",
+                   max_nbytes=None)  # no memory-mapping: fold frames arrive as ordinary, writable copies
+    for result in run(delayed(_fit_fold)(*t) for t in tasks):
+        done[result[0]["fold"]] = result
+        bar.update()
+    return [done[k + 1] for k in range(len(tasks))]
+
+
+def _sendable(obj) -> bool:
+    """Whether loky's pickler (cloudpickle: lambdas and notebook functions are fine) can send ``obj``."""
+    from joblib.externals.loky.backend.reduction import dumps
+    try:
+        dumps(obj)
+    except Exception:  # e.g. an open file or a database connection in `context`
+        return False
+    return True
+
+
 def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int = 0,
-                   n_jobs: int | None = None, **fit_args) -> CrossValidation:
+                   n_jobs: int | None = None, progress: bool | None = None, **fit_args) -> CrossValidation:
     """Stratified K-fold cross-validation of :func:`risk_score`.
 
     Rows are assigned to folds by :func:`stratified_folds` (events and non-events spread
@@ -221,7 +259,12 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     formula, data : as for :func:`risk_score` (``data`` is not modified).
     folds : number of folds, at least 2 and at most the number of events or non-events.
     seed : seed of the fold assignment.
-    n_jobs : worker processes; by default ``min(folds, os.cpu_count())``. 1 fits in this process.
+    n_jobs : worker processes (joblib's loky backend, safe in scripts without a
+        ``__main__`` guard, notebooks and interactive sessions); by default
+        ``min(folds, os.cpu_count())``. 1 fits in this process. The results do not depend on it.
+    progress : show a progress bar (tqdm, on stderr) that advances as folds finish. ``None``
+        (default): only in interactive sessions (a terminal, IPython or Jupyter); ``True``:
+        always; ``False``: never. The fold fits print no status lines of their own.
     **fit_args : passed to :func:`risk_score` (``max_size``, ``coef_range``, ``time_limit``...).
 
     Returns
@@ -238,6 +281,7 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     folds = v.check_int("folds", folds, minimum=2)
     seed = v.check_int("seed", seed, minimum=0)
     n_jobs = v.check_int("n_jobs", n_jobs, minimum=1, allow_none=True)
+    progress = _progress.resolve(progress)
     _check_fit_args(fit_args, ())
     if isinstance(data, pd.DataFrame) and not data.index.is_unique:
         raise DataError("`data` has a duplicated index, so fold rows cannot be selected by label; "
@@ -259,21 +303,15 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     if n_jobs is None:
         n_jobs = min(folds, os.cpu_count() or 1)
     n_jobs = min(n_jobs, folds)
-    if n_jobs > 1:
-        try:
-            pickle.dumps(fit_args)
-        except Exception:  # e.g. a lambda in `context`: cannot be sent to a worker process
-            n_jobs = 1
-            notes.append("Folds were fitted one after another: the fit arguments (e.g. functions in "
-                         "`context`) cannot be sent to worker processes.")
-    if n_jobs > 1:
-        import multiprocessing
-
-        # "spawn": fresh workers, no fork of a process whose solver threads may be running
-        with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
-            results = list(ex.map(_fit_fold, *zip(*tasks)))
-    else:
-        results = [_fit_fold(*t) for t in tasks]
+    if n_jobs > 1 and not _sendable(fit_args):
+        n_jobs = 1
+        notes.append("Folds were fitted one after another: the fit arguments (e.g. an open file in "
+                     "`context`) cannot be sent to worker processes.")
+    bar = _progress.bar(folds, "cross-validation", "fold", progress)
+    try:
+        results = _run_folds(tasks, n_jobs, bar)
+    finally:
+        bar.close()
 
     table = pd.DataFrame([r[0] for r in results], columns=FOLD_COLUMNS)
     models = [r[1] for r in results]
@@ -383,9 +421,17 @@ class SizePath(render.Rendered):
 
 
 
+def _fit_size(formula, data, size, c0, initial, fit_args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimalityGapWarning)  # size_path reports them once
+        # the caller's bar (if any) reports the sizes; a fit's own status lines would break it
+        return risk_score(formula, data, max_size=size, c0=c0, initial=initial, progress=False, **fit_args)
+
+
 def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float = 1e-8,
-              newdata: pd.DataFrame | None = None, warm_start: bool = True, **fit_args) -> SizePath:
-    """Fit the best risk score of each model size (Ustun and Rudin (2019)'s ℓ0 path).
+              newdata: pd.DataFrame | None = None, warm_start: bool = True,
+              progress: bool | None = None, **fit_args) -> SizePath:
+    """Fit the best risk score of each model size (the ℓ0 path of Ustun and Rudin 2019).
 
     Each size ``R`` is one :func:`risk_score` fit with ``max_size=R`` and a small ``c0``, so
     the fit is the most accurate score with at most ``R`` terms.
@@ -400,6 +446,9 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
         Report ``loss``, ``auc`` and ``cal`` on these rows instead of the training rows.
     warm_start : bool
         Start each fit from the previous size's model (a valid score of the larger size too).
+    progress : show a progress bar (tqdm, on stderr) that advances as sizes finish. ``None``
+        (default): only in interactive sessions (a terminal, IPython or Jupyter); ``True``:
+        always; ``False``: never. The fits print no status lines of their own.
     **fit_args : passed to :func:`risk_score` (``coef_range``, ``time_limit``...; not ``max_size``).
 
     Returns
@@ -414,6 +463,7 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
     >>> fig = path.plot()  # doctest: +SKIP
     """
     _check_fit_args(fit_args, ("max_size", "initial"))
+    progress = _progress.resolve(progress)
     try:
         sizes = sorted({v.check_int("sizes", s, minimum=0) for s in sizes})
     except TypeError:
@@ -428,27 +478,30 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
     unproven: list[int] = []
     extra: list[str] = []
     previous = None
-    for size in sizes:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", OptimalityGapWarning)  # reported once below
-            m = risk_score(formula, data, max_size=size, c0=c0,
-                           initial=previous if warm_start else None, **fit_args)
-        if newdata is None:
-            t = m.training_metrics
-            loss, auc, cal = m.loss, t["auc"], t["cal"]
-        else:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", CalibrationWarning)
-                ev = m.evaluate(newdata)
-            extra += [f"size {size}: {w.message}" for w in caught if issubclass(w.category, CalibrationWarning)]
-            loss, auc, cal = ev.log_loss, (ev.auc.auc if ev.auc is not None else math.nan), ev.cal
-        rows.append({"size": size, "terms": m.size, "loss": loss, "auc": auc, "cal": cal, "gap": m.gap,
-                     "status": m.status, "objective": m.objective, "lower_bound": m.lower_bound,
-                     "time": m.solver.time, "nodes": m.solver.nodes})
-        models[size] = m
-        if m.status != "optimal":
-            unproven.append(size)
-        previous = m
+    bar = _progress.bar(len(sizes), "size path", "fit", progress)
+    try:
+        for size in sizes:
+            bar.set_postfix_str(f"size {size}")
+            m = _fit_size(formula, data, size, c0, previous if warm_start else None, fit_args)
+            if newdata is None:
+                t = m.training_metrics
+                loss, auc, cal = m.loss, t["auc"], t["cal"]
+            else:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", CalibrationWarning)
+                    ev = m.evaluate(newdata)
+                extra += [f"size {size}: {w.message}" for w in caught if issubclass(w.category, CalibrationWarning)]
+                loss, auc, cal = ev.log_loss, (ev.auc.auc if ev.auc is not None else math.nan), ev.cal
+            rows.append({"size": size, "terms": m.size, "loss": loss, "auc": auc, "cal": cal, "gap": m.gap,
+                         "status": m.status, "objective": m.objective, "lower_bound": m.lower_bound,
+                         "time": m.solver.time, "nodes": m.solver.nodes})
+            models[size] = m
+            if m.status != "optimal":
+                unproven.append(size)
+            previous = m
+            bar.update()
+    finally:
+        bar.close()
     notes = [f"One fit per size limit with c0 = {c0:g}: each row is the lowest-loss score with at most "
              "`size` terms; `terms` is how many it uses."] + extra
     if unproven:

@@ -66,6 +66,11 @@ def test_cross_validation_is_reproducible(cv, data):
 def test_parallel_folds_match_serial(cv, data):
     par = rf.cross_validate(FORMULA, data, folds=4, seed=1, n_jobs=2, **FIT)
     pd.testing.assert_frame_equal(par.folds.drop(columns="time"), cv.folds.drop(columns="time"))
+    pd.testing.assert_series_equal(par.fold_of, cv.fold_of)
+    for a, b in zip(par.models, cv.models, strict=True):  # in fold order, whichever worker finished first
+        pd.testing.assert_series_equal(a.coef, b.coef)
+        assert a.intercept == b.intercept
+    assert par.notes == cv.notes
 
 
 def test_cross_validation_renders_and_converts(cv):

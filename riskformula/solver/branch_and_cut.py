@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import sys
 import time
 
 import numpy as np
@@ -30,6 +31,9 @@ from .report import SolverReport
 _INT_TOL = 1e-6
 #: a fully searched tree whose gap is below this (the LP's own precision) is optimal
 _LP_PRECISION = 1e-7
+#: seconds between the status lines of a fit run with ``progress=True`` (read at every check,
+#: so it can be changed while a session runs)
+STATUS_INTERVAL = 10.0
 
 
 def _highs_version() -> str:
@@ -48,7 +52,9 @@ class BranchAndCut:
     time_limit : seconds before returning the best model with its honest gap.
     gap_tolerance : stop when (upper − lower) / upper is at most this.
     node_limit : optional cap on the number of nodes.
-    verbose : print a solver log every ``log_interval`` seconds.
+    verbose : print a solver log (stdout) every ``log_interval`` seconds.
+    progress : print the same line to stderr every :data:`STATUS_INTERVAL` seconds, and a last one
+        with the status if any was printed; ignored when ``verbose`` is set.
     """
 
     #: the root's cutting-plane loop stops when its last ``window`` rounds closed less than this
@@ -60,13 +66,16 @@ class BranchAndCut:
 
     def __init__(self, problem: RiskProblem, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
-                 max_cuts: int | None = None, heuristic_interval: int = 50):
+                 max_cuts: int | None = None, heuristic_interval: int = 50, progress: bool = False):
         self.p = problem
         self.time_limit = float(time_limit)
         self.gap_tolerance = float(gap_tolerance)
         self.node_limit = node_limit
         self.verbose = verbose
         self.log_interval = log_interval
+        self.progress = bool(progress) and not verbose  # the log already shows the same numbers
+        self._last_status = 0.0  # the first status line comes one interval after the start
+        self._status_shown = False
         # a larger pool gives tighter node bounds; dense cut rows make every LP slower
         self.max_cuts = max_cuts or int(min(1500, max(150, 60000 / (problem.d + 1))))
         self.heuristic_interval = heuristic_interval
@@ -153,8 +162,10 @@ class BranchAndCut:
 
         root_bound, iterates = self._root_cutting_planes()
         for k, (lam, alpha) in enumerate(iterates[:20]):
-            if time.perf_counter() - t0 > 0.3 * self.time_limit:
+            now = time.perf_counter() - t0
+            if now > 0.3 * self.time_limit:
                 break
+            self._status(now, 1, root_bound)
             self._heuristic(lam, alpha, swaps=k < 3)
 
         counter = itertools.count()
@@ -180,6 +191,7 @@ class BranchAndCut:
             if self.verbose and now - last_log >= self.log_interval:
                 self._log(now, len(heap), lower)
                 last_log = now
+            self._status(now, len(heap) + (plunge is not None), lower)
             if plunge is not None:
                 bound, negdepth, _, changes, branch, _ = plunge  # the LP holds its parent's basis
                 plunge = None
@@ -219,6 +231,8 @@ class BranchAndCut:
             status = "numerical_gap"
         if self.verbose:
             self._log(elapsed, len(heap), lower, final=status)
+        elif self._status_shown:  # a status line is on screen: say how the run ended
+            self._status(elapsed, len(heap), lower, final=status)
         return SolverReport(
             status=status, objective=self.upper, lower_bound=lower, gap=self._gap(lower),
             time=elapsed, nodes=self.nodes, cuts=self.lp.n_cuts, lp_solves=self.lp_solves,
@@ -269,6 +283,7 @@ class BranchAndCut:
             else:
                 stall += 1
             bound = max(bound, lb)
+            self._status(time.perf_counter() - self.t0, 1, bound)
             lam, alpha = x[:d1], x[d1:2 * p.d + 1]
             lin = float(self.cost @ x[:-1])
             f, g = p.loss.value_and_gradient(lam)
@@ -456,11 +471,24 @@ class BranchAndCut:
         score = np.maximum(pc_down * f_down, eps) * np.maximum(pc_up * f_up, eps)
         return int(cand[int(np.argmax(score))])
 
-    def _log(self, now, open_nodes, lower, final=None):
+    def _line(self, now, open_nodes, lower, final=None) -> str:
         gap = self._gap(lower)
         line = (f"{now:8.1f}s  nodes {self.nodes:>8d}  open {open_nodes:>7d}  "
                 f"best {self.upper:11.6f}  bound {lower:11.6f}  gap {100 * gap:7.3f}%  cuts {self.lp.n_cuts:>5d}")
         if final:
             line += f"  [{final}]"
+        return line
+
+    def _log(self, now, open_nodes, lower, final=None):
+        line = self._line(now, open_nodes, lower, final)
         self.log_lines.append(line)
         print(line, flush=True)
+
+    def _status(self, now, open_nodes, lower, final=None):
+        """The log line on stderr (like tqdm's bars), at most once per :data:`STATUS_INTERVAL`, so a
+        long fit shows it is alive without filling the screen; not kept in the report's log."""
+        if not self.progress or (final is None and now - self._last_status < STATUS_INTERVAL):
+            return
+        self._last_status = now
+        self._status_shown = True
+        print(self._line(now, open_nodes, lower, final), file=sys.stderr, flush=True)
