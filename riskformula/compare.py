@@ -17,7 +17,7 @@ from scipy import stats
 
 from . import metrics
 from .errors import CalibrationWarning, DataError
-from .formula import build_design
+from .design import build_design
 from .model import RiskScore, index_digest
 from .reports import render
 
