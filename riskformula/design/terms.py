@@ -100,13 +100,15 @@ class TermResolver:
             if ths and not direct:
                 continue
             cols = direct or self.columns(key, where)
-            if len(cols) == 1:
+            levels = self._factor_levels(s.column_terms[cols[0]])
+            if len(cols) == 1 and (direct or not levels or not isinstance(value, str)):
                 x[cols[0]] = float(value)
                 continue
+            # a factor (one column per non-reference level) takes a level
             hit = [j for j in cols if s.labels[j].endswith(f"= {value}") or f"[T.{value}]" in s.columns[j]]
             if hit:
                 x[hit[0]] = 1.0
-            elif str(value) not in self._factor_levels(s.column_terms[cols[0]]):
+            elif str(value) not in levels:
                 levels = [s.labels[j].split("= ", 1)[-1] for j in cols]
                 raise SettingsError(f"`when={{{key!r}: {value!r}}}`: {value!r} is not a level of {key!r} with its own "
                                     f"points; its levels (besides the reference) are {levels}. The reference level "
@@ -114,7 +116,10 @@ class TermResolver:
         return x
 
     def _factor_levels(self, term) -> set:
-        """All levels of a factor term (including its reference level), as strings."""
+        """All levels of a factor term (including its reference level), as strings; empty for
+        other terms."""
+        if term is None:
+            return set()
         state = self._spec.model_spec.encoder_state.get(term)
         cats = state[1].get("categories", []) if state and len(state) > 1 and isinstance(state[1], dict) else []
         return {str(c) for c in cats}

@@ -9,6 +9,7 @@ points and the shift T, and :meth:`ThresholdTerm.condition` the readable interva
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,13 +110,17 @@ def first_argument(term: str) -> str:
     return inner.strip()
 
 
+#: a call of the formula function threshold() or cut() (not ``pd.cut(`` or ``my_cut(``)
+_CALL = re.compile(r"(?<![\w.])(threshold|cut)\(")
+
+
 def threshold_terms(spec, columns, column_terms) -> list[ThresholdTerm]:
     """The threshold/cut terms of a formulaic ModelSpec, with their design column positions."""
     out = []
     states = spec.transform_state
     for term in dict.fromkeys(t for t in column_terms if t is not None):
         if not (term.startswith("threshold(") or term.startswith("cut(")):
-            if "threshold(" in term or "cut(" in term:
+            if _CALL.search(term):
                 raise FormulaError(f"the term {term!r} combines a threshold with something else; a threshold "
                                    "must be a term of its own (interactions of thresholds are not supported).")
             continue
