@@ -134,8 +134,7 @@ class ComparisonTable(render.Rendered):
 
     def render(self, kind: str = "text") -> str:
         """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        if kind not in render.FORMATS:
-            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; got {kind!r}.")
+        render.check_kind(kind)
         esc = lambda s: render.escape(s, kind)  # noqa: E731
         n = int(self.frame["n"].iloc[0]) if len(set(self.frame["n"])) == 1 else None
         on = self.evaluated_on + (f" ({n:,d} rows)" if n is not None else "")

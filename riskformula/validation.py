@@ -176,8 +176,7 @@ class CrossValidation(render.Rendered):
 
     def render(self, kind: str = "text") -> str:
         """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        if kind not in render.FORMATS:
-            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; got {kind!r}.")
+        render.check_kind(kind)
         head = [("Formula", self.formula), ("Folds", f"{len(self.folds)} (stratified by outcome, seed {self.seed})"),
                 ("Rows", f"{int(self.folds['n_test'].sum()):,d}")]
         blocks = [render.heading("Cross-validation", kind, 1), render.pairs(head, kind),
@@ -352,8 +351,7 @@ class SizePath(render.Rendered):
 
     def render(self, kind: str = "text") -> str:
         """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        if kind not in render.FORMATS:
-            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; got {kind!r}.")
+        render.check_kind(kind)
         t = self.table
         shown = pd.DataFrame({
             "size": t["size"].astype(str), "terms": t["terms"].astype(str),

@@ -361,9 +361,7 @@ class Evaluation(render.Rendered):
 
     def render(self, kind: str = "text") -> str:
         """The full report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        if kind not in render.FORMATS:
-            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; "
-                             f"got {kind!r}.")
+        render.check_kind(kind)
         esc = lambda s: render.escape(s, kind)  # noqa: E731
         blocks = [render.heading("Risk score evaluation", kind, level=1),
                   render.pairs(self._header(), kind),
