@@ -274,7 +274,10 @@ def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[
     import statsmodels.api as sm
     from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
-    design = build_design(largest.formula, data, na_action=largest.settings.na_action, event=largest.event)
+    largest.design.check_context()
+    # the user's functions and constants (context=) that the formula calls, kept on the design
+    design = build_design(largest.formula, data, na_action=largest.settings.na_action, event=largest.event,
+                          context=largest.design.context)
     if len(design.index) != largest.nobs or index_digest(design.index) != largest.rows_digest:
         raise DataError(
             f"`data` are not the rows the models were fitted to: the formula selects {len(design.index):,d} "
