@@ -116,6 +116,22 @@ def test_size_path(tmp_path):
         plots.plot_size_path(table.drop(columns="auc"))
 
 
+def test_size_path_draws_hollow_exactly_the_unproven_sizes():
+    """'optimal' means proven within gap_tolerance (here a gap of 5e-7): the status decides, not
+    the gap; a size stopped by a limit is hollow even when its gap is 0."""
+    table = pd.DataFrame({"size": [1, 2, 3, 4], "loss": [0.6, 0.5, 0.45, 0.44], "auc": [0.7, 0.75, 0.78, 0.79],
+                          "gap": [0.0, 5e-7, 0.0, 0.02],
+                          "status": ["optimal", "optimal", "time_limit", "node_limit"]})
+    ax, ax2 = plots.plot_size_path(table).axes
+    for axis in (ax, ax2):
+        filled, hollow = axis.collections
+        np.testing.assert_array_equal(filled.get_offsets()[:, 0], [1, 2])
+        np.testing.assert_array_equal(hollow.get_offsets()[:, 0], [3, 4])
+    # without a status column the gap is compared with risk_score's default gap_tolerance
+    ax, _ = plots.plot_size_path(table.drop(columns="status")).axes
+    np.testing.assert_array_equal(ax.collections[0].get_offsets()[:, 0], [1, 2, 3])
+
+
 def test_missing_matplotlib_gives_install_hint(ev, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"pip install riskformula\[plot\]"):
