@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import _validate as v
-from .errors import InfeasibleProblemError, OptimalityGapWarning, SettingsError, SolverError
+from .errors import InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from .formula import build_design
 from .model import FitSettings, RiskScore, term_contributions
 from .constraints import RiskBound
@@ -122,9 +122,12 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
             "no risk score satisfies the requested bounds and size limits "
             f"(min_size={min_size}, max_size={max_size}, intercept_range={problem.intercept_bounds}).")
     if not report.solution:
-        raise SolverError(
-            f"stopped at the {report.status.replace('_', ' ')} before finding any risk score that meets the "
-            "size limits and constraints; raise `time_limit` (or `node_limit`).")
+        limit, value = (("node_limit", node_limit) if report.status == "node_limit"
+                        else ("time_limit", f"{time_limit:g}"))
+        raise SearchLimitError(
+            f"stopped at the {limit.replace('_', ' ')} ({report.time:.2g} s, {report.nodes:,d} nodes) before "
+            "finding any risk score that meets the size limits and constraints; raise "
+            f"`{limit}` (now {value}) or loosen the constraints.")
     bc_lam = np.asarray(report.solution, dtype=float)
     if report.status == "numerical_gap":
         warnings.warn(f"the search finished, but the LP's numerical tolerances leave a proven gap of "

@@ -245,6 +245,15 @@ def test_infeasible_min_size(df):
                       coef_range={"default": (-2, 2), "a": (0, 0)}, time_limit=5)
 
 
+def test_time_limit_before_any_model(df):
+    """The intercept-only model breaks at_least(1, 'a'), and a time limit this short stops the
+    search before any heuristic runs: no model to return, and an error that says which limit."""
+    with raises(rf.SearchLimitError, "time limit", "raise `time_limit`", "loosen the constraints"):
+        rf.risk_score("y ~ a + b", df, time_limit=1e-9, constraints=[rf.at_least(1, "a")])
+    assert issubclass(rf.SearchLimitError, rf.SolverError) and rf.errors.SearchLimitError is rf.SearchLimitError
+    assert "limit" in rf.SearchLimitError.__doc__ and "limit" in rf.SolverError.__doc__
+
+
 # --- predict on bad new data ---------------------------------------------------------------
 
 def test_predict_missing_column(df, model):
