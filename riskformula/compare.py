@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from . import metrics
-from .errors import CalibrationWarning, DataError
+from .errors import CalibrationWarning, DataError, SettingsError
 from .formula import build_design
 from .model import RiskScore, index_digest
 from .reports import render
@@ -190,9 +190,9 @@ def _labels(models, names) -> list[str]:
     if names is not None:
         names = [names] if isinstance(names, str) else list(names)
         if len(names) != len(models):
-            raise DataError(f"`names` has {len(names)} name(s) for {len(models)} model(s); give one per model.")
+            raise SettingsError(f"`names` has {len(names)} name(s) for {len(models)} model(s); give one per model.")
         if len(set(map(str, names))) != len(names):
-            raise DataError(f"`names` must be distinct; got {names}.")
+            raise SettingsError(f"`names` must be distinct; got {names}.")
         return [str(n) for n in names]
     labels = [m.formula for m in models]
     if len(set(labels)) < len(labels):  # same formula, different limits: say which
@@ -399,11 +399,11 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
     >>> print(rf.compare(small, big, data=df))  # doctest: +SKIP
     """
     if not models:
-        raise TypeError("compare() needs at least one fitted RiskScore: compare(m1, m2, ...).")
+        raise SettingsError("compare() needs at least one fitted RiskScore: compare(m1, m2, ...).")
     for i, m in enumerate(models, 1):
         if not isinstance(m, RiskScore):
             hint = " Pass models as separate arguments: compare(m1, m2)." if isinstance(m, (list, tuple)) else ""
-            raise TypeError(f"argument {i} of compare() must be a fitted RiskScore; got {type(m).__name__}.{hint}")
+            raise SettingsError(f"argument {i} of compare() must be a fitted RiskScore; got {type(m).__name__}.{hint}")
     for arg, value in (("data", data), ("newdata", newdata)):
         if value is not None and not isinstance(value, pd.DataFrame):
             raise DataError(f"`{arg}` must be a pandas DataFrame; got {type(value).__name__}.")

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import _validate as v
-from .errors import InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
+from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from .formula import build_design
 from .model import FitSettings, RiskScore, term_contributions
 from .constraints import RiskBound
@@ -108,7 +108,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
 
     loss = LogisticLoss(design.X, design.y, w, positive_weight)
     if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
-        raise SettingsError("the weights leave only one class with positive weight; a risk score needs both.")
+        raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, max_size=max_size, min_size=min_size,
                 intercept_range=intercept_range)
     problem, builder = build_problem(design, loss, lower, upper, constraints=constraints, **opts)

@@ -202,7 +202,7 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     """
     check_frame(data)
     if na_action not in ("raise", "drop"):
-        raise DataError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
+        raise SettingsError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
     lhs, rhs = split_formula(formula)
     if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
         raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "

@@ -30,7 +30,7 @@ from dataclasses import asdict
 import numpy as np
 
 from . import constraints as _constraints
-from .errors import DataError, SettingsError
+from .errors import DataError, FormulaError, SettingsError
 from .formula import Design
 from .model import FitSettings, RiskScore, _plain, _threshold_levels
 from .solver import SolverReport
@@ -134,8 +134,9 @@ def spec_to_json(spec) -> dict | None:
         try:
             blob = pickle.dumps(spec)
         except Exception as e2:
-            raise TypeError(f"cannot save this model: its formula encoder holds state that neither JSON "
-                            f"({e}) nor pickle ({e2}) can store.") from None
+            raise FormulaError(f"cannot save this model: a transform in its formula holds state that neither "
+                               f"JSON ({e}) nor pickle ({e2}) can store; use a transform whose state is numbers, "
+                               "strings or arrays.") from None
         return {"encoding": "pickle-base64",
                 "note": f"formulaic ModelSpec stored as a Python pickle because its state is not "
                         f"expressible in JSON ({e}); load with from_json(text, allow_pickle=True) "
@@ -307,7 +308,7 @@ def to_json(model: RiskScore, indent: int | None = 2) -> str:
     True
     """
     if not isinstance(model, RiskScore):
-        raise TypeError(f"`model` must be a fitted RiskScore; got {type(model).__name__}.")
+        raise SettingsError(f"`model` must be a fitted RiskScore; got {type(model).__name__}.")
     return json.dumps(to_dict(model), indent=indent, allow_nan=False)
 
 

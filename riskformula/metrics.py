@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from riskformula.errors import CalibrationWarning, DataError
+from riskformula.errors import CalibrationWarning, DataError, SettingsError
 
 __all__ = [
     "AUCResult",
@@ -58,6 +58,12 @@ EPS = 1e-15
 # --------------------------------------------------------------------------------------
 # input checks
 # --------------------------------------------------------------------------------------
+
+
+def _check_level(level) -> None:
+    """A confidence level strictly between 0 and 1 (an argument, hence SettingsError)."""
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)) or not 0 < level < 1:
+        raise SettingsError(f"`level` must be a number between 0 and 1, such as 0.95; got {level!r}.")
 
 
 def _as_float_array(x, name: str) -> np.ndarray:
@@ -293,8 +299,7 @@ def auc_ci(y, score, level: float = 0.95) -> AUCResult:
     >>> r.auc, round(r.se, 4)  # placement values (.75, 1) and (1, .75): sqrt(2 * .03125/2)
     (0.875, 0.1768)
     """
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be between 0 and 1; got {level!r}.")
+    _check_level(level)
     a = _prepare(y, score=score, need_both_classes=True)
     s, yv = a["score"], a["y"]
     pos, neg = np.sort(s[yv == 1]), np.sort(s[yv == 0])
@@ -419,8 +424,7 @@ def reliability_table(y, risk, score, weights=None, level: float = 0.95) -> pd.D
     0      0  2       1
     1      1  1       1
     """
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be between 0 and 1; got {level!r}.")
+    _check_level(level)
     a = _prepare(y, risk, score, weights)
     w, s = a["weights"], a["score"]
     codes, binned = score_groups(s, w)
@@ -506,8 +510,8 @@ def hosmer_lemeshow(y, risk, groups: int = 10) -> HosmerLemeshowResult:
     >>> hl.groups, hl.df, round(hl.statistic, 4)  # (1-.4)^2/.32 + 0 + (2-1.6)^2/.32
     (3, 1, 1.625)
     """
-    if not (isinstance(groups, (int, np.integer)) and groups >= 3):
-        raise DataError(f"`groups` must be an integer of at least 3; got {groups!r}.")
+    if not (isinstance(groups, (int, np.integer)) and not isinstance(groups, bool) and groups >= 3):
+        raise SettingsError(f"`groups` must be an integer of at least 3; got {groups!r}.")
     a = _prepare(y, risk)
     p, yv = a["risk"], a["y"]
     vals, inv = np.unique(p, return_inverse=True)
@@ -556,8 +560,8 @@ def expected_calibration_error(y, risk, bins: int = 10) -> float:
     >>> round(expected_calibration_error([0, 1, 1], [0.2, 0.2, 0.9]), 4)
     0.2333
     """
-    if not (isinstance(bins, (int, np.integer)) and bins >= 1):
-        raise DataError(f"`bins` must be a positive integer; got {bins!r}.")
+    if not (isinstance(bins, (int, np.integer)) and not isinstance(bins, bool) and bins >= 1):
+        raise SettingsError(f"`bins` must be a positive integer; got {bins!r}.")
     a = _prepare(y, risk)
     p = a["risk"]
     # edges i/B (not linspace) so that e.g. a risk of exactly 0.3 falls in [0.3, 0.4)
@@ -623,8 +627,7 @@ def calibration_intercept_slope(y, risk, level: float = 0.95) -> CalibrationResu
     """
     import statsmodels.api as sm
 
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be between 0 and 1; got {level!r}.")
+    _check_level(level)
     a = _prepare(y, risk, need_both_classes=True)
     p, yv = a["risk"], a["y"]
     if np.any((p <= 0) | (p >= 1)):
@@ -653,11 +656,14 @@ def calibration_intercept_slope(y, risk, level: float = 0.95) -> CalibrationResu
 
 
 def _check_thresholds(thresholds, *, allow_zero: bool = True) -> np.ndarray:
-    t = _as_float_array(thresholds, "thresholds")
+    try:
+        t = _as_float_array(thresholds, "thresholds")
+    except DataError as e:
+        raise SettingsError(str(e)) from None
     if t.size == 0:
-        raise DataError("`thresholds` is empty; pass at least one threshold in [0, 1).")
+        raise SettingsError("`thresholds` is empty; pass at least one threshold in [0, 1).")
     if np.isnan(t).any() or (t < 0).any() or (t >= 1).any():
-        raise DataError("`thresholds` must lie in [0, 1): the net benefit weight t/(1-t) is "
+        raise SettingsError("`thresholds` must lie in [0, 1): the net benefit weight t/(1-t) is "
                         f"infinite at 1. Got min {np.nanmin(t):g}, max {np.nanmax(t):g}.")
     if not allow_zero:
         t = t[t > 0]

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from .errors import SettingsError
 from .formula import Design
 from .solver import SolverReport
 from .thresholds import levels
@@ -208,6 +209,8 @@ class RiskScore:
         Columns: ``score`` (a number, or a label for merged rows), ``score_from``, ``score_to``,
         ``risk_from``, ``risk_to``.
         """
+        if isinstance(tail, bool) or not isinstance(tail, (int, float, np.integer, np.floating)) or not 0 <= tail < 0.5:
+            raise SettingsError(f"`tail` must be a risk in [0, 0.5), such as 0.005; got {tail!r}.")
         scores = self.attainable_scores()
         if scores is not None:
             risk = expit(self.intercept + scores)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from riskformula.errors import DataError
+from riskformula.errors import DataError, SettingsError
 from riskformula.reports.evaluation import Evaluation, evaluate
 
 __all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
@@ -46,11 +46,11 @@ def _new_axes(ax, figsize=(5.0, 4.5)):
 def _evaluation(model_or_evaluation, data) -> Evaluation:
     if isinstance(model_or_evaluation, Evaluation):
         if data is not None:
-            raise TypeError("Pass either an Evaluation, or a model together with `data`; "
+            raise SettingsError("Pass either an Evaluation, or a model together with `data`; "
                             "an Evaluation already holds its data's results.")
         return model_or_evaluation
     if data is None:
-        raise TypeError("`data` is required when plotting a model: "
+        raise SettingsError("`data` is required when plotting a model: "
                         "plot_xxx(model, data), or plot_xxx(evaluate(model, data)).")
     return evaluate(model_or_evaluation, data)
 

@@ -130,11 +130,11 @@ def test_names_labels_and_argument_errors(fits):
     assert list(t.frame["model"]) == ["small", "big"] and "small vs big" in str(t)
     assert list(t.points.columns) == ["small", "big"]
     assert t.points.loc["intercept", "big"] == fits[1].intercept
-    with pytest.raises(DataError, match="one per model"):
+    with pytest.raises(rf.SettingsError, match="one per model"):
         rf.compare(*fits, names=["only one"])
-    with pytest.raises(TypeError, match="separate arguments"):
+    with pytest.raises(rf.SettingsError, match="separate arguments"):
         rf.compare(list(fits))
-    with pytest.raises(TypeError):
+    with pytest.raises(rf.SettingsError):
         rf.compare()
 
 

@@ -12,7 +12,7 @@ mpl.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
 from riskformula import plots  # noqa: E402
-from riskformula.errors import DataError  # noqa: E402
+from riskformula.errors import DataError, SettingsError  # noqa: E402
 from riskformula.reports.evaluation import evaluate  # noqa: E402
 
 
@@ -84,9 +84,9 @@ def test_model_and_data_give_the_same_reliability_points(data, ev):
 
 
 def test_argument_errors(ev, data):
-    with pytest.raises(TypeError, match="`data` is required"):
+    with pytest.raises(SettingsError, match="`data` is required"):
         plots.plot_roc(FakeScore())
-    with pytest.raises(TypeError, match="either an Evaluation"):
+    with pytest.raises(SettingsError, match="either an Evaluation"):
         plots.plot_roc(ev, data)
 
 

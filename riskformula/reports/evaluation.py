@@ -8,13 +8,14 @@ formats, and exposes every table as a DataFrame.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from riskformula import metrics as m
-from riskformula.errors import CalibrationWarning, DataError
+from riskformula.errors import CalibrationWarning, DataError, SettingsError
 from riskformula.reports import render
 
 __all__ = ["DEFAULT_THRESHOLDS", "Evaluation", "evaluate"]
@@ -39,7 +40,7 @@ HEADLINE = ["n", "events", "observed_risk", "predicted_risk", "auc", "auc_lower"
 def _model_column(model, method: str, data: pd.DataFrame) -> pd.Series:
     fn = getattr(model, method, None)
     if not callable(fn):
-        raise TypeError(f"`model` must have a `{method}(data)` method; got "
+        raise SettingsError(f"`model` must have a `{method}(data)` method; got "
                         f"{type(model).__name__} without one. Pass a fitted risk score.")
     out = fn(data)
     if isinstance(out, pd.Series):
@@ -55,10 +56,10 @@ def _collect(model, data: pd.DataFrame, by: str | None):
     """Outcome, risk, score (and the `by` column) on the rows the model could score."""
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
-    if by is not None and by not in data.columns:
+    if by is not None and (not isinstance(by, Hashable) or by not in data.columns):
         cols = ", ".join(map(str, list(data.columns)[:10]))
         more = ", ..." if data.shape[1] > 10 else ""
-        raise DataError(f"`by` = {by!r} is not a column of `data`. Columns: {cols}{more}.")
+        raise SettingsError(f"`by` = {by!r} is not a column of `data`. Columns: {cols}{more}.")
     cols = {"y": _model_column(model, "observed", data),
             "risk": _model_column(model, "predict", data),
             "score": _model_column(model, "score", data)}
