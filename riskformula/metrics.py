@@ -5,12 +5,12 @@ Every function takes plain arrays (or pandas Series): ``y`` holds 0/1 event indi
 and the optional ``weights`` nonnegative *frequency* weights (a row with weight 2 counts
 exactly like two copies of that row). Inputs are validated and never modified.
 
-The definitions follow the two seed papers:
+The definitions follow two papers:
 
-* Ustun & Rudin, "Learning Optimized Risk Scores" (seed 001): CAL by score, the
+* Ustun & Rudin (2019), "Learning Optimized Risk Scores", JMLR: CAL by score, the
   reliability diagram (one point per score, 10 bins above 30 distinct scores), AUC.
-* Chi & Birbil, "Learning an interpretable risk scoring system for maximizing decision
-  net benefit" (seed 002): net benefit, treat-all / treat-none, AUNBC, the
+* Chi & Birbil (2026), "Learning an Interpretable Risk Scoring System for Maximizing Decision
+  Net Benefit", arXiv:2604.04241: net benefit, treat-all / treat-none, AUNBC, the
   equal-width-bin ECE.
 """
 
@@ -44,11 +44,11 @@ __all__ = [
     "score_groups",
 ]
 
-#: above this many distinct scores, scores are grouped into quantile bins (seed 001, Sec. 5.1)
+#: above this many distinct scores, scores are grouped into quantile bins (Ustun & Rudin, 2019, Sec. 5.1)
 MAX_DISTINCT_SCORES = 30
 #: number of quantile bins used when there are more than ``MAX_DISTINCT_SCORES`` scores
 SCORE_BINS = 10
-#: seed 002's threshold grid p_i = i/10, i = 1..9
+#: Chi & Birbil's (2026) threshold grid p_i = i/10, i = 1..9
 PAPER_THRESHOLDS = np.arange(1, 10) / 10
 #: risks are clipped to [EPS, 1 - EPS] inside the log loss so a confident miss costs
 #: about 34.5 nats instead of infinity
@@ -170,7 +170,7 @@ def log_loss(y, risk, weights=None) -> float:
     ``-(1/n) * sum(y*log(p) + (1-y)*log(1-p))``, weighted by frequency weights.
     Risks are clipped to ``[1e-15, 1 - 1e-15]`` so a risk of exactly 0 or 1 on the wrong
     outcome gives a large finite loss instead of infinity. For a logistic model this equals
-    seed 001's ``(1/n) sum log(1 + exp(-y_i s_i))`` with ``y`` in {-1, +1}.
+    Ustun & Rudin's (2019) ``(1/n) sum log(1 + exp(-y_i s_i))`` with ``y`` in {-1, +1}.
 
     Examples
     --------
@@ -344,7 +344,7 @@ def _quantile_codes(values: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
 def score_groups(score, weights=None) -> tuple[np.ndarray, bool]:
     """Group codes by distinct score, or by 10 quantile bins above 30 distinct scores.
 
-    This is seed 001's rule for the reliability diagram ("if a model has over 30 distinct
+    This is Ustun & Rudin's (2019) rule for the reliability diagram ("if a model has over 30 distinct
     scores, we group them into 10 bins"); it is used for CAL and the reliability table too,
     so real-valued scores do not make every group a single row. Bins are weighted score
     quantiles and never split tied scores.
@@ -551,7 +551,7 @@ def expected_calibration_error(y, risk, bins: int = 10) -> float:
     """Expected calibration error with equal-width bins of predicted risk.
 
     ``ECE = sum_b (N_b/N) |O_b/N_b - mean(p in b)|`` over the bins ``[0, 1/B), [1/B, 2/B),
-    ..., [(B-1)/B, 1]``. With ``bins=10`` this is seed 002's grouping ``[p_i, p_{i+1})`` for
+    ..., [(B-1)/B, 1]``. With ``bins=10`` this is Chi & Birbil's (2026) grouping ``[p_i, p_{i+1})`` for
     ``p_i = i/10``. Empty bins contribute nothing.
 
     Examples
@@ -671,7 +671,7 @@ def _check_thresholds(thresholds, *, allow_zero: bool = True) -> np.ndarray:
 
 
 def _tp_fp(yv, p, w, t):
-    """Weighted TP and FP fractions when treating ``risk >= t`` (seed 002 uses >=)."""
+    """Weighted TP and FP fractions when treating ``risk >= t`` (as Chi & Birbil, 2026, do)."""
     order = np.argsort(p)
     ps, ys, ws = p[order], yv[order], w[order]
     # suffix sums: weight of rows with risk >= t
@@ -685,7 +685,7 @@ def _tp_fp(yv, p, w, t):
 def net_benefit(y, risk, thresholds, weights=None) -> pd.DataFrame:
     """Decision-curve table: net benefit of the model, treat-all and treat-none.
 
-    Per seed 002 (eq. 2), treating everyone with ``risk >= t``:
+    Per Chi & Birbil (2026, eq. 2), treating everyone with ``risk >= t``:
     ``NB(t) = TP/n - FP/n * t/(1-t)``; ``treat_all(t) = prev - (1 - prev) * t/(1-t)``;
     ``treat_none = 0``.
 
@@ -715,7 +715,7 @@ def net_benefit(y, risk, thresholds, weights=None) -> pd.DataFrame:
 
 
 def aunbc(y, risk, thresholds=None, weights=None) -> float:
-    """Area under the net-benefit curve exactly as seed 002 defines it (Definition 2, eq. 6).
+    """Area under the net-benefit curve exactly as Chi & Birbil (2026) define it (Definition 2, eq. 6).
 
     With thresholds ``0 < p_1 < ... < p_M < 1`` plus ``p_0 = 0`` and ``p_{M+1} = 1``:
     ``AUNBC = sum_{i=0}^{M} (p_{i+1} - p_i) * NB(p_i)``, a *left* Riemann sum over [0, 1]
@@ -726,7 +726,7 @@ def aunbc(y, risk, thresholds=None, weights=None) -> float:
     Parameters
     ----------
     thresholds : array-like, optional
-        ``p_1..p_M`` in (0, 1). Default: seed 002's grid 0.1, 0.2, ..., 0.9. A 0 in the
+        ``p_1..p_M`` in (0, 1). Default: Chi & Birbil's (2026) grid 0.1, 0.2, ..., 0.9. A 0 in the
         list is ignored (``p_0 = 0`` is always included).
 
     Examples

@@ -60,7 +60,7 @@ def plot_reliability(model_or_evaluation, data=None, ax=None):
 
     Marker area is proportional to the number of rows with that score; vertical bars are
     Wilson 95% intervals of the observed risk; the dashed diagonal is perfect calibration.
-    With more than 30 distinct scores the points are 10 quantile bins of score (seed 001).
+    With more than 30 distinct scores the points are 10 quantile bins of score (Ustun & Rudin, 2019).
 
     Returns
     -------

@@ -411,7 +411,7 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
         values form their own level) plus an ``overall`` row, e.g. a fairness audit by sex.
     thresholds : array-like, optional
         Risk thresholds in [0, 1) for the net-benefit table *and* the AUNBC. By default the
-        table uses 0.01, 0.02, ..., 0.99 and the AUNBC seed 002's grid 0.1, ..., 0.9, so the
+        table uses 0.01, 0.02, ..., 0.99 and the AUNBC the grid 0.1, ..., 0.9 of Chi & Birbil (2026), so the
         AUNBC is comparable with the values reported in that paper.
 
     Returns
@@ -478,7 +478,7 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
          "CAL and the reliability table group rows by distinct score; CIs are Wilson intervals."),
         "ECE uses 10 equal-width bins of predicted risk [0, 0.1), ..., [0.9, 1].",
         f"Hosmer–Lemeshow grouping: {hl.grouping}.",
-        (f"AUNBC: seed 002's left Riemann sum of net benefit over p = 0, {_grid_label(aunbc_grid)} "
+        (f"AUNBC: Chi & Birbil's (2026) left Riemann sum of net benefit over p = 0, {_grid_label(aunbc_grid)} "
          "(widths up to 1); treat-all is not subtracted and the value is not standardized."),
     ]
     if len(nb_grid) > 20:
