@@ -161,7 +161,8 @@ def initial_points(initial, design, problem) -> list[np.ndarray]:
     dict of points: the given intercept if any, and the best intercept for these data."""
     if isinstance(initial, RiskScore):
         points = {c: int(p) for c, p in initial.coef.items() if p != 0}
-        given = initial.intercept
+        # the printed intercept leaves out the top intervals' points of threshold terms
+        given = initial.intercept + initial._shift
     elif isinstance(initial, dict):
         points = {k: v for k, v in initial.items() if k != "intercept"}
         given = initial.get("intercept")

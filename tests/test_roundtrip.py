@@ -240,3 +240,26 @@ def test_unused_context_entries_are_not_required():
 def test_to_dict_of_the_document_is_plain_json(case):
     name, m = case
     json.dumps(io.to_dict(m), allow_nan=False)
+
+
+def test_warm_start_from_a_threshold_model_keeps_its_intercept():
+    """A fitted (or loaded) model as `initial=` starts from its own fitted point: its intercept
+    includes the top intervals' points that the printed intercept leaves out."""
+    from riskformula.compile import build_problem
+    from riskformula.fit import initial_points
+    from riskformula.formula import build_design
+    from riskformula.problem import LogisticLoss
+    from riskformula.thresholds import drop_dominated_cuts
+
+    df = rf.synthetic_thresholds(400, 2, seed=2)
+    m = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, time_limit=30)
+    assert m._shift != 0
+    design = build_design(m.formula, df)
+    drop_dominated_cuts(design)
+    problem, _ = build_problem(design, LogisticLoss(design.X, design.y), np.full(len(design.columns), -5.0),
+                               np.full(len(design.columns), 5.0))
+    for start in (m, rf.from_json(m.to_json())):
+        given = initial_points(start, design, problem)[-1]
+        np.testing.assert_array_equal(given, np.asarray(m.solver.solution))
+    again = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, time_limit=30, initial=m)
+    assert again.objective == pytest.approx(m.objective, rel=1e-12)
