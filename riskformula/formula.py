@@ -85,10 +85,11 @@ class Design:
         """Refuse to encode data while functions the formula calls are missing (a model loaded
         from JSON, which cannot store functions, without ``context=``)."""
         if self.unresolved_context:
-            names = ", ".join(f"{k!r} ({v.strip('.')})" for k, v in self.unresolved_context.items())
+            names = ", ".join(f"{k!r} ({v})" for k, v in self.unresolved_context.items())
             example = ", ".join(f"{k!r}: ..." for k in self.unresolved_context)
             raise SettingsError(f"this model's formula {self.formula!r} uses {names} from the `context=` it was "
-                                "fitted with; JSON cannot store functions, so pass them again when loading: "
+                                "fitted with; a saved model keeps only numbers, strings and arrays from it, so pass "
+                                "these again when loading: "
                                 f"rf.from_json(text, context={{{example}}}).")
 
     # --- new data -----------------------------------------------------------------------

@@ -239,7 +239,9 @@ def _context_to_json(design) -> dict:
     used = set()
     for spec in (design.spec, design.lhs_spec):
         try:
-            used |= set(spec.variables_by_source.get("context", ())) if spec is not None else set()
+            # `mm.exp(x)` takes `mm` from the context
+            used |= ({v.split(".")[0] for v in spec.variables_by_source.get("context", ())}
+                     if spec is not None else set())
         except (AttributeError, RuntimeError):
             used |= set(user)  # a spec rebuilt from a document knows its terms, not their sources
     values, not_stored = {}, dict(design.unresolved_context)
@@ -248,7 +250,9 @@ def _context_to_json(design) -> dict:
             values[k] = _encode(user[k])
         except TypeError:
             v = user[k]
-            not_stored[k] = f"{type(v).__name__} {getattr(v, '__module__', '')}.{getattr(v, '__qualname__', '')}"
+            qualname = getattr(v, "__qualname__", None)
+            where = f"{getattr(v, '__module__', '')}.{qualname}" if qualname else getattr(v, "__name__", "")
+            not_stored[k] = f"{type(v).__name__} {where}".strip()
     return {"values": values, "not_stored": not_stored}
 
 

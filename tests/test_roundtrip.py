@@ -229,6 +229,16 @@ def test_user_function_must_be_passed_again_when_loading():
         rf.from_json(text, context=[("f", abs)])
 
 
+def test_module_in_context_is_named_by_its_root():
+    """`mm.exp(b)` takes `mm` from the context: it is required on loading, by that name."""
+    d = make_data()
+    m = rf.risk_score("y ~ mm.exp(b) + n", d, context={"mm": np, "K": 2})
+    assert json.loads(m.to_json())["design"]["context"] == {"values": {}, "not_stored": {"mm": "module numpy"}}
+    with pytest.raises(SettingsError, match=r"'mm' \(module numpy\)"):
+        rf.from_json(m.to_json()).predict(d)
+    _same_rows(rf.from_json(m.to_json(), context={"mm": np}).predict(d), m.predict(d))
+
+
 def test_unused_context_entries_are_not_required():
     d = make_data()
     m = rf.risk_score("y ~ b + n", d, context={"f": lambda x: x, "K": 1})
