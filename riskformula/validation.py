@@ -176,8 +176,7 @@ class CrossValidation(render.Rendered):
 
     def render(self, kind: str = "text") -> str:
         """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        if kind not in render.FORMATS:
-            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; got {kind!r}.")
+        render.check_kind(kind)
         head = [("Formula", self.formula), ("Folds", f"{len(self.folds)} (stratified by outcome, seed {self.seed})"),
                 ("Rows", f"{int(self.folds['n_test'].sum()):,d}")]
         blocks = [render.heading("Cross-validation", kind, 1), render.pairs(head, kind),
@@ -200,6 +199,13 @@ class CrossValidation(render.Rendered):
 
 
 def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
+    import inspect
+
+    # caught here, not as a TypeError inside every fold's fit
+    known = [p for p in inspect.signature(risk_score).parameters if p not in ("formula", "data")]
+    unknown = [k for k in fit_args if k not in known]
+    if unknown:
+        raise SettingsError(f"unknown fit argument(s) {unknown}; risk_score takes {', '.join(known)}.")
     for k in taken:
         if k in fit_args:
             raise SettingsError(f"`{k}` is set by this function; do not pass it in the fit arguments.")
@@ -390,8 +396,7 @@ class SizePath(render.Rendered):
 
     def render(self, kind: str = "text") -> str:
         """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        if kind not in render.FORMATS:
-            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; got {kind!r}.")
+        render.check_kind(kind)
         t = self.table
         shown = pd.DataFrame({
             "size": t["size"].astype(str), "terms": t["terms"].astype(str),

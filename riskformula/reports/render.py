@@ -53,6 +53,15 @@ def fmt_number(v, digits: int = 6) -> str:
     return str(v)
 
 
+def check_kind(kind) -> str:
+    """``kind`` if it is one of :data:`FORMATS`, else a :class:`SettingsError` listing them."""
+    if not isinstance(kind, str) or kind not in FORMATS:
+        from ..errors import SettingsError
+
+        raise SettingsError(f"`kind` must be one of {', '.join(map(repr, FORMATS))}; got {kind!r}.")
+    return kind
+
+
 def table(df: pd.DataFrame, kind: str = "text", floatfmt: str = ".4g", index: bool = False) -> str:
     """Render a DataFrame with tabulate in one of :data:`FORMATS`."""
     return tabulate(df, headers="keys", tablefmt=FORMATS[kind], showindex=index,

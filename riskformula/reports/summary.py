@@ -45,8 +45,7 @@ def short_report(model) -> str:
 
 def card(model, kind: str = "text") -> str:
     """Score card, risk formula and score-to-risk table of ``model`` in one of render.FORMATS."""
-    if kind not in r.FORMATS:
-        raise ValueError(f"`kind` must be one of {', '.join(map(repr, r.FORMATS))}; got {kind!r}.")
+    r.check_kind(kind)
     line = r.escape(_risk_formula(model), kind)
     if kind == "html":
         line = f"<p>{line}</p>"
@@ -205,10 +204,14 @@ class Summary(r.Rendered):
 
     # --- rendering --------------------------------------------------------------------
     def render(self, kind: str = "text") -> str:
+        """The full report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
+        r.check_kind(kind)
         m = self.model
+        line = r.escape(_risk_formula(m), kind)
         blocks = [r.heading("Risk score", kind, 1), r.pairs(self.header(), kind),
                   *self._constraint_blocks(kind),
-                  r.heading("Score card", kind), r.table(_card_display(m), kind), _risk_formula(m),
+                  r.heading("Score card", kind), r.table(_card_display(m), kind),
+                  f"<p>{line}</p>" if kind == "html" else line,
                   r.heading("Score-to-risk table", kind), r.table(_risk_table_display(m), kind),
                   r.heading("Fit on the training data", kind), r.table(self.fit_table(), kind)]
         rel = self.reliability()
@@ -218,7 +221,7 @@ class Summary(r.Rendered):
                 shown[c] = [r.fmt_percent(x) for x in shown[c]]
             blocks += [r.heading("Calibration by score (training data)", kind), r.table(shown, kind)]
         blocks += [r.heading("Certificate", kind), r.table(self.certificate(), kind),
-                   r.notes(self.notes(), kind)]
+                   r.notes([r.escape(s, kind) for s in self.notes()], kind)]
         return r.document(blocks, kind)
 
     def _constraint_blocks(self, kind: str) -> list:
