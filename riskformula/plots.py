@@ -18,6 +18,7 @@ import pandas as pd
 
 from riskformula.errors import DataError
 from riskformula.reports.evaluation import Evaluation, evaluate
+from riskformula.reports.render import DEFAULT_GAP_TOLERANCE
 
 __all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
            "plot_size_path"]
@@ -167,9 +168,10 @@ def plot_size_path(table: pd.DataFrame, ax=None):
     Parameters
     ----------
     table : DataFrame
-        One row per size with columns ``size``, ``loss`` and ``auc`` (``cal`` and ``gap``
-        are used when present: sizes whose optimality gap is above 0 are drawn hollow,
-        because their loss is not proven minimal).
+        One row per size with columns ``size``, ``loss`` and ``auc`` (``status`` or ``gap``
+        is used when present: sizes not proven optimal — status other than ``"optimal"``, or
+        a gap above the default tolerance 1e-6 — are drawn hollow, because their loss is not
+        proven minimal).
     ax : matplotlib Axes, optional
         Draw on these axes; a twin axis is added for AUC.
     """
@@ -184,8 +186,12 @@ def plot_size_path(table: pd.DataFrame, ax=None):
     t = table.sort_values("size")
     fig, ax = _new_axes(ax, figsize=(6.0, 4.0))
     size = t["size"].to_numpy()
-    proven = (t["gap"].fillna(np.inf).to_numpy() <= 1e-9 if "gap" in t.columns
-              else np.ones(len(t), dtype=bool))
+    if "status" in t.columns:  # the solver's verdict, with the tolerance the fit used
+        proven = (t["status"] == "optimal").to_numpy()
+    elif "gap" in t.columns:
+        proven = t["gap"].fillna(np.inf).to_numpy() <= DEFAULT_GAP_TOLERANCE
+    else:
+        proven = np.ones(len(t), dtype=bool)
     ax.plot(size, t["loss"], color=_NON_EVENT, lw=1.5, label="loss")
     ax.scatter(size[proven], t["loss"].to_numpy()[proven], color=_NON_EVENT, zorder=3)
     ax2 = ax.twinx()
@@ -205,6 +211,6 @@ def plot_size_path(table: pd.DataFrame, ax=None):
         from matplotlib.lines import Line2D
 
         handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="grey"))
-        labels.append("gap > 0 (not proven optimal)")
+        labels.append("not proven optimal")
     ax.legend(handles, labels, loc="center right", fontsize=8, frameon=False)
     return fig
