@@ -1,10 +1,15 @@
 """``threshold(.)``: a threshold of every numeric predictor, equal to writing them by hand."""
 
+import re
+import shlex
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import riskformula as rf
+from riskformula.cli import main
 from riskformula.errors import FormulaError
 from riskformula.formula import build_design
 from riskformula.thresholds import expand_threshold_dot
@@ -138,3 +143,17 @@ def test_error_without_numeric_columns():
     d = pd.DataFrame({"y": [0, 1, 0, 1, 1, 0], "sex": list("fmfmfm"), "flag": [0, 1, 1, 0, 1, 0]})
     with pytest.raises(FormulaError, match=r"none of the columns it covers \(\['sex', 'flag'\]\)"):
         rf.risk_score("y ~ threshold(.)", d, **S)
+
+
+@pytest.mark.slow
+def test_readme_quick_start_certifies_the_worked_example(capsys):
+    """The README's command line (all 30 columns thresholded) proves optimal the score card its
+    worked example prints (fitted on the 10 `_worst` columns), as the README says."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    command = next(line for line in readme.splitlines() if line.startswith("pip install . && riskformula fit"))
+    assert main(shlex.split(command.split("riskformula ", 1)[1])) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^Status\s+optimal$", out, re.M)
+    example = readme.split("## A worked example")[1]
+    card = example[example.index("term "):example.index("score = sum of points")].splitlines()[2:]
+    assert card and all(line.strip() in out for line in card)
