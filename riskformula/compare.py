@@ -438,7 +438,8 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
                         "are training-data quantities and are not shown.")
     for m, lab in zip(models, labels):
         if m.status != "optimal":
-            notes.append(f"{lab}: not proven optimal ({m.status.replace('_', ' ')}, gap {render.fmt_gap(m.gap, m.settings.gap_tolerance)}); "
+            gap = render.fmt_gap(m.gap, m.settings.gap_tolerance)
+            notes.append(f"{lab}: not proven optimal ({m.status.replace('_', ' ')}, gap {gap}); "
                          "a better score within its limits may exist.")
     outcome = models[0].outcome if len({(m.outcome, str(m.event)) for m in models}) == 1 else "(differs by model)"
     return ComparisonTable(pd.DataFrame(rows, columns=COLUMNS), lr, _points_table(models, labels),

@@ -10,8 +10,9 @@ stored state, so ``predict`` applies exactly the same cuts to new data.
 How a term is scored (points per interval, "levels"): with cuts c_1 < … < c_q chosen and points δ_r
 on ``1[x ≤ c_r]``, a row in the interval just below c_r gets T + Σ_{s ≥ r} δ_s, the top interval
 gets T.  The intercept absorbs T, so the fit only needs the δ's, plus "every level within the
-coefficient range": for one cut that is ``δ ∈ [lb − ub, ub − lb]`` (Molero-Río & D'Ambrosio's w≤/w≥ form, w≤ − w≥ = δ);
-for several cuts the fit adds rows on running sums (see :mod:`riskformula.compile`).
+coefficient range": for one cut that is ``δ ∈ [lb − ub, ub − lb]`` (Molero-Río & D'Ambrosio's
+w≤/w≥ form, w≤ − w≥ = δ); for several cuts the fit adds rows on running sums (see
+:mod:`riskformula.compile`).
 :func:`levels` recovers the card's per-interval points.
 """
 

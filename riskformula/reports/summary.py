@@ -137,8 +137,9 @@ class Summary(r.Rendered):
     def certificate(self) -> pd.DataFrame:
         m = self.model
         rep = m.solver
+        gap = r.fmt_gap(m.gap, m.settings.gap_tolerance, state_tolerance=True)
         rows = [("Status", m.status), ("Objective (loss + c0 x size)", f"{m.objective:.8g}"),
-                ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", r.fmt_gap(m.gap, m.settings.gap_tolerance, state_tolerance=True)),
+                ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", gap),
                 ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", f"{rep.nodes:,d}"),
                 ("Loss cuts in pool", f"{rep.cuts:,d}"), ("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
         return pd.DataFrame(rows, columns=["", "value"])
@@ -149,7 +150,8 @@ class Summary(r.Rendered):
         if m.status == "numerical_gap":
             out.append(f"The search finished, but some nodes were settled only up to the LP's numerical "
                        f"tolerances: the best possible objective lies between {m.lower_bound:.6g} and "
-                       f"{m.objective:.6g} (gap {r.fmt_gap(m.gap, m.settings.gap_tolerance)}); the model is not proven optimal.")
+                       f"{m.objective:.6g} (gap {r.fmt_gap(m.gap, m.settings.gap_tolerance)}); the model is not "
+                       "proven optimal.")
         elif m.status != "optimal":
             out.append(f"Stopped at the {m.status.replace('_', ' ')}: the model is not proven optimal; the "
                        f"best possible objective lies between {m.lower_bound:.6g} and {m.objective:.6g} "
