@@ -52,8 +52,11 @@ class ComparisonTable(render.Rendered):
     """
 
     def __init__(self, frame: pd.DataFrame, lr_tests: pd.DataFrame | None, points: pd.DataFrame,
-                 evaluated_on: str, outcome: str, notes: list[str], short_names: bool = False):
+                 evaluated_on: str, outcome: str, notes: list[str], short_names: bool = False,
+                 gap_tolerances: list | None = None):
         self.frame = frame
+        # gaps within a model's own tolerance print as 0%
+        self._tolerances = list(gap_tolerances or [])
         # with long default labels (formulas) the tables show model numbers and a key instead
         self._short = short_names
         self.lr_tests = lr_tests
@@ -95,6 +98,9 @@ class ComparisonTable(render.Rendered):
         return [(f"Model {i}", lab) for i, lab in zip(self._ids(), self.frame["model"])
                 if i != "reference"] if self._short else []
 
+    def _tolerance(self, i: int) -> float:
+        return self._tolerances[i] if i < len(self._tolerances) else render.DEFAULT_GAP_TOLERANCE
+
     def _models_display(self) -> pd.DataFrame:
         f = self.frame
         return pd.DataFrame({
@@ -111,7 +117,8 @@ class ComparisonTable(render.Rendered):
             "BIC": [_num(v, 1) for v in f["bic"]],
             "AUC": [_num(v, 3) for v in f["auc"]],
             "CAL": [render.fmt_percent(v) if np.isfinite(v) else "NA" for v in f["cal"]],
-            "gap": ["" if s == REFERENCE_STATUS else _gap(g) for g, s in zip(f["gap"], f["status"])],
+            "gap": ["" if s == REFERENCE_STATUS else render.fmt_gap(g, self._tolerance(i))
+                    for i, (g, s) in enumerate(zip(f["gap"], f["status"]))],
             "status": f["status"],
         })
 
@@ -175,10 +182,6 @@ def _p(v) -> str:
     if not np.isfinite(v):
         return "NA"
     return "<0.0001" if v < 1e-4 else f"{v:.4f}"
-
-
-def _gap(g) -> str:
-    return "NA" if not np.isfinite(g) else f"{100 * g:.2g}%"
 
 
 def _records(df: pd.DataFrame) -> list[dict]:
@@ -437,12 +440,14 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
                         "are training-data quantities and are not shown.")
     for m, lab in zip(models, labels):
         if m.status != "optimal":
-            notes.append(f"{lab}: not proven optimal ({m.status.replace('_', ' ')}, gap {_gap(m.gap)}); "
+            gap = render.fmt_gap(m.gap, m.settings.gap_tolerance)
+            notes.append(f"{lab}: not proven optimal ({m.status.replace('_', ' ')}, gap {gap}); "
                          "a better score within its limits may exist.")
     outcome = models[0].outcome if len({(m.outcome, str(m.event)) for m in models}) == 1 else "(differs by model)"
     return ComparisonTable(pd.DataFrame(rows, columns=COLUMNS), lr, _points_table(models, labels),
                            "training rows" if newdata is None else "newdata", outcome, notes,
-                           short_names=names is None)
+                           short_names=names is None,
+                           gap_tolerances=[m.settings.gap_tolerance for m in models])
 
 
 #: R users reach for ``anova(small, big)``; it is the same comparison
