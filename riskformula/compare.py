@@ -16,8 +16,8 @@ import pandas as pd
 from scipy import stats
 
 from . import metrics
-from .errors import CalibrationWarning, DataError
 from .design import build_design
+from .errors import CalibrationWarning, DataError, SettingsError
 from .model import RiskScore, index_digest
 from .reports import render
 
@@ -52,8 +52,11 @@ class ComparisonTable(render.Rendered):
     """
 
     def __init__(self, frame: pd.DataFrame, lr_tests: pd.DataFrame | None, points: pd.DataFrame,
-                 evaluated_on: str, outcome: str, notes: list[str], short_names: bool = False):
+                 evaluated_on: str, outcome: str, notes: list[str], short_names: bool = False,
+                 gap_tolerances: list | None = None):
         self.frame = frame
+        # gaps within a model's own tolerance print as 0%
+        self._tolerances = list(gap_tolerances or [])
         # with long default labels (formulas) the tables show model numbers and a key instead
         self._short = short_names
         self.lr_tests = lr_tests
@@ -95,6 +98,9 @@ class ComparisonTable(render.Rendered):
         return [(f"Model {i}", lab) for i, lab in zip(self._ids(), self.frame["model"])
                 if i != "reference"] if self._short else []
 
+    def _tolerance(self, i: int) -> float:
+        return self._tolerances[i] if i < len(self._tolerances) else render.DEFAULT_GAP_TOLERANCE
+
     def _models_display(self) -> pd.DataFrame:
         f = self.frame
         return pd.DataFrame({
@@ -111,7 +117,8 @@ class ComparisonTable(render.Rendered):
             "BIC": [_num(v, 1) for v in f["bic"]],
             "AUC": [_num(v, 3) for v in f["auc"]],
             "CAL": [render.fmt_percent(v) if np.isfinite(v) else "NA" for v in f["cal"]],
-            "gap": ["" if s == REFERENCE_STATUS else _gap(g) for g, s in zip(f["gap"], f["status"])],
+            "gap": ["" if s == REFERENCE_STATUS else render.fmt_gap(g, self._tolerance(i))
+                    for i, (g, s) in enumerate(zip(f["gap"], f["status"]))],
             "status": f["status"],
         })
 
@@ -134,8 +141,7 @@ class ComparisonTable(render.Rendered):
 
     def render(self, kind: str = "text") -> str:
         """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        if kind not in render.FORMATS:
-            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; got {kind!r}.")
+        render.check_kind(kind)
         esc = lambda s: render.escape(s, kind)  # noqa: E731
         n = int(self.frame["n"].iloc[0]) if len(set(self.frame["n"])) == 1 else None
         on = self.evaluated_on + (f" ({n:,d} rows)" if n is not None else "")
@@ -178,10 +184,6 @@ def _p(v) -> str:
     return "<0.0001" if v < 1e-4 else f"{v:.4f}"
 
 
-def _gap(g) -> str:
-    return "NA" if not np.isfinite(g) else f"{100 * g:.2g}%"
-
-
 def _records(df: pd.DataFrame) -> list[dict]:
     return [{k: (v.item() if hasattr(v, "item") else v) for k, v in rec.items()}
             for rec in df.to_dict("records")]
@@ -191,9 +193,9 @@ def _labels(models, names) -> list[str]:
     if names is not None:
         names = [names] if isinstance(names, str) else list(names)
         if len(names) != len(models):
-            raise DataError(f"`names` has {len(names)} name(s) for {len(models)} model(s); give one per model.")
+            raise SettingsError(f"`names` has {len(names)} name(s) for {len(models)} model(s); give one per model.")
         if len(set(map(str, names))) != len(names):
-            raise DataError(f"`names` must be distinct; got {names}.")
+            raise SettingsError(f"`names` must be distinct; got {names}.")
         return [str(n) for n in names]
     labels = [m.formula for m in models]
     if len(set(labels)) < len(labels):  # same formula, different limits: say which
@@ -275,7 +277,10 @@ def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[
     import statsmodels.api as sm
     from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
-    design = build_design(largest.formula, data, na_action=largest.settings.na_action, event=largest.event)
+    largest.design.check_context()
+    # the user's functions and constants (context=) that the formula calls, kept on the design
+    design = build_design(largest.formula, data, na_action=largest.settings.na_action, event=largest.event,
+                          context=largest.design.context)
     if len(design.index) != largest.nobs or index_digest(design.index) != largest.rows_digest:
         raise DataError(
             f"`data` are not the rows the models were fitted to: the formula selects {len(design.index):,d} "
@@ -397,11 +402,11 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
     >>> print(rf.compare(small, big, data=df))  # doctest: +SKIP
     """
     if not models:
-        raise TypeError("compare() needs at least one fitted RiskScore: compare(m1, m2, ...).")
+        raise SettingsError("compare() needs at least one fitted RiskScore: compare(m1, m2, ...).")
     for i, m in enumerate(models, 1):
         if not isinstance(m, RiskScore):
             hint = " Pass models as separate arguments: compare(m1, m2)." if isinstance(m, (list, tuple)) else ""
-            raise TypeError(f"argument {i} of compare() must be a fitted RiskScore; got {type(m).__name__}.{hint}")
+            raise SettingsError(f"argument {i} of compare() must be a fitted RiskScore; got {type(m).__name__}.{hint}")
     for arg, value in (("data", data), ("newdata", newdata)):
         if value is not None and not isinstance(value, pd.DataFrame):
             raise DataError(f"`{arg}` must be a pandas DataFrame; got {type(value).__name__}.")
@@ -435,12 +440,14 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
                         "are training-data quantities and are not shown.")
     for m, lab in zip(models, labels):
         if m.status != "optimal":
-            notes.append(f"{lab}: not proven optimal ({m.status.replace('_', ' ')}, gap {_gap(m.gap)}); "
+            gap = render.fmt_gap(m.gap, m.settings.gap_tolerance)
+            notes.append(f"{lab}: not proven optimal ({m.status.replace('_', ' ')}, gap {gap}); "
                          "a better score within its limits may exist.")
     outcome = models[0].outcome if len({(m.outcome, str(m.event)) for m in models}) == 1 else "(differs by model)"
     return ComparisonTable(pd.DataFrame(rows, columns=COLUMNS), lr, _points_table(models, labels),
                            "training rows" if newdata is None else "newdata", outcome, notes,
-                           short_names=names is None)
+                           short_names=names is None,
+                           gap_tolerances=[m.settings.gap_tolerance for m in models])
 
 
 #: R users reach for ``anova(small, big)``; it is the same comparison

@@ -16,10 +16,11 @@ import pandas as pd
 from . import _checks as v
 from . import _progress
 from .design import build_design
-from .errors import InfeasibleProblemError, OptimalityGapWarning, SettingsError, SolverError
+from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from .model import FitSettings, RiskScore
 from .problem import LogisticLoss, build_problem
 from .problem.constraints import RiskBound, check_constraints
+from .reports.render import fmt_gap
 from .solver import BranchAndCut
 from .solver.feasibility import raise_if_infeasible
 from .solver.heuristics import best_intercept
@@ -39,7 +40,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     formula : R-style formula, e.g. ``'y ~ age + C(sex)'``, ``'y ~ .'`` or ``'y == "yes" ~ x'``.
         ``threshold(x)`` lets the model choose one cut of ``x`` (points below and above it),
         ``threshold(x, k=m)`` up to m cuts, ``threshold(x, grid=100)`` chooses among about 100
-        quantile gaps only, and ``cut(x, [40, 60])`` uses fixed cut points (see
+        quantile gaps only, ``threshold(.)`` thresholds every numeric predictor (binary and
+        categorical ones stay as they are), and ``cut(x, [40, 60])`` uses fixed cut points (see
         :mod:`riskformula.thresholds`).
     data : the training rows (never modified).
     max_size, min_size : limits on the number of terms with nonzero points.
@@ -127,7 +129,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
 
     loss = LogisticLoss(design.X, design.y, design.weights, positive_weight)
     if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
-        raise SettingsError("the weights leave only one class with positive weight; a risk score needs both.")
+        raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range)
     problem = build_problem(spec, loss, lower, upper, constraints=constraints, max_size=max_size,
                             min_size=min_size, **opts)
@@ -144,18 +146,21 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
             "no risk score satisfies the requested bounds and size limits "
             f"(min_size={min_size}, max_size={max_size}, intercept_range={problem.intercept_bounds}).")
     if not report.solution:
-        raise SolverError(
-            f"stopped at the {report.status.replace('_', ' ')} before finding any risk score that meets the "
-            "size limits and constraints; raise `time_limit` (or `node_limit`).")
+        limit, value = (("node_limit", node_limit) if report.status == "node_limit"
+                        else ("time_limit", f"{time_limit:g}"))
+        raise SearchLimitError(
+            f"stopped at the {limit.replace('_', ' ')} ({report.time:.2g} s, {report.nodes:,d} nodes) before "
+            "finding any risk score that meets the size limits and constraints; raise "
+            f"`{limit}` (now {value}) or loosen the constraints.")
     bc_lam = np.asarray(report.solution, dtype=float)
     if report.status == "numerical_gap":
         warnings.warn(f"the search finished, but the LP's numerical tolerances leave a proven gap of "
-                      f"{100 * report.gap:.3g}%; the model is likely optimal but not proven so.",
+                      f"{fmt_gap(report.gap, gap_tolerance)}; the model is likely optimal but not proven so.",
                       OptimalityGapWarning, stacklevel=2)
     elif report.status != "optimal":
         limit = "node_limit" if report.status == "node_limit" else "time_limit"
         warnings.warn(f"stopped at the {limit.replace('_', ' ')} before proving optimality: gap "
-                      f"{100 * report.gap:.3g}%. Raise `{limit}` for a smaller gap.",
+                      f"{fmt_gap(report.gap, gap_tolerance)}. Raise `{limit}` for a smaller gap.",
                       OptimalityGapWarning, stacklevel=2)
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
@@ -176,7 +181,8 @@ def initial_points(initial, terms, problem) -> list[np.ndarray]:
     intercept for these data."""
     if isinstance(initial, RiskScore):
         points = {c: int(p) for c, p in initial.coef.items() if p != 0}
-        given = initial.intercept
+        # the printed intercept leaves out the top intervals' points of threshold terms
+        given = initial.intercept + initial._shift
     elif isinstance(initial, dict):
         points = {k: v for k, v in initial.items() if k != "intercept"}
         given = initial.get("intercept")

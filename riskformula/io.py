@@ -3,28 +3,35 @@
 The document is ordinary JSON (no NaN/Infinity literals) that a person or another language
 can read (tuples, arrays, non-finite floats and non-string dict keys inside the formula
 encoder's state are tagged ``__tuple__``, ``__ndarray__``, ``__float__``, ``__items__``): formula, outcome coding, design columns with readable labels, points, intercept,
-the per-term score contributions behind the score-to-risk table, the optimality certificate,
-the fit settings and the package version. No training data are stored.
+the threshold terms' cut points and score shift (risk = expit(intercept + score_shift + Σ points ×
+column)), the per-term score contributions behind the score-to-risk table, the optimality
+certificate, the fit settings with their constraints, the constants the formula takes from
+``context=`` and the package version. No training data are stored. Functions passed as
+``context=`` cannot be stored: they are named in the document and must be passed again to
+:func:`from_json` before the model can score data.
 
-The design spec (formula, outcome coding, columns and formulaic's ``ModelSpec``) is written and
-read by :mod:`riskformula.design.serialize`; this module adds the points, certificate, settings
-and training summary.  A spec whose encoder state JSON cannot hold is embedded as a base64
-pickle, labelled as such; :func:`from_json` then refuses to load it unless ``allow_pickle=True``,
-because unpickling untrusted text can run code.
+The design spec (formula, outcome coding, columns, thresholds, context and formulaic's
+``ModelSpec``) is written and read by :mod:`riskformula.design.serialize`; this module adds the
+points, certificate, settings with their constraints and the training summary.  A spec whose
+encoder state JSON cannot hold is embedded as a base64 pickle, labelled as such;
+:func:`from_json` then refuses to load it unless ``allow_pickle=True``, because unpickling
+untrusted text can run code.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 import numpy as np
 
 from ._json import decode as _decode, encode as _encode
 from .design.serialize import spec_from_json, spec_to_json
-from .errors import DataError
+from .errors import DataError, SettingsError
 from .model import FitSettings, RiskScore, TrainingSummary
+from .problem import constraints as _constraints
 from .solver import SolverReport
+from .thresholds import score_shift
 
 __all__ = ["to_json", "from_json"]
 
@@ -41,6 +48,29 @@ _REPORT_FIELDS = ("status", "objective", "lower_bound", "gap", "time", "nodes", 
 # --------------------------------------------------------------------------------------
 
 
+#: constraint classes by name, to rebuild a model's constraints from the document
+_CONSTRAINTS = {cls.__name__: cls for cls in (_constraints.Sign, _constraints.Count, _constraints.Implies,
+                                               _constraints.OneVariable, _constraints.MaxColumns,
+                                               _constraints.RiskBound)}
+
+
+def _constraint_to_json(c) -> dict:
+    return {"constraint": c.describe(), "type": type(c).__name__,
+            "fields": {f.name: getattr(c, f.name) for f in fields(c)}}
+
+
+def _constraint_from_json(d: dict):
+    if "type" not in d:
+        # documents that stored a constraint's fields only: the field names identify the class
+        hits = [c for c in _CONSTRAINTS.values() if {f.name for f in fields(c)} == set(d)]
+        d = {"type": hits[0].__name__ if hits else None, "fields": d, "constraint": str(d)}
+    cls = _CONSTRAINTS.get(d.get("type"))
+    if cls is None:
+        raise DataError(f"the document holds a constraint of unknown type {d.get('type')!r} "
+                        f"({d.get('constraint')!r}); it was written by a newer riskformula or edited.")
+    return cls(**d["fields"])
+
+
 def to_dict(model: RiskScore) -> dict:
     """The JSON document of ``model`` as a Python dict (see :func:`to_json`)."""
     from . import __version__
@@ -54,11 +84,17 @@ def to_dict(model: RiskScore) -> dict:
         cert["settings"] = {}  # solver options are informative only; never block saving
     for k in ("objective", "lower_bound", "gap", "time", "root_bound"):
         cert[k] = _encode(float(cert[k]))
+    settings = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(model.settings).items()
+                if k != "constraints"}
+    settings["constraints"] = [_constraint_to_json(c) for c in model.settings.constraints]
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION, "riskformula_version": __version__,
         "formula": spec["formula"], "outcome": spec["outcome"],
-        "risk": "1 / (1 + exp(-(intercept + score))); score = sum of points x design column",
+        "risk": "1 / (1 + exp(-(intercept + score))); "
+                "score = score_shift + sum of points x design column",
         "intercept": model.intercept,
+        # the top intervals' points of threshold terms, moved out of the printed intercept
+        "score_shift": int(model._shift),
         "points": {c: int(p) for c, p in model.coef.items()},
         "design": spec["design"],
         # distinct score contributions of each used term in training: the score-to-risk table
@@ -68,8 +104,7 @@ def to_dict(model: RiskScore) -> dict:
                      "metrics": _encode({k: float(v) for k, v in model.training_metrics.items()}),
                      "loss": _encode(float(model.loss))},
         "certificate": cert,
-        "settings": _encode({k: list(v) if isinstance(v, tuple) else v
-                             for k, v in asdict(model.settings).items()}),
+        "settings": _encode(settings),
     }
 
 
@@ -87,11 +122,11 @@ def to_json(model: RiskScore, indent: int | None = 2) -> str:
     True
     """
     if not isinstance(model, RiskScore):
-        raise TypeError(f"`model` must be a fitted RiskScore; got {type(model).__name__}.")
+        raise SettingsError(f"`model` must be a fitted RiskScore; got {type(model).__name__}.")
     return json.dumps(to_dict(model), indent=indent, allow_nan=False)
 
 
-def from_json(text: str, *, allow_pickle: bool = False) -> RiskScore:
+def from_json(text: str, *, allow_pickle: bool = False, context: dict | None = None) -> RiskScore:
     """Load a risk score saved with :meth:`RiskScore.to_json`.
 
     Parameters
@@ -99,6 +134,9 @@ def from_json(text: str, *, allow_pickle: bool = False) -> RiskScore:
     text : the JSON document (a string; read files with ``Path(p).read_text()``).
     allow_pickle : accept a document whose formula encoder had to be stored as a Python
         pickle (rare: user transforms with non-JSON state). Only for files you trust.
+    context : the functions the formula uses that were passed to ``risk_score(context=...)``.
+        JSON cannot hold functions, so a model whose formula calls one (``y ~ f(x)``) needs
+        them again to score data; constants (numbers, strings, lists) are stored.
 
     Returns
     -------
@@ -109,10 +147,14 @@ def from_json(text: str, *, allow_pickle: bool = False) -> RiskScore:
     Examples
     --------
     >>> m2 = rf.from_json(Path("score.json").read_text())  # doctest: +SKIP
+    >>> m3 = rf.from_json(text, context={"f": my_function})  # doctest: +SKIP
     """
     if not isinstance(text, (str, bytes, bytearray)):
-        raise TypeError(f"`text` must be the JSON document as a string; got {type(text).__name__}. "
-                        "Read a file with Path(path).read_text().")
+        raise SettingsError(f"`text` must be the JSON document as a string; got {type(text).__name__}. "
+                            "Read a file with Path(path).read_text().")
+    if context is not None and not isinstance(context, dict):
+        raise SettingsError(f"`context` must be a dict of names the formula uses, such as "
+                            f"{{'f': my_function}}; got {type(context).__name__}.")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
@@ -125,23 +167,31 @@ def from_json(text: str, *, allow_pickle: bool = False) -> RiskScore:
                         f"riskformula ({FORMAT_VERSION}) reads; upgrade riskformula (the file was "
                         f"written by version {doc.get('riskformula_version')}).")
     try:
-        return _model(doc, allow_pickle)
+        return _model(doc, allow_pickle, context or {})
     except KeyError as e:
         raise DataError(f"the risk score document lacks the field {e}; it is incomplete or was edited.") from None
 
 
-def _model(doc: dict, allow_pickle: bool) -> RiskScore:
+def _model(doc: dict, allow_pickle: bool, user_context: dict) -> RiskScore:
     tr = doc["training"]
-    design = spec_from_json(doc, allow_pickle)
+    design = spec_from_json(doc, allow_pickle, user_context)
     columns = design.columns
     unknown = set(doc["points"]) - set(columns)
     if unknown:
         raise DataError(f"the document gives points to {sorted(unknown)}, which are not design columns.")
-    lam = np.array([doc["intercept"]] + [doc["points"].get(c, 0) for c in columns], dtype=float)
+    points = np.array([doc["points"].get(c, 0) for c in columns], dtype=float)
+    s = _decode(doc["settings"])
+    s["constraints"] = [_constraint_from_json(c) for c in s.get("constraints", [])]
+    settings = FitSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in s.items()})
+    # the document's intercept is the printed one; the fitted one also holds the top intervals'
+    # points of the threshold terms, which RiskScore moves out again
+    shift = score_shift(design.thresholds, points, settings.threshold_ranges)
+    if "score_shift" in doc and doc["score_shift"] != shift:
+        raise DataError(f"the document's score_shift ({doc['score_shift']}) does not match its threshold "
+                        f"terms' points (which give {shift:g}); it is inconsistent or was edited.")
+    lam = np.concatenate([[doc["intercept"] + shift], points])
     cert = {k: _decode(v) for k, v in doc["certificate"].items()}
     report = SolverReport(**{k: cert[k] for k in _REPORT_FIELDS}, solution=tuple(lam))
-    s = _decode(doc["settings"])
-    settings = FitSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in s.items()})
     training = TrainingSummary(nobs=tr["nobs"], events=tr["events"], rows_dropped=tr["rows_dropped"],
                                rows_digest=tr["rows_digest"], metrics=_decode(tr["metrics"]))
     return RiskScore(design, lam, report, settings, loss=_decode(tr["loss"]), training=training,

@@ -9,8 +9,8 @@ The definitions follow two papers:
 
 * Ustun & Rudin (2019), "Learning Optimized Risk Scores", JMLR: CAL by score, the
   reliability diagram (one point per score, 10 bins above 30 distinct scores), AUC.
-* Chi & Birbil (2026), "Learning an interpretable risk scoring system for maximizing decision
-  net benefit", arXiv:2604.04241: net benefit, treat-all / treat-none, AUNBC, the
+* Chi & Birbil (2026), "Learning an Interpretable Risk Scoring System for Maximizing Decision
+  Net Benefit", arXiv:2604.04241: net benefit, treat-all / treat-none, AUNBC, the
   equal-width-bin ECE.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from riskformula.errors import CalibrationWarning, DataError
+from riskformula.errors import CalibrationWarning, DataError, SettingsError
 
 __all__ = [
     "AUCResult",
@@ -44,11 +44,11 @@ __all__ = [
     "score_groups",
 ]
 
-#: above this many distinct scores, scores are grouped into quantile bins (Ustun and Rudin 2019, Sec. 5.1)
+#: above this many distinct scores, scores are grouped into quantile bins (Ustun & Rudin, 2019, Sec. 5.1)
 MAX_DISTINCT_SCORES = 30
 #: number of quantile bins used when there are more than ``MAX_DISTINCT_SCORES`` scores
 SCORE_BINS = 10
-#: Chi and Birbil (2026)'s threshold grid p_i = i/10, i = 1..9
+#: Chi & Birbil's (2026) threshold grid p_i = i/10, i = 1..9
 PAPER_THRESHOLDS = np.arange(1, 10) / 10
 #: risks are clipped to [EPS, 1 - EPS] inside the log loss so a confident miss costs
 #: about 34.5 nats instead of infinity
@@ -58,6 +58,12 @@ EPS = 1e-15
 # --------------------------------------------------------------------------------------
 # input checks
 # --------------------------------------------------------------------------------------
+
+
+def _check_level(level) -> None:
+    """A confidence level strictly between 0 and 1 (an argument, hence SettingsError)."""
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)) or not 0 < level < 1:
+        raise SettingsError(f"`level` must be a number between 0 and 1, such as 0.95; got {level!r}.")
 
 
 def _as_float_array(x, name: str) -> np.ndarray:
@@ -164,7 +170,7 @@ def log_loss(y, risk, weights=None) -> float:
     ``-(1/n) * sum(y*log(p) + (1-y)*log(1-p))``, weighted by frequency weights.
     Risks are clipped to ``[1e-15, 1 - 1e-15]`` so a risk of exactly 0 or 1 on the wrong
     outcome gives a large finite loss instead of infinity. For a logistic model this equals
-    Ustun and Rudin (2019)'s ``(1/n) sum log(1 + exp(-y_i s_i))`` with ``y`` in {-1, +1}.
+    Ustun & Rudin's (2019) ``(1/n) sum log(1 + exp(-y_i s_i))`` with ``y`` in {-1, +1}.
 
     Examples
     --------
@@ -293,8 +299,7 @@ def auc_ci(y, score, level: float = 0.95) -> AUCResult:
     >>> r.auc, round(r.se, 4)  # placement values (.75, 1) and (1, .75): sqrt(2 * .03125/2)
     (0.875, 0.1768)
     """
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be between 0 and 1; got {level!r}.")
+    _check_level(level)
     a = _prepare(y, score=score, need_both_classes=True)
     s, yv = a["score"], a["y"]
     pos, neg = np.sort(s[yv == 1]), np.sort(s[yv == 0])
@@ -339,7 +344,7 @@ def _quantile_codes(values: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
 def score_groups(score, weights=None) -> tuple[np.ndarray, bool]:
     """Group codes by distinct score, or by 10 quantile bins above 30 distinct scores.
 
-    This is Ustun and Rudin (2019)'s rule for the reliability diagram ("if a model has over 30 distinct
+    This is Ustun & Rudin's (2019) rule for the reliability diagram ("if a model has over 30 distinct
     scores, we group them into 10 bins"); it is used for CAL and the reliability table too,
     so real-valued scores do not make every group a single row. Bins are weighted score
     quantiles and never split tied scores.
@@ -419,8 +424,7 @@ def reliability_table(y, risk, score, weights=None, level: float = 0.95) -> pd.D
     0      0  2       1
     1      1  1       1
     """
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be between 0 and 1; got {level!r}.")
+    _check_level(level)
     a = _prepare(y, risk, score, weights)
     w, s = a["weights"], a["score"]
     codes, binned = score_groups(s, w)
@@ -506,8 +510,8 @@ def hosmer_lemeshow(y, risk, groups: int = 10) -> HosmerLemeshowResult:
     >>> hl.groups, hl.df, round(hl.statistic, 4)  # (1-.4)^2/.32 + 0 + (2-1.6)^2/.32
     (3, 1, 1.625)
     """
-    if not (isinstance(groups, (int, np.integer)) and groups >= 3):
-        raise DataError(f"`groups` must be an integer of at least 3; got {groups!r}.")
+    if not (isinstance(groups, (int, np.integer)) and not isinstance(groups, bool) and groups >= 3):
+        raise SettingsError(f"`groups` must be an integer of at least 3; got {groups!r}.")
     a = _prepare(y, risk)
     p, yv = a["risk"], a["y"]
     vals, inv = np.unique(p, return_inverse=True)
@@ -547,7 +551,7 @@ def expected_calibration_error(y, risk, bins: int = 10) -> float:
     """Expected calibration error with equal-width bins of predicted risk.
 
     ``ECE = sum_b (N_b/N) |O_b/N_b - mean(p in b)|`` over the bins ``[0, 1/B), [1/B, 2/B),
-    ..., [(B-1)/B, 1]``. With ``bins=10`` this is Chi and Birbil (2026)'s grouping ``[p_i, p_{i+1})`` for
+    ..., [(B-1)/B, 1]``. With ``bins=10`` this is Chi & Birbil's (2026) grouping ``[p_i, p_{i+1})`` for
     ``p_i = i/10``. Empty bins contribute nothing.
 
     Examples
@@ -556,8 +560,8 @@ def expected_calibration_error(y, risk, bins: int = 10) -> float:
     >>> round(expected_calibration_error([0, 1, 1], [0.2, 0.2, 0.9]), 4)
     0.2333
     """
-    if not (isinstance(bins, (int, np.integer)) and bins >= 1):
-        raise DataError(f"`bins` must be a positive integer; got {bins!r}.")
+    if not (isinstance(bins, (int, np.integer)) and not isinstance(bins, bool) and bins >= 1):
+        raise SettingsError(f"`bins` must be a positive integer; got {bins!r}.")
     a = _prepare(y, risk)
     p = a["risk"]
     # edges i/B (not linspace) so that e.g. a risk of exactly 0.3 falls in [0.3, 0.4)
@@ -623,8 +627,7 @@ def calibration_intercept_slope(y, risk, level: float = 0.95) -> CalibrationResu
     """
     import statsmodels.api as sm
 
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be between 0 and 1; got {level!r}.")
+    _check_level(level)
     a = _prepare(y, risk, need_both_classes=True)
     p, yv = a["risk"], a["y"]
     if np.any((p <= 0) | (p >= 1)):
@@ -653,11 +656,14 @@ def calibration_intercept_slope(y, risk, level: float = 0.95) -> CalibrationResu
 
 
 def _check_thresholds(thresholds, *, allow_zero: bool = True) -> np.ndarray:
-    t = _as_float_array(thresholds, "thresholds")
+    try:
+        t = _as_float_array(thresholds, "thresholds")
+    except DataError as e:
+        raise SettingsError(str(e)) from None
     if t.size == 0:
-        raise DataError("`thresholds` is empty; pass at least one threshold in [0, 1).")
+        raise SettingsError("`thresholds` is empty; pass at least one threshold in [0, 1).")
     if np.isnan(t).any() or (t < 0).any() or (t >= 1).any():
-        raise DataError("`thresholds` must lie in [0, 1): the net benefit weight t/(1-t) is "
+        raise SettingsError("`thresholds` must lie in [0, 1): the net benefit weight t/(1-t) is "
                         f"infinite at 1. Got min {np.nanmin(t):g}, max {np.nanmax(t):g}.")
     if not allow_zero:
         t = t[t > 0]
@@ -665,7 +671,7 @@ def _check_thresholds(thresholds, *, allow_zero: bool = True) -> np.ndarray:
 
 
 def _tp_fp(yv, p, w, t):
-    """Weighted TP and FP fractions when treating ``risk >= t`` (Chi and Birbil 2026 use >=)."""
+    """Weighted TP and FP fractions when treating ``risk >= t`` (as Chi & Birbil, 2026, do)."""
     order = np.argsort(p)
     ps, ys, ws = p[order], yv[order], w[order]
     # suffix sums: weight of rows with risk >= t
@@ -679,7 +685,7 @@ def _tp_fp(yv, p, w, t):
 def net_benefit(y, risk, thresholds, weights=None) -> pd.DataFrame:
     """Decision-curve table: net benefit of the model, treat-all and treat-none.
 
-    Following Chi and Birbil (2026, eq. 2), treating everyone with ``risk >= t``:
+    Per Chi & Birbil (2026, eq. 2), treating everyone with ``risk >= t``:
     ``NB(t) = TP/n - FP/n * t/(1-t)``; ``treat_all(t) = prev - (1 - prev) * t/(1-t)``;
     ``treat_none = 0``.
 
@@ -709,7 +715,7 @@ def net_benefit(y, risk, thresholds, weights=None) -> pd.DataFrame:
 
 
 def aunbc(y, risk, thresholds=None, weights=None) -> float:
-    """Area under the net-benefit curve exactly as Chi and Birbil (2026, Definition 2, eq. 6) define it.
+    """Area under the net-benefit curve exactly as Chi & Birbil (2026) define it (Definition 2, eq. 6).
 
     With thresholds ``0 < p_1 < ... < p_M < 1`` plus ``p_0 = 0`` and ``p_{M+1} = 1``:
     ``AUNBC = sum_{i=0}^{M} (p_{i+1} - p_i) * NB(p_i)``, a *left* Riemann sum over [0, 1]
@@ -720,7 +726,7 @@ def aunbc(y, risk, thresholds=None, weights=None) -> float:
     Parameters
     ----------
     thresholds : array-like, optional
-        ``p_1..p_M`` in (0, 1). Default: the grid of Chi and Birbil (2026), 0.1, 0.2, ..., 0.9. A 0 in the
+        ``p_1..p_M`` in (0, 1). Default: Chi & Birbil's (2026) grid 0.1, 0.2, ..., 0.9. A 0 in the
         list is ignored (``p_0 = 0`` is always included).
 
     Examples

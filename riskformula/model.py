@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -11,6 +10,7 @@ import pandas as pd
 from scipy.special import expit, logit
 
 from .design import DesignMatrix, DesignSpec
+from .errors import SettingsError
 from .solver import SolverReport
 from .thresholds import levels_by_term
 
@@ -78,7 +78,7 @@ class RiskScore:
         :func:`riskformula.from_json` from a document); ``lam`` holds the fitted intercept first."""
         self._design = design
         self.coef = pd.Series(np.round(lam[1:]).astype(int), index=list(design.columns), name="points")
-        # a threshold term's top interval may carry points too (the w≥ of Molero-Río and D'Ambrosio 2025); they come out of
+        # a threshold term's top interval may carry points too (Molero-Río & D'Ambrosio's w≥); they come out of
         # the base so the card shows each interval's points within the coefficient range
         self._levels = levels_by_term(design.thresholds, self.coef.to_numpy(), settings.threshold_ranges)
         self._shift = int(sum(t for _, _, t in self._levels.values()))
@@ -233,11 +233,13 @@ class RiskScore:
         """Score-to-risk table over every attainable score.
 
         Scores whose risk is below ``tail`` (or above 1 − ``tail``) are merged into one first
-        (last) row, as Ustun and Rudin (2019)'s cards do ("< 5%"); if more than 40 rows remain (real-valued
+        (last) row, as Ustun & Rudin's (2019) cards do ("< 5%"); if more than 40 rows remain (real-valued
         predictors), ten score bands are shown instead.
         Columns: ``score`` (a number, or a label for merged rows), ``score_from``, ``score_to``,
         ``risk_from``, ``risk_to``.
         """
+        if isinstance(tail, bool) or not isinstance(tail, (int, float, np.integer, np.floating)) or not 0 <= tail < 0.5:
+            raise SettingsError(f"`tail` must be a risk in [0, 0.5), such as 0.005; got {tail!r}.")
         scores = self.attainable_scores()
         if scores is not None:
             risk = expit(self.intercept + scores)
@@ -325,14 +327,16 @@ class RiskScore:
         return card(self, kind)
 
     def certificate_line(self) -> str:
-        g = "NA" if math.isinf(self.gap) else f"{100 * self.gap:.4g}%"
+        """One line: status, objective, lower bound, gap (``0%`` within the gap tolerance), effort."""
+        from .reports.render import fmt_gap
+        g = fmt_gap(self.gap, self.settings.gap_tolerance, state_tolerance=True)
         return (f"{self.status}: objective {self.objective:.6g}, lower bound {self.lower_bound:.6g}, "
                 f"gap {g} ({self.solver.nodes:,d} nodes, {self.solver.time:.1f}s)")
 
     def __repr__(self) -> str:
-        g = "NA" if math.isinf(self.gap) else f"{100 * self.gap:.2g}%"
+        from .reports.render import fmt_gap
         return (f"<RiskScore: {self.formula}; {self.size} terms; {self.nobs:,d} obs; "
-                f"{self.status}, gap {g}>")
+                f"{self.status}, gap {fmt_gap(self.gap, self.settings.gap_tolerance)}>")
 
     def __str__(self) -> str:
         from .reports.summary import short_report

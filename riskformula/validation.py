@@ -40,10 +40,6 @@ def _pct(v) -> str:
     return render.fmt_percent(v) if v is not None and np.isfinite(v) else "NA"
 
 
-def _gap(g) -> str:
-    return "NA" if not np.isfinite(g) else f"{100 * g:.2g}%"
-
-
 def _records(df: pd.DataFrame) -> list[dict]:
     return [{k: (x.item() if hasattr(x, "item") else x) for k, x in rec.items()}
             for rec in df.to_dict("records")]
@@ -159,13 +155,15 @@ class CrossValidation(render.Rendered):
             "size": f["size"].astype(str), "AUC": [_f(x) for x in f["auc"]],
             "CAL": [_pct(x) for x in f["cal"]], "loss": [_f(x, 4) for x in f["loss"]],
             "Brier": [_f(x, 4) for x in f["brier"]], "train AUC": [_f(x) for x in f["train_auc"]],
-            "gap": [_gap(g) for g in f["gap"]], "status": f["status"]})
+            "gap": [render.fmt_gap(g, m.settings.gap_tolerance) for g, m in zip(f["gap"], self.models)],
+            "status": f["status"]})
 
     def _summary_display(self) -> pd.DataFrame:
         s = self.summary_frame()
         labels = {"auc": "AUC", "cal": "CAL", "loss": "log loss", "brier": "Brier", "size": "size",
                   "gap": "gap", "train_auc": "training AUC", "train_cal": "training CAL"}
-        fmt = {"cal": _pct, "train_cal": _pct, "gap": _gap, "size": lambda x: _f(x, 1),
+        tol = min((m.settings.gap_tolerance for m in self.models), default=render.DEFAULT_GAP_TOLERANCE)
+        fmt = {"cal": _pct, "train_cal": _pct, "gap": lambda g: render.fmt_gap(g, tol), "size": lambda x: _f(x, 1),
                "loss": lambda x: _f(x, 4), "brier": lambda x: _f(x, 4)}
         rows = []
         for m in s.index:
@@ -176,8 +174,7 @@ class CrossValidation(render.Rendered):
 
     def render(self, kind: str = "text") -> str:
         """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        if kind not in render.FORMATS:
-            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; got {kind!r}.")
+        render.check_kind(kind)
         head = [("Formula", self.formula), ("Folds", f"{len(self.folds)} (stratified by outcome, seed {self.seed})"),
                 ("Rows", f"{int(self.folds['n_test'].sum()):,d}")]
         blocks = [render.heading("Cross-validation", kind, 1), render.pairs(head, kind),
@@ -200,6 +197,13 @@ class CrossValidation(render.Rendered):
 
 
 def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
+    import inspect
+
+    # caught here, not as a TypeError inside every fold's fit
+    known = [p for p in inspect.signature(risk_score).parameters if p not in ("formula", "data")]
+    unknown = [k for k in fit_args if k not in known]
+    if unknown:
+        raise SettingsError(f"unknown fit argument(s) {unknown}; risk_score takes {', '.join(known)}.")
     for k in taken:
         if k in fit_args:
             raise SettingsError(f"`{k}` is set by this function; do not pass it in the fit arguments.")
@@ -390,13 +394,13 @@ class SizePath(render.Rendered):
 
     def render(self, kind: str = "text") -> str:
         """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        if kind not in render.FORMATS:
-            raise ValueError(f"`kind` must be one of {', '.join(map(repr, render.FORMATS))}; got {kind!r}.")
+        render.check_kind(kind)
         t = self.table
         shown = pd.DataFrame({
             "size": t["size"].astype(str), "terms": t["terms"].astype(str),
             "loss": [_f(x, 4) for x in t["loss"]], "AUC": [_f(x) for x in t["auc"]],
-            "CAL": [_pct(x) for x in t["cal"]], "gap": [_gap(g) for g in t["gap"]],
+            "CAL": [_pct(x) for x in t["cal"]],
+            "gap": [render.fmt_gap(g, self.models[int(k)].settings.gap_tolerance) for g, k in zip(t["gap"], t["size"])],
             "status": t["status"], "time": [f"{x:.1f} s" for x in t["time"]]})
         pts = self.points()
         pts_shown = pd.DataFrame({"term": pts.index})

@@ -111,7 +111,8 @@ def test_summary_text(m, data):
     assert re.search(rf"CAL \(by score\)\s+{re.escape(pct(ev_.cal))}", text)
     assert re.search(rf"Objective \(loss \+ c0 x size\)\s+{m.objective:.8g}", text)
     assert re.search(rf"Lower bound\s+{m.lower_bound:.8g}", text)
-    assert re.search(rf"Optimality gap\s+{100 * m.gap:.4g}%", text)
+    assert m.gap <= m.settings.gap_tolerance  # optimal: the gap prints as 0, with the tolerance
+    assert re.search(rf"Optimality gap\s+0% within tolerance {m.settings.gap_tolerance:g}\s*$", text, re.M)
     assert re.search(r"Status\s+optimal", text)
     assert re.search(rf"Nodes\s+{m.solver.nodes:,d}", text)
 
@@ -191,3 +192,19 @@ def test_risk_range_printed_once_when_both_ends_read_the_same():
     table = pd.DataFrame({"score": ["-3", "2 to 4"], "risk_from": [0.881, 0.99991], "risk_to": [0.881, 0.99999]})
     shown = _risk_table_display(SimpleNamespace(risk_table=lambda: table))
     assert shown["risk"].tolist() == ["88.1%", ">99.9%"]
+
+
+def test_latex_summary_escapes_its_notes(data):
+    """Notes hold '%' (gaps), '_' and backticks (argument names): LaTeX needs them escaped, or '%'
+    comments out the rest of the line."""
+    with pytest.warns(rf.OptimalityGapWarning):
+        m = rf.risk_score("y ~ a + b + c + noise", data, max_size=3, intercept_range=(-1, 1),
+                          weights=np.ones(len(data)), node_limit=1, time_limit=30)
+    notes = m.summary().notes()
+    assert any("%" in s for s in notes) and any("_" in s for s in notes)
+    latex = m.summary().render("latex")
+    for s in notes:
+        assert rf.reports.render.escape(s, "latex") in latex
+    assert not re.search(r"(?<!\\)[%_]", latex.replace(r"\_", "").replace(r"\%", "")), "unescaped % or _"
+    html = m.summary().render("html")
+    assert all(rf.reports.render.escape(s, "html") in html for s in notes)

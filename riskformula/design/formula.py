@@ -16,8 +16,8 @@ import pandas as pd
 from formulaic import model_matrix
 from formulaic.errors import FormulaicError
 
-from ..errors import DataError, FormulaError
-from ..thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, threshold_terms
+from ..errors import DataError, FormulaError, SettingsError
+from ..thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, threshold_terms
 from .matrix import DesignMatrix
 from .spec import DesignSpec, check_finite, check_frame, drop_intercept
 
@@ -96,7 +96,7 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     """
     check_frame(data)
     if na_action not in ("raise", "drop"):
-        raise DataError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
+        raise SettingsError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
     lhs, rhs = split_formula(formula)
     if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
         raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
@@ -105,9 +105,10 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     bare = m is not None and m.group(1) in data.columns
     if not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
         lhs = f"I({lhs})"
-    full = f"{lhs} ~ {rhs}"
     if bare and lhs.strip("` ") != m.group(1):
-        full = f"{m.group(1)} ~ {rhs}"
+        lhs = m.group(1)
+    rhs = expand_threshold_dot(lhs, rhs, data)
+    full = f"{lhs} ~ {rhs}"
 
     # threshold()/cut() are formula functions; the user's own names win if they clash
     context = {**FORMULA_FUNCTIONS, **(context or {})}

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from formulaic.errors import FormulaicError
 
-from ..errors import DataError
+from ..errors import DataError, SettingsError
 from ..thresholds import FORMULA_FUNCTIONS
 
 
@@ -40,6 +40,8 @@ class DesignSpec:
         outcome levels seen in training.
     thresholds : the :class:`~riskformula.thresholds.ThresholdTerm` s, with their cut points.
     context : names (functions, constants) the formula may use.
+    unresolved_context : names the formula takes from the user's ``context=`` that a loaded
+        model lacks (name -> what it was); encoding data is refused until they are given.
     """
 
     formula: str
@@ -54,6 +56,7 @@ class DesignSpec:
     levels: tuple = ()
     thresholds: tuple = ()
     context: dict = field(default_factory=dict)
+    unresolved_context: dict = field(default_factory=dict)
 
     def __post_init__(self):
         for name in ("columns", "labels", "column_terms", "variables", "levels", "thresholds"):
@@ -81,9 +84,21 @@ class DesignSpec:
         return self.model_spec
 
     # --- new data -----------------------------------------------------------------------
+    def check_context(self) -> None:
+        """Refuse to encode data while functions the formula calls are missing (a model loaded
+        from JSON, which cannot store functions, without ``context=``)."""
+        if self.unresolved_context:
+            names = ", ".join(f"{k!r} ({v})" for k, v in self.unresolved_context.items())
+            example = ", ".join(f"{k!r}: ..." for k in self.unresolved_context)
+            raise SettingsError(f"this model's formula {self.formula!r} uses {names} from the `context=` it was "
+                                "fitted with; a saved model keeps only numbers, strings and arrays from it, so pass "
+                                "these again when loading: "
+                                f"rf.from_json(text, context={{{example}}}).")
+
     def transform(self, data: pd.DataFrame, what: str = "predict") -> np.ndarray:
         """Design matrix of new data, encoded exactly as the training data were."""
         check_frame(data, what, "newdata")
+        self.check_context()
         needed = [v for v in self.variables if v in self.model_spec.required_variables]
         missing = [v for v in needed if v not in data.columns]
         if missing:
@@ -112,6 +127,7 @@ class DesignSpec:
     def outcome_of(self, data: pd.DataFrame) -> np.ndarray:
         """0/1 event indicators of new data (for evaluation on held-out rows)."""
         check_frame(data, "evaluate")
+        self.check_context()
         if self.lhs_model_spec is None:
             if self.outcome not in data.columns:
                 raise DataError(f"the data lack the outcome column `{self.outcome}`.")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from . import render as r
@@ -28,10 +26,6 @@ def _risk_formula(model) -> str:
     return f"risk = 1 / (1 + exp(-({model.intercept:+d} + score)))"
 
 
-def _gap_text(gap: float) -> str:
-    return "NA" if math.isinf(gap) else f"{100 * gap:.4g}%"
-
-
 def short_report(model) -> str:
     """What ``print(model)`` shows: score card, score-to-risk table and one certificate line."""
     return r.document([
@@ -45,8 +39,7 @@ def short_report(model) -> str:
 
 def card(model, kind: str = "text") -> str:
     """Score card, risk formula and score-to-risk table of ``model`` in one of render.FORMATS."""
-    if kind not in r.FORMATS:
-        raise ValueError(f"`kind` must be one of {', '.join(map(repr, r.FORMATS))}; got {kind!r}.")
+    r.check_kind(kind)
     line = r.escape(_risk_formula(model), kind)
     if kind == "html":
         line = f"<p>{line}</p>"
@@ -143,8 +136,9 @@ class Summary(r.Rendered):
     def certificate(self) -> pd.DataFrame:
         m = self.model
         rep = m.solver
+        gap = r.fmt_gap(m.gap, m.settings.gap_tolerance, state_tolerance=True)
         rows = [("Status", m.status), ("Objective (loss + c0 x size)", f"{m.objective:.8g}"),
-                ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", _gap_text(m.gap)),
+                ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", gap),
                 ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", f"{rep.nodes:,d}"),
                 ("Loss cuts in pool", f"{rep.cuts:,d}"), ("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
         return pd.DataFrame(rows, columns=["", "value"])
@@ -155,14 +149,15 @@ class Summary(r.Rendered):
         if m.status == "numerical_gap":
             out.append(f"The search finished, but some nodes were settled only up to the LP's numerical "
                        f"tolerances: the best possible objective lies between {m.lower_bound:.6g} and "
-                       f"{m.objective:.6g} (gap {_gap_text(m.gap)}); the model is not proven optimal.")
+                       f"{m.objective:.6g} (gap {r.fmt_gap(m.gap, m.settings.gap_tolerance)}); the model is not "
+                       "proven optimal.")
         elif m.status != "optimal":
             out.append(f"Stopped at the {m.status.replace('_', ' ')}: the model is not proven optimal; the "
                        f"best possible objective lies between {m.lower_bound:.6g} and {m.objective:.6g} "
-                       f"(gap {_gap_text(m.gap)}).")
+                       f"(gap {r.fmt_gap(m.gap, m.settings.gap_tolerance)}).")
         else:
             out.append(f"Proven optimal: no risk score within these limits has an objective below "
-                       f"{m.lower_bound:.8g} (relative gap tolerance {m.settings.gap_tolerance:g}).")
+                       f"{m.lower_bound:.8g}.")
         lo, hi = m.settings.intercept_range
         if m.intercept_at_bound:
             out.append(f"The base points sit at the edge of the intercept range searched ({lo} to {hi}); the "
@@ -205,10 +200,14 @@ class Summary(r.Rendered):
 
     # --- rendering --------------------------------------------------------------------
     def render(self, kind: str = "text") -> str:
+        """The full report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
+        r.check_kind(kind)
         m = self.model
+        line = r.escape(_risk_formula(m), kind)
         blocks = [r.heading("Risk score", kind, 1), r.pairs(self.header(), kind),
                   *self._constraint_blocks(kind),
-                  r.heading("Score card", kind), r.table(_card_display(m), kind), _risk_formula(m),
+                  r.heading("Score card", kind), r.table(_card_display(m), kind),
+                  f"<p>{line}</p>" if kind == "html" else line,
                   r.heading("Score-to-risk table", kind), r.table(_risk_table_display(m), kind),
                   r.heading("Fit on the training data", kind), r.table(self.fit_table(), kind)]
         rel = self.reliability()
@@ -218,7 +217,7 @@ class Summary(r.Rendered):
                 shown[c] = [r.fmt_percent(x) for x in shown[c]]
             blocks += [r.heading("Calibration by score (training data)", kind), r.table(shown, kind)]
         blocks += [r.heading("Certificate", kind), r.table(self.certificate(), kind),
-                   r.notes(self.notes(), kind)]
+                   r.notes([r.escape(s, kind) for s in self.notes()], kind)]
         return r.document(blocks, kind)
 
     def _constraint_blocks(self, kind: str) -> list:

@@ -9,10 +9,12 @@ points and the shift T, and :meth:`ThresholdTerm.condition` the readable interva
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
 import numpy as np
+from formulaic.utils.code import format_expr, sanitize_variable_names
 
 from ..errors import FormulaError
 from .formulation import formulate, interval_range
@@ -110,6 +112,13 @@ def first_argument(term: str) -> str:
     return inner.strip()
 
 
+def _state_key(term: str) -> str:
+    try:
+        return format_expr(ast.parse(sanitize_variable_names(term, {}, {}), mode="eval").body)
+    except SyntaxError:
+        return term
+
+
 #: a call of the formula function threshold() or cut() (not ``pd.cut(`` or ``my_cut(``)
 _CALL = re.compile(r"(?<![\w.])(threshold|cut)\(")
 
@@ -124,15 +133,17 @@ def threshold_terms(spec, columns, column_terms) -> list[ThresholdTerm]:
                 raise FormulaError(f"the term {term!r} combines a threshold with something else; a threshold "
                                    "must be a term of its own (interactions of thresholds are not supported).")
             continue
-        st = states.get(term)
+        # formulaic keys the state by the expression with `quoted names` made Python names
+        st = states.get(term) or states.get(_state_key(term))
         if not st or "cuts" not in st:
-            continue
+            raise FormulaError(f"could not find the cut points of the term {term!r}; if its variable name "
+                               "needs `backticks`, rename the column to a plain name.")
         by_key = {f"{term}[{k}]": i for i, k in enumerate(st["keys"])}
         cols = [None] * len(st["keys"])
         for j, name in enumerate(columns):
             if name in by_key:
                 cols[by_key[name]] = j
-        out.append(ThresholdTerm(term=term, variable=first_argument(term), kind=st["kind"],
+        out.append(ThresholdTerm(term=term, variable=first_argument(term).strip("`"), kind=st["kind"],
                                  cuts=tuple(st["cuts"]), columns=tuple(cols), k=int(st["k"]),
                                  on_grid=bool(st["on_grid"]), n_distinct=st["n_distinct"]))
     return out
