@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from . import render as r
@@ -28,10 +26,6 @@ def _risk_formula(model) -> str:
     return f"risk = 1 / (1 + exp(-({model.intercept:+d} + score)))"
 
 
-def _gap_text(gap: float) -> str:
-    return "NA" if math.isinf(gap) else f"{100 * gap:.4g}%"
-
-
 def short_report(model) -> str:
     """What ``print(model)`` shows: score card, score-to-risk table and one certificate line."""
     return r.document([
@@ -45,13 +39,9 @@ def short_report(model) -> str:
 
 def card(model, kind: str = "text") -> str:
     """Score card, risk formula and score-to-risk table of ``model`` in one of render.FORMATS."""
-    if kind not in r.FORMATS:
-        raise ValueError(f"`kind` must be one of {', '.join(map(repr, r.FORMATS))}; got {kind!r}.")
-    line = r.escape(_risk_formula(model), kind)
-    if kind == "html":
-        line = f"<p>{line}</p>"
+    r.check_kind(kind)
     return r.document([r.heading(r.escape(f"Risk score: {model.formula}", kind), kind, 2),
-                       r.table(_card_display(model), kind), line,
+                       r.table(_card_display(model), kind), r.paragraph(_risk_formula(model), kind),
                        r.table(_risk_table_display(model), kind)], kind)
 
 
@@ -60,6 +50,9 @@ class Summary(r.Rendered):
 
     Sections: data, score card, score-to-risk table, fit on the training data, certificate, notes.
     """
+
+    _title = "Risk score"
+    _notes_heading = None  # the notes follow the certificate they qualify
 
     def __init__(self, model):
         self.model = model
@@ -144,7 +137,7 @@ class Summary(r.Rendered):
         m = self.model
         rep = m.solver
         rows = [("Status", m.status), ("Objective (loss + c0 x size)", f"{m.objective:.8g}"),
-                ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", _gap_text(m.gap)),
+                ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", r.fmt_gap(m.gap, 4)),
                 ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", f"{rep.nodes:,d}"),
                 ("Loss cuts in pool", f"{rep.cuts:,d}"), ("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
         return pd.DataFrame(rows, columns=["", "value"])
@@ -155,11 +148,11 @@ class Summary(r.Rendered):
         if m.status == "numerical_gap":
             out.append(f"The search finished, but some nodes were settled only up to the LP's numerical "
                        f"tolerances: the best possible objective lies between {m.lower_bound:.6g} and "
-                       f"{m.objective:.6g} (gap {_gap_text(m.gap)}); the model is not proven optimal.")
+                       f"{m.objective:.6g} (gap {r.fmt_gap(m.gap, 4)}); the model is not proven optimal.")
         elif m.status != "optimal":
             out.append(f"Stopped at the {m.status.replace('_', ' ')}: the model is not proven optimal; the "
                        f"best possible objective lies between {m.lower_bound:.6g} and {m.objective:.6g} "
-                       f"(gap {_gap_text(m.gap)}).")
+                       f"(gap {r.fmt_gap(m.gap, 4)}).")
         else:
             out.append(f"Proven optimal: no risk score within these limits has an objective below "
                        f"{m.lower_bound:.8g} (relative gap tolerance {m.settings.gap_tolerance:g}).")
@@ -176,19 +169,11 @@ class Summary(r.Rendered):
             out.append("Loss and certificate use the sample weights; the training diagnostics are unweighted.")
         return out
 
-    @property
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The report's content as DataFrames."""
-        t = {"header": pd.DataFrame(self.header(), columns=["item", "value"]),
-             "score_card": self.model.score_card(), "risk_table": self.model.risk_table(),
-             "fit": self.fit_table(), "certificate": self.certificate()}
-        rel = self.reliability()
-        if rel is not None:
-            t["reliability"] = rel
-        con = self.constraints_table()
-        if con is not None:
-            t["constraints"] = con
-        return t
+    def _tables(self) -> dict[str, pd.DataFrame | None]:
+        return {"header": pd.DataFrame(self.header(), columns=["item", "value"]),
+                "score_card": self.model.score_card(), "risk_table": self.model.risk_table(),
+                "fit": self.fit_table(), "certificate": self.certificate(),
+                "reliability": self.reliability(), "constraints": self.constraints_table()}
 
     def to_frame(self) -> pd.DataFrame:
         """The score card (term, column, points) as a DataFrame."""
@@ -204,34 +189,28 @@ class Summary(r.Rendered):
         return d
 
     # --- rendering --------------------------------------------------------------------
-    def render(self, kind: str = "text") -> str:
+    def _header(self) -> list[tuple[str, str]]:
+        return self.header()
+
+    def _sections(self) -> list:
         m = self.model
-        blocks = [r.heading("Risk score", kind, 1), r.pairs(self.header(), kind),
-                  *self._constraint_blocks(kind),
-                  r.heading("Score card", kind), r.table(_card_display(m), kind), _risk_formula(m),
-                  r.heading("Score-to-risk table", kind), r.table(_risk_table_display(m), kind),
-                  r.heading("Fit on the training data", kind), r.table(self.fit_table(), kind)]
+        out = []
+        con = self.constraints_table()
+        if con is not None:
+            out.append(("Constraints and thresholds", con))
+        out += [("Score card", _card_display(m)), (None, _risk_formula(m)),
+                ("Score-to-risk table", _risk_table_display(m)), ("Fit on the training data", self.fit_table())]
         rel = self.reliability()
         if rel is not None and len(rel) <= 40:
             shown = rel.copy()
             for c in ("predicted_risk", "observed_risk", "ci_lower", "ci_upper"):
                 shown[c] = [r.fmt_percent(x) for x in shown[c]]
-            blocks += [r.heading("Calibration by score (training data)", kind), r.table(shown, kind)]
-        blocks += [r.heading("Certificate", kind), r.table(self.certificate(), kind),
-                   r.notes(self.notes(), kind)]
-        return r.document(blocks, kind)
+            out.append(("Calibration by score (training data)", shown))
+        out.append(("Certificate", self.certificate()))
+        return out
 
-    def _constraint_blocks(self, kind: str) -> list:
-        con = self.constraints_table()
-        if con is None:
-            return []
-        from . import render as r
-        return [r.heading("Constraints and thresholds", kind), r.table(con, kind)]
-
+    def _note_lines(self) -> list[str]:
+        return self.notes()
 
     def __repr__(self) -> str:
         return f"<Summary of {self.model!r}>"
-
-
-
-
