@@ -10,7 +10,7 @@ from .constraints import (at_least, at_most, implies, max_thresholds, not_both, 
                           risk_at_most, sign)
 from .datasets import list_datasets, load_dataset, synthetic_thresholds
 from .errors import (DataError, FormulaError, InfeasibleProblemError, OptimalityGapWarning,
-                     RiskFormulaError, RiskFormulaWarning, SettingsError, SolverError)
+                     RiskFormulaError, RiskFormulaWarning, SearchLimitError, SettingsError, SolverError)
 from .fit import risk_score
 from .model import RiskScore
 # the old module paths, loaded first: a later `import riskformula.compare` must not rebind
@@ -33,7 +33,7 @@ __all__ = [
     "sign", "at_most", "at_least", "not_both", "implies", "one_variable", "max_thresholds",
     "risk_at_least", "risk_at_most", "threshold", "cut",
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
-    "SolverError", "RiskFormulaWarning", "OptimalityGapWarning",
+    "SolverError", "SearchLimitError", "RiskFormulaWarning", "OptimalityGapWarning",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
     "SizePath", "from_json", "plots",
 ]

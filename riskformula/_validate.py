@@ -75,12 +75,13 @@ def check_weights(weights, data: pd.DataFrame) -> np.ndarray | None:
         return None
     if isinstance(weights, str):
         if weights not in data.columns:
-            raise DataError(f"`weights={weights!r}` is not a column of `data`.")
+            raise SettingsError(f"`weights={weights!r}` is not a column of `data`; pass a column name or "
+                                f"one weight per row. Columns: {list(data.columns)[:20]}.")
         w = data[weights]
     else:
         w = pd.Series(np.asarray(weights), index=data.index) if len(np.asarray(weights)) == len(data) else None
         if w is None:
-            raise DataError(f"`weights` must have one value per row of `data` ({len(data)}); got {len(np.asarray(weights))}.")
+            raise SettingsError(f"`weights` must have one value per row of `data` ({len(data)}); got {len(np.asarray(weights))}.")
     try:
         w = w.astype(float)
     except (TypeError, ValueError):

@@ -1,4 +1,4 @@
-"""Operational constraints on a risk score, named by formula terms (Ustun and Rudin 2019, Table 1).
+"""Operational constraints on a risk score, named by formula terms (Ustun & Rudin, 2019, Table 1).
 
 Pass them as ``risk_score(..., constraints=[...])``.  Every constraint names terms the way the
 formula and the score card do: a formula term (``"C(race)"``, ``"threshold(age)"``), a design column

@@ -25,7 +25,15 @@ class InfeasibleProblemError(RiskFormulaError):
 
 
 class SolverError(RiskFormulaError):
-    """The LP engine failed in a way riskformula could not recover from."""
+    """The search returned no model: the LP engine failed in a way riskformula could not recover
+    from, or (:class:`SearchLimitError`) a limit stopped it before any model was found."""
+
+
+class SearchLimitError(SolverError):
+    """A time or node limit stopped the search before any model meeting the constraints was found.
+
+    Raise ``time_limit`` or ``node_limit``, or loosen the constraints.
+    """
 
 
 class RiskFormulaWarning(UserWarning):

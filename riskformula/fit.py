@@ -9,7 +9,7 @@ import pandas as pd
 
 from . import _progress
 from . import _validate as v
-from .errors import InfeasibleProblemError, OptimalityGapWarning, SettingsError, SolverError
+from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from .formula import build_design
 from .model import FitSettings, RiskScore, term_contributions
 from .constraints import RiskBound
@@ -116,7 +116,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
 
     loss = LogisticLoss(design.X, design.y, w, positive_weight)
     if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
-        raise SettingsError("the weights leave only one class with positive weight; a risk score needs both.")
+        raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, max_size=max_size, min_size=min_size,
                 intercept_range=intercept_range)
     problem, builder = build_problem(design, loss, lower, upper, constraints=constraints, **opts)
@@ -130,9 +130,12 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
             "no risk score satisfies the requested bounds and size limits "
             f"(min_size={min_size}, max_size={max_size}, intercept_range={problem.intercept_bounds}).")
     if not report.solution:
-        raise SolverError(
-            f"stopped at the {report.status.replace('_', ' ')} before finding any risk score that meets the "
-            "size limits and constraints; raise `time_limit` (or `node_limit`).")
+        limit, value = (("node_limit", node_limit) if report.status == "node_limit"
+                        else ("time_limit", f"{time_limit:g}"))
+        raise SearchLimitError(
+            f"stopped at the {limit.replace('_', ' ')} ({report.time:.2g} s, {report.nodes:,d} nodes) before "
+            "finding any risk score that meets the size limits and constraints; raise "
+            f"`{limit}` (now {value}) or loosen the constraints.")
     bc_lam = np.asarray(report.solution, dtype=float)
     if report.status == "numerical_gap":
         warnings.warn(f"the search finished, but the LP's numerical tolerances leave a proven gap of "
@@ -166,7 +169,8 @@ def initial_points(initial, design, problem) -> list[np.ndarray]:
     dict of points: the given intercept if any, and the best intercept for these data."""
     if isinstance(initial, RiskScore):
         points = {c: int(p) for c, p in initial.coef.items() if p != 0}
-        given = initial.intercept
+        # the printed intercept leaves out the top intervals' points of threshold terms
+        given = initial.intercept + initial._shift
     elif isinstance(initial, dict):
         points = {k: v for k, v in initial.items() if k != "intercept"}
         given = initial.get("intercept")

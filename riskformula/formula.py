@@ -17,7 +17,7 @@ import pandas as pd
 from formulaic import model_matrix
 from formulaic.errors import FormulaicError
 
-from .errors import DataError, FormulaError
+from .errors import DataError, FormulaError, SettingsError
 from .thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, threshold_terms
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
@@ -74,15 +74,29 @@ class Design:
     levels: tuple = ()
     thresholds: list = field(default_factory=list)
     context: dict = field(default_factory=dict)
+    #: names the formula takes from the user's ``context=`` that a loaded model lacks (name -> what it was)
+    unresolved_context: dict = field(default_factory=dict)
 
     @property
     def nobs(self) -> int:
         return len(self.y)
 
+    def check_context(self) -> None:
+        """Refuse to encode data while functions the formula calls are missing (a model loaded
+        from JSON, which cannot store functions, without ``context=``)."""
+        if self.unresolved_context:
+            names = ", ".join(f"{k!r} ({v})" for k, v in self.unresolved_context.items())
+            example = ", ".join(f"{k!r}: ..." for k in self.unresolved_context)
+            raise SettingsError(f"this model's formula {self.formula!r} uses {names} from the `context=` it was "
+                                "fitted with; a saved model keeps only numbers, strings and arrays from it, so pass "
+                                "these again when loading: "
+                                f"rf.from_json(text, context={{{example}}}).")
+
     # --- new data -----------------------------------------------------------------------
     def transform(self, data: pd.DataFrame, what: str = "predict") -> np.ndarray:
         """Design matrix of new data, encoded exactly as the training data were."""
         check_frame(data, what, "newdata")
+        self.check_context()
         needed = [v for v in self.variables if v in self.spec.required_variables]
         missing = [v for v in needed if v not in data.columns]
         if missing:
@@ -111,6 +125,7 @@ class Design:
     def outcome_of(self, data: pd.DataFrame) -> np.ndarray:
         """0/1 event indicators of new data (for evaluation on held-out rows)."""
         check_frame(data, "evaluate")
+        self.check_context()
         if self.lhs_spec is None:
             if self.outcome not in data.columns:
                 raise DataError(f"the data lack the outcome column `{self.outcome}`.")
@@ -188,7 +203,7 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     """
     check_frame(data)
     if na_action not in ("raise", "drop"):
-        raise DataError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
+        raise SettingsError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
     lhs, rhs = split_formula(formula)
     if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
         raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "

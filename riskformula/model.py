@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from .errors import SettingsError
 from .formula import Design
 from .solver import SolverReport
 from .thresholds import levels
@@ -64,7 +65,7 @@ class RiskScore:
         # row index (riskformula.from_json); fitted models take them from the design
         self._design = design
         self.coef = pd.Series(np.round(lam[1:]).astype(int), index=design.columns, name="points")
-        # a threshold term's top interval may carry points too (the w≥ of Molero-Río and D'Ambrosio 2025); they come out of
+        # a threshold term's top interval may carry points too (Molero-Río & D'Ambrosio's w≥); they come out of
         # the base so the card shows each interval's points within the coefficient range
         self._levels = _threshold_levels(design, self.coef.to_numpy(), settings.threshold_ranges)
         self._shift = int(sum(t for _, _, t in self._levels.values()))
@@ -203,11 +204,13 @@ class RiskScore:
         """Score-to-risk table over every attainable score.
 
         Scores whose risk is below ``tail`` (or above 1 − ``tail``) are merged into one first
-        (last) row, as Ustun and Rudin (2019)'s cards do ("< 5%"); if more than 40 rows remain (real-valued
+        (last) row, as Ustun & Rudin's (2019) cards do ("< 5%"); if more than 40 rows remain (real-valued
         predictors), ten score bands are shown instead.
         Columns: ``score`` (a number, or a label for merged rows), ``score_from``, ``score_to``,
         ``risk_from``, ``risk_to``.
         """
+        if isinstance(tail, bool) or not isinstance(tail, (int, float, np.integer, np.floating)) or not 0 <= tail < 0.5:
+            raise SettingsError(f"`tail` must be a risk in [0, 0.5), such as 0.005; got {tail!r}.")
         scores = self.attainable_scores()
         if scores is not None:
             risk = expit(self.intercept + scores)

@@ -79,6 +79,13 @@ def _fit_fold(k: int, formula: str, train: pd.DataFrame, test: pd.DataFrame, fit
 
 
 def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
+    import inspect
+
+    # caught here, not as a TypeError inside every fold's fit
+    known = [p for p in inspect.signature(risk_score).parameters if p not in ("formula", "data")]
+    unknown = [k for k in fit_args if k not in known]
+    if unknown:
+        raise SettingsError(f"unknown fit argument(s) {unknown}; risk_score takes {', '.join(known)}.")
     for k in taken:
         if k in fit_args:
             raise SettingsError(f"`{k}` is set by this function; do not pass it in the fit arguments.")

@@ -130,11 +130,11 @@ def test_names_labels_and_argument_errors(fits):
     assert list(t.frame["model"]) == ["small", "big"] and "small vs big" in str(t)
     assert list(t.points.columns) == ["small", "big"]
     assert t.points.loc["intercept", "big"] == fits[1].intercept
-    with pytest.raises(DataError, match="one per model"):
+    with pytest.raises(rf.SettingsError, match="one per model"):
         rf.compare(*fits, names=["only one"])
-    with pytest.raises(TypeError, match="separate arguments"):
+    with pytest.raises(rf.SettingsError, match="separate arguments"):
         rf.compare(list(fits))
-    with pytest.raises(TypeError):
+    with pytest.raises(rf.SettingsError):
         rf.compare()
 
 
@@ -160,3 +160,24 @@ def test_does_not_modify_data(fits, data):
     before = data.copy()
     rf.compare(*fits, data=data, newdata=data)
     pd.testing.assert_frame_equal(data, before)
+
+
+def _above_half(x):
+    return x > 0.5
+
+
+def test_reference_row_uses_the_models_context(data):
+    """A formula calling the user's function (context=) is rebuilt with it for the reference row,
+    also on newdata; a model loaded from JSON without it says to pass context= again."""
+    small = rf.risk_score("y ~ f(x1)", data, max_size=1, time_limit=10, context={"f": lambda x: x > 0.5})
+    big = rf.risk_score("y ~ f(x1) + x2", data, max_size=2, time_limit=10, context={"f": lambda x: x > 0.5})
+    t = rf.compare(small, big, data=data)
+    ref = t.frame[t.frame["status"] == "reference"]
+    assert len(ref) == 1 and np.isfinite(ref["loss"].iloc[0])
+    new = make_data(120, seed=5)
+    assert (rf.compare(small, big, data=data, newdata=new).frame["status"] == "reference").sum() == 1
+    loaded = rf.from_json(big.to_json())
+    with pytest.raises(rf.SettingsError, match=r"context=\{'f': \.\.\.\}"):
+        rf.compare(small, loaded, data=data)
+    again = rf.from_json(big.to_json(), context={"f": _above_half})
+    pd.testing.assert_frame_equal(rf.compare(small, again, data=data).frame, t.frame)

@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 import riskformula as rf
+import riskformula.io  # noqa: F401  (rf.io.to_json)
+import riskformula.reports.metrics  # noqa: F401
 from riskformula.errors import (DataError, FormulaError, InfeasibleProblemError, RiskFormulaError,
                                 SettingsError)
 
@@ -138,7 +140,7 @@ def test_event_not_a_level(df):
 
 
 def test_weights_leaving_one_class(df):
-    with raises(SettingsError, "one class"):
+    with raises(DataError, "one class"):
         rf.risk_score("y ~ a", df, weights=np.where(df.y == 1, 0.0, 1.0), **S)
 
 
@@ -226,15 +228,69 @@ def test_invalid_settings(df, kw, pattern):
 
 
 @pytest.mark.parametrize("kw, pattern", [
-    (dict(weights=[1, 2]), "one value per row"),
-    (dict(weights="zz"), "zz"),
     (dict(weights=-np.ones(60)), "non-negative"),
     (dict(weights=np.zeros(60)), "sum to zero"),
-    (dict(na_action="omit"), "na_action"),
+    (dict(weights=np.where(np.arange(60) % 2, np.nan, 1.0)), "finite"),
 ])
 def test_invalid_data_arguments(df, kw, pattern):
     with raises(DataError, pattern):
         rf.risk_score("y ~ a + b", df, **{**S, **kw})
+
+
+# every bad *argument* is a SettingsError (bad data are DataError); both are ValueErrors
+BAD_ARGUMENTS = {
+    "render kind": (lambda m, d: m.summary().render(kind="pdf"), "`kind` must be one of"),
+    "render kind type": (lambda m, d: m.summary().render(kind=None), "`kind`"),
+    "card kind": (lambda m, d: m.card("pdf"), "`kind`"),
+    "evaluation kind": (lambda m, d: rf.evaluate(m, d).render("docx"), "`kind`"),
+    "comparison kind": (lambda m, d: rf.compare(m).render("pdf"), "`kind`"),
+    "compare nothing": (lambda m, d: rf.compare(), "at least one"),
+    "compare a list": (lambda m, d: rf.compare([m, m]), "separate arguments"),
+    "compare names count": (lambda m, d: rf.compare(m, names=["a", "b"]), "one per model"),
+    "compare names repeated": (lambda m, d: rf.compare(m, m, names=["a", "a"]), "distinct"),
+    "evaluate by": (lambda m, d: rf.evaluate(m, d, by="zz"), "`by`.*zz"),
+    "evaluate by unhashable": (lambda m, d: rf.evaluate(m, d, by=["sex"]), "`by`"),
+    "evaluate thresholds range": (lambda m, d: rf.evaluate(m, d, thresholds=[0.5, 1.5]), "thresholds.*\\[0, 1\\)"),
+    "evaluate thresholds empty": (lambda m, d: rf.evaluate(m, d, thresholds=[]), "thresholds.*empty"),
+    "evaluate thresholds text": (lambda m, d: rf.evaluate(m, d, thresholds="a"), "thresholds.*numeric"),
+    "evaluate a non-model": (lambda m, d: rf.evaluate(object(), d), "predict|observed"),
+    "risk table tail": (lambda m, d: m.risk_table(tail=0.7), "`tail`"),
+    "risk table tail type": (lambda m, d: m.risk_table(tail="x"), "`tail`"),
+    "na_action": (lambda m, d: rf.risk_score("y ~ a", d, na_action="omit", **S), "na_action"),
+    "weights column": (lambda m, d: rf.risk_score("y ~ a", d, weights="zz", **S), "zz.*not a column"),
+    "weights length": (lambda m, d: rf.risk_score("y ~ a", d, weights=[1, 2], **S), "one value per row"),
+    "constraints": (lambda m, d: rf.risk_score("y ~ a", d, constraints=["a"], **S), "constraints"),
+    "constraint name": (lambda m, d: rf.risk_score("y ~ a", d, constraints=rf.sign("zz", "+"), **S), "zz"),
+    "initial": (lambda m, d: rf.risk_score("y ~ a", d, initial=[1], **S), "initial"),
+    "sign direction": (lambda m, d: rf.sign("a", "up"), "direction"),
+    "at_most order": (lambda m, d: rf.at_most("a", 1), "count first"),
+    "risk_at_least risk": (lambda m, d: rf.risk_at_least(1.5, when={"a": 1}), "between 0 and 1"),
+    "risk_at_least when": (lambda m, d: rf.risk_at_least(0.5, when=[("a", 1)]), "when="),
+    "from_json text": (lambda m, d: rf.from_json(12), "string"),
+    "from_json context": (lambda m, d: rf.from_json(m.to_json(), context=["f"]), "context"),
+    "to_json model": (lambda m, d: rf.io.to_json("model"), "RiskScore"),
+    "plot without data": (lambda m, d: rf.plots.plot_roc(m), "`data` is required"),
+    "plot evaluation and data": (lambda m, d: rf.plots.plot_roc(rf.evaluate(m, d), d), "either"),
+    "metric level": (lambda m, d: rf.reports.metrics.auc_ci([0, 1, 1], [1, 2, 3], level=95), "`level`"),
+    "metric level type": (lambda m, d: rf.reports.metrics.auc_ci([0, 1, 1], [1, 2, 3], level="95%"), "`level`"),
+    "hosmer-lemeshow groups": (lambda m, d: rf.reports.metrics.hosmer_lemeshow([0, 1, 1], [.2, .5, .8], groups=2), "groups"),
+    "ece bins": (lambda m, d: rf.reports.metrics.expected_calibration_error([0, 1], [.2, .8], bins=0), "bins"),
+    "cross_validate folds": (lambda m, d: rf.cross_validate("y ~ a", d, folds=1), "folds"),
+    "cross_validate unknown fit argument": (lambda m, d: rf.cross_validate("y ~ a", d, max_sise=2), "max_sise"),
+    "size_path sizes": (lambda m, d: rf.size_path("y ~ a", d, sizes=[]), "sizes"),
+    "size_path max_size": (lambda m, d: rf.size_path("y ~ a", d, max_size=2), "max_size"),
+    "risk_score max_size": (lambda m, d: rf.risk_score("y ~ a", d, max_size="2"), "max_size"),
+}
+
+
+@pytest.mark.filterwarnings("ignore::riskformula.errors.CalibrationWarning")
+@pytest.mark.parametrize("name", sorted(BAD_ARGUMENTS))
+def test_bad_arguments_raise_settings_error(df, model, name):
+    pytest.importorskip("matplotlib") if name.startswith("plot") else None
+    call, pattern = BAD_ARGUMENTS[name]
+    with raises(SettingsError, pattern) as info:
+        call(model, df)
+    assert isinstance(info.value, ValueError)  # `except ValueError` keeps working
 
 
 def test_infeasible_min_size(df):
@@ -243,6 +299,15 @@ def test_infeasible_min_size(df):
     with raises(InfeasibleProblemError, "min_size=2", "1 column"):
         rf.risk_score("y ~ a + b", df, max_size=2, min_size=2,
                       coef_range={"default": (-2, 2), "a": (0, 0)}, time_limit=5)
+
+
+def test_time_limit_before_any_model(df):
+    """The intercept-only model breaks at_least(1, 'a'), and a time limit this short stops the
+    search before any heuristic runs: no model to return, and an error that says which limit."""
+    with raises(rf.SearchLimitError, "time limit", "raise `time_limit`", "loosen the constraints"):
+        rf.risk_score("y ~ a + b", df, time_limit=1e-9, constraints=[rf.at_least(1, "a")])
+    assert issubclass(rf.SearchLimitError, rf.SolverError) and rf.errors.SearchLimitError is rf.SearchLimitError
+    assert "limit" in rf.SearchLimitError.__doc__ and "limit" in rf.SolverError.__doc__
 
 
 # --- predict on bad new data ---------------------------------------------------------------

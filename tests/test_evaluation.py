@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from riskformula.reports import metrics as m
-from riskformula.errors import CalibrationWarning, DataError
+from riskformula.errors import CalibrationWarning, DataError, SettingsError
 from riskformula.reports.evaluation import DEFAULT_THRESHOLDS, Evaluation, evaluate
 
 
@@ -98,7 +98,7 @@ def test_by_group_rows_match_subset_metrics(model, data):
 
 
 def test_missing_by_column_is_a_clear_error(model, data):
-    with pytest.raises(DataError, match=r"`by` = 'gender' is not a column.*sex"):
+    with pytest.raises(SettingsError, match=r"`by` = 'gender' is not a column.*sex"):
         evaluate(model, data, by="gender")
 
 
@@ -152,7 +152,7 @@ def test_data_is_not_modified(model, data):
 
 
 def test_bad_models_and_outcomes_raise(model, data):
-    with pytest.raises(TypeError, match="`observed\\(data\\)` method"):
+    with pytest.raises(SettingsError, match="`observed\\(data\\)` method"):
         evaluate(object(), data)
     with pytest.raises(DataError, match="0/1 event indicators"):
         evaluate(model, data.assign(y=data["y"] * 2))

@@ -127,7 +127,7 @@ def test_from_json_errors(model):
     doc["format_version"] = 1
     with pytest.raises(DataError, match="lacks the field"):
         rf.from_json(json.dumps(doc))
-    with pytest.raises(TypeError, match="string"):
+    with pytest.raises(SettingsError, match="string"):
         rf.from_json(model)
 
 

@@ -15,7 +15,7 @@ import statsmodels.api as sm
 from scipy import special, stats
 
 from riskformula.reports import metrics as m
-from riskformula.errors import CalibrationWarning, DataError
+from riskformula.errors import CalibrationWarning, DataError, SettingsError
 
 
 @pytest.fixture
@@ -353,7 +353,7 @@ def test_net_benefit_by_hand():
 
 
 def test_net_benefit_rejects_threshold_one():
-    with pytest.raises(DataError, match=r"\[0, 1\)"):
+    with pytest.raises(SettingsError, match=r"\[0, 1\)"):
         m.net_benefit([0, 1], [0.2, 0.8], [0.5, 1.0])
 
 

@@ -12,7 +12,7 @@ mpl.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
 from riskformula import plots  # noqa: E402
-from riskformula.errors import DataError  # noqa: E402
+from riskformula.errors import DataError, SettingsError  # noqa: E402
 from riskformula.reports.evaluation import evaluate  # noqa: E402
 
 
@@ -84,9 +84,9 @@ def test_model_and_data_give_the_same_reliability_points(data, ev):
 
 
 def test_argument_errors(ev, data):
-    with pytest.raises(TypeError, match="`data` is required"):
+    with pytest.raises(SettingsError, match="`data` is required"):
         plots.plot_roc(FakeScore())
-    with pytest.raises(TypeError, match="either an Evaluation"):
+    with pytest.raises(SettingsError, match="either an Evaluation"):
         plots.plot_roc(ev, data)
 
 
@@ -114,6 +114,22 @@ def test_size_path(tmp_path):
     np.testing.assert_allclose(target.lines[0].get_xdata(), [0, 1, 2, 3])  # sorted by size
     with pytest.raises(DataError, match="lacks column\\(s\\) auc"):
         plots.plot_size_path(table.drop(columns="auc"))
+
+
+def test_size_path_draws_hollow_exactly_the_unproven_sizes():
+    """'optimal' means proven within gap_tolerance (here a gap of 5e-7): the status decides, not
+    the gap; a size stopped by a limit is hollow even when its gap is 0."""
+    table = pd.DataFrame({"size": [1, 2, 3, 4], "loss": [0.6, 0.5, 0.45, 0.44], "auc": [0.7, 0.75, 0.78, 0.79],
+                          "gap": [0.0, 5e-7, 0.0, 0.02],
+                          "status": ["optimal", "optimal", "time_limit", "node_limit"]})
+    ax, ax2 = plots.plot_size_path(table).axes
+    for axis in (ax, ax2):
+        filled, hollow = axis.collections
+        np.testing.assert_array_equal(filled.get_offsets()[:, 0], [1, 2])
+        np.testing.assert_array_equal(hollow.get_offsets()[:, 0], [3, 4])
+    # without a status column the gap is compared with risk_score's default gap_tolerance
+    ax, _ = plots.plot_size_path(table.drop(columns="status")).axes
+    np.testing.assert_array_equal(ax.collections[0].get_offsets()[:, 0], [1, 2, 3])
 
 
 def test_missing_matplotlib_gives_install_hint(ev, monkeypatch):

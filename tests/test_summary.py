@@ -191,3 +191,19 @@ def test_risk_range_printed_once_when_both_ends_read_the_same():
     table = pd.DataFrame({"score": ["-3", "2 to 4"], "risk_from": [0.881, 0.99991], "risk_to": [0.881, 0.99999]})
     shown = _risk_table_display(SimpleNamespace(risk_table=lambda: table))
     assert shown["risk"].tolist() == ["88.1%", ">99.9%"]
+
+
+def test_latex_summary_escapes_its_notes(data):
+    """Notes hold '%' (gaps), '_' and backticks (argument names): LaTeX needs them escaped, or '%'
+    comments out the rest of the line."""
+    with pytest.warns(rf.OptimalityGapWarning):
+        m = rf.risk_score("y ~ a + b + c + noise", data, max_size=3, intercept_range=(-1, 1),
+                          weights=np.ones(len(data)), node_limit=1, time_limit=30)
+    notes = m.summary().notes()
+    assert any("%" in s for s in notes) and any("_" in s for s in notes)
+    latex = m.summary().render("latex")
+    for s in notes:
+        assert rf.reports.render.escape(s, "latex") in latex
+    assert not re.search(r"(?<!\\)[%_]", latex.replace(r"\_", "").replace(r"\%", "")), "unescaped % or _"
+    html = m.summary().render("html")
+    assert all(rf.reports.render.escape(s, "html") in html for s in notes)

@@ -24,7 +24,7 @@ class LogisticLoss:
     y : (n,) array of 0/1 outcomes.
     weights : (n,) nonnegative sample weights, default 1.
     positive_weight : extra weight on positive outcomes (the class weight); the loss is
-        still normalised by the sum of the sample weights, as in Ustun and Rudin (2019).
+        still normalised by the sum of the sample weights, as in Ustun & Rudin (2019).
 
     The coefficient vector ``lam`` always has the intercept first: ``lam = [λ_0, λ_1..λ_d]``.
 

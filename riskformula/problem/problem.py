@@ -281,7 +281,7 @@ class RiskProblem:
 
 def score_range(problem: RiskProblem) -> tuple[np.ndarray, np.ndarray]:
     """Smallest and largest attainable score (without intercept) of every unique row,
-    under the coefficient bounds and the size limit (Ustun and Rudin 2019, Proposition 4).
+    under the coefficient bounds and the size limit (Ustun & Rudin, 2019, Proposition 4).
 
     A size group contributes the sum of its ``max_used`` most extreme columns and counts as one
     of the ``max_size`` units."""
@@ -325,7 +325,7 @@ def intercept_bounds(problem: RiskProblem) -> tuple[int, int]:
 
 
 def loss_bounds(problem: RiskProblem) -> tuple[float, float]:
-    """Best- and worst-case loss over the feasible scores (Ustun and Rudin 2019, Proposition 4)."""
+    """Best- and worst-case loss over the feasible scores (Ustun & Rudin, 2019, Proposition 4)."""
     s_lo, s_hi = score_range(problem)
     b0_lo, b0_hi = problem.intercept_bounds
     L = problem.loss

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import CalibrationWarning, DataError
+from ..errors import CalibrationWarning, DataError, SettingsError
 from ..formula import build_design
 from ..model import RiskScore, index_digest
 from . import metrics, render
@@ -152,9 +152,9 @@ def _labels(models, names) -> list[str]:
     if names is not None:
         names = [names] if isinstance(names, str) else list(names)
         if len(names) != len(models):
-            raise DataError(f"`names` has {len(names)} name(s) for {len(models)} model(s); give one per model.")
+            raise SettingsError(f"`names` has {len(names)} name(s) for {len(models)} model(s); give one per model.")
         if len(set(map(str, names))) != len(names):
-            raise DataError(f"`names` must be distinct; got {names}.")
+            raise SettingsError(f"`names` must be distinct; got {names}.")
         return [str(n) for n in names]
     labels = [m.formula for m in models]
     if len(set(labels)) < len(labels):  # same formula, different limits: say which
@@ -236,7 +236,10 @@ def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[
     import statsmodels.api as sm
     from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
-    design = build_design(largest.formula, data, na_action=largest.settings.na_action, event=largest.event)
+    largest.design.check_context()
+    # the user's functions and constants (context=) that the formula calls, kept on the design
+    design = build_design(largest.formula, data, na_action=largest.settings.na_action, event=largest.event,
+                          context=largest.design.context)
     if len(design.index) != largest.nobs or index_digest(design.index) != largest.rows_digest:
         raise DataError(
             f"`data` are not the rows the models were fitted to: the formula selects {len(design.index):,d} "
@@ -359,11 +362,11 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
     >>> print(rf.compare(small, big, data=df))  # doctest: +SKIP
     """
     if not models:
-        raise TypeError("compare() needs at least one fitted RiskScore: compare(m1, m2, ...).")
+        raise SettingsError("compare() needs at least one fitted RiskScore: compare(m1, m2, ...).")
     for i, m in enumerate(models, 1):
         if not isinstance(m, RiskScore):
             hint = " Pass models as separate arguments: compare(m1, m2)." if isinstance(m, (list, tuple)) else ""
-            raise TypeError(f"argument {i} of compare() must be a fitted RiskScore; got {type(m).__name__}.{hint}")
+            raise SettingsError(f"argument {i} of compare() must be a fitted RiskScore; got {type(m).__name__}.{hint}")
     for arg, value in (("data", data), ("newdata", newdata)):
         if value is not None and not isinstance(value, pd.DataFrame):
             raise DataError(f"`{arg}` must be a pandas DataFrame; got {type(value).__name__}.")

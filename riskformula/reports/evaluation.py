@@ -8,12 +8,13 @@ formats, and exposes every table as a DataFrame.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ..errors import CalibrationWarning, DataError
+from ..errors import CalibrationWarning, DataError, SettingsError
 from . import metrics as m
 from . import render
 from .metrics._inputs import prepare
@@ -43,7 +44,7 @@ HEADLINE = ["n", "events", "observed_risk", "predicted_risk", "auc", "auc_lower"
 def _model_column(model, method: str, data: pd.DataFrame) -> pd.Series:
     fn = getattr(model, method, None)
     if not callable(fn):
-        raise TypeError(f"`model` must have a `{method}(data)` method; got "
+        raise SettingsError(f"`model` must have a `{method}(data)` method; got "
                         f"{type(model).__name__} without one. Pass a fitted risk score.")
     out = fn(data)
     if isinstance(out, pd.Series):
@@ -59,10 +60,10 @@ def _collect(model, data: pd.DataFrame, by: str | None):
     """Outcome, risk, score (and the `by` column) on the rows the model could score."""
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
-    if by is not None and by not in data.columns:
+    if by is not None and (not isinstance(by, Hashable) or by not in data.columns):
         cols = ", ".join(map(str, list(data.columns)[:10]))
         more = ", ..." if data.shape[1] > 10 else ""
-        raise DataError(f"`by` = {by!r} is not a column of `data`. Columns: {cols}{more}.")
+        raise SettingsError(f"`by` = {by!r} is not a column of `data`. Columns: {cols}{more}.")
     cols = {"y": _model_column(model, "observed", data),
             "risk": _model_column(model, "predict", data),
             "score": _model_column(model, "score", data)}
@@ -375,7 +376,7 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
         values form their own level) plus an ``overall`` row, e.g. a fairness audit by sex.
     thresholds : array-like, optional
         Risk thresholds in [0, 1) for the net-benefit table *and* the AUNBC. By default the
-        table uses 0.01, 0.02, ..., 0.99 and the AUNBC the grid 0.1, ..., 0.9 of Chi and Birbil (2026), so the
+        table uses 0.01, 0.02, ..., 0.99 and the AUNBC the grid 0.1, ..., 0.9 of Chi & Birbil (2026), so the
         AUNBC is comparable with the values reported in that paper.
 
     Returns
@@ -442,7 +443,7 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
          "CAL and the reliability table group rows by distinct score; CIs are Wilson intervals."),
         "ECE uses 10 equal-width bins of predicted risk [0, 0.1), ..., [0.9, 1].",
         f"Hosmer–Lemeshow grouping: {hl.grouping}.",
-        (f"AUNBC: left Riemann sum (Chi and Birbil 2026) of net benefit over p = 0, {_grid_label(aunbc_grid)} "
+        (f"AUNBC: Chi & Birbil's (2026) left Riemann sum of net benefit over p = 0, {_grid_label(aunbc_grid)} "
          "(widths up to 1); treat-all is not subtracted and the value is not standardized."),
     ]
     if len(nb_grid) > 20:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, SettingsError
 from .evaluation import Evaluation, evaluate
 
 __all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
@@ -46,11 +46,11 @@ def _new_axes(ax, figsize=(5.0, 4.5)):
 def _evaluation(model_or_evaluation, data) -> Evaluation:
     if isinstance(model_or_evaluation, Evaluation):
         if data is not None:
-            raise TypeError("Pass either an Evaluation, or a model together with `data`; "
+            raise SettingsError("Pass either an Evaluation, or a model together with `data`; "
                             "an Evaluation already holds its data's results.")
         return model_or_evaluation
     if data is None:
-        raise TypeError("`data` is required when plotting a model: "
+        raise SettingsError("`data` is required when plotting a model: "
                         "plot_xxx(model, data), or plot_xxx(evaluate(model, data)).")
     return evaluate(model_or_evaluation, data)
 
@@ -60,7 +60,7 @@ def plot_reliability(model_or_evaluation, data=None, ax=None):
 
     Marker area is proportional to the number of rows with that score; vertical bars are
     Wilson 95% intervals of the observed risk; the dashed diagonal is perfect calibration.
-    With more than 30 distinct scores the points are 10 quantile bins of score (Ustun and Rudin 2019).
+    With more than 30 distinct scores the points are 10 quantile bins of score (Ustun & Rudin, 2019).
 
     Returns
     -------
@@ -167,9 +167,10 @@ def plot_size_path(table: pd.DataFrame, ax=None):
     Parameters
     ----------
     table : DataFrame
-        One row per size with columns ``size``, ``loss`` and ``auc`` (``cal`` and ``gap``
-        are used when present: sizes whose optimality gap is above 0 are drawn hollow,
-        because their loss is not proven minimal).
+        One row per size with columns ``size``, ``loss`` and ``auc``. Sizes whose model is not
+        proven optimal are drawn hollow: ``status`` other than ``"optimal"`` when the table
+        has that column (as :func:`riskformula.size_path` gives), else a ``gap`` above
+        ``risk_score``'s default ``gap_tolerance`` (1e-6).
     ax : matplotlib Axes, optional
         Draw on these axes; a twin axis is added for AUC.
     """
@@ -184,8 +185,13 @@ def plot_size_path(table: pd.DataFrame, ax=None):
     t = table.sort_values("size")
     fig, ax = _new_axes(ax, figsize=(6.0, 4.0))
     size = t["size"].to_numpy()
-    proven = (t["gap"].fillna(np.inf).to_numpy() <= 1e-9 if "gap" in t.columns
-              else np.ones(len(t), dtype=bool))
+    # "optimal" means proven within the fit's gap_tolerance, so the status decides
+    if "status" in t.columns:
+        proven = (t["status"] == "optimal").to_numpy()
+    elif "gap" in t.columns:
+        proven = t["gap"].fillna(np.inf).to_numpy() <= 1e-6
+    else:
+        proven = np.ones(len(t), dtype=bool)
     ax.plot(size, t["loss"], color=_NON_EVENT, lw=1.5, label="loss")
     ax.scatter(size[proven], t["loss"].to_numpy()[proven], color=_NON_EVENT, zorder=3)
     ax2 = ax.twinx()
@@ -205,6 +211,6 @@ def plot_size_path(table: pd.DataFrame, ax=None):
         from matplotlib.lines import Line2D
 
         handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="grey"))
-        labels.append("gap > 0 (not proven optimal)")
+        labels.append("not proven optimal")
     ax.legend(handles, labels, loc="center right", fontsize=8, frameon=False)
     return fig

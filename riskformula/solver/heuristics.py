@@ -1,4 +1,4 @@
-"""Heuristics that turn LP points into good integer risk scores (Ustun and Rudin 2019, §4).
+"""Heuristics that turn LP points into good integer risk scores (Ustun & Rudin, 2019, §4).
 
 * :func:`sequential_rounding` — SeqRd: round one coordinate at a time, always the
   (coordinate, direction) pair with the lowest objective.
@@ -126,7 +126,7 @@ def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, values, 
 
 
 def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bool = False) -> tuple[np.ndarray, float]:
-    """Discrete coordinate descent (Ustun and Rudin (2019)'s DCD), optionally with support swaps.
+    """Discrete coordinate descent (the DCD of Ustun & Rudin, 2019), optionally with support swaps.
 
     Each step takes the single-coordinate move that lowers the objective most (intercept
     re-optimised separately); with ``swaps`` a used term may also be replaced by an unused one.

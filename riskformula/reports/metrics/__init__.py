@@ -9,8 +9,8 @@ The definitions follow two papers:
 
 * Ustun & Rudin (2019), "Learning Optimized Risk Scores", JMLR: CAL by score, the
   reliability diagram (one point per score, 10 bins above 30 distinct scores), AUC.
-* Chi & Birbil (2026), "Learning an interpretable risk scoring system for maximizing decision
-  net benefit", arXiv:2604.04241: net benefit, treat-all / treat-none, AUNBC, the
+* Chi & Birbil (2026), "Learning an Interpretable Risk Scoring System for Maximizing Decision
+  Net Benefit", arXiv:2604.04241: net benefit, treat-all / treat-none, AUNBC, the
   equal-width-bin ECE.
 
 The modules follow those topics: :mod:`.losses`, :mod:`.discrimination`,

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...errors import DataError
+from ...errors import DataError, SettingsError
+
+
+def check_level(level) -> None:
+    """A confidence level strictly between 0 and 1 (an argument, hence SettingsError)."""
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)) or not 0 < level < 1:
+        raise SettingsError(f"`level` must be a number between 0 and 1, such as 0.95; got {level!r}.")
 
 
 def as_float_array(x, name: str) -> np.ndarray:

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from ...errors import CalibrationWarning, DataError
-from ._inputs import as_float_array, prepare, tidy_number, weighted_mean
+from ...errors import CalibrationWarning, DataError, SettingsError
+from ._inputs import as_float_array, check_level, prepare, tidy_number, weighted_mean
 
-#: above this many distinct scores, scores are grouped into quantile bins (Ustun and Rudin 2019, Sec. 5.1)
+#: above this many distinct scores, scores are grouped into quantile bins (Ustun & Rudin, 2019, Sec. 5.1)
 MAX_DISTINCT_SCORES = 30
 #: number of quantile bins used when there are more than ``MAX_DISTINCT_SCORES`` scores
 SCORE_BINS = 10
@@ -43,7 +43,7 @@ def quantile_codes(values: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
 def score_groups(score, weights=None) -> tuple[np.ndarray, bool]:
     """Group codes by distinct score, or by 10 quantile bins above 30 distinct scores.
 
-    This is Ustun and Rudin (2019)'s rule for the reliability diagram ("if a model has over 30 distinct
+    This is Ustun & Rudin's (2019) rule for the reliability diagram ("if a model has over 30 distinct
     scores, we group them into 10 bins"); it is used for CAL and the reliability table too,
     so real-valued scores do not make every group a single row. Bins are weighted score
     quantiles and never split tied scores.
@@ -123,8 +123,7 @@ def reliability_table(y, risk, score, weights=None, level: float = 0.95) -> pd.D
     0      0  2       1
     1      1  1       1
     """
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be between 0 and 1; got {level!r}.")
+    check_level(level)
     a = prepare(y, risk, score, weights)
     w, s = a["weights"], a["score"]
     codes, binned = score_groups(s, w)
@@ -210,8 +209,8 @@ def hosmer_lemeshow(y, risk, groups: int = 10) -> HosmerLemeshowResult:
     >>> hl.groups, hl.df, round(hl.statistic, 4)  # (1-.4)^2/.32 + 0 + (2-1.6)^2/.32
     (3, 1, 1.625)
     """
-    if not (isinstance(groups, (int, np.integer)) and groups >= 3):
-        raise DataError(f"`groups` must be an integer of at least 3; got {groups!r}.")
+    if not (isinstance(groups, (int, np.integer)) and not isinstance(groups, bool) and groups >= 3):
+        raise SettingsError(f"`groups` must be an integer of at least 3; got {groups!r}.")
     a = prepare(y, risk)
     p, yv = a["risk"], a["y"]
     vals, inv = np.unique(p, return_inverse=True)
@@ -251,7 +250,7 @@ def expected_calibration_error(y, risk, bins: int = 10) -> float:
     """Expected calibration error with equal-width bins of predicted risk.
 
     ``ECE = sum_b (N_b/N) |O_b/N_b - mean(p in b)|`` over the bins ``[0, 1/B), [1/B, 2/B),
-    ..., [(B-1)/B, 1]``. With ``bins=10`` this is Chi and Birbil (2026)'s grouping ``[p_i, p_{i+1})`` for
+    ..., [(B-1)/B, 1]``. With ``bins=10`` this is Chi & Birbil's (2026) grouping ``[p_i, p_{i+1})`` for
     ``p_i = i/10``. Empty bins contribute nothing.
 
     Examples
@@ -260,8 +259,8 @@ def expected_calibration_error(y, risk, bins: int = 10) -> float:
     >>> round(expected_calibration_error([0, 1, 1], [0.2, 0.2, 0.9]), 4)
     0.2333
     """
-    if not (isinstance(bins, (int, np.integer)) and bins >= 1):
-        raise DataError(f"`bins` must be a positive integer; got {bins!r}.")
+    if not (isinstance(bins, (int, np.integer)) and not isinstance(bins, bool) and bins >= 1):
+        raise SettingsError(f"`bins` must be a positive integer; got {bins!r}.")
     a = prepare(y, risk)
     p = a["risk"]
     # edges i/B (not linspace) so that e.g. a risk of exactly 0.3 falls in [0.3, 0.4)
@@ -327,8 +326,7 @@ def calibration_intercept_slope(y, risk, level: float = 0.95) -> CalibrationResu
     """
     import statsmodels.api as sm
 
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be between 0 and 1; got {level!r}.")
+    check_level(level)
     a = prepare(y, risk, need_both_classes=True)
     p, yv = a["risk"], a["y"]
     if np.any((p <= 0) | (p >= 1)):

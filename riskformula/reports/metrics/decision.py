@@ -5,19 +5,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...errors import DataError
+from ...errors import DataError, SettingsError
 from ._inputs import as_float_array, prepare, weighted_mean
 
-#: Chi and Birbil (2026)'s threshold grid p_i = i/10, i = 1..9
+#: Chi & Birbil's (2026) threshold grid p_i = i/10, i = 1..9
 PAPER_THRESHOLDS = np.arange(1, 10) / 10
 
 
 def check_thresholds(thresholds, *, allow_zero: bool = True) -> np.ndarray:
-    t = as_float_array(thresholds, "thresholds")
+    try:
+        t = as_float_array(thresholds, "thresholds")
+    except DataError as e:
+        raise SettingsError(str(e)) from None
     if t.size == 0:
-        raise DataError("`thresholds` is empty; pass at least one threshold in [0, 1).")
+        raise SettingsError("`thresholds` is empty; pass at least one threshold in [0, 1).")
     if np.isnan(t).any() or (t < 0).any() or (t >= 1).any():
-        raise DataError("`thresholds` must lie in [0, 1): the net benefit weight t/(1-t) is "
+        raise SettingsError("`thresholds` must lie in [0, 1): the net benefit weight t/(1-t) is "
                         f"infinite at 1. Got min {np.nanmin(t):g}, max {np.nanmax(t):g}.")
     if not allow_zero:
         t = t[t > 0]
@@ -25,7 +28,7 @@ def check_thresholds(thresholds, *, allow_zero: bool = True) -> np.ndarray:
 
 
 def _tp_fp(yv, p, w, t):
-    """Weighted TP and FP fractions when treating ``risk >= t`` (Chi and Birbil 2026 use >=)."""
+    """Weighted TP and FP fractions when treating ``risk >= t`` (as Chi & Birbil, 2026, do)."""
     order = np.argsort(p)
     ps, ys, ws = p[order], yv[order], w[order]
     # suffix sums: weight of rows with risk >= t
@@ -39,7 +42,7 @@ def _tp_fp(yv, p, w, t):
 def net_benefit(y, risk, thresholds, weights=None) -> pd.DataFrame:
     """Decision-curve table: net benefit of the model, treat-all and treat-none.
 
-    Following Chi and Birbil (2026, eq. 2), treating everyone with ``risk >= t``:
+    Per Chi & Birbil (2026, eq. 2), treating everyone with ``risk >= t``:
     ``NB(t) = TP/n - FP/n * t/(1-t)``; ``treat_all(t) = prev - (1 - prev) * t/(1-t)``;
     ``treat_none = 0``.
 
@@ -69,7 +72,7 @@ def net_benefit(y, risk, thresholds, weights=None) -> pd.DataFrame:
 
 
 def aunbc(y, risk, thresholds=None, weights=None) -> float:
-    """Area under the net-benefit curve exactly as Chi and Birbil (2026, Definition 2, eq. 6) define it.
+    """Area under the net-benefit curve exactly as Chi & Birbil (2026) define it (Definition 2, eq. 6).
 
     With thresholds ``0 < p_1 < ... < p_M < 1`` plus ``p_0 = 0`` and ``p_{M+1} = 1``:
     ``AUNBC = sum_{i=0}^{M} (p_{i+1} - p_i) * NB(p_i)``, a *left* Riemann sum over [0, 1]
@@ -80,7 +83,7 @@ def aunbc(y, risk, thresholds=None, weights=None) -> float:
     Parameters
     ----------
     thresholds : array-like, optional
-        ``p_1..p_M`` in (0, 1). Default: the grid of Chi and Birbil (2026), 0.1, 0.2, ..., 0.9. A 0 in the
+        ``p_1..p_M`` in (0, 1). Default: Chi & Birbil's (2026) grid 0.1, 0.2, ..., 0.9. A 0 in the
         list is ignored (``p_0 = 0`` is always included).
 
     Examples

@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...errors import DataError
-from ._inputs import prepare
+from ._inputs import check_level, prepare
 
 
 def score_counts(yv, s, w):
@@ -110,8 +109,7 @@ def auc_ci(y, score, level: float = 0.95) -> AUCResult:
     >>> r.auc, round(r.se, 4)  # placement values (.75, 1) and (1, .75): sqrt(2 * .03125/2)
     (0.875, 0.1768)
     """
-    if not 0 < level < 1:
-        raise DataError(f"`level` must be between 0 and 1; got {level!r}.")
+    check_level(level)
     a = prepare(y, score=score, need_both_classes=True)
     s, yv = a["score"], a["y"]
     pos, neg = np.sort(s[yv == 1]), np.sort(s[yv == 0])

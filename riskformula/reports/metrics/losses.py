@@ -18,7 +18,7 @@ def log_loss(y, risk, weights=None) -> float:
     ``-(1/n) * sum(y*log(p) + (1-y)*log(1-p))``, weighted by frequency weights.
     Risks are clipped to ``[1e-15, 1 - 1e-15]`` so a risk of exactly 0 or 1 on the wrong
     outcome gives a large finite loss instead of infinity. For a logistic model this equals
-    Ustun and Rudin (2019)'s ``(1/n) sum log(1 + exp(-y_i s_i))`` with ``y`` in {-1, +1}.
+    Ustun & Rudin's (2019) ``(1/n) sum log(1 + exp(-y_i s_i))`` with ``y`` in {-1, +1}.
 
     Examples
     --------
