@@ -20,7 +20,6 @@ Run:  python benchmarks/continuous_thresholds.py [--time-limit 60] [--seed 1]
 from __future__ import annotations
 
 import argparse
-import math
 import time
 import warnings
 
@@ -28,6 +27,7 @@ import numpy as np
 
 import riskformula as rf
 from riskformula.datasets import synthetic_thresholds
+from riskformula.reports.render import fmt_gap
 
 # (table, N, p, k) -> paper's Reference OBJ, BONMIN OBJ, BONMIN AUC, Algorithm 1 OBJ, Algorithm 1 AUC
 # (None: BONMIN found no feasible solution within its 1000 s limit).  Source: Molero-Río & D'Ambrosio, Tables 1-4.
@@ -105,7 +105,7 @@ def main() -> None:
         if key not in cache:
             cache[key] = run(n, p, k, args.seed, args.time_limit)
         r = cache[key]
-        gap = "NA" if math.isinf(r["gap"]) else f"{100 * r['gap']:.2g}%"
+        gap = fmt_gap(r["gap"])  # fits use the default gap tolerance
         print(f"{tab:3} {n:>6} {p:>2} {k:>2} | {ref:>9.2f} {fmt(b_obj):>8} {fmt(b_auc):>4} {a_obj:>8.2f} {a_auc:>4.2f} |"
               f" {r['ref']:>8.2f} {r['events']:>6} {r['obj']:>9.3f} {r['auc']:>5.3f} {r['time']:>6.1f} {gap:>8}"
               f" {r['status']:>10} {r['scope']}", flush=True)

@@ -17,6 +17,7 @@ from .thresholds import drop_dominated_cuts
 from .compile import build_problem, check_constraints, raise_if_infeasible
 from .problem import LogisticLoss
 from .solver import BranchAndCut
+from .reports.render import fmt_gap
 
 
 def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size: int = 0,
@@ -32,7 +33,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     formula : R-style formula, e.g. ``'y ~ age + C(sex)'``, ``'y ~ .'`` or ``'y == "yes" ~ x'``.
         ``threshold(x)`` lets the model choose one cut of ``x`` (points below and above it),
         ``threshold(x, k=m)`` up to m cuts, ``threshold(x, grid=100)`` chooses among about 100
-        quantile gaps only, and ``cut(x, [40, 60])`` uses fixed cut points (see
+        quantile gaps only, ``threshold(.)`` thresholds every numeric predictor (binary and
+        categorical ones stay as they are), and ``cut(x, [40, 60])`` uses fixed cut points (see
         :mod:`riskformula.thresholds`).
     data : the training rows (never modified).
     max_size, min_size : limits on the number of terms with nonzero points.
@@ -139,12 +141,12 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     bc_lam = np.asarray(report.solution, dtype=float)
     if report.status == "numerical_gap":
         warnings.warn(f"the search finished, but the LP's numerical tolerances leave a proven gap of "
-                      f"{100 * report.gap:.3g}%; the model is likely optimal but not proven so.",
+                      f"{fmt_gap(report.gap, gap_tolerance)}; the model is likely optimal but not proven so.",
                       OptimalityGapWarning, stacklevel=2)
     elif report.status != "optimal":
         limit = "node_limit" if report.status == "node_limit" else "time_limit"
         warnings.warn(f"stopped at the {limit.replace('_', ' ')} before proving optimality: gap "
-                      f"{100 * report.gap:.3g}%. Raise `{limit}` for a smaller gap.",
+                      f"{fmt_gap(report.gap, gap_tolerance)}. Raise `{limit}` for a smaller gap.",
                       OptimalityGapWarning, stacklevel=2)
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),

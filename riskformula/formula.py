@@ -18,7 +18,7 @@ from formulaic import model_matrix
 from formulaic.errors import FormulaicError
 
 from .errors import DataError, FormulaError, SettingsError
-from .thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, threshold_terms
+from .thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, threshold_terms
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
 _IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
@@ -212,9 +212,10 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     bare = m is not None and m.group(1) in data.columns
     if not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
         lhs = f"I({lhs})"
-    full = f"{lhs} ~ {rhs}"
     if bare and lhs.strip("` ") != m.group(1):
-        full = f"{m.group(1)} ~ {rhs}"
+        lhs = m.group(1)
+    rhs = expand_threshold_dot(lhs, rhs, data)
+    full = f"{lhs} ~ {rhs}"
 
     # threshold()/cut() are formula functions; the user's own names win if they clash
     context = {**FORMULA_FUNCTIONS, **(context or {})}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -298,14 +297,16 @@ class RiskScore:
         return card(self, kind)
 
     def certificate_line(self) -> str:
-        g = "NA" if math.isinf(self.gap) else f"{100 * self.gap:.4g}%"
+        """One line: status, objective, lower bound, gap (``0%`` within the gap tolerance), effort."""
+        from .reports.render import fmt_gap
+        g = fmt_gap(self.gap, self.settings.gap_tolerance, state_tolerance=True)
         return (f"{self.status}: objective {self.objective:.6g}, lower bound {self.lower_bound:.6g}, "
                 f"gap {g} ({self.solver.nodes:,d} nodes, {self.solver.time:.1f}s)")
 
     def __repr__(self) -> str:
-        g = "NA" if math.isinf(self.gap) else f"{100 * self.gap:.2g}%"
+        from .reports.render import fmt_gap
         return (f"<RiskScore: {self.formula}; {self.size} terms; {self.nobs:,d} obs; "
-                f"{self.status}, gap {g}>")
+                f"{self.status}, gap {fmt_gap(self.gap, self.settings.gap_tolerance)}>")
 
     def __str__(self) -> str:
         from .reports.summary import short_report

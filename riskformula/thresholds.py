@@ -1,4 +1,5 @@
-"""Model-chosen thresholds for continuous predictors (Molero-Río and D'Ambrosio 2025): ``threshold(x)``, ``cut(x, [...])``.
+"""Model-chosen thresholds for continuous predictors (Molero-Río & D'Ambrosio, 2025): ``threshold(x)``,
+``threshold(.)`` (every numeric predictor), ``cut(x, [...])``.
 
 Only the order of a predictor's values matters to a threshold: any cut between two consecutive
 distinct training values splits the rows the same way.  ``threshold(x)`` therefore expands into one
@@ -9,18 +10,26 @@ stored state, so ``predict`` applies exactly the same cuts to new data.
 How a term is scored (points per interval, "levels"): with cuts c_1 < … < c_q chosen and points δ_r
 on ``1[x ≤ c_r]``, a row in the interval just below c_r gets T + Σ_{s ≥ r} δ_s, the top interval
 gets T.  The intercept absorbs T, so the fit only needs the δ's, plus "every level within the
-coefficient range": for one cut that is ``δ ∈ [lb − ub, ub − lb]`` (the w≤/w≥ form of Molero-Río and D'Ambrosio 2025, w≤ − w≥ = δ);
-for several cuts the fit adds rows on running sums (see :mod:`riskformula.compile`).
+coefficient range": for one cut that is ``δ ∈ [lb − ub, ub − lb]`` (Molero-Río & D'Ambrosio's
+w≤/w≥ form, w≤ − w≥ = δ); for several cuts the fit adds rows on running sums (see
+:mod:`riskformula.compile`).
 :func:`levels` recovers the card's per-interval points.
 """
 
 from __future__ import annotations
 
+import ast
+import keyword
 import numbers
+import re
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from formulaic import Formula
+from formulaic.errors import FormulaicError
 from formulaic.transforms import stateful_transform
+from formulaic.utils.code import format_expr, sanitize_variable_names
 
 from .errors import FormulaError
 
@@ -155,6 +164,99 @@ def cut(x, points, _state=None):
 FORMULA_FUNCTIONS = {"threshold": threshold, "cut": cut}
 
 
+# --------------------------------------------------------------------------------------
+# threshold(.): a threshold of every numeric predictor
+# --------------------------------------------------------------------------------------
+
+_DOT = re.compile(r"(?<![\w.])threshold\(\s*\.\s*(?=[,)])")
+
+
+def _quoted(name: str) -> str:
+    """A column name as formula text (backticks when it is not a Python name)."""
+    return name if name.isidentifier() and not keyword.iskeyword(name) else f"`{name}`"
+
+
+def _thresholdable(s: pd.Series) -> bool:
+    """Numeric with more than two distinct values: binary (0/1, two-valued, boolean) and
+    categorical columns are items as they are."""
+    return (pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+            and s.nunique(dropna=True) > 2)
+
+
+def _closing(text: str, start: int) -> int:
+    """Index of the parenthesis closing the one opened just before ``start``."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] in "([{":
+            depth += 1
+        elif text[i] in ")]}":
+            if depth == 0:
+                return i
+            depth -= 1
+    raise FormulaError(f"`threshold(.` is not closed in {text!r}.")
+
+
+def _formula_variables(formula: str, columns: list) -> tuple[list, set]:
+    """(variables the rhs's ``.`` brings in as plain terms, variables the rhs requires), by formulaic."""
+    try:
+        f = Formula.from_spec(formula, context={"__formulaic_variables_available__": columns})
+    except FormulaicError as e:
+        raise FormulaError(f"could not read the formula {formula!r}: {e}") from e
+    lone = [t.factors[0].expr for t in f.rhs if len(t.factors) == 1
+            and t.factors[0].eval_method.value == "lookup"]
+    return lone, set(f.rhs.required_variables)
+
+
+def expand_threshold_dot(lhs: str, rhs: str, data: pd.DataFrame) -> str:
+    """``rhs`` with ``threshold(.)`` written out for ``data``; other formulas unchanged.
+
+    ``threshold(.)`` covers the columns ``.`` would (every column except the outcome and the
+    variables the formula names elsewhere; ``- x`` removes ``x``): each numeric column with more
+    than two distinct values becomes ``threshold(column, <arguments>)``, and binary and
+    categorical columns stay plain terms.  ``threshold(., k=2, grid=10)`` passes the arguments
+    on to every threshold.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"y": [0, 1, 0, 1], "age": [30, 41, 52, 63], "male": [0, 1, 1, 0],
+    ...                    "bmi": [21.0, 25.5, 30.2, 27.9]})
+    >>> expand_threshold_dot("y", "threshold(., grid=10) - bmi", df)
+    'threshold(age, grid=10) + male - bmi'
+    """
+    hits = list(_DOT.finditer(rhs))
+    if not hits:
+        return rhs
+    if len(hits) > 1:
+        raise FormulaError(f"`threshold(.)` appears {len(hits)} times in {rhs!r}; write it once "
+                           "(its arguments apply to every column it covers).")
+    start, dot_end = hits[0].start(), hits[0].end()
+    end = _closing(rhs, dot_end) + 1
+    args = rhs[dot_end:end - 1].strip()  # "" or ", k=2"
+    before, after = rhs[:start].rstrip(), rhs[end:].lstrip()
+    depth = sum(rhs[:start].count(c) for c in "([{") - sum(rhs[:start].count(c) for c in ")]}")
+    if depth or (before and before[-1] != "+") or (after and after[0] not in "+-"):
+        raise FormulaError(f"`threshold(.)` must be a term of its own, joined to the others with + or -, "
+                           f"e.g. 'y ~ threshold(.) + C(sex)'; got {rhs!r}. It cannot be part of an "
+                           "interaction or a function call.")
+    columns = [c for c in data.columns if isinstance(c, str)]
+    dot_terms, _ = _formula_variables(f"{lhs} ~ {rhs[:start]}.{rhs[end:]}", columns)
+    _, named = _formula_variables(f"{lhs} ~ {rhs[:start]}1{rhs[end:]}", columns)
+    dot = set(dot_terms) - named
+    covered = [c for c in columns if c in dot]
+    if not covered:
+        raise FormulaError(f"`threshold(.)` covers no columns: every column of `data` is the outcome or "
+                           f"is already named in the formula {rhs!r}.")
+    numeric = [c for c in covered if _thresholdable(data[c])]
+    if not numeric:
+        raise FormulaError(f"`threshold(.)` has nothing to threshold: none of the columns it covers "
+                           f"({covered[:10]}{'...' if len(covered) > 10 else ''}) is numeric with more than "
+                           "two distinct values (binary and categorical columns enter as they are). "
+                           "Write '.' instead, or threshold a numeric column by name.")
+    terms = [f"threshold({_quoted(c)}{args})" if c in numeric else _quoted(c) for c in covered]
+    return f"{rhs[:start]}{' + '.join(terms)}{rhs[end:]}"
+
+
 @dataclass(frozen=True)
 class ThresholdTerm:
     """A ``threshold(...)``/``cut(...)`` term of a design: its columns (0-based), cuts and limit k."""
@@ -194,6 +296,13 @@ def _first_argument(term: str) -> str:
     return inner.strip()
 
 
+def _state_key(term: str) -> str:
+    try:
+        return format_expr(ast.parse(sanitize_variable_names(term, {}, {}), mode="eval").body)
+    except SyntaxError:
+        return term
+
+
 def threshold_terms(spec, columns: list, column_terms: list) -> list[ThresholdTerm]:
     """The threshold/cut terms of a formulaic ModelSpec, with their design column positions."""
     out = []
@@ -204,15 +313,17 @@ def threshold_terms(spec, columns: list, column_terms: list) -> list[ThresholdTe
                 raise FormulaError(f"the term {term!r} combines a threshold with something else; a threshold "
                                    "must be a term of its own (interactions of thresholds are not supported).")
             continue
-        st = states.get(term)
+        # formulaic keys the state by the expression with `quoted names` made Python names
+        st = states.get(term) or states.get(_state_key(term))
         if not st or "cuts" not in st:
-            continue
+            raise FormulaError(f"could not find the cut points of the term {term!r}; if its variable name "
+                               "needs `backticks`, rename the column to a plain name.")
         by_key = {f"{term}[{k}]": i for i, k in enumerate(st["keys"])}
         cols = [None] * len(st["keys"])
         for j, name in enumerate(columns):
             if name in by_key:
                 cols[by_key[name]] = j
-        out.append(ThresholdTerm(term=term, variable=_first_argument(term), kind=st["kind"],
+        out.append(ThresholdTerm(term=term, variable=_first_argument(term).strip("`"), kind=st["kind"],
                                  cuts=tuple(st["cuts"]), columns=tuple(cols), k=int(st["k"]),
                                  on_grid=bool(st["on_grid"]), n_distinct=st["n_distinct"]))
     return out

@@ -111,7 +111,8 @@ def test_summary_text(m, data):
     assert re.search(rf"CAL \(by score\)\s+{re.escape(pct(ev_.cal))}", text)
     assert re.search(rf"Objective \(loss \+ c0 x size\)\s+{m.objective:.8g}", text)
     assert re.search(rf"Lower bound\s+{m.lower_bound:.8g}", text)
-    assert re.search(rf"Optimality gap\s+{100 * m.gap:.4g}%", text)
+    assert m.gap <= m.settings.gap_tolerance  # optimal: the gap prints as 0, with the tolerance
+    assert re.search(rf"Optimality gap\s+0% within tolerance {m.settings.gap_tolerance:g}\s*$", text, re.M)
     assert re.search(r"Status\s+optimal", text)
     assert re.search(rf"Nodes\s+{m.solver.nodes:,d}", text)
 

@@ -18,6 +18,8 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# document this checkout's riskformula, not whichever copy is installed
+sys.path.insert(0, str(ROOT))
 BLOCK = re.compile(r"```python\n(.*?)```\n(\s*)(```(?:text)?\n.*?```)?", re.S)
 
 

@@ -54,6 +54,8 @@ class ComparisonTable(render.Rendered):
         Definitions, approximations and anything skipped.
     short_names : bool
         Show model numbers and a key instead of the (long) labels in the tables.
+    gap_tolerances : list of float, optional
+        Each model's ``gap_tolerance``: a gap within it prints as 0%.
     """
 
     frame: pd.DataFrame
@@ -63,6 +65,7 @@ class ComparisonTable(render.Rendered):
     outcome: str
     notes: tuple[str, ...]
     short_names: bool = False
+    gap_tolerances: list | None = None
 
     _title = "Model comparison"
 
@@ -94,6 +97,10 @@ class ComparisonTable(render.Rendered):
         return [(f"Model {i}", lab) for i, lab in zip(self._ids(), self.frame["model"])
                 if i != "reference"] if self.short_names else []
 
+    def _tolerance(self, i: int) -> float:
+        tolerances = self.gap_tolerances or []
+        return tolerances[i] if i < len(tolerances) else render.DEFAULT_GAP_TOLERANCE
+
     def _models_display(self) -> pd.DataFrame:
         f = self.frame
         return pd.DataFrame({
@@ -110,7 +117,8 @@ class ComparisonTable(render.Rendered):
             "BIC": [render.fmt_fixed(v, 1) for v in f["bic"]],
             "AUC": [render.fmt_fixed(v, 3) for v in f["auc"]],
             "CAL": [render.fmt_percent(v) for v in f["cal"]],
-            "gap": ["" if s == REFERENCE_STATUS else render.fmt_gap(g) for g, s in zip(f["gap"], f["status"])],
+            "gap": ["" if s == REFERENCE_STATUS else render.fmt_gap(g, self._tolerance(i))
+                    for i, (g, s) in enumerate(zip(f["gap"], f["status"]))],
             "status": f["status"],
         })
 
@@ -400,12 +408,14 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
                         "are training-data quantities and are not shown.")
     for m, lab in zip(models, labels):
         if m.status != "optimal":
-            notes.append(f"{lab}: not proven optimal ({m.status.replace('_', ' ')}, gap {render.fmt_gap(m.gap)}); "
+            gap = render.fmt_gap(m.gap, m.settings.gap_tolerance)
+            notes.append(f"{lab}: not proven optimal ({m.status.replace('_', ' ')}, gap {gap}); "
                          "a better score within its limits may exist.")
     outcome = models[0].outcome if len({(m.outcome, str(m.event)) for m in models}) == 1 else "(differs by model)"
     return ComparisonTable(pd.DataFrame(rows, columns=COLUMNS), lr, points_table(models, labels),
                            "training rows" if newdata is None else "newdata", outcome, notes,
-                           short_names=names is None)
+                           short_names=names is None,
+                           gap_tolerances=[m.settings.gap_tolerance for m in models])
 
 
 #: R users reach for ``anova(small, big)``; it is the same comparison

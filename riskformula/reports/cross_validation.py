@@ -78,13 +78,16 @@ class CrossValidation(render.Rendered):
             "size": f["size"].astype(str), "AUC": [fmt_fixed(x) for x in f["auc"]],
             "CAL": [fmt_percent(x) for x in f["cal"]], "loss": [fmt_fixed(x, 4) for x in f["loss"]],
             "Brier": [fmt_fixed(x, 4) for x in f["brier"]], "train AUC": [fmt_fixed(x) for x in f["train_auc"]],
-            "gap": [fmt_gap(g) for g in f["gap"]], "status": f["status"]})
+            "gap": [fmt_gap(g, m.settings.gap_tolerance) for g, m in zip(f["gap"], self.models)],
+            "status": f["status"]})
 
     def _summary_display(self) -> pd.DataFrame:
         s = self.summary_frame()
         labels = {"auc": "AUC", "cal": "CAL", "loss": "log loss", "brier": "Brier", "size": "size",
                   "gap": "gap", "train_auc": "training AUC", "train_cal": "training CAL"}
-        fmt = {"cal": fmt_percent, "train_cal": fmt_percent, "gap": fmt_gap, "size": lambda x: fmt_fixed(x, 1),
+        tol = min((m.settings.gap_tolerance for m in self.models), default=render.DEFAULT_GAP_TOLERANCE)
+        fmt = {"cal": fmt_percent, "train_cal": fmt_percent, "gap": lambda g: fmt_gap(g, tol),
+               "size": lambda x: fmt_fixed(x, 1),
                "loss": lambda x: fmt_fixed(x, 4), "brier": lambda x: fmt_fixed(x, 4)}
         rows = []
         for m in s.index:

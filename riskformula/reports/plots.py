@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..errors import DataError, SettingsError
 from .evaluation import Evaluation, evaluate
+from .render import DEFAULT_GAP_TOLERANCE
 
 __all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
            "plot_size_path"]
@@ -185,11 +186,10 @@ def plot_size_path(table: pd.DataFrame, ax=None):
     t = table.sort_values("size")
     fig, ax = _new_axes(ax, figsize=(6.0, 4.0))
     size = t["size"].to_numpy()
-    # "optimal" means proven within the fit's gap_tolerance, so the status decides
-    if "status" in t.columns:
+    if "status" in t.columns:  # the solver's verdict, with the tolerance the fit used
         proven = (t["status"] == "optimal").to_numpy()
     elif "gap" in t.columns:
-        proven = t["gap"].fillna(np.inf).to_numpy() <= 1e-6
+        proven = t["gap"].fillna(np.inf).to_numpy() <= DEFAULT_GAP_TOLERANCE
     else:
         proven = np.ones(len(t), dtype=bool)
     ax.plot(size, t["loss"], color=_NON_EVENT, lw=1.5, label="loss")

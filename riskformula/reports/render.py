@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
@@ -65,9 +66,33 @@ def fmt_p(p) -> str:
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
-def fmt_gap(gap, digits: int = 2) -> str:
-    """An optimality gap (a fraction) as a percentage with ``digits`` significant digits."""
-    return f"{100 * gap:.{digits}g}%" if _finite(gap) else "NA"
+#: the solver's default relative gap tolerance (``risk_score(gap_tolerance=...)``)
+DEFAULT_GAP_TOLERANCE = 1e-6
+
+
+def fmt_gap(gap, tolerance: float | None = DEFAULT_GAP_TOLERANCE, *, state_tolerance: bool = False) -> str:
+    """An optimality gap (a fraction) as a percentage, as MIP solvers print it.
+
+    A gap at or below ``tolerance`` — what the solver certifies as optimal — prints as ``0%``
+    (with ``state_tolerance``, ``0% within tolerance 1e-06``); a larger one with three
+    significant digits and never in exponent notation; NaN or infinity (no bound) as ``NA``.
+    The unrounded gap stays in ``RiskScore.gap``, ``to_dict()`` and JSON.
+
+    Examples
+    --------
+    >>> fmt_gap(6.8e-9), fmt_gap(6.8e-9, state_tolerance=True), fmt_gap(0.50512), fmt_gap(2.5e-6)
+    ('0%', '0% within tolerance 1e-06', '50.5%', '0.00025%')
+    """
+    if not _finite(gap):
+        return "NA"
+    g = float(gap)
+    tol = tolerance if tolerance is not None and math.isfinite(tolerance) else 0.0
+    if g <= tol:
+        return "0%" + (f" within tolerance {tol:g}" if state_tolerance else "")
+    text = np.format_float_positional(100.0 * g, precision=3, fractional=False, trim="-")
+    if text == "100" and g < 1:  # rounded up: the lower bound is above zero
+        text = ">99.9"
+    return f"{text}%"
 
 
 def fmt_points(v: float) -> str:

@@ -74,7 +74,8 @@ class SizePath(render.Rendered):
         shown = pd.DataFrame({
             "size": t["size"].astype(str), "terms": t["terms"].astype(str),
             "loss": [fmt_fixed(x, 4) for x in t["loss"]], "AUC": [fmt_fixed(x) for x in t["auc"]],
-            "CAL": [fmt_percent(x) for x in t["cal"]], "gap": [fmt_gap(g) for g in t["gap"]],
+            "CAL": [fmt_percent(x) for x in t["cal"]],
+            "gap": [fmt_gap(g, self.models[int(k)].settings.gap_tolerance) for g, k in zip(t["gap"], t["size"])],
             "status": t["status"], "time": [f"{x:.1f} s" for x in t["time"]]})
         pts = self.points()
         return [(None, shown),

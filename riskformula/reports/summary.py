@@ -136,8 +136,9 @@ class Summary(r.Rendered):
     def certificate(self) -> pd.DataFrame:
         m = self.model
         rep = m.solver
+        gap = r.fmt_gap(m.gap, m.settings.gap_tolerance, state_tolerance=True)
         rows = [("Status", m.status), ("Objective (loss + c0 x size)", f"{m.objective:.8g}"),
-                ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", r.fmt_gap(m.gap, 4)),
+                ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", gap),
                 ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", f"{rep.nodes:,d}"),
                 ("Loss cuts in pool", f"{rep.cuts:,d}"), ("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
         return pd.DataFrame(rows, columns=["", "value"])
@@ -148,14 +149,15 @@ class Summary(r.Rendered):
         if m.status == "numerical_gap":
             out.append(f"The search finished, but some nodes were settled only up to the LP's numerical "
                        f"tolerances: the best possible objective lies between {m.lower_bound:.6g} and "
-                       f"{m.objective:.6g} (gap {r.fmt_gap(m.gap, 4)}); the model is not proven optimal.")
+                       f"{m.objective:.6g} (gap {r.fmt_gap(m.gap, m.settings.gap_tolerance)}); the model is not "
+                       "proven optimal.")
         elif m.status != "optimal":
             out.append(f"Stopped at the {m.status.replace('_', ' ')}: the model is not proven optimal; the "
                        f"best possible objective lies between {m.lower_bound:.6g} and {m.objective:.6g} "
-                       f"(gap {r.fmt_gap(m.gap, 4)}).")
+                       f"(gap {r.fmt_gap(m.gap, m.settings.gap_tolerance)}).")
         else:
             out.append(f"Proven optimal: no risk score within these limits has an objective below "
-                       f"{m.lower_bound:.8g} (relative gap tolerance {m.settings.gap_tolerance:g}).")
+                       f"{m.lower_bound:.8g}.")
         lo, hi = m.settings.intercept_range
         if m.intercept_at_bound:
             out.append(f"The base points sit at the edge of the intercept range searched ({lo} to {hi}); the "
