@@ -210,7 +210,7 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
         notes.append(msg[0].upper() + msg[1:])
         warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
     notes.insert(0, "Test metrics on each held-out fold; mean ± sd over folds (sd with ddof 1). AUC counts "
-                    "tied scores as 1/2; CAL is Ustun and Rudin (2019)'s calibration error by score; loss is the mean log loss.")
+                    "tied scores as 1/2; CAL is the calibration error by score of Ustun & Rudin (2019); loss is the mean log loss.")
     if design.dropped:
         notes.append(f"{design.dropped:,d} row(s) with missing values were dropped before the folds were made.")
     fold_of = pd.Series(fold + 1, index=rows, name="fold")

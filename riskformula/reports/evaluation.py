@@ -165,7 +165,7 @@ class Evaluation(render.Rendered):
     auc : AUCResult or None
         AUC (ties count 1/2) with DeLong 95% CI; None when ``y`` has a single class.
     cal, ece, brier, log_loss : float
-        Ustun and Rudin (2019)'s CAL by score, equal-width 10-bin ECE, Brier score, mean log loss.
+        CAL by score (Ustun & Rudin, 2019), equal-width 10-bin ECE, Brier score, mean log loss.
     calibration : CalibrationResult or None
         Calibration intercept (in the large) and slope with 95% CIs.
     hosmer_lemeshow : HosmerLemeshowResult
@@ -175,7 +175,7 @@ class Evaluation(render.Rendered):
     net_benefit : DataFrame
         Decision curve: model, treat-all and treat-none per threshold.
     aunbc : float
-        Chi and Birbil (2026)'s area under the net-benefit curve on ``aunbc_thresholds``.
+        the area under the net-benefit curve (Chi & Birbil, 2026) on ``aunbc_thresholds``.
     roc, score_counts : DataFrame
         ROC curve points, and events / non-events per distinct score (for plots).
     by : str or None

@@ -73,7 +73,7 @@ def _range_label(lo: float, hi: float) -> str:
 
 
 def cal_by_score(y, risk, score, weights=None) -> float:
-    """Ustun and Rudin (2019)'s CAL: mean absolute gap between predicted and observed risk per score.
+    """CAL (Ustun & Rudin, 2019): mean absolute gap between predicted and observed risk per score.
 
     ``CAL = (1/n) sum_s sum_{i: s_i = s} |p_i - pbar_s|`` where ``pbar_s`` is the observed
     event rate among rows with score ``s``. With more than 30 distinct scores (real-valued
