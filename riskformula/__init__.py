@@ -13,10 +13,15 @@ from .errors import (DataError, FormulaError, InfeasibleProblemError, Optimality
                      RiskFormulaError, RiskFormulaWarning, SearchLimitError, SettingsError, SolverError)
 from .fit import risk_score
 from .model import RiskScore
+# the old module paths, loaded first: a later `import riskformula.compare` must not rebind
+# `rf.compare` (the function below) to the module; they warn only when a name is used
+from . import compare, metrics, validation  # noqa: F401
 from .reports.evaluation import Evaluation, evaluate
-from .compare import ComparisonTable, anova, compare
+from .reports.comparison import ComparisonTable, anova, compare  # noqa: F811
 from .io import from_json
-from .validation import CrossValidation, SizePath, cross_validate, size_path
+from .reports.cross_validation import CrossValidation
+from .reports.size_path import SizePath
+from .tuning import cross_validate, size_path
 from . import plots
 from .thresholds import cut, threshold
 

@@ -1,8 +1,5 @@
-"""Deprecated: renamed :mod:`riskformula._checks` (argument checks)."""
+"""Deprecated location of :mod:`riskformula._checks` (the argument checks)."""
 
-import warnings
+from ._moved import forward
 
-from ._checks import check_coef_bounds, check_int, check_positive, check_range, check_weights  # noqa: F401
-
-warnings.warn("riskformula._validate is deprecated; it is now riskformula._checks.", DeprecationWarning,
-              stacklevel=2)
+__getattr__ = forward(__name__, "riskformula._checks", hint="use riskformula._checks.")

@@ -4,7 +4,6 @@ a frozen design spec without training data; the old module paths still import.""
 import dataclasses
 import importlib
 import math
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,16 +124,29 @@ def test_design_spec_is_frozen_and_holds_no_training_data(data):
     assert m.training.nobs == len(data) and m.training.rows_digest == m.rows_digest
 
 
-def test_old_module_paths_still_import():
-    for name in ("riskformula.compile", "riskformula.formula", "riskformula._validate"):
-        sys.modules.pop(name, None)
-        with pytest.warns(DeprecationWarning, match=name.split(".")[-1]):
-            importlib.import_module(name)
-    from riskformula.compile import build_problem, check_constraints, raise_if_infeasible  # noqa: F401
-    from riskformula.constraints import Constraint as C, at_most, sign  # noqa: F401
-    from riskformula.formula import build_design  # noqa: F401
-    from riskformula.thresholds import candidate_cuts, cut, levels, threshold  # noqa: F401
-    assert C is Constraint
+@pytest.mark.parametrize("module, name, where", [
+    ("riskformula.compile", "build_problem", "riskformula.problem.builder"),
+    ("riskformula.compile", "ProblemBuilder", "riskformula.problem.builder"),
+    ("riskformula.compile", "check_constraints", "riskformula.problem.constraints"),
+    ("riskformula.compile", "raise_if_infeasible", "riskformula.solver.feasibility"),
+    ("riskformula.formula", "build_design", "riskformula.design"),
+    ("riskformula.formula", "DesignSpec", "riskformula.design"),
+    ("riskformula._validate", "check_coef_bounds", "riskformula._checks"),
+])
+def test_old_module_paths_warn_and_give_the_moved_object(module, name, where):
+    old = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=rf"`{module}` is deprecated"):
+        got = getattr(old, name)
+    assert got is getattr(importlib.import_module(where), name)
+
+
+def test_public_old_paths_need_no_warning():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from riskformula.constraints import Constraint as C, at_most, sign  # noqa: F401
+        from riskformula.thresholds import candidate_cuts, cut, levels, threshold  # noqa: F401
+    assert C is Constraint and at_most is rf.at_most and threshold is rf.threshold
     m = rf.risk_score("y ~ x", pd.DataFrame({"x": [0, 1, 0, 1, 1], "y": [0, 1, 0, 0, 1]}), time_limit=5)
     with pytest.warns(DeprecationWarning, match="model_spec"):
         assert m.design.spec is m.design.model_spec

@@ -1,6 +1,6 @@
 """Branch-and-cut for "convex loss + linear rows over integer and binary variables".
 
-This is Ustun and Rudin (2019)'s lattice cutting-plane algorithm run in a search tree we own (HiGHS 1.15's
+This is the lattice cutting-plane algorithm of Ustun & Rudin (2019) run in a search tree we own (HiGHS 1.15's
 MIP solver never calls a lazy-constraint callback): every node solves the LP relaxation of
 its region with the current pool of loss cuts; integer points get a cut until the cut is tight,
 so incumbents are always scored with the true loss; fractional points get a cut too (cuts are
@@ -137,7 +137,7 @@ class BranchAndCut:
 
     # --- bounds -----------------------------------------------------------------------
     def _chain_bounds(self) -> None:
-        """Ustun and Rudin (2019)'s chained updates on the loss column: no better integer point has a loss
+        """The chained updates of Ustun & Rudin (2019) on the loss column: no better integer point has a loss
         outside [V_min − c0·R_max, V_max − c0·R_min]."""
         c0min = float(self.p.c0.min()) if self.p.d else 0.0
         c0max = float(self.p.c0.max()) if self.p.d else 0.0
