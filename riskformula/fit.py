@@ -8,6 +8,7 @@ optimization problem (:mod:`riskformula.problem`) → branch-and-cut (:mod:`risk
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -18,8 +19,10 @@ from . import _progress
 from .design import build_design
 from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from .model import FitSettings, RiskScore
+from .fairness import FairnessConstraint
 from .problem import LogisticLoss, build_problem
 from .problem.constraints import RiskBound, check_constraints
+from .problem.training import TrainingRows
 from .reports.render import fmt_gap
 from .solver import BranchAndCut
 from .solver.feasibility import raise_if_infeasible
@@ -109,14 +112,16 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
 
-    side_information = any(isinstance(c, RiskBound) for c in constraints)
+    # pruning threshold cuts assumes only the loss judges a cut's position: side information and
+    # fairness bounds (which see the predictions of every row) also do
+    exact_cuts = any(isinstance(c, (RiskBound, FairnessConstraint)) for c in constraints)
     design = build_design(formula, data, na_action=na_action, event=event, context=context,
-                          prune_cuts=not side_information)
+                          prune_cuts=not exact_cuts)
     w = v.check_weights(weights, data)
     if w is not None:
         design = design.with_weights(w.loc[design.index].to_numpy())
     candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.spec.thresholds}
-    if not side_information:
+    if not exact_cuts:
         design, kept = drop_dominated_cuts(design)
         candidates.update(kept)
     spec = design.spec
@@ -130,7 +135,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     loss = LogisticLoss(design.X, design.y, design.weights, positive_weight)
     if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
         raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
-    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range)
+    # the training rows with the caller's columns, for constraints about data (fairness by a column
+    # that need not be in the formula)
+    training = TrainingRows.of_design(design, data)
+    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range, training=training)
     problem = build_problem(spec, loss, lower, upper, constraints=constraints, max_size=max_size,
                             min_size=min_size, **opts)
     if constraints:
@@ -171,7 +179,13 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=candidates)
     # the training design is dropped here: the model keeps the design spec and no training data
-    return RiskScore.from_fit(design, bc_lam, report, settings, loss=loss.value(bc_lam), data=data)
+    model = RiskScore.from_fit(design, bc_lam, report, settings, loss=loss.value(bc_lam), data=data)
+    fair = [c for c in constraints if isinstance(c, FairnessConstraint)]
+    if fair:
+        weights_used = None if design.weights is None else training.weights
+        values = tuple(row for c in fair for row in c.assess(model, training.frame, weights_used))
+        model.training = dataclasses.replace(model.training, constraint_values=values)
+    return model
 
 
 def initial_points(initial, terms, problem) -> list[np.ndarray]:

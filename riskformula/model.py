@@ -51,6 +51,9 @@ class TrainingSummary:
     rows_dropped: int
     rows_digest: str
     metrics: dict | None = None
+    #: the fairness constraints' values on the training rows: dicts with ``constraint``,
+    #: ``quantity``, ``value``, ``bound`` and ``slack``
+    constraint_values: tuple = ()
 
 
 class RiskScore:

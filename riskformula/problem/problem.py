@@ -67,6 +67,9 @@ class RiskProblem:
     aux_rule : ``f(lam, alpha) -> values`` of those extra columns implied by integer points, so
         that :meth:`complete` (and with it the heuristics) works with them; None if there is none.
     groups : :class:`SizeGroup` s; each counts once toward ``max_size``/``min_size``.
+    exact_rows : the rows hold auxiliaries that ``aux_rule`` defines exactly (indicators of a
+        score condition): the solver then accepts an integer point only through :meth:`complete`,
+        so rows over them hold for their true values, not for the LP's rounded ones.
 
     ``layout`` (a :class:`VariableLayout`) says where each variable sits in ``x``.
     """
@@ -86,6 +89,7 @@ class RiskProblem:
     aux_names: list = field(default_factory=list)
     aux_rule: object = None
     groups: list = field(default_factory=list)
+    exact_rows: bool = False
 
     def __post_init__(self):
         d = self.loss.d
@@ -240,6 +244,19 @@ class RiskProblem:
             val += float(self.aux_cost @ x[self.layout.aux_slice])
         return val
 
+    @property
+    def has_aux_cost(self) -> bool:
+        """Whether auxiliaries carry a cost (a penalty), so the objective needs :meth:`complete`."""
+        return bool(np.any(self.aux_cost != 0))
+
+    def full_objective(self, lam: np.ndarray) -> float:
+        """The objective of integer points ``lam`` with their auxiliaries' cost (inf when the
+        completed point is infeasible); :meth:`objective` when no auxiliary has a cost."""
+        if not self.has_aux_cost:
+            return self.objective(lam)
+        x = self.complete(lam)
+        return math.inf if x is None else self.objective(lam, x)
+
     def complete(self, lam: np.ndarray) -> np.ndarray | None:
         """The full variable vector implied by integer points ``lam`` (α_j = [λ_j ≠ 0]),
         or None when that vector breaks a bound or row.  Auxiliary columns are filled by
@@ -271,13 +288,14 @@ class RiskProblem:
         return not (np.any(act < lo - tol) or np.any(act > hi + tol))
 
 
-def score_range(problem: RiskProblem) -> tuple[np.ndarray, np.ndarray]:
-    """Smallest and largest attainable score (without intercept) of every unique row,
-    under the coefficient bounds and the size limit (Ustun & Rudin, 2019, Proposition 4).
+def score_range(problem: RiskProblem, X: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Smallest and largest attainable score (without intercept) of every unique row (or of
+    every row of ``X``), under the coefficient bounds and the size limit (Ustun & Rudin, 2019,
+    Proposition 4).
 
     A size group contributes the sum of its ``max_used`` most extreme columns and counts as one
     of the ``max_size`` units."""
-    X = problem.loss.Z[:, 1:]
+    X = problem.loss.Z[:, 1:] if X is None else np.atleast_2d(np.asarray(X, float))
     a = X * problem.coef_lower
     b = X * problem.coef_upper
     lo = np.minimum(np.minimum(a, b), 0.0)

@@ -141,7 +141,10 @@ class BranchAndCut:
         outside [V_min − c0·R_max, V_max − c0·R_min]."""
         c0min = float(self.p.c0.min()) if self.p.d else 0.0
         c0max = float(self.p.c0.max()) if self.p.d else 0.0
-        lo = max(self.loss_lo, self.global_lower - c0max * self.p.max_nonzero) if math.isfinite(self.global_lower) else self.loss_lo
+        # the most the auxiliaries' costs (penalties) can add to the objective
+        aux_top = float(np.maximum(self.p.aux_cost * self.p.aux_lower, self.p.aux_cost * self.p.aux_upper).sum())
+        lo = (max(self.loss_lo, self.global_lower - c0max * self.p.max_nonzero - aux_top)
+              if math.isfinite(self.global_lower) else self.loss_lo)
         hi = min(self.loss_hi, self.upper - c0min * self.p.min_size) if self.p.n_aux == 0 else self.loss_hi
         hi = max(hi, lo)
         self.lp.set_loss_bounds(lo, hi + 1e-9 * (1 + abs(hi)))
@@ -361,6 +364,15 @@ class BranchAndCut:
                 xr = np.where(self.integer, np.round(xi), xi)
                 used = xr[alpha_s] > 0.5
                 empty = np.flatnonzero(used & (lam[1:] == 0))
+                if p.exact_rows:
+                    # rows over indicators must hold for their true values: the LP's may sit
+                    # within its tolerances of a violation (large group counts); a point that
+                    # fails is no incumbent, and the node's bound stays in the lower bound
+                    implied = p.complete(lam)
+                    if implied is None:
+                        self._note_tol_prune(bound)
+                        return None
+                    xr, empty = implied, ()
                 if len(empty):
                     # α_j = 1 with zero points: the LP counts a term that the model does not use
                     implied = p.complete(lam)
