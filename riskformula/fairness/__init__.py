@@ -19,7 +19,8 @@ Examples
 from .notions import (REAL_SCORE_MARGIN, FairnessConstraint, GroupParity, ScoreBalance,
                       conditional_statistical_parity, equal_opportunity, equalized_odds, predictive_equality,
                       score_balance, statistical_parity)
+from .path import fairness_path
 
 __all__ = ["FairnessConstraint", "GroupParity", "ScoreBalance", "statistical_parity",
            "conditional_statistical_parity", "predictive_equality", "equal_opportunity", "equalized_odds",
-           "score_balance", "REAL_SCORE_MARGIN"]
+           "score_balance", "REAL_SCORE_MARGIN", "fairness_path"]

@@ -213,11 +213,18 @@ def _comparisons(rates_by_stratum: dict, reference, side: str):
 
 
 def _warn_small(describe: str, table: list) -> None:
-    for where, g, n in table:
-        if n < SMALL_GROUP:
-            warnings.warn(f"{describe}: group {g!r} has {n:g} row(s) among {where}; its rate is poorly estimated "
-                          f"(standard error up to {0.5 / math.sqrt(max(n, 1)):.2f}), so the bound mostly constrains "
-                          "noise. Consider merging small groups.", SmallGroupWarning, stacklevel=4)
+    """One warning naming every group with fewer than :data:`SMALL_GROUP` rows in a stratum."""
+    small = [(where, g, n) for where, g, n in table if n < SMALL_GROUP]
+    if not small:
+        return
+    items = "; ".join(f"{g!r} has {n:g} among {where}" for where, g, n in small[:8])
+    more = f"; and {len(small) - 8} more" if len(small) > 8 else ""
+    worst = 0.5 / math.sqrt(max(min(n for _, _, n in small), 1))
+    # stack: here, apply(), build_problem(), risk_score(), the caller
+    warnings.warn(f"{describe}: groups too small to estimate a rate well (fewer than {SMALL_GROUP} rows): "
+                  f"{items}{more}. A rate from n rows has a standard error up to 0.5/sqrt(n) (here up to "
+                  f"{worst:.2f}), so the bound mostly constrains noise; consider merging small groups.",
+                  SmallGroupWarning, stacklevel=5)
 
 
 # --------------------------------------------------------------------------------------
