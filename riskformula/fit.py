@@ -145,7 +145,14 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         def rebuild(cons, max_size, min_size):  # the same problem with fewer constraints
             return build_problem(spec, loss, lower, upper, constraints=cons, max_size=max_size, min_size=min_size,
                                  **{**opts, "intercept_range": problem.intercept_bounds})
-        raise_if_infeasible(problem, constraints, rebuild, max_size=max_size, min_size=min_size)
+        try:
+            raise_if_infeasible(problem, constraints, rebuild, max_size=max_size, min_size=min_size)
+        except InfeasibleProblemError as e:
+            hint = _loosest_fairness_hint(getattr(e, "conflict", []), constraints,
+                                          lambda cons: rebuild(cons, max_size, min_size))
+            if hint:
+                raise InfeasibleProblemError(f"{e} {hint}") from None
+            raise
     starts = None if initial is None else initial_points(initial, spec.terms, problem)
     report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
                           node_limit=node_limit, verbose=verbose, progress=progress).solve(initial=starts)
@@ -186,6 +193,31 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         values = tuple(row for c in fair for row in c.assess(model, training.frame, weights_used))
         model.training = dataclasses.replace(model.training, constraint_values=values)
     return model
+
+
+def _loosest_fairness_hint(conflict, constraints, rebuild) -> str:
+    """For a group-rate fairness bound in the conflict: the tightest bound that is feasible with
+    the other constraints (by bisection; empty when it cannot be found quickly)."""
+    from .fairness import GroupParity
+    from .solver.feasibility import smallest_feasible
+    fair = [c for c in conflict if isinstance(c, GroupParity)]
+    if len(fair) != 1 or (fair[0].max_diff is not None and fair[0].min_ratio is not None):
+        return ""
+    c = fair[0]
+    # rates differ by at most 1 and have ratio at least 0: the loosest bounds are always feasible
+    # when this constraint is what conflicts; a ratio loosens downwards, so bisect on ratio − x
+    if c.max_diff is not None:
+        field, value = "max_diff", (lambda x: x)
+        found = smallest_feasible(rebuild, lambda x: [dataclasses.replace(k, max_diff=x) if k is c else k
+                                                      for k in constraints], c.max_diff, 1.0)
+    else:
+        field, value = "min_ratio", (lambda x: c.min_ratio - x)
+        found = smallest_feasible(rebuild, lambda x: [dataclasses.replace(k, min_ratio=c.min_ratio - x) if k is c
+                                                      else k for k in constraints], 0.0, c.min_ratio)
+    if found is None:
+        return ""
+    return (f"With the other constraints, `{c.describe()}` needs {field} {'≥' if field == 'max_diff' else '≤'} "
+            f"about {value(found[1]):.3g} to be feasible.")
 
 
 def initial_points(initial, terms, problem) -> list[np.ndarray]:

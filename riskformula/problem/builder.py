@@ -177,7 +177,9 @@ class ProblemBuilder:
                         aux_integer=np.array([a["integer"] for a in aux], bool),
                         aux_cost=np.array([a["cost"] for a in aux], float), aux_names=[a["name"] for a in aux],
                         aux_rule=aux_rule if aux else None, groups=list(self.groups.values()),
-                        exact_rows=bool(self._indicators))
+                        exact_rows=bool(self._indicators),
+                        indicators=[(np.array([self.layout.aux(b["start"] + i) for i in range(len(b["cutoff"]))], int),
+                                     b["E"], b["cutoff"], b["margin"]) for b in self._indicators])
         if intercept_range is None:
             p.intercept_bounds = self._widened(p.intercept_bounds)
             if self._indicators:

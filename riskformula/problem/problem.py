@@ -70,6 +70,8 @@ class RiskProblem:
     exact_rows : the rows hold auxiliaries that ``aux_rule`` defines exactly (indicators of a
         score condition): the solver then accepts an integer point only through :meth:`complete`,
         so rows over them hold for their true values, not for the LP's rounded ones.
+    indicators : ``(positions, E, cutoff, margin)`` blocks of binaries z = 1[E·λ ≥ cutoff]
+        (see :meth:`ProblemBuilder.add_indicators`), for :meth:`fix_indicators`.
 
     ``layout`` (a :class:`VariableLayout`) says where each variable sits in ``x``.
     """
@@ -90,6 +92,7 @@ class RiskProblem:
     aux_rule: object = None
     groups: list = field(default_factory=list)
     exact_rows: bool = False
+    indicators: list = field(default_factory=list)
 
     def __post_init__(self):
         d = self.loss.d
@@ -166,6 +169,22 @@ class RiskProblem:
     def needs_row_check(self) -> bool:
         """Whether points within their bounds and the size limit can still break a row."""
         return bool(self.rows) or bool(self.groups)
+
+    def fix_indicators(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Fix (in place) every indicator z = 1[E·λ ≥ cutoff] whose condition cannot change within
+        the column bounds ``lower``/``upper`` (of a search node): met for every λ in the box → 1,
+        missed (by the margin) for every λ → 0.  The big-M rows imply this only loosely."""
+        if not self.indicators:
+            return
+        lam = self.layout.lam_slice
+        lo, hi = lower[lam], upper[lam]
+        for pos, E, cut, eps in self.indicators:
+            e_lo = np.minimum(E * lo, E * hi).sum(axis=1)
+            e_hi = np.maximum(E * lo, E * hi).sum(axis=1)
+            met = e_lo >= cut
+            missed = e_hi <= cut - eps
+            lower[pos[met]] = np.maximum(lower[pos[met]], 1.0)
+            upper[pos[missed]] = np.minimum(upper[pos[missed]], 0.0)
 
     def model_size(self, lam: np.ndarray) -> int:
         """Number of size units with nonzero points."""

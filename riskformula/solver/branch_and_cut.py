@@ -334,6 +334,9 @@ class BranchAndCut:
         for cols, lo, hi in changes:  # one (columns, low, high) entry per branching on the path
             lower[cols] = np.maximum(lower[cols], lo)
             upper[cols] = np.minimum(upper[cols], hi)
+        p.fix_indicators(lower, upper)
+        if np.any(lower > upper):  # an indicator the branching fixed cannot hold in this box
+            return None
         lp.set_bounds(lower, upper)
         self.nodes += 1
         lam_s, alpha_s = self.lam_slice, self.alpha_slice
