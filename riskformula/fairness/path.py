@@ -49,7 +49,9 @@ def fairness_path(formula: str, data: pd.DataFrame, *, notion: str = "statistica
     FairnessPath
         ``.table``: one row per bound (``max_diff`` NaN for the unconstrained fit) with the training
         loss, objective, lower bound, gap, status, time, training disparity and, with ``newdata``,
-        test AUC and disparity; ``.models``; ``.plot()`` draws the frontier.
+        test AUC and disparity; ``lower_bound``/``gap`` also use the unconstrained fit's certified
+        bound (valid for every bound), ``fit_gap`` is each fit's own; ``.models``; ``.plot()``
+        draws the frontier.
 
     Examples
     --------
@@ -80,6 +82,7 @@ def fairness_path(formula: str, data: pd.DataFrame, *, notion: str = "statistica
     progress = _progress.resolve(progress)
     rows, models, unproven, notes = [], {}, [], []
     previous = None
+    floor = -math.inf
     bar = _progress.bar(len(bounds) + 1, "fairness path", "fit", progress)
     try:
         for b in [math.nan] + bounds:
@@ -89,8 +92,15 @@ def fairness_path(formula: str, data: pd.DataFrame, *, notion: str = "statistica
                 m = risk_score(formula, data, constraints=cons or None,
                                initial=previous if warm_start else None, **fit_args)
             train = probe.assess(m, _training_rows(m, data))[0]["value"]
-            row = {"max_diff": b, "loss": m.loss, "objective": m.objective, "lower_bound": m.lower_bound,
-                   "gap": m.gap, "status": m.status, "time": m.solver.time, "nodes": m.solver.nodes,
+            # a bound only shrinks the feasible set: the unconstrained fit's certified lower bound
+            # (over every intercept, as its range provably holds an optimal one) bounds every fit
+            if not rows:
+                floor = m.lower_bound
+            lb = max(m.lower_bound, floor)
+            path_gap = 0.0 if lb >= m.objective else (m.objective - lb) / max(abs(m.objective), 1e-12)
+            row = {"max_diff": b, "loss": m.loss, "objective": m.objective, "lower_bound": lb,
+                   "gap": path_gap, "fit_gap": m.gap, "status": m.status, "time": m.solver.time,
+                   "nodes": m.solver.nodes,
                    "train_disparity": train, "train_auc": m.training_metrics["auc"],
                    "test_auc": math.nan, "test_disparity": math.nan}
             if newdata is not None:
@@ -110,6 +120,8 @@ def fairness_path(formula: str, data: pd.DataFrame, *, notion: str = "statistica
     what = probe.describe().replace(", max_diff=1", "")
     notes.append(f"Disparity: the largest difference of {what} between groups (max − min); the bound holds "
                  "exactly on the training rows, and only approximately on new rows.")
+    notes.append("lower_bound and gap use the larger of each fit's own certified bound and the unconstrained fit's "
+                 "(a fairness bound only removes models); fit_gap is the fit's own.")
     if unproven:
         msg = (f"fit(s) at max_diff {unproven} stopped before proving optimality; their loss may not be the "
                "minimum under that bound (the gap column says by how much at most). Raise `time_limit`.")

@@ -12,7 +12,7 @@ from .render import fmt_fixed, fmt_gap
 __all__ = ["FairnessPath", "PATH_COLUMNS"]
 
 #: columns of :attr:`FairnessPath.table`
-PATH_COLUMNS = ["max_diff", "loss", "objective", "lower_bound", "gap", "status", "time", "nodes",
+PATH_COLUMNS = ["max_diff", "loss", "objective", "lower_bound", "gap", "fit_gap", "status", "time", "nodes",
                 "train_disparity", "train_auc", "test_auc", "test_disparity"]
 
 
