@@ -18,6 +18,7 @@ from .compile import build_problem, check_constraints, raise_if_infeasible
 from .problem import LogisticLoss
 from .solver import BranchAndCut
 from .reports.render import fmt_gap
+from .backends import is_dask_frame
 
 
 def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size: int = 0,
@@ -36,7 +37,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         quantile gaps only, ``threshold(.)`` thresholds every numeric predictor (binary and
         categorical ones stay as they are), and ``cut(x, [40, 60])`` uses fixed cut points (see
         :mod:`riskformula.thresholds`).
-    data : the training rows (never modified).
+    data : the training rows (never modified): a pandas DataFrame, or a dask DataFrame for data
+        that do not fit in memory (``dd.read_parquet(...)``; the design is built and collapsed
+        to weighted distinct rows partition by partition, see
+        :mod:`riskformula.backends.dask_design`; ``weights`` must then name a column).
     max_size, min_size : limits on the number of terms with nonzero points.
     coef_range : integer ``(low, high)`` for every term's points, or a dict keyed by column, label or
         formula term (``{"default": (-5, 5), "age": (0, 3)}``).
@@ -101,11 +105,18 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     constraints = check_constraints(constraints)
 
     side_information = any(isinstance(c, RiskBound) for c in constraints)
-    design = build_design(formula, data, na_action=na_action, event=event, context=context,
-                          prune_cuts=not side_information)
-    w = v.check_weights(weights, data)
-    if w is not None:
-        w = w.loc[design.index].to_numpy()
+    patterns = None
+    if is_dask_frame(data):
+        from .backends.dask_design import training_patterns
+        patterns = training_patterns(formula, data, weights=weights, na_action=na_action, event=event,
+                                     context=context, prune_cuts=not side_information)
+        design, w = patterns.design, patterns.weights
+    else:
+        design = build_design(formula, data, na_action=na_action, event=event, context=context,
+                              prune_cuts=not side_information)
+        w = v.check_weights(weights, data)
+        if w is not None:
+            w = w.loc[design.index].to_numpy()
     candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.thresholds}
     if not side_information:
         candidates.update(drop_dominated_cuts(design, w))
@@ -150,18 +161,24 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                       OptimalityGapWarning, stacklevel=2)
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
-                           c0=c0, positive_weight=positive_weight, weighted=w is not None,
+                           c0=c0, positive_weight=positive_weight, weighted=weights is not None,
                            time_limit=time_limit, gap_tolerance=gap_tolerance, na_action=na_action,
                            constraints=constraints, factors_as_one=bool(factors_as_one),
                            threshold_ranges=dict(builder.threshold_ranges),
                            size_groups=tuple(tuple(g) for g in builder.groups),
                            threshold_candidates=candidates)
+    extra = {} if patterns is None else dict(nobs=patterns.nobs, events=patterns.events,
+                                             rows_dropped=patterns.dropped, rows_digest=patterns.digest)
     model = RiskScore(design, bc_lam, report, settings, loss=loss.value(bc_lam),
-                      term_contributions=term_contributions(design, bc_lam, settings.threshold_ranges))
+                      term_contributions=term_contributions(design, bc_lam, settings.threshold_ranges), **extra)
     from .reports.evaluation import evaluate
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model.training_evaluation = evaluate(model, data.loc[design.index])
+        if patterns is None:
+            model.training_evaluation = evaluate(model, data.loc[design.index])
+        else:
+            from .backends.dask_scoring import evaluate_patterns
+            model.training_evaluation = evaluate_patterns(model, design.X, design.y, patterns.counts)
     design.X = None  # keep no training data in the fitted model
     return model
 
