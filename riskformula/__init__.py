@@ -6,8 +6,8 @@
 >>> print(m.summary())  # doctest: +SKIP
 """
 
-from .constraints import (at_least, at_most, implies, max_thresholds, not_both, one_variable, risk_at_least,
-                          risk_at_most, sign)
+from .problem.constraints import (at_least, at_most, implies, max_thresholds, not_both, one_variable,
+                                  risk_at_least, risk_at_most, sign)
 from .datasets import list_datasets, load_dataset, synthetic_thresholds
 from .errors import (DataError, FormulaError, InfeasibleProblemError, OptimalityGapWarning,
                      RiskFormulaError, RiskFormulaWarning, SearchLimitError, SettingsError, SolverError)

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 
 from . import _progress
-from . import _validate as v
+from . import _checks as v
 from .errors import CalibrationWarning, DataError, OptimalityGapWarning, SettingsError
 from .fit import risk_score
-from .formula import build_design
+from .design import build_design
 from .reports.cross_validation import FOLD_COLUMNS, CrossValidation
 from .reports.size_path import PATH_COLUMNS, SizePath
 

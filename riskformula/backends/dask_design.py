@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..design import DesignMatrix
+from ..design.formula import _event_of, build_design, split_formula
 from ..errors import DataError, FormulaError, SettingsError
-from ..formula import _event_of, build_design, split_formula
-from ..thresholds import FORMULA_FUNCTIONS, MAX_CUTS, PROBE
+from ..thresholds import FORMULA_FUNCTIONS, MAX_CUTS, PROBE, first_argument
 from ..thresholds import threshold as _base_threshold
 from .counts import candidate_cuts_from_counts, collapse_patterns, merge_patterns, merge_value_tables, value_table
 
@@ -198,21 +199,6 @@ def _own_key(spec, state) -> str:
                        "fit on a pandas frame instead.")
 
 
-def _first_argument(term: str) -> str:
-    inner = term[term.index("(") + 1:]
-    depth = 0
-    for i, ch in enumerate(inner):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            if depth == 0:
-                return inner[:i].strip()
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return inner[:i].strip()
-    return inner.strip()
-
-
 class _ThresholdHook:
     """A stand-in for ``threshold`` in the formula context while learning the encoding on the
     prototype: it checks the arguments as ``threshold`` does, records them per term, and sets
@@ -229,7 +215,7 @@ class _ThresholdHook:
             if "cuts" not in _state and not (_context is not None and PROBE in _context):
                 _base_threshold(x, k=k, grid=grid, _context={PROBE: True})  # argument checks
                 key = _own_key(_spec, _state)
-                self.terms[key] = {"k": k, "grid": grid, "argument": _first_argument(key)}
+                self.terms[key] = {"k": k, "grid": grid, "argument": first_argument(key)}
                 preset = (self.presets or {}).get(key)
                 _state.update(preset if preset is not None else
                               {"kind": "threshold", "cuts": [0.0], "keys": ["<=0"], "k": 1, "grid": grid,
@@ -241,7 +227,7 @@ class _ThresholdHook:
 
 def _threshold_state(table, k: int, grid, prune: bool) -> dict:
     """The state ``threshold()`` would store, from the value table of all rows."""
-    from ..thresholds import _keys
+    from ..thresholds.transforms import _keys
 
     values, ev, ne = table
     cuts, on_grid = candidate_cuts_from_counts(values, ev, ne, grid, prune=prune)
@@ -406,31 +392,41 @@ def _combine_patterns(parts: list) -> dict:
 class TrainingPatterns:
     """The training design of a dask frame as weighted distinct patterns.
 
-    ``design`` is the design (spec, columns, thresholds) with ``X``/``y`` holding the distinct
-    (design row, outcome) patterns; ``counts`` the rows behind each pattern, ``weights`` their
-    total sample weight (the counts without ``weights=``); ``nobs``, ``events``, ``dropped``
-    count rows; ``digest`` fingerprints the rows used (their index labels, partition by
-    partition).
+    ``design`` is a :class:`~riskformula.design.DesignMatrix` whose rows are the distinct
+    (design row, outcome) patterns, weighted by their total sample weight (their number of rows
+    without ``weights=``); ``counts`` holds the rows behind each pattern; ``nobs``, ``events``
+    and ``dropped`` count rows; ``digest`` fingerprints the rows used (their index labels,
+    partition by partition).
     """
 
-    design: object
-    weights: np.ndarray
+    design: DesignMatrix
     counts: np.ndarray
     nobs: int
     events: int
     dropped: int
     digest: str
 
+    def model(self, design: DesignMatrix, lam: np.ndarray, report, settings, loss: float):
+        """The fitted :class:`~riskformula.RiskScore` of ``design`` (these patterns, possibly with
+        fewer threshold columns), evaluated on the training rows from the patterns."""
+        from ..model import RiskScore, TrainingSummary, term_contributions
+        from .dask_scoring import evaluate_patterns
 
-def _restore_context(design, context: dict) -> None:
-    design.context = context
+        training = TrainingSummary(nobs=self.nobs, events=self.events, rows_dropped=self.dropped,
+                                   rows_digest=self.digest)
+        model = RiskScore(design.spec, lam, report, settings, loss, training,
+                          term_contributions(design, np.round(lam[1:]), settings.threshold_ranges))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.training_evaluation = evaluate_patterns(model, design.X, design.y, self.counts)
+        return model
 
 
 def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "raise", event=None,
                       context: dict | None = None, prune_cuts: bool = True) -> TrainingPatterns:
     """The training design of ``formula`` on the dask DataFrame ``ddf`` as weighted distinct patterns.
 
-    Parameters are those of :func:`riskformula.formula.build_design` plus ``weights`` (the name
+    Parameters are those of :func:`riskformula.design.build_design` plus ``weights`` (the name
     of a column of ``ddf``).  No partition is held in memory beyond the task that reads it.
 
     Examples
@@ -463,8 +459,8 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
         ctx = {**user_context, "threshold": hook.function} if hooked else user_context
         if na_action == "drop" and facts["complete"] == 0:
             raise DataError("no complete rows remain after dropping missing values.")
-        design = build_design(formula, proto, na_action="raise", event=event, context=ctx, prune_cuts=prune_cuts)
-        exact = tuple(design.variables)
+        spec = build_design(formula, proto, na_action="raise", event=event, context=ctx, prune_cuts=prune_cuts).spec
+        exact = tuple(spec.variables)
         if set(exact) <= set(used) and (na_action == "raise" or not facts["na"] or set(exact) == set(used)):
             break
         used = exact if set(exact) <= set(used) else tuple(dict.fromkeys(used + exact))
@@ -481,18 +477,18 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
                         "Pass na_action='drop' to fit on complete rows (reported in the summary), "
                         "or impute them first.")
 
-    job = _Job(used=exact, na_action=na_action, outcome=design.outcome, bare=design.lhs_spec is None,
-               lhs_spec=design.lhs_spec, event=design.event, context=stored_context, weights=weights)
+    job = _Job(used=exact, na_action=na_action, outcome=spec.outcome, bare=spec.lhs_model_spec is None,
+               lhs_spec=spec.lhs_model_spec, event=spec.event, context=stored_context, weights=weights)
     if hook.terms:
         job.thresholds = {key: t["argument"] for key, t in hook.terms.items()}
         tables = tree_reduce(ddf, _tables, _combine_tables, job)
         presets = {key: _threshold_state(tables[key], t["k"], t["grid"], prune_cuts) for key, t in hook.terms.items()}
         final = _ThresholdHook(presets)
-        design = build_design(formula, proto, na_action="raise", event=event,
-                              context={**user_context, "threshold": final.function},
-                              prune_cuts=prune_cuts)
-    _restore_context(design, stored_context)
-    job.spec, job.columns = design.spec, tuple(design.columns)
+        spec = build_design(formula, proto, na_action="raise", event=event,
+                            context={**user_context, "threshold": final.function}, prune_cuts=prune_cuts).spec
+    # predict must see the formula functions, not the stand-in used while learning the encoding
+    spec = spec.update(context=stored_context)
+    job.spec, job.columns = spec.model_spec, tuple(spec.columns)
     job.thresholds = {}
 
     result = tree_reduce(ddf, _patterns, _combine_patterns, job)
@@ -500,24 +496,21 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
         raise DataError(f"`data` has infinite or undefined values in design column(s) {result['nonfinite']} "
                         "(column: count), e.g. from log(0) or division by zero; fix or drop those rows.")
     levels = tuple(pd.unique(pd.Series(result["levels"], dtype=object)))
-    if set(levels) != set(design.levels):
-        ev = _event_of(pd.Series(list(levels), dtype=object), design.outcome, event)
-        if ev != design.event:
-            raise DataError(f"the outcome `{design.outcome}` is coded differently across partitions; compute it "
+    if set(levels) != set(spec.levels):
+        ev = _event_of(pd.Series(list(levels), dtype=object), spec.outcome, event)
+        if ev != spec.event:
+            raise DataError(f"the outcome `{spec.outcome}` is coded differently across partitions; compute it "
                             "as a 0/1 column first.")
     if weights is not None and result["weight_sum"] <= 0:
         raise DataError("`weights` sum to zero; at least one row needs a positive weight.")
     Z, sums = result["patterns"]
-    design.X = np.ascontiguousarray(Z[:, :-1])
-    design.y = Z[:, -1].astype(int)
-    design.index = pd.RangeIndex(len(design.y))
-    design.levels = levels
-    design.dropped = result["rows"] - result["used"]
-    design.dropped_index = []
-    counts = sums["n"]
+    y = Z[:, -1].astype(int)
+    design = DesignMatrix(spec=spec.update(levels=levels), X=np.ascontiguousarray(Z[:, :-1]), y=y,
+                          index=pd.RangeIndex(len(y)), weights=sums["w"])
     digest = hashlib.sha256(str(result["used"]).encode())
     for d in result["digests"]:
         digest.update(d)
-    return TrainingPatterns(design=design, weights=sums["w"], counts=counts, nobs=int(result["used"]),
-                            events=int(round(float(counts @ design.y))), dropped=design.dropped,
+    counts = sums["n"]
+    return TrainingPatterns(design=design, counts=counts, nobs=int(result["used"]),
+                            events=int(round(float(counts @ y))), dropped=result["rows"] - result["used"],
                             digest=digest.hexdigest()[:32])

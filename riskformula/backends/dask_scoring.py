@@ -23,7 +23,7 @@ _NAMES = {"score": "score", "predict": "risk", "observed": "event"}
 
 def _model_spec(design):
     """formulaic's ModelSpec of a design (the right-hand side)."""
-    return design.spec
+    return design.model_spec
 
 
 def _needed(model) -> list:
@@ -39,7 +39,7 @@ def _check_columns(model, ddf, outcome: bool = False) -> None:
     if missing:
         raise DataError(f"`newdata` lacks the column(s) {missing} that the formula uses; "
                         f"it has {list(ddf.columns)[:20]}.")
-    if outcome and design.lhs_spec is None and design.outcome not in ddf.columns:
+    if outcome and design.lhs_model_spec is None and design.outcome not in ddf.columns:
         raise DataError(f"the data lack the outcome column `{design.outcome}`.")
 
 
@@ -74,7 +74,7 @@ def _eval_counts(part: pd.DataFrame, model, by) -> dict:
     design = model.design
     needed = _needed(model)
     na = {v: int(part[v].isna().sum()) for v in needed if part[v].isna().any()}
-    outcome_na = int(part[design.outcome].isna().sum()) if design.lhs_spec is None else 0
+    outcome_na = int(part[design.outcome].isna().sum()) if design.lhs_model_spec is None else 0
     if na or outcome_na or len(part) == 0:
         return {"table": None, "dropped": 0, "na": na, "outcome_na": outcome_na}
     frame, dropped = _collect(model, part, by)

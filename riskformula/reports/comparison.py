@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import CalibrationWarning, DataError, SettingsError
-from ..formula import build_design
+from ..design import build_design
 from ..model import RiskScore, index_digest
 from . import metrics, render
 
