@@ -459,7 +459,7 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
         ctx = {**user_context, "threshold": hook.function} if hooked else user_context
         if na_action == "drop" and facts["complete"] == 0:
             raise DataError("no complete rows remain after dropping missing values.")
-        spec = build_design(formula, proto, na_action="raise", event=event, context=ctx, prune_cuts=prune_cuts).spec
+        spec = build_design(formula, proto, na_action="raise", event=event, context=ctx, prune_cuts=prune_cuts, check_values=False).spec
         exact = tuple(spec.variables)
         if set(exact) <= set(used) and (na_action == "raise" or not facts["na"] or set(exact) == set(used)):
             break
@@ -485,7 +485,7 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
         presets = {key: _threshold_state(tables[key], t["k"], t["grid"], prune_cuts) for key, t in hook.terms.items()}
         final = _ThresholdHook(presets)
         spec = build_design(formula, proto, na_action="raise", event=event,
-                            context={**user_context, "threshold": final.function}, prune_cuts=prune_cuts).spec
+                            context={**user_context, "threshold": final.function}, prune_cuts=prune_cuts, check_values=False).spec
     # predict must see the formula functions, not the stand-in used while learning the encoding
     spec = spec.update(context=stored_context)
     job.spec, job.columns = spec.model_spec, tuple(spec.columns)
