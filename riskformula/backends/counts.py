@@ -129,25 +129,43 @@ def candidate_cuts_from_counts(values, events, non_events, grid: int | None = No
 def _group_codes(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first row of each group, group code of every row) of identical rows of ``Z``.
 
-    Rows are grouped by a 64-bit hash of their bytes, then every row is compared with its
-    group's first row, so a hash collision can never merge two different rows (it falls back
-    to an exact sort).
+    Design columns take few distinct values (0/1 indicators, small integers), so each row gets
+    an exact integer key: its columns' value codes in mixed radix.  When the radix would
+    overflow (many columns with many values), rows are grouped by a 64-bit hash of their values
+    and every row is compared with its group's first row, so a hash collision can never merge
+    two different rows (it falls back to an exact sort).
     """
-    if Z.shape[1] == 0:
-        return np.zeros(min(len(Z), 1), dtype=np.intp), np.zeros(len(Z), dtype=np.intp)
-    Z = np.ascontiguousarray(Z)
-    # +0.0 for -0.0: equal numbers must have equal bytes
-    Z = Z + 0.0
+    n, d = Z.shape
+    if d == 0:
+        return np.zeros(min(n, 1), dtype=np.intp), np.zeros(n, dtype=np.intp)
+    Z = Z + 0.0  # -0.0 as 0.0: equal numbers must get equal keys
+    key = np.zeros(n, dtype=np.int64)
+    radix = 1
+    for j in range(d):
+        codes, values = pd.factorize(Z[:, j])
+        if radix * max(len(values), 1) >= 2 ** 62:
+            key = None
+            break
+        key += codes.astype(np.int64) * radix
+        radix *= max(len(values), 1)
+    if key is not None:
+        codes, _ = pd.factorize(key)
+        return _first_rows(codes), codes.astype(np.intp)
     h = pd.util.hash_pandas_object(pd.DataFrame(Z), index=False).to_numpy()
     codes, _ = pd.factorize(h)
-    first = np.full(codes.max() + 1 if len(codes) else 0, -1, dtype=np.intp)
-    # the first row of each code: positions in reverse so the earliest write wins
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    first = _first_rows(codes)
     if np.array_equal(Z, Z[first[codes]]):
         return first, codes.astype(np.intp)
-    rows = Z.view(np.dtype((np.void, Z.itemsize * Z.shape[1]))).ravel()
+    rows = np.ascontiguousarray(Z).view(np.dtype((np.void, Z.itemsize * d))).ravel()
     _, first, codes = np.unique(rows, return_index=True, return_inverse=True)
     return first.astype(np.intp), codes.ravel().astype(np.intp)
+
+
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """Position of the first row of each code 0..max."""
+    first = np.full(codes.max() + 1 if len(codes) else 0, -1, dtype=np.intp)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)  # reversed, so the earliest write wins
+    return first
 
 
 def collapse_patterns(Z, **weights) -> tuple[np.ndarray, dict]:
