@@ -157,15 +157,24 @@ def mixed(args) -> None:
             r = json.loads(out.stdout.strip().splitlines()[-1])
             rows.append(r)
             print(json.dumps(r), flush=True)
-    table = []
+    print(table(rows))
+
+
+def table(rows: list[dict]) -> str:
+    """The results as a Markdown table (``python benchmarks/scaling.py --table results.jsonl``
+    re-renders saved result lines)."""
+    from riskformula.reports.render import fmt_gap
+
+    out = []
     for r in rows:
         w = r["worker_peak_mib"]
-        table.append({
+        out.append({
             "rows": f"{r['n']:,d}", "backend": r["backend"], "distinct patterns": f"{r['patterns']:,d}",
             "fit (s)": f"{r['fit_s']:.1f}", "solver (s)": f"{r['solver_s']:.1f}",
+            "end to end (s)": f"{r['total_s']:.1f}",
             "peak memory": _gib(r["peak_mib"]) + (f" + workers {' / '.join(_gib(v) for v in w)}" if w else ""),
-            "objective": f"{r['objective']:.6f}", "gap": f"{100 * r['gap']:.2g}%", "status": r["status"]})
-    print(tabulate(pd.DataFrame(table), headers="keys", showindex=False, disable_numparse=True, tablefmt="github"))
+            "objective": f"{r['objective']:.6f}", "gap": fmt_gap(r["gap"]), "status": r["status"]})
+    return tabulate(pd.DataFrame(out), headers="keys", showindex=False, disable_numparse=True, tablefmt="github")
 
 
 def _gib(mib: float) -> str:
@@ -216,8 +225,12 @@ def main() -> None:
     ap.add_argument("--d", type=int, default=20, help="binary experiment: number of predictors")
     ap.add_argument("--time-limit", type=float, default=60, help="binary experiment: seconds per fit")
     ap.add_argument("--one", nargs=2, metavar=("N", "BACKEND"), help=argparse.SUPPRESS)
+    ap.add_argument("--table", metavar="FILE", help="print the table of saved result lines (one JSON object each)")
     args = ap.parse_args()
-    if args.one:
+    if args.table:
+        lines = Path(args.table).read_text().splitlines()
+        print(table([json.loads(x) for x in lines if x.startswith("{")]))
+    elif args.one:
         print(json.dumps(run_one(int(float(args.one[0])), args.one[1])))
     elif args.experiment == "binary":
         args.sizes = args.sizes or [1e4, 1e5, 1e6]

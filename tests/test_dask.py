@@ -17,7 +17,8 @@ from riskformula.problem import LogisticLoss  # noqa: E402
 
 
 def frame(n: int = 1500, seed: int = 0) -> pd.DataFrame:
-    """A binary, a three-level factor, an integer-valued and a rounded continuous predictor."""
+    """A binary, a three-level factor, an integer-valued and a rounded continuous predictor (and
+    a categorical column with an unused category, a continuous one, weights, a text outcome)."""
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({"b": rng.integers(0, 2, n), "g": rng.choice(["lo", "mid", "hi"], n),
                        "x1": rng.integers(20, 80, n).astype(float), "x2": rng.normal(size=n).round(1),
@@ -25,6 +26,7 @@ def frame(n: int = 1500, seed: int = 0) -> pd.DataFrame:
     lp = -2 + 1.2 * df.b + 0.8 * (df.g == "hi") + 1.5 * (df.x1 > 55) + 0.8 * (df.x2 > 0.5)
     df["y"] = (rng.random(n) < 1 / (1 + np.exp(-lp))).astype(int)
     df["answer"] = np.where(df.y == 1, "yes", "no")
+    df["grade"] = pd.Categorical(rng.choice(["B", "A", "C"], n), categories=["C", "B", "A", "unused"])
     return df
 
 
@@ -50,6 +52,7 @@ def _pandas_loss(formula, data, **kw):
     ("y ~ threshold(x1, k=2) + threshold(x3, grid=7) + C(g)", {}),
     ("y ~ b + g + threshold(x1)", {"prune_cuts": False}),
     ('answer == "yes" ~ threshold(., grid=5) - y - w - x3', {}),
+    ("y ~ grade + b:g + threshold(x2)", {}),
     ("answer ~ b + g + x2 + threshold(np.log(x1))", {"event": "yes"}),
 ])
 def test_design_and_loss_equal_the_pandas_ones(df, ddf, formula, kw):
@@ -156,6 +159,11 @@ def test_a_saved_dask_model_scores_like_the_pandas_model(fitted, df):
     a, b = fitted
     loaded = rf.from_json(b.to_json())
     pd.testing.assert_series_equal(loaded.predict(df), a.predict(df))
+
+
+def test_functions_that_need_pandas_say_so(ddf):
+    with pytest.raises(DataError, match="is a dask DataFrame"):
+        rf.cross_validate("y ~ b", ddf, folds=2)
 
 
 def test_parquet_files_in(tmp_path, df):
