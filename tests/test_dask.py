@@ -243,6 +243,22 @@ def test_unseen_categories_and_missing_values_when_scoring(fitted, df):
         b.predict(dd.from_pandas(df.drop(columns="x1"), npartitions=2))  # before anything is computed
 
 
+def test_unseen_categories_are_refused_in_every_thread(fitted, df):
+    """Encoding makes formulaic's unseen-category warning an error with process-wide warning
+    filters; concurrent partitions must not undo each other's filter (which would score an unseen
+    level as the reference level)."""
+    import dask
+
+    a, b = fitted
+    new = pd.concat([df.head(40)] * 24, ignore_index=True)
+    new.loc[new.index % 40 == 0, "g"] = "unknown"
+    ddf = dd.from_pandas(new, npartitions=24)
+    with dask.config.set(scheduler="threads", num_workers=8):
+        for _ in range(3):
+            with pytest.raises(DataError, match="never saw in training"):
+                b.predict(ddf).compute()
+
+
 # --------------------------------------------------------------------------------------
 # a dask.distributed cluster; dask stays optional
 # --------------------------------------------------------------------------------------

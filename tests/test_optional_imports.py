@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from riskformula.backends import is_dask_collection, is_dask_frame, is_dask_series
+from riskformula.backends import is_dask_frame, is_dask_series
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,4 +39,4 @@ def test_the_classifier_is_loaded_on_first_use():
 
 def test_pandas_objects_are_not_dask_collections():
     df = pd.DataFrame({"a": [1, 2]})
-    assert not is_dask_frame(df) and not is_dask_series(df["a"]) and not is_dask_collection(df)
+    assert not is_dask_frame(df) and not is_dask_series(df["a"])

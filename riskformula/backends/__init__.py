@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["is_dask_frame", "is_dask_series", "is_dask_collection"]
+__all__ = ["is_dask_frame", "is_dask_series"]
 
 
 def _dask_dataframe_module():
@@ -30,10 +30,3 @@ def is_dask_series(obj) -> bool:
     dd = _dask_dataframe_module()
     return dd is not None and isinstance(obj, dd.Series)
 
-
-def is_dask_collection(obj) -> bool:
-    """Whether ``obj`` is any dask collection (a frame, series, array, bag, delayed...)."""
-    if "dask" not in sys.modules:
-        return False
-    from dask import is_dask_collection as check
-    return bool(check(obj))

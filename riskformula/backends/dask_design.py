@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import warnings
 from dataclasses import dataclass, field
 
@@ -37,7 +38,7 @@ from ..thresholds import FORMULA_FUNCTIONS, MAX_CUTS, PROBE, first_argument
 from ..thresholds import threshold as _base_threshold
 from .counts import candidate_cuts_from_counts, collapse_patterns, merge_patterns, merge_value_tables, value_table
 
-__all__ = ["training_patterns", "TrainingPatterns", "tree_reduce", "plain_strings"]
+__all__ = ["training_patterns", "TrainingPatterns", "tree_reduce", "plain_strings", "ENCODING_LOCK"]
 
 #: distinct values of a column kept for the prototype frame (categorical levels need them all)
 DISTINCT_CAP = 10_000
@@ -49,6 +50,12 @@ CHUNK_CELLS = 2 ** 23
 SPLIT_EVERY = 8
 #: outcome levels remembered per partition (enough to name a third level in an error)
 _LEVELS_KEPT = 7
+
+#: held while formulaic encodes a partition.  Encoding turns formulaic's warning about unseen
+#: categories into an error inside ``warnings.catch_warnings()``, which changes process-wide
+#: filters: two threads of dask's threaded scheduler doing it at once could restore each other's
+#: filters, and an unseen level would then be encoded silently as the reference level.
+ENCODING_LOCK = threading.RLock()
 
 
 # --------------------------------------------------------------------------------------
@@ -274,7 +281,8 @@ class _Job:
     def raw_outcome(self, frame: pd.DataFrame) -> pd.Series:
         if self.bare:
             return frame[self.outcome]
-        mm = self.lhs_spec.get_model_matrix(frame, context=self.context)
+        with ENCODING_LOCK:
+            mm = self.lhs_spec.get_model_matrix(frame, context=self.context)
         return pd.DataFrame(mm).iloc[:, 0]
 
     def values_of(self, frame: pd.DataFrame, argument: str) -> np.ndarray:
@@ -282,14 +290,14 @@ class _Job:
         if name in frame.columns:
             return frame[name].to_numpy(dtype=float)
         from formulaic import model_matrix
-        with warnings.catch_warnings():
+        with ENCODING_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             mm = model_matrix(f"0 + I({argument})", frame, context=self.context, na_action="ignore")
         return pd.DataFrame(mm).iloc[:, 0].to_numpy(dtype=float)
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
         from formulaic.errors import DataMismatchWarning, FormulaicError
-        with warnings.catch_warnings():
+        with ENCODING_LOCK, warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
             try:
                 mm = self.spec.get_model_matrix(frame, context=self.context)
@@ -443,8 +451,10 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
     if weights is not None and weights not in ddf.columns:
         raise SettingsError(f"`weights={weights!r}` is not a column of `data`; pass a column name or "
                             f"one weight per row. Columns: {list(ddf.columns)[:20]}.")
+    from dask.dataframe.utils import meta_nonempty as _nonempty
+
     meta = ddf._meta
-    meta_nonempty = ddf._meta_nonempty
+    meta_nonempty = _nonempty(meta)
     user_context = dict(context or {})
     stored_context = {**FORMULA_FUNCTIONS, **user_context}
     hooked = "threshold" not in user_context

@@ -14,7 +14,7 @@ import pandas as pd
 from scipy.special import expit
 
 from ..errors import DataError, SettingsError
-from .dask_design import plain_strings, tree_reduce
+from .dask_design import ENCODING_LOCK, plain_strings, tree_reduce
 
 __all__ = ["map_rows", "evaluate_dask", "evaluate_patterns"]
 
@@ -47,7 +47,8 @@ def _apply(part: pd.DataFrame, model, method: str) -> pd.Series:
     if len(part) == 0:
         return pd.Series(np.zeros(0, dtype=float if method != "observed" else int), index=part.index,
                          name=_NAMES[method])
-    return getattr(model, method)(plain_strings(part))
+    with ENCODING_LOCK:
+        return getattr(model, method)(plain_strings(part))
 
 
 def map_rows(model, method: str, ddf):
@@ -77,7 +78,8 @@ def _eval_counts(part: pd.DataFrame, model, by) -> dict:
     outcome_na = int(part[design.outcome].isna().sum()) if design.lhs_model_spec is None else 0
     if na or outcome_na or len(part) == 0:
         return {"table": None, "dropped": 0, "na": na, "outcome_na": outcome_na}
-    frame, dropped = _collect(model, part, by)
+    with ENCODING_LOCK:
+        frame, dropped = _collect(model, part, by)
     keys = ["y", "risk", "score"] + (["by"] if by is not None else [])
     table = frame.groupby(keys, dropna=False, sort=False, observed=True).size().rename("n").reset_index()
     return {"table": table, "dropped": dropped, "na": {}, "outcome_na": 0}
