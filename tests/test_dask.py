@@ -247,13 +247,16 @@ def test_unseen_categories_are_refused_in_every_thread(fitted, df):
     """Encoding makes formulaic's unseen-category warning an error with process-wide warning
     filters; concurrent partitions must not undo each other's filter (which would score an unseen
     level as the reference level)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import dask
 
     a, b = fitted
     new = pd.concat([df.head(40)] * 24, ignore_index=True)
     new.loc[new.index % 40 == 0, "g"] = "unknown"
     ddf = dd.from_pandas(new, npartitions=24)
-    with dask.config.set(scheduler="threads", num_workers=8):
+    # the pool is joined on exit: tasks still running after the first error finish inside the test
+    with ThreadPoolExecutor(8) as pool, dask.config.set(scheduler="threads", pool=pool):
         for _ in range(3):
             with pytest.raises(DataError, match="never saw in training"):
                 b.predict(ddf).compute()
