@@ -251,6 +251,10 @@ class BranchAndCut:
             log=tuple(self.log_lines),
         )
 
+    def _left(self) -> float:
+        """Seconds left before the time limit (what one LP solve may take)."""
+        return self.time_limit - (time.perf_counter() - self.t0)
+
     def _gap(self, lower: float) -> float:
         if not math.isfinite(self.upper):
             return math.inf
@@ -280,8 +284,10 @@ class BranchAndCut:
         budget = 0.25 * self.time_limit
         history = []
         for it in range(max_rounds):
-            status, obj, x = lp.solve()
+            status, obj, x = lp.solve(self._left())
             self.lp_solves += 1
+            if status == "time_limit":
+                break
             if status == "infeasible":
                 return math.inf, iterates
             lb = self._safe(obj)
@@ -342,8 +348,11 @@ class BranchAndCut:
         lam_s, alpha_s = self.lam_slice, self.alpha_slice
         rounds = 0
         while True:
-            status, obj, x = lp.solve()
+            status, obj, x = lp.solve(self._left())
             self.lp_solves += 1
+            if status == "time_limit":
+                # the node stays open with its parent's bound; the main loop stops at the limit
+                return [(parent_bound, changes, branch)]
             if status == "infeasible":
                 return None
             bound = max(self._safe(obj), parent_bound)

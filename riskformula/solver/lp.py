@@ -105,11 +105,17 @@ class NodeLP:
         self.upper[-1] = hi
         self.h.changeColBounds(self.L, lo, hi)
 
-    def solve(self):
-        """Return ``(status, objective, x)``; status is 'optimal' or 'infeasible'."""
+    def solve(self, seconds: float | None = None):
+        """Return ``(status, objective, x)``; status is 'optimal', 'infeasible' or, when the solve
+        takes more than ``seconds``, 'time_limit' (one LP can be slow: degenerate big-M rows)."""
         h = self.h
+        if seconds is not None:
+            # HiGHS compares its limit with the run time summed over every run of this instance
+            h.setOptionValue("time_limit", float(h.getRunTime()) + max(float(seconds), 0.01))
         h.run()
         st = h.getModelStatus()
+        if st == highspy.HighsModelStatus.kTimeLimit:
+            return "time_limit", np.nan, None
         if st == highspy.HighsModelStatus.kOptimal:
             x = np.asarray(h.getSolution().col_value)
             return "optimal", h.getInfo().objective_function_value, x
@@ -125,6 +131,8 @@ class NodeLP:
             if option:
                 h.setOptionValue(option, default)
             st = h.getModelStatus()
+            if st == highspy.HighsModelStatus.kTimeLimit:
+                return "time_limit", np.nan, None
             if st == highspy.HighsModelStatus.kOptimal:
                 return "optimal", h.getInfo().objective_function_value, np.asarray(h.getSolution().col_value)
             if st == highspy.HighsModelStatus.kInfeasible:
