@@ -220,3 +220,21 @@ def test_infeasible_bound_names_the_constraint():
     with pytest.raises(InfeasibleProblemError):
         rf.risk_score("y ~ x1 + x2", df, max_size=2, min_size=2, coef_range=(1, 2), time_limit=10,
                       constraints=[rf.statistical_parity("race", at_score=2, max_diff=0.12)])
+
+
+def test_fairness_path_frontier():
+    df = frame(500, seed=9)
+    train, test = df.iloc[:350], df.iloc[350:]
+    path = rf.fairness_path("y ~ x1 + x2 + x3", train, notion="statistical_parity", by="race",
+                            max_diff=[0.2, 0.05], newdata=test, max_size=3, coef_range=(-3, 3), time_limit=20)
+    t = path.table
+    assert t["max_diff"].isna().iloc[0] and list(t["max_diff"].iloc[1:]) == [0.2, 0.05]
+    assert (t["train_disparity"].iloc[1:].to_numpy() <= t["max_diff"].iloc[1:].to_numpy()).all()
+    # tighter bounds never lower the certified optimum
+    assert t["objective"].is_monotonic_increasing and (t["lower_bound"] <= t["objective"] + 1e-12).all()
+    for b, m in path.models.items():
+        if b == b:
+            assert m.constraints[0].max_diff == b
+            d = m.fairness(test, by="race").differences.set_index("metric").loc["selection rate", "difference"]
+            assert t.loc[t["max_diff"] == b, "test_disparity"].item() == pytest.approx(d)
+    assert "Fairness path" in str(path) and "training disparity" in str(path)
