@@ -24,6 +24,8 @@ import pandas as pd
 MAX_VALUES = 100
 #: otherwise the grid holds this many quantiles
 GRID_SIZE = 101
+#: one-hot groups are looked for among at most this many 0/1 columns (else only the formula's)
+MAX_BINARY = 300
 #: decimals beyond this are treated as continuous (moves in steps of 1e-6)
 MAX_DECIMALS = 6
 
@@ -79,7 +81,11 @@ class TrainingProfile:
         """Profile ``data`` (the training rows) for ``model``; ``X`` is their design matrix if known."""
         names = [v for v in model.design.variables if v in data.columns]
         variables = {v: _profile_variable(v, data[v]) for v in names}
-        partitions = _partitions(data, [v for v in names if _is_01(data[v])])
+        # one-hot groups may hold columns the formula leaves out (``married`` beside ``single``)
+        binary = [c for c in data.columns if isinstance(c, str) and _is_01(data[c])]
+        if len(binary) > MAX_BINARY:
+            binary = [v for v in names if v in binary]
+        partitions = [p for p in _partitions(data, binary) if set(p) & set(names)]
         if X is None:
             X = model.design.transform(data)
         terms, mean, cov = _term_moments(model, X)

@@ -60,7 +60,7 @@ def reasons(model, people, n: int = 3, goal: str = "below", groups: dict | None 
     if profile is None:
         raise SettingsError("this model carries no training profile; pass the training rows as `data=`.")
     sign = 1 if goal == "above" else -1
-    space = build_space(model, profile, _check_groups(groups, people))
+    space = build_space(model, profile, _check_groups(groups, people), list(people.columns))
     X = model.design.transform(people, "explain")
     probe_points(space, people.iloc[0].to_dict(), list(people.columns))
     insts = build_instances(space, people, X, np.zeros(len(people)), sign)
@@ -79,11 +79,15 @@ def reasons(model, people, n: int = 3, goal: str = "below", groups: dict | None 
             if best <= 0:
                 continue
             pts = float(xi[b.columns] @ coef[b.columns])
+            # features linked by an interaction share their points: one reason
+            shown, regions = [], []
             for k, f in enumerate(b.features):
                 x = bl.current[k]
                 c = f.candidate_of(x)
-                region = f.candidates[c].label if c is not None else ""
-                found.append((best, f.name, f.show(x), region, pts, pts - sign * best))
+                shown.append(f.show(x))
+                regions.append(f.candidates[c].label if c is not None else "")
+            found.append((best, " & ".join(f.name for f in b.features), ", ".join(shown),
+                          ", ".join(r for r in regions if r), pts, pts + sign * best))
         found.sort(key=lambda r: -r[0])
         if not found:
             rows.append({"person": inst.label, "rank": np.nan, "feature": None, "value": None, "region": None,

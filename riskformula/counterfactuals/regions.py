@@ -135,8 +135,8 @@ class Feature:
         """A value as printed in reports, in the data's precision."""
         if self.kind == "group":
             return "none of " + "/".join(self.columns) if value is None else str(value)
-        if self.numeric:
-            return _fmt(float(value), self.profile.decimals if self.profile is not None else 6)
+        if self.profile is not None and self.profile.kind == "numeric" and isinstance(value, (int, float, np.number)):
+            return _fmt(float(value), self.profile.decimals)
         return str(value)
 
 
@@ -213,7 +213,7 @@ def _threshold_breaks(model) -> dict:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def build_space(model, profile, groups: dict | None = None) -> Space:
+def build_space(model, profile, groups: dict | None = None, columns=None) -> Space:
     """The features and blocks of ``model``'s scored terms, with static points of every option."""
     design = model.design
     coef = model.coef.to_numpy(dtype=float)
@@ -231,6 +231,8 @@ def build_space(model, profile, groups: dict | None = None) -> Space:
         cols = [m for m in members if m is not None]
         group_defs.append((str(name), tuple(cols), None in members))
     for part in profile.partitions:
+        if columns is not None and not set(part) <= set(columns):
+            continue  # the people lack a member: its columns move one by one
         if any(c in used for c in part) and not any(c in g[1] for g in group_defs for c in part):
             group_defs.append((_group_name(part), tuple(part), False))
     for name, cols, none_ok in group_defs:

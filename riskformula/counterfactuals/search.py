@@ -52,7 +52,7 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
     else:
         raise SettingsError("this model carries no training profile (ranges and scales of its variables), e.g. "
                             "it was saved by an older version; pass the training rows as `data=`.")
-    space = build_space(model, profile, _check_groups(groups, people))
+    space = build_space(model, profile, _check_groups(groups, people), list(people.columns))
     applied = _configure(space, people, immutable, actionable, directions, costs)
     X = model.design.transform(people, "explain")
     probe_points(space, people.iloc[0].to_dict(), list(people.columns))
@@ -164,7 +164,8 @@ def _fewer(found: int, n: int, mode: str) -> str:
         return ""
     what = {"features": "with different sets of changed features", "values": "with different sets of changed "
             "features and regions", "distinct": "that differ", "soft": ""}[mode]
-    return f"only {found} counterfactual{'s' if found != 1 else ''} {what} exist within the limits (asked for {n})"
+    verb = "exist" if found != 1 else "exists"
+    return f"only {found} counterfactual{'s' if found != 1 else ''} {what} {verb} within the limits (asked for {n})"
 
 
 def _counterfactual(inst, space, sol, offsets, intercept) -> Counterfactual:
