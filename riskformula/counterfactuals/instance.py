@@ -21,6 +21,16 @@ from .regions import STAY, Block, Feature, Space, _above, _at_most
 TOL = 1e-9
 
 
+class _Keep:
+    """Marks a feature an option leaves as it is (None is a value: a one-hot group with none set)."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP = _Keep()
+
+
 @dataclass
 class BlockInstance:
     """A block's options for one person.  For a continuous feature (``block.continuous``) option
@@ -31,7 +41,7 @@ class BlockInstance:
     gain: np.ndarray
     cost: np.ndarray
     allowed: np.ndarray
-    values: list                         # per option: new value of each changed feature (STAY: None)
+    values: list                         # per option: new value of each feature (KEEP: unchanged)
     current: tuple                       # current value of each feature
     alpha: float = 0.0
     beta: np.ndarray | None = None
@@ -46,7 +56,7 @@ class BlockInstance:
         """New value of every feature under option ``o`` (a continuous option at value ``v``)."""
         if self.block.continuous and o > 0:
             return (v,)
-        return tuple(cur if new is None else new for cur, new in zip(self.current, self.values[o]))
+        return tuple(cur if new is KEEP else new for cur, new in zip(self.current, self.values[o]))
 
     def gain_at(self, o: int, v: float | None = None) -> float:
         if self.block.continuous and o > 0:
@@ -127,7 +137,7 @@ def _single(b: Block, cur: tuple, pcur: float, sign: int) -> BlockInstance:
     gain, cost = np.zeros(n), np.zeros(n)
     allowed = np.zeros(n, dtype=bool)
     allowed[0] = True
-    values: list = [(None,)] * n
+    values: list = [(KEEP,)] * n
     if f.continuous:
         lo, hi = np.full(n, np.nan), np.full(n, np.nan)
         alpha = sign * f.slope
@@ -175,12 +185,12 @@ def _multi(b: Block, cur: tuple, row: dict, sign: int) -> BlockInstance:
     gain, cost = np.zeros(n), np.zeros(n)
     allowed = np.zeros(n, dtype=bool)
     allowed[0] = True
-    values: list = [tuple(None for _ in b.features)] * n
+    values: list = [tuple(KEEP for _ in b.features)] * n
     for o in range(1, n):
         vals, total, ok = [], 0.0, True
         for f, ch, x in zip(b.features, b.options[o], cur):
             if ch == STAY:
-                vals.append(None)
+                vals.append(KEEP)
                 continue
             v = f.realize(ch, x)
             d = f.distance(v, x)

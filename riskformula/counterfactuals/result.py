@@ -128,26 +128,32 @@ class Counterfactuals:
 
     def apply(self) -> pd.DataFrame:
         """The people's rows with each counterfactual applied, indexed by (person, counterfactual)."""
-        out, idx = [], []
-        by_label = self._rows
+        labels, idx, changes = [], [], []
         for p in self.people:
             for k, c in enumerate(p.counterfactuals, 1):
-                r = by_label.loc[[p.person]].iloc[[0]].copy() if by_label.index.is_unique else None
-                if r is None:
-                    raise ValueError("the people's index must be unique to apply counterfactuals")
-                for col, v in c.values.items():
-                    dtype = r[col].dtype
-                    if pd.api.types.is_bool_dtype(dtype):
-                        v = bool(v)
-                    elif pd.api.types.is_integer_dtype(dtype) and isinstance(v, float) and not v.is_integer():
-                        r[col] = r[col].astype(float)
-                    r.iloc[0, r.columns.get_loc(col)] = v
-                out.append(r)
+                labels.append(p.person)
                 idx.append((p.person, k))
-        if not out:
-            return self._rows.iloc[:0].set_axis(pd.MultiIndex.from_tuples([], names=["person", "counterfactual"]))
-        df = pd.concat(out)
-        df.index = pd.MultiIndex.from_tuples(idx, names=["person", "counterfactual"])
+                changes.append(c.values)
+        index = pd.MultiIndex.from_tuples(idx, names=["person", "counterfactual"])
+        df = self._rows.loc[labels].copy() if labels else self._rows.iloc[:0].copy()
+        df.index = index
+        for col in dict.fromkeys(c for ch in changes for c in ch):
+            dtype = df[col].dtype
+            column = df[col].astype(object).to_numpy(copy=True)
+            whole = True
+            for i, ch in enumerate(changes):
+                if col in ch:
+                    column[i] = ch[col]
+                    whole &= not isinstance(ch[col], float) or float(ch[col]).is_integer()
+            new = pd.Series(column, index=df.index)
+            if pd.api.types.is_integer_dtype(dtype) and not whole:
+                new = new.astype(float)  # a move to 16.8 in an integer column
+            else:
+                try:
+                    new = new.astype(dtype)
+                except (TypeError, ValueError):
+                    new = new.infer_objects()
+            df[col] = new
         return df
 
     def to_dict(self) -> dict:
