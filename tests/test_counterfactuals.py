@@ -332,6 +332,26 @@ def test_one_hot_groups_move_together():
     assert feats <= {"married/single/divorced", "x"}
 
 
+def test_user_group_with_none_of_them():
+    """A declared group may allow "none of them" (e.g. education beyond the listed degrees)."""
+    rng = np.random.default_rng(5)
+    n = 500
+    edu = rng.choice(["nohs", "hs", "other"], n)
+    d = pd.DataFrame({"nohs": (edu == "nohs").astype(int), "hs": (edu == "hs").astype(int),
+                      "x": rng.integers(0, 2, n)})
+    d["y"] = (rng.random(n) < 1 / (1 + np.exp(-(-0.5 - 2 * d.nohs - d.hs + d.x)))).astype(int)
+    m = _fit("y ~ nohs + hs + x", d, max_size=3, coef_range=(-3, 0))
+    assert m.coef["nohs"] < m.coef["hs"] < 0
+    people = d[(d.hs == 1) & (d.x == 0)].head(3)
+    cf = m.counterfactuals(people, target_risk=float(m.predict(people).iloc[0]) + 0.01, goal="above",
+                           immutable=["x"], groups={"education": ["nohs", "hs", None]})
+    rows = cf.apply()
+    assert len(rows) == 3
+    assert (rows[["nohs", "hs"]].sum(axis=1) == 0).all()  # moved to "none of them"
+    assert (m.predict(rows) > m.predict(people).to_numpy()).all()
+    assert set(cf.to_frame()["required"]) == {"none of nohs/hs"}
+
+
 def test_json_round_trip_keeps_what_counterfactuals_need(m_int, data):
     m2 = rf.from_json(m_int.to_json())
     assert json.loads(m_int.to_json())["profile"]["variables"]["age"]["min"] == data["age"].min()

@@ -28,8 +28,63 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
                     diverse=True, diversity_weight: float = 1.0, closeness: float = 0.0,
                     groups: dict | None = None, data: pd.DataFrame | None = None, method: str = "auto",
                     time_limit: float = 10.0) -> Counterfactuals:
-    """Cheapest changes that bring each person's risk to a target (see
-    :meth:`riskformula.RiskScore.counterfactuals` for the parameters)."""
+    """The cheapest changes that bring each person's risk to a target (Navas-Palencia 2021).
+
+    With integer points the score → risk map is monotone, so a risk target is an exact integer
+    score target: no approximation of the logistic function.  Each person gets up to ``n``
+    counterfactuals of least total cost, proven optimal, or a proof that none exists with the
+    reason.
+
+    Parameters
+    ----------
+    model : a fitted :class:`~riskformula.RiskScore`.
+    people : the rows to explain (a DataFrame with a unique index, a Series or a dict).
+    target_risk : the risk to reach; ``goal="below"`` (default) asks for risk ≤ target_risk,
+        ``goal="above"`` for risk ≥ target_risk (e.g. when the event is the good outcome).
+    target_score : a score to reach instead of a risk (score ≤ / ≥ target_score).
+    n : counterfactuals per person.
+    max_changes : at most this many changed features per counterfactual (default: no limit).
+    immutable, actionable : features that may not change, or the only ones that may.
+    directions : ``{"income": "increase"}``: a feature may only rise (or ``"decrease"``); levels
+        need an order (an ordered pandas Categorical, a boolean, or numbers).
+    costs : ``{"income": 2.0}``: weights on each feature's distance.  The distance is |Δ| divided
+        by the variable's median absolute deviation in the training data (a numeric variable),
+        or 1 per change (a level, a 0/1 item, a one-hot group).
+    diverse : with ``n > 1``: True (changed-feature sets differ pairwise, Navas-Palencia's eq. 11),
+        ``"values"`` (also no region shared on a feature both change, eq. 12), ``"soft"``
+        (maximise the number of differing features, weight ``diversity_weight``) or False
+        (the ``n`` cheapest counterfactuals that differ in some region).
+    closeness : weight of the L1 Mahalanobis distance of the counterfactual's term points to the
+        training mean (plausible combinations, after Kanamori et al. 2020); solved by the MILP.
+    groups : one-hot columns that move together, ``{"education": ["hs", "college", None]}``
+        (``None``: none of them may be set).  Groups of 0/1 columns of which every training row
+        has exactly one set are found automatically.
+    data : training rows to take ranges, scales and groups from; by default the profile the
+        model kept at fit time.
+    method : ``"auto"`` (the dynamic program where it is exact, else the MILP), ``"dp"``, ``"milp"``.
+    time_limit : seconds per MILP solve; at the limit the best counterfactuals found are returned
+        with status ``"time limit"``.
+
+    Returns
+    -------
+    Counterfactuals
+        ``print(cf)``; ``cf.to_frame()`` (one row per person, counterfactual and changed feature);
+        ``cf.apply()`` (the changed rows, for ``model.predict``); ``cf.status``; ``cf[label]``.
+
+    Notes
+    -----
+    Moves follow the model: a thresholded variable moves to the nearest value on the other side
+    of a cut (in the data's precision, inside the observed range); a linear term moves by the
+    smallest change that earns the points; levels, 0/1 items and one-hot groups switch; features
+    in an interaction move as one block.  Every change earns points toward the target.  Every
+    counterfactual is re-scored by the model before it is returned.
+
+    Examples
+    --------
+    >>> cf = m.counterfactuals(people, target_risk=0.2, n=3, max_changes=2,
+    ...                        immutable=["age"], directions={"income": "increase"})  # doctest: +SKIP
+    >>> print(cf)  # doctest: +SKIP
+    """
     people = _as_frame(people)
     sign, target_risk, target_score = _check_target(goal, target_risk, target_score)
     n = _check_int("n", n, 1)
