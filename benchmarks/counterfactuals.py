@@ -22,6 +22,7 @@ e.g. a separate virtual environment: ``python -m venv --system-site-packages /tm
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -49,11 +50,12 @@ ADULT_GROUPS = {
     "native": ["NativeUSorCanada", "NativeImmigrant", None],
 }
 CASES = {
-    "adult": dict(formula="Over50K ~ .", fit=dict(max_size=5, coef_range=(-5, 5), time_limit=60),
+    # node limits, not time limits: the same score (and so the same people) on any machine
+    "adult": dict(formula="Over50K ~ .", fit=dict(max_size=5, coef_range=(-5, 5), node_limit=2000, time_limit=600),
                   target=0.5, goal="above", groups=ADULT_GROUPS,
                   immutable=["Male", "Female", "White", "Black", "OtherRace", "NativeUSorCanada", "NativeImmigrant"]),
     "wdbc": dict(formula='diagnosis == "M" ~ threshold(., grid=5)', fit=dict(max_size=6, coef_range=(0, 3),
-                                                                             time_limit=60),
+                                                                             node_limit=2000, time_limit=600),
                  target=0.2, goal="below", groups=None, immutable=[]),
 }
 
@@ -221,7 +223,7 @@ def encode(frame: pd.DataFrame, groups: dict) -> pd.DataFrame:
     return out
 
 
-def run_dice(python, m, data, people, case, name, outcome, total_cfs, tmp: Path):
+def run_dice(python, m, data, people, case, name, outcome, total_cfs, tmp: Path, cache=None):
     groups = case["groups"] or {}
     features = [c for c in data.columns if c != outcome]
     train = decode(data[features], groups)
@@ -241,13 +243,22 @@ def run_dice(python, m, data, people, case, name, outcome, total_cfs, tmp: Path)
            "desired_class": 0 if case["goal"] == "below" else 1, "threshold": case["target"],
            "features_to_vary": vary, "total_cfs": total_cfs, "seed": 0, "out": str(tmp / f"{name}_dice.csv")}
     (tmp / f"{name}_job.json").write_text(json.dumps(job))
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    key = hashlib.sha256((m.to_json() + ppl.to_csv() + json.dumps({k: v for k, v in job.items() if k not in
+                          ("model", "train", "people", "out")}, sort_keys=True)).encode()).hexdigest()[:16]
+    cached = Path(cache) / f"dice_{name}_{key}.csv" if cache else None
     t0 = time.perf_counter()
+    if cached is not None and cached.exists():
+        res = pd.read_csv(cached)  # DiCE's answers for exactly this model, these people and settings
+        return res, float(res.groupby("person")["seconds"].first().sum()), numeric, categorical
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
     proc = subprocess.run([python, str(HERE / "_dice_runner.py"), str(tmp / f"{name}_job.json")], env=env,
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-2000:])
     res = pd.read_csv(tmp / f"{name}_dice.csv")
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        res.to_csv(cached, index=False)
     return res, time.perf_counter() - t0, numeric, categorical
 
 
@@ -276,6 +287,7 @@ def main() -> None:
     ap.add_argument("--dice-python", help="a Python with dice-ml installed")
     ap.add_argument("--dice-people", type=int, help="people given to DiCE (default: all)")
     ap.add_argument("--no-dice", action="store_true")
+    ap.add_argument("--dice-cache", help="folder keeping DiCE's answers (reused for the same model and people)")
     ap.add_argument("--format", default="simple")
     args = ap.parse_args()
     dpy, why = (None, "skipped (--no-dice)") if args.no_dice else dice_python(args.dice_python)
@@ -317,7 +329,8 @@ def main() -> None:
         if dpy:
             with tempfile.TemporaryDirectory() as tmp:
                 dpeople = people.iloc[:args.dice_people] if args.dice_people else people
-                res, wall, numeric, categorical = run_dice(dpy, m, data, dpeople, case, name, outcome, 1, Path(tmp))
+                res, wall, numeric, categorical = run_dice(dpy, m, data, dpeople, case, name, outcome, 1, Path(tmp),
+                                                           args.dice_cache)
             found = res[res["k"] > 0].drop_duplicates("person").set_index("person")
             secs = res.groupby("person")["seconds"].first().to_numpy() * 1000
             cf_rows = encode(found[[c for c in found.columns if c not in ("k", "seconds", "error")]],

@@ -271,6 +271,16 @@ def test_every_counterfactual_meets_the_target_when_rescored(m_int, m_sep, data)
                                .first().to_numpy(), risk.to_numpy())
 
 
+def test_scores_and_risks_are_the_models(m_int, m_sep, data):
+    for model in (m_int, m_sep):
+        people = data.head(20)
+        cf = model.counterfactuals(people, target_risk=0.3)
+        np.testing.assert_allclose([p.score for p in cf], model.score(people).to_numpy())
+        np.testing.assert_allclose([p.risk for p in cf], model.predict(people).to_numpy())
+        met = model.predict(people).to_numpy() <= 0.3
+        assert ((cf.status == "already met").to_numpy() == met).all()
+
+
 def test_immutable_and_directions(m_sep, data):
     people = _people(m_sep, data, 0.2, k=10)
     cf = m_sep.counterfactuals(people, target_risk=0.2, n=3, immutable=["age", "grp"],

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .instance import TOL, Instance
+from .instance import Instance
 
 INF = math.inf
 #: a continuous feature expands to at most this many values per interval for the DP
@@ -231,7 +231,7 @@ def k_best(entries: list, D: int, K: int, n: int, block_feats: list, mode: str =
         for child in _children(sol, cons, all_feats, len(entries), mode):
             s = solve(entries, D, K, block_feats=block_feats, **_args(child, mode))
             if s is not None:
-                heapq.heappush(heap, (s.cost + TOL * counter * 0, counter, s, child))
+                heapq.heappush(heap, (s.cost, counter, s, child))
                 counter += 1
     return out
 

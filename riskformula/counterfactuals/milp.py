@@ -115,11 +115,14 @@ class CounterfactualMILP:
         obj = sum(m.costk[k] for k in range(K))
 
         pairs = [(k, l) for k in range(K) for l in range(k + 1, K)]
+        if pairs:
+            m.P = pyo.Set(initialize=pairs, dimen=2)
         if pairs and diversity in ("features", "values", "soft"):
             changes = {(b, i): [o for o in by_block[b] if i in blocks[b].changed(o)] for b, i in feats}
             m.F = pyo.Set(initialize=feats, dimen=2)
-            m.P = pyo.Set(initialize=pairs, dimen=2)
             m.a = pyo.Expression(m.K, m.F, rule=lambda m, k, b, i: sum(m.z[k, b, o] for o in changes[b, i]))
+            # u = 1 only if exactly one of the pair changes the feature (eq. 10, the two upper bounds
+            # suffice: u is only ever pushed up)
             m.u = pyo.Var(m.P, m.F, bounds=(0, 1))
             m.u1 = pyo.Constraint(m.P, m.F, rule=lambda m, k, l, b, i: m.u[k, l, b, i] <= m.a[k, b, i] + m.a[l, b, i])
             m.u2 = pyo.Constraint(m.P, m.F, rule=lambda m, k, l, b, i: m.u[k, l, b, i] <= 2 - m.a[k, b, i] - m.a[l, b, i])
@@ -127,11 +130,15 @@ class CounterfactualMILP:
                 obj = obj - diversity_weight * sum(m.u[k, l, b, i] for (k, l) in pairs for b, i in feats)
             else:
                 m.div = pyo.Constraint(m.P, rule=lambda m, k, l: sum(m.u[k, l, b, i] for b, i in feats) >= 1)
-            if diversity == "values":
-                m.vals = pyo.Constraint(m.P, m.O, rule=lambda m, k, l, b, o: (
-                    m.z[k, b, o] + m.z[l, b, o] <= 1) if o > 0 else pyo.Constraint.Skip)
-        elif pairs and diversity == "distinct":
-            m.P = pyo.Set(initialize=pairs, dimen=2)
+        if pairs and diversity == "values":
+            # eq. 12: a feature both change never takes the same region in both
+            region = [(b, i, c) for b, i in feats for c in range(len(blocks[b].features[i].candidates))]
+            takes = {(b, i, c): [o for o in by_block[b] if blocks[b].options[o][i] == c] for b, i, c in region}
+            m.R = pyo.Set(initialize=region, dimen=3)
+            m.vals = pyo.Constraint(m.P, m.R, rule=lambda m, k, l, b, i, c: sum(
+                m.z[k, b, o] + m.z[l, b, o] for o in takes[b, i, c]) <= 1 if takes[b, i, c] else pyo.Constraint.Skip)
+        if pairs and diversity in ("distinct", "soft"):
+            # the answers differ in some region: some option taken by k and not by l
             m.e = pyo.Var(m.P, m.O, bounds=(0, 1))
             m.e1 = pyo.Constraint(m.P, m.O, rule=lambda m, k, l, b, o: m.e[k, l, b, o] <= m.z[k, b, o])
             m.e2 = pyo.Constraint(m.P, m.O, rule=lambda m, k, l, b, o: m.e[k, l, b, o] <= 1 - m.z[l, b, o])

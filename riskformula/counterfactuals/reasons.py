@@ -41,7 +41,7 @@ class Reasons:
                      _num(r.reason_points)] for r in g.itertuples()]
             out.append(f"\nperson {person}:\n" + "\n".join(
                 "  " + line for line in tabulate(rows, headers=["#", "feature", "value", "region", "points",
-                                                                "best", "costs"],
+                                                                "best", "excess"],
                                                  disable_numparse=True).splitlines()))
         return "\n".join(out)
 
@@ -78,7 +78,7 @@ def reasons(model, people, n: int = 3, goal: str = "below", groups: dict | None 
                 best = max(best, float(g))
             if best <= 0:
                 continue
-            pts = float(xi[b.columns] @ coef[b.columns])
+            pts = float(xi[b.columns] @ coef[b.columns]) + b.card_shift
             # features linked by an interaction share their points: one reason
             shown, regions = [], []
             for k, f in enumerate(b.features):

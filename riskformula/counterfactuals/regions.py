@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SettingsError
+from ..thresholds import levels_by_term
 from .profile import MAX_VALUES, VariableProfile, scored_terms
 
 #: a block's options are the product of its features' choices; more than this is refused
@@ -150,6 +151,7 @@ class Block:
     options: list = field(default_factory=list)
     static_points: np.ndarray | None = None    # single-feature blocks: points per candidate
     static_level: np.ndarray | None = None     # continuous features: points − slope·value per candidate
+    card_shift: float = 0.0                    # top-interval points of its threshold terms (as the card shows)
 
     @property
     def single(self) -> bool:
@@ -222,6 +224,7 @@ def build_space(model, profile, groups: dict | None = None, columns=None) -> Spa
     terms = scored_terms(model)
     thr_terms = {t.term: t for t in design.thresholds}
     breaks = _threshold_breaks(model)
+    lv = levels_by_term(design.thresholds, coef, model.settings.threshold_ranges)
     used = sorted({v for t, _ in terms for v in tvars.get(t, set())})
 
     # one-hot groups: the user's, then those found in the training rows
@@ -299,7 +302,8 @@ def build_space(model, profile, groups: dict | None = None, columns=None) -> Spa
                                 f"to search, more than {MAX_BLOCK_OPTIONS:,d}; make some of them immutable or "
                                 "threshold the numeric ones.")
         opts = [tuple(o) for o in itertools.product(*[[STAY] + list(range(len(f.candidates))) for f in fl])]
-        blocks.append(Block(fl, cols, opts))
+        top = sum(lv[t.term][2] for t in design.thresholds if t.term in lv and set(t.columns) & set(cols))
+        blocks.append(Block(fl, cols, opts, card_shift=float(top)))
     return Space(model, blocks, [f for b in blocks for f in b.features], coef, shift)
 
 

@@ -183,7 +183,10 @@ class Counterfactuals:
         if st.get("directions"):
             parts.append(", ".join(f"{k} may only {v}" for k, v in st["directions"].items()))
         if st.get("n", 1) > 1:
-            parts.append(f"{st['n']} per person" + (f", {st['diverse']}" if st.get("diverse") else ""))
+            how = {"features": " changing different sets of features",
+                   "values": " changing different sets of features, no region shared",
+                   "soft": " (soft diversity)", "distinct": ""}.get(st.get("diverse"), "")
+            parts.append(f"{st['n']} per person{how}")
         counts = self.status.value_counts()
         tally = ", ".join(f"{int(counts[s])} {s}" for s in ("already met", "optimal", "infeasible", "time limit")
                           if s in counts)
