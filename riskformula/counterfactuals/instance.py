@@ -9,7 +9,6 @@ removes bins with the current bin's points).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,7 +79,7 @@ class Instance:
     target: float
     sign: int                 # +1: the score must rise to ≥ target; −1: fall to ≤ target
     blocks: list = field(default_factory=list)
-    integral: bool = True     # every gain and the deficit are whole numbers (the DP is exact)
+    integral: bool = True     # every reachable score is a whole number (the DP is exact)
 
     @property
     def deficit(self) -> float:
@@ -125,8 +124,6 @@ def build_instances(space: Space, people: pd.DataFrame, X: np.ndarray, targets: 
             bl.gain[o] = g
             if g <= TOL:
                 bl.allowed[o] = False
-    for inst in out:
-        inst.integral = _integral(inst)
     return out
 
 
@@ -194,8 +191,7 @@ def _multi(b: Block, cur: tuple, row: dict, sign: int) -> BlockInstance:
                 continue
             v = f.realize(ch, x)
             d = f.distance(v, x)
-            if not f.mutable or not f.allowed_direction(v, x) or (d == 0 and f.kind != "group") \
-                    or (f.kind == "group" and v == x):
+            if not f.mutable or not f.allowed_direction(v, x) or d == 0:
                 ok = False
                 break
             vals.append(v)
@@ -214,14 +210,3 @@ def _below(c: float, step: float) -> float:
     while v >= c:
         v = round(v - step, 12)
     return v
-
-
-def _integral(inst: Instance) -> bool:
-    """Whole-number deficit and discrete gains (continuous features are checked when the DP expands them)."""
-    if not _whole(inst.deficit):
-        return False
-    return all(_whole(g) for bl in inst.blocks if not bl.block.continuous for g in bl.gain[bl.allowed])
-
-
-def _whole(v: float) -> bool:
-    return math.isfinite(v) and abs(v - round(v)) < 1e-9

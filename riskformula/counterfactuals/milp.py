@@ -17,7 +17,6 @@ the options they may not take, so HiGHS re-solves a model it already holds.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np

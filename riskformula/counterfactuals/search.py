@@ -183,8 +183,8 @@ def _solve(inst, space, n, K, mode, method, closeness, diversity_weight, L_mu, p
         raise SettingsError("the dynamic program is exact only for whole-number gains, one counterfactual or "
                             "changed-feature / distinct diversity, and no closeness term; use method='milp' "
                             "(or 'auto').")
-    D = int(round(inst.deficit)) if use_dp else None
     if use_dp:
+        D = int(round(inst.deficit))
         if n == 1:
             s = dp.solve(entries, D, K, block_feats=block_feats)
             sols = [s] if s is not None else []
