@@ -81,11 +81,14 @@ class TrainingProfile:
         """Profile ``data`` (the training rows) for ``model``; ``X`` is their design matrix if known."""
         names = [v for v in model.design.variables if v in data.columns]
         variables = {v: _profile_variable(v, data[v]) for v in names}
-        # one-hot groups may hold columns the formula leaves out (``married`` beside ``single``)
+        # one-hot groups may hold columns the formula leaves out (``married`` beside ``single``);
+        # only groups of scored 0/1 variables matter, since only those ever move
         binary = [c for c in data.columns if isinstance(c, str) and _is_01(data[c])]
         if len(binary) > MAX_BINARY:
             binary = [v for v in names if v in binary]
-        partitions = [p for p in _partitions(data, binary) if set(p) & set(names)]
+        tvars = term_variables(model.design)
+        scored = {v for t, _ in scored_terms(model) for v in tvars.get(t, ())}
+        partitions = _partitions(data, binary, seeds=[v for v in binary if v in scored])
         if X is None:
             X = model.design.transform(data)
         terms, mean, cov = _term_moments(model, X)
@@ -163,38 +166,73 @@ def _profile_variable(name: str, s: pd.Series) -> VariableProfile:
                            n_distinct=int(len(u)), values=[float(v) for v in grid])
 
 
-def _partitions(data: pd.DataFrame, cols: list) -> list:
-    """Groups of 0/1 columns with exactly one set in every row (a one-hot encoding).
+def _partitions(data: pd.DataFrame, cols: list, seeds: list) -> list:
+    """Groups of 0/1 columns with exactly one set in every row (one-hot encodings) holding a seed.
 
-    Such a group is a maximal set of pairwise exclusive columns (never both 1): any column outside it
-    that is ever 1 meets a row where some member is 1 too.  So the groups are the maximal cliques of
-    the "never both 1" graph whose row sums are all 1; Bron–Kerbosch finds them.
+    For each seed column the search looks for the exact covers of the rows by pairwise exclusive
+    columns (never both 1) that contain it, branching on the uncovered row with the fewest
+    candidate columns (Knuth's Algorithm X).  A seed gets a group only when its cover is unique:
+    an ambiguous one (say, two identical columns) is left as separate items.
     """
-    if len(cols) < 2:
+    if len(cols) < 2 or not seeds:
         return []
-    M = data[cols].to_numpy(dtype=float) > 0.5
-    used = M.any(axis=0)
-    cols = [c for c, u in zip(cols, used) if u]
-    M = M[:, used]
-    if len(cols) < 2:
-        return []
+    M = np.unique(data[cols].to_numpy(dtype=float) > 0.5, axis=0)
     co = (M.T.astype(np.int64) @ M.astype(np.int64)) > 0
-    adj = {i: {j for j in range(len(cols)) if j != i and not co[i, j]} for i in range(len(cols))}
+    excl = ~co
+    index = {c: i for i, c in enumerate(cols)}
     out = []
+    for seed in seeds:
+        a = index[seed]
+        if any(seed in g for g in out) or not M[:, a].any():
+            continue
+        found = _exact_covers(M, excl, a)
+        if len(found) == 1:
+            out.append([cols[i] for i in sorted(found[0])])
+    return sorted(out, key=lambda g: g[0])
 
-    def bron_kerbosch(r, p, x):
-        if not p and not x:
-            if len(r) >= 2 and np.all(M[:, sorted(r)].sum(axis=1) == 1):
-                out.append(sorted(r))
+
+def _exact_covers(M: np.ndarray, excl: np.ndarray, a: int, limit: int = 5000) -> list:
+    """Up to two sets of pairwise exclusive columns, containing ``a``, that cover every row once
+    (an empty list also when the search passes ``limit`` nodes)."""
+    p = M.shape[1]
+    sols: list = []
+    nodes = 0
+
+    def search(chosen, allowed, covered):
+        nonlocal nodes
+        nodes += 1
+        if nodes > limit or len(sols) >= 2:
             return
-        pivot = max(p | x, key=lambda u: len(adj[u] & p))
-        for v in list(p - adj[pivot]):
-            bron_kerbosch(r | {v}, p & adj[v], x & adj[v])
-            p = p - {v}
-            x = x | {v}
+        unc = ~covered
+        if not unc.any():
+            sols.append(tuple(chosen))
+            return
+        sub = M[unc][:, allowed]
+        counts = sub.sum(axis=1)
+        r = int(np.argmin(counts))
+        if counts[r] == 0:
+            return
+        for c in np.flatnonzero(allowed)[sub[r]]:
+            search(chosen + [int(c)], allowed & excl[c], covered | M[:, c])
 
-    bron_kerbosch(set(), set(range(len(cols))), set())
-    return sorted(([cols[i] for i in g] for g in out), key=lambda g: g[0])
+    allowed = excl[a].copy()
+    allowed[a] = False
+    search([a], allowed, M[:, a].copy())
+    return [] if nodes > limit else sols
+
+
+def term_variables(design) -> dict:
+    """Formula term (as printed in ``column_terms``) -> the data variables it reads."""
+    spec = getattr(design, "model_spec", None)
+    spec = spec if spec is not None else design.spec
+    known = set(design.variables)
+    out = {}
+    for term in spec.formula:
+        names = set()
+        for f in term.factors:
+            names |= set(f.required_variables)
+        out[str(term)] = names & known
+    return out
 
 
 def scored_terms(model) -> list:

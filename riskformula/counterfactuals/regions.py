@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..errors import SettingsError
 from ..thresholds import levels_by_term
-from .profile import MAX_VALUES, VariableProfile, scored_terms
+from .profile import MAX_VALUES, VariableProfile, scored_terms, term_variables
 
 #: a block's options are the product of its features' choices; more than this is refused
 MAX_BLOCK_OPTIONS = 20000
@@ -186,23 +186,6 @@ class Space:
 # --------------------------------------------------------------------------------------
 # building the space
 # --------------------------------------------------------------------------------------
-
-def model_spec(design):
-    spec = getattr(design, "model_spec", None)
-    return spec if spec is not None else design.spec
-
-
-def term_variables(design) -> dict:
-    """Formula term (as printed in ``column_terms``) -> the data variables it reads."""
-    known = set(design.variables)
-    out = {}
-    for term in model_spec(design).formula:
-        names = set()
-        for f in term.factors:
-            names |= set(f.required_variables)
-        out[str(term)] = names & known
-    return out
-
 
 def _threshold_breaks(model) -> dict:
     """variable -> sorted chosen cuts over its threshold/cut terms with nonzero points."""
