@@ -28,6 +28,7 @@ from .counterfactuals import Counterfactuals, Reasons
 
 __version__ = "0.1.0.dev0"
 
+
 __all__ = [
     "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset", "list_datasets",
     "synthetic_thresholds",
@@ -38,3 +39,11 @@ __all__ = [
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
     "SizePath", "from_json", "plots", "Counterfactuals", "Reasons",
 ]
+
+
+def __getattr__(name):
+    # scikit-learn is optional: its estimator module is imported on first use only
+    if name == "RiskScoreClassifier":
+        from .sklearn import RiskScoreClassifier
+        return RiskScoreClassifier
+    raise AttributeError(f"module 'riskformula' has no attribute {name!r}")
