@@ -118,7 +118,10 @@ class RiskScore:
                 warnings.simplefilter("ignore")
                 model.training_evaluation = evaluate(model, data.loc[design.index])
             from .counterfactuals.profile import TrainingProfile
-            model.profile = TrainingProfile.from_data(model, data.loc[design.index], X=design.X)
+            try:
+                model.profile = TrainingProfile.from_data(model, data.loc[design.index], X=design.X)
+            except (TypeError, ValueError):
+                pass  # unorderable levels and the like: counterfactuals then ask for data=, the fit stands
         return model
 
     # --- basic facts ------------------------------------------------------------------
