@@ -24,6 +24,7 @@ from .reports.size_path import SizePath
 from .tuning import cross_validate, size_path
 from . import plots
 from .thresholds import cut, threshold
+from .counterfactuals import Counterfactuals, Reasons
 
 __version__ = "0.1.0.dev0"
 
@@ -36,7 +37,7 @@ __all__ = [
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
     "SolverError", "SearchLimitError", "RiskFormulaWarning", "OptimalityGapWarning",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
-    "SizePath", "from_json", "plots",
+    "SizePath", "from_json", "plots", "Counterfactuals", "Reasons",
 ]
 
 
