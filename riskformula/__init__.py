@@ -27,6 +27,7 @@ from .reports.size_path import SizePath
 from .tuning import cross_validate, size_path
 from . import plots
 from .thresholds import cut, threshold
+from .counterfactuals import Counterfactuals, Reasons
 
 __version__ = "0.1.0.dev0"
 
@@ -41,7 +42,7 @@ __all__ = [
     "statistical_parity", "conditional_statistical_parity", "predictive_equality", "equal_opportunity",
     "equalized_odds", "score_balance", "fairness_path",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
-    "SizePath", "from_json", "plots",
+    "SizePath", "from_json", "plots", "Counterfactuals", "Reasons",
 ]
 
 

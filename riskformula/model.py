@@ -103,6 +103,8 @@ class RiskScore:
         self.rows_dropped = training.rows_dropped
         self._term_contributions = term_contributions
         self.training_evaluation = training_evaluation
+        #: ranges, scales and one-hot groups of the training variables (no rows), for counterfactuals
+        self.profile = None
 
     @classmethod
     def from_fit(cls, design: DesignMatrix, lam: np.ndarray, report: SolverReport, settings: FitSettings,
@@ -118,6 +120,11 @@ class RiskScore:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model.training_evaluation = evaluate(model, data.loc[design.index])
+            from .counterfactuals.profile import TrainingProfile
+            try:
+                model.profile = TrainingProfile.from_data(model, data.loc[design.index], X=design.X)
+            except (TypeError, ValueError):
+                pass  # unorderable levels and the like: counterfactuals then ask for data=, the fit stands
         return model
 
     # --- basic facts ------------------------------------------------------------------
@@ -232,6 +239,37 @@ class RiskScore:
         from .reports.fairness import fairness_audit
         return fairness_audit(self, data, by, at_risk=at_risk, at_score=at_score, reference=reference,
                               weights=weights, level=level)
+
+    def counterfactuals(self, people: pd.DataFrame, target_risk: float | None = None, **options):
+        """What would have to change for each person to reach ``target_risk`` (Navas-Palencia 2021).
+
+        Exact: with integer points a risk target is an integer score target, solved by a dynamic
+        program or a pyomo MILP on HiGHS.  Options: ``target_score``, ``goal`` (``"below"``: risk
+        at most the target, or ``"above"``), ``n``, ``max_changes``, ``immutable``, ``actionable``,
+        ``directions`` (``{"income": "increase"}``), ``costs`` (weights), ``diverse`` (True,
+        ``"values"``, ``"soft"``, False), ``closeness``, ``groups`` (one-hot columns), ``data``
+        (training rows, else the profile kept at fit time), ``method``, ``time_limit``; see
+        :func:`riskformula.counterfactuals.counterfactuals`.
+
+        Examples
+        --------
+        >>> cf = m.counterfactuals(df.head(5), target_risk=0.2, n=2, max_changes=2)  # doctest: +SKIP
+        >>> print(cf); cf.to_frame(); m.predict(cf.apply())  # doctest: +SKIP
+        """
+        from .counterfactuals import counterfactuals
+        return counterfactuals(self, people, target_risk, **options)
+
+    def reasons(self, people: pd.DataFrame, n: int = 3, **options):
+        """The principal reasons: the ``n`` features that cost each person the most points
+        (current points against the best the feature allows); see
+        :func:`riskformula.counterfactuals.reasons`.
+
+        Examples
+        --------
+        >>> print(m.reasons(df.head(1)))  # doctest: +SKIP
+        """
+        from .counterfactuals import reasons
+        return reasons(self, people, n=n, **options)
 
     # --- tables -----------------------------------------------------------------------
     @property
