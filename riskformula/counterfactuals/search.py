@@ -97,6 +97,8 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
     closeness = _check_nonneg("closeness", closeness)
     diversity_weight = _check_nonneg("diversity_weight", diversity_weight)
     time_limit = _check_nonneg("time_limit", time_limit)
+    if time_limit == 0:
+        raise SettingsError("`time_limit` must be positive (seconds per MILP solve); got 0.")
     if max_changes is not None:
         max_changes = _check_int("max_changes", max_changes, 1)
 
