@@ -214,10 +214,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
 def _loosest_fairness_hint(conflict, constraints, rebuild) -> str:
     """For a group-rate fairness bound in the conflict: the tightest bound that is feasible with
     the other constraints (by bisection; empty when it cannot be found quickly)."""
-    from .fairness import GroupParity
+    from .fairness import CalibrationWithinGroups, GroupParity, RiskParity
     from .solver.feasibility import smallest_feasible
-    fair = [c for c in conflict if isinstance(c, GroupParity)]
-    if len(fair) != 1 or (fair[0].max_diff is not None and fair[0].min_ratio is not None):
+    fair = [c for c in conflict if isinstance(c, (GroupParity, RiskParity, CalibrationWithinGroups))]
+    if len(fair) != 1 or (fair[0].max_diff is not None and getattr(fair[0], "min_ratio", None) is not None):
         return ""
     c = fair[0]
     # rates differ by at most 1 and have ratio at least 0: the loosest bounds are always feasible
