@@ -232,6 +232,11 @@ def _loosest_fairness_hint(conflict, constraints, rebuild) -> str:
                                                       else k for k in constraints], 0.0, c.min_ratio)
     if found is None:
         return ""
+    if abs(found[1] - found[0]) > 0.01:
+        # the bisection stopped early (HiGHS undecided): only the bracket is known
+        a, b = sorted((value(found[0]), value(found[1])))
+        return (f"With the other constraints, `{c.describe()}` is feasible with {field}={value(found[1]):.3g}; the "
+                f"tightest feasible {field} lies between {a:.3g} and {b:.3g}.")
     return (f"With the other constraints, `{c.describe()}` needs {field} {'≥' if field == 'max_diff' else '≤'} "
             f"about {value(found[1]):.3g} to be feasible.")
 
