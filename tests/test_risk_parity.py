@@ -162,6 +162,32 @@ def test_risk_parity_penalty():
     assert m.objective == pytest.approx(m.loss + 1e-6 * m.size + gap, abs=1e-9)
 
 
+def test_sample_weights_count_as_copies():
+    df = make(10, n=30, weights=True)
+    c = rf.risk_parity("g", among="events", max_diff=0.03)
+    m = fit(df, c, weights="w")
+    copies = df.loc[df.index.repeat(df["w"])].reset_index(drop=True)
+    y, g = copies["y"].to_numpy(), copies["g"].to_numpy()
+    best = oracle(copies, lambda s: mean_risk_gap(_sigma(s), y, g, "events") <= 0.03)
+    agree(m, best)
+    assert best > oracle(copies, lambda s: True) + 1e-4
+    gap = mean_risk_gap(m.predict(copies).to_numpy(), y, g, "events")
+    assert gap <= 0.03 and m.training.constraint_values[0]["value"] == pytest.approx(gap, abs=1e-12)
+
+
+def test_intersectional_groups_against_a_reference():
+    df = make(4, n=40)
+    m = fit(df, rf.risk_parity(["g", "legit"], max_diff=0.1, reference=["a", "hi"]))
+    risk = m.predict(df).to_numpy()
+    key = list(zip(df["g"], df["legit"]))
+    means = {k: float(np.mean([r for r, kk in zip(risk, key) if kk == k])) for k in set(key)}
+    assert len(means) == 4
+    gap = max(abs(v - means[("a", "hi")]) for k, v in means.items() if k != ("a", "hi"))
+    (row,) = m.training.constraint_values
+    assert row["value"] == pytest.approx(gap, abs=1e-12) and gap <= 0.1
+    assert "gap to ('a', 'hi')" in row["quantity"]
+
+
 # --- calibration within groups --------------------------------------------------------------
 
 @pytest.mark.parametrize("seed, max_diff", [(1, 0.081), (4, 0.05)])

@@ -10,9 +10,9 @@ within groups, as constraints inside the certified search.
 How they are solved.  A row's risk σ(s) is not linear in its score s = intercept + points, but
 with integer points, an integer intercept and integer-valued design rows, s is an integer, and
 σ is a constant per level.  Each distinct design row r gets cumulative binaries
-z_{r,k} = 1[s_r ≥ k] for the levels k = −27, …, 28, linked exactly to its score (margin 1) and
-ordered (z_{r,k+1} ≤ z_{r,k}), so the row is at level k exactly when u_{r,k} = z_{r,k} − z_{r,k+1}
-is 1, and its risk is the linear
+z_{r,k} = 1[s_r ≥ k] for the levels k = −27, …, 28 (shared by every row with that design row,
+whatever its group or outcome), so the row is at level k exactly when
+u_{r,k} = z_{r,k} − z_{r,k+1} is 1, and its risk is the linear
 
     σ(−28) + Σ_k (σ(k) − σ(k − 1)) · z_{r,k}.
 
@@ -22,19 +22,20 @@ risk is then linear in the z's (per-row counts over a constant group size), and 
 calibration error at a level, because σ(level) is a constant (Aghaei, 2024, §2.4.3 and §4, for
 the templates).
 
-The z's of a design row are tied to its score by the unary expansion
-score = −28 + Σ_k z_{r,k} (loosened beyond the end levels), which is exact and much tighter in
-the LP than one big-M link per level (:meth:`ProblemBuilder.add_indicators` with ``chain``).
+The z's of a design row are ordered (z_{r,k+1} ≤ z_{r,k}) and tied to its score by the unary
+expansion s_r = −28 + Σ_k z_{r,k} (loosened beyond the end levels), which links them exactly
+(margin 1) and is much tighter in the LP than one big-M link per level
+(:meth:`~riskformula.problem.builder.ProblemBuilder.add_indicators` with ``chain``).
 
-Size: 56 binaries and 57 rows per distinct design row (among the compared rows), plus one row per
-pair of groups (:func:`risk_parity`) or one per group and level (:func:`calibration_within_groups`,
-57 per group).  Levels that no score can reach within the final point and intercept bounds are
-fixed, so with a given ``intercept_range`` fewer are live; without one the intercept range is
-widened until every level can be crossed (a tight bound may be met only by very high or low
-risks), so all 56 are.  The problem thus grows with distinct design rows × levels, not with rows.  The bounds are written in
-units of a mean (risk) and tightened by the solver's feasibility tolerance (1e-7), so the fitted
-score meets them on the training rows; on new rows they hold only approximately — audit with
-:meth:`RiskScore.fairness`.
+Size: 56 binaries and 57 rows per distinct design row (among the compared rows), plus one row
+per ordered pair of groups (:func:`risk_parity`) or 57 per group, one per level
+(:func:`calibration_within_groups`).  Levels that no score can reach within the final point and
+intercept bounds are fixed, so with a given ``intercept_range`` fewer are live; without one the
+intercept range is widened until every level can be crossed (a tight bound may be met only by
+very high or very low risks), so all 56 are.  The problem grows with distinct design rows ×
+levels, not with rows.  The bounds are written in units of a mean risk and tightened by the
+solver's feasibility tolerance (1e-7), so the fitted score meets them on the training rows; on
+new rows they hold only approximately — audit with :meth:`RiskScore.fairness`.
 """
 
 from __future__ import annotations
