@@ -12,8 +12,9 @@ from .datasets import list_datasets, load_dataset, synthetic_thresholds
 from .errors import (DataError, FormulaError, InfeasibleProblemError, OptimalityGapWarning,
                      RiskFormulaError, RiskFormulaWarning, SearchLimitError, SettingsError, SmallGroupWarning,
                      SolverError)
-from .fairness import (conditional_statistical_parity, equal_opportunity, equalized_odds, fairness_path,
-                       predictive_equality, score_balance, statistical_parity)
+from .fairness import (calibration_within_groups, conditional_statistical_parity, equal_opportunity,
+                       equalized_odds, fairness_path, predictive_equality, risk_parity, score_balance,
+                       statistical_parity)
 from .fit import risk_score
 from .model import RiskScore
 # the old module paths, loaded first: a later `import riskformula.compare` must not rebind
@@ -40,7 +41,7 @@ __all__ = [
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
     "SolverError", "SearchLimitError", "RiskFormulaWarning", "OptimalityGapWarning", "SmallGroupWarning",
     "statistical_parity", "conditional_statistical_parity", "predictive_equality", "equal_opportunity",
-    "equalized_odds", "score_balance", "fairness_path",
+    "equalized_odds", "score_balance", "risk_parity", "calibration_within_groups", "fairness_path",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
     "SizePath", "from_json", "plots", "Counterfactuals", "Reasons",
 ]

@@ -214,10 +214,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
 def _loosest_fairness_hint(conflict, constraints, rebuild) -> str:
     """For a group-rate fairness bound in the conflict: the tightest bound that is feasible with
     the other constraints (by bisection; empty when it cannot be found quickly)."""
-    from .fairness import GroupParity
+    from .fairness import CalibrationWithinGroups, GroupParity, RiskParity
     from .solver.feasibility import smallest_feasible
-    fair = [c for c in conflict if isinstance(c, GroupParity)]
-    if len(fair) != 1 or (fair[0].max_diff is not None and fair[0].min_ratio is not None):
+    fair = [c for c in conflict if isinstance(c, (GroupParity, RiskParity, CalibrationWithinGroups))]
+    if len(fair) != 1 or (fair[0].max_diff is not None and getattr(fair[0], "min_ratio", None) is not None):
         return ""
     c = fair[0]
     # rates differ by at most 1 and have ratio at least 0: the loosest bounds are always feasible
@@ -232,6 +232,11 @@ def _loosest_fairness_hint(conflict, constraints, rebuild) -> str:
                                                       else k for k in constraints], 0.0, c.min_ratio)
     if found is None:
         return ""
+    if abs(found[1] - found[0]) > 0.01:
+        # the bisection stopped early (HiGHS undecided): only the bracket is known
+        a, b = sorted((value(found[0]), value(found[1])))
+        return (f"With the other constraints, `{c.describe()}` is feasible with {field}={value(found[1]):.3g}; the "
+                f"tightest feasible {field} lies between {a:.3g} and {b:.3g}.")
     return (f"With the other constraints, `{c.describe()}` needs {field} {'≥' if field == 'max_diff' else '≤'} "
             f"about {value(found[1]):.3g} to be feasible.")
 

@@ -124,11 +124,13 @@ def disparity(rates: pd.DataFrame, reference=None, side: str = "both") -> tuple[
             diff = max(diff, hi - lo)
             ratio = min(ratio, _ratio(lo, hi))
             continue
-        if reference not in r.index:
+        # by position: a tuple (an intersectional group) would be read by .loc as several keys
+        at = [i for i, g in enumerate(r.index) if _same_group(g, reference)]
+        if not at:
             continue
-        ref = float(r.loc[reference])
-        others = r.drop(index=reference)
-        for v in others.to_numpy(float):
+        values = r.to_numpy(float)
+        ref = float(values[at[0]])
+        for v in np.delete(values, at[0]):
             if side in ("both", "above"):
                 diff = max(diff, v - ref)
                 ratio = min(ratio, _ratio(ref, v))
@@ -136,6 +138,13 @@ def disparity(rates: pd.DataFrame, reference=None, side: str = "both") -> tuple[
                 diff = max(diff, ref - v)
                 ratio = min(ratio, _ratio(v, ref))
     return (float(diff) if np.isfinite(diff) else np.nan, float(ratio) if np.isfinite(ratio) else np.nan)
+
+
+def _same_group(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def _ratio(small: float, large: float) -> float:

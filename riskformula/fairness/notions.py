@@ -627,8 +627,8 @@ def score_balance(by, *, among="all", max_diff=1.0, reference=None, side="both",
     ``among="events"`` is balance for the positive class, ``"non_events"`` for the negative class
     (Kleinberg, Mullainathan & Raghavan, 2017), ``"all"`` parity of the mean score.  It is bounded on
     the score scale (points, the logit of the risk), where it is linear in the points and needs no
-    indicator; a bound on the mean predicted *risk* is not linear and is not offered.  Other
-    arguments as :func:`statistical_parity`.
+    indicator; :func:`risk_parity` bounds the mean predicted *risk* instead, through one binary per
+    score level.  Other arguments as :func:`statistical_parity`.
 
     Examples
     --------

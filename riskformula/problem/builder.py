@@ -100,7 +100,7 @@ class ProblemBuilder:
         self.aux.append(dict(lower=lower, upper=upper, integer=integer, name=name, fill=fill, cost=float(cost)))
         return self.layout.aux(len(self.aux) - 1)
 
-    def add_indicators(self, E, cutoff, margin, name: str) -> np.ndarray:
+    def add_indicators(self, E, cutoff, margin, name: str, chain: int | None = None) -> np.ndarray:
         """Binaries z_i with z_i = 1 ⇔ E_i·λ ≥ cutoff_i and z_i = 0 ⇔ E_i·λ ≤ cutoff_i − margin_i.
 
         ``E`` is (k, d + 1) over the λ vector (intercept first); a score strictly between
@@ -109,6 +109,12 @@ class ProblemBuilder:
         intercept bounds and the size limit (so it is as small as those allow), and a z whose
         condition cannot change is fixed.  The intercept range is widened so that every
         condition can be met and missed (an optimal intercept may sit where a row flips).
+
+        ``chain=L``: the rows come in runs of L with the same integer E_i and cut-offs k, k + 1, …,
+        k + L − 1 (margin 1), i.e. the levels 1[score ≥ k + i] of one integer score.  Each run's
+        z's are then also ordered (z_{i+1} ≤ z_i) and tied to the score by its unary expansion
+        score = k − 1 + Σ_i z_i (loosened below the first and above the last level), which is
+        exact for integer points and much tighter in the LP than the big-M rows alone.
         Returns the positions of the z's."""
         E = np.atleast_2d(np.asarray(E, float))
         k = E.shape[0]
@@ -116,10 +122,16 @@ class ProblemBuilder:
         margin = np.broadcast_to(np.asarray(margin, float), (k,)).copy()
         if E.shape[1] != self.d + 1 or np.any(margin <= 0):
             raise ValueError("add_indicators needs E of shape (k, d + 1) and positive margins")
+        if chain is not None:
+            runs = k // chain
+            steps = cutoff.reshape(runs, chain) - cutoff.reshape(runs, chain)[:, :1]
+            if (k % chain or np.any(steps != np.arange(chain)) or np.any(margin != 1)
+                    or np.any(E.reshape(runs, chain, -1) != E.reshape(runs, chain, -1)[:, :1])):
+                raise ValueError("add_indicators(chain=L) needs runs of L rows with one E and cut-offs k, k + 1, ...")
         start = len(self.aux)
         for i in range(k):
             self.aux.append(dict(lower=0.0, upper=1.0, integer=True, name=f"{name}[{i}]", fill=None, cost=0.0))
-        self._indicators.append(dict(start=start, E=E, cutoff=cutoff, margin=margin, name=name))
+        self._indicators.append(dict(start=start, E=E, cutoff=cutoff, margin=margin, name=name, chain=chain))
         return np.array([self.layout.aux(start + i) for i in range(k)], dtype=int)
 
     def add_group(self, cols, max_used: int | None = None, name: str = "") -> bool:
@@ -210,7 +222,8 @@ class ProblemBuilder:
 
     @staticmethod
     def _link(p: RiskProblem, b: dict) -> None:
-        """The big-M rows of one block of indicators, with M from the problem's final bounds."""
+        """The big-M rows of one block of indicators (or, for a chain, its unary rows), with M from
+        the problem's final bounds."""
         lay = p.layout
         E, cut, eps = b["E"], b["cutoff"], b["margin"]
         s_lo, s_hi = score_range(p, E[:, 1:])
@@ -230,10 +243,35 @@ class ProblemBuilder:
                 continue
             if e_hi[i] < cut[i]:  # cannot be met; only the margin band needs excluding
                 p.aux_upper[k] = 0.0
+            if b.get("chain"):  # the run's unary rows (below) link it exactly, and tighter
+                continue
             m_down = cut[i] - e_lo[i]  # z = 1 ⇒ e ≥ cut:  e − M↓·z ≥ cut − M↓
             p.rows.append(LinearRow({**coefs, z: -m_down}, lower=cut[i] - m_down, name=f"{b['name']}[{i}]: z = 1 ⇒ met"))
             m_up = e_hi[i] - cut[i] + eps[i]  # z = 0 ⇒ e ≤ cut − margin:  e − M↑·z ≤ cut − margin
             p.rows.append(LinearRow({**coefs, z: -m_up}, upper=cut[i] - eps[i], name=f"{b['name']}[{i}]: z = 0 ⇒ missed"))
+        if b.get("chain"):
+            ProblemBuilder._chain(p, b, e_lo, e_hi)
+
+    @staticmethod
+    def _chain(p: RiskProblem, b: dict, e_lo: np.ndarray, e_hi: np.ndarray) -> None:
+        """Order the z's of each run of levels and tie them to the score's unary expansion:
+        k − 1 + Σz − M↓·(1 − z_first) ≤ e ≤ k − 1 + Σz + M↑·z_last (exact for integer scores)."""
+        lay = p.layout
+        E, cut, L = b["E"], b["cutoff"], b["chain"]
+        for r in range(0, E.shape[0], L):
+            zs = [lay.aux(b["start"] + r + i) for i in range(L)]
+            for i in range(L - 1):
+                p.rows.append(LinearRow({zs[i + 1]: 1.0, zs[i]: -1.0}, upper=0.0, name=f"{b['name']}[{r + i}]: in order"))
+            coefs = {lay.intercept: float(E[r, 0]), **{lay.lam(j): float(v) for j, v in enumerate(E[r, 1:]) if v != 0}}
+            base = float(cut[r]) - 1.0
+            m_down = max(base - float(e_lo[r]), 0.0)
+            m_up = max(float(e_hi[r]) - float(cut[r + L - 1]), 0.0)
+            lo = {**coefs, **{z: -1.0 for z in zs}}
+            lo[zs[0]] -= m_down
+            p.rows.append(LinearRow(lo, lower=base - m_down, name=f"{b['name']}[{r}]: score ≥ levels counted"))
+            hi = {**coefs, **{z: -1.0 for z in zs}}
+            hi[zs[-1]] -= m_up
+            p.rows.append(LinearRow(hi, upper=base, name=f"{b['name']}[{r}]: score ≤ levels counted"))
 
     def _widened(self, bounds) -> tuple[int, int]:
         """The intercept range, widened so that every row on the intercept can hold for any

@@ -1,0 +1,394 @@
+"""Threshold-free fairness on the predicted risk: parity of mean predicted risk and calibration
+within groups, as constraints inside the certified search.
+
+* :func:`risk_parity` — the groups' mean predicted risk differs by at most ``max_diff``, among all
+  rows, among events ("balance for the positive class") or among non-events ("balance for the
+  negative class") (Kleinberg, Mullainathan & Raghavan, 2017);
+* :func:`calibration_within_groups` — in every group and at every score level, observed events
+  and expected events (rows × the level's risk) differ by at most ``max_diff`` × the group's rows.
+
+How they are solved.  A row's risk σ(s) is not linear in its score s = intercept + points, but
+with integer points, an integer intercept and integer-valued design rows, s is an integer, and
+σ is a constant per level.  Each distinct design row r gets cumulative binaries
+z_{r,k} = 1[s_r ≥ k] for the levels k = −27, …, 28 (shared by every row with that design row,
+whatever its group or outcome), so the row is at level k exactly when
+u_{r,k} = z_{r,k} − z_{r,k+1} is 1, and its risk is the linear
+
+    σ(−28) + Σ_k (σ(k) − σ(k − 1)) · z_{r,k}.
+
+Scores beyond ±28 have a risk within 1e-12 of 0 or 1 (σ(28) = 1 − 6.9e-13): they are pooled into
+the end levels, whose risk is taken as σ(±28), so a mean risk is exact up to 1e-12.  A group's mean
+risk is then linear in the z's (per-row counts over a constant group size), and so is its
+calibration error at a level, because σ(level) is a constant (Aghaei, 2024, §2.4.3 and §4, for
+the templates).
+
+The z's of a design row are ordered (z_{r,k+1} ≤ z_{r,k}) and tied to its score by the unary
+expansion s_r = −28 + Σ_k z_{r,k} (loosened beyond the end levels), which links them exactly
+(margin 1) and is much tighter in the LP than one big-M link per level
+(:meth:`~riskformula.problem.builder.ProblemBuilder.add_indicators` with ``chain``).
+
+Size: 56 binaries and 57 rows per distinct design row (among the compared rows), plus one row
+per ordered pair of groups (:func:`risk_parity`) or 57 per group, one per level
+(:func:`calibration_within_groups`).  Levels that no score can reach within the final point and
+intercept bounds are fixed, so with a given ``intercept_range`` fewer are live; without one the
+intercept range is widened until every level can be crossed (a tight bound may be met only by
+very high or very low risks), so all 56 are.  The problem grows with distinct design rows ×
+levels, not with rows.  The bounds are written in units of a mean risk and tightened by the
+solver's feasibility tolerance (1e-7), so the fitted score meets them on the training rows; on
+new rows they hold only approximately — audit with :meth:`RiskScore.fairness`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from ..errors import SettingsError
+from .groups import disparity, group_labels, sorted_groups, stratum_name
+from .notions import (_AMONG, FairnessConstraint, _by, _combine, _comparisons, _is, _plain, _Rate, _same, _side,
+                      _warn_small)
+
+__all__ = ["RiskParity", "CalibrationWithinGroups", "risk_parity", "calibration_within_groups", "RISK_LEVELS"]
+
+#: the score levels k of the cumulative indicators 1[score ≥ k]; scores below the first have risk
+#: below σ(−28) ≈ 6.9e-13 and scores at or above the last a risk above 1 − 6.9e-13
+RISK_LEVELS = np.arange(-27, 29)
+
+#: bounds are tightened by the solver's feasibility tolerance, so that a point the solver accepts
+#: meets them without it
+_ROW_TOL = 1e-7
+
+_BOTTOM = int(RISK_LEVELS[0]) - 1
+
+
+def _clipped(total: np.ndarray) -> np.ndarray:
+    """Scores pooled into the end levels, as the formulation sees them."""
+    return np.clip(total, _BOTTOM, int(RISK_LEVELS[-1]))
+
+
+def _level_risk() -> tuple[float, np.ndarray]:
+    """σ at the bottom level and the risk step σ(k) − σ(k − 1) at every level of :data:`RISK_LEVELS`."""
+    return float(expit(_BOTTOM)), expit(RISK_LEVELS.astype(float)) - expit(RISK_LEVELS - 1.0)
+
+
+@dataclass(frozen=True)
+class _Levels:
+    """Level indicators of the distinct design rows: ``z[p, i]`` is the position of
+    1[score of pattern p ≥ RISK_LEVELS[i]]; ``pattern_of`` maps training rows to patterns (−1:
+    not used)."""
+
+    patterns: np.ndarray
+    pattern_of: np.ndarray
+    z: np.ndarray
+
+
+def _level_indicators(b, used: np.ndarray, what: str) -> _Levels:
+    tr = b.training
+    patterns, inverse = np.unique(tr.X[used], axis=0, return_inverse=True)
+    real = ~np.all(patterns == np.round(patterns), axis=0)
+    if real.any():
+        spec = getattr(b.terms, "_spec", None)
+        names = [str(c) for c, r in zip(getattr(spec, "columns", range(len(real))), real) if r]
+        raise SettingsError(
+            f"{what} needs integer scores, but design column(s) {names[:6]} take non-integer values, so a "
+            f"row's risk is not one of finitely many levels. Use the variable through `threshold(...)` or "
+            f"`cut(...)` in the formula (or round it), or bound the score itself with `score_balance`.")
+    pattern_of = np.full(tr.n, -1)
+    pattern_of[used] = inverse.ravel()
+    k = len(patterns)
+    n_levels = len(RISK_LEVELS)
+    E = np.repeat(np.hstack([np.ones((k, 1)), patterns]), n_levels, axis=0)
+    cut = np.tile(RISK_LEVELS.astype(float), k)
+    # chained: ordered and tied to the score's unary expansion, which the LP needs to be tight
+    z = b.add_indicators(E, cut, 1.0, name=f"{what}: score level", chain=n_levels).reshape(k, n_levels)
+    return _Levels(patterns, pattern_of, z)
+
+
+def _group_counts(levels: _Levels, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Weighted rows of each pattern among ``rows`` (a mask)."""
+    return np.bincount(levels.pattern_of[rows], weights=weights[rows], minlength=len(levels.patterns))
+
+
+def _bound(max_diff: float) -> float:
+    return max_diff - _ROW_TOL if max_diff > _ROW_TOL else max_diff
+
+
+def _check_max_diff(fn: str, max_diff, allow_none: bool) -> float | None:
+    if max_diff is None and allow_none:
+        return None
+    if isinstance(max_diff, bool) or not isinstance(max_diff, numbers.Real) or not 0 <= max_diff <= 1:
+        raise SettingsError(f"`{fn}(max_diff=...)` must be a share from 0 to 1 (a difference of risks, e.g. 0.02); "
+                            f"got {max_diff!r}.")
+    return float(max_diff)
+
+
+def _groups(c, b, what: str) -> np.ndarray:
+    tr = b.training
+    if tr is None:
+        raise SettingsError(f"{what} is a statement about the training rows; it can only be used in "
+                            "`risk_score(formula, data, constraints=[...])`.")
+    return group_labels([tr.column(col, what) for col in c.by], c.by)
+
+
+def _describe_by(by: tuple) -> str:
+    return repr(by[0]) if len(by) == 1 else repr(list(by))
+
+
+# --------------------------------------------------------------------------------------
+# parity of mean predicted risk
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, repr=False)
+class RiskParity(FairnessConstraint):
+    """A bound on how much the groups' mean predicted risks differ; see :func:`risk_parity`."""
+
+    by: tuple
+    among: str = "all"
+    max_diff: float | None = None
+    reference: object = None
+    side: str = "both"
+    weight: float | None = None
+
+    def describe(self) -> str:
+        args = [_describe_by(self.by), f"among={self.among!r}"]
+        if self.max_diff is not None:
+            args.append(f"max_diff={self.max_diff:g}")
+        if self.weight is not None:
+            args.append(f"weight={self.weight:g}")
+        if self.reference is not None:
+            args.append(f"reference={self.reference!r}")
+        if self.side != "both":
+            args.append(f"side={self.side!r}")
+        return f"risk_parity({', '.join(args)})"
+
+    def _mask(self, y: np.ndarray) -> np.ndarray:
+        kind = _AMONG[self.among]
+        return np.ones(len(y), bool) if kind == "all" else (y == 1) if kind == "events" else (y == 0)
+
+    def apply(self, b) -> None:
+        what = f"`{self.describe()}`"
+        groups = _groups(self, b, what)
+        tr = b.training
+        mask = self._mask(tr.y) & (tr.weights > 0)
+        where = stratum_name(_AMONG[self.among], None, None)
+        present = sorted_groups(groups[mask])
+        if self.reference is not None and not any(_same(self.reference, g) for g in present):
+            raise SettingsError(f"{what}: reference={self.reference!r} is not a group of {list(self.by)} among "
+                                f"{where}; the groups are {present[:20]}.")
+        if len(present) < 2:
+            raise SettingsError(f"{what}: the training rows ({where}) hold only one group of {list(self.by)}; "
+                                f"there is nothing to compare.")
+        levels = _level_indicators(b, mask, what)
+        _, step = _level_risk()
+        rates, small = [], []
+        for g in present:
+            rows = mask & _is(groups, g)
+            counts = _group_counts(levels, rows, tr.weights)
+            n = float(tr.weights[rows].sum())
+            small.append((where, g, n))
+            # the group's total risk (less the constant σ(−28) per row, which cancels in a difference)
+            coefs = {int(levels.z[p, i]): float(c * step[i]) for p, c in enumerate(counts) if c != 0
+                     for i in range(len(step))}
+            rates.append(_Rate(g, where, coefs, n, False))
+        _warn_small(self.describe(), small)
+        pairs = _comparisons({where: rates}, self.reference, self.side)
+        name = self.describe()
+        if self.max_diff is not None:
+            for p, q in pairs:
+                b.add_row(_combine(p.coefs, 1.0 / p.n, q.coefs, 1.0 / q.n), -math.inf, _bound(self.max_diff), name)
+        if self.weight is not None:
+            self._penalty(b, pairs, levels)
+
+    def _penalty(self, b, pairs, levels: _Levels) -> None:
+        """t ≥ R_p − R_q for every bounded pair, with cost ``weight`` on t (filled with the largest
+        difference, or 0)."""
+        first = int(levels.z.flat[0])
+        terms = [tuple((np.array([k - first for k in r.coefs], int), np.array(list(r.coefs.values())) / r.n)
+                       for r in pq) for pq in pairs]
+        E = np.hstack([np.ones((len(levels.patterns), 1)), levels.patterns])
+        cut = RISK_LEVELS.astype(float)
+
+        def worst(lam, alpha):
+            zval = ((E @ lam)[:, None] >= cut[None, :]).astype(float).ravel()
+            return max([0.0] + [float(zval[ip] @ cp - zval[iq] @ cq) for (ip, cp), (iq, cq) in terms])
+
+        t = b.add_aux(0.0, 1.0, integer=False, name=f"{self.describe()}: largest difference", fill=worst,
+                      cost=self.weight)
+        for p, q in pairs:
+            coefs = _combine(p.coefs, 1.0 / p.n, q.coefs, 1.0 / q.n)
+            coefs[t] = coefs.get(t, 0.0) - 1.0
+            b.add_row(coefs, -math.inf, 0.0, f"{self.describe()}: penalty")
+
+    def means(self, model, data, weights=None) -> pd.DataFrame:
+        """Each group's mean predicted risk among the rows of ``among``: columns ``stratum``,
+        ``kind``, ``group``, ``n`` (weighted rows), ``positives`` (unused, 0) and ``rate`` (the mean)."""
+        y = model.observed(data).to_numpy()
+        w = np.ones(len(data)) if weights is None else np.asarray(weights, float)
+        mask = self._mask(y) & (w > 0)
+        groups = group_labels([data[c].to_numpy() for c in self.by], self.by)
+        risk = model.predict(data).to_numpy()
+        where = stratum_name(_AMONG[self.among], None, None)
+        rows = []
+        for g in sorted_groups(groups[mask]):
+            m = mask & _is(groups, g)
+            rows.append((where, _AMONG[self.among], g, float(w[m].sum()), 0.0, float(np.average(risk[m], weights=w[m]))))
+        return pd.DataFrame(rows, columns=["stratum", "kind", "group", "n", "positives", "rate"])
+
+    def assess(self, model, data, weights=None) -> list[dict]:
+        diff, _ = disparity(self.means(model, data, weights), self.reference, self.side)
+        vs = "largest difference" if self.reference is None else f"largest gap to {self.reference!r}"
+        return [dict(constraint=self.describe(), quantity=f"mean predicted risk among {_AMONG[self.among]}: {vs}",
+                     value=diff, bound=self.max_diff if self.max_diff is not None else math.nan,
+                     slack=(self.max_diff - diff) if self.max_diff is not None else math.nan)]
+
+
+def risk_parity(by, *, among="all", max_diff=0.05, reference=None, side="both", weight=None) -> RiskParity:
+    """Parity of mean predicted risk: the groups' mean predicted risks differ by at most ``max_diff``.
+
+    ``among="events"`` is balance for the positive class (people with the event get the same mean
+    risk whatever their group), ``"non_events"`` balance for the negative class (Kleinberg,
+    Mullainathan & Raghavan, 2017), ``"all"`` parity of the mean risk over all rows.  Needs integer
+    scores (a continuous predictor enters through ``threshold()`` or ``cut()``); each distinct
+    design row gets up to 56 binaries, one per score level (see :mod:`riskformula.fairness.risk_parity`).
+    :func:`score_balance` bounds the mean *score* instead, with no binaries.
+
+    Parameters
+    ----------
+    by : the protected attribute, a column of the training data (in the formula or not), or a list
+        of columns (intersectional groups).
+    among : ``"all"``, ``"events"`` or ``"non_events"``: the rows whose mean risk is compared.
+    max_diff : largest allowed difference of two groups' mean risks (every pair, i.e. max − min),
+        or of a group's and the ``reference`` group's; None for a penalty only.
+    reference, side : compare every group with ``reference`` instead of every pair; ``side="above"``
+        bounds only how far a group's mean risk may be above the reference's, ``"below"`` how far below.
+    weight : instead of (or besides) a bound, add ``weight`` × (largest difference) to the objective.
+
+    Examples
+    --------
+    >>> risk_parity("race", among="events", max_diff=0.02).describe()
+    "risk_parity('race', among='events', max_diff=0.02)"
+    """
+    cols = _by("risk_parity", by)
+    if among not in _AMONG:
+        raise SettingsError(f"`risk_parity(among=...)` must be 'all', 'events' (balance for the positive class) "
+                            f"or 'non_events' (balance for the negative class); got {among!r}.")
+    max_diff = _check_max_diff("risk_parity", max_diff, allow_none=True)
+    if weight is not None and (isinstance(weight, bool) or not isinstance(weight, numbers.Real)
+                               or not 0 < weight < math.inf):
+        raise SettingsError(f"`risk_parity(weight=...)` must be a positive number (the objective's cost per unit of "
+                            f"mean-risk difference); got {weight!r}.")
+    if max_diff is None and weight is None:
+        raise SettingsError("`risk_parity` needs `max_diff` (a difference of mean risks, e.g. 0.02) or, for a "
+                            "penalty instead of a bound, `weight`.")
+    if isinstance(reference, list):
+        reference = tuple(reference)
+    return RiskParity(cols, among, max_diff, _plain(reference), _side("risk_parity", reference, side),
+                      None if weight is None else float(weight))
+
+
+# --------------------------------------------------------------------------------------
+# calibration within groups
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, repr=False)
+class CalibrationWithinGroups(FairnessConstraint):
+    """A bound on every group's calibration error at every score level; see
+    :func:`calibration_within_groups`."""
+
+    by: tuple
+    max_diff: float = 0.02
+
+    def describe(self) -> str:
+        return f"calibration_within_groups({_describe_by(self.by)}, max_diff={self.max_diff:g})"
+
+    def apply(self, b) -> None:
+        what = f"`{self.describe()}`"
+        groups = _groups(self, b, what)
+        tr = b.training
+        used = tr.weights > 0
+        present = sorted_groups(groups[used])
+        levels = _level_indicators(b, used, what)
+        z = levels.z
+        risk = expit(np.arange(_BOTTOM, int(RISK_LEVELS[-1]) + 1).astype(float))  # σ of each pooled level
+        bound = _bound(self.max_diff)
+        small = []
+        for g in present:
+            rows = used & _is(groups, g)
+            n = float(tr.weights[rows].sum())
+            small.append(("all rows", g, n))
+            counts = _group_counts(levels, rows, tr.weights)
+            events = _group_counts(levels, rows & (tr.y == 1), tr.weights)
+            on = np.flatnonzero(counts)
+            for j, r in enumerate(risk):
+                # (observed − expected events at level j) / n = Σ_p a_p·u_{p,j}, with
+                # u_{p,j} = z_{p,j−1} − z_{p,j} (z_{p,−1} = 1 below the first level, z_{p,56} = 0 above the last)
+                a = (events[on] - r * counts[on]) / n
+                coefs: dict = {}
+                const = 0.0
+                for p, v in zip(on, a):
+                    if j == 0:
+                        const += v
+                    else:
+                        coefs[int(z[p, j - 1])] = coefs.get(int(z[p, j - 1]), 0.0) + v
+                    if j < z.shape[1]:
+                        coefs[int(z[p, j])] = coefs.get(int(z[p, j]), 0.0) - v
+                b.add_row(coefs, -bound - const, bound - const, f"{self.describe()}: group {g!r}, level {j + _BOTTOM}")
+        _warn_small(self.describe(), small)
+
+    def errors(self, model, data, weights=None) -> pd.DataFrame:
+        """Calibration by group and score level on ``data``: columns ``group``, ``level`` (intercept +
+        points, pooled beyond ±28), ``n``, ``observed`` and ``expected`` events, and ``error`` =
+        |observed − expected| / (the group's rows)."""
+        y = model.observed(data).to_numpy()
+        w = np.ones(len(data)) if weights is None else np.asarray(weights, float)
+        groups = group_labels([data[c].to_numpy() for c in self.by], self.by)
+        risk = model.predict(data).to_numpy()
+        level = _clipped(model.intercept + model.score(data).to_numpy())
+        t = pd.DataFrame({"group": list(groups), "level": level, "n": w, "observed": w * y, "expected": w * risk})
+        t = t[w > 0]
+        size = t.groupby("group", sort=False)["n"].transform("sum")
+        t = t.assign(size=size).groupby(["group", "level"], sort=True).agg(
+            n=("n", "sum"), observed=("observed", "sum"), expected=("expected", "sum"), size=("size", "first"))
+        t["error"] = (t["observed"] - t["expected"]).abs() / t["size"]
+        return t.drop(columns="size").reset_index()
+
+    def assess(self, model, data, weights=None) -> list[dict]:
+        t = self.errors(model, data, weights)
+        worst = float(t["error"].max()) if len(t) else math.nan
+        return [dict(constraint=self.describe(),
+                     quantity="calibration per score level: largest |observed − expected events| / group rows",
+                     value=worst, bound=self.max_diff, slack=self.max_diff - worst)]
+
+
+def calibration_within_groups(by, *, max_diff=0.02) -> CalibrationWithinGroups:
+    """Calibration within groups: in every group and at every score level, the observed events and
+    the expected events (rows at the level × the level's risk) differ by at most ``max_diff`` ×
+    the group's rows (Kleinberg, Mullainathan & Raghavan, 2017, for the notion).
+
+    The bound is on the calibration error's share of the group, level by level, so the errors a
+    group may have sum to at most (number of levels) × ``max_diff``; a level with few rows of a
+    group cannot be far off in count.  Scores beyond ±28 (risks within 1e-12 of 0 or 1) are pooled
+    into one level at each end.  Needs integer scores; each distinct design row gets up to 56
+    binaries (see :mod:`riskformula.fairness.risk_parity`).
+
+    Parameters
+    ----------
+    by : the protected attribute, a column of the training data (in the formula or not), or a list
+        of columns (intersectional groups).
+    max_diff : largest allowed |observed − expected events| at a score level, as a share of the
+        group's rows (0 to 1).
+
+    Examples
+    --------
+    >>> calibration_within_groups("sex", max_diff=0.02).describe()
+    "calibration_within_groups('sex', max_diff=0.02)"
+    """
+    cols = _by("calibration_within_groups", by)
+    return CalibrationWithinGroups(cols, _check_max_diff("calibration_within_groups", max_diff, allow_none=False))
