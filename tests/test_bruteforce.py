@@ -550,3 +550,45 @@ def test_saved_basis_is_only_a_warm_start():
     status, warm, _ = lp.solve()
     assert status == "optimal"
     assert warm == pytest.approx(fresh, rel=1e-9, abs=1e-12)
+
+
+# --- the absolute gap tolerance -----------------------------------------------------------
+
+def near_separable_instance(seed: int = 7) -> Instance:
+    """Four noisy copies of the outcome (2% flipped): the best score nearly separates the rows, so
+    the optimum is about 2e-4 and the LP's safety margin (1e-9) alone is a relative gap of 5e-6."""
+    r = np.random.default_rng(seed)
+    n = 120
+    y = r.integers(0, 2, n)
+    X = np.column_stack([np.where(r.random(n) < 0.02, 1 - y, y) for _ in range(4)]).astype(float)
+    return Instance(X, y, None, 1.0, (-5,) * 4, (5,) * 4, 1e-6, 4)
+
+
+def test_near_separable_data_are_certified_by_the_absolute_tolerance():
+    inst = near_separable_instance()
+    true_min, _, _ = brute_force(inst)
+    assert true_min < 1e-3
+    # only the relative tolerance: the whole tree is searched, yet the gap left by the LP's
+    # margin is above 1e-6 of an objective this small
+    with pytest.warns(OptimalityGapWarning):
+        old = _fit(inst, absolute_gap_tolerance=0.0)
+    assert old.status == "numerical_gap" and old.gap > 1e-6
+    m = _fit(inst)
+    assert m.settings.absolute_gap_tolerance == 1e-8
+    assert m.gap > m.settings.gap_tolerance and m.objective - m.lower_bound <= 1e-8
+    check_fitted(m, inst, true_min)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_loose_absolute_tolerance_stops_early_with_an_honest_bound(seed):
+    """A large absolute tolerance ends the search early: the bound stays below the optimum and
+    the objective within the tolerance of it."""
+    inst = random_instance(500 + seed)
+    inst.max_size = inst.d
+    true_min, _, _ = brute_force(inst)
+    tol = 0.02
+    rep = BranchAndCut(_problem(inst), time_limit=60, gap_tolerance=0.0, absolute_gap_tolerance=tol).solve()
+    assert rep.status == "optimal"
+    assert rep.lower_bound <= true_min + _slack(true_min)
+    assert true_min - _slack(true_min) <= rep.objective <= true_min + tol + _slack(true_min)
+    assert rep.objective - rep.lower_bound <= tol

@@ -53,6 +53,8 @@ class BranchAndCut:
     ----------
     time_limit : seconds before returning the best model with its honest gap.
     gap_tolerance : stop when (upper − lower) / upper is at most this.
+    absolute_gap_tolerance : or when upper − lower is at most this (in objective units; see
+        :func:`riskformula.risk_score` for the default); either tolerance certifies a run.
     node_limit : optional cap on the number of nodes.
     verbose : print a solver log (stdout) every ``log_interval`` seconds.
     progress : print the same line to stderr every :data:`STATUS_INTERVAL` seconds, and a last one
@@ -68,10 +70,12 @@ class BranchAndCut:
 
     def __init__(self, problem: RiskProblem, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
-                 max_cuts: int | None = None, heuristic_interval: int = 50, progress: bool = False):
+                 max_cuts: int | None = None, heuristic_interval: int = 50, progress: bool = False,
+                 absolute_gap_tolerance: float = 1e-8):
         self.p = problem
         self.time_limit = float(time_limit)
         self.gap_tolerance = float(gap_tolerance)
+        self.absolute_gap_tolerance = float(absolute_gap_tolerance)
         self.node_limit = node_limit
         self.verbose = verbose
         self.log_interval = log_interval
@@ -187,7 +191,7 @@ class BranchAndCut:
         while heap or plunge:
             lower = min(heap[0][0] if heap else math.inf, plunge[0] if plunge else math.inf, self.tol_pruned)
             self.global_lower = lower
-            if self._gap(lower) <= self.gap_tolerance:
+            if self._within_tolerance(lower):
                 break
             now = time.perf_counter() - t0
             if now > self.time_limit:
@@ -231,7 +235,7 @@ class BranchAndCut:
             if status is None:  # the whole tree was searched: nothing satisfies the rows
                 status = "infeasible"
                 lower = math.inf
-        elif self._gap(lower) <= self.gap_tolerance or (status is None and self._gap(lower) <= _LP_PRECISION):
+        elif self._within_tolerance(lower) or (status is None and self._gap(lower) <= _LP_PRECISION):
             status = "optimal"
         elif status is None:
             # every node was settled, but some only up to the LP's tolerances: the proven gap
@@ -246,7 +250,7 @@ class BranchAndCut:
             time=elapsed, nodes=self.nodes, cuts=self.lp.n_cuts, lp_solves=self.lp_solves,
             root_bound=root_bound, solver=f"riskformula branch-and-cut on HiGHS {_highs_version()}",
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
-                      "node_limit": self.node_limit},
+                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "node_limit": self.node_limit},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             log=tuple(self.log_lines),
         )
@@ -262,8 +266,13 @@ class BranchAndCut:
             return 0.0
         return (self.upper - lower) / max(abs(self.upper), 1e-12)
 
+    def _within_tolerance(self, lower: float) -> bool:
+        """Whether ``lower`` certifies the incumbent: the relative or the absolute gap is small enough."""
+        return self._gap(lower) <= self.gap_tolerance or self.upper - lower <= self.absolute_gap_tolerance
+
     def _prune_level(self) -> float:
-        return self.upper - self.gap_tolerance * abs(self.upper)
+        """Node bounds at or above this cannot improve the incumbent by more than either tolerance."""
+        return self.upper - max(self.gap_tolerance * abs(self.upper), self.absolute_gap_tolerance)
 
     def _note_tol_prune(self, bound: float) -> None:
         if bound < self.upper:
