@@ -14,12 +14,12 @@ Targets (2-core machine; model size ≤ 5, points −5..5, c0 = 1e-6):
   riskformula at ``--baseline DIR`` (e.g. the main checkout, run in a subprocess), or else the
   time measured on 2026-11-22 (``benchmarks/README.md``).
 
-Run::
+Run from the repository root (``PYTHONPATH=.`` makes this checkout's riskformula the one imported)::
 
-    python benchmarks/certify.py                          # everything (about 40 minutes)
-    python benchmarks/certify.py --only wdbc spambase     # a subset
-    python benchmarks/certify.py --time-scale 0.1         # every time limit × 0.1, for a quick look
-    python benchmarks/certify.py --baseline ../main       # today's times beside, measured now
+    PYTHONPATH=. python benchmarks/certify.py                       # everything (about an hour)
+    PYTHONPATH=. python benchmarks/certify.py --only wdbc spambase  # a subset
+    PYTHONPATH=. python benchmarks/certify.py --time-scale 0.1      # every time limit × 0.1, a quick look
+    PYTHONPATH=. python benchmarks/certify.py --baseline ../main    # today's times beside, measured now
 
 With ``--time-scale`` the targets are judged at the scaled limits (a "no" there says little about
 the full-length run). Times are wall-clock seconds of the fit (design, pruning and search).
@@ -178,7 +178,7 @@ def main(argv=None) -> None:
         print(f"{r['case']}: {r['status']}, gap {r['gap']}, {r['time (s)']} s -> {r['pass']}", flush=True)
     load1 = os.getloadavg()
     print()
-    print(f"riskformula {rf.__version__}; started {start}; time scale {args.time_scale:g}; "
+    print(f"riskformula {rf.__version__} from {os.path.dirname(rf.__file__)}; started {start}; time scale {args.time_scale:g}; "
           f"load average (1/5/15 min) at start {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f}, "
           f"at end {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} on {os.cpu_count()} cores")
     print(tabulate(pd.DataFrame(rows), headers="keys", tablefmt=args.format, showindex=False,
