@@ -93,20 +93,22 @@ def adult(scale: float) -> dict:
                 "before: 2.06% at 120 s")
 
 
-def baseline_time(name: str, limit: float, root: str) -> float:
-    """Search time of the same fit by the riskformula in ``root`` (a checkout), in a subprocess."""
+def baseline_fit(name: str, limit: float, root: str) -> dict:
+    """Search time, status, gap and nodes of the same fit by the riskformula in ``root`` (a
+    checkout), in a subprocess."""
     outcome = REGRESSION[name][0]
     code = ("import json, warnings, riskformula as rf; warnings.simplefilter('ignore'); "
             f"m = rf.risk_score('{outcome} ~ .', rf.load_dataset('{name}'), max_size=5, coef_range=(-5, 5), "
             f"c0=1e-6, time_limit={limit!r}, progress=False); "
-            "print(json.dumps({'time': m.solver.time, 'status': m.status, 'file': rf.__file__}))")
+            "print(json.dumps({'time': m.solver.time, 'status': m.status, 'gap': m.gap, 'nodes': m.solver.nodes, "
+            "'file': rf.__file__}))")
     env = {**os.environ, "PYTHONPATH": os.path.abspath(root)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
                          cwd=os.path.abspath(root))
     res = json.loads(out.stdout.strip().splitlines()[-1])
     if not res["file"].startswith(os.path.abspath(root)):
         raise RuntimeError(f"the baseline imported {res['file']}, not the riskformula in {root}")
-    return float(res["time"])
+    return res
 
 
 def regression(name: str, scale: float, baseline: str | None) -> dict:
@@ -114,7 +116,9 @@ def regression(name: str, scale: float, baseline: str | None) -> dict:
     limit = limit * scale
     source = "2026-11-22"
     if baseline:
-        today, source = baseline_time(name, limit, baseline), "baseline now"
+        base = baseline_fit(name, limit, baseline)
+        today = base["time"]
+        source = f"baseline now: {base['status']}, gap {100 * base['gap']:.3f}%, {base['nodes']:,d} nodes"
     m, wall = _fit(f"{outcome} ~ .", rf.load_dataset(name), limit)
     ok = m.status == "optimal" and m.gap <= 0.001 and m.solver.time <= SLACK * max(today, 0.5)
     return _row(name, "certified, no slower than today (+25%)", limit, m, wall, ok,
