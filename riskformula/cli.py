@@ -36,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="integer points per term (default -5 5)")
     fit.add_argument("--c0", type=float, default=1e-6, help="penalty per term used (default 1e-6)")
     fit.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
+    fit.add_argument("--gap-tolerance", type=float, default=1e-6,
+                     help="stop at this relative gap (objective - bound) / objective (default 1e-6)")
+    fit.add_argument("--absolute-gap-tolerance", type=float, default=1e-8,
+                     help="or at this absolute gap objective - bound (default 1e-8)")
     fit.add_argument("--event", help="outcome level that counts as the event")
     fit.add_argument("--na-action", choices=("raise", "drop"), default="raise")
     fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text")
@@ -53,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         data = _read(args.data)
         model = risk_score(args.formula, data, max_size=args.max_size, coef_range=tuple(args.coef_range),
-                           c0=args.c0, time_limit=args.time_limit, event=args.event,
+                           c0=args.c0, time_limit=args.time_limit, gap_tolerance=args.gap_tolerance,
+                           absolute_gap_tolerance=args.absolute_gap_tolerance, event=args.event,
                            na_action=args.na_action, verbose=args.verbose, progress=args.progress)
     except RiskFormulaError as e:
         print(f"riskformula: error: {e}", file=sys.stderr)

@@ -39,6 +39,8 @@ class FitSettings:
     threshold_ranges: dict = field(default_factory=dict)
     size_groups: tuple = ()
     threshold_candidates: dict = field(default_factory=dict)
+    #: 0 for models fitted (and saved) before the absolute tolerance existed: only the relative one held
+    absolute_gap_tolerance: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,8 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         it is). Arrays get the column names ``x0, x1, ...``. With ``fit(df)`` (no ``y``): a full
         formula ``"outcome ~ terms"`` whose outcome is a column of ``df``.
     max_size, min_size, coef_range, intercept_range, c0, positive_weight, time_limit,
-    gap_tolerance, node_limit, constraints, factors_as_one, na_action, context, event :
+    gap_tolerance, absolute_gap_tolerance, node_limit, constraints, factors_as_one, na_action, context,
+    event :
         as in :func:`riskformula.risk_score` (``event`` only with ``fit(df)``).
     progress : bool
         Status lines during long fits; off by default (cross-validation fits many models).
@@ -84,7 +85,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, formula=None, *, max_size=5, min_size=0, coef_range=(-5, 5), intercept_range=None,
                  c0=1e-6, positive_weight=1.0, time_limit=60.0, gap_tolerance=1e-6, node_limit=None,
                  constraints=None, factors_as_one=False, na_action="raise", context=None, event=None,
-                 progress=False):
+                 progress=False, absolute_gap_tolerance=1e-8):
         self.formula = formula
         self.max_size = max_size
         self.min_size = min_size
@@ -94,6 +95,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         self.positive_weight = positive_weight
         self.time_limit = time_limit
         self.gap_tolerance = gap_tolerance
+        self.absolute_gap_tolerance = absolute_gap_tolerance
         self.node_limit = node_limit
         self.constraints = constraints
         self.factors_as_one = factors_as_one
@@ -117,7 +119,8 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     def _options(self) -> dict:
         return dict(max_size=self.max_size, min_size=self.min_size, coef_range=self.coef_range,
                     intercept_range=self.intercept_range, c0=self.c0, positive_weight=self.positive_weight,
-                    time_limit=self.time_limit, gap_tolerance=self.gap_tolerance, node_limit=self.node_limit,
+                    time_limit=self.time_limit, gap_tolerance=self.gap_tolerance,
+                    absolute_gap_tolerance=self.absolute_gap_tolerance, node_limit=self.node_limit,
                     constraints=self.constraints, factors_as_one=self.factors_as_one, na_action=self.na_action,
                     context=self.context, progress=self.progress)
 

@@ -550,3 +550,139 @@ def test_saved_basis_is_only_a_warm_start():
     status, warm, _ = lp.solve()
     assert status == "optimal"
     assert warm == pytest.approx(fresh, rel=1e-9, abs=1e-12)
+
+
+# --- the absolute gap tolerance -----------------------------------------------------------
+
+def near_separable_instance(seed: int = 7) -> Instance:
+    """Four noisy copies of the outcome (2% flipped): the best score nearly separates the rows, so
+    the optimum is about 2e-4 and the LP's safety margin (1e-9) alone is a relative gap of 5e-6."""
+    r = np.random.default_rng(seed)
+    n = 120
+    y = r.integers(0, 2, n)
+    X = np.column_stack([np.where(r.random(n) < 0.02, 1 - y, y) for _ in range(4)]).astype(float)
+    return Instance(X, y, None, 1.0, (-5,) * 4, (5,) * 4, 1e-6, 4)
+
+
+def test_near_separable_data_are_certified_by_the_absolute_tolerance():
+    inst = near_separable_instance()
+    true_min, _, _ = brute_force(inst)
+    assert true_min < 1e-3
+    # only the relative tolerance: the whole tree is searched, yet the gap left by the LP's
+    # margin is above 1e-6 of an objective this small
+    with pytest.warns(OptimalityGapWarning):
+        old = _fit(inst, absolute_gap_tolerance=0.0)
+    assert old.status == "numerical_gap" and old.gap > 1e-6
+    m = _fit(inst)
+    assert m.settings.absolute_gap_tolerance == 1e-8
+    assert m.gap > m.settings.gap_tolerance and m.objective - m.lower_bound <= 1e-8
+    check_fitted(m, inst, true_min)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_loose_absolute_tolerance_stops_early_with_an_honest_bound(seed):
+    """A large absolute tolerance ends the search early: the bound stays below the optimum and
+    the objective within the tolerance of it."""
+    inst = random_instance(500 + seed)
+    inst.max_size = inst.d
+    true_min, _, _ = brute_force(inst)
+    tol = 0.02
+    rep = BranchAndCut(_problem(inst), time_limit=60, gap_tolerance=0.0, absolute_gap_tolerance=tol).solve()
+    assert rep.status == "optimal"
+    assert rep.lower_bound <= true_min + _slack(true_min)
+    assert true_min - _slack(true_min) <= rep.objective <= true_min + tol + _slack(true_min)
+    assert rep.objective - rep.lower_bound <= tol
+
+
+# --- reduced-cost fixing ------------------------------------------------------------------
+
+def all_models(inst: Instance):
+    """Every (intercept, points) within the bounds and size limits with its objective."""
+    w = np.ones(len(inst.y)) if inst.w is None else np.asarray(inst.w, float)
+    values = [sorted({0, *range(lo, hi + 1)}) for lo, hi in zip(inst.lo, inst.hi)]
+    coefs = np.array(list(itertools.product(*values)), dtype=float).reshape(-1, inst.d)
+    size = np.count_nonzero(coefs, axis=1)
+    coefs = coefs[(size >= inst.min_size) & (size <= inst.max_size)]
+    size = np.count_nonzero(coefs, axis=1)
+    S = inst.X @ coefs.T
+    M = int(math.ceil(np.abs(S).max())) + 8
+    for b in range(-M, M + 1):
+        z = S + b
+        rows = np.where(inst.y[:, None] == 1, inst.pw * np.logaddexp(0.0, -z), np.logaddexp(0.0, z))
+        yield b, coefs, w @ rows / w.sum() + inst.c0 * size
+
+
+@pytest.mark.parametrize("seed", [1, 3, 6, 17, 32, 40, 52, 59])  # cases where the root's duals narrow a column
+def test_reduced_cost_fixing_keeps_every_better_model(seed):
+    """Fix by the root LP's duals at a prune level just above the optimum: every model whose
+    objective is below that level (intercept included) stays inside the narrowed box."""
+    from riskformula.solver.lp import NodeLP
+    from riskformula.solver.reduced_cost import fixings
+    from riskformula.problem.problem import loss_bounds
+    inst = random_instance(600 + seed)
+    inst.max_size = inst.d
+    p = _problem(inst)
+    lo_l, hi_l = loss_bounds(p)
+    lp = NodeLP(p, lo_l, hi_l)
+    lower, upper = p.column_bounds()
+    lp.set_bounds(lower, upper)
+    rng = np.random.default_rng(seed)
+    for _ in range(8):  # cuts at random points, then at the LP's own points
+        lam = np.concatenate([[rng.integers(-3, 4)], rng.integers(-2, 3, inst.d)]).astype(float)
+        f, g = p.loss.value_and_gradient(lam)
+        lp.add_cut(lam, f, g)
+    for _ in range(15):
+        status, obj, x = lp.solve()
+        f, g = p.loss.value_and_gradient(x[: inst.d + 1])
+        lp.add_cut(x[: inst.d + 1], f, g)
+    status, obj, x = lp.solve()
+    got = lp.dual_bound(lower, upper)
+    assert got is not None and got[0] <= obj + 1e-9 * (1 + abs(obj))
+    true_min, _, _ = brute_force(inst)
+    assert got[0] <= true_min + _slack(true_min)
+    level = true_min + 1e-9
+    found = fixings(got[0] - _slack(got[0]), got[1], got[2], got[3], p.integer_mask(), level)
+    assert found is not None, "the case should narrow some column"
+    cols, new_lo, new_hi, excluded = found
+    assert excluded >= level - 1e-12
+    box_lo, box_hi = lower.copy(), upper.copy()
+    box_lo[cols], box_hi[cols] = new_lo, new_hi
+    kept = 0
+    for b, coefs, obj_all in all_models(inst):
+        for k in np.flatnonzero(obj_all < level):
+            xk = np.concatenate([[b], coefs[k], coefs[k] != 0, np.zeros(p.n_aux)])
+            assert np.all(xk >= box_lo - 1e-9) and np.all(xk <= box_hi + 1e-9), (
+                f"a model with objective {obj_all[k]} < {level} was fixed out: intercept {b}, points {coefs[k]}")
+            kept += 1
+    assert kept >= 1
+
+
+def _fixing_cases():
+    """Random instances on which the search narrows some column by reduced costs."""
+    return [700 + s for s in range(10)]
+
+
+@pytest.mark.parametrize("seed", _fixing_cases())
+def test_search_with_reduced_cost_fixing_matches_brute_force(seed):
+    inst = random_instance(seed)
+    inst.max_size = inst.d
+    true_min, _, _ = brute_force(inst)
+    bc = BranchAndCut(_problem(inst), time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=0.0)
+    rep = bc.solve()
+    assert bc.rc_fixed > 0, "reduced-cost fixing does not fire here: pick another case"
+    assert rep.lower_bound <= true_min + _slack(true_min)
+    assert rep.status == "optimal"
+    assert rep.objective == pytest.approx(true_min, rel=1e-7, abs=0)
+    lam = np.asarray(rep.solution)
+    assert my_objective(inst, lam[0], lam[1:]) == pytest.approx(rep.objective, rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize("node_limit", [2, 5, 20])
+@pytest.mark.parametrize("seed", _fixing_cases()[:5])
+def test_reduced_cost_fixing_stopped_early_keeps_an_honest_bound(seed, node_limit):
+    inst = random_instance(seed)
+    inst.max_size = inst.d
+    true_min, _, _ = brute_force(inst)
+    rep = BranchAndCut(_problem(inst), time_limit=60, gap_tolerance=1e-9, node_limit=node_limit).solve()
+    assert rep.lower_bound <= true_min + _slack(true_min)
+    assert rep.objective >= true_min - _slack(true_min)

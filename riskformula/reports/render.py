@@ -95,6 +95,25 @@ def fmt_gap(gap, tolerance: float | None = DEFAULT_GAP_TOLERANCE, *, state_toler
     return f"{text}%"
 
 
+def fmt_absolute_gap(objective, lower, tolerance: float | None = None, *, state_tolerance: bool = False) -> str:
+    """Objective minus lower bound, in objective units, as :func:`fmt_gap` prints the relative gap:
+    ``0`` at or below ``tolerance`` (with ``state_tolerance``, ``0 within tolerance 1e-08``),
+    otherwise three significant digits, never in exponent notation; ``NA`` without a finite bound.
+
+    Examples
+    --------
+    >>> fmt_absolute_gap(0.25, 0.2493), fmt_absolute_gap(2.2e-4, 2.2e-4 - 1e-9, 1e-8, state_tolerance=True)
+    ('0.0007', '0 within tolerance 1e-08')
+    """
+    if not (_finite(objective) and _finite(lower)):
+        return "NA"
+    g = max(float(objective) - float(lower), 0.0)
+    tol = tolerance if tolerance is not None and math.isfinite(tolerance) else 0.0
+    if g <= tol:
+        return "0" + (f" within tolerance {tol:g}" if state_tolerance and tol > 0 else "")
+    return np.format_float_positional(g, precision=3, fractional=False, trim="-")
+
+
 def fmt_points(v: float) -> str:
     """Signed integer points: ``+3``, ``-2``; non-integers (real-valued columns) keep 3 digits."""
     if float(v).is_integer():

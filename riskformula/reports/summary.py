@@ -148,7 +148,9 @@ class Summary(r.Rendered):
         gap = r.fmt_gap(m.gap, m.settings.gap_tolerance, state_tolerance=True)
         rows = [("Status", m.status), ("Objective (loss + c0 x size)", f"{m.objective:.8g}"),
                 ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", gap),
-                ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", f"{rep.nodes:,d}"),
+                ("Absolute gap", r.fmt_absolute_gap(m.objective, m.lower_bound, m.settings.absolute_gap_tolerance,
+                                                     state_tolerance=True)),
+                ("Certified by", certified_by(m)), ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", f"{rep.nodes:,d}"),
                 ("Loss cuts in pool", f"{rep.cuts:,d}"), ("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
         return pd.DataFrame(rows, columns=["", "value"])
 
@@ -235,3 +237,18 @@ class Summary(r.Rendered):
 
     def __repr__(self) -> str:
         return f"<Summary of {self.model!r}>"
+
+
+def certified_by(m) -> str:
+    """Which tolerance made the run optimal: the relative gap's, the absolute gap's, both, or the
+    LP's precision (the whole tree searched, a gap below what the LP resolves); ``"not certified"``
+    for a run that is not optimal."""
+    if m.status != "optimal":
+        return "not certified"
+    rel = m.gap <= m.settings.gap_tolerance
+    ab = m.objective - m.lower_bound <= m.settings.absolute_gap_tolerance
+    if rel and ab:
+        return "both gap tolerances"
+    if rel or ab:
+        return "relative gap tolerance" if rel else "absolute gap tolerance"
+    return "the LP's precision (whole tree searched)"

@@ -28,6 +28,7 @@ from ..problem import RiskProblem
 from ..problem.problem import loss_bounds
 from .heuristics import best_intercept, fill_to_min_size, polish, sequential_rounding
 from .lp import NodeLP
+from .reduced_cost import fixings
 from .report import SolverReport
 
 _INT_TOL = 1e-6
@@ -53,6 +54,8 @@ class BranchAndCut:
     ----------
     time_limit : seconds before returning the best model with its honest gap.
     gap_tolerance : stop when (upper − lower) / upper is at most this.
+    absolute_gap_tolerance : or when upper − lower is at most this (in objective units; see
+        :func:`riskformula.risk_score` for the default); either tolerance certifies a run.
     node_limit : optional cap on the number of nodes.
     verbose : print a solver log (stdout) every ``log_interval`` seconds.
     progress : print the same line to stderr every :data:`STATUS_INTERVAL` seconds, and a last one
@@ -65,13 +68,17 @@ class BranchAndCut:
     root_tail_fraction = 0.02
     #: extra loss cuts per fractional node before branching
     node_rounds = 1
+    #: narrow integer columns by the LP's reduced costs, at the root and in each node's subtree
+    reduced_cost_fixing = True
 
     def __init__(self, problem: RiskProblem, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
-                 max_cuts: int | None = None, heuristic_interval: int = 50, progress: bool = False):
+                 max_cuts: int | None = None, heuristic_interval: int = 50, progress: bool = False,
+                 absolute_gap_tolerance: float = 1e-8):
         self.p = problem
         self.time_limit = float(time_limit)
         self.gap_tolerance = float(gap_tolerance)
+        self.absolute_gap_tolerance = float(absolute_gap_tolerance)
         self.node_limit = node_limit
         self.verbose = verbose
         self.log_interval = log_interval
@@ -99,6 +106,9 @@ class BranchAndCut:
         self.nodes = 0
         self.log_lines: list[str] = []
         self.polish_calls = 0
+        self.rc_fixed = 0  # column bounds narrowed by reduced costs (root and nodes)
+        self._root_duals = None
+        self._root_fixed_at = math.inf  # the incumbent value the root fixings were made with
 
     # --- incumbents ---------------------------------------------------------------------
     def _offer(self, lam: np.ndarray, x: np.ndarray | None = None) -> bool:
@@ -169,12 +179,14 @@ class BranchAndCut:
             self._polish_and_offer(fill_to_min_size(p, zero))
 
         root_bound, iterates = self._root_cutting_planes()
+        self._root_duals = self._dual_bound(self.root_lower, self.root_upper)
         for k, (lam, alpha) in enumerate(iterates[:20]):
             now = time.perf_counter() - t0
             if now > 0.3 * self.time_limit:
                 break
             self._status(now, 1, root_bound)
             self._heuristic(lam, alpha, swaps=k < 3)
+        self._fix_at_root()
 
         counter = itertools.count()
         heap = [(root_bound, 0, next(counter), (), None, None)]
@@ -187,7 +199,7 @@ class BranchAndCut:
         while heap or plunge:
             lower = min(heap[0][0] if heap else math.inf, plunge[0] if plunge else math.inf, self.tol_pruned)
             self.global_lower = lower
-            if self._gap(lower) <= self.gap_tolerance:
+            if self._within_tolerance(lower):
                 break
             now = time.perf_counter() - t0
             if now > self.time_limit:
@@ -200,6 +212,8 @@ class BranchAndCut:
                 self._log(now, len(heap), lower)
                 last_log = now
             self._status(now, len(heap) + (plunge is not None), lower)
+            if self.upper < self._root_fixed_at:
+                self._fix_at_root()
             if plunge is not None:
                 bound, negdepth, _, changes, branch, _ = plunge  # the LP holds its parent's basis
                 plunge = None
@@ -231,7 +245,7 @@ class BranchAndCut:
             if status is None:  # the whole tree was searched: nothing satisfies the rows
                 status = "infeasible"
                 lower = math.inf
-        elif self._gap(lower) <= self.gap_tolerance or (status is None and self._gap(lower) <= _LP_PRECISION):
+        elif self._within_tolerance(lower) or (status is None and self._gap(lower) <= _LP_PRECISION):
             status = "optimal"
         elif status is None:
             # every node was settled, but some only up to the LP's tolerances: the proven gap
@@ -246,7 +260,7 @@ class BranchAndCut:
             time=elapsed, nodes=self.nodes, cuts=self.lp.n_cuts, lp_solves=self.lp_solves,
             root_bound=root_bound, solver=f"riskformula branch-and-cut on HiGHS {_highs_version()}",
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
-                      "node_limit": self.node_limit},
+                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "node_limit": self.node_limit},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             log=tuple(self.log_lines),
         )
@@ -262,12 +276,56 @@ class BranchAndCut:
             return 0.0
         return (self.upper - lower) / max(abs(self.upper), 1e-12)
 
+    def _within_tolerance(self, lower: float) -> bool:
+        """Whether ``lower`` certifies the incumbent: the relative or the absolute gap is small enough."""
+        return self._gap(lower) <= self.gap_tolerance or self.upper - lower <= self.absolute_gap_tolerance
+
     def _prune_level(self) -> float:
-        return self.upper - self.gap_tolerance * abs(self.upper)
+        """Node bounds at or above this cannot improve the incumbent by more than either tolerance."""
+        return self.upper - max(self.gap_tolerance * abs(self.upper), self.absolute_gap_tolerance)
 
     def _note_tol_prune(self, bound: float) -> None:
         if bound < self.upper:
             self.tol_pruned = min(self.tol_pruned, bound)
+
+    # --- reduced-cost fixing -------------------------------------------------------------
+    def _dual_bound(self, lower, upper):
+        """The last LP's dual bound over this box, lowered by the margin of node bounds (or None)."""
+        if not self.reduced_cost_fixing:
+            return None
+        got = self.lp.dual_bound(lower, upper)
+        return None if got is None else (self._safe(got[0]),) + got[1:]
+
+    def _fix_at_root(self) -> None:
+        """Narrow the root box (so every node) with the root LP's duals and the current incumbent."""
+        self._root_fixed_at = self.upper
+        if self._root_duals is None:
+            return
+        bound, d, lo, hi = self._root_duals
+        lo, hi = lo.copy(), hi.copy()  # the box the duals' bound was computed over
+        found = fixings(bound, d, lo, hi, self.integer, self._prune_level())
+        if found is None:
+            return
+        cols, new_lo, new_hi, excluded = found
+        lo_new = np.maximum(self.root_lower[cols], new_lo)
+        hi_new = np.minimum(self.root_upper[cols], new_hi)
+        self.rc_fixed += int(np.count_nonzero((lo_new > self.root_lower[cols]) | (hi_new < self.root_upper[cols])))
+        self.root_lower[cols], self.root_upper[cols] = lo_new, hi_new
+        self._note_tol_prune(excluded)
+
+    def _fix_in_subtree(self, lower, upper):
+        """A branching change ``(columns, low, high)`` that narrows integer columns in this node's
+        subtree by its LP's reduced costs, or None."""
+        got = self._dual_bound(lower, upper)
+        if got is None:
+            return None
+        found = fixings(*got, self.integer, self._prune_level())
+        if found is None:
+            return None
+        cols, new_lo, new_hi, excluded = found
+        self.rc_fixed += len(cols)
+        self._note_tol_prune(excluded)
+        return cols, new_lo, new_hi
 
     # --- root ---------------------------------------------------------------------------
     def _root_cutting_planes(self, max_rounds: int = 500, rel_tol: float = 1e-5):
@@ -403,6 +461,9 @@ class BranchAndCut:
                 rounds += 1
                 continue
             break
+        fixed = self._fix_in_subtree(lower, upper)
+        if fixed is not None:
+            changes = changes + (fixed,)
         if branch is not None:
             self._update_pseudocost(branch, bound)
         if lp.n_cuts > self.max_cuts:

@@ -1,0 +1,193 @@
+"""Certificates on the data users bring: one table with every target, measured against it.
+
+Targets (2-core machine; model size ≤ 5, points −5..5, c0 = 1e-6):
+
+* ``wdbc``: all 30 predictors as ``threshold()``, gap ≤ 20 % at 300 s;
+  ``wdbc-grid10``: the same with ``threshold(x, grid=10)``;
+* ``spambase``: gap ≤ 10 % at 120 s (Ustun & Rudin (2019) report 27.8 % after 20 min);
+* ``adult``: certified optimal (gap ≤ 0.1 %) within 300 s;
+* ``seeds``: Molero-Río & D'Ambrosio's generator (:func:`riskformula.datasets.synthetic_thresholds`),
+  seeds 1–5, every configuration of their Tables 1–4 with N ≤ 1 000, certified within 60 s each
+  (one row per seed);
+* ``breastcancer``, ``mammo``, ``mushroom``: still certified and no slower than today, with 25 %
+  slack for the noise of a shared machine. "Today" is the time measured in the same session by the
+  riskformula at ``--baseline DIR`` (e.g. the main checkout, run in a subprocess), or else the
+  time measured on 2026-11-22 (``benchmarks/README.md``).
+
+Run from the repository root (``PYTHONPATH=.`` makes this checkout's riskformula the one imported)::
+
+    PYTHONPATH=. python benchmarks/certify.py                       # everything (about an hour)
+    PYTHONPATH=. python benchmarks/certify.py --only wdbc spambase  # a subset
+    PYTHONPATH=. python benchmarks/certify.py --time-scale 0.1      # every time limit × 0.1, a quick look
+    PYTHONPATH=. python benchmarks/certify.py --baseline ../main    # today's times beside, measured now
+
+With ``--time-scale`` the targets are judged at the scaled limits (a "no" there says little about
+the full-length run). Times are wall-clock seconds of the fit (design, pruning and search).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import pandas as pd
+from tabulate import tabulate
+
+import riskformula as rf
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from continuous_thresholds import PAPER  # noqa: E402  (the paper's configurations)
+
+#: core data sets: outcome column, time limit (s), time measured on 2026-11-22 (s)
+REGRESSION = {"breastcancer": ("Benign", 60, 0.6), "mammo": ("Malignant", 60, 9.0),
+              "mushroom": ("poisonous", 120, 64.8)}
+#: slack on "no slower than today" for the noise of a shared machine
+SLACK = 1.25
+SEEDS = (1, 2, 3, 4, 5)
+CASES = ("wdbc", "wdbc-grid10", "spambase", "adult", "seeds", *REGRESSION)
+
+
+def _fit(formula: str, df: pd.DataFrame, time_limit: float, max_size: int = 5):
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rf.OptimalityGapWarning)
+        m = rf.risk_score(formula, df, max_size=max_size, coef_range=(-5, 5), c0=1e-6, time_limit=time_limit,
+                          progress=False)
+    return m, time.perf_counter() - t0
+
+
+def _row(case, target, limit, m, wall, ok, note=""):
+    return {"case": case, "target": target, "limit (s)": f"{limit:g}", "time (s)": f"{wall:.1f}",
+            "objective": f"{m.objective:.6f}", "lower bound": f"{m.lower_bound:.6f}",
+            "gap": f"{100 * m.gap:.3f}%", "nodes": f"{m.solver.nodes:,d}", "status": m.status,
+            "pass": "yes" if ok else "NO", "note": note}
+
+
+def wdbc(scale: float, grid: int | None) -> dict:
+    df = rf.load_dataset("wdbc")
+    g = "" if grid is None else f", grid={grid}"
+    formula = 'diagnosis == "M" ~ threshold(.' + g + ")"
+    limit = 300 * scale
+    m, wall = _fit(formula, df, limit)
+    case = "wdbc, 30 x threshold()" + ("" if grid is None else f", grid={grid}")
+    return _row(case, "gap <= 20% at 300 s", limit, m, wall, m.gap <= 0.20,
+                f"{sum(len(t.cuts) for t in m.design.thresholds)} cand. cuts; root bound "
+                f"{m.solver.root_bound:.6f}; before: 99.99% at 60 s")
+
+
+def spambase(scale: float) -> dict:
+    limit = 120 * scale
+    m, wall = _fit("Spam ~ .", rf.load_dataset("spambase"), limit)
+    return _row("spambase", "gap <= 10% at 120 s", limit, m, wall, m.gap <= 0.10, "before: 28.3%")
+
+
+def adult(scale: float) -> dict:
+    limit = 300 * scale
+    m, wall = _fit("Over50K ~ .", rf.load_dataset("adult"), limit)
+    return _row("adult", "gap <= 0.1% within 300 s", limit, m, wall, m.gap <= 0.001,
+                "before: 2.06% at 120 s")
+
+
+def baseline_fit(name: str, limit: float, root: str) -> dict:
+    """Search time, status, gap and nodes of the same fit by the riskformula in ``root`` (a
+    checkout), in a subprocess."""
+    outcome = REGRESSION[name][0]
+    code = ("import json, warnings, riskformula as rf; warnings.simplefilter('ignore'); "
+            f"m = rf.risk_score('{outcome} ~ .', rf.load_dataset('{name}'), max_size=5, coef_range=(-5, 5), "
+            f"c0=1e-6, time_limit={limit!r}, progress=False); "
+            "print(json.dumps({'time': m.solver.time, 'status': m.status, 'gap': m.gap, 'nodes': m.solver.nodes, "
+            "'file': rf.__file__}))")
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(root)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         cwd=os.path.abspath(root))
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    if not res["file"].startswith(os.path.abspath(root)):
+        raise RuntimeError(f"the baseline imported {res['file']}, not the riskformula in {root}")
+    return res
+
+
+def regression(name: str, scale: float, baseline: str | None) -> dict:
+    outcome, limit, today = REGRESSION[name]
+    limit = limit * scale
+    source = "2026-11-22"
+    if baseline:
+        base = baseline_fit(name, limit, baseline)
+        today = base["time"]
+        source = f"baseline now: {base['status']}, gap {100 * base['gap']:.3f}%, {base['nodes']:,d} nodes"
+    m, wall = _fit(f"{outcome} ~ .", rf.load_dataset(name), limit)
+    ok = m.status == "optimal" and m.gap <= 0.001 and m.solver.time <= SLACK * max(today, 0.5)
+    return _row(name, "certified, no slower than today (+25%)", limit, m, wall, ok,
+                f"search {m.solver.time:.1f} s vs today {today:.1f} s ({source})")
+
+
+def seed_rows(scale: float, seeds) -> list[dict]:
+    """One row per seed: every N ≤ 1 000 configuration of the paper's tables, all cut positions."""
+    from riskformula.datasets import synthetic_thresholds
+    configs = sorted({(n, p, k) for (_, n, p, k) in PAPER if n <= 1000})
+    limit = 60 * scale
+    rows = []
+    for seed in seeds:
+        done, worst_gap, slowest, failed = 0, 0.0, 0.0, []
+        for n, p, k in configs:
+            data = synthetic_thresholds(n, p, seed=seed, min_class_share=0.1)
+            formula = "y ~ " + " + ".join(f"threshold(x{j + 1})" for j in range(p))
+            m, wall = _fit(formula, data, limit, max_size=k)
+            print(f"  seed {seed} N={n} p={p} k={k}: {m.certificate_line()}", flush=True)
+            worst_gap, slowest = max(worst_gap, m.gap), max(slowest, wall)
+            if m.status == "optimal":
+                done += 1
+            else:
+                failed.append(f"N{n} p{p} k{k} ({100 * m.gap:.1f}%)")
+        rows.append({"case": f"generator seed {seed} ({len(configs)} configs)",
+                     "target": "all certified, 60 s each", "limit (s)": f"{limit:g}",
+                     "time (s)": f"max {slowest:.1f}", "objective": "-", "lower bound": "-",
+                     "gap": f"max {100 * worst_gap:.3f}%", "nodes": "-", "status": f"{done}/{len(configs)} optimal",
+                     "pass": "yes" if done == len(configs) else "NO",
+                     "note": "; ".join(failed) if failed else ""})
+    return rows
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", choices=CASES, default=list(CASES), metavar="CASE",
+                    help="cases to run: " + ", ".join(CASES))
+    ap.add_argument("--time-scale", type=float, default=1.0, help="multiply every time limit (default 1)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="generator seeds (default 1-5)")
+    ap.add_argument("--baseline", metavar="DIR", help="a checkout whose riskformula gives today's times "
+                    "for the no-regression cases (run now, in a subprocess)")
+    ap.add_argument("--format", default="simple", help="tabulate format (simple, github, ...)")
+    args = ap.parse_args(argv)
+    if args.time_scale <= 0:
+        ap.error("--time-scale must be positive")
+    start = time.strftime("%Y-%m-%d %H:%M:%S")
+    load0 = os.getloadavg()
+    rows = []
+    for case in args.only:
+        if case in ("wdbc", "wdbc-grid10"):
+            rows.append(wdbc(args.time_scale, None if case == "wdbc" else 10))
+        elif case == "spambase":
+            rows.append(spambase(args.time_scale))
+        elif case == "adult":
+            rows.append(adult(args.time_scale))
+        elif case == "seeds":
+            rows += seed_rows(args.time_scale, args.seeds)
+        else:
+            rows.append(regression(case, args.time_scale, args.baseline))
+        r = rows[-1]
+        print(f"{r['case']}: {r['status']}, gap {r['gap']}, {r['time (s)']} s -> {r['pass']}", flush=True)
+    load1 = os.getloadavg()
+    print()
+    print(f"riskformula {rf.__version__} from {os.path.dirname(rf.__file__)}; started {start}; time scale {args.time_scale:g}; "
+          f"load average (1/5/15 min) at start {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f}, "
+          f"at end {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} on {os.cpu_count()} cores")
+    print(tabulate(pd.DataFrame(rows), headers="keys", tablefmt=args.format, showindex=False,
+                   disable_numparse=True))
+
+
+if __name__ == "__main__":
+    main()
