@@ -75,7 +75,6 @@ class NodeLP:
         self._cut_keys: list = []  # per cut row: the integer point it was taken at, or None
         self._cut_ids: list[int] = []  # per cut row: a serial number, to match saved bases
         self._cut_rows: list = []  # per cut row: (columns, coefficients, right-hand side) as given to HiGHS
-        self._solution = None  # the last optimal solve's solution (values and duals)
         self._next_id = 0
         self._all_cols = np.arange(self.n_cols, dtype=np.int32)
         self.lower = lower
@@ -123,7 +122,6 @@ class NodeLP:
         h = self.h
         left = math.inf if seconds is None else max(float(seconds), 0.01)
         # HiGHS compares its limit with the run time summed over every run of this instance
-        self._solution = None
         h.setOptionValue("time_limit", float(h.getRunTime()) + min(left, STALL_SECONDS))
         h.run()
         st = h.getModelStatus()
@@ -140,8 +138,7 @@ class NodeLP:
         if st == highspy.HighsModelStatus.kTimeLimit:
             return "time_limit", np.nan, None
         if st == highspy.HighsModelStatus.kOptimal:
-            self._solution = h.getSolution()  # its duals serve :meth:`dual_bound`
-            x = np.asarray(self._solution.col_value)
+            x = np.asarray(h.getSolution().col_value)
             return "optimal", h.getInfo().objective_function_value, x
         if st == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", np.inf, None
@@ -158,8 +155,7 @@ class NodeLP:
             if st == highspy.HighsModelStatus.kTimeLimit:
                 return "time_limit", np.nan, None
             if st == highspy.HighsModelStatus.kOptimal:
-                self._solution = h.getSolution()
-                return "optimal", h.getInfo().objective_function_value, np.asarray(self._solution.col_value)
+                return "optimal", h.getInfo().objective_function_value, np.asarray(h.getSolution().col_value)
             if st == highspy.HighsModelStatus.kInfeasible:
                 return "infeasible", np.inf, None
         raise SolverError(f"HiGHS could not solve a node LP (status: {h.modelStatusToString(st)}).")
@@ -195,33 +191,31 @@ class NodeLP:
         HiGHS, whose duals meet its tolerances only), and a multiplier that points at an infinite
         row bound (a tolerance-sized wrong sign) is set to 0, so the bound holds whatever the
         quality of the duals.  The caller subtracts a margin for rounding in the sums."""
-        sol = self._solution
-        if sol is None or not sol.dual_valid:
+        sol = self.h.getSolution()
+        if not sol.dual_valid:
             return None
-        y = np.array(sol.row_dual, dtype=float)  # a copy: multipliers are zeroed below
+        y = np.asarray(sol.row_dual, dtype=float).copy()
         nb = self.n_base_rows
         if len(y) != nb + self.n_cuts:
             return None
+        row_lo = np.concatenate([self._base[1] if self._base else np.zeros(0),
+                                 np.array([r[2] for r in self._cut_rows], float)])
+        row_hi = np.concatenate([self._base[2] if self._base else np.zeros(0), np.full(self.n_cuts, np.inf)])
+        y[(y > 0) & ~np.isfinite(row_lo)] = 0.0
+        y[(y < 0) & ~np.isfinite(row_hi)] = 0.0
         aty = np.zeros(self.n_cols)
-        row_part = np.zeros(0)
-        if self._base is not None:
-            yb, (A, row_lo, row_hi) = y[:nb], self._base
-            yb[(yb > 0) & ~np.isfinite(row_lo)] = 0.0
-            yb[(yb < 0) & ~np.isfinite(row_hi)] = 0.0
-            aty += A.T @ yb
-            with np.errstate(invalid="ignore"):
-                row_part = np.where(yb > 0, yb * row_lo, np.where(yb < 0, yb * row_hi, 0.0))
-        cut_part = []
-        for k in np.flatnonzero(y[nb:] > 0):  # a cut row is L − ∇l·λ ≥ rhs: only y ≥ 0 is bounded
-            idx, vals, rhs = self._cut_rows[k]
-            aty[idx] += y[nb + k] * vals  # a cut names each column once
-            cut_part.append(y[nb + k] * rhs)
+        if self._base is not None and nb:
+            aty += self._base[0].T @ y[:nb]
+        for k in np.flatnonzero(y[nb:]):
+            idx, vals, _ = self._cut_rows[k]
+            np.add.at(aty, idx, y[nb + k] * vals)
         d = self._cost - aty
         lo = np.concatenate([lower, [self.lower[-1]]])
         hi = np.concatenate([upper, [self.upper[-1]]])
         with np.errstate(invalid="ignore"):
+            row_part = np.where(y > 0, y * row_lo, np.where(y < 0, y * row_hi, 0.0))
             col_part = np.where(d > 0, d * lo, np.where(d < 0, d * hi, 0.0))
-        terms = np.concatenate([row_part, np.asarray(cut_part, float), col_part])
+        terms = np.concatenate([row_part, col_part])
         if not np.all(np.isfinite(terms)):
             return None  # a column without a finite bound on the side its reduced cost points to
         # rounding in the sums, scaled by their size (the caller adds the LP-bound margin)
