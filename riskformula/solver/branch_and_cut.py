@@ -28,7 +28,6 @@ from ..problem import RiskProblem
 from ..problem.problem import loss_bounds
 from .heuristics import best_intercept, fill_to_min_size, polish, sequential_rounding
 from .lp import NodeLP
-from .reduced_cost import fixings
 from .report import SolverReport
 
 _INT_TOL = 1e-6
@@ -68,8 +67,6 @@ class BranchAndCut:
     root_tail_fraction = 0.02
     #: extra loss cuts per fractional node before branching
     node_rounds = 1
-    #: narrow integer columns by the LP's reduced costs, at the root and in each node's subtree
-    reduced_cost_fixing = True
 
     def __init__(self, problem: RiskProblem, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
@@ -106,9 +103,6 @@ class BranchAndCut:
         self.nodes = 0
         self.log_lines: list[str] = []
         self.polish_calls = 0
-        self.rc_fixed = 0  # column bounds narrowed by reduced costs (root and nodes)
-        self._root_duals = None
-        self._root_fixed_at = math.inf  # the incumbent value the root fixings were made with
 
     # --- incumbents ---------------------------------------------------------------------
     def _offer(self, lam: np.ndarray, x: np.ndarray | None = None) -> bool:
@@ -179,14 +173,12 @@ class BranchAndCut:
             self._polish_and_offer(fill_to_min_size(p, zero))
 
         root_bound, iterates = self._root_cutting_planes()
-        self._root_duals = self._dual_bound(self.root_lower, self.root_upper)
         for k, (lam, alpha) in enumerate(iterates[:20]):
             now = time.perf_counter() - t0
             if now > 0.3 * self.time_limit:
                 break
             self._status(now, 1, root_bound)
             self._heuristic(lam, alpha, swaps=k < 3)
-        self._fix_at_root()
 
         counter = itertools.count()
         heap = [(root_bound, 0, next(counter), (), None, None)]
@@ -212,8 +204,6 @@ class BranchAndCut:
                 self._log(now, len(heap), lower)
                 last_log = now
             self._status(now, len(heap) + (plunge is not None), lower)
-            if self.upper < self._root_fixed_at:
-                self._fix_at_root()
             if plunge is not None:
                 bound, negdepth, _, changes, branch, _ = plunge  # the LP holds its parent's basis
                 plunge = None
@@ -287,45 +277,6 @@ class BranchAndCut:
     def _note_tol_prune(self, bound: float) -> None:
         if bound < self.upper:
             self.tol_pruned = min(self.tol_pruned, bound)
-
-    # --- reduced-cost fixing -------------------------------------------------------------
-    def _dual_bound(self, lower, upper):
-        """The last LP's dual bound over this box, lowered by the margin of node bounds (or None)."""
-        if not self.reduced_cost_fixing:
-            return None
-        got = self.lp.dual_bound(lower, upper)
-        return None if got is None else (self._safe(got[0]),) + got[1:]
-
-    def _fix_at_root(self) -> None:
-        """Narrow the root box (so every node) with the root LP's duals and the current incumbent."""
-        self._root_fixed_at = self.upper
-        if self._root_duals is None:
-            return
-        bound, d, lo, hi = self._root_duals
-        lo, hi = lo.copy(), hi.copy()  # the box the duals' bound was computed over
-        found = fixings(bound, d, lo, hi, self.integer, self._prune_level())
-        if found is None:
-            return
-        cols, new_lo, new_hi, excluded = found
-        lo_new = np.maximum(self.root_lower[cols], new_lo)
-        hi_new = np.minimum(self.root_upper[cols], new_hi)
-        self.rc_fixed += int(np.count_nonzero((lo_new > self.root_lower[cols]) | (hi_new < self.root_upper[cols])))
-        self.root_lower[cols], self.root_upper[cols] = lo_new, hi_new
-        self._note_tol_prune(excluded)
-
-    def _fix_in_subtree(self, lower, upper):
-        """A branching change ``(columns, low, high)`` that narrows integer columns in this node's
-        subtree by its LP's reduced costs, or None."""
-        got = self._dual_bound(lower, upper)
-        if got is None:
-            return None
-        found = fixings(*got, self.integer, self._prune_level())
-        if found is None:
-            return None
-        cols, new_lo, new_hi, excluded = found
-        self.rc_fixed += len(cols)
-        self._note_tol_prune(excluded)
-        return cols, new_lo, new_hi
 
     # --- root ---------------------------------------------------------------------------
     def _root_cutting_planes(self, max_rounds: int = 500, rel_tol: float = 1e-5):
@@ -461,9 +412,6 @@ class BranchAndCut:
                 rounds += 1
                 continue
             break
-        fixed = self._fix_in_subtree(lower, upper)
-        if fixed is not None:
-            changes = changes + (fixed,)
         if branch is not None:
             self._update_pseudocost(branch, bound)
         if lp.n_cuts > self.max_cuts:

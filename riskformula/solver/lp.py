@@ -61,20 +61,14 @@ class NodeLP:
                   np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         rows = problem.all_rows()
         self.n_base_rows = len(rows)
-        self._cost = cost
-        self._base = None  # (CSR matrix, row lower, row upper) of the fixed rows, for dual bounds
         if rows:
             starts, idx, vals = _csr(rows)
             h.addRows(len(rows), _finite([r.lower for r in rows]), _finite([r.upper for r in rows]),
                       len(idx), starts, idx, vals)
-            from scipy.sparse import csr_matrix
-            self._base = (csr_matrix((vals, idx, np.append(starts, len(idx))), shape=(len(rows), self.n_cols)),
-                          np.array([r.lower for r in rows], float), np.array([r.upper for r in rows], float))
         self.h = h
         self.n_cuts = 0
         self._cut_keys: list = []  # per cut row: the integer point it was taken at, or None
         self._cut_ids: list[int] = []  # per cut row: a serial number, to match saved bases
-        self._cut_rows: list = []  # per cut row: (columns, coefficients, right-hand side) as given to HiGHS
         self._next_id = 0
         self._all_cols = np.arange(self.n_cols, dtype=np.int32)
         self.lower = lower
@@ -93,7 +87,6 @@ class NodeLP:
         vals = scale * np.concatenate([-grad[nz], [1.0]])
         rhs = scale * (value - float(grad @ lam))
         self.h.addRow(rhs, _INF, len(idx), idx, vals)
-        self._cut_rows.append((idx, vals, rhs))
         self.n_cuts += 1
         self._cut_keys.append(key)
         self._cut_ids.append(self._next_id)
@@ -177,50 +170,6 @@ class NodeLP:
         dropped = set(gone.tolist())
         self._cut_keys = [k for r, k in enumerate(self._cut_keys) if r not in dropped]
         self._cut_ids = [k for r, k in enumerate(self._cut_ids) if r not in dropped]
-        self._cut_rows = [k for r, k in enumerate(self._cut_rows) if r not in dropped]
-
-    # --- duals ----------------------------------------------------------------------------
-    def dual_bound(self, lower: np.ndarray, upper: np.ndarray):
-        """A lower bound of this LP over the column box ``lower``/``upper`` (the problem's columns;
-        the loss column keeps its own) from the last solve's row duals, with the reduced costs it
-        is built from: ``(bound, d, col_lower, col_upper)`` over every LP column, or None.
-
-        Weak duality for *any* row multipliers y: for every x in the box that satisfies the rows,
-        c·x = y·Ax + (c − Aᵀy)·x ≥ Σ_i min(y_i·rl_i, y_i·ru_i) + Σ_j min(d_j·l_j, d_j·u_j).  The
-        reduced costs d = c − Aᵀy are recomputed here from the rows we gave HiGHS (not taken from
-        HiGHS, whose duals meet its tolerances only), and a multiplier that points at an infinite
-        row bound (a tolerance-sized wrong sign) is set to 0, so the bound holds whatever the
-        quality of the duals.  The caller subtracts a margin for rounding in the sums."""
-        sol = self.h.getSolution()
-        if not sol.dual_valid:
-            return None
-        y = np.asarray(sol.row_dual, dtype=float).copy()
-        nb = self.n_base_rows
-        if len(y) != nb + self.n_cuts:
-            return None
-        row_lo = np.concatenate([self._base[1] if self._base else np.zeros(0),
-                                 np.array([r[2] for r in self._cut_rows], float)])
-        row_hi = np.concatenate([self._base[2] if self._base else np.zeros(0), np.full(self.n_cuts, np.inf)])
-        y[(y > 0) & ~np.isfinite(row_lo)] = 0.0
-        y[(y < 0) & ~np.isfinite(row_hi)] = 0.0
-        aty = np.zeros(self.n_cols)
-        if self._base is not None and nb:
-            aty += self._base[0].T @ y[:nb]
-        for k in np.flatnonzero(y[nb:]):
-            idx, vals, _ = self._cut_rows[k]
-            np.add.at(aty, idx, y[nb + k] * vals)
-        d = self._cost - aty
-        lo = np.concatenate([lower, [self.lower[-1]]])
-        hi = np.concatenate([upper, [self.upper[-1]]])
-        with np.errstate(invalid="ignore"):
-            row_part = np.where(y > 0, y * row_lo, np.where(y < 0, y * row_hi, 0.0))
-            col_part = np.where(d > 0, d * lo, np.where(d < 0, d * hi, 0.0))
-        terms = np.concatenate([row_part, col_part])
-        if not np.all(np.isfinite(terms)):
-            return None  # a column without a finite bound on the side its reduced cost points to
-        # rounding in the sums, scaled by their size (the caller adds the LP-bound margin)
-        bound = float(terms.sum()) - 1e-12 * float(np.abs(terms).sum())
-        return bound, d, lo, hi
 
     # --- warm starts across the tree -------------------------------------------------------
     def basis(self):
