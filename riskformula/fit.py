@@ -8,6 +8,7 @@ optimization problem (:mod:`riskformula.problem`) → branch-and-cut (:mod:`risk
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -22,7 +23,8 @@ from .problem import LogisticLoss, build_problem
 from .problem.constraints import RiskBound, check_constraints
 from .reports.render import fmt_gap
 from .solver import BranchAndCut
-from .solver.feasibility import raise_if_infeasible
+from .solver.feasibility import has_feasible_point, raise_if_infeasible
+from .solver.multiscale import MultiScaleSearch
 from .solver.heuristics import best_intercept
 from .thresholds import drop_dominated_cuts
 
@@ -32,8 +34,14 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                positive_weight: float = 1.0, event=None, na_action: str = "raise",
                time_limit: float = 60.0, gap_tolerance: float = 1e-6, node_limit: int | None = None,
                verbose: bool = False, context: dict | None = None, constraints=None,
-               factors_as_one: bool = False, initial=None, progress: bool | None = None) -> RiskScore:
+               factors_as_one: bool = False, initial=None, progress: bool | None = None,
+               scale=1) -> RiskScore:
     """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
+
+    The risk of a row is 1 / (1 + exp(−(intercept + score)/m)), where score is the sum of its
+    points and m is the score scale (``scale``): with m = 1 (the default) one point is one logit,
+    as in Ustun & Rudin (2019); a larger m lets small integer points express smaller effects, as
+    the multiplier of Liu et al. (2022) does.
 
     Parameters
     ----------
@@ -76,6 +84,13 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         (:data:`riskformula.solver.branch_and_cut.STATUS_INTERVAL`), and how it ended if any was
         printed. ``None`` (default): only in interactive sessions (a terminal, IPython or Jupyter);
         ``True``: always; ``False``: never. Not needed with ``verbose=True``.
+    scale : the score scale m: a positive number (``1``, the default, is one point per logit),
+        ``"fit"`` to choose m jointly with the points among 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6 and 8,
+        or a list of scales to choose from (e.g. ``[1, 2, 4]``).  The intercept stays an integer on
+        the score scale, so intercept + score is a whole number of points and the card is read
+        as before.  With several scales the certificate covers exactly those scales: the model
+        is optimal over every risk score at any of them (not at scales in between); the summary
+        lists each scale's bound.
 
     Returns
     -------
@@ -94,6 +109,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     ...                   max_size=2, time_limit=10)
     >>> m.status
     'optimal'
+    >>> rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst', df,
+    ...               max_size=2, scale=[1, 2, 4], time_limit=30).scale  # doctest: +SKIP
+    2.0
     """
     max_size = v.check_int("max_size", max_size, minimum=0)
     min_size = v.check_int("min_size", min_size, minimum=0)
@@ -105,6 +123,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     gap_tolerance = v.check_positive("gap_tolerance", gap_tolerance, allow_zero=True)
     node_limit = v.check_int("node_limit", node_limit, minimum=1, allow_none=True)
     progress = _progress.resolve(progress)
+    scales = v.check_scale(scale)
     if intercept_range is not None:
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
@@ -131,16 +150,37 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
         raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range)
-    problem = build_problem(spec, loss, lower, upper, constraints=constraints, max_size=max_size,
-                            min_size=min_size, **opts)
+    # one problem per score scale: the same rows, the loss (and rows on the risk) on that scale
+    problems = {m: build_problem(spec, loss if m == 1.0 else loss.with_scale(m), lower, upper,
+                                 constraints=constraints, max_size=max_size, min_size=min_size, **opts)
+                for m in scales}
+    infeasible = []
     if constraints:
-        def rebuild(cons, max_size, min_size):  # the same problem with fewer constraints
-            return build_problem(spec, loss, lower, upper, constraints=cons, max_size=max_size, min_size=min_size,
-                                 **{**opts, "intercept_range": problem.intercept_bounds})
-        raise_if_infeasible(problem, constraints, rebuild, max_size=max_size, min_size=min_size)
+        first = problems[scales[0]]
+        if side_information and len(scales) > 1:
+            # rows on the risk move with the scale: some scales may admit no risk score
+            infeasible = [m for m in scales if has_feasible_point(problems[m]) is False]
+            first = problems[infeasible[0]] if len(infeasible) == len(scales) else None
+        if first is not None:
+            def rebuild(cons, max_size, min_size):  # the same problem with fewer constraints
+                return build_problem(spec, first.loss, lower, upper, constraints=cons, max_size=max_size,
+                                     min_size=min_size, **{**opts, "intercept_range": first.intercept_bounds})
+            raise_if_infeasible(first, constraints, rebuild, max_size=max_size, min_size=min_size)
+        for m in infeasible:
+            del problems[m]
+    problem = next(iter(problems.values()))
     starts = None if initial is None else initial_points(initial, spec.terms, problem)
-    report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
-                          node_limit=node_limit, verbose=verbose, progress=progress).solve(initial=starts)
+    if len(problems) == 1 and not infeasible:
+        m = next(iter(problems))
+        report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
+                              node_limit=node_limit, verbose=verbose, progress=progress).solve(initial=starts)
+        report = dataclasses.replace(report, scale=m)
+    else:
+        report = MultiScaleSearch(problems, time_limit=time_limit, gap_tolerance=gap_tolerance,
+                                  node_limit=node_limit, verbose=verbose, progress=progress,
+                                  infeasible=infeasible).solve(initial=starts,
+                                                               initial_scale=_initial_scale(initial))
+    problem = problems.get(report.scale, problem)
     if report.status == "infeasible":
         raise InfeasibleProblemError(
             "no risk score satisfies the requested bounds and size limits "
@@ -169,9 +209,14 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                            constraints=constraints, factors_as_one=bool(factors_as_one),
                            threshold_ranges={t.term: t.interval_range(lower, upper) for t in spec.thresholds},
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
-                           threshold_candidates=candidates)
+                           threshold_candidates=candidates, scales=scales)
     # the training design is dropped here: the model keeps the design spec and no training data
-    return RiskScore.from_fit(design, bc_lam, report, settings, loss=loss.value(bc_lam), data=data)
+    return RiskScore.from_fit(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data)
+
+
+def _initial_scale(initial):
+    """The score scale of a starting model (None for a dict of points)."""
+    return float(initial.scale) if isinstance(initial, RiskScore) else None
 
 
 def initial_points(initial, terms, problem) -> list[np.ndarray]:

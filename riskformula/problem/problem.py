@@ -310,7 +310,8 @@ def intercept_bounds(problem: RiskProblem) -> tuple[int, int]:
     """
     s_lo, s_hi = score_range(problem)
     wp, wn = problem.loss.w_pos.sum(), problem.loss.w_neg.sum()
-    log_ratio = math.log(wp / wn) if wp > 0 and wn > 0 else 0.0
+    # with score scale m the logit is (s + λ_0)/m: the log-odds margin is m times wider in points
+    log_ratio = problem.loss.scale * (math.log(wp / wn) if wp > 0 and wn > 0 else 0.0)
     hi = -float(s_lo.min()) + max(0.0, log_ratio) + 1
     lo = -float(s_hi.max()) - max(0.0, -log_ratio) - 1
     return int(math.floor(lo)), int(math.ceil(hi))
@@ -321,6 +322,7 @@ def loss_bounds(problem: RiskProblem) -> tuple[float, float]:
     s_lo, s_hi = score_range(problem)
     b0_lo, b0_hi = problem.intercept_bounds
     L = problem.loss
-    lo = L._norm * (L.w_pos @ np.logaddexp(0, -(s_hi + b0_hi)) + L.w_neg @ np.logaddexp(0, s_lo + b0_lo))
-    hi = L._norm * (L.w_pos @ np.logaddexp(0, -(s_lo + b0_lo)) + L.w_neg @ np.logaddexp(0, s_hi + b0_hi))
+    m = L.scale
+    lo = L._norm * (L.w_pos @ np.logaddexp(0, -(s_hi + b0_hi) / m) + L.w_neg @ np.logaddexp(0, (s_lo + b0_lo) / m))
+    hi = L._norm * (L.w_pos @ np.logaddexp(0, -(s_lo + b0_lo) / m) + L.w_neg @ np.logaddexp(0, (s_hi + b0_hi) / m))
     return float(lo), float(hi)
