@@ -157,9 +157,15 @@ class MultiScaleSearch:
         self._pool.extend(found)
         guess = {}
         for m, p in self.problems.items():
-            vals = [p.objective(c) for at, lam in found for c in self._candidates(m, at, lam)
-                    if p.complete(c) is not None]
-            guess[m] = min(vals, default=math.inf)
+            guess[m] = math.inf
+            for at, lam in found:
+                for c in self._candidates(m, at, lam):
+                    if p.complete(c) is None:
+                        continue
+                    val = p.objective(c)
+                    guess[m] = min(guess[m], val)
+                    if val < self.best:  # the incumbent until a search finds better
+                        self.best, self.best_scale, self.best_lam = val, m, c.copy()
         return guess
 
     # --- main -----------------------------------------------------------------------------
