@@ -120,6 +120,17 @@ class LogisticLoss:
         """l(λ)."""
         return self.value_from_scores(self.Z @ lam)
 
+    def value_and_gradient_on(self, Z: np.ndarray, lam: np.ndarray) -> tuple[float, np.ndarray]:
+        """l and its gradient for the columns ``Z`` (a column subset of :attr:`Z`) and real points
+        ``lam`` on them."""
+        s = Z @ lam
+        val = self.value_from_scores(s)
+        if self.scale != 1.0:
+            s = s / self.scale
+        r = -self.w_pos * expit(-s) + self.w_neg * expit(s)
+        g = self._norm * (Z.T @ r)
+        return val, (g / self.scale if self.scale != 1.0 else g)
+
     def value_and_gradient(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
         """l(λ) and ∇l(λ) (gradient with respect to [λ_0, λ_1..λ_d])."""
         s = self.Z @ lam

@@ -106,9 +106,6 @@ class BranchAndCut:
         self.seed_cuts: list = []
         #: the root's loss cuts ``(λ, l(λ), ∇l(λ))``, kept when :attr:`keep_root_cuts` is set
         self.keep_root_cuts = False
-        #: pseudo-costs ``(sums, counts)`` of related searches, used for columns this search has
-        #: not branched on yet (instead of its average)
-        self.pseudo_prior = None
         self.root_cuts: list = []
         self.lp_solves = 0
         self.nodes = 0
@@ -540,9 +537,7 @@ class BranchAndCut:
         if dist > 1e-9:
             self.pseudo[direction, col] += (bound - parent) / dist
             self.pseudo_n[direction, col] += 1
-            if self.pseudo_prior is not None:
-                self.pseudo_prior[0][direction, col] += (bound - parent) / dist
-                self.pseudo_prior[1][direction, col] += 1
+
 
     def _choose_branch(self, xi, frac) -> int:
         cand = np.flatnonzero(frac > _INT_TOL)
@@ -551,12 +546,6 @@ class BranchAndCut:
         n = self.pseudo_n[:, cand]
         tot = self.pseudo_n.sum(axis=1)
         avg = np.where(tot > 0, self.pseudo.sum(axis=1) / np.maximum(tot, 1), 1.0)
-        if self.pseudo_prior is not None:
-            # columns not yet branched on here: what branching on them gained in related searches
-            ps, pn = self.pseudo_prior
-            avg = np.where(pn[:, cand] > 0, ps[:, cand] / np.maximum(pn[:, cand], 1), avg[:, None])
-        else:
-            avg = avg[:, None]
         pc_down = np.where(n[0] > 0, self.pseudo[0, cand] / np.maximum(n[0], 1), avg[0])
         pc_up = np.where(n[1] > 0, self.pseudo[1, cand] / np.maximum(n[1], 1), avg[1])
         eps = 1e-9

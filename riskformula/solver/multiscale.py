@@ -26,7 +26,6 @@ set are not covered.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 import numpy as np
@@ -34,7 +33,7 @@ import numpy as np
 from ..problem.problem import loss_bounds
 from . import branch_and_cut as bc
 from .branch_and_cut import BranchAndCut
-from .heuristics import best_intercept, polish
+from .heuristics import best_intercept, polish, sequential_rounding
 from .report import SolverReport
 
 __all__ = ["MultiScaleSearch", "SCALE_STATUSES"]
@@ -77,10 +76,10 @@ class MultiScaleSearch:
         self.log_interval = log_interval
         self.progress = bool(progress) and not verbose
         self.root_share = root_share
+        self.first_root_share = 0.55 if len(problems) > 1 else 1.0
         self.infeasible = tuple(float(m) for m in infeasible)
         self.solvers: dict[float, BranchAndCut] = {}
-        n_cols = next(iter(self.problems.values())).n_cols
-        self._pseudo = (np.zeros((2, n_cols)), np.zeros((2, n_cols)))
+
         for m, p in self.problems.items():
             s = BranchAndCut(p, time_limit=time_limit, gap_tolerance=gap_tolerance)
             s.keep_root_cuts = True
@@ -93,6 +92,9 @@ class MultiScaleSearch:
         self._pool: list[tuple[float, np.ndarray]] = []  # (scale found at, λ) of shared incumbents
         self.log_lines: list[str] = []
         self._static_bound: dict[float, float] = {}
+        self._rays: set = set()
+        self._to_ray: list = []
+        self._ray_time = 0.0
         self._last_status = 0.0
         self._status_shown = False
 
@@ -125,6 +127,7 @@ class MultiScaleSearch:
                 self._shared[m] = s.upper
                 lam = s.best_lam.copy()
                 self._pool.append((m, lam))
+                self._to_ray.append((m, lam))
                 for other in self.started:
                     if other != m:
                         for cand in self._candidates(other, m, lam):
@@ -139,20 +142,74 @@ class MultiScaleSearch:
             if any(self.solvers[m].upper < self._shared[m] for m in self.started):
                 self._share()
 
+    # --- rays: one direction of real coefficients, rounded at every scale ----------------------
+    def _ray_on_new_best(self) -> None:
+        """Rays on the supports of the new incumbents close to the best objective (within 2 %),
+        the best first; they take at most about a sixth of the time so far."""
+        todo, self._to_ray = self._to_ray, []
+        if self.best_lam is not None:
+            todo.append((self.best_scale, self.best_lam))
+        for m, lam in sorted(todo, key=lambda t: self.problems[t[0]].objective(t[1])):
+            if self.problems[m].objective(lam) > 1.02 * self.best:
+                break
+            t = time.perf_counter()
+            allowance = 0.15 * (t - self.t0) + 1.0 - self._ray_time
+            if allowance <= 0:
+                break
+            self._ray(lam, m, deadline=min(t + allowance, self.t0 + self.time_limit))
+            self._ray_time += time.perf_counter() - t
+
+    def _ray(self, lam: np.ndarray, at: float, deadline: float) -> None:
+        """After the star-ray search of Liu et al. (2022): on the support of ``lam`` (a risk score at
+        scale ``at``) fit real points within the bounds at every scale m, round them (sequential
+        rounding, then coordinate descent with swaps) and offer the result there; the nearest
+        scales first, until ``deadline`` (a ``time.perf_counter()`` value).  Once per support."""
+        support = tuple(np.flatnonzero(np.asarray(lam[1:]) != 0))
+        if support in self._rays:
+            return
+        self._rays.add(support)
+        idx = np.asarray(support, int)
+        for m in sorted(self.problems, key=lambda m: abs(math.log(m / at))):
+            p = self.problems[m]
+            if not p.can_complete or time.perf_counter() > deadline:
+                continue
+            # the best real points on this support within the bounds, at this scale
+            lo = np.concatenate([[p.intercept_bounds[0]], np.minimum(p.coef_lower[idx], 0)])
+            hi = np.concatenate([[p.intercept_bounds[1]], np.maximum(p.coef_upper[idx], 0)])
+            beta = _real_fit(p.loss, support, np.asarray(lam, float) * (m / at), lo, hi)
+            if beta is None:
+                continue
+            real = np.zeros(p.d + 1)
+            real[0] = beta[0]
+            real[1 + idx] = beta[1:]
+            if m in self.started:
+                self.solvers[m]._heuristic(real, None, swaps=True)
+                continue
+            cand = sequential_rounding(p, real)
+            if p.complete(cand) is None:
+                continue
+            cand, _ = polish(p, cand, swaps=True)
+            if p.complete(cand) is not None:
+                self._pool.append((m, cand))
+                val = p.objective(cand)
+                if val < self.best:
+                    self.best, self.best_scale, self.best_lam = val, m, cand.copy()
+        self._share()
+
     # --- order of the roots ---------------------------------------------------------------
     def _first_guesses(self, initial, initial_scale) -> dict[float, float]:
-        """A quick risk score per scale (coordinate descent from the intercept-only model) and the
-        caller's starts, all shared across scales; returns each scale's best objective among them,
-        which orders the roots (the most promising first)."""
+        """A quick risk score (coordinate descent from the intercept-only model at the middle
+        scale of the set) and the caller's starts, shared across scales; returns each scale's best
+        objective among them, which orders the roots (the most promising first)."""
         found: list[tuple[float | None, np.ndarray]] = []
-        for m, p in self.problems.items():
-            if not p.can_complete:
-                continue
+        scales = sorted(self.problems)
+        m = scales[len(scales) // 2]
+        p = self.problems[m]
+        if p.can_complete:
             zero = np.zeros(p.d + 1)
             zero[0] = best_intercept(p, np.zeros(p.loss.n_unique))
-            if p.complete(zero) is None:
-                continue
-            found.append((m, polish(p, zero)[0]))
+            if p.complete(zero) is not None:
+                found.append((m, polish(p, zero)[0]))
         found += [(initial_scale, np.asarray(lam, float)) for lam in initial or []]
         self._pool.extend(found)
         guess = {}
@@ -174,6 +231,12 @@ class MultiScaleSearch:
         scale ``initial_scale`` (None: unknown), offered at every scale."""
         t0 = self.t0 = time.perf_counter()
         guess = self._first_guesses(initial, initial_scale)
+        if self.best_lam is not None:
+            self._ray(self.best_lam, self.best_scale, deadline=t0 + 0.1 * self.time_limit)
+            for m, p in self.problems.items():  # the rays' risk scores join the guesses
+                for at, lam in self._pool:
+                    if at == m and p.complete(lam) is not None:
+                        guess[m] = min(guess[m], p.objective(lam))
         order = sorted(self.problems, key=lambda m: (guess[m], m))
         root_time = self.root_share * self.time_limit
         status = None
@@ -183,17 +246,17 @@ class MultiScaleSearch:
                 status = "time_limit"
                 break
             s = self.solvers[m]
-            left = len(order) - k
-            s.root_budget = max(0.0, (root_time - now) / left)
-            s.root_heuristic_budget = s.root_budget * 1.2
-            if not os.environ.get("NOSEED"):
-                s.seed_cuts = self._rescaled_cuts(m)
+            # the most promising scale gets the root a fixed-scale search would get (a fifth of
+            # the time); the others share what is left of the roots' time
+            share = self.first_root_share if k == 0 else 1.0 / (len(order) - k)
+            s.root_budget = max(0.0, (root_time - now) * share)
+            s.root_heuristic_budget = min(s.root_budget * 1.2, max(0.0, self.time_limit - now))
+            s.seed_cuts = self._rescaled_cuts(m)
             s.set_cutoff(self.best)
             s.start([c for at, lam in self._pool for c in self._candidates(m, at, lam)])
-            if not os.environ.get("NOPC"):
-                s.pseudo_prior = self._pseudo
             self.started.append(m)
             self._share()
+            self._ray_on_new_best()
             self._report_progress(time.perf_counter() - t0)
 
         last_log = -1e9
@@ -215,13 +278,11 @@ class MultiScaleSearch:
                 self._log(now, lower)
                 last_log = now
             self._report_progress(now, lower)
-            if os.environ.get("SEQ"):
-                m = live[0]
-            else:
-                m = min(live, key=lambda m: self.solvers[m].next_bound())
+            m = min(live, key=lambda m: self.solvers[m].next_bound())
             self.solvers[m].step()
             if self.solvers[m].upper < self._shared[m]:
                 self._share()
+                self._ray_on_new_best()
         return self._finish(status)
 
     def _rescaled_cuts(self, m: float) -> list:
@@ -337,3 +398,44 @@ def scale_table(report: SolverReport):
 
 
 __all__ += ["scale_table"]
+
+
+def _real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+              steps: int = 60) -> np.ndarray | None:
+    """Real points (intercept first, on ``loss``'s scale) on the columns ``support`` within the
+    bounds ``lower``/``upper`` that minimise the loss: projected Newton steps with a backtracking
+    line search on the collapsed rows (a handful of variables); None when it fails."""
+    cols = np.concatenate([[0], 1 + np.asarray(support, int)])
+    Z = loss.Z[:, cols]
+    w = (loss.w_pos + loss.w_neg) * loss._norm / loss.scale ** 2
+    x = np.clip(np.asarray(start, float)[cols], lower, upper)
+    f, g = loss.value_and_gradient_on(Z, x)
+    for _ in range(steps):
+        z = np.clip(Z @ x / loss.scale, -700, 700)
+        q = 1.0 / (1.0 + np.exp(-z))
+        H = (Z * (w * q * (1 - q))[:, None]).T @ Z
+        # variables at a bound that the gradient pushes outward stay there this step
+        free = ~(((x <= lower) & (g > 0)) | ((x >= upper) & (g < 0)))
+        if not free.any():
+            break
+        d = np.zeros_like(x)
+        Hf = H[np.ix_(free, free)]
+        try:
+            d[free] = -np.linalg.solve(Hf + 1e-10 * (1 + np.abs(Hf).max()) * np.eye(free.sum()), g[free])
+        except np.linalg.LinAlgError:
+            return None
+        t, moved = 1.0, False
+        while t > 1e-10:
+            xn = np.clip(x + t * d, lower, upper)
+            fn, gn = loss.value_and_gradient_on(Z, xn)
+            if fn <= f + 1e-4 * float(g @ (xn - x)):
+                moved = True
+                break
+            t *= 0.5
+        if not moved:
+            break
+        done = f - fn <= 1e-12 * (1 + abs(f))
+        x, f, g = xn, fn, gn
+        if done:
+            break
+    return x if np.all(np.isfinite(x)) else None
