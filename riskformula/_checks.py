@@ -92,9 +92,9 @@ def check_weights(weights, data: pd.DataFrame) -> np.ndarray | None:
     return w
 
 
-#: the score scales ``scale="fit"`` searches: a geometric-like grid from 1 (one point = one logit)
-#: to 8 (eight points = one logit)
-FIT_SCALES = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+#: the score scales ``scale="fit"`` searches: a geometric-like grid (steps of 1.25 to 1.5) from 0.5
+#: (one point = two logits, for nearly separable data) to 8 (eight points = one logit, for weak effects)
+FIT_SCALES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 
 
 def check_scale(scale) -> tuple[float, ...]:

@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
     fit.add_argument("--scale", type=_scale, default=1.0, metavar="M",
                      help="score scale: points per logit (default 1), 'fit' to choose it with the points "
-                          "among 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, or a comma-separated list such as 1,2,4")
+                          "among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, or a comma-separated list such as 1,2,4")
     fit.add_argument("--event", help="outcome level that counts as the event")
     fit.add_argument("--na-action", choices=("raise", "drop"), default="raise")
     fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text")

@@ -85,7 +85,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         printed. ``None`` (default): only in interactive sessions (a terminal, IPython or Jupyter);
         ``True``: always; ``False``: never. Not needed with ``verbose=True``.
     scale : the score scale m: a positive number (``1``, the default, is one point per logit),
-        ``"fit"`` to choose m jointly with the points among 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6 and 8,
+        ``"fit"`` to choose m jointly with the points among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5,
+        6 and 8 (below 1 a point is more than one logit, for nearly separable data),
         or a list of scales to choose from (e.g. ``[1, 2, 4]``).  The intercept stays an integer on
         the score scale, so intercept + score is a whole number of points and the card is read
         as before.  With several scales the certificate covers exactly those scales: the model

@@ -414,7 +414,7 @@ def test_bad_scale_is_a_settings_error(bad):
 
 
 def test_scale_argument_forms():
-    assert v.check_scale("fit") == (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+    assert v.check_scale("fit") == (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
     assert v.check_scale(2) == (2.0,)
     assert v.check_scale([4, 1, 2, 2]) == (1.0, 2.0, 4.0)
     assert v.check_scale(np.array([1.5, 3])) == (1.5, 3.0)
