@@ -24,8 +24,10 @@ from .reports.size_path import SizePath
 from .tuning import cross_validate, size_path
 from . import plots
 from .thresholds import cut, threshold
+from .counterfactuals import Counterfactuals, Reasons
 
 __version__ = "0.1.0.dev0"
+
 
 __all__ = [
     "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset", "list_datasets",
@@ -35,5 +37,13 @@ __all__ = [
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
     "SolverError", "SearchLimitError", "RiskFormulaWarning", "OptimalityGapWarning",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
-    "SizePath", "from_json", "plots",
+    "SizePath", "from_json", "plots", "Counterfactuals", "Reasons",
 ]
+
+
+def __getattr__(name):
+    # scikit-learn is optional: its estimator module is imported on first use only
+    if name == "RiskScoreClassifier":
+        from .sklearn import RiskScoreClassifier
+        return RiskScoreClassifier
+    raise AttributeError(f"module 'riskformula' has no attribute {name!r}")

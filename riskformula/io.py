@@ -110,7 +110,18 @@ def to_dict(model: RiskScore) -> dict:
                      "loss": _encode(float(model.loss))},
         "certificate": cert,
         "settings": _encode(settings),
+        # ranges, scales and one-hot groups of the training variables, for counterfactuals
+        "profile": _profile_json(model),
     }
+
+
+def _profile_json(model: RiskScore):
+    if model.profile is None:
+        return None
+    try:
+        return _encode(model.profile.to_dict())
+    except TypeError:
+        return None  # levels JSON cannot hold (e.g. dates): counterfactuals of the loaded model need data=
 
 
 def to_json(model: RiskScore, indent: int | None = 2) -> str:
@@ -206,5 +217,8 @@ def _model(doc: dict, allow_pickle: bool, user_context: dict) -> RiskScore:
     report = SolverReport(**{k: cert[k] for k in _REPORT_FIELDS}, solution=tuple(lam))
     training = TrainingSummary(nobs=tr["nobs"], events=tr["events"], rows_dropped=tr["rows_dropped"],
                                rows_digest=tr["rows_digest"], metrics=_decode(tr["metrics"]))
-    return RiskScore(design, lam, report, settings, loss=_decode(tr["loss"]), training=training,
-                     term_contributions=[np.asarray(c, float) for c in doc["term_contributions"]])
+    model = RiskScore(design, lam, report, settings, loss=_decode(tr["loss"]), training=training,
+                      term_contributions=[np.asarray(c, float) for c in doc["term_contributions"]])
+    from .counterfactuals.profile import TrainingProfile
+    model.profile = TrainingProfile.from_dict(_decode(doc.get("profile")))
+    return model

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from .backends import is_dask_frame
 from .design import DesignMatrix, DesignSpec
 from .errors import SettingsError
 from .solver import SolverReport
@@ -105,6 +106,8 @@ class RiskScore:
         self.rows_dropped = training.rows_dropped
         self._term_contributions = term_contributions
         self.training_evaluation = training_evaluation
+        #: ranges, scales and one-hot groups of the training variables (no rows), for counterfactuals
+        self.profile = None
 
     @classmethod
     def from_fit(cls, design: DesignMatrix, lam: np.ndarray, report: SolverReport, settings: FitSettings,
@@ -120,6 +123,11 @@ class RiskScore:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model.training_evaluation = evaluate(model, data.loc[design.index])
+            from .counterfactuals.profile import TrainingProfile
+            try:
+                model.profile = TrainingProfile.from_data(model, data.loc[design.index], X=design.X)
+            except (TypeError, ValueError):
+                pass  # unorderable levels and the like: counterfactuals then ask for data=, the fit stands
         return model
 
     # --- basic facts ------------------------------------------------------------------
@@ -172,14 +180,21 @@ class RiskScore:
 
     # --- new data ---------------------------------------------------------------------
     def score(self, newdata: pd.DataFrame) -> pd.Series:
-        """Total points of every row of ``newdata`` (intercept not included)."""
+        """Total points of every row of ``newdata`` (intercept not included); a lazy dask Series
+        for a dask DataFrame."""
+        if is_dask_frame(newdata):
+            from .backends.dask_scoring import map_rows
+            return map_rows(self, "score", newdata)
         X = self._design.transform(newdata)
         s = X @ self.coef.to_numpy(dtype=float) + self._shift
         return pd.Series(s, index=newdata.index, name="score")
 
     def predict(self, newdata: pd.DataFrame) -> pd.Series:
         """Predicted risk (probability of the event) of every row of ``newdata``:
-        1 / (1 + exp(−(intercept + score)/scale))."""
+        1 / (1 + exp(−(intercept + score)/scale)); a lazy dask Series for a dask DataFrame."""
+        if is_dask_frame(newdata):
+            from .backends.dask_scoring import map_rows
+            return map_rows(self, "predict", newdata)
         s = self.score(newdata)
         return pd.Series(self.risk_of(s.to_numpy()), index=newdata.index, name="risk")
 
@@ -195,12 +210,46 @@ class RiskScore:
 
     def observed(self, newdata: pd.DataFrame) -> pd.Series:
         """The 0/1 event indicator of every row of ``newdata`` (its outcome, coded as in training)."""
+        if is_dask_frame(newdata):
+            from .backends.dask_scoring import map_rows
+            return map_rows(self, "observed", newdata)
         return pd.Series(self._design.outcome_of(newdata), index=newdata.index, name="event")
 
     def evaluate(self, data: pd.DataFrame, by: str | None = None, thresholds=None):
         """Calibration, discrimination and net benefit on ``data`` (see :func:`riskformula.evaluate`)."""
         from .reports.evaluation import evaluate
         return evaluate(self, data, by=by, thresholds=thresholds)
+
+    def counterfactuals(self, people: pd.DataFrame, target_risk: float | None = None, **options):
+        """What would have to change for each person to reach ``target_risk`` (Navas-Palencia 2021).
+
+        Exact: with integer points a risk target is an integer score target, solved by a dynamic
+        program or a pyomo MILP on HiGHS.  Options: ``target_score``, ``goal`` (``"below"``: risk
+        at most the target, or ``"above"``), ``n``, ``max_changes``, ``immutable``, ``actionable``,
+        ``directions`` (``{"income": "increase"}``), ``costs`` (weights), ``diverse`` (True,
+        ``"values"``, ``"soft"``, False), ``closeness``, ``groups`` (one-hot columns), ``data``
+        (training rows, else the profile kept at fit time), ``method``, ``time_limit``; see
+        :func:`riskformula.counterfactuals.counterfactuals`.
+
+        Examples
+        --------
+        >>> cf = m.counterfactuals(df.head(5), target_risk=0.2, n=2, max_changes=2)  # doctest: +SKIP
+        >>> print(cf); cf.to_frame(); m.predict(cf.apply())  # doctest: +SKIP
+        """
+        from .counterfactuals import counterfactuals
+        return counterfactuals(self, people, target_risk, **options)
+
+    def reasons(self, people: pd.DataFrame, n: int = 3, **options):
+        """The principal reasons: the ``n`` features that cost each person the most points
+        (current points against the best the feature allows); see
+        :func:`riskformula.counterfactuals.reasons`.
+
+        Examples
+        --------
+        >>> print(m.reasons(df.head(1)))  # doctest: +SKIP
+        """
+        from .counterfactuals import reasons
+        return reasons(self, people, n=n, **options)
 
     # --- tables -----------------------------------------------------------------------
     @property
