@@ -437,3 +437,20 @@ def test_cli_scale(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "riskformula.cli", "fit", "y ~ x", "--data", str(csv),
                           "--scale", "big"], capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode != 0 and "--scale" in bad.stderr
+
+
+def test_classifier_and_dask_frames_use_the_scale(steps):
+    pytest.importorskip("sklearn")
+    clf = rf.RiskScoreClassifier("threshold(x) + z", coef_range=(-2, 2), scale=[1, 2, 3], time_limit=30)
+    X, y = steps[["x", "z"]], steps["y"]
+    clf.fit(X, y)
+    m = clf.model_
+    assert m.settings.scales == (1.0, 2.0, 3.0)
+    p = clf.predict_proba(X)[:, 1]
+    np.testing.assert_allclose(clf.decision_function(X), np.log(p / (1 - p)), rtol=1e-9, atol=1e-9)
+    dd = pytest.importorskip("dask.dataframe")
+    ddf = dd.from_pandas(steps, npartitions=3)
+    np.testing.assert_allclose(m.predict(ddf).compute().to_numpy(), m.predict(steps).to_numpy(), rtol=0, atol=1e-15)
+    fitted = rf.risk_score("y ~ threshold(x) + z", ddf, coef_range=(-2, 2), scale=[1, 2, 3], time_limit=30)
+    assert fitted.scale == m.scale and fitted.objective == pytest.approx(m.objective, rel=1e-9)
+    assert fitted.training_metrics["log_loss"] == pytest.approx(fitted.loss, rel=1e-9)
