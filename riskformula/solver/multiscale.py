@@ -11,9 +11,16 @@ such search per scale of a finite set and makes them one search:
   allow), each with that scale's best integer intercept;
 * **one cutoff** — every scale prunes the nodes that cannot beat the best objective of *any*
   scale, so a scale whose root bound is above it is settled without branching;
-* **warm starts** — a scale's root starts from the loss cuts of the scales solved before it,
-  rescaled: a tangent of l(λ/m) at μ is, after substituting λ·m/m', a tangent of l(λ/m') at
-  μ·m'/m, so these cuts are exact for the new scale and cost no pass over the data;
+* **warm starts** — a scale's root starts from the incumbents found so far and from the loss cuts
+  of the scales solved before it, rescaled: a tangent of l(λ/m) at μ is, after substituting
+  λ·m/m', a tangent of l(λ/m') at μ·m'/m, so these cuts are exact for the new scale and cost no
+  pass over the data;
+* **rays** — after the star-ray search of Liu et al. (2022): on the support of a good incumbent,
+  the best real points within the bounds at every scale, rounded (sequential rounding) and
+  polished (coordinate descent with swaps), once per support;
+* **order** — a quick coordinate descent at the middle scale and its rays rank the scales; the
+  most promising one gets the root a fixed-scale search would get, the others share the rest of
+  the roots' time (:attr:`MultiScaleSearch.root_share` of the time limit);
 * **one tree** — after the roots, the open node with the least bound over all scales is
   processed next (best-first over the union), under one time and node limit.
 
@@ -28,6 +35,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+
 import numpy as np
 
 from ..problem.problem import loss_bounds
