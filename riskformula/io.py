@@ -29,6 +29,7 @@ from ._json import decode as _decode, encode as _encode
 from .design.serialize import spec_from_json, spec_to_json
 from .errors import DataError, SettingsError
 from .model import FitSettings, RiskScore, TrainingSummary
+from .fairness import notions as _fairness
 from .problem import constraints as _constraints
 from .solver import SolverReport
 from .thresholds import score_shift
@@ -53,7 +54,8 @@ _REPORT_DEFAULTS = {"scale": 1.0, "scales": []}
 #: constraint classes by name, to rebuild a model's constraints from the document
 _CONSTRAINTS = {cls.__name__: cls for cls in (_constraints.Sign, _constraints.Count, _constraints.Implies,
                                                _constraints.OneVariable, _constraints.MaxColumns,
-                                               _constraints.RiskBound)}
+                                               _constraints.RiskBound, _fairness.GroupParity,
+                                               _fairness.ScoreBalance)}
 
 
 def _constraint_to_json(c) -> dict:
@@ -107,7 +109,9 @@ def to_dict(model: RiskScore) -> dict:
         "training": {"nobs": model.nobs, "events": model.events, "rows_dropped": model.rows_dropped,
                      "rows_digest": model.rows_digest,
                      "metrics": _encode({k: float(v) for k, v in model.training_metrics.items()}),
-                     "loss": _encode(float(model.loss))},
+                     "loss": _encode(float(model.loss)),
+                     # the fairness constraints' values on the training rows (the summary shows them)
+                     "constraint_values": _encode([dict(r) for r in model.training.constraint_values])},
         "certificate": cert,
         "settings": _encode(settings),
         # ranges, scales and one-hot groups of the training variables, for counterfactuals
@@ -216,7 +220,8 @@ def _model(doc: dict, allow_pickle: bool, user_context: dict) -> RiskScore:
     cert["scale"] = float(scale)
     report = SolverReport(**{k: cert[k] for k in _REPORT_FIELDS}, solution=tuple(lam))
     training = TrainingSummary(nobs=tr["nobs"], events=tr["events"], rows_dropped=tr["rows_dropped"],
-                               rows_digest=tr["rows_digest"], metrics=_decode(tr["metrics"]))
+                               rows_digest=tr["rows_digest"], metrics=_decode(tr["metrics"]),
+                               constraint_values=tuple(_decode(tr.get("constraint_values", []))))
     model = RiskScore(design, lam, report, settings, loss=_decode(tr["loss"]), training=training,
                       term_contributions=[np.asarray(c, float) for c in doc["term_contributions"]])
     from .counterfactuals.profile import TrainingProfile

@@ -54,6 +54,9 @@ class TrainingSummary:
     rows_dropped: int
     rows_digest: str
     metrics: dict | None = None
+    #: the fairness constraints' values on the training rows: dicts with ``constraint``,
+    #: ``quantity``, ``value``, ``bound`` and ``slack``
+    constraint_values: tuple = ()
 
 
 class RiskScore:
@@ -219,6 +222,39 @@ class RiskScore:
         """Calibration, discrimination and net benefit on ``data`` (see :func:`riskformula.evaluate`)."""
         from .reports.evaluation import evaluate
         return evaluate(self, data, by=by, thresholds=thresholds)
+
+    def fairness(self, data: pd.DataFrame, by, *, at_risk: float | None = None, at_score: float | None = None,
+                 reference=None, weights=None, level: float = 0.95):
+        """Fairness audit on ``data``: per group of ``by``, the rates of a decision cut-off (selection
+        rate, TPR, FPR, PPV), mean predicted risk, observed risk and calibration (observed / expected),
+        with confidence intervals, and the differences and ratios between groups.
+
+        Parameters
+        ----------
+        data : rows to audit (any data: training, test, a new period); not modified.
+        by : the protected attribute's column (need not be in the formula), or a list of columns
+            for intersectional groups.
+        at_risk, at_score : the decision cut-off: predicted positive when risk ≥ ``at_risk``
+            (default 0.5) or total points ≥ ``at_score``.
+        reference : also show every group's difference from this group.
+        weights : sample weights (a column name or an array), as in :func:`riskformula.risk_score`.
+        level : confidence level of the intervals.
+
+        Returns
+        -------
+        FairnessAudit
+            Prints as a report; ``.by_group``, ``.differences`` and ``.tables`` hold the numbers.
+            Constraints the model was fitted under hold exactly on its training rows and only
+            approximately on other rows; the audit lists both values.
+
+        Examples
+        --------
+        >>> audit = m.fairness(test_df, by="race", at_risk=0.5)  # doctest: +SKIP
+        >>> audit.differences  # doctest: +SKIP
+        """
+        from .reports.fairness import fairness_audit
+        return fairness_audit(self, data, by, at_risk=at_risk, at_score=at_score, reference=reference,
+                              weights=weights, level=level)
 
     def counterfactuals(self, people: pd.DataFrame, target_risk: float | None = None, **options):
         """What would have to change for each person to reach ``target_risk`` (Navas-Palencia 2021).

@@ -210,7 +210,7 @@ class _ThresholdHook:
     """A stand-in for ``threshold`` in the formula context while learning the encoding on the
     prototype: it checks the arguments as ``threshold`` does, records them per term, and sets
     each term's state to ``presets[term]`` (the exact cuts of all rows) instead of computing
-    cuts from the prototype's values (a single placeholder cut when none are known yet)."""
+    cuts from the prototype's values (a single stand-in cut when none are known yet)."""
 
     def __init__(self, presets: dict | None = None):
         self.presets = presets

@@ -157,8 +157,8 @@ class MultiScaleSearch:
         todo, self._to_ray = self._to_ray, []
         if self.best_lam is not None:
             todo.append((self.best_scale, self.best_lam))
-        for m, lam in sorted(todo, key=lambda t: self.problems[t[0]].objective(t[1])):
-            if self.problems[m].objective(lam) > 1.02 * self.best:
+        for m, lam in sorted(todo, key=lambda t: self.problems[t[0]].full_objective(t[1])):
+            if self.problems[m].full_objective(lam) > 1.02 * self.best:
                 break
             t = time.perf_counter()
             allowance = 0.15 * (t - self.t0) + 1.0 - self._ray_time
@@ -199,7 +199,7 @@ class MultiScaleSearch:
             cand, _ = polish(p, cand, swaps=True)
             if p.complete(cand) is not None:
                 self._pool.append((m, cand))
-                val = p.objective(cand)
+                val = p.full_objective(cand)
                 if val < self.best:
                     self.best, self.best_scale, self.best_lam = val, m, cand.copy()
         self._share()
@@ -225,9 +225,9 @@ class MultiScaleSearch:
             guess[m] = math.inf
             for at, lam in found:
                 for c in self._candidates(m, at, lam):
-                    if p.complete(c) is None:
+                    val = p.full_objective(c) if p.complete(c) is not None else math.inf
+                    if val == math.inf:
                         continue
-                    val = p.objective(c)
                     guess[m] = min(guess[m], val)
                     if val < self.best:  # the incumbent until a search finds better
                         self.best, self.best_scale, self.best_lam = val, m, c.copy()
@@ -244,7 +244,7 @@ class MultiScaleSearch:
             for m, p in self.problems.items():  # the rays' risk scores join the guesses
                 for at, lam in self._pool:
                     if at == m and p.complete(lam) is not None:
-                        guess[m] = min(guess[m], p.objective(lam))
+                        guess[m] = min(guess[m], p.full_objective(lam))
         order = sorted(self.problems, key=lambda m: (guess[m], m))
         root_time = self.root_share * self.time_limit
         status = None
@@ -254,6 +254,8 @@ class MultiScaleSearch:
                 status = "time_limit"
                 break
             s = self.solvers[m]
+            # its clock starts now: one LP may take only what is left of the whole search's time
+            s.time_limit = max(self.time_limit - now, 1e-3)
             # the most promising scale gets the root a fixed-scale search would get (a fifth of
             # the time); the others share what is left of the roots' time
             share = self.first_root_share if k == 0 else 1.0 / (len(order) - k)
