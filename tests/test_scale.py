@@ -454,3 +454,22 @@ def test_classifier_and_dask_frames_use_the_scale(steps):
     fitted = rf.risk_score("y ~ threshold(x) + z", ddf, coef_range=(-2, 2), scale=[1, 2, 3], time_limit=30)
     assert fitted.scale == m.scale and fitted.objective == pytest.approx(m.objective, rel=1e-9)
     assert fitted.training_metrics["log_loss"] == pytest.approx(fitted.loss, rel=1e-9)
+
+
+def test_a_root_whose_lp_stops_at_the_time_limit_keeps_a_finite_bound(monkeypatch):
+    # every LP stops at its time limit (as a large threshold design on a busy machine can): the
+    # certificate still holds the loss bound of Ustun & Rudin (2019, Proposition 4), never −inf,
+    # and it is below the true optimum of every scale
+    from riskformula.solver.lp import NodeLP
+    monkeypatch.setattr(NodeLP, "solve", lambda self, seconds=None: ("time_limit", math.nan, None))
+    X, y, w, scales, max_size, c0 = instance(1)
+    models = point_models(X.shape[1], -3, 3, max_size)
+    (true_min, _, _, _), per_scale = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, scales)
+    for scale in (list(scales), scales[0]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OptimalityGapWarning)
+            m = rf.risk_score(formula(X.shape[1]), frame(X, y, w), weights="w", max_size=max_size,
+                              coef_range=(-3, 3), c0=c0, scale=scale, time_limit=2)
+        assert math.isfinite(m.lower_bound) and math.isfinite(m.gap)
+        assert m.lower_bound <= min(per_scale[s] for s in np.atleast_1d(scale)) + slack(true_min)
+        assert m.lower_bound <= m.objective

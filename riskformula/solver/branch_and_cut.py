@@ -220,6 +220,9 @@ class BranchAndCut:
             self._polish_and_offer(fill_to_min_size(p, zero))
 
         root_bound, iterates = self._root_cutting_planes()
+        # a root whose first LP stopped at the time limit still has the loss bound of Ustun & Rudin
+        # (2019, Proposition 4): the certificate then reports a (wide) gap instead of none
+        root_bound = max(root_bound, self._static_bound())
         heuristic_budget = (0.3 * self.time_limit if self.root_heuristic_budget is None
                             else self.root_heuristic_budget)
         for k, (lam, alpha) in enumerate(iterates[:20]):
@@ -275,6 +278,15 @@ class BranchAndCut:
                 self.plunge = item
             else:
                 heapq.heappush(self.heap, item)
+
+    def _static_bound(self) -> float:
+        """A lower bound on every objective without any LP: the least loss over the score ranges,
+        the least size cost and the least auxiliary cost."""
+        p = self.p
+        c0min = float(p.c0.min()) if p.d else 0.0
+        on = p.aux_cost != 0
+        aux_least = float(np.minimum(p.aux_cost[on] * p.aux_lower[on], p.aux_cost[on] * p.aux_upper[on]).sum())
+        return self.loss_lo + c0min * p.min_size + aux_least
 
     def final_bound(self) -> float:
         """Proven lower bound on this problem's optimum better than the cutoff: the least bound of
