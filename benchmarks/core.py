@@ -8,6 +8,7 @@ measured on the same kind of machine; in CASES below) and whether our targets ar
     python benchmarks/core.py                 # all five
     python benchmarks/core.py mammo adult     # some
     python benchmarks/core.py --format github # Markdown table
+    python benchmarks/core.py --scale fit     # the score scale chosen with the points
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ import argparse
 import time
 import warnings
 
+import sys
+from pathlib import Path
+
 import pandas as pd
 from tabulate import tabulate
 
-import riskformula as rf
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # measure this checkout's riskformula
+import riskformula as rf  # noqa: E402
 
 # name: (outcome, time limit, reference objective, reference gap, reference wall time, target)
 CASES = {
@@ -49,7 +54,9 @@ def main() -> None:
     ap.add_argument("names", nargs="*", default=list(CASES))
     ap.add_argument("--format", default="simple", help="tabulate format (simple, github, ...)")
     ap.add_argument("--time-limit", type=float, help="override every time limit (seconds)")
+    ap.add_argument("--scale", default="1", help='score scale: a number (default 1), "fit" or a list 1,2,4')
     args = ap.parse_args()
+    scale = args.scale if args.scale == "fit" else [float(x) for x in args.scale.split(",")]
     rows = []
     for name in args.names:
         outcome, limit, ref_obj, ref_gap, ref_time, target = CASES[name]
@@ -58,13 +65,14 @@ def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rf.OptimalityGapWarning)
             m = rf.risk_score(f"{outcome} ~ .", df, max_size=5, coef_range=(-5, 5), c0=1e-6,
-                              time_limit=args.time_limit or limit)
+                              time_limit=args.time_limit or limit, scale=scale)
         wall = time.perf_counter() - t0
         rows.append({
             "data": name, "rows": len(df), "cols": df.shape[1] - 1,
             "time (s)": f"{m.solver.time:.1f}", "wall (s)": f"{wall:.1f}",
             "objective": f"{m.objective:.6f}", "lower bound": f"{m.lower_bound:.6f}",
             "gap": f"{100 * m.gap:.3f}%", "nodes": m.solver.nodes, "status": m.status,
+            "scale": f"{m.scale:g}", "loss": f"{m.loss:.6f}",
             "ref objective": "-" if ref_obj is None else f"{ref_obj:.6f}",
             "ref gap": "-" if ref_gap is None else f"{100 * ref_gap:.2f}%",
             "ref time (s)": "-" if ref_time is None else f"{ref_time:g}",

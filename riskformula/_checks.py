@@ -90,3 +90,34 @@ def check_weights(weights, data: pd.DataFrame) -> np.ndarray | None:
     if float(w.sum()) <= 0:
         raise DataError("`weights` sum to zero; at least one row needs a positive weight.")
     return w
+
+
+#: the score scales ``scale="fit"`` searches: a geometric-like grid (steps of 1.25 to 1.5) from 0.5
+#: (one point = two logits, for nearly separable data) to 8 (eight points = one logit, for weak effects)
+FIT_SCALES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+
+
+def check_scale(scale) -> tuple[float, ...]:
+    """The ``scale=`` argument as the sorted tuple of score scales to search: a number (that
+    scale), ``"fit"`` (:data:`FIT_SCALES`) or a list of numbers."""
+    if isinstance(scale, str):
+        if scale == "fit":
+            return FIT_SCALES
+        raise SettingsError(f"`scale` must be a positive number (1: one point per logit), \"fit\" (choose "
+                            f"among {', '.join(f'{m:g}' for m in FIT_SCALES)}) or a list of numbers; "
+                            f"got {scale!r}.")
+    if isinstance(scale, numbers.Real) and not isinstance(scale, bool):
+        values = [scale]
+    else:
+        try:
+            values = list(scale)
+        except TypeError:
+            values = None
+        if not values:
+            raise SettingsError(f"`scale` must be a positive number, \"fit\" or a non-empty list of positive "
+                                f"numbers such as [1, 2, 4]; got {scale!r}.")
+    for m in values:
+        if (isinstance(m, bool) or not isinstance(m, numbers.Real) or not math.isfinite(m) or m <= 0):
+            raise SettingsError(f"`scale` values must be positive finite numbers (the points that make one "
+                                f"logit, e.g. 1, 2.5 or 4); got {m!r}.")
+    return tuple(sorted({float(m) for m in values}))

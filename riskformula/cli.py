@@ -23,6 +23,17 @@ def _read(path: str) -> pd.DataFrame:
     return pd.read_csv(p)
 
 
+def _scale(text: str):
+    """``--scale``: a number, ``fit`` or a comma-separated list of numbers."""
+    if text == "fit":
+        return text
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, 'fit' or a list such as 1,2,4; got {text!r}") from None
+    return values[0] if len(values) == 1 else values
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="riskformula", description="Certified-optimal integer risk scores.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -40,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="stop at this relative gap (objective - bound) / objective (default 1e-6)")
     fit.add_argument("--absolute-gap-tolerance", type=float, default=1e-8,
                      help="or at this absolute gap objective - bound (default 1e-8)")
+    fit.add_argument("--scale", type=_scale, default=1.0, metavar="M",
+                     help="score scale: points per logit (default 1), 'fit' to choose it with the points "
+                          "among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, or a comma-separated list such as 1,2,4")
     fit.add_argument("--event", help="outcome level that counts as the event")
     fit.add_argument("--na-action", choices=("raise", "drop"), default="raise")
     fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text")
@@ -59,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         model = risk_score(args.formula, data, max_size=args.max_size, coef_range=tuple(args.coef_range),
                            c0=args.c0, time_limit=args.time_limit, gap_tolerance=args.gap_tolerance,
                            absolute_gap_tolerance=args.absolute_gap_tolerance, event=args.event,
-                           na_action=args.na_action, verbose=args.verbose, progress=args.progress)
+                           na_action=args.na_action, verbose=args.verbose, progress=args.progress,
+                           scale=args.scale)
     except RiskFormulaError as e:
         print(f"riskformula: error: {e}", file=sys.stderr)
         return 2

@@ -25,7 +25,8 @@ from .problem.constraints import RiskBound, check_constraints
 from .problem.training import TrainingRows
 from .reports.render import fmt_gap
 from .solver import BranchAndCut
-from .solver.feasibility import raise_if_infeasible
+from .solver.feasibility import has_feasible_point, raise_if_infeasible
+from .solver.multiscale import MultiScaleSearch
 from .solver.heuristics import best_intercept
 from .thresholds import drop_dominated_cuts
 from .backends import is_dask_frame
@@ -37,8 +38,13 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                time_limit: float = 60.0, gap_tolerance: float = 1e-6, node_limit: int | None = None,
                verbose: bool = False, context: dict | None = None, constraints=None,
                factors_as_one: bool = False, initial=None, progress: bool | None = None,
-               absolute_gap_tolerance: float = 1e-8) -> RiskScore:
+               absolute_gap_tolerance: float = 1e-8, scale=1) -> RiskScore:
     """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
+
+    The risk of a row is 1 / (1 + exp(−(intercept + score)/m)), where score is the sum of its
+    points and m is the score scale (``scale``): with m = 1 (the default) one point is one logit,
+    as in Ustun & Rudin (2019); a larger m lets small integer points express smaller effects, as
+    the multiplier of Liu et al. (2022) does.
 
     Parameters
     ----------
@@ -93,6 +99,14 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         (:data:`riskformula.solver.branch_and_cut.STATUS_INTERVAL`), and how it ended if any was
         printed. ``None`` (default): only in interactive sessions (a terminal, IPython or Jupyter);
         ``True``: always; ``False``: never. Not needed with ``verbose=True``.
+    scale : the score scale m: a positive number (``1``, the default, is one point per logit),
+        ``"fit"`` to choose m jointly with the points among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5,
+        6 and 8 (below 1 a point is more than one logit, for nearly separable data),
+        or a list of scales to choose from (e.g. ``[1, 2, 4]``).  The intercept stays an integer on
+        the score scale, so intercept + score is a whole number of points and the card is read
+        as before.  With several scales the certificate covers exactly those scales: the model
+        is optimal over every risk score at any of them (not at scales in between); the summary
+        lists each scale's bound.
 
     Returns
     -------
@@ -111,6 +125,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     ...                   max_size=2, time_limit=10)
     >>> m.status
     'optimal'
+    >>> rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst', df,
+    ...               max_size=2, scale=[1, 2, 4], time_limit=30).scale  # doctest: +SKIP
+    2.0
     """
     max_size = v.check_int("max_size", max_size, minimum=0)
     min_size = v.check_int("min_size", min_size, minimum=0)
@@ -123,6 +140,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     absolute_gap_tolerance = v.check_positive("absolute_gap_tolerance", absolute_gap_tolerance, allow_zero=True)
     node_limit = v.check_int("node_limit", node_limit, minimum=1, allow_none=True)
     progress = _progress.resolve(progress)
+    scales = v.check_scale(scale)
     if intercept_range is not None:
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
@@ -164,24 +182,50 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     # that need not be in the formula)
     training = None if patterns is not None else TrainingRows.of_design(design, data)
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range, training=training)
-    problem = build_problem(spec, loss, lower, upper, constraints=constraints, max_size=max_size,
-                            min_size=min_size, **opts)
+    # one problem per score scale: the same rows, the loss (and rows on the risk) on that scale
+    problems = {}
+    for k, m in enumerate(scales):
+        with warnings.catch_warnings():
+            if k:  # constraints warn about the data (small groups) once, not once per scale
+                warnings.simplefilter("ignore")
+            problems[m] = build_problem(spec, loss if m == 1.0 else loss.with_scale(m), lower, upper,
+                                        constraints=constraints, max_size=max_size, min_size=min_size, **opts)
+    infeasible = []
     if constraints:
-        def rebuild(cons, max_size, min_size):  # the same problem with fewer constraints
-            return build_problem(spec, loss, lower, upper, constraints=cons, max_size=max_size, min_size=min_size,
-                                 **{**opts, "intercept_range": problem.intercept_bounds})
-        try:
-            raise_if_infeasible(problem, constraints, rebuild, max_size=max_size, min_size=min_size)
-        except InfeasibleProblemError as e:
-            hint = _loosest_fairness_hint(getattr(e, "conflict", []), constraints,
-                                          lambda cons: rebuild(cons, max_size, min_size))
-            if hint:
-                raise InfeasibleProblemError(f"{e} {hint}") from None
-            raise
+        first = problems[scales[0]]
+        if len(scales) > 1 and any(_on_the_risk(c) for c in constraints):
+            # rows on the risk move with the scale: some scales may admit no risk score
+            infeasible = [m for m in scales if has_feasible_point(problems[m]) is False]
+            first = problems[infeasible[0]] if len(infeasible) == len(scales) else None
+        if first is not None:
+            def rebuild(cons, max_size, min_size):  # the same problem with fewer constraints
+                return build_problem(spec, first.loss, lower, upper, constraints=cons, max_size=max_size,
+                                     min_size=min_size, **{**opts, "intercept_range": first.intercept_bounds})
+            try:
+                raise_if_infeasible(first, constraints, rebuild, max_size=max_size, min_size=min_size)
+            except InfeasibleProblemError as e:
+                hint = _loosest_fairness_hint(getattr(e, "conflict", []), constraints,
+                                              lambda cons: rebuild(cons, max_size, min_size))
+                if hint:
+                    raise InfeasibleProblemError(f"{e} {hint}") from None
+                raise
+        for m in infeasible:
+            del problems[m]
+    problem = next(iter(problems.values()))
     starts = None if initial is None else initial_points(initial, spec.terms, problem)
-    report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
-                          absolute_gap_tolerance=absolute_gap_tolerance, node_limit=node_limit,
-                          verbose=verbose, progress=progress).solve(initial=starts)
+    if len(problems) == 1 and not infeasible:
+        m = next(iter(problems))
+        report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
+                              absolute_gap_tolerance=absolute_gap_tolerance, node_limit=node_limit,
+                              verbose=verbose, progress=progress).solve(initial=starts)
+        report = dataclasses.replace(report, scale=m)
+    else:
+        report = MultiScaleSearch(problems, time_limit=time_limit, gap_tolerance=gap_tolerance,
+                                  absolute_gap_tolerance=absolute_gap_tolerance,
+                                  node_limit=node_limit, verbose=verbose, progress=progress,
+                                  infeasible=infeasible).solve(initial=starts,
+                                                               initial_scale=_initial_scale(initial))
+    problem = problems.get(report.scale, problem)
     if report.status == "infeasible":
         raise InfeasibleProblemError(
             "no risk score satisfies the requested bounds and size limits "
@@ -211,17 +255,29 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                            constraints=constraints, factors_as_one=bool(factors_as_one),
                            threshold_ranges={t.term: t.interval_range(lower, upper) for t in spec.thresholds},
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
-                           threshold_candidates=candidates)
+                           threshold_candidates=candidates, scales=scales)
     if patterns is not None:
-        return patterns.model(design, bc_lam, report, settings, loss=loss.value(bc_lam))
+        return patterns.model(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam))
     # the training design is dropped here: the model keeps the design spec and no training data
-    model = RiskScore.from_fit(design, bc_lam, report, settings, loss=loss.value(bc_lam), data=data)
+    model = RiskScore.from_fit(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data)
     fair = [c for c in constraints if isinstance(c, FairnessConstraint)]
     if fair:
         weights_used = None if design.weights is None else training.weights
         values = tuple(row for c in fair for row in c.assess(model, training.frame, weights_used))
         model.training = dataclasses.replace(model.training, constraint_values=values)
     return model
+
+
+def _initial_scale(initial):
+    """The score scale of a starting model (None for a dict of points)."""
+    return float(initial.scale) if isinstance(initial, RiskScore) else None
+
+
+def _on_the_risk(c) -> bool:
+    """Whether a constraint bounds the risk (so its rows move with the score scale): side
+    information and fairness cut-offs given as a risk (``at_risk``)."""
+    from .fairness import GroupParity
+    return isinstance(c, RiskBound) or (isinstance(c, GroupParity) and c.at_score is None)
 
 
 def _loosest_fairness_hint(conflict, constraints, rebuild) -> str:

@@ -3,8 +3,8 @@
 The document is ordinary JSON (no NaN/Infinity literals) that a person or another language
 can read (tuples, arrays, non-finite floats and non-string dict keys inside the formula
 encoder's state are tagged ``__tuple__``, ``__ndarray__``, ``__float__``, ``__items__``): formula, outcome coding, design columns with readable labels, points, intercept,
-the threshold terms' cut points and score shift (risk = expit(intercept + score_shift + Σ points ×
-column)), the per-term score contributions behind the score-to-risk table, the optimality
+the threshold terms' cut points and score shift (risk = expit((intercept + score_shift + Σ points ×
+column) / scale), with the score scale, 1 unless fitted otherwise), the per-term score contributions behind the score-to-risk table, the optimality
 certificate, the fit settings with their constraints, the constants the formula takes from
 ``context=`` and the package version. No training data are stored. Functions passed as
 ``context=`` cannot be stored: they are named in the document and must be passed again to
@@ -41,7 +41,9 @@ FORMAT = "riskformula/risk-score"
 FORMAT_VERSION = 1
 
 _REPORT_FIELDS = ("status", "objective", "lower_bound", "gap", "time", "nodes", "cuts",
-                  "lp_solves", "root_bound", "solver", "settings")
+                  "lp_solves", "root_bound", "solver", "settings", "scale", "scales")
+#: report fields that documents written before they existed lack, with their values then
+_REPORT_DEFAULTS = {"scale": 1.0, "scales": []}
 
 
 # --------------------------------------------------------------------------------------
@@ -84,17 +86,20 @@ def to_dict(model: RiskScore) -> dict:
         cert["settings"] = _encode(dict(cert["settings"]))
     except TypeError:
         cert["settings"] = {}  # solver options are informative only; never block saving
-    for k in ("objective", "lower_bound", "gap", "time", "root_bound"):
+    for k in ("objective", "lower_bound", "gap", "time", "root_bound", "scale"):
         cert[k] = _encode(float(cert[k]))
+    cert["scales"] = [_encode({k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in r.items()})
+                      for r in rep.scales]
     settings = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(model.settings).items()
                 if k != "constraints"}
     settings["constraints"] = [_constraint_to_json(c) for c in model.settings.constraints]
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION, "riskformula_version": __version__,
         "formula": spec["formula"], "outcome": spec["outcome"],
-        "risk": "1 / (1 + exp(-(intercept + score))); "
+        "risk": "1 / (1 + exp(-(intercept + score) / scale)); "
                 "score = score_shift + sum of points x design column",
         "intercept": model.intercept,
+        "scale": model.scale,
         # the top intervals' points of threshold terms, moved out of the printed intercept
         "score_shift": int(model._shift),
         "points": {c: int(p) for c, p in model.coef.items()},
@@ -205,7 +210,14 @@ def _model(doc: dict, allow_pickle: bool, user_context: dict) -> RiskScore:
         raise DataError(f"the document's score_shift ({doc['score_shift']}) does not match its threshold "
                         f"terms' points (which give {shift:g}); it is inconsistent or was edited.")
     lam = np.concatenate([[doc["intercept"] + shift], points])
-    cert = {k: _decode(v) for k, v in doc["certificate"].items()}
+    cert = {**_REPORT_DEFAULTS, **{k: _decode(v) for k, v in doc["certificate"].items()}}
+    cert["scales"] = tuple(dict(r) for r in cert["scales"])
+    if "scale" in doc:
+        cert["scale"] = doc["scale"]
+    scale = cert["scale"]
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
+        raise DataError(f"the document's score scale {scale!r} is not a positive number; it was edited.")
+    cert["scale"] = float(scale)
     report = SolverReport(**{k: cert[k] for k in _REPORT_FIELDS}, solution=tuple(lam))
     training = TrainingSummary(nobs=tr["nobs"], events=tr["events"], rows_dropped=tr["rows_dropped"],
                                rows_digest=tr["rows_digest"], metrics=_decode(tr["metrics"]),

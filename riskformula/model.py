@@ -41,6 +41,8 @@ class FitSettings:
     threshold_candidates: dict = field(default_factory=dict)
     #: 0 for models fitted (and saved) before the absolute tolerance existed: only the relative one held
     absolute_gap_tolerance: float = 0.0
+    #: the score scales searched (one: a fixed scale)
+    scales: tuple = (1.0,)
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,10 @@ class TrainingSummary:
 class RiskScore:
     """An integer risk score fitted by :func:`riskformula.risk_score`.
 
-    Risk of a row = 1 / (1 + exp(−(intercept + score))), where score is the sum of the points of
-    its terms.  Attributes: ``coef`` (points per design column), ``intercept``, ``objective``
+    Risk of a row = 1 / (1 + exp(−(intercept + score)/scale)), where score is the sum of the points
+    of its terms and ``scale`` the score scale (1 unless fitted with ``scale=``: then ``scale``
+    points make one logit).  Attributes: ``coef`` (points per design column), ``intercept``,
+    ``scale``, ``objective``
     (mean logistic loss + c0·size), ``loss``, ``lower_bound``, ``gap``, ``status``, ``formula``,
     ``nobs``, ``events``, ``size``, ``solver`` (the :class:`SolverReport`), ``design`` (the frozen
     :class:`~riskformula.design.DesignSpec` that encodes new data), ``training`` (a
@@ -89,6 +93,8 @@ class RiskScore:
         self._levels = levels_by_term(design.thresholds, self.coef.to_numpy(), settings.threshold_ranges)
         self._shift = int(sum(t for _, _, t in self._levels.values()))
         self.intercept = int(round(lam[0])) - self._shift
+        #: the score scale m: risk = expit((intercept + score) / m)
+        self.scale = float(report.scale)
         self.solver = report
         self.settings = settings
         self.loss = float(loss)
@@ -189,13 +195,23 @@ class RiskScore:
         return pd.Series(s, index=newdata.index, name="score")
 
     def predict(self, newdata: pd.DataFrame) -> pd.Series:
-        """Predicted risk (probability of the event) of every row of ``newdata``; a lazy dask
-        Series for a dask DataFrame."""
+        """Predicted risk (probability of the event) of every row of ``newdata``:
+        1 / (1 + exp(−(intercept + score)/scale)); a lazy dask Series for a dask DataFrame."""
         if is_dask_frame(newdata):
             from .backends.dask_scoring import map_rows
             return map_rows(self, "predict", newdata)
         s = self.score(newdata)
-        return pd.Series(expit(self.intercept + s.to_numpy()), index=newdata.index, name="risk")
+        return pd.Series(self.risk_of(s.to_numpy()), index=newdata.index, name="risk")
+
+    def risk_of(self, score) -> np.ndarray:
+        """Risk at total score(s) ``score`` (points, intercept not included).
+
+        Examples
+        --------
+        >>> m.risk_of([0, 2])  # doctest: +SKIP
+        """
+        z = self.intercept + np.asarray(score, dtype=float)
+        return expit(z if self.scale == 1.0 else z / self.scale)
 
     def observed(self, newdata: pd.DataFrame) -> pd.Series:
         """The 0/1 event indicator of every row of ``newdata`` (its outcome, coded as in training)."""
@@ -330,7 +346,7 @@ class RiskScore:
             raise SettingsError(f"`tail` must be a risk in [0, 0.5), such as 0.005; got {tail!r}.")
         scores = self.attainable_scores()
         if scores is not None:
-            risk = expit(self.intercept + scores)
+            risk = self.risk_of(scores)
             low, high = risk < tail, risk > 1 - tail
             mid = scores[~low & ~high]
             if len(mid) + low.any() + high.any() <= MAX_TABLE_ROWS:
@@ -347,8 +363,8 @@ class RiskScore:
                 return self._table(rows)
         # real-valued scores: ten bands over the range where risk moves, plus the two tails
         lo, hi = self._score_limits()
-        a = min(max(lo, logit(tail) - self.intercept), hi)
-        b = max(min(hi, logit(1 - tail) - self.intercept), lo)
+        a = min(max(lo, self.scale * logit(tail) - self.intercept), hi)
+        b = max(min(hi, self.scale * logit(1 - tail) - self.intercept), lo)
         edges = np.linspace(a, b, 11)
         ranges = ([(lo, a)] if a > lo else []) + [(edges[i], edges[i + 1]) for i in range(10)]
         return self._table(ranges + ([(b, hi)] if b < hi else []))
@@ -360,8 +376,8 @@ class RiskScore:
         return pd.DataFrame({
             "score": [label(a, b) for a, b in ranges],
             "score_from": [float(a) for a, _ in ranges], "score_to": [float(b) for _, b in ranges],
-            "risk_from": expit(self.intercept + np.array([a for a, _ in ranges], float)),
-            "risk_to": expit(self.intercept + np.array([b for _, b in ranges], float)),
+            "risk_from": self.risk_of(np.array([a for a, _ in ranges], float)),
+            "risk_to": self.risk_of(np.array([b for _, b in ranges], float)),
         })
 
     def _score_limits(self) -> tuple[float, float]:
@@ -378,7 +394,7 @@ class RiskScore:
     def to_dict(self) -> dict:
         """Points, intercept and certificate as plain Python values."""
         return {"formula": self.formula, "outcome": self.outcome, "event": _plain(self.event),
-                "intercept": self.intercept, "points": dict(zip(self.score_card()["term"] if self._design.thresholds else self.coef.index[self.coef != 0],
+                "intercept": self.intercept, "scale": self.scale, "points": dict(zip(self.score_card()["term"] if self._design.thresholds else self.coef.index[self.coef != 0],
                                    (int(v) for v in (self.score_card()["points"] if self._design.thresholds
                                                      else self.coef[self.coef != 0])))),
                 "objective": self.objective, "loss": self.loss, "lower_bound": self.lower_bound,
@@ -423,7 +439,8 @@ class RiskScore:
 
     def __repr__(self) -> str:
         from .reports.render import fmt_gap
-        return (f"<RiskScore: {self.formula}; {self.size} terms; {self.nobs:,d} obs; "
+        scale = "" if self.scale == 1.0 and self.settings.scales == (1.0,) else f"scale {self.scale:g}; "
+        return (f"<RiskScore: {self.formula}; {self.size} terms; {scale}{self.nobs:,d} obs; "
                 f"{self.status}, gap {fmt_gap(self.gap, self.settings.gap_tolerance)}>")
 
     def __str__(self) -> str:

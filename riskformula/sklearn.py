@@ -48,8 +48,9 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         formula ``"outcome ~ terms"`` whose outcome is a column of ``df``.
     max_size, min_size, coef_range, intercept_range, c0, positive_weight, time_limit,
     gap_tolerance, absolute_gap_tolerance, node_limit, constraints, factors_as_one, na_action, context,
-    event :
-        as in :func:`riskformula.risk_score` (``event`` only with ``fit(df)``).
+    event, scale :
+        as in :func:`riskformula.risk_score` (``event`` only with ``fit(df)``; ``scale="fit"``
+        chooses the score scale with the points).
     progress : bool
         Status lines during long fits; off by default (cross-validation fits many models).
 
@@ -65,7 +66,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    ``decision_function`` is the log-odds ``intercept + score``; ``predict`` gives ``classes_[1]``
+    ``decision_function`` is the log-odds ``(intercept + score) / scale``; ``predict`` gives ``classes_[1]``
     where it is positive (risk above 1/2). Only binary outcomes are supported.
 
     scikit-learn's ``check_estimator`` passes every check (scikit-learn 1.9); only
@@ -85,7 +86,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, formula=None, *, max_size=5, min_size=0, coef_range=(-5, 5), intercept_range=None,
                  c0=1e-6, positive_weight=1.0, time_limit=60.0, gap_tolerance=1e-6, node_limit=None,
                  constraints=None, factors_as_one=False, na_action="raise", context=None, event=None,
-                 progress=False, absolute_gap_tolerance=1e-8):
+                 progress=False, absolute_gap_tolerance=1e-8, scale=1):
         self.formula = formula
         self.max_size = max_size
         self.min_size = min_size
@@ -103,6 +104,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         self.context = context
         self.event = event
         self.progress = progress
+        self.scale = scale
 
     # --- tags -------------------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -122,7 +124,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
                     time_limit=self.time_limit, gap_tolerance=self.gap_tolerance,
                     absolute_gap_tolerance=self.absolute_gap_tolerance, node_limit=self.node_limit,
                     constraints=self.constraints, factors_as_one=self.factors_as_one, na_action=self.na_action,
-                    context=self.context, progress=self.progress)
+                    context=self.context, progress=self.progress, scale=self.scale)
 
     def fit(self, X, y=None, sample_weight=None):
         """Fit the risk score to ``X`` and ``y`` (or to the DataFrame ``X`` and a full formula).
@@ -220,10 +222,10 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         return pd.DataFrame(X, columns=names if self._mode == "frame_xy" else _array_names(X.shape[1]))
 
     def decision_function(self, X) -> np.ndarray:
-        """Log-odds of ``classes_[1]``: ``intercept + score`` of every row."""
+        """Log-odds of ``classes_[1]``: ``(intercept + score) / scale`` of every row."""
         check_is_fitted(self, "model_")
         s = self.model_.score(self._frame(X)).to_numpy(dtype=float)
-        return self.model_.intercept + s
+        return (self.model_.intercept + s) / self.model_.scale
 
     def predict_proba(self, X) -> np.ndarray:
         """Risk of ``classes_[0]`` and ``classes_[1]`` (columns) for every row."""

@@ -74,7 +74,7 @@ def _fit_fold(k: int, formula: str, train: pd.DataFrame, test: pd.DataFrame, fit
            "size": model.size, "auc": ev.auc.auc if ev.auc is not None else np.nan, "cal": ev.cal,
            "loss": ev.log_loss, "brier": ev.brier, "train_auc": tm["auc"], "train_cal": tm["cal"],
            "train_loss": model.loss, "objective": model.objective, "gap": model.gap,
-           "status": model.status, "time": model.solver.time}
+           "status": model.status, "time": model.solver.time, "scale": model.scale}
     return row, model, messages
 
 
@@ -295,7 +295,7 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
                 loss, auc, cal = ev.log_loss, (ev.auc.auc if ev.auc is not None else math.nan), ev.cal
             rows.append({"size": size, "terms": m.size, "loss": loss, "auc": auc, "cal": cal, "gap": m.gap,
                          "status": m.status, "objective": m.objective, "lower_bound": m.lower_bound,
-                         "time": m.solver.time, "nodes": m.solver.nodes})
+                         "time": m.solver.time, "nodes": m.solver.nodes, "scale": m.scale})
             models[size] = m
             if m.status != "optimal":
                 unproven.append(size)

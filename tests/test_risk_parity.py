@@ -43,10 +43,11 @@ def mean_risk_gap(risk, y, g, among, reference=None, side="both"):
     return max(gaps)
 
 
-def calibration_error(total, y, g):
+def calibration_error(total, y, g, scale=1):
     """Largest |observed − expected events| / group rows over groups and (pooled) score levels."""
-    level = np.clip(total, -END, END)
-    risk = _sigma(total)
+    end = math.ceil(END * scale)
+    level = np.clip(total, -end, end)
+    risk = _sigma(np.asarray(total, float) / scale)
     worst = 0.0
     for k in sorted(set(g)):
         m = g == k
@@ -56,9 +57,9 @@ def calibration_error(total, y, g):
     return worst
 
 
-def oracle(df, check, *, lo=-2, hi=2, max_size=2, c0=1e-6, b_range=(-40, 40), penalty=None):
+def oracle(df, check, *, lo=-2, hi=2, max_size=2, c0=1e-6, b_range=(-40, 40), penalty=None, scale=1):
     """The minimum objective over every integer score whose risks pass ``check(total)`` (or, with
-    ``penalty``, of loss + penalty(total))."""
+    ``penalty``, of loss + penalty(total)); on score scale ``scale`` the logit is total / scale."""
     X = df[COLS].to_numpy(float)
     y = df["y"].to_numpy()
     best = math.inf
@@ -69,7 +70,8 @@ def oracle(df, check, *, lo=-2, hi=2, max_size=2, c0=1e-6, b_range=(-40, 40), pe
         base = X @ lam
         for b in range(b_range[0], b_range[1] + 1):
             s = b + base
-            obj = float(np.mean(y * np.logaddexp(0, -s) + (1 - y) * np.logaddexp(0, s))) + c0 * np.count_nonzero(lam)
+            t = s / scale
+            obj = float(np.mean(y * np.logaddexp(0, -t) + (1 - y) * np.logaddexp(0, t))) + c0 * np.count_nonzero(lam)
             if penalty is not None:
                 obj += penalty(s)
             elif not check(s):
@@ -297,3 +299,28 @@ def test_bad_arguments_and_data():
     real = make(4, n=40, real=True)
     with pytest.raises(rf.SettingsError, match=r"integer scores.*x3.*threshold"):
         fit(real, rf.risk_parity("g", max_diff=0.1))
+
+
+# --- on a score scale other than 1 ------------------------------------------------------------
+
+def test_risk_parity_on_a_fixed_score_scale():
+    """With scale m the risk of a total score s is σ(s/m): the levels and their risks follow it."""
+    df = make(4, n=40)
+    y, g = df["y"].to_numpy(), df["g"].to_numpy()
+    m = fit(df, rf.risk_parity("g", max_diff=0.037), scale=2)
+    assert m.scale == 2
+    best = oracle(df, lambda s: mean_risk_gap(_sigma(s / 2), y, g, "all") <= 0.037, b_range=(-80, 80), scale=2)
+    agree(m, best)
+    assert best > oracle(df, lambda s: True, b_range=(-80, 80), scale=2) + 1e-4  # the bound binds
+    assert mean_risk_gap(m.predict(df).to_numpy(), y, g, "all") <= 0.037
+
+
+def test_calibration_within_groups_on_a_fixed_score_scale():
+    df = make(4, n=40)
+    y, g = df["y"].to_numpy(), df["g"].to_numpy()
+    m = fit(df, rf.calibration_within_groups("g", max_diff=0.05), scale=2)
+    best = oracle(df, lambda s: calibration_error(s, y, g, scale=2) <= 0.05, b_range=(-80, 80), scale=2)
+    agree(m, best)
+    assert calibration_error(total(m, df), y, g, scale=2) <= 0.05
+    (row,) = m.training.constraint_values
+    assert row["value"] == pytest.approx(calibration_error(total(m, df), y, g, scale=2), abs=1e-12)

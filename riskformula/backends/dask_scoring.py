@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from ..errors import DataError, SettingsError
 from .dask_design import ENCODING_LOCK, plain_strings, tree_reduce
@@ -137,4 +136,4 @@ def evaluate_patterns(model, X: np.ndarray, y: np.ndarray, counts: np.ndarray):
     from ..reports.evaluation import evaluate_arrays
 
     s = X @ model.coef.to_numpy(dtype=float) + model._shift
-    return evaluate_arrays(model, y, expit(model.intercept + s), s, weights=counts)
+    return evaluate_arrays(model, y, model.risk_of(s), s, weights=counts)

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, logit
+from scipy.special import logit
 
 from ..errors import DataError, RiskFormulaError, SettingsError
 from . import dp
@@ -114,8 +114,9 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
     X = model.design.transform(people, "explain")
     probe_points(space, people.iloc[0].to_dict(), list(people.columns))
 
-    intercept = float(model.intercept)
-    t_int, t_real = _score_targets(sign, target_risk, target_score, intercept)
+    # risk targets map to score targets through the model's own intercept and score scale
+    risk_at = _risk_function(model)
+    t_int, t_real = _score_targets(sign, target_risk, target_score, model, risk_at)
     t0 = time.perf_counter()
     insts = build_instances(space, people, X, np.full(len(people), t_int), sign)
     per_build = (time.perf_counter() - t0) / max(1, len(people))
@@ -138,20 +139,20 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
     results = []
     for i, inst in enumerate(insts):
         t_start = time.perf_counter()
-        res = PersonResult(inst.label, inst.score, float(expit(intercept + inst.score)), "optimal")
+        res = PersonResult(inst.label, inst.score, risk_at(inst.score), "optimal")
         if inst.deficit <= TOL:
             res.status = "already met"
         else:
             reach = dp.best_reachable(inst, K)
             if reach[-1] < inst.deficit - TOL:
                 res.status = "infeasible"
-                res.reason = _infeasible_reason(inst, reach, K, max_changes, len(space.features), intercept,
+                res.reason = _infeasible_reason(inst, reach, K, max_changes, len(space.features), risk_at,
                                                 target_risk, applied)
             else:
                 sols, status, note, used = _solve(inst, space, n, K, mode, method, closeness, diversity_weight,
                                                   L_mu, P[i], offsets, block_feats, milp_cache, time_limit)
                 res.status, res.reason, res.method = status, note, used
-                res.counterfactuals = [_counterfactual(inst, space, s, offsets, intercept) for s in sols]
+                res.counterfactuals = [_counterfactual(inst, space, s, offsets, risk_at) for s in sols]
         built = milp_cache.pop("build_seconds", 0.0)
         res.seconds = time.perf_counter() - t_start - built + per_build
         results.append(res)
@@ -229,7 +230,7 @@ def _fewer(found: int, n: int, mode: str) -> str:
     return f"only {found} counterfactual{'s' if found != 1 else ''} {what} {verb} within the limits (asked for {n})"
 
 
-def _counterfactual(inst, space, sol, offsets, intercept) -> Counterfactual:
+def _counterfactual(inst, space, sol, offsets, risk_at) -> Counterfactual:
     changes, values = [], {}
     gain = 0.0
     for bl, (o, v) in zip(inst.blocks, sol.picks):
@@ -251,7 +252,7 @@ def _counterfactual(inst, space, sol, offsets, intercept) -> Counterfactual:
         if len(changed) > 1:  # an interaction: the points belong to the combination
             changes[-1].points = inst.sign * g
     score = inst.score + inst.sign * gain
-    return Counterfactual(changes, score, float(expit(intercept + score)), float(sol.cost), values)
+    return Counterfactual(changes, score, risk_at(score), float(sol.cost), values)
 
 
 def _linear_region(f, v, sign) -> str:
@@ -283,24 +284,32 @@ def _rescore(model, out: Counterfactuals, sign, t_int, t_real, insts) -> None:
 # targets and messages
 # --------------------------------------------------------------------------------------
 
-def _score_targets(sign, target_risk, target_score, intercept):
-    """(whole-number target, real target) for the score: risk ≤ t ⇔ score ≤ logit(t) − intercept."""
+def _risk_function(model):
+    """score → risk as the model's ``predict`` computes it: expit((intercept + score)/scale)."""
+    def risk_at(score: float) -> float:
+        return float(model.risk_of(float(score)))
+    return risk_at
+
+
+def _score_targets(sign, target_risk, target_score, model, risk_at):
+    """(whole-number target, real target) for the score: risk ≤ t ⇔ score ≤ m·logit(t) − intercept
+    on the model's score scale m."""
     if target_score is not None:
         t = float(target_score)
         whole = math.floor(t) if sign < 0 else math.ceil(t)
         return float(whole), t
-    tau = float(logit(target_risk)) - intercept
+    tau = float(getattr(model, "scale", 1.0)) * float(logit(target_risk)) - float(model.intercept)
     s = math.floor(tau) if sign < 0 else math.ceil(tau)
     # the same float arithmetic as predict decides the boundary
     if sign < 0:
-        while expit(intercept + s) > target_risk:
+        while risk_at(s) > target_risk:
             s -= 1
-        while expit(intercept + s + 1) <= target_risk:
+        while risk_at(s + 1) <= target_risk:
             s += 1
     else:
-        while expit(intercept + s) < target_risk:
+        while risk_at(s) < target_risk:
             s += 1
-        while expit(intercept + s - 1) >= target_risk:
+        while risk_at(s - 1) >= target_risk:
             s -= 1
     margin = 1e-9 * max(1.0, abs(tau))
     return float(s), tau - sign * margin
@@ -327,7 +336,7 @@ def _lattice_integral(inst) -> bool:
     return True
 
 
-def _infeasible_reason(inst, reach, K, max_changes, n_features, intercept, target_risk, applied) -> str:
+def _infeasible_reason(inst, reach, K, max_changes, n_features, risk_at, target_risk, applied) -> str:
     best = inst.score + inst.sign * reach[-1]
     word = "highest" if inst.sign > 0 else "lowest"
     op = "at least" if inst.sign > 0 else "at most"
@@ -341,7 +350,7 @@ def _infeasible_reason(inst, reach, K, max_changes, n_features, intercept, targe
         head = f"changing at most {K} actionable feature{'s' if K != 1 else ''}{lim} the {word} reachable score is {_n(best)}"
     else:
         head = f"changing every actionable feature{lim} the {word} reachable score is {_n(best)}"
-    risk = float(expit(intercept + best))
+    risk = risk_at(best)
     head += f" (risk {100 * risk:.1f}%)"
     need = f"the target needs a score of {op} {_n(inst.target)}"
     if target_risk is not None:

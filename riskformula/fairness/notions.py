@@ -17,8 +17,9 @@ risk ≥ 50%) or on the score (``at_score=k``: total points ≥ k).  Rows with t
 share one binary z = 1[score ≥ cut-off], linked to the points by two big-M rows whose M comes from
 the coefficient and intercept bounds; so the problem grows with the number of distinct design rows,
 not with the number of rows.  With integer points and integer-valued design rows the score is an
-integer, the cut-off is the smallest integer score whose risk reaches ``at_risk``, and the link is
-exact.  A design row with real values (a continuous predictor) has a real score; there the link
+integer, the cut-off is the smallest integer score whose risk reaches ``at_risk`` (on score scale
+m, risk ≥ p is intercept + score ≥ m·logit(p): each scale of a fitted scale has its own cut-off),
+and the link is exact.  A design row with real values (a continuous predictor) has a real score; there the link
 needs a margin: its score may not fall in [cut-off − 1e-4, cut-off) (:data:`REAL_SCORE_MARGIN`),
 so the certificate covers the models with no training score in that band.  A group's rate is then
 a linear function of the z's (counts over a constant group size), and every bound is linear:
@@ -306,7 +307,7 @@ class GroupParity(FairnessConstraint):
         patterns, inverse = np.unique(tr.X[used], axis=0, return_inverse=True)
         pattern_of = np.full(tr.n, -1)
         pattern_of[used] = inverse.ravel()
-        z = b.add_indicators(*self._conditions(patterns), name=f"predicted positive ({self.rule})")
+        z = b.add_indicators(*self._conditions(patterns, b.scale), name=f"predicted positive ({self.rule})")
         rates_by_stratum, small = {}, []
         for kind, level, mask in sts:
             where = stratum_name(kind, level, self.given)
@@ -339,15 +340,19 @@ class GroupParity(FairnessConstraint):
         if self.weight is not None:
             self._penalty(b, pairs, patterns, z)
 
-    def _conditions(self, patterns: np.ndarray):
-        """(E, cutoff, margin) of "predicted positive" for each distinct design row."""
+    def _conditions(self, patterns: np.ndarray, scale: float = 1.0):
+        """(E, cutoff, margin) of "predicted positive" for each distinct design row, on score
+        scale ``scale`` (risk = expit((intercept + score)/scale))."""
         k = len(patterns)
         integral = np.all(patterns == np.round(patterns), axis=1)
         if self.at_score is None:
             E = np.hstack([np.ones((k, 1)), patterns])
-            tau = float(logit(self.at_risk))
+            tau = scale * float(logit(self.at_risk))
+
+            def risk(s):  # as RiskScore.risk_of computes it
+                return expit(s if scale == 1.0 else s / scale)
             # the smallest integer score whose risk (as predict() computes it) reaches at_risk
-            k_int = next(s for s in range(math.floor(tau) - 1, math.floor(tau) + 3) if expit(s) >= self.at_risk)
+            k_int = next(s for s in range(math.floor(tau) - 1, math.floor(tau) + 3) if risk(s) >= self.at_risk)
         else:
             E = np.hstack([np.zeros((k, 1)), patterns])
             tau = self.at_score
@@ -359,7 +364,7 @@ class GroupParity(FairnessConstraint):
     def _penalty(self, b, pairs, patterns, z) -> None:
         """t ≥ r_p − r_q for every bounded pair, with cost ``weight`` on t (filled with the largest
         difference, or 0)."""
-        E, cutoff, _ = self._conditions(patterns)
+        E, cutoff, _ = self._conditions(patterns, b.scale)
         first = int(z[0])
         terms = [tuple((np.array([k - first for k in r.coefs], int), np.array(list(r.coefs.values())) / r.n)
                        for r in pq) for pq in pairs]
@@ -626,9 +631,10 @@ def score_balance(by, *, among="all", max_diff=1.0, reference=None, side="both",
 
     ``among="events"`` is balance for the positive class, ``"non_events"`` for the negative class
     (Kleinberg, Mullainathan & Raghavan, 2017), ``"all"`` parity of the mean score.  It is bounded on
-    the score scale (points, the logit of the risk), where it is linear in the points and needs no
-    indicator; :func:`risk_parity` bounds the mean predicted *risk* instead, through one binary per
-    score level.  Other arguments as :func:`statistical_parity`.
+    the score (points: the logit of the risk times the score scale, so with a fitted ``scale=`` the
+    bound stays in the card's points), where it is linear in the points and needs no indicator;
+    :func:`risk_parity` bounds the mean predicted *risk* instead, through one binary per score
+    level.  Other arguments as :func:`statistical_parity`.
 
     Examples
     --------

@@ -27,7 +27,11 @@ expansion s_r = −28 + Σ_k z_{r,k} (loosened beyond the end levels), which lin
 (margin 1) and is much tighter in the LP than one big-M link per level
 (:meth:`~riskformula.problem.builder.ProblemBuilder.add_indicators` with ``chain``).
 
-Size: 56 binaries and 57 rows per distinct design row (among the compared rows), plus one row
+On a score scale m other than 1 (``risk_score(..., scale=...)``) the risk of level k is
+σ(k/m) and the levels are the integers within ±⌈28·m⌉, so there are about 56·m of them; a
+fitted scale builds them for each scale it searches.
+
+Size (m = 1): 56 binaries and 57 rows per distinct design row (among the compared rows), plus one row
 per ordered pair of groups (:func:`risk_parity`) or 57 per group, one per level
 (:func:`calibration_within_groups`).  Levels that no score can reach within the final point and
 intercept bounds are fixed, so with a given ``intercept_range`` fewer are live; without one the
@@ -55,25 +59,33 @@ from .notions import (_AMONG, FairnessConstraint, _by, _combine, _comparisons, _
 
 __all__ = ["RiskParity", "CalibrationWithinGroups", "risk_parity", "calibration_within_groups", "RISK_LEVELS"]
 
-#: the score levels k of the cumulative indicators 1[score ≥ k]; scores below the first have risk
-#: below σ(−28) ≈ 6.9e-13 and scores at or above the last a risk above 1 − 6.9e-13
+#: the score levels k of the cumulative indicators 1[score ≥ k] on the default scale (m = 1);
+#: scores below the first have risk below σ(−28) ≈ 6.9e-13 and scores at or above the last a risk
+#: above 1 − 6.9e-13.  On score scale m the levels run from −⌈28·m⌉ + 1 to ⌈28·m⌉ (risk σ(k/m)).
 RISK_LEVELS = np.arange(-27, 29)
 
 #: bounds are tightened by the solver's feasibility tolerance, so that a point the solver accepts
 #: meets them without it
 _ROW_TOL = 1e-7
 
-_BOTTOM = int(RISK_LEVELS[0]) - 1
+def risk_levels(scale: float = 1.0) -> np.ndarray:
+    """The levels k of the indicators 1[intercept + score ≥ k] on score scale ``scale`` (risk
+    σ(k / scale)): :data:`RISK_LEVELS` for the default scale, ⌈28·m⌉ on either side of 0 for m."""
+    top = int(math.ceil(28 * float(scale) - 1e-9))
+    return np.arange(-top + 1, top + 1)
 
 
-def _clipped(total: np.ndarray) -> np.ndarray:
+def _clipped(total: np.ndarray, scale: float = 1.0) -> np.ndarray:
     """Scores pooled into the end levels, as the formulation sees them."""
-    return np.clip(total, _BOTTOM, int(RISK_LEVELS[-1]))
+    levels = risk_levels(scale)
+    return np.clip(total, int(levels[0]) - 1, int(levels[-1]))
 
 
-def _level_risk() -> tuple[float, np.ndarray]:
-    """σ at the bottom level and the risk step σ(k) − σ(k − 1) at every level of :data:`RISK_LEVELS`."""
-    return float(expit(_BOTTOM)), expit(RISK_LEVELS.astype(float)) - expit(RISK_LEVELS - 1.0)
+def _level_risk(scale: float = 1.0) -> tuple[float, np.ndarray]:
+    """σ at the bottom level and the risk step σ(k) − σ(k − 1) at every level (on ``scale``)."""
+    k = risk_levels(scale).astype(float)
+    m = float(scale)
+    return float(expit((k[0] - 1) / m)), expit(k / m) - expit((k - 1) / m)
 
 
 @dataclass(frozen=True)
@@ -101,9 +113,10 @@ def _level_indicators(b, used: np.ndarray, what: str) -> _Levels:
     pattern_of = np.full(tr.n, -1)
     pattern_of[used] = inverse.ravel()
     k = len(patterns)
-    n_levels = len(RISK_LEVELS)
+    levels = risk_levels(b.scale)
+    n_levels = len(levels)
     E = np.repeat(np.hstack([np.ones((k, 1)), patterns]), n_levels, axis=0)
-    cut = np.tile(RISK_LEVELS.astype(float), k)
+    cut = np.tile(levels.astype(float), k)
     # chained: ordered and tied to the score's unary expansion, which the LP needs to be tight
     z = b.add_indicators(E, cut, 1.0, name=f"{what}: score level", chain=n_levels).reshape(k, n_levels)
     return _Levels(patterns, pattern_of, z)
@@ -185,7 +198,7 @@ class RiskParity(FairnessConstraint):
             raise SettingsError(f"{what}: the training rows ({where}) hold only one group of {list(self.by)}; "
                                 f"there is nothing to compare.")
         levels = _level_indicators(b, mask, what)
-        _, step = _level_risk()
+        _, step = _level_risk(b.scale)
         rates, small = [], []
         for g in present:
             rows = mask & _is(groups, g)
@@ -212,7 +225,7 @@ class RiskParity(FairnessConstraint):
         terms = [tuple((np.array([k - first for k in r.coefs], int), np.array(list(r.coefs.values())) / r.n)
                        for r in pq) for pq in pairs]
         E = np.hstack([np.ones((len(levels.patterns), 1)), levels.patterns])
-        cut = RISK_LEVELS.astype(float)
+        cut = risk_levels(b.scale).astype(float)
 
         def worst(lam, alpha):
             zval = ((E @ lam)[:, None] >= cut[None, :]).astype(float).ravel()
@@ -316,7 +329,9 @@ class CalibrationWithinGroups(FairnessConstraint):
         present = sorted_groups(groups[used])
         levels = _level_indicators(b, used, what)
         z = levels.z
-        risk = expit(np.arange(_BOTTOM, int(RISK_LEVELS[-1]) + 1).astype(float))  # σ of each pooled level
+        top = risk_levels(b.scale)
+        bottom = int(top[0]) - 1
+        risk = expit(np.arange(bottom, int(top[-1]) + 1) / b.scale)  # σ of each pooled level
         bound = _bound(self.max_diff)
         small = []
         for g in present:
@@ -339,7 +354,7 @@ class CalibrationWithinGroups(FairnessConstraint):
                         coefs[int(z[p, j - 1])] = coefs.get(int(z[p, j - 1]), 0.0) + v
                     if j < z.shape[1]:
                         coefs[int(z[p, j])] = coefs.get(int(z[p, j]), 0.0) - v
-                b.add_row(coefs, -bound - const, bound - const, f"{self.describe()}: group {g!r}, level {j + _BOTTOM}")
+                b.add_row(coefs, -bound - const, bound - const, f"{self.describe()}: group {g!r}, level {j + bottom}")
         _warn_small(self.describe(), small)
 
     def errors(self, model, data, weights=None) -> pd.DataFrame:
@@ -350,7 +365,7 @@ class CalibrationWithinGroups(FairnessConstraint):
         w = np.ones(len(data)) if weights is None else np.asarray(weights, float)
         groups = group_labels([data[c].to_numpy() for c in self.by], self.by)
         risk = model.predict(data).to_numpy()
-        level = _clipped(model.intercept + model.score(data).to_numpy())
+        level = _clipped(model.intercept + model.score(data).to_numpy(), getattr(model, "scale", 1.0))
         t = pd.DataFrame({"group": list(groups), "level": level, "n": w, "observed": w * y, "expected": w * risk})
         t = t[w > 0]
         size = t.groupby("group", sort=False)["n"].transform("sum")

@@ -50,11 +50,16 @@ class ProblemBuilder:
     ----------
     terms : the design's :class:`~riskformula.design.terms.TermResolver` (names → columns).
     lower, upper : integer point bounds of the design columns (copied).
+    scale : the score scale m of the loss (rows on the risk, such as side information or a
+        fairness cut-off ``at_risk``, are written on the score scale: risk ≥ p is
+        λ_0 + score ≥ m·logit(p)).
     training : the :class:`~riskformula.problem.training.TrainingRows` of the fit, or None.
     """
 
-    def __init__(self, terms, lower: np.ndarray, upper: np.ndarray, training=None):
+    def __init__(self, terms, lower: np.ndarray, upper: np.ndarray, scale: float = 1.0, training=None):
         self.terms = terms
+        #: the score scale m: a score (intercept included) of m points is one logit
+        self.scale = float(scale)
         self.d = terms.n_columns
         self.layout = VariableLayout(self.d)
         self.lower = np.array(lower, dtype=float)
@@ -318,7 +323,7 @@ def build_problem(spec, loss, lower, upper, *, constraints=(), factors_as_one=Fa
     ``spec`` is the :class:`~riskformula.design.spec.DesignSpec` (its ``terms`` resolve names
     and its ``thresholds`` formulate themselves); ``training`` the
     :class:`~riskformula.problem.training.TrainingRows` for constraints about data."""
-    b = ProblemBuilder(spec.terms, lower, upper, training=training)
+    b = ProblemBuilder(spec.terms, lower, upper, scale=loss.scale, training=training)
     for t in spec.thresholds:
         t.apply(b)
     if factors_as_one:

@@ -264,11 +264,12 @@ class RiskBound(Constraint):
         return f"{fn}({self.risk:g}, when={dict(self.when)!r})"
 
     def apply(self, b) -> None:
-        # λ_0 + Σ λ_j x_j ≥ logit(risk) (≤ for risk_at_most); the builder widens the intercept range
+        # λ_0 + Σ λ_j x_j ≥ m·logit(risk) (≤ for risk_at_most) on score scale m; the builder
+        # widens the intercept range
         x = b.terms.profile(dict(self.when))
         lay = b.layout
         coefs = {lay.intercept: 1.0, **{lay.lam(j): float(x[j]) for j in range(len(x)) if x[j] != 0}}
-        z = float(logit(self.risk))
+        z = float(logit(self.risk)) * b.scale
         b.add_row(coefs, z if self.at_least else -math.inf, math.inf if self.at_least else z, self.describe())
 
 
@@ -285,7 +286,8 @@ def risk_at_least(risk: float, when: dict) -> RiskBound:
     ``when`` maps terms or variables to values; a factor takes a level (``{"sex": "male"}``), a
     threshold term the variable's value (``{"age": 63}``), a column its value; every column not
     named is 0 (indicators off, factors at their reference level).  The row is linear in the points
-    and the intercept: λ_0 + Σ λ_j x_j ≥ logit(risk).
+    and the intercept: λ_0 + Σ λ_j x_j ≥ m·logit(risk) on score scale m (``scale=`` of
+    :func:`riskformula.risk_score`; one row per scale when the scale is fitted).
 
     Examples
     --------

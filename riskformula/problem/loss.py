@@ -16,7 +16,7 @@ _TABLE = np.log1p(np.exp(-np.arange(746, dtype=float)))
 
 
 class LogisticLoss:
-    """l(λ) = Σ_i w_i ℓ(y_i, λ_0 + x_i·λ) / Σ_i w_i on collapsed rows.
+    """l(λ) = Σ_i w_i ℓ(y_i, (λ_0 + x_i·λ) / m) / Σ_i w_i on collapsed rows.
 
     Parameters
     ----------
@@ -25,6 +25,11 @@ class LogisticLoss:
     weights : (n,) nonnegative sample weights, default 1.
     positive_weight : extra weight on positive outcomes (the class weight); the loss is
         still normalised by the sum of the sample weights, as in Ustun & Rudin (2019).
+    scale : the score scale m > 0: a score (intercept included) of m points is one logit, as in
+        the multiplier of Liu et al. (2022); 1 (the default) is the model of Ustun & Rudin (2019).
+
+    Scores are always in points (``Z @ lam``); only the link divides them by ``scale``, so every
+    method that takes scores (``value_from_scores``, ``row_losses``) takes them in points.
 
     The coefficient vector ``lam`` always has the intercept first: ``lam = [λ_0, λ_1..λ_d]``.
 
@@ -36,7 +41,7 @@ class LogisticLoss:
     0.693147
     """
 
-    def __init__(self, X, y, weights=None, positive_weight: float = 1.0):
+    def __init__(self, X, y, weights=None, positive_weight: float = 1.0, scale: float = 1.0):
         X = np.asarray(X, dtype=float)
         y = np.asarray(y).astype(bool)
         n = X.shape[0]
@@ -53,10 +58,29 @@ class LogisticLoss:
         self._norm = 1.0 / self.total_weight
         self.w_all = self.w_pos + self.w_neg
         # integer predictors and integer points give integer scores: the loss is a table look-up
-        self.integral = bool(np.all(uniq == np.round(uniq)))
+        self._integer_scores = bool(np.all(uniq == np.round(uniq)))
         # 0/1 columns: moving one point changes only the rows where the column is 1
         self.binary = np.all((uniq == 0) | (uniq == 1), axis=0)
         self.X_binary_T = np.ascontiguousarray(uniq[:, self.binary].T)
+        self.scale = 1.0
+        self._set_scale(scale)
+
+    def _set_scale(self, scale: float) -> None:
+        self.scale = float(scale)
+        # points / m are not integers unless m = 1: the look-up table only serves m = 1
+        self.integral = self.integer_scores and self.scale == 1.0
+
+    @property
+    def integer_scores(self) -> bool:
+        """Whether integer points give integer scores (integer predictors)."""
+        return self._integer_scores
+
+    def with_scale(self, scale: float) -> "LogisticLoss":
+        """The same loss (sharing the collapsed rows) with score scale ``scale``."""
+        import copy
+        other = copy.copy(self)
+        other._set_scale(scale)
+        return other
 
     @property
     def d(self) -> int:
@@ -71,8 +95,11 @@ class LogisticLoss:
         """Loss from precomputed scores; column-wise for a (m, k) matrix of scores.
 
         softplus(±s) = max(±s, 0) + log(1 + exp(−|s|)), so both classes share one transcendental;
-        pass ``integral=True`` when every score is an integer to use the look-up table.
+        pass ``integral=True`` when every score is an integer to use the look-up table (ignored
+        unless the scale is 1).
         """
+        if self.scale != 1.0:
+            s, integral = s / self.scale, False
         a = np.abs(s)
         t = _TABLE[np.minimum(a, 745).astype(np.intp)] if integral else np.log1p(np.exp(-a))
         val = self.w_all @ t + self.w_pos @ np.maximum(-s, 0) + self.w_neg @ np.maximum(s, 0)
@@ -80,6 +107,8 @@ class LogisticLoss:
 
     def row_losses(self, s: np.ndarray, integral: bool = False) -> np.ndarray:
         """Weighted (unnormalised) loss of every unique row; column-wise for a matrix of scores."""
+        if self.scale != 1.0:
+            s, integral = s / self.scale, False
         a = np.abs(s)
         t = _TABLE[np.minimum(a, 745).astype(np.intp)] if integral else np.log1p(np.exp(-a))
         if s.ndim == 1:
@@ -91,10 +120,24 @@ class LogisticLoss:
         """l(λ)."""
         return self.value_from_scores(self.Z @ lam)
 
+    def value_and_gradient_on(self, Z: np.ndarray, lam: np.ndarray) -> tuple[float, np.ndarray]:
+        """l and its gradient for the columns ``Z`` (a column subset of :attr:`Z`) and real points
+        ``lam`` on them."""
+        s = Z @ lam
+        val = self.value_from_scores(s)
+        if self.scale != 1.0:
+            s = s / self.scale
+        r = -self.w_pos * expit(-s) + self.w_neg * expit(s)
+        g = self._norm * (Z.T @ r)
+        return val, (g / self.scale if self.scale != 1.0 else g)
+
     def value_and_gradient(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
         """l(λ) and ∇l(λ) (gradient with respect to [λ_0, λ_1..λ_d])."""
         s = self.Z @ lam
         val = self.value_from_scores(s)
-        # d/ds of w+ softplus(-s) + w- softplus(s) = -w+ σ(-s) + w- σ(s)
+        if self.scale != 1.0:
+            s = s / self.scale
+        # d/ds of w+ softplus(-s) + w- softplus(s) = -w+ σ(-s) + w- σ(s); the chain rule adds 1/m
         r = -self.w_pos * expit(-s) + self.w_neg * expit(s)
-        return val, self._norm * (self.Z.T @ r)
+        g = self._norm * (self.Z.T @ r)
+        return val, (g / self.scale if self.scale != 1.0 else g)

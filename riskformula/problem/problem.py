@@ -340,14 +340,15 @@ def intercept_bounds(problem: RiskProblem) -> tuple[int, int]:
     """Integer intercept range that provably contains an optimal intercept.
 
     With scores s_i ∈ [s_min_i, s_max_i] fixed, the loss is convex in λ_0 and its derivative is
-    positive once λ_0 > −min s + log(W+/W−)⁺ and negative once λ_0 < −max s − log(W−/W+)⁺;
-    the best integer intercept is within 1 of the real one.  Rows that constrain the intercept
+    positive once λ_0 > −min s + m·log(W+/W−)⁺ and negative once λ_0 < −max s − m·log(W−/W+)⁺
+    (score scale m: the logit is (λ_0 + s)/m); the best integer intercept is within 1 of the real one.  Rows that constrain the intercept
     (side information) are not seen here: :mod:`riskformula.problem.builder` widens the range for them,
     and the summary reports when the intercept ends at an end of its range.
     """
     s_lo, s_hi = score_range(problem)
     wp, wn = problem.loss.w_pos.sum(), problem.loss.w_neg.sum()
-    log_ratio = math.log(wp / wn) if wp > 0 and wn > 0 else 0.0
+    # with score scale m the logit is (s + λ_0)/m: the log-odds margin is m times wider in points
+    log_ratio = problem.loss.scale * (math.log(wp / wn) if wp > 0 and wn > 0 else 0.0)
     hi = -float(s_lo.min()) + max(0.0, log_ratio) + 1
     lo = -float(s_hi.max()) - max(0.0, -log_ratio) - 1
     return int(math.floor(lo)), int(math.ceil(hi))
@@ -358,6 +359,7 @@ def loss_bounds(problem: RiskProblem) -> tuple[float, float]:
     s_lo, s_hi = score_range(problem)
     b0_lo, b0_hi = problem.intercept_bounds
     L = problem.loss
-    lo = L._norm * (L.w_pos @ np.logaddexp(0, -(s_hi + b0_hi)) + L.w_neg @ np.logaddexp(0, s_lo + b0_lo))
-    hi = L._norm * (L.w_pos @ np.logaddexp(0, -(s_lo + b0_lo)) + L.w_neg @ np.logaddexp(0, s_hi + b0_hi))
+    m = L.scale
+    lo = L._norm * (L.w_pos @ np.logaddexp(0, -(s_hi + b0_hi) / m) + L.w_neg @ np.logaddexp(0, (s_lo + b0_lo) / m))
+    hi = L._norm * (L.w_pos @ np.logaddexp(0, -(s_lo + b0_lo) / m) + L.w_neg @ np.logaddexp(0, (s_hi + b0_hi) / m))
     return float(lo), float(hi)

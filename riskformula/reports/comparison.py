@@ -24,7 +24,7 @@ from . import metrics, render
 __all__ = ["compare", "anova", "ComparisonTable", "points_table"]
 
 #: numeric columns of :meth:`ComparisonTable.to_frame`, in order
-COLUMNS = ["model", "n", "size", "points_min", "points_max", "loss", "deviance", "aic", "bic",
+COLUMNS = ["model", "n", "size", "scale", "points_min", "points_max", "loss", "deviance", "aic", "bic",
            "auc", "cal", "gap", "status"]
 LR_COLUMNS = ["test", "from_model", "to_model", "df", "deviance_change", "p_value", "nested"]
 REFERENCE_STATUS = "reference"
@@ -71,8 +71,8 @@ class ComparisonTable(render.Rendered):
 
     # ---- numbers ----------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:
-        """One row per model: ``model, n, size, points_min, points_max, loss, deviance, aic,
-        bic, auc, cal, gap, status`` (a copy)."""
+        """One row per model: ``model, n, size, scale, points_min, points_max, loss, deviance, aic,
+        bic, auc, cal, gap, status`` (a copy; ``scale`` is the score scale, NaN for the reference)."""
         return self.frame.copy()
 
     def to_dict(self) -> dict:
@@ -103,7 +103,7 @@ class ComparisonTable(render.Rendered):
 
     def _models_display(self) -> pd.DataFrame:
         f = self.frame
-        return pd.DataFrame({
+        out = pd.DataFrame({
             "model": self._ids() if self.short_names else [
                 "reference" if s == REFERENCE_STATUS else lab for lab, s in zip(f["model"], f["status"])],
             "n": [render.fmt_number(int(v)) for v in f["n"]],
@@ -121,6 +121,10 @@ class ComparisonTable(render.Rendered):
                     for i, (g, s) in enumerate(zip(f["gap"], f["status"]))],
             "status": f["status"],
         })
+        scales = f["scale"][f["status"] != REFERENCE_STATUS]
+        if (scales != 1).any():  # only shown when some model has another score scale
+            out.insert(3, "scale", ["" if s == REFERENCE_STATUS else f"{v:g}" for v, s in zip(f["scale"], f["status"])])
+        return out
 
     def _lr_display(self) -> pd.DataFrame:
         t = self.lr_tests
@@ -189,9 +193,17 @@ def _check_same_problem(models, labels) -> None:
                 "(e.g. data.dropna(subset=[...]) first) or compare on common data with `newdata=`.")
 
 
+def _fitted_scale(m: RiskScore) -> int:
+    """1 when the score scale was chosen by the fit (a parameter), else 0."""
+    return int(len(m.settings.scales) > 1)
+
+
 def _nested(a: RiskScore, b: RiskScore) -> bool:
-    """Is every score ``a`` could be also one ``b`` could be (columns, point bounds, size limit)?"""
+    """Is every score ``a`` could be also one ``b`` could be (columns, point bounds, size limit,
+    score scales)?"""
     if a.settings.max_size > b.settings.max_size:
+        return False
+    if not set(a.settings.scales) <= set(b.settings.scales):
         return False
     where = {c: j for j, c in enumerate(b.design.columns)}
     for j, c in enumerate(a.design.columns):
@@ -206,10 +218,11 @@ def _nested(a: RiskScore, b: RiskScore) -> bool:
     return True
 
 
-def _row(label, n, size, points, loss, deviance, aic_bic: bool, auc, cal, gap, status) -> dict:
-    k = size + 1  # points plus the intercept
+def _row(label, n, size, points, loss, deviance, aic_bic: bool, auc, cal, gap, status, scale=1.0,
+         fitted_scale: int = 0) -> dict:
+    k = size + 1 + fitted_scale  # points plus the intercept (plus a fitted score scale)
     used = [p for p in points if p != 0]
-    return {"model": label, "n": int(n), "size": int(size),
+    return {"model": label, "n": int(n), "size": int(size), "scale": float(scale), "k": k,
             "points_min": float(min(used)) if used else np.nan,
             "points_max": float(max(used)) if used else np.nan,
             "loss": float(loss), "deviance": float(deviance),
@@ -229,14 +242,15 @@ def _model_row(m: RiskScore, label: str, newdata, notes: list[str]) -> dict:
                          "log-likelihood of the training rows (its `loss` column is the weighted loss).")
         else:
             dev = 2 * m.nobs * m.loss
-        return _row(label, m.nobs, m.size, points, m.loss, dev, True, t["auc"], t["cal"], m.gap, m.status)
+        return _row(label, m.nobs, m.size, points, m.loss, dev, True, t["auc"], t["cal"], m.gap, m.status,
+                    m.scale, _fitted_scale(m))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CalibrationWarning)
         ev = m.evaluate(newdata)
     notes += [f"{label}: {w.message}" for w in caught if issubclass(w.category, CalibrationWarning)]
     auc = ev.auc.auc if ev.auc is not None else np.nan
     return _row(label, ev.n, m.size, points, ev.log_loss, 2 * ev.n * ev.log_loss, False, auc, ev.cal,
-                m.gap, m.status)
+                m.gap, m.status, m.scale, _fitted_scale(m))
 
 
 def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[str]) -> dict:
@@ -281,7 +295,7 @@ def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[
     auc = metrics.auc(y, lp) if 0 < y.sum() < n else np.nan
     row = _row(label, n, k - 1, [], loss, dev, newdata is None, auc, metrics.cal_by_score(y, risk, lp),
                0.0, REFERENCE_STATUS)
-    row["points_min"] = row["points_max"] = np.nan
+    row["points_min"] = row["points_max"] = row["scale"] = np.nan
     return row
 
 
@@ -289,7 +303,7 @@ def _lr_tests(models, rows, labels, notes: list[str], numbered: bool) -> pd.Data
     out = []
     for i in range(1, len(models)):
         a, b = models[i - 1], models[i]
-        df = rows[i]["size"] - rows[i - 1]["size"]
+        df = rows[i]["k"] - rows[i - 1]["k"]
         change = rows[i - 1]["deviance"] - rows[i]["deviance"]
         nested = _nested(a, b)
         p = float(stats.chi2.sf(change, df)) if nested and df > 0 else np.nan
@@ -297,7 +311,7 @@ def _lr_tests(models, rows, labels, notes: list[str], numbered: bool) -> pd.Data
                     "df": int(df), "deviance_change": float(change), "p_value": p, "nested": nested})
         if not nested:
             notes.append(f"Test {i} vs {i + 1}: model {i + 1} cannot express every score model {i} can (its "
-                         "columns, point bounds or size limit are narrower), so no p-value is given.")
+                         "columns, point bounds, size limit or score scales are narrower), so no p-value is given.")
         elif df <= 0:
             notes.append(f"Test {i} vs {i + 1}: model {i + 1} uses no more terms than model {i}; list models "
                          "from smaller to larger for a likelihood-ratio test.")
@@ -403,6 +417,9 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
         notes.insert(0, "Deviance = 2 × n × mean log loss (= −2 log-likelihood) on the training rows. "
                         "AIC = deviance + 2k, BIC = deviance + k·log(n), k = size + 1 (points and intercept); "
                         "integer points are not free real parameters, so AIC and BIC are approximate.")
+        if any(_fitted_scale(m) for m in models):
+            notes.insert(1, "A score scale chosen by the fit (scale=\"fit\" or a list) counts as one more "
+                            "parameter in k and in the likelihood-ratio tests' df.")
     else:
         notes.insert(0, "Loss, deviance (2 × n × mean log loss), AUC and CAL on `newdata`; AIC and BIC "
                         "are training-data quantities and are not shown.")

@@ -13,7 +13,7 @@ __all__ = ["CrossValidation", "FOLD_COLUMNS"]
 
 #: per-fold columns of :meth:`CrossValidation.to_frame`
 FOLD_COLUMNS = ["fold", "n_train", "n_test", "test_events", "size", "auc", "cal", "loss", "brier",
-                "train_auc", "train_cal", "train_loss", "objective", "gap", "status", "time"]
+                "train_auc", "train_cal", "train_loss", "objective", "gap", "status", "time", "scale"]
 _SUMMARISED = ["auc", "cal", "loss", "brier", "size", "gap", "train_auc", "train_cal"]
 
 
@@ -27,7 +27,7 @@ class CrossValidation(render.Rendered):
     folds : DataFrame
         One row per fold (columns :data:`FOLD_COLUMNS`): test ``auc``, ``cal``, ``loss``
         (mean log loss) and ``brier``; the fold model's ``size``, ``gap``, ``status`` and
-        training metrics.
+        training metrics; its score ``scale``.
     models : list of RiskScore
         The fold models, in fold order.
     fold_of : Series
@@ -72,7 +72,7 @@ class CrossValidation(render.Rendered):
 
     def _fold_display(self) -> pd.DataFrame:
         f = self.folds
-        return pd.DataFrame({
+        out = pd.DataFrame({
             "fold": f["fold"].astype(str), "train": [f"{n:,d}" for n in f["n_train"]],
             "test": [f"{n:,d}" for n in f["n_test"]], "events": [f"{n:,d}" for n in f["test_events"]],
             "size": f["size"].astype(str), "AUC": [fmt_fixed(x) for x in f["auc"]],
@@ -80,6 +80,9 @@ class CrossValidation(render.Rendered):
             "Brier": [fmt_fixed(x, 4) for x in f["brier"]], "train AUC": [fmt_fixed(x) for x in f["train_auc"]],
             "gap": [fmt_gap(g, m.settings.gap_tolerance) for g, m in zip(f["gap"], self.models)],
             "status": f["status"]})
+        if (f["scale"] != 1).any():  # only shown when some fold model has another score scale
+            out.insert(5, "scale", [f"{x:g}" for x in f["scale"]])
+        return out
 
     def _summary_display(self) -> pd.DataFrame:
         s = self.summary_frame()

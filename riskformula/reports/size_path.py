@@ -14,7 +14,7 @@ __all__ = ["SizePath", "PATH_COLUMNS"]
 
 #: columns of :meth:`SizePath.to_frame`
 PATH_COLUMNS = ["size", "terms", "loss", "auc", "cal", "gap", "status", "objective", "lower_bound",
-                "time", "nodes"]
+                "time", "nodes", "scale"]
 
 
 @dataclass(repr=False, eq=False)
@@ -26,7 +26,7 @@ class SizePath(render.Rendered):
     table : DataFrame
         One row per size limit (columns :data:`PATH_COLUMNS`): ``size`` is the limit, ``terms``
         the number of terms the optimum uses (can be smaller when another term does not lower
-        the loss); ``loss``, ``auc``, ``cal`` on the training rows, or on ``newdata`` when given.
+        the loss); ``scale`` its score scale; ``loss``, ``auc``, ``cal`` on the training rows, or on ``newdata`` when given.
         Ready for :func:`riskformula.plots.plot_size_path`.
     models : dict of int to RiskScore
         The model of each size limit.
@@ -77,6 +77,8 @@ class SizePath(render.Rendered):
             "CAL": [fmt_percent(x) for x in t["cal"]],
             "gap": [fmt_gap(g, self.models[int(k)].settings.gap_tolerance) for g, k in zip(t["gap"], t["size"])],
             "status": t["status"], "time": [f"{x:.1f} s" for x in t["time"]]})
+        if (t["scale"] != 1).any():
+            shown.insert(2, "scale", [f"{x:g}" for x in t["scale"]])
         pts = self.points()
         return [(None, shown),
                 ("Points by size limit", render.points_display(pts, [f"size {c}" for c in pts.columns]))]

@@ -23,7 +23,42 @@ def _card_display(model) -> pd.DataFrame:
 
 
 def _risk_formula(model) -> str:
-    return f"risk = 1 / (1 + exp(-({model.intercept:+d} + score)))"
+    if model.scale == 1.0:
+        return f"risk = 1 / (1 + exp(-({model.intercept:+d} + score)))"
+    return f"risk = 1 / (1 + exp(-({model.intercept:+d} + score) / {model.scale:g}))"
+
+
+def _scales_text(scales) -> str:
+    return ", ".join(f"{m:g}" for m in scales)
+
+
+def scale_table(model) -> pd.DataFrame | None:
+    """Per-scale rows of a fit over several score scales (``scale``, ``objective``,
+    ``lower_bound``, ``root_bound``, ``nodes``, ``status``), or None for a fixed scale."""
+    rows = model.solver.scales
+    if not rows:
+        return None
+    return pd.DataFrame(list(rows), columns=["scale", "objective", "lower_bound", "root_bound", "nodes", "status"])
+
+
+def _scale_table_display(model) -> pd.DataFrame | None:
+    t = scale_table(model)
+    if t is None:
+        return None
+    best = model.objective
+
+    def num(v, settled):
+        # a bound at the best objective means "cannot beat it": shown as such
+        if v == float("inf"):
+            return "-"
+        return f"≥ {best:.6g}" if settled and v >= best else f"{v:.6g}"
+
+    return pd.DataFrame({
+        "scale": [f"{m:g}" for m in t["scale"]],
+        "best objective": [num(v, False) for v in t["objective"]],
+        "lower bound": [num(v, st not in ("best", "stopped", "not started")) for v, st in zip(t["lower_bound"], t["status"])],
+        "nodes": [f"{n:,d}" for n in t["nodes"]],
+        "status": t["status"]})
 
 
 def short_report(model) -> str:
@@ -70,6 +105,9 @@ class Summary(r.Rendered):
         ]
         if m.rows_dropped:
             rows.append(("Rows dropped (missing values)", f"{m.rows_dropped:,d}"))
+        if s.scales != (1.0,):
+            rows.append(("Score scale", f"{m.scale:g} points per logit" + (
+                f" (chosen among {_scales_text(s.scales)})" if len(s.scales) > 1 else "")))
         rows += [
             ("Points per term", f"{min(s.coef_lower)} to {max(s.coef_upper)}"),
             ("Model size", f"{m.size} (limit {s.min_size}..{s.max_size})"),
@@ -169,6 +207,10 @@ class Summary(r.Rendered):
         else:
             out.append(f"Proven optimal: no risk score within these limits has an objective below "
                        f"{m.lower_bound:.8g}.")
+        if len(m.settings.scales) > 1:
+            out.append(f"The certificate covers the score scales {_scales_text(m.settings.scales)} (a finite set): "
+                       "the lower bound holds for every risk score at any of them, not at scales in between. "
+                       f"Risks are (intercept + score) / {m.scale:g} logits.")
         lo, hi = m.settings.intercept_range
         if m.intercept_at_bound:
             out.append(f"The base points sit at the edge of the intercept range searched ({lo} to {hi}); the "
@@ -188,7 +230,8 @@ class Summary(r.Rendered):
     def _tables(self) -> dict[str, pd.DataFrame | None]:
         return {"header": pd.DataFrame(self.header(), columns=["item", "value"]),
                 "score_card": self.model.score_card(), "risk_table": self.model.risk_table(),
-                "fit": self.fit_table(), "certificate": self.certificate(), "fairness": self.fairness_table(),
+                "fit": self.fit_table(), "certificate": self.certificate(), "scales": scale_table(self.model),
+                "fairness": self.fairness_table(),
                 "reliability": self.reliability(), "constraints": self.constraints_table()}
 
     def to_frame(self) -> pd.DataFrame:
@@ -202,6 +245,7 @@ class Summary(r.Rendered):
         if ev is not None:
             d["training"] = ev.to_dict()
         d["solver"] = {k: v for k, v in self.model.solver.to_dict().items() if k not in ("log", "solution")}
+        d["solver"]["scales"] = [dict(r) for r in self.model.solver.scales]
         return d
 
     # --- rendering --------------------------------------------------------------------
@@ -230,6 +274,9 @@ class Summary(r.Rendered):
                 shown[c] = [r.fmt_percent(x) for x in shown[c]]
             out.append(("Calibration by score (training data)", shown))
         out.append(("Certificate", self.certificate()))
+        scales = _scale_table_display(m)
+        if scales is not None:
+            out.append(("Certificate by score scale", scales))
         return out
 
     def _note_lines(self) -> list[str]:

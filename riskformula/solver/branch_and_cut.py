@@ -99,12 +99,29 @@ class BranchAndCut:
         self.best_x: np.ndarray | None = None
         self.best_lam: np.ndarray | None = None
         self.upper = math.inf
+        #: an objective known to be reachable elsewhere (another score scale's incumbent): nodes
+        #: that cannot beat it are pruned as if it were this problem's incumbent
+        self.cutoff = math.inf
+        #: seconds (from :meth:`start`) for the root's cutting planes and its heuristics; None:
+        #: a quarter and 30 % of the time limit
+        self.root_budget: float | None = None
+        self.root_heuristic_budget: float | None = None
+        #: loss cuts ``(λ, l(λ), ∇l(λ))`` put in the pool before the root (valid for this loss)
+        self.seed_cuts: list = []
+        #: the root's loss cuts ``(λ, l(λ), ∇l(λ))``, kept when :attr:`keep_root_cuts` is set
+        self.keep_root_cuts = False
+        self.root_cuts: list = []
         self.lp_solves = 0
         self.nodes = 0
         self.log_lines: list[str] = []
         self.polish_calls = 0
 
     # --- incumbents ---------------------------------------------------------------------
+    def offer(self, lam: np.ndarray) -> bool:
+        """A candidate found elsewhere (integer points, intercept first): kept if feasible and
+        better than the incumbent; usable after :meth:`start`."""
+        return self._offer(np.asarray(lam, float))
+
     def _offer(self, lam: np.ndarray, x: np.ndarray | None = None) -> bool:
         """Score an integer point with the true objective and keep it if it is the best so far."""
         if x is None:
@@ -130,7 +147,7 @@ class BranchAndCut:
     def _polish_and_offer(self, lam: np.ndarray, swaps: bool = False) -> None:
         self.polish_calls += 1
         cand, val = polish(self.p, lam, swaps=swaps)
-        if val < self.upper - 1e-12 and not swaps:
+        if val < self._ceiling() - 1e-12 and not swaps:
             cand, val = polish(self.p, cand, swaps=True)
         self._offer(cand)
 
@@ -149,12 +166,42 @@ class BranchAndCut:
         aux_top = float(np.maximum(self.p.aux_cost * self.p.aux_lower, self.p.aux_cost * self.p.aux_upper).sum())
         lo = (max(self.loss_lo, self.global_lower - c0max * self.p.max_nonzero - aux_top)
               if math.isfinite(self.global_lower) else self.loss_lo)
-        hi = min(self.loss_hi, self.upper - c0min * self.p.min_size) if self.p.n_aux == 0 else self.loss_hi
+        hi = min(self.loss_hi, self._ceiling() - c0min * self.p.min_size) if self.p.n_aux == 0 else self.loss_hi
         hi = max(hi, lo)
         self.lp.set_loss_bounds(lo, hi + 1e-9 * (1 + abs(hi)))
 
     # --- main ---------------------------------------------------------------------------
     def solve(self, initial: list[np.ndarray] | None = None) -> SolverReport:
+        """Search until the gap tolerance, the time limit or the node limit; ``initial`` holds
+        starting λ vectors (intercept first)."""
+        self.start(initial)
+        status = None
+        last_log = -1e9
+        while self.has_open_nodes():
+            lower = self.open_bound()
+            self.global_lower = lower
+            if self._within_tolerance(lower):
+                break
+            now = time.perf_counter() - self.t0
+            if now > self.time_limit:
+                status = "time_limit"
+                break
+            if self.node_limit is not None and self.nodes >= self.node_limit:
+                status = "node_limit"
+                break
+            if self.verbose and now - last_log >= self.log_interval:
+                self._log(now, len(self.heap), lower)
+                last_log = now
+            self._status(now, len(self.heap) + (self.plunge is not None), lower)
+            self.step()
+        return self.finish(status)
+
+    def start(self, initial: list[np.ndarray] | None = None) -> None:
+        """Everything before the tree search: the known incumbents (the intercept-only model,
+        ``initial``), the root's cutting planes and heuristics, and the root node.
+
+        The root's cutting planes stop after :attr:`root_budget` seconds (a quarter of the time
+        limit unless set) and its heuristics after :attr:`root_heuristic_budget`, counted from here."""
         p = self.p
         t0 = time.perf_counter()
         self.t0 = t0
@@ -162,6 +209,10 @@ class BranchAndCut:
         self.global_lower = -math.inf
         self.lp = NodeLP(p, self.loss_lo, self.loss_hi)
         self.root_lower, self.root_upper = p.column_bounds()
+        for lam, f, g in self.seed_cuts:
+            self.lp.add_cut(lam, f, g)
+        if math.isfinite(self.cutoff):
+            self._chain_bounds()
 
         # incumbents we know without search: the intercept-only model and user starts
         zero = np.zeros(p.d + 1)
@@ -173,64 +224,85 @@ class BranchAndCut:
             self._polish_and_offer(fill_to_min_size(p, zero))
 
         root_bound, iterates = self._root_cutting_planes()
+        # a root whose first LP stopped at the time limit still has the loss bound of Ustun & Rudin
+        # (2019, Proposition 4): the certificate then reports a (wide) gap instead of none
+        root_bound = max(root_bound, self._static_bound())
+        heuristic_budget = (0.3 * self.time_limit if self.root_heuristic_budget is None
+                            else self.root_heuristic_budget)
         for k, (lam, alpha) in enumerate(iterates[:20]):
             now = time.perf_counter() - t0
-            if now > 0.3 * self.time_limit:
+            if now > heuristic_budget:
                 break
             self._status(now, 1, root_bound)
             self._heuristic(lam, alpha, swaps=k < 3)
 
-        counter = itertools.count()
-        heap = [(root_bound, 0, next(counter), (), None, None)]
+        self.root_bound = root_bound
+        self._counter = itertools.count()
+        self.heap = [(root_bound, 0, next(self._counter), (), None, None)]
         self.tol_pruned = math.inf  # least bound among nodes pruned by the gap tolerance
         self.pseudo = np.zeros((2, p.n_cols))
         self.pseudo_n = np.zeros((2, p.n_cols))
-        last_log = -1e9
-        status = None
-        plunge = None  # a child processed at once: its LP warm-starts from its parent's basis
-        while heap or plunge:
-            lower = min(heap[0][0] if heap else math.inf, plunge[0] if plunge else math.inf, self.tol_pruned)
-            self.global_lower = lower
-            if self._within_tolerance(lower):
-                break
-            now = time.perf_counter() - t0
-            if now > self.time_limit:
-                status = "time_limit"
-                break
-            if self.node_limit is not None and self.nodes >= self.node_limit:
-                status = "node_limit"
-                break
-            if self.verbose and now - last_log >= self.log_interval:
-                self._log(now, len(heap), lower)
-                last_log = now
-            self._status(now, len(heap) + (plunge is not None), lower)
-            if plunge is not None:
-                bound, negdepth, _, changes, branch, _ = plunge  # the LP holds its parent's basis
-                plunge = None
+        self.plunge = None  # a child processed at once: its LP warm-starts from its parent's basis
+
+    def has_open_nodes(self) -> bool:
+        return bool(self.heap) or self.plunge is not None
+
+    def next_bound(self) -> float:
+        """Bound of the node :meth:`step` processes next (∞ when none is open)."""
+        return min(self.heap[0][0] if self.heap else math.inf, self.plunge[0] if self.plunge else math.inf)
+
+    def open_bound(self) -> float:
+        """Least bound of the open nodes and of the nodes pruned by the gap tolerance."""
+        return min(self.next_bound(), self.tol_pruned)
+
+    def step(self) -> None:
+        """Process one node of the tree (the pending plunge child first, else the best open node)."""
+        self.global_lower = self.open_bound()
+        if self.plunge is not None:
+            bound, negdepth, _, changes, branch, _ = self.plunge  # the LP holds its parent's basis
+            self.plunge = None
+        else:
+            bound, negdepth, _, changes, branch, basis = heapq.heappop(self.heap)
+            self.lp.restore(basis)
+        if bound >= self._prune_level():
+            self._note_tol_prune(bound)
+            return
+        lower = min(bound, self.open_bound())
+        children = self._process(bound, changes, branch)
+        if not children:
+            return
+        # splits over many columns (a threshold's cuts or sign) move the simplex far, so
+        # children restart from this basis; without such splits, refactorising a saved basis
+        # costs more than the few pivots it saves
+        basis = self.lp.basis() if self.sos_groups else None
+        close = children[0][0] <= lower + 0.05 * (self._ceiling() - lower)
+        for k, (child_bound, child_changes, child_branch) in enumerate(children):
+            item = (child_bound, negdepth - 1, next(self._counter), child_changes, child_branch, basis)
+            if k == 0 and close:
+                self.plunge = item
             else:
-                bound, negdepth, _, changes, branch, basis = heapq.heappop(heap)
-                self.lp.restore(basis)
-            if bound >= self._prune_level():
-                self._note_tol_prune(bound)
-                continue
-            children = self._process(bound, changes, branch)
-            if not children:
-                continue
-            # splits over many columns (a threshold's cuts or sign) move the simplex far, so
-            # children restart from this basis; without such splits, refactorising a saved basis
-            # costs more than the few pivots it saves
-            basis = self.lp.basis() if self.sos_groups else None
-            close = children[0][0] <= lower + 0.05 * (self.upper - lower)
-            for k, (child_bound, child_changes, child_branch) in enumerate(children):
-                item = (child_bound, negdepth - 1, next(counter), child_changes, child_branch, basis)
-                if k == 0 and close:
-                    plunge = item
-                else:
-                    heapq.heappush(heap, item)
-        if plunge is not None:  # a pending child still holds part of the search space
-            heap.append(plunge)
-        lower = min([h[0] for h in heap] + [self.tol_pruned, self.upper])
-        elapsed = time.perf_counter() - t0
+                heapq.heappush(self.heap, item)
+
+    def _static_bound(self) -> float:
+        """A lower bound on every objective without any LP: the least loss over the score ranges,
+        the least size cost and the least auxiliary cost."""
+        p = self.p
+        c0min = float(p.c0.min()) if p.d else 0.0
+        on = p.aux_cost != 0
+        aux_least = float(np.minimum(p.aux_cost[on] * p.aux_lower[on], p.aux_cost[on] * p.aux_upper[on]).sum())
+        return self.loss_lo + c0min * p.min_size + aux_least
+
+    def final_bound(self) -> float:
+        """Proven lower bound on this problem's optimum better than the cutoff: the least bound of
+        the open nodes, of the nodes pruned by the gap tolerance, and the best objective known."""
+        return min(self.next_bound(), self.tol_pruned, self._ceiling())
+
+    def finish(self, status: str | None) -> SolverReport:
+        """The report after :meth:`step` s stopped with ``status`` (None: the tree was searched or
+        the gap tolerance reached)."""
+        lower = self.final_bound()
+        elapsed = time.perf_counter() - self.t0
+        open_nodes = len(self.heap) + (self.plunge is not None)
         if self.best_x is None:
             if status is None:  # the whole tree was searched: nothing satisfies the rows
                 status = "infeasible"
@@ -242,15 +314,16 @@ class BranchAndCut:
             # is what it is, so the run is not called optimal
             status = "numerical_gap"
         if self.verbose:
-            self._log(elapsed, len(heap), lower, final=status)
+            self._log(elapsed, open_nodes, lower, final=status)
         elif self._status_shown:  # a status line is on screen: say how the run ended
-            self._status(elapsed, len(heap), lower, final=status)
+            self._status(elapsed, open_nodes, lower, final=status)
         return SolverReport(
             status=status, objective=self.upper, lower_bound=lower, gap=self._gap(lower),
             time=elapsed, nodes=self.nodes, cuts=self.lp.n_cuts, lp_solves=self.lp_solves,
-            root_bound=root_bound, solver=f"riskformula branch-and-cut on HiGHS {_highs_version()}",
+            root_bound=self.root_bound, solver=f"riskformula branch-and-cut on HiGHS {_highs_version()}",
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
-                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "node_limit": self.node_limit},
+                      "absolute_gap_tolerance": self.absolute_gap_tolerance,
+                      "node_limit": self.node_limit},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             log=tuple(self.log_lines),
         )
@@ -266,16 +339,28 @@ class BranchAndCut:
             return 0.0
         return (self.upper - lower) / max(abs(self.upper), 1e-12)
 
+    def _ceiling(self) -> float:
+        """The objective to beat: the incumbent's, or the cutoff when that is lower."""
+        return min(self.upper, self.cutoff)
+
+    def set_cutoff(self, value: float) -> None:
+        """Prune nodes that cannot beat ``value`` (an objective reached elsewhere) from now on."""
+        if value < self.cutoff:
+            self.cutoff = value
+            if hasattr(self, "lp"):
+                self._chain_bounds()
+
     def _within_tolerance(self, lower: float) -> bool:
         """Whether ``lower`` certifies the incumbent: the relative or the absolute gap is small enough."""
         return self._gap(lower) <= self.gap_tolerance or self.upper - lower <= self.absolute_gap_tolerance
 
     def _prune_level(self) -> float:
-        """Node bounds at or above this cannot improve the incumbent by more than either tolerance."""
-        return self.upper - max(self.gap_tolerance * abs(self.upper), self.absolute_gap_tolerance)
+        """Node bounds at or above this cannot beat the ceiling by more than either tolerance."""
+        c = self._ceiling()
+        return c - max(self.gap_tolerance * abs(c), self.absolute_gap_tolerance)
 
     def _note_tol_prune(self, bound: float) -> None:
-        if bound < self.upper:
+        if bound < self._ceiling():
             self.tol_pruned = min(self.tol_pruned, bound)
 
     # --- root ---------------------------------------------------------------------------
@@ -290,7 +375,7 @@ class BranchAndCut:
         bound = -math.inf
         mix = 0.5
         stall = 0
-        budget = 0.25 * self.time_limit
+        budget = 0.25 * self.time_limit if self.root_budget is None else self.root_budget
         history = []
         for it in range(max_rounds):
             status, obj, x = lp.solve(self._left())
@@ -322,15 +407,19 @@ class BranchAndCut:
             if it % 50 == 49:
                 self._heuristic(center, center_alpha)  # an incumbent early, to judge tailing off by
             w = self.root_tail_window
-            if it >= 50 and history[-1] - history[-1 - w] < self.root_tail_fraction * (self.upper - history[-1]) < math.inf:
+            if it >= 50 and history[-1] - history[-1 - w] < self.root_tail_fraction * (self._ceiling() - history[-1]) < math.inf:
                 break  # the last rounds closed little of the gap: branching does better now
             lp.add_cut(lam, f, g)
+            if self.keep_root_cuts:
+                self.root_cuts.append((lam.copy(), f, g))
             if stall > 3:
                 mix = min(1.0, mix + 0.25)
             q = center + mix * (lam - center) if mix < 1.0 else None
             if q is not None:
                 fq, gq = p.loss.value_and_gradient(q)
                 lp.add_cut(q, fq, gq)
+                if self.keep_root_cuts:
+                    self.root_cuts.append((q.copy(), fq, gq))
         if center is not None:
             iterates.append((center, center_alpha))
         iterates.reverse()  # the best relaxed points first
@@ -400,7 +489,7 @@ class BranchAndCut:
                     if implied is None:
                         return self._split_used(int(empty[0]), bound, changes, lower, upper)
                     xr = implied  # fewer counted terms: at least as good, so it settles this node
-                if self._offer(lam, xr) or f + float(self.cost @ xr) <= 1.1 * self.upper:
+                if self._offer(lam, xr) or f + float(self.cost @ xr) <= 1.1 * self._ceiling():
                     if p.can_complete and self._heuristics_allowed():
                         self._polish_and_offer(lam)
                 # the LP may sit under the cut (HiGHS tolerances, coefficients below 1e-9 dropped on
@@ -494,6 +583,7 @@ class BranchAndCut:
         if dist > 1e-9:
             self.pseudo[direction, col] += (bound - parent) / dist
             self.pseudo_n[direction, col] += 1
+
 
     def _choose_branch(self, xi, frac) -> int:
         cand = np.flatnonzero(frac > _INT_TOL)

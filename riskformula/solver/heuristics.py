@@ -21,18 +21,29 @@ def best_intercept(problem: RiskProblem, s: np.ndarray) -> int:
     """Best integer intercept for fixed scores ``s`` (without intercept), within its bounds."""
     L = problem.loss
     lo, hi = problem.intercept_bounds
+    m = L.scale
     b = 0.0
-    # Newton on the convex 1-D loss; a handful of steps is plenty
-    for _ in range(50):
-        z = s + b
+    # Newton on the convex 1-D loss; a handful of steps is plenty.  With scale m the logit is
+    # (s + b)/m, so the Newton step in points is m times the step in logits.  The derivative
+    # grows with b, so its sign brackets the minimiser: a step that leaves the bracket (Newton
+    # can cycle far from the minimum) is replaced by bisection
+    left, right = float(lo), float(hi)
+    for _ in range(100):
+        z = s + b if m == 1.0 else (s + b) / m
         p = 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
         g = float(L.w_neg @ p - L.w_pos @ (1 - p))
         h = float((L.w_pos + L.w_neg) @ (p * (1 - p)))
+        if g > 0:
+            right = min(right, b)
+        elif g < 0:
+            left = max(left, b)
         if h <= 1e-300:
             break
-        step = g / h
-        b -= max(-20.0, min(20.0, step))
-        b = min(max(b, lo), hi)
+        step = g / h if m == 1.0 else m * g / h
+        new = min(max(b - max(-20.0 * m, min(20.0 * m, step)), lo), hi)
+        if not left < new < right:
+            new = 0.5 * (left + right)
+        step, b = b - new, new
         if abs(step) < 1e-9:
             break
     cands = np.array(sorted({min(max(math.floor(b), lo), hi), min(max(math.ceil(b), lo), hi)}), float)

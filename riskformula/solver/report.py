@@ -13,6 +13,11 @@ class SolverReport:
     ``"numerical_gap"`` (every node settled, some only up to LP tolerances, leaving a gap) or
     ``"infeasible"``.  ``lower_bound`` is a proven bound on the optimal objective, so
     ``gap = (objective − lower_bound) / objective`` is a true optimality gap.
+
+    ``scale`` is the score scale m of the solution (risk = 1 / (1 + exp(−(b + score)/m))); a search
+    over several scales (:mod:`riskformula.solver.multiscale`) lists one row per scale in
+    ``scales`` (``scale``, ``objective``, ``lower_bound``, ``root_bound``, ``nodes``, ``status``),
+    and its ``lower_bound`` holds for every scale of the set.
     """
 
     status: str
@@ -28,6 +33,8 @@ class SolverReport:
     settings: dict = field(default_factory=dict)
     solution: tuple = ()  # the best points, intercept first
     log: tuple = ()
+    scale: float = 1.0
+    scales: tuple = ()
 
     def to_dict(self) -> dict:
         return asdict(self)

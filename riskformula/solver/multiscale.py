@@ -1,0 +1,458 @@
+"""Branch-and-cut over a finite set of score scales: the best risk score of any of them, certified.
+
+With score scale m the risk is 1 / (1 + exp(−(b + score)/m)) (the multiplier of Liu et al., 2022);
+for a fixed m the problem is the risk-score problem of Ustun & Rudin (2019) with the link divided
+by m, solved by :class:`~riskformula.solver.branch_and_cut.BranchAndCut`.  This module runs one
+such search per scale of a finite set and makes them one search:
+
+* **shared incumbents** — every risk score found at one scale is offered to every other scale,
+  twice: with the same points (a score vector is a candidate at every scale) and with its points
+  rescaled to the other scale (round(points·m'/m), the same logit coefficients where the bounds
+  allow), each with that scale's best integer intercept;
+* **one cutoff** — every scale prunes the nodes that cannot beat the best objective of *any*
+  scale, so a scale whose root bound is above it is settled without branching;
+* **warm starts** — a scale's root starts from the incumbents found so far and from the loss cuts
+  of the scales solved before it, rescaled: a tangent of l(λ/m) at μ is, after substituting
+  λ·m/m', a tangent of l(λ/m') at μ·m'/m, so these cuts are exact for the new scale and cost no
+  pass over the data;
+* **rays** — after the star-ray search of Liu et al. (2022): on the support of a good incumbent,
+  the best real points within the bounds at every scale, rounded (sequential rounding) and
+  polished (coordinate descent with swaps), once per support;
+* **order** — a quick coordinate descent at the middle scale and its rays rank the scales; the
+  most promising one gets the root a fixed-scale search would get, the others share the rest of
+  the roots' time (:attr:`MultiScaleSearch.root_share` of the time limit);
+* **one tree** — after the roots, the open node with the least bound over all scales is
+  processed next (best-first over the union), under one time and node limit.
+
+The certificate covers the finite set only: the global lower bound is the least of the scales'
+bounds (each scale's open nodes, its nodes pruned by the gap tolerance, and the best objective),
+so no risk score at any of these scales has an objective below it.  Scales between those of the
+set are not covered.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+from ..problem.problem import loss_bounds
+from . import branch_and_cut as bc
+from .branch_and_cut import BranchAndCut
+from .heuristics import best_intercept, polish, sequential_rounding
+from .report import SolverReport
+
+__all__ = ["MultiScaleSearch", "SCALE_STATUSES"]
+
+#: what the per-scale rows of a report's ``scales`` say
+SCALE_STATUSES = {
+    "best": "holds the best risk score found",
+    "searched": "every node was settled against the best objective",
+    "root bound": "settled by its root bound alone (cannot beat the best objective)",
+    "stopped": "open nodes remained at the time or node limit",
+    "not started": "the time limit came before its root",
+    "infeasible": "no risk score satisfies the constraints at this scale",
+}
+
+
+class MultiScaleSearch:
+    """Solve one :class:`~riskformula.problem.RiskProblem` per score scale as one search.
+
+    Parameters
+    ----------
+    problems : dict of scale m → problem (the same design, bounds and constraints; the loss with
+        ``scale=m``).
+    time_limit, gap_tolerance, absolute_gap_tolerance, node_limit, verbose, log_interval, progress : as for
+        :class:`~riskformula.solver.branch_and_cut.BranchAndCut`, for the whole search.
+    root_share : fraction of the time limit the roots may use together.
+    infeasible : scales left out because no risk score satisfies the constraints there (listed in
+        the report's per-scale rows).
+    """
+
+    def __init__(self, problems: dict, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
+                 node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
+                 progress: bool = False, root_share: float = 0.35, infeasible=(),
+                 absolute_gap_tolerance: float = 1e-8):
+        if not problems:
+            raise ValueError("no score scale to search")
+        self.problems = {float(m): p for m, p in problems.items()}
+        self.time_limit = float(time_limit)
+        self.gap_tolerance = float(gap_tolerance)
+        self.absolute_gap_tolerance = float(absolute_gap_tolerance)
+        self.node_limit = node_limit
+        self.verbose = verbose
+        self.log_interval = log_interval
+        self.progress = bool(progress) and not verbose
+        self.root_share = root_share
+        self.first_root_share = 0.55 if len(problems) > 1 else 1.0
+        self.infeasible = tuple(float(m) for m in infeasible)
+        self.solvers: dict[float, BranchAndCut] = {}
+
+        for m, p in self.problems.items():
+            s = BranchAndCut(p, time_limit=time_limit, gap_tolerance=gap_tolerance,
+                             absolute_gap_tolerance=absolute_gap_tolerance)
+            s.keep_root_cuts = True
+            self.solvers[m] = s
+        self.best = math.inf
+        self.best_scale: float | None = None
+        self.best_lam: np.ndarray | None = None
+        self.started: list[float] = []
+        self._shared: dict[float, float] = {m: math.inf for m in self.problems}
+        self._pool: list[tuple[float, np.ndarray]] = []  # (scale found at, λ) of shared incumbents
+        self.log_lines: list[str] = []
+        self._static_bound: dict[float, float] = {}
+        self._rays: set = set()
+        self._to_ray: list = []
+        self._ray_time = 0.0
+        self._last_status = 0.0
+        self._status_shown = False
+
+    # --- incumbents shared across scales --------------------------------------------------
+    def _candidates(self, m: float, found_at: float | None, lam: np.ndarray) -> list[np.ndarray]:
+        """λ found at scale ``found_at`` (None: unknown) as candidates at scale ``m``: λ itself when
+        found at m; else the same points and the points rescaled by m/found_at (clipped to the
+        bounds), each with scale m's best intercept."""
+        if found_at == m:
+            return [np.asarray(lam, float)]
+        p = self.problems[m]
+        X = p.loss.Z[:, 1:]
+        out = []
+        pts = [np.asarray(lam[1:], float)]
+        if found_at is not None:
+            lo, hi = np.minimum(p.coef_lower, 0), np.maximum(p.coef_upper, 0)
+            pts.append(np.clip(np.round(pts[0] * (m / found_at)), lo, hi))
+        for q in pts:
+            cand = np.concatenate([[0.0], q])
+            cand[0] = best_intercept(p, X @ q)
+            out.append(cand)
+        return out
+
+    def _share(self) -> None:
+        """Offer every new incumbent to every started scale and lower every scale's cutoff."""
+        changed = False
+        for m in list(self.started):
+            s = self.solvers[m]
+            if s.upper < self._shared[m]:
+                self._shared[m] = s.upper
+                lam = s.best_lam.copy()
+                self._pool.append((m, lam))
+                self._to_ray.append((m, lam))
+                for other in self.started:
+                    if other != m:
+                        for cand in self._candidates(other, m, lam):
+                            self.solvers[other].offer(cand)
+                changed = True
+            if s.upper < self.best:
+                self.best, self.best_scale, self.best_lam = s.upper, m, s.best_lam.copy()
+                changed = True
+        if changed:
+            for m in self.started:
+                self.solvers[m].set_cutoff(self.best)
+            if any(self.solvers[m].upper < self._shared[m] for m in self.started):
+                self._share()
+
+    # --- rays: one direction of real coefficients, rounded at every scale ----------------------
+    def _ray_on_new_best(self) -> None:
+        """Rays on the supports of the new incumbents close to the best objective (within 2 %),
+        the best first; they take at most about a sixth of the time so far."""
+        todo, self._to_ray = self._to_ray, []
+        if self.best_lam is not None:
+            todo.append((self.best_scale, self.best_lam))
+        for m, lam in sorted(todo, key=lambda t: self.problems[t[0]].full_objective(t[1])):
+            if self.problems[m].full_objective(lam) > 1.02 * self.best:
+                break
+            t = time.perf_counter()
+            allowance = 0.15 * (t - self.t0) + 1.0 - self._ray_time
+            if allowance <= 0:
+                break
+            self._ray(lam, m, deadline=min(t + allowance, self.t0 + self.time_limit))
+            self._ray_time += time.perf_counter() - t
+
+    def _ray(self, lam: np.ndarray, at: float, deadline: float) -> None:
+        """After the star-ray search of Liu et al. (2022): on the support of ``lam`` (a risk score at
+        scale ``at``) fit real points within the bounds at every scale m, round them (sequential
+        rounding, then coordinate descent with swaps) and offer the result there; the nearest
+        scales first, until ``deadline`` (a ``time.perf_counter()`` value).  Once per support."""
+        support = tuple(np.flatnonzero(np.asarray(lam[1:]) != 0))
+        if support in self._rays:
+            return
+        self._rays.add(support)
+        idx = np.asarray(support, int)
+        for m in sorted(self.problems, key=lambda m: abs(math.log(m / at))):
+            p = self.problems[m]
+            if not p.can_complete or time.perf_counter() > deadline:
+                continue
+            # the best real points on this support within the bounds, at this scale
+            lo = np.concatenate([[p.intercept_bounds[0]], np.minimum(p.coef_lower[idx], 0)])
+            hi = np.concatenate([[p.intercept_bounds[1]], np.maximum(p.coef_upper[idx], 0)])
+            beta = _real_fit(p.loss, support, np.asarray(lam, float) * (m / at), lo, hi)
+            if beta is None:
+                continue
+            real = np.zeros(p.d + 1)
+            real[0] = beta[0]
+            real[1 + idx] = beta[1:]
+            if m in self.started:
+                self.solvers[m]._heuristic(real, None, swaps=True)
+                continue
+            cand = sequential_rounding(p, real)
+            if p.complete(cand) is None:
+                continue
+            cand, _ = polish(p, cand, swaps=True)
+            if p.complete(cand) is not None:
+                self._pool.append((m, cand))
+                val = p.full_objective(cand)
+                if val < self.best:
+                    self.best, self.best_scale, self.best_lam = val, m, cand.copy()
+        self._share()
+
+    # --- order of the roots ---------------------------------------------------------------
+    def _first_guesses(self, initial, initial_scale) -> dict[float, float]:
+        """A quick risk score (coordinate descent from the intercept-only model at the middle
+        scale of the set) and the caller's starts, shared across scales; returns each scale's best
+        objective among them, which orders the roots (the most promising first)."""
+        found: list[tuple[float | None, np.ndarray]] = []
+        scales = sorted(self.problems)
+        m = scales[len(scales) // 2]
+        p = self.problems[m]
+        if p.can_complete:
+            zero = np.zeros(p.d + 1)
+            zero[0] = best_intercept(p, np.zeros(p.loss.n_unique))
+            if p.complete(zero) is not None:
+                found.append((m, polish(p, zero)[0]))
+        found += [(initial_scale, np.asarray(lam, float)) for lam in initial or []]
+        self._pool.extend(found)
+        guess = {}
+        for m, p in self.problems.items():
+            guess[m] = math.inf
+            for at, lam in found:
+                for c in self._candidates(m, at, lam):
+                    val = p.full_objective(c) if p.complete(c) is not None else math.inf
+                    if val == math.inf:
+                        continue
+                    guess[m] = min(guess[m], val)
+                    if val < self.best:  # the incumbent until a search finds better
+                        self.best, self.best_scale, self.best_lam = val, m, c.copy()
+        return guess
+
+    # --- main -----------------------------------------------------------------------------
+    def solve(self, initial: list[np.ndarray] | None = None, initial_scale: float | None = None) -> SolverReport:
+        """Search every scale; ``initial`` holds starting λ vectors (intercept first) of a model at
+        scale ``initial_scale`` (None: unknown), offered at every scale."""
+        t0 = self.t0 = time.perf_counter()
+        guess = self._first_guesses(initial, initial_scale)
+        if self.best_lam is not None:
+            self._ray(self.best_lam, self.best_scale, deadline=t0 + 0.1 * self.time_limit)
+            for m, p in self.problems.items():  # the rays' risk scores join the guesses
+                for at, lam in self._pool:
+                    if at == m and p.complete(lam) is not None:
+                        guess[m] = min(guess[m], p.full_objective(lam))
+        order = sorted(self.problems, key=lambda m: (guess[m], m))
+        root_time = self.root_share * self.time_limit
+        status = None
+        for k, m in enumerate(order):
+            now = time.perf_counter() - t0
+            if now > self.time_limit:
+                status = "time_limit"
+                break
+            s = self.solvers[m]
+            # its clock starts now: one LP may take only what is left of the whole search's time
+            s.time_limit = max(self.time_limit - now, 1e-3)
+            # the most promising scale gets the root a fixed-scale search would get (a fifth of
+            # the time); the others share what is left of the roots' time
+            share = self.first_root_share if k == 0 else 1.0 / (len(order) - k)
+            s.root_budget = max(0.0, (root_time - now) * share)
+            s.root_heuristic_budget = min(s.root_budget * 1.2, max(0.0, self.time_limit - now))
+            s.seed_cuts = self._rescaled_cuts(m)
+            s.set_cutoff(self.best)
+            s.start([c for at, lam in self._pool for c in self._candidates(m, at, lam)])
+            self.started.append(m)
+            self._share()
+            self._ray_on_new_best()
+            self._report_progress(time.perf_counter() - t0)
+
+        last_log = -1e9
+        while status is None:
+            lower = self._lower()
+            if self._within_tolerance(lower):
+                break
+            live = [m for m in self.started if self.solvers[m].has_open_nodes()]
+            if not live:
+                break
+            now = time.perf_counter() - t0
+            if now > self.time_limit:
+                status = "time_limit"
+                break
+            if self.node_limit is not None and self.nodes >= self.node_limit:
+                status = "node_limit"
+                break
+            if self.verbose and now - last_log >= self.log_interval:
+                self._log(now, lower)
+                last_log = now
+            self._report_progress(now, lower)
+            m = min(live, key=lambda m: self.solvers[m].next_bound())
+            self.solvers[m].step()
+            if self.solvers[m].upper < self._shared[m]:
+                self._share()
+                self._ray_on_new_best()
+        return self._finish(status)
+
+    def _rescaled_cuts(self, m: float) -> list:
+        """The root cuts of the scales started so far, made exact for scale ``m`` (see the module
+        notes); the nearest scale's first."""
+        cuts = []
+        for a in sorted(self.started, key=lambda a: abs(math.log(a / m))):
+            r = a / m
+            cuts += [(lam / r, f, g * r) for lam, f, g in self.solvers[a].root_cuts]
+        return cuts[: max(200, 4 * self.problems[m].d)]
+
+    # --- bounds ---------------------------------------------------------------------------
+    @property
+    def nodes(self) -> int:
+        return sum(s.nodes for s in self.solvers.values())
+
+    def _scale_bound(self, m: float) -> float:
+        """Proven lower bound on scale m's objectives (capped at the best objective): its search's
+        bound once started, else the loss bound of Ustun & Rudin (2019, Proposition 4)."""
+        if m in self.started:
+            return self.solvers[m].final_bound()
+        if m not in self._static_bound:
+            p = self.problems[m]
+            self._static_bound[m] = loss_bounds(p)[0] + (float(np.min(p.c0)) if p.d else 0.0) * p.min_size
+        return min(self._static_bound[m], self.best)
+
+    def _lower(self) -> float:
+        return min(min(self._scale_bound(m) for m in self.problems), self.best)
+
+    def _gap(self, lower: float) -> float:
+        if not math.isfinite(self.best):
+            return math.inf
+        if lower >= self.best:
+            return 0.0
+        return (self.best - lower) / max(abs(self.best), 1e-12)
+
+    def _within_tolerance(self, lower: float) -> bool:
+        """The relative or the absolute gap of the best objective over all scales is small enough."""
+        return self._gap(lower) <= self.gap_tolerance or self.best - lower <= self.absolute_gap_tolerance
+
+    # --- the report -----------------------------------------------------------------------
+    def _finish(self, status: str | None) -> SolverReport:
+        elapsed = time.perf_counter() - self.t0
+        lower = self._lower()
+        if self.best_lam is None:
+            if status is None:
+                status = "infeasible"
+                lower = math.inf
+        elif self._within_tolerance(lower) or (status is None and self._gap(lower) <= bc._LP_PRECISION):
+            status = "optimal"
+        elif status is None:
+            status = "numerical_gap"
+        rows = []
+        for m in sorted(self.problems):
+            s = self.solvers[m]
+            bound = self._scale_bound(m)
+            if m not in self.started:
+                st = "not started"
+            elif m == self.best_scale:
+                st = "best"
+            elif s.has_open_nodes() and s.next_bound() < s._prune_level():
+                st = "stopped"
+            elif s.nodes <= 1:
+                st = "root bound"
+            else:
+                st = "searched"
+            rows.append({"scale": m, "objective": s.upper if m in self.started else math.inf,
+                         "lower_bound": bound, "root_bound": getattr(s, "root_bound", -math.inf),
+                         "nodes": s.nodes, "status": st})
+        rows += [{"scale": m, "objective": math.inf, "lower_bound": math.inf, "root_bound": math.inf,
+                  "nodes": 0, "status": "infeasible"} for m in self.infeasible]
+        rows.sort(key=lambda r: r["scale"])
+        if self.verbose:
+            self._log(elapsed, lower, final=status)
+        elif self._status_shown:
+            self._report_progress(elapsed, lower, final=status)
+        started = [self.solvers[m] for m in self.started]
+        return SolverReport(
+            status=status, objective=self.best, lower_bound=lower, gap=self._gap(lower), time=elapsed,
+            nodes=self.nodes, cuts=sum(s.lp.n_cuts for s in started),
+            lp_solves=sum(s.lp_solves for s in started),
+            root_bound=min((s.root_bound for s in started), default=-math.inf),
+            solver=f"riskformula branch-and-cut on HiGHS {bc._highs_version()}, one tree per score scale",
+            settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
+                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "node_limit": self.node_limit},
+            solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
+            log=tuple(self.log_lines), scale=self.best_scale if self.best_scale is not None else 1.0,
+            scales=tuple(rows))
+
+    def _line(self, now, lower, final=None) -> str:
+        open_nodes = sum(len(self.solvers[m].heap) + (self.solvers[m].plunge is not None) for m in self.started)
+        scale = "-" if self.best_scale is None else f"{self.best_scale:g}"
+        line = (f"{now:8.1f}s  nodes {self.nodes:>8d}  open {open_nodes:>7d}  best {self.best:11.6f}  "
+                f"bound {lower:11.6f}  gap {100 * self._gap(lower):7.3f}%  scale {scale:>5s}  "
+                f"roots {len(self.started)}/{len(self.problems)}")
+        return line + (f"  [{final}]" if final else "")
+
+    def _log(self, now, lower, final=None):
+        line = self._line(now, lower, final)
+        self.log_lines.append(line)
+        print(line, flush=True)
+
+    def _report_progress(self, now, lower=None, final=None):
+        """The log line on stderr at most once per :data:`~riskformula.solver.branch_and_cut.STATUS_INTERVAL`."""
+        if not self.progress or (final is None and now - self._last_status < bc.STATUS_INTERVAL):
+            return
+        self._last_status = now
+        self._status_shown = True
+        print(self._line(now, self._lower() if lower is None else lower, final), file=sys.stderr, flush=True)
+
+
+def scale_table(report: SolverReport):
+    """The per-scale rows of a multi-scale report as a DataFrame (empty for one scale)."""
+    import pandas as pd
+    return pd.DataFrame(list(report.scales), columns=["scale", "objective", "lower_bound", "root_bound",
+                                                      "nodes", "status"])
+
+
+__all__ += ["scale_table"]
+
+
+def _real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+              steps: int = 60) -> np.ndarray | None:
+    """Real points (intercept first, on ``loss``'s scale) on the columns ``support`` within the
+    bounds ``lower``/``upper`` that minimise the loss: projected Newton steps with a backtracking
+    line search on the collapsed rows (a handful of variables); None when it fails."""
+    cols = np.concatenate([[0], 1 + np.asarray(support, int)])
+    Z = loss.Z[:, cols]
+    w = (loss.w_pos + loss.w_neg) * loss._norm / loss.scale ** 2
+    x = np.clip(np.asarray(start, float)[cols], lower, upper)
+    f, g = loss.value_and_gradient_on(Z, x)
+    for _ in range(steps):
+        z = np.clip(Z @ x / loss.scale, -700, 700)
+        q = 1.0 / (1.0 + np.exp(-z))
+        H = (Z * (w * q * (1 - q))[:, None]).T @ Z
+        # variables at a bound that the gradient pushes outward stay there this step
+        free = ~(((x <= lower) & (g > 0)) | ((x >= upper) & (g < 0)))
+        if not free.any():
+            break
+        d = np.zeros_like(x)
+        Hf = H[np.ix_(free, free)]
+        try:
+            d[free] = -np.linalg.solve(Hf + 1e-10 * (1 + np.abs(Hf).max()) * np.eye(free.sum()), g[free])
+        except np.linalg.LinAlgError:
+            return None
+        t, moved = 1.0, False
+        while t > 1e-10:
+            xn = np.clip(x + t * d, lower, upper)
+            fn, gn = loss.value_and_gradient_on(Z, xn)
+            if fn <= f + 1e-4 * float(g @ (xn - x)):
+                moved = True
+                break
+            t *= 0.5
+        if not moved:
+            break
+        done = f - fn <= 1e-12 * (1 + abs(f))
+        x, f, g = xn, fn, gn
+        if done:
+            break
+    return x if np.all(np.isfinite(x)) else None

@@ -1,0 +1,475 @@
+"""The score scale: risk = 1 / (1 + exp(−(b + score)/m)), m fixed or chosen among a finite set.
+
+The oracle enumerates every point vector within the bounds and size limit, every integer
+intercept of a range that provably holds the best one, every cut position of a threshold term
+and every scale of the set, and shares no code with the package.  The bound must never be above
+the true optimum — also when the search stops at a node or time limit, and for every scale's
+own row of the certificate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import riskformula as rf
+from riskformula.design import build_design
+from riskformula.errors import OptimalityGapWarning, SettingsError
+from riskformula.problem import LogisticLoss, build_problem
+from riskformula.solver.multiscale import MultiScaleSearch
+from riskformula import _checks as v
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- the oracle ---------------------------------------------------------------------------
+
+def oracle(scores, y, w, sizes, c0, scales, b_range=None):
+    """min over models (columns of ``scores``, points-only scores of every row), integer
+    intercepts and scales of mean w·logistic loss((b + score)/m) + c0·size.
+
+    Returns (objective, scale, intercept, model index) and the best objective of every scale."""
+    wp, wn, W = w * y, w * (1 - y), w.sum()
+    per_scale = {}
+    best = (math.inf, None, None, None)
+    ratio = abs(math.log(wn.sum() / wp.sum()))
+    for m in scales:
+        # for fixed scores the real optimum of b lies in [−max s − m·ratio, −min s + m·ratio]
+        M = int(math.ceil(np.abs(scores).max() + m * ratio)) + 3
+        lo, hi = b_range or (-M, M)
+        obj = np.full(scores.shape[1], np.inf)
+        arg_b = np.zeros(scores.shape[1])
+        for b in range(lo, hi + 1):
+            z = (scores + b) / m
+            loss = (wp @ np.logaddexp(0.0, -z) + wn @ np.logaddexp(0.0, z)) / W + c0 * sizes
+            better = loss < obj
+            obj[better], arg_b[better] = loss[better], b
+        k = int(np.argmin(obj))
+        assert b_range or abs(arg_b[k]) < M, "the oracle's intercept range is too narrow"
+        per_scale[m] = float(obj[k])
+        if obj[k] < best[0]:
+            best = (float(obj[k]), m, int(arg_b[k]), k)
+    return best, per_scale
+
+
+def point_models(d, lo, hi, max_size):
+    values = [sorted({0, *range(lo, hi + 1)})] * d
+    coefs = np.array(list(itertools.product(*values)), dtype=float).reshape(-1, d)
+    return coefs[np.count_nonzero(coefs, axis=1) <= max_size]
+
+
+def instance(seed):
+    rng = np.random.default_rng(5000 + seed)
+    n = int(rng.integers(30, 160))
+    d = int(rng.integers(2, 4))
+    X = rng.integers(0, 3 if seed % 2 else 2, (n, d)).astype(float)
+    beta = rng.normal(0, 0.6, d)  # weak effects: scales above 1 pay off
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ beta - (X @ beta).mean())))).astype(int)
+    y[0], y[1] = 0, 1
+    w = rng.integers(1, 3, n).astype(float) if seed % 3 == 2 else np.ones(n)
+    scales = [(1.0, 2.0, 4.0), (1.0, 1.5, 3.0), (0.5, 1.0, 2.5), (1.0, 1.25, 2.0, 5.0)][seed % 4]
+    return X, y, w, scales, int(rng.integers(1, d + 1)), [1e-6, 0.01][seed % 2]
+
+
+def frame(X, y, w):
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    return df.assign(y=y, w=w)
+
+
+def formula(d):
+    return "y ~ " + " + ".join(f"x{j}" for j in range(d))
+
+
+def own_objective(model, X, y, w, c0):
+    """A fitted model's objective straight from its printed card: intercept, points and scale."""
+    s = (model.intercept + X @ model.coef.to_numpy(float)) / model.scale
+    loss = (w * np.where(y == 1, np.logaddexp(0, -s), np.logaddexp(0, s))).sum() / w.sum()
+    return loss + c0 * model.size
+
+
+def slack(v):
+    return 1e-9 * (1 + abs(v))
+
+
+# --- the oracle on a case worked by hand --------------------------------------------------
+
+def test_oracle_on_a_hand_computed_case():
+    # x=0 → y=0, x=1 → y=1; points in −1..1 and scales {1, 0.5}: at m = 0.5 the one point is two
+    # logits, so b = −0.5 is not an integer; b ∈ {−1, 0} gives margins ±2 on one row, 0 on the other
+    scores = np.array([[0.0], [1.0]])
+    best, per = oracle(scores, np.array([0, 1]), np.ones(2), np.array([1]), 0.0, (1.0, 0.5))
+    at_half = 0.5 * (math.log1p(math.exp(-2)) + math.log(2))
+    at_one = 0.5 * (math.log1p(math.exp(-1)) + math.log1p(math.exp(0)))  # b ∈ {−1, 0} ties
+    assert per[0.5] == pytest.approx(at_half, rel=1e-12)
+    assert per[1.0] == pytest.approx(at_one, rel=1e-12)
+    assert best[0] == pytest.approx(min(at_half, at_one), rel=1e-12)
+
+
+# --- risk_score against the oracle ----------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(12))
+def test_fitted_scale_is_the_brute_force_optimum(seed):
+    X, y, w, scales, max_size, c0 = instance(seed)
+    models = point_models(X.shape[1], -3, 3, max_size)
+    (true_min, m_star, _, _), per_scale = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, scales)
+    m = rf.risk_score(formula(X.shape[1]), frame(X, y, w), weights="w", max_size=max_size, coef_range=(-3, 3),
+                      c0=c0, scale=list(scales), gap_tolerance=1e-9, time_limit=60)
+    assert m.lower_bound <= true_min + slack(true_min)
+    assert m.status == "optimal"
+    assert m.objective == pytest.approx(true_min, rel=1e-7, abs=0)
+    assert m.scale in scales
+    assert own_objective(m, X, y, w, c0) == pytest.approx(m.objective, rel=1e-9)
+    assert per_scale[m.scale] == pytest.approx(true_min, rel=1e-7)
+    rows = {r["scale"]: r for r in m.solver.scales}
+    assert sorted(rows) == sorted(scales)
+    assert m.lower_bound == pytest.approx(min(r["lower_bound"] for r in rows.values()), rel=1e-12)
+    for s, r in rows.items():
+        # every scale's own bound and best objective bracket that scale's optimum
+        assert r["lower_bound"] <= per_scale[s] + slack(per_scale[s])
+        assert r["objective"] >= per_scale[s] - slack(per_scale[s])
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("scale", [0.5, 2.5])
+def test_a_fixed_scale_is_the_brute_force_optimum(seed, scale):
+    X, y, w, _, max_size, c0 = instance(seed)
+    models = point_models(X.shape[1], -3, 3, max_size)
+    (true_min, _, b, k), _ = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, (scale,))
+    m = rf.risk_score(formula(X.shape[1]), frame(X, y, w), weights="w", max_size=max_size, coef_range=(-3, 3),
+                      c0=c0, scale=scale, gap_tolerance=1e-9, time_limit=60)
+    assert m.status == "optimal" and m.scale == scale
+    assert m.lower_bound <= true_min + slack(true_min)
+    assert m.objective == pytest.approx(true_min, rel=1e-7, abs=0)
+    assert own_objective(m, X, y, w, c0) == pytest.approx(m.objective, rel=1e-9)
+    assert m.solver.scales == ()  # one scale: no per-scale table
+
+
+def _search(seed, **kw):
+    X, y, w, scales, max_size, c0 = instance(seed)
+    df = frame(X, y, w)
+    design = build_design(formula(X.shape[1]), df)
+    lower, upper = v.check_coef_bounds((-3, 3), design.spec.terms)
+    loss = LogisticLoss(design.X, design.y, w)
+    problems = {m: build_problem(design.spec, loss.with_scale(m), lower, upper, max_size=max_size, c0=c0)
+                for m in scales}
+    models = point_models(X.shape[1], -3, 3, max_size)
+    truth = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, scales)
+    return MultiScaleSearch(problems, gap_tolerance=1e-9, **kw), truth, (X, y, w, c0)
+
+
+def _check_early_stop(rep, truth, data):
+    (true_min, _, _, _), per_scale = truth
+    X, y, w, c0 = data
+    assert rep.lower_bound <= true_min + slack(true_min), (
+        f"lower bound {rep.lower_bound!r} above the optimum {true_min!r} ({rep.status}, {rep.nodes} nodes)")
+    assert rep.objective >= true_min - slack(true_min)
+    lam = np.asarray(rep.solution)
+    s = (lam[0] + X @ lam[1:]) / rep.scale
+    loss = (w * np.where(y == 1, np.logaddexp(0, -s), np.logaddexp(0, s))).sum() / w.sum()
+    assert loss + c0 * np.count_nonzero(lam[1:]) == pytest.approx(rep.objective, rel=1e-9)
+    for r in rep.scales:
+        assert r["lower_bound"] <= per_scale[r["scale"]] + slack(per_scale[r["scale"]])
+        assert r["objective"] >= per_scale[r["scale"]] - slack(per_scale[r["scale"]])
+    gap = 0.0 if rep.lower_bound >= rep.objective else (rep.objective - rep.lower_bound) / rep.objective
+    assert rep.gap == pytest.approx(gap, rel=1e-9, abs=1e-15)
+    if rep.status == "optimal":
+        assert rep.objective == pytest.approx(true_min, rel=1e-7)
+
+
+@pytest.mark.parametrize("node_limit", [1, 3, 10, 40])
+@pytest.mark.parametrize("seed", range(8))
+def test_node_limit_gives_an_honest_bound_at_every_scale(seed, node_limit):
+    search, truth, data = _search(seed, node_limit=node_limit, time_limit=60)
+    rep = search.solve()
+    assert rep.status in ("optimal", "node_limit")
+    assert rep.nodes <= node_limit + 1  # checked between nodes
+    _check_early_stop(rep, truth, data)
+
+
+@pytest.mark.parametrize("time_limit", [1e-4, 0.02, 0.1])
+@pytest.mark.parametrize("seed", range(6))
+def test_time_limit_gives_an_honest_bound_at_every_scale(seed, time_limit):
+    search, truth, data = _search(seed, time_limit=time_limit)
+    rep = search.solve()
+    assert rep.status in ("optimal", "time_limit")
+    _check_early_stop(rep, truth, data)
+    assert {r["status"] for r in rep.scales} <= {"best", "searched", "root bound", "stopped", "not started"}
+
+
+# --- thresholds: every cut position at every scale ----------------------------------------
+
+@pytest.fixture(scope="module")
+def steps():
+    rng = np.random.default_rng(11)
+    n = 60
+    x = rng.integers(0, 7, n).astype(float)  # 7 distinct values: 6 gaps
+    z = rng.integers(0, 2, n).astype(float)
+    p = 1 / (1 + np.exp(-(np.where(x <= 2, -0.6, 0.3) + 0.4 * z)))
+    y = (rng.uniform(size=n) < p).astype(int)
+    return pd.DataFrame({"x": x, "z": z, "y": y})
+
+
+def test_threshold_and_scale_are_the_brute_force_optimum(steps):
+    LO, HI, C0, scales = -2, 2, 1e-6, (1.0, 2.0, 3.0)
+    x, z, y = steps.x.to_numpy(), steps.z.to_numpy(), steps.y.to_numpy()
+    v_ = np.unique(x)
+    cols, sizes = [], []
+    for wz in range(LO, HI + 1):
+        base = wz * z
+        cols.append(base)  # threshold term unused
+        sizes.append(int(wz != 0))
+        for c in (v_[:-1] + v_[1:]) / 2:
+            for below, above in itertools.product(range(LO, HI + 1), repeat=2):
+                if below != above:  # equal levels are the intercept
+                    cols.append(base + np.where(x <= c, below, above))
+                    sizes.append(1 + int(wz != 0))
+    scores = np.column_stack(cols)
+    (true_min, _, _, _), per_scale = oracle(scores, y, np.ones(len(y)), np.array(sizes), C0, scales)
+    m = rf.risk_score("y ~ threshold(x) + z", steps, coef_range=(LO, HI), c0=C0, scale=list(scales),
+                      gap_tolerance=1e-9, time_limit=60)
+    assert m.status == "optimal"
+    assert m.lower_bound <= true_min + slack(true_min)
+    assert m.objective == pytest.approx(true_min, rel=1e-7)
+    assert all(LO <= p <= HI for p in m.score_card()["points"])
+    s = m.score(steps).to_numpy()
+    risk = 1 / (1 + np.exp(-(m.intercept + s) / m.scale))
+    assert np.mean(np.where(y == 1, -np.log(risk), -np.log1p(-risk))) == pytest.approx(m.loss, rel=1e-9)
+    for r in m.solver.scales:
+        assert r["lower_bound"] <= per_scale[r["scale"]] + slack(per_scale[r["scale"]])
+
+
+# --- what a model with a scale does -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def wdbc_fit():
+    df = rf.load_dataset("wdbc")
+    m = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst + texture_worst', df,
+                      max_size=3, scale=[1, 2, 4], time_limit=60)
+    return df, m
+
+
+def test_predict_is_the_logistic_of_score_over_scale(wdbc_fit):
+    df, m = wdbc_fit
+    assert m.scale == 4.0  # real-valued predictors: finer points pay off here
+    s = m.score(df).to_numpy()
+    expected = 1 / (1 + np.exp(-(m.intercept + s) / m.scale))
+    np.testing.assert_allclose(m.predict(df).to_numpy(), expected, rtol=0, atol=1e-15)
+    t = m.risk_table()
+    np.testing.assert_allclose(t["risk_from"], 1 / (1 + np.exp(-(m.intercept + t["score_from"]) / m.scale)),
+                               rtol=1e-12)
+    # the scale changes the risks, not the card: the same points at scale 1 would be far more extreme
+    assert "/ 4))" in m.card() and "scale 4" in repr(m)
+
+
+def test_summary_lists_every_scale(wdbc_fit):
+    _, m = wdbc_fit
+    text = str(m.summary())
+    assert "Certificate by score scale" in text and "Score scale" in text
+    assert "4 points per logit (chosen among 1, 2, 4)" in text
+    assert "not at scales in between" in text
+    table = m.summary().tables["scales"]
+    assert list(table["scale"]) == [1.0, 2.0, 4.0]
+    assert set(table["status"]) <= {"best", "searched", "root bound"}
+    assert (table["lower_bound"] <= m.objective + 1e-12).all()
+    d = m.summary().to_dict()
+    assert d["scale"] == 4.0 and len(d["solver"]["scales"]) == 3
+
+
+def test_json_round_trip_keeps_the_scale(wdbc_fit):
+    df, m = wdbc_fit
+    text = m.to_json()
+    doc = json.loads(text)
+    assert doc["scale"] == 4.0 and "/ scale" in doc["risk"]
+    m2 = rf.from_json(text)
+    assert m2.scale == m.scale and m2.settings.scales == (1.0, 2.0, 4.0)
+    np.testing.assert_array_equal(m2.predict(df).to_numpy(), m.predict(df).to_numpy())
+    assert m2.card() == m.card()
+    assert m2.solver.scales == m.solver.scales
+    # an old document (no scale anywhere) is a model at scale 1
+    for k in ("scale",):
+        doc.pop(k)
+    doc["certificate"].pop("scale")
+    doc["certificate"].pop("scales")
+    doc["settings"].pop("scales")
+    old = rf.from_json(json.dumps(doc))
+    assert old.scale == 1.0 and old.settings.scales == (1.0,)
+
+
+def test_a_fixed_scale_of_one_reproduces_the_fixed_model_exactly():
+    """scale=1 is the model of Ustun & Rudin (2019): the same search, node for node.  The constants
+    were measured before the score scale existed; a deliberate solver change updates them."""
+    df = rf.load_dataset("breastcancer")
+    for kw in ({}, {"scale": 1}, {"scale": [1.0]}):
+        m = rf.risk_score("Benign ~ .", df, max_size=5, coef_range=(-5, 5), c0=1e-6, time_limit=120, **kw)
+        assert m.objective == 0.11336464701598783
+        assert m.lower_bound == 0.1133646459026232
+        assert m.solver.nodes == 511
+        assert m.intercept == -17 and m.scale == 1.0
+        assert m.coef[m.coef != 0].to_dict() == {"ClumpThickness": 1, "MarginalAdhesion": 1, "BareNuclei": 1,
+                                                  "BlandChromatin": 1, "Mitoses": 1}
+        assert "exp(-(-17 + score)))" in m.card()  # the risk formula as before
+
+
+def test_a_fixed_scale_of_one_reproduces_a_threshold_search_exactly():
+    df = rf.load_dataset("wdbc")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimalityGapWarning)
+        m = rf.risk_score('diagnosis == "M" ~ threshold(radius_worst) + texture_worst + '
+                          'threshold(concave_points_worst)', df, max_size=3, time_limit=600, node_limit=400)
+    assert (m.objective, m.lower_bound, m.solver.nodes) == (0.15468406566652357, 0.10533668480055308, 400)
+    assert m.coef[m.coef != 0].to_dict() == {"threshold(radius_worst)[<=16.795]": -5,
+                                              "threshold(concave_points_worst)[<=0.1358]": -4}
+
+
+# --- constraints and downstream ------------------------------------------------------------
+
+def test_side_information_is_written_on_the_score_scale(steps):
+    m = rf.risk_score("y ~ threshold(x) + z", steps, coef_range=(-2, 2), scale=[1, 2, 3], time_limit=60,
+                      constraints=[rf.risk_at_least(0.6, when={"x": 6, "z": 1}),
+                                   rf.risk_at_most(0.3, when={"x": 0, "z": 0})])
+    profile = pd.DataFrame({"x": [6.0, 0.0], "z": [1.0, 0.0]})
+    risk = m.predict(profile).to_numpy()
+    assert risk[0] >= 0.6 - 1e-12 and risk[1] <= 0.3 + 1e-12
+    free = rf.risk_score("y ~ threshold(x) + z", steps, coef_range=(-2, 2), scale=[1, 2, 3], time_limit=60)
+    assert m.objective >= free.objective - 1e-12
+
+
+def test_a_scale_where_side_information_cannot_hold_is_listed_as_infeasible():
+    # one binary x, points 0..3: risk(x=1) ≥ 0.95 and risk(x=0) ≤ 0.05 need b ≤ −m·2.94 and
+    # b + points ≥ m·2.94 with an integer b: b = −1, 2 points at scale 0.1; nothing at scale 1 or 2
+    df = pd.DataFrame({"x": [0, 0, 1, 1, 0, 1], "y": [0, 0, 1, 1, 1, 0]})
+    cons = [rf.risk_at_least(0.95, when={"x": 1}), rf.risk_at_most(0.05, when={"x": 0})]
+    m = rf.risk_score("y ~ x", df, coef_range=(0, 3), scale=[0.1, 1], constraints=cons, time_limit=20)
+    assert m.scale == 0.1
+    rows = {r["scale"]: r["status"] for r in m.solver.scales}
+    assert rows == {0.1: "best", 1.0: "infeasible"}
+    with pytest.raises(rf.InfeasibleProblemError):
+        rf.risk_score("y ~ x", df, coef_range=(0, 3), scale=[1, 2], constraints=cons, time_limit=20)
+
+
+def test_compare_counts_a_fitted_scale_as_a_parameter(wdbc_fit):
+    df, big = wdbc_fit
+    small = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst + texture_worst', df,
+                          max_size=2, scale=[1, 2, 4], time_limit=60)
+    fixed = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst + texture_worst', df,
+                          max_size=2, time_limit=60)
+    t = rf.compare(small, big)
+    f = t.to_frame()
+    assert list(f["scale"]) == [small.scale, big.scale]
+    # k = size + 1 + 1 (the fitted scale)
+    assert f["aic"].iloc[1] == pytest.approx(f["deviance"].iloc[1] + 2 * (big.size + 2))
+    assert t.lr_tests["nested"].iloc[0] and t.lr_tests["df"].iloc[0] == big.size - small.size
+    assert "scale" in str(t)
+    # a model at scale 1 only cannot express every model of scales {1, 2, 4}
+    t2 = rf.compare(big, fixed)
+    assert not t2.lr_tests["nested"].iloc[0]
+    t3 = rf.compare(fixed, big)
+    assert t3.lr_tests["nested"].iloc[0] and t3.lr_tests["df"].iloc[0] == big.size + 1 - fixed.size
+
+
+def test_size_path_and_cross_validation_carry_the_scale(steps):
+    path = rf.size_path("y ~ threshold(x) + z", steps, sizes=[1, 2], coef_range=(-2, 2), scale=[1, 2],
+                        time_limit=30, progress=False)
+    assert set(path.table["scale"]) <= {1.0, 2.0}
+    assert all(path.models[k].scale == s for k, s in zip(path.table["size"], path.table["scale"]))
+    cv = rf.cross_validate("y ~ threshold(x) + z", steps, folds=3, coef_range=(-2, 2), max_size=2, scale=[1, 2],
+                           time_limit=30, n_jobs=1, progress=False)
+    assert list(cv.folds["scale"]) == [m.scale for m in cv.models]
+    assert all(m.settings.scales == (1.0, 2.0) for m in cv.models)
+
+
+def test_evaluate_uses_the_scaled_risks(wdbc_fit):
+    df, m = wdbc_fit
+    ev = m.evaluate(df)
+    assert ev.predicted_risk == pytest.approx(float(m.predict(df).mean()), rel=1e-12)
+    assert ev.log_loss == pytest.approx(m.loss, rel=1e-9)
+
+
+def test_initial_model_at_another_scale_is_a_warm_start(wdbc_fit):
+    df, m = wdbc_fit
+    again = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst + texture_worst', df,
+                          max_size=3, scale=[1, 2, 4], initial=m, time_limit=60)
+    assert again.objective == pytest.approx(m.objective, rel=1e-12)
+    fixed4 = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst + texture_worst', df,
+                           max_size=3, scale=4, initial=m, time_limit=60)
+    assert fixed4.objective == pytest.approx(m.objective, rel=1e-9)
+
+
+# --- arguments --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), "auto", [], [1, -2], True, [1, "2"], None])
+def test_bad_scale_is_a_settings_error(bad):
+    df = pd.DataFrame({"x": [0, 1, 0, 1], "y": [0, 1, 1, 0]})
+    with pytest.raises(SettingsError, match="scale"):
+        rf.risk_score("y ~ x", df, scale=bad)
+
+
+def test_scale_argument_forms():
+    assert v.check_scale("fit") == (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+    assert v.check_scale(2) == (2.0,)
+    assert v.check_scale([4, 1, 2, 2]) == (1.0, 2.0, 4.0)
+    assert v.check_scale(np.array([1.5, 3])) == (1.5, 3.0)
+
+
+def test_cli_scale(tmp_path):
+    csv = tmp_path / "d.csv"
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, 200)
+    y = (rng.random(200) < np.where(x == 1, 0.6, 0.4)).astype(int)
+    pd.DataFrame({"x": x, "y": y}).to_csv(csv, index=False)
+    out = tmp_path / "m.json"
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run([sys.executable, "-m", "riskformula.cli", "fit", "y ~ x", "--data", str(csv),
+                        "--scale", "1,2,4", "--time-limit", "20", "--json", str(out)],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Certificate by score scale" in r.stdout
+    assert rf.from_json(out.read_text()).settings.scales == (1.0, 2.0, 4.0)
+    bad = subprocess.run([sys.executable, "-m", "riskformula.cli", "fit", "y ~ x", "--data", str(csv),
+                          "--scale", "big"], capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode != 0 and "--scale" in bad.stderr
+
+
+def test_classifier_and_dask_frames_use_the_scale(steps):
+    pytest.importorskip("sklearn")
+    clf = rf.RiskScoreClassifier("threshold(x) + z", coef_range=(-2, 2), scale=[1, 2, 3], time_limit=30)
+    X, y = steps[["x", "z"]], steps["y"]
+    clf.fit(X, y)
+    m = clf.model_
+    assert m.settings.scales == (1.0, 2.0, 3.0)
+    p = clf.predict_proba(X)[:, 1]
+    np.testing.assert_allclose(clf.decision_function(X), np.log(p / (1 - p)), rtol=1e-9, atol=1e-9)
+    dd = pytest.importorskip("dask.dataframe")
+    ddf = dd.from_pandas(steps, npartitions=3)
+    np.testing.assert_allclose(m.predict(ddf).compute().to_numpy(), m.predict(steps).to_numpy(), rtol=0, atol=1e-15)
+    fitted = rf.risk_score("y ~ threshold(x) + z", ddf, coef_range=(-2, 2), scale=[1, 2, 3], time_limit=30)
+    assert fitted.scale == m.scale and fitted.objective == pytest.approx(m.objective, rel=1e-9)
+    assert fitted.training_metrics["log_loss"] == pytest.approx(fitted.loss, rel=1e-9)
+
+
+def test_a_root_whose_lp_stops_at_the_time_limit_keeps_a_finite_bound(monkeypatch):
+    # every LP stops at its time limit (as a large threshold design on a busy machine can): the
+    # certificate still holds the loss bound of Ustun & Rudin (2019, Proposition 4), never −inf,
+    # and it is below the true optimum of every scale
+    from riskformula.solver.lp import NodeLP
+    monkeypatch.setattr(NodeLP, "solve", lambda self, seconds=None: ("time_limit", math.nan, None))
+    X, y, w, scales, max_size, c0 = instance(1)
+    models = point_models(X.shape[1], -3, 3, max_size)
+    (true_min, _, _, _), per_scale = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, scales)
+    for scale in (list(scales), scales[0]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OptimalityGapWarning)
+            m = rf.risk_score(formula(X.shape[1]), frame(X, y, w), weights="w", max_size=max_size,
+                              coef_range=(-3, 3), c0=c0, scale=scale, time_limit=2)
+        assert math.isfinite(m.lower_bound) and math.isfinite(m.gap)
+        assert m.lower_bound <= min(per_scale[s] for s in np.atleast_1d(scale)) + slack(true_min)
+        assert m.lower_bound <= m.objective
