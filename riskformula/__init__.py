@@ -19,6 +19,9 @@ from .io import from_json
 from .validation import CrossValidation, SizePath, cross_validate, size_path
 from . import plots
 from .thresholds import cut, threshold
+from .netbenefit import NetBenefitScore
+from .netbenefit.improve import improve_aunbc
+from .reports.decision_curve import DecisionCurve, decision_curve
 
 __version__ = "0.1.0.dev0"
 
@@ -30,5 +33,5 @@ __all__ = [
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
     "SolverError", "SearchLimitError", "RiskFormulaWarning", "OptimalityGapWarning",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
-    "SizePath", "from_json", "plots",
+    "SizePath", "from_json", "plots", "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc",
 ]

@@ -295,7 +295,18 @@ def to_dict(model: RiskScore) -> dict:
                      "loss": _encode(float(model.loss))},
         "certificate": cert,
         "settings": _encode(settings),
+        **_extra_to_json(model),
     }
+
+
+def _extra_to_json(model) -> dict:
+    """Fields of a net-benefit score (its cut-offs and band risks replace the logistic risk)."""
+    nb = getattr(model, "nb", None)
+    if nb is None:
+        return {}
+    return {"risk": "band risk of the score: see net_benefit (cutoffs per threshold, band_risk per band); "
+                    "score = score_shift + sum of points x design column",
+            "net_benefit": nb.to_dict()}
 
 
 def to_json(model: RiskScore, indent: int | None = 2) -> str:
@@ -392,7 +403,11 @@ def _model(doc: dict, allow_pickle: bool, user_context: dict) -> RiskScore:
     lam = np.concatenate([[doc["intercept"] + shift], points])
     cert = {k: _decode(v) for k, v in doc["certificate"].items()}
     report = SolverReport(**{k: cert[k] for k in _REPORT_FIELDS}, solution=tuple(lam))
-    return RiskScore(design, lam, report, settings, loss=_decode(tr["loss"]),
-                     term_contributions=[np.asarray(c, float) for c in doc["term_contributions"]],
-                     nobs=tr["nobs"], events=tr["events"], rows_dropped=tr["rows_dropped"],
-                     rows_digest=tr["rows_digest"], training_metrics=_decode(tr["metrics"]))
+    model = RiskScore(design, lam, report, settings, loss=_decode(tr["loss"]),
+                      term_contributions=[np.asarray(c, float) for c in doc["term_contributions"]],
+                      nobs=tr["nobs"], events=tr["events"], rows_dropped=tr["rows_dropped"],
+                      rows_digest=tr["rows_digest"], training_metrics=_decode(tr["metrics"]))
+    if "net_benefit" in doc:
+        from .netbenefit.model import NetBenefitFit, NetBenefitScore
+        return NetBenefitScore.from_risk_score(model, NetBenefitFit.from_dict(doc["net_benefit"]))
+    return model

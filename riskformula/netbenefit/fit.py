@@ -20,7 +20,7 @@ from ..compile import build_problem, check_constraints, raise_if_infeasible
 from ..constraints import RiskBound
 from ..errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from ..formula import build_design
-from ..model import FitSettings, RiskScore, term_contributions
+from ..model import FitSettings, RiskScore, _threshold_levels, term_contributions
 from ..problem import LogisticLoss
 from ..solver import SolverReport
 from ..thresholds import drop_dominated_cuts
@@ -141,12 +141,16 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                       "`time_limit` for a smaller gap.", OptimalityGapWarning, stacklevel=3)
     elapsed = time.perf_counter() - t_start
 
-    lam = np.concatenate([[0.0], points])
+    # the score has no intercept: λ_0 is the threshold terms' shift (moved out of the printed
+    # intercept by RiskScore), so that ``intercept`` is 0
+    ranges = dict(builder.threshold_ranges)
+    shift = sum(top for _, _, top in _threshold_levels(design, points, ranges).values())
+    lam = np.concatenate([[float(shift)], points])
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=(0, 0), c0=c0,
                            positive_weight=1.0, weighted=w is not None, time_limit=time_limit,
                            gap_tolerance=gap_tolerance, na_action=na_action, constraints=constraints,
-                           factors_as_one=bool(factors_as_one), threshold_ranges=dict(builder.threshold_ranges),
+                           factors_as_one=bool(factors_as_one), threshold_ranges=ranges,
                            size_groups=tuple(tuple(g) for g in builder.groups), threshold_candidates=candidates)
     report = SolverReport(status=status, objective=-value_pen, lower_bound=-bound, gap=gap, time=elapsed,
                           nodes=nodes, cuts=0, lp_solves=0, root_bound=-_rowwise_bound(pos, neg, grid, 0.0),
