@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -71,28 +72,11 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                             "points); use them with the default logistic objective.")
 
     t_start = time.perf_counter()
-    design = build_design(formula, data, na_action=na_action, event=event, context=context, prune_cuts=True)
-    w = v.check_weights(weights, data)
-    if w is not None:
-        w = w.loc[design.index].to_numpy()
-    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.thresholds}
-    # moving a cut across rows of one outcome moves their net benefit one way: ends suffice
-    candidates.update(drop_dominated_cuts(design, w))
-    lower, upper = v.check_coef_bounds(coef_range, design.columns, design.labels, design.column_terms)
-    usable = int(np.sum((lower != 0) | (upper != 0)))
-    if min_size > usable:
-        raise InfeasibleProblemError(
-            f"`min_size={min_size}` asks for more terms than can be nonzero: the design has {usable} "
-            f"column(s) whose `coef_range` allows nonzero points.")
-    loss = LogisticLoss(design.X, design.y, w)
-    if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
-        raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
-    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, max_size=max_size, min_size=min_size,
-                intercept_range=(0, 0))
-    problem, builder = build_problem(design, loss, lower, upper, constraints=constraints, **opts)
-    if constraints:
-        raise_if_infeasible(design, loss, lower, upper, constraints, problem=problem, **opts)
-
+    setup = prepare(formula, data, na_action=na_action, event=event, context=context, weights=weights,
+                    coef_range=coef_range, constraints=constraints, factors_as_one=factors_as_one, c0=c0,
+                    max_size=max_size, min_size=min_size)
+    design, problem, builder, loss = setup.design, setup.problem, setup.builder, setup.loss
+    lower, upper, w, candidates = setup.lower, setup.upper, setup.weights, setup.candidates
     X, pos, neg = loss.Z[:, 1:], loss.w_pos, loss.w_neg
     scorer = NetBenefitScorer(X, pos, neg, grid)
     search = LocalSearch(problem, scorer, c0)
@@ -168,6 +152,49 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
         model.training_evaluation = evaluate(model, data.loc[design.index])
     design.X = None  # keep no training data in the fitted model
     return model
+
+
+@dataclass
+class Setup:
+    """The training design and the problem of a net-benefit fit (bounds, size limits, threshold
+    terms, constraints); ``loss.Z[:, 1:]`` holds the distinct rows, ``loss.w_pos``/``w_neg`` their
+    event and non-event weight."""
+
+    design: object
+    problem: object
+    builder: object
+    loss: LogisticLoss
+    lower: np.ndarray
+    upper: np.ndarray
+    weights: np.ndarray | None
+    candidates: dict
+
+
+def prepare(formula, data, *, na_action="raise", event=None, context=None, weights=None, coef_range=(-5, 5),
+            constraints=(), factors_as_one=False, c0=0.0, max_size=5, min_size=0) -> Setup:
+    """Design and problem of a net-benefit fit (also used by the tests to reach the exact model)."""
+    design = build_design(formula, data, na_action=na_action, event=event, context=context, prune_cuts=True)
+    w = v.check_weights(weights, data)
+    if w is not None:
+        w = w.loc[design.index].to_numpy()
+    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.thresholds}
+    # moving a cut across rows of one outcome moves their net benefit one way: ends suffice
+    candidates.update(drop_dominated_cuts(design, w))
+    lower, upper = v.check_coef_bounds(coef_range, design.columns, design.labels, design.column_terms)
+    usable = int(np.sum((lower != 0) | (upper != 0)))
+    if min_size > usable:
+        raise InfeasibleProblemError(
+            f"`min_size={min_size}` asks for more terms than can be nonzero: the design has {usable} "
+            f"column(s) whose `coef_range` allows nonzero points.")
+    loss = LogisticLoss(design.X, design.y, w)
+    if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
+        raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
+    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, max_size=max_size, min_size=min_size,
+                intercept_range=(0, 0))
+    problem, builder = build_problem(design, loss, lower, upper, constraints=constraints, **opts)
+    if constraints:
+        raise_if_infeasible(design, loss, lower, upper, constraints, problem=problem, **opts)
+    return Setup(design, problem, builder, loss, lower, upper, w, candidates)
 
 
 def _net_benefit_fit(s, pos, neg, grid, shift, c0, solver, info) -> NetBenefitFit:

@@ -101,7 +101,7 @@ def decision_grid(thresholds=None, weights=None) -> DecisionGrid:
                                 "(use `decision_weights` to weigh one more).")
     if weights is None:
         p = np.unique(np.concatenate([[0.0], p]))
-        w = np.diff(np.concatenate([p, [1.0]]))
+        w = np.round(np.diff(np.concatenate([p, [1.0]])), 12)  # 0.1, not 0.09999999999999998
         return DecisionGrid(tuple(float(x) for x in p), tuple(float(x) for x in w), True)
     try:
         w = np.asarray(weights, dtype=float).ravel()
