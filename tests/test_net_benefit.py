@@ -130,7 +130,7 @@ def test_milp_matches_brute_force_without_a_start(seed):
 
 
 def test_fit_is_certified_and_equals_brute_force():
-    df = small_frame(40, 7)
+    df = small_frame(30, 1)
     grid, c0 = decision_grid(), 1e-3
     best = brute_force(df, -2, 2, grid, c0)
     m = rf.risk_score("y ~ a + b + c", df, objective="net_benefit", coef_range=(-2, 2), max_size=3, c0=c0,
@@ -178,7 +178,7 @@ def test_local_search_alone_reports_an_honest_gap():
     best = brute_force(df, -2, 2, decision_grid(), 1e-3)
     with pytest.warns(OptimalityGapWarning):
         m = rf.risk_score("y ~ a + b + c", df, objective="net_benefit", coef_range=(-2, 2), max_size=3, c0=1e-3,
-                          solver=None, time_limit=20)
+                          solver=None, time_limit=3)
     assert m.status == "heuristic"
     assert m.objective <= best + 1e-12 <= m.upper_bound + 1e-12
     assert m.gap == pytest.approx((m.upper_bound - m.objective) / m.objective)
@@ -191,7 +191,7 @@ def test_training_ece_is_zero_and_decisions_agree_with_risks():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OptimalityGapWarning)
         m = rf.risk_score("Malignant ~ .", df, objective="net_benefit", max_size=5, coef_range=(-5, 5), c0=1e-3,
-                          solver=None, time_limit=20)
+                          solver=None, time_limit=3)
     risk = m.predict(df)
     assert expected_calibration_error(m.observed(df), risk) < 1e-12
     assert m.training_evaluation.ece < 1e-12
@@ -209,7 +209,8 @@ def test_constraints_and_threshold_terms_apply():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OptimalityGapWarning)
         m = rf.risk_score("Benign ~ threshold(ClumpThickness) + BareNuclei + Mitoses + UniformityOfCellSize", df,
-                          objective="net_benefit", max_size=2, coef_range=(-3, 3), c0=1e-3, time_limit=10,
+                          objective="net_benefit", max_size=2, coef_range=(-3, 3), c0=1e-3, time_limit=5,
+                          solver=None,
                           constraints=[rf.sign("BareNuclei", "-"), rf.not_both("Mitoses", "UniformityOfCellSize")])
     assert m.coef["BareNuclei"] <= 0
     assert not (m.coef["Mitoses"] != 0 and m.coef["UniformityOfCellSize"] != 0)
@@ -275,7 +276,7 @@ def test_decision_curve_equals_dcurves():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OptimalityGapWarning)
         m1 = rf.risk_score("Malignant ~ .", train, max_size=3, time_limit=20)
-        m2 = rf.risk_score("Malignant ~ .", train, objective="net_benefit", max_size=3, solver=None, time_limit=10)
+        m2 = rf.risk_score("Malignant ~ .", train, objective="net_benefit", max_size=3, solver=None, time_limit=3)
     t = np.round(np.arange(1, 100) / 100, 2)
     dc = rf.decision_curve(m1, m2, data=test, thresholds=t, names=["logistic", "nb"])
     frame = pd.DataFrame({"y": m1.observed(test), "logistic": m1.predict(test), "nb": m2.predict(test)})
@@ -311,14 +312,14 @@ def test_improve_aunbc_on_models():
     assert better.evaluate(df).n == len(df)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OptimalityGapWarning)
-        nb = rf.risk_score("Malignant ~ .", df, objective="net_benefit", max_size=3, solver=None, time_limit=10)
+        nb = rf.risk_score("Malignant ~ .", df, objective="net_benefit", max_size=3, solver=None, time_limit=3)
     assert rf.improve_aunbc(nb, df).steps.empty      # already calibrated within its bands
 
 
 # --- reports and JSON ------------------------------------------------------------------------
 
 def test_json_round_trip_and_reports():
-    df = small_frame(40, 3)
+    df = small_frame(30, 0)
     m = rf.risk_score("y ~ a + b + c", df, objective="net_benefit", coef_range=(-2, 2), max_size=3, c0=1e-3,
                       time_limit=60)
     m2 = rf.from_json(m.to_json())
@@ -342,9 +343,9 @@ def test_cross_validate_and_compare_accept_net_benefit_scores():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cv = rf.cross_validate("y ~ a + b + c", df, folds=3, objective="net_benefit", coef_range=(-2, 2),
-                               max_size=2, time_limit=10, n_jobs=1, progress=False)
+                               max_size=2, time_limit=5, solver=None, n_jobs=1, progress=False)
         m = rf.risk_score("y ~ a + b + c", df, objective="net_benefit", coef_range=(-2, 2), max_size=2,
-                          time_limit=10)
+                          time_limit=5, solver=None)
         lr = rf.risk_score("y ~ a + b + c", df, coef_range=(-2, 2), max_size=2, time_limit=10)
     assert len(cv.folds) == 3 and all(isinstance(x, rf.NetBenefitScore) for x in cv.models)
     assert "Model comparison" in str(rf.compare(lr, m, data=df))
