@@ -6,17 +6,22 @@
 >>> print(m.summary())  # doctest: +SKIP
 """
 
-from .constraints import (at_least, at_most, implies, max_thresholds, not_both, one_variable, risk_at_least,
-                          risk_at_most, sign)
+from .problem.constraints import (at_least, at_most, implies, max_thresholds, not_both, one_variable,
+                                  risk_at_least, risk_at_most, sign)
 from .datasets import list_datasets, load_dataset, synthetic_thresholds
 from .errors import (DataError, FormulaError, InfeasibleProblemError, OptimalityGapWarning,
                      RiskFormulaError, RiskFormulaWarning, SearchLimitError, SettingsError, SolverError)
 from .fit import risk_score
 from .model import RiskScore
+# the old module paths, loaded first: a later `import riskformula.compare` must not rebind
+# `rf.compare` (the function below) to the module; they warn only when a name is used
+from . import compare, metrics, validation  # noqa: F401
 from .reports.evaluation import Evaluation, evaluate
-from .compare import ComparisonTable, anova, compare
+from .reports.comparison import ComparisonTable, anova, compare  # noqa: F811
 from .io import from_json
-from .validation import CrossValidation, SizePath, cross_validate, size_path
+from .reports.cross_validation import CrossValidation
+from .reports.size_path import SizePath
+from .tuning import cross_validate, size_path
 from . import plots
 from .thresholds import cut, threshold
 from .netbenefit import NetBenefitScore

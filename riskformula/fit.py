@@ -1,4 +1,10 @@
-"""``risk_score()``: formula and data in, certified integer risk score out."""
+"""``risk_score()``: formula and data in, certified integer risk score out.
+
+The pipeline, one stage per package: formula + data → training design
+(:mod:`riskformula.design`; threshold cuts pruned by :mod:`riskformula.thresholds`) →
+optimization problem (:mod:`riskformula.problem`) → branch-and-cut (:mod:`riskformula.solver`)
+→ fitted :class:`~riskformula.model.RiskScore` (reports in :mod:`riskformula.reports`).
+"""
 
 from __future__ import annotations
 
@@ -7,17 +13,18 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from . import _checks as v
 from . import _progress
-from . import _validate as v
+from .design import build_design
 from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
-from .formula import build_design
-from .model import FitSettings, RiskScore, term_contributions
-from .constraints import RiskBound
-from .thresholds import drop_dominated_cuts
-from .compile import build_problem, check_constraints, raise_if_infeasible
-from .problem import LogisticLoss
-from .solver import BranchAndCut
+from .model import FitSettings, RiskScore
+from .problem import LogisticLoss, build_problem
+from .problem.constraints import RiskBound, check_constraints
 from .reports.render import fmt_gap
+from .solver import BranchAndCut
+from .solver.feasibility import raise_if_infeasible
+from .solver.heuristics import best_intercept
+from .thresholds import drop_dominated_cuts
 
 
 def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size: int = 0,
@@ -44,8 +51,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         :mod:`riskformula.thresholds`).
     data : the training rows (never modified).
     max_size, min_size : limits on the number of terms with nonzero points.
-    coef_range : integer ``(low, high)`` for every term's points, or a dict keyed by column, label or
-        formula term (``{"default": (-5, 5), "age": (0, 3)}``).
+    coef_range : integer ``(low, high)`` for every term's points, or a dict keyed by design column,
+        label, formula term or variable (``{"default": (-5, 5), "age": (0, 3), "C(sex)": (0, 2)}``;
+        the same names as ``initial`` and the constraints, see :mod:`riskformula.design.terms`).
     intercept_range : integer ``(low, high)`` for the intercept; by default derived from the data
         so that it provably contains an optimal intercept.
     c0 : penalty per term used; small values (the default) pick the most accurate model within
@@ -65,7 +73,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     factors_as_one : count all columns of a multi-column term (a factor's levels) as one term
         toward ``max_size`` (a thresholded variable always counts once).
     initial : a starting model for the search (a warm start): a fitted :class:`RiskScore`, or a
-        dict of points keyed by design column or label (``"intercept"`` optional). Its
+        dict of points keyed by the names ``coef_range`` takes, each naming one design column
+        (``"intercept"`` optional). Its
         intercept is re-optimised for these data; a start that breaks the bounds or size
         limits is ignored. It can only speed the search up, never change the optimum.
     progress : while the search runs, print one status line (elapsed time, nodes, objective, lower
@@ -143,26 +152,31 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                           prune_cuts=not side_information)
     w = v.check_weights(weights, data)
     if w is not None:
-        w = w.loc[design.index].to_numpy()
-    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.thresholds}
+        design = design.with_weights(w.loc[design.index].to_numpy())
+    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.spec.thresholds}
     if not side_information:
-        candidates.update(drop_dominated_cuts(design, w))
-    lower, upper = v.check_coef_bounds(coef_range, design.columns, design.labels, design.column_terms)
+        design, kept = drop_dominated_cuts(design)
+        candidates.update(kept)
+    spec = design.spec
+    lower, upper = v.check_coef_bounds(coef_range, spec.terms)
     usable = int(np.sum((lower != 0) | (upper != 0)))
     if min_size > usable:
         raise InfeasibleProblemError(
             f"`min_size={min_size}` asks for more terms than can be nonzero: the design has {usable} "
             f"column(s) whose `coef_range` allows nonzero points.")
 
-    loss = LogisticLoss(design.X, design.y, w, positive_weight)
+    loss = LogisticLoss(design.X, design.y, design.weights, positive_weight)
     if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
         raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
-    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, max_size=max_size, min_size=min_size,
-                intercept_range=intercept_range)
-    problem, builder = build_problem(design, loss, lower, upper, constraints=constraints, **opts)
+    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range)
+    problem = build_problem(spec, loss, lower, upper, constraints=constraints, max_size=max_size,
+                            min_size=min_size, **opts)
     if constraints:
-        raise_if_infeasible(design, loss, lower, upper, constraints, problem=problem, **opts)
-    starts = None if initial is None else initial_points(initial, design, problem)
+        def rebuild(cons, max_size, min_size):  # the same problem with fewer constraints
+            return build_problem(spec, loss, lower, upper, constraints=cons, max_size=max_size, min_size=min_size,
+                                 **{**opts, "intercept_range": problem.intercept_bounds})
+        raise_if_infeasible(problem, constraints, rebuild, max_size=max_size, min_size=min_size)
+    starts = None if initial is None else initial_points(initial, spec.terms, problem)
     report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
                           node_limit=node_limit, verbose=verbose, progress=progress).solve(initial=starts)
     if report.status == "infeasible":
@@ -191,22 +205,18 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                            c0=c0, positive_weight=positive_weight, weighted=w is not None,
                            time_limit=time_limit, gap_tolerance=gap_tolerance, na_action=na_action,
                            constraints=constraints, factors_as_one=bool(factors_as_one),
-                           threshold_ranges=dict(builder.threshold_ranges),
-                           size_groups=tuple(tuple(g) for g in builder.groups),
+                           threshold_ranges={t.term: t.interval_range(lower, upper) for t in spec.thresholds},
+                           size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=candidates)
-    model = RiskScore(design, bc_lam, report, settings, loss=loss.value(bc_lam),
-                      term_contributions=term_contributions(design, bc_lam, settings.threshold_ranges))
-    from .reports.evaluation import evaluate
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.training_evaluation = evaluate(model, data.loc[design.index])
-    design.X = None  # keep no training data in the fitted model
-    return model
+    # the training design is dropped here: the model keeps the design spec and no training data
+    return RiskScore.from_fit(design, bc_lam, report, settings, loss=loss.value(bc_lam), data=data)
 
 
-def initial_points(initial, design, problem) -> list[np.ndarray]:
+def initial_points(initial, terms, problem) -> list[np.ndarray]:
     """λ vectors (intercept first) for ``BranchAndCut.solve(initial=...)`` from a RiskScore or a
-    dict of points: the given intercept if any, and the best intercept for these data."""
+    dict of points keyed by the names ``coef_range`` takes (resolved by ``terms``, the design's
+    :class:`~riskformula.design.terms.TermResolver`): the given intercept if any, and the best
+    intercept for these data."""
     if isinstance(initial, RiskScore):
         points = {c: int(p) for c, p in initial.coef.items() if p != 0}
         # the printed intercept leaves out the top intervals' points of threshold terms
@@ -217,16 +227,12 @@ def initial_points(initial, design, problem) -> list[np.ndarray]:
     else:
         raise SettingsError(f"`initial` must be a fitted RiskScore or a dict of points such as "
                             f"{{'age': 2, 'intercept': -3}}; got {type(initial).__name__}.")
-    lam = np.zeros(len(design.columns) + 1)
+    lam = np.zeros(terms.n_columns + 1)
     for key, value in points.items():
-        hits = [j for j, (c, lab) in enumerate(zip(design.columns, design.labels)) if key in (c, lab)]
-        if not hits:
-            raise SettingsError(f"`initial` gives points to {key!r}, which is not a column or label of "
-                                f"this design; columns are {design.columns[:20]}.")
+        j = terms.column(key, where="`initial`")
         if not float(value).is_integer():
             raise SettingsError(f"`initial` points must be whole numbers; got {key!r}: {value!r}.")
-        lam[hits[0] + 1] = value
-    from .solver.heuristics import best_intercept
+        lam[problem.layout.lam(j)] = value
     lam[0] = best_intercept(problem, problem.loss.Z[:, 1:] @ lam[1:])
     starts = [lam]
     if given is not None and given != lam[0]:
@@ -234,4 +240,3 @@ def initial_points(initial, design, problem) -> list[np.ndarray]:
         other[0] = v.check_int("initial['intercept']", given)
         starts.append(other)
     return starts
-

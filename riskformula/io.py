@@ -10,31 +10,28 @@ certificate, the fit settings with their constraints, the constants the formula 
 ``context=`` cannot be stored: they are named in the document and must be passed again to
 :func:`from_json` before the model can score data.
 
-Scoring new data needs formulaic's :class:`~formulaic.ModelSpec`. It is stored as JSON too:
-its formula, its materializer options, the state of stateful transforms (``center``, ``bs``,
-``poly``...) and the levels of every categorical factor, which is all formulaic reads when it
-re-encodes data (it rebuilds the rest of the spec from the formula). Only when that state
-holds something JSON cannot express (e.g. an object from a user transform) is the spec
-embedded as a base64 pickle, labelled as such; :func:`from_json` then refuses to load it
-unless ``allow_pickle=True``, because unpickling untrusted text can run code.
+The design spec (formula, outcome coding, columns, thresholds, context and formulaic's
+``ModelSpec``) is written and read by :mod:`riskformula.design.serialize`; this module adds the
+points, certificate, settings with their constraints and the training summary.  A spec whose
+encoder state JSON cannot hold is embedded as a base64 pickle, labelled as such;
+:func:`from_json` then refuses to load it unless ``allow_pickle=True``, because unpickling
+untrusted text can run code.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-import math
-import pickle
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 import numpy as np
 
-from . import constraints as _constraints
-from .errors import DataError, FormulaError, SettingsError
-from .formula import Design
-from .model import FitSettings, RiskScore, _plain, _threshold_levels
+from ._json import decode as _decode, encode as _encode
+from .design.serialize import spec_from_json, spec_to_json
+from .errors import DataError, SettingsError
+from .model import FitSettings, RiskScore, TrainingSummary
+from .problem import constraints as _constraints
 from .solver import SolverReport
-from .thresholds import ThresholdTerm, threshold_terms
+from .thresholds import score_shift
 
 __all__ = ["to_json", "from_json"]
 
@@ -47,163 +44,8 @@ _REPORT_FIELDS = ("status", "objective", "lower_bound", "gap", "time", "nodes", 
 
 
 # --------------------------------------------------------------------------------------
-# JSON encoding of Python/numpy values, with tags for what plain JSON would lose
-# --------------------------------------------------------------------------------------
-
-
-def _encode(v):
-    """Plain JSON value of ``v``; tuples, arrays and non-finite floats are tagged so that
-    :func:`_decode` restores them exactly. Raises TypeError for anything else."""
-    if v is None or isinstance(v, (bool, str)):
-        return v
-    if isinstance(v, np.generic):
-        v = v.item()
-        if not isinstance(v, (bool, int, float, str)):
-            raise TypeError(f"cannot store numpy value {v!r} as JSON")
-        return _encode(v)
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float):
-        return v if math.isfinite(v) else {"__float__": repr(v)}
-    if isinstance(v, np.ndarray):
-        if v.dtype.kind not in "biuf":
-            raise TypeError(f"cannot store a {v.dtype} array as JSON")
-        return {"__ndarray__": [_encode(x) for x in v.ravel().tolist()], "dtype": str(v.dtype),
-                "shape": list(v.shape)}
-    if isinstance(v, tuple):
-        return {"__tuple__": [_encode(x) for x in v]}
-    if isinstance(v, list):
-        return [_encode(x) for x in v]
-    if isinstance(v, dict):
-        if not all(isinstance(k, str) for k in v):
-            # e.g. poly()'s state {0: alpha0, 1: alpha1}: keep the keys' types as pairs
-            return {"__items__": [[_encode(k), _encode(x)] for k, x in v.items()]}
-        return {k: _encode(x) for k, x in v.items()}
-    raise TypeError(f"cannot store {type(v).__name__} as JSON")
-
-
-def _decode(v):
-    if isinstance(v, list):
-        return [_decode(x) for x in v]
-    if isinstance(v, dict):
-        if "__float__" in v:
-            return float(v["__float__"])
-        if "__tuple__" in v:
-            return tuple(_decode(x) for x in v["__tuple__"])
-        if "__items__" in v:
-            return {_hashable(_decode(k)): _decode(x) for k, x in v["__items__"]}
-        if "__ndarray__" in v:
-            return np.array(_decode(v["__ndarray__"]), dtype=v["dtype"]).reshape(v["shape"])
-        return {k: _decode(x) for k, x in v.items()}
-    return v
-
-
-def _hashable(k):
-    return tuple(_hashable(x) for x in k) if isinstance(k, list) else k
-
-
-# --------------------------------------------------------------------------------------
-# formulaic ModelSpec
-# --------------------------------------------------------------------------------------
-
-
-def spec_to_json(spec) -> dict | None:
-    """The parts of a ModelSpec that re-encode new data, as JSON (base64 pickle as a last resort)."""
-    if spec is None:
-        return None
-    try:
-        if not isinstance(spec.materializer, str):
-            raise TypeError("the materializer is a class, not a registered name")
-        encoders = {}
-        for factor, (kind, state) in spec.encoder_state.items():
-            # formulaic reads only the categories back from the encoder state; the contrasts
-            # it rebuilds from the formula text (e.g. C(x, contr.treatment("b")))
-            encoders[str(factor)] = {"kind": kind.value,
-                                     "categories": _encode(list(state["categories"]))
-                                     if "categories" in state else None}
-        # the term list, not the formula text: re-parsing text would add an intercept to
-        # the outcome side (``I(y == "yes")``) that the original spec does not have
-        return {"encoding": "json", "formula": str(spec.formula),
-                "terms": [str(t) for t in spec.formula],
-                "materializer": spec.materializer,
-                "materializer_params": _encode(dict(spec.materializer_params or {})),
-                "ensure_full_rank": bool(spec.ensure_full_rank), "na_action": spec.na_action.value,
-                "output": spec.output, "cluster_by": spec.cluster_by.value,
-                "transform_state": _encode(dict(spec.transform_state)), "encoder_state": encoders}
-    except (TypeError, AttributeError) as e:
-        try:
-            blob = pickle.dumps(spec)
-        except Exception as e2:
-            raise FormulaError(f"cannot save this model: a transform in its formula holds state that neither "
-                               f"JSON ({e}) nor pickle ({e2}) can store; use a transform whose state is numbers, "
-                               "strings or arrays.") from None
-        return {"encoding": "pickle-base64",
-                "note": f"formulaic ModelSpec stored as a Python pickle because its state is not "
-                        f"expressible in JSON ({e}); load with from_json(text, allow_pickle=True) "
-                        "only if you trust this file.",
-                "formula": str(spec.formula),
-                "data": base64.b64encode(blob).decode("ascii")}
-
-
-def spec_from_json(d: dict | None, allow_pickle: bool):
-    if d is None:
-        return None
-    if d.get("encoding") == "pickle-base64":
-        if not allow_pickle:
-            raise DataError("this model's formula encoder is stored as a Python pickle (its "
-                            f"formula {d.get('formula')!r} uses a transform whose state JSON cannot "
-                            "hold). Unpickling can run code: pass allow_pickle=True only if you "
-                            "trust the file.")
-        return pickle.loads(base64.b64decode(d["data"]))
-    if d.get("encoding") != "json":
-        raise DataError(f"unknown formula-encoder encoding {d.get('encoding')!r} in the document.")
-    from formulaic import ModelSpec
-    from formulaic.parser.types import Factor
-
-    encoders = {f: (Factor.Kind(e["kind"]),
-                    {} if e["categories"] is None else {"categories": _decode(e["categories"])})
-                for f, e in d["encoder_state"].items()}
-    return ModelSpec(formula=list(d["terms"]), materializer=d["materializer"],
-                     materializer_params=_decode(d["materializer_params"]),
-                     ensure_full_rank=d["ensure_full_rank"], na_action=d["na_action"],
-                     output=d["output"], cluster_by=d["cluster_by"],
-                     transform_state=_decode(d["transform_state"]), encoder_state=encoders)
-
-
-# --------------------------------------------------------------------------------------
 # the document
 # --------------------------------------------------------------------------------------
-
-
-def _thresholds_to_json(design) -> list:
-    """The threshold()/cut() terms: their cut points and the design columns of those cuts.
-
-    ``predict`` needs them: the points of a term's top interval are kept out of the printed
-    intercept (see :func:`riskformula.thresholds.levels`) and added back to every score."""
-    return [{"term": t.term, "variable": t.variable, "kind": t.kind, "cuts": [float(c) for c in t.cuts],
-             "columns": [design.columns[j] for j in t.columns], "k": int(t.k), "on_grid": bool(t.on_grid),
-             "n_distinct": None if t.n_distinct is None else int(t.n_distinct)} for t in design.thresholds]
-
-
-def _thresholds_from_json(des: dict, spec) -> list:
-    columns = des["columns"]
-    if "thresholds" not in des:
-        # documents written before the terms were stored: the cuts are in the encoder state
-        terms = threshold_terms(spec, columns, des["column_terms"]) if spec is not None else []
-        out = []
-        for t in terms:
-            kept = [(c, j) for c, j in zip(t.cuts, t.columns) if j is not None]
-            out.append(ThresholdTerm(t.term, t.variable, t.kind, tuple(c for c, _ in kept),
-                                     tuple(j for _, j in kept), t.k, t.on_grid, t.n_distinct))
-        return out
-    where = {c: j for j, c in enumerate(columns)}
-    unknown = [c for t in des["thresholds"] for c in t["columns"] if c not in where]
-    if unknown:
-        raise DataError(f"the document's threshold terms name {unknown[:5]}, which are not design columns; "
-                        "it is inconsistent or was edited.")
-    return [ThresholdTerm(term=t["term"], variable=t["variable"], kind=t["kind"], cuts=tuple(t["cuts"]),
-                          columns=tuple(where[c] for c in t["columns"]), k=int(t["k"]),
-                          on_grid=bool(t["on_grid"]), n_distinct=t["n_distinct"]) for t in des["thresholds"]]
 
 
 #: constraint classes by name, to rebuild a model's constraints from the document
@@ -213,7 +55,6 @@ _CONSTRAINTS = {cls.__name__: cls for cls in (_constraints.Sign, _constraints.Co
 
 
 def _constraint_to_json(c) -> dict:
-    from dataclasses import fields
     return {"constraint": c.describe(), "type": type(c).__name__,
             "fields": {f.name: getattr(c, f.name) for f in fields(c)}}
 
@@ -221,7 +62,6 @@ def _constraint_to_json(c) -> dict:
 def _constraint_from_json(d: dict):
     if "type" not in d:
         # documents that stored a constraint's fields only: the field names identify the class
-        from dataclasses import fields
         hits = [c for c in _CONSTRAINTS.values() if {f.name for f in fields(c)} == set(d)]
         d = {"type": hits[0].__name__ if hits else None, "fields": d, "constraint": str(d)}
     cls = _CONSTRAINTS.get(d.get("type"))
@@ -231,36 +71,11 @@ def _constraint_from_json(d: dict):
     return cls(**d["fields"])
 
 
-def _context_to_json(design) -> dict:
-    """The user's ``context=`` names the formula uses: JSON values stored, functions named only."""
-    from .thresholds import FORMULA_FUNCTIONS
-
-    user = {k: v for k, v in design.context.items() if FORMULA_FUNCTIONS.get(k) is not v}
-    used = set()
-    for spec in (design.spec, design.lhs_spec):
-        try:
-            # `mm.exp(x)` takes `mm` from the context
-            used |= ({v.split(".")[0] for v in spec.variables_by_source.get("context", ())}
-                     if spec is not None else set())
-        except (AttributeError, RuntimeError):
-            used |= set(user)  # a spec rebuilt from a document knows its terms, not their sources
-    values, not_stored = {}, dict(design.unresolved_context)
-    for k in sorted(set(user) & used):
-        try:
-            values[k] = _encode(user[k])
-        except TypeError:
-            v = user[k]
-            qualname = getattr(v, "__qualname__", None)
-            where = f"{getattr(v, '__module__', '')}.{qualname}" if qualname else getattr(v, "__name__", "")
-            not_stored[k] = f"{type(v).__name__} {where}".strip()
-    return {"values": values, "not_stored": not_stored}
-
-
 def to_dict(model: RiskScore) -> dict:
     """The JSON document of ``model`` as a Python dict (see :func:`to_json`)."""
     from . import __version__
 
-    d = model.design
+    spec = spec_to_json(model.design)
     rep = model.solver
     cert = {k: getattr(rep, k) for k in _REPORT_FIELDS}
     try:
@@ -274,19 +89,14 @@ def to_dict(model: RiskScore) -> dict:
     settings["constraints"] = [_constraint_to_json(c) for c in model.settings.constraints]
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION, "riskformula_version": __version__,
-        "formula": model.formula,
-        "outcome": {"name": model.outcome, "event": _encode(_plain(model.event)),
-                    "levels": _encode([_plain(v) for v in d.levels])},
+        "formula": spec["formula"], "outcome": spec["outcome"],
         "risk": "1 / (1 + exp(-(intercept + score))); "
                 "score = score_shift + sum of points x design column",
         "intercept": model.intercept,
         # the top intervals' points of threshold terms, moved out of the printed intercept
         "score_shift": int(model._shift),
         "points": {c: int(p) for c, p in model.coef.items()},
-        "design": {"columns": list(d.columns), "labels": list(d.labels),
-                   "column_terms": list(d.column_terms), "variables": list(d.variables),
-                   "thresholds": _thresholds_to_json(d), "context": _context_to_json(d),
-                   "rhs_spec": spec_to_json(d.spec), "lhs_spec": spec_to_json(d.lhs_spec)},
+        "design": spec["design"],
         # distinct score contributions of each used term in training: the score-to-risk table
         "term_contributions": [[float(x) for x in c] for c in model._term_contributions],
         "training": {"nobs": model.nobs, "events": model.events, "rows_dropped": model.rows_dropped,
@@ -374,19 +184,9 @@ def from_json(text: str, *, allow_pickle: bool = False, context: dict | None = N
 
 
 def _model(doc: dict, allow_pickle: bool, user_context: dict) -> RiskScore:
-    from .thresholds import FORMULA_FUNCTIONS
-
-    des, out, tr = doc["design"], doc["outcome"], doc["training"]
-    columns = des["columns"]
-    spec = spec_from_json(des["rhs_spec"], allow_pickle)
-    stored = des.get("context", {"values": {}, "not_stored": {}})
-    design = Design(formula=doc["formula"], X=None, y=None, columns=columns, labels=des["labels"],
-                    column_terms=des["column_terms"], outcome=out["name"], event=_decode(out["event"]),
-                    spec=spec, lhs_spec=spec_from_json(des["lhs_spec"], allow_pickle),
-                    variables=des["variables"], index=None, dropped=tr["rows_dropped"], dropped_index=[],
-                    levels=tuple(_decode(out["levels"])), thresholds=_thresholds_from_json(des, spec),
-                    context={**FORMULA_FUNCTIONS, **_decode(stored["values"]), **user_context},
-                    unresolved_context={k: v for k, v in stored["not_stored"].items() if k not in user_context})
+    tr = doc["training"]
+    design = spec_from_json(doc, allow_pickle, user_context)
+    columns = design.columns
     unknown = set(doc["points"]) - set(columns)
     if unknown:
         raise DataError(f"the document gives points to {sorted(unknown)}, which are not design columns.")
@@ -396,17 +196,17 @@ def _model(doc: dict, allow_pickle: bool, user_context: dict) -> RiskScore:
     settings = FitSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in s.items()})
     # the document's intercept is the printed one; the fitted one also holds the top intervals'
     # points of the threshold terms, which RiskScore moves out again
-    shift = sum(t for _, _, t in _threshold_levels(design, points, settings.threshold_ranges).values())
+    shift = score_shift(design.thresholds, points, settings.threshold_ranges)
     if "score_shift" in doc and doc["score_shift"] != shift:
         raise DataError(f"the document's score_shift ({doc['score_shift']}) does not match its threshold "
                         f"terms' points (which give {shift:g}); it is inconsistent or was edited.")
     lam = np.concatenate([[doc["intercept"] + shift], points])
     cert = {k: _decode(v) for k, v in doc["certificate"].items()}
     report = SolverReport(**{k: cert[k] for k in _REPORT_FIELDS}, solution=tuple(lam))
-    model = RiskScore(design, lam, report, settings, loss=_decode(tr["loss"]),
-                      term_contributions=[np.asarray(c, float) for c in doc["term_contributions"]],
-                      nobs=tr["nobs"], events=tr["events"], rows_dropped=tr["rows_dropped"],
-                      rows_digest=tr["rows_digest"], training_metrics=_decode(tr["metrics"]))
+    training = TrainingSummary(nobs=tr["nobs"], events=tr["events"], rows_dropped=tr["rows_dropped"],
+                               rows_digest=tr["rows_digest"], metrics=_decode(tr["metrics"]))
+    model = RiskScore(design, lam, report, settings, loss=_decode(tr["loss"]), training=training,
+                      term_contributions=[np.asarray(c, float) for c in doc["term_contributions"]])
     if "net_benefit" in doc:
         from .netbenefit.model import NetBenefitFit, NetBenefitScore
         return NetBenefitScore.from_risk_score(model, NetBenefitFit.from_dict(doc["net_benefit"]))

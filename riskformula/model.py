@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from .design import DesignMatrix, DesignSpec
 from .errors import SettingsError
-from .formula import Design
 from .solver import SolverReport
-from .thresholds import levels
+from .thresholds import levels_by_term
 
 #: more attainable scores than this are shown as score bands
 MAX_TABLE_ROWS = 40
@@ -39,13 +40,28 @@ class FitSettings:
     threshold_candidates: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class TrainingSummary:
+    """What a fitted model remembers of its training rows (no data): their number, events,
+    rows dropped for missing values, a fingerprint of their index, and headline metrics when
+    they are not recomputed from a training evaluation (a loaded model)."""
+
+    nobs: int
+    events: int
+    rows_dropped: int
+    rows_digest: str
+    metrics: dict | None = None
+
+
 class RiskScore:
     """An integer risk score fitted by :func:`riskformula.risk_score`.
 
     Risk of a row = 1 / (1 + exp(−(intercept + score))), where score is the sum of the points of
     its terms.  Attributes: ``coef`` (points per design column), ``intercept``, ``objective``
     (mean logistic loss + c0·size), ``loss``, ``lower_bound``, ``gap``, ``status``, ``formula``,
-    ``nobs``, ``events``, ``size``, ``solver`` (the :class:`SolverReport`).
+    ``nobs``, ``events``, ``size``, ``solver`` (the :class:`SolverReport`), ``design`` (the frozen
+    :class:`~riskformula.design.DesignSpec` that encodes new data), ``training`` (a
+    :class:`TrainingSummary`; no training data are kept).
 
     Examples
     --------
@@ -56,17 +72,15 @@ class RiskScore:
     >>> m.predict(df.head(3)).round(3).tolist()  # doctest: +SKIP
     """
 
-    def __init__(self, design: Design, lam: np.ndarray, report: SolverReport, settings: FitSettings,
-                 loss: float, term_contributions: list, training_evaluation=None, *,
-                 nobs: int | None = None, events: int | None = None, rows_dropped: int | None = None,
-                 rows_digest: str | None = None, training_metrics: dict | None = None):
-        # the keyword-only arguments restore a model whose design holds no outcome vector or
-        # row index (riskformula.from_json); fitted models take them from the design
+    def __init__(self, design: DesignSpec, lam: np.ndarray, report: SolverReport, settings: FitSettings,
+                 loss: float, training: TrainingSummary, term_contributions: list, training_evaluation=None):
+        """A model from its design spec and fitted quantities (:meth:`from_fit` after a fit,
+        :func:`riskformula.from_json` from a document); ``lam`` holds the fitted intercept first."""
         self._design = design
-        self.coef = pd.Series(np.round(lam[1:]).astype(int), index=design.columns, name="points")
+        self.coef = pd.Series(np.round(lam[1:]).astype(int), index=list(design.columns), name="points")
         # a threshold term's top interval may carry points too (Molero-Río & D'Ambrosio's w≥); they come out of
         # the base so the card shows each interval's points within the coefficient range
-        self._levels = _threshold_levels(design, self.coef.to_numpy(), settings.threshold_ranges)
+        self._levels = levels_by_term(design.thresholds, self.coef.to_numpy(), settings.threshold_ranges)
         self._shift = int(sum(t for _, _, t in self._levels.values()))
         self.intercept = int(round(lam[0])) - self._shift
         self.solver = report
@@ -77,15 +91,30 @@ class RiskScore:
         self.gap = float(report.gap)
         self.status = report.status
         self.formula = design.formula
-        self.nobs = design.nobs if nobs is None else int(nobs)
-        self.events = int(design.y.sum()) if events is None else int(events)
+        self.training = training
+        self.nobs = training.nobs
+        self.events = training.events
         self.outcome = design.outcome
         self.event = design.event
-        self.rows_dropped = design.dropped if rows_dropped is None else int(rows_dropped)
+        self.rows_dropped = training.rows_dropped
         self._term_contributions = term_contributions
         self.training_evaluation = training_evaluation
-        self._rows_digest = rows_digest
-        self._training_metrics = training_metrics
+
+    @classmethod
+    def from_fit(cls, design: DesignMatrix, lam: np.ndarray, report: SolverReport, settings: FitSettings,
+                 loss: float, data: pd.DataFrame | None = None) -> "RiskScore":
+        """The fitted model of a training design; evaluated on ``data``'s training rows when given."""
+        points = np.round(lam[1:])
+        training = TrainingSummary(nobs=design.nobs, events=int(design.y.sum()), rows_dropped=design.dropped,
+                                   rows_digest=index_digest(design.index))
+        model = cls(design.spec, lam, report, settings, loss, training,
+                    term_contributions(design, points, settings.threshold_ranges))
+        if data is not None:
+            from .reports.evaluation import evaluate
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.training_evaluation = evaluate(model, data.loc[design.index])
+        return model
 
     # --- basic facts ------------------------------------------------------------------
     @property
@@ -108,7 +137,9 @@ class RiskScore:
         return pd.Series(self._design.labels, index=self._design.columns, name="label")
 
     @property
-    def design(self) -> Design:
+    def design(self) -> DesignSpec:
+        """The frozen :class:`~riskformula.design.DesignSpec`: formula, columns, labels, thresholds and the
+        formulaic specs that encode new data."""
         return self._design
 
     @property
@@ -117,16 +148,14 @@ class RiskScore:
 
         :func:`riskformula.compare` uses it to check that models were fitted to the same rows.
         """
-        if self._rows_digest is None:
-            self._rows_digest = index_digest(self._design.index)
-        return self._rows_digest
+        return self.training.rows_digest
 
     @property
     def training_metrics(self) -> dict:
         """Headline metrics on the training rows: ``n``, ``events``, ``auc``, ``cal``, ``brier``,
         ``log_loss`` (unweighted mean log loss); NaN when unknown."""
-        if self._training_metrics is not None:
-            return dict(self._training_metrics)
+        if self.training.metrics is not None:
+            return dict(self.training.metrics)
         ev = self.training_evaluation
         nan = float("nan")
         if ev is None:
@@ -176,6 +205,7 @@ class RiskScore:
         ``column`` (design column, or the formula term of a threshold) and ``points``."""
         rows, done = [], set()
         by_col = {j: t for t in self._design.thresholds for j in t.columns}
+        ranges = self.settings.threshold_ranges
         for j, col in enumerate(self._design.columns):
             t = by_col.get(j)
             if t is None:
@@ -183,8 +213,8 @@ class RiskScore:
                     rows.append((self._design.labels[j], col, int(self.coef.iloc[j])))
             elif t.term not in done:
                 done.add(t.term)
-                chosen, lv, _ = self._levels[t.term]
-                rows += [(t.condition(r, chosen), t.term, int(p)) for r, p in enumerate(lv) if chosen and p != 0]
+                rows += [(cond, t.term, p) for cond, p in
+                         t.card_rows(self.coef.to_numpy(), ranges.get(t.term, (-5, 5)))]
         return pd.DataFrame(rows, columns=["term", "column", "points"])
 
     def attainable_scores(self) -> np.ndarray:
@@ -326,27 +356,18 @@ def _plain(v):
     return v.item() if hasattr(v, "item") else v
 
 
-def _threshold_levels(design: Design, points: np.ndarray, ranges: dict) -> dict:
-    """term -> (chosen cut indices, points per interval, top interval's points) of threshold terms."""
-    out = {}
-    for t in design.thresholds:
-        lb, ub = ranges.get(t.term, (-5, 5))
-        out[t.term] = levels(points[list(t.columns)], lb, ub)
-    return out
-
-
-def term_contributions(design: Design, lam: np.ndarray, threshold_ranges: dict | None = None) -> list:
+def term_contributions(design: DesignMatrix, points: np.ndarray, threshold_ranges: dict | None = None) -> list:
     """Distinct values of each used term's points in the training rows (a factor's levels are
     mutually exclusive, so they are combined within the term, not across columns; a threshold
     term contributes its interval points, see :func:`riskformula.thresholds.levels`)."""
-    points = np.round(lam[1:])
-    shifts = {t: s for t, (_, _, s) in _threshold_levels(design, points, threshold_ranges or {}).items()}
+    spec = design.spec
+    shifts = {t: s for t, (_, _, s) in levels_by_term(spec.thresholds, points, threshold_ranges or {}).items()}
     out = []
     terms: dict = {}
-    for j, t in enumerate(design.column_terms):
+    for j, t in enumerate(spec.column_terms):
         if points[j] != 0:
-            terms.setdefault(t if t is not None else design.columns[j], []).append(j)
+            terms.setdefault(t if t is not None else spec.columns[j], []).append(j)
     for cols in terms.values():
-        contrib = design.X[:, cols] @ points[cols] + shifts.get(design.column_terms[cols[0]], 0.0)
+        contrib = design.X[:, cols] @ points[cols] + shifts.get(spec.column_terms[cols[0]], 0.0)
         out.append(np.unique(contrib.round(9)))
     return out

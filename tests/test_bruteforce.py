@@ -537,7 +537,7 @@ def test_saved_basis_is_only_a_warm_start():
         f, g = prob.loss.value_and_gradient(lam)
         lp.add_cut(lam, f, g)
     child_upper = upper.copy()
-    child_upper[[prob.lam(1), prob.lam(2)]] = 0.0
+    child_upper[[prob.layout.lam(0), prob.layout.lam(1)]] = 0.0
     lp.set_bounds(lower, child_upper)
     lp.solve()
     lp.drop_slack_cuts(6)  # drops a cut that was tight in the saved basis

@@ -32,7 +32,7 @@ def fits(data):
 
 def loglik(model, data):
     """statsmodels' log-likelihood of the integer model at its fixed points (independent oracle)."""
-    X = np.column_stack([np.ones(model.nobs), model.design.spec.get_model_matrix(data)[model.design.columns]])
+    X = np.column_stack([np.ones(model.nobs), model.design.model_spec.get_model_matrix(data)[list(model.design.columns)]])
     return sm.Logit(model.observed(data).to_numpy(), X).loglike(
         np.r_[model.intercept, model.coef.to_numpy(float)])
 
@@ -65,7 +65,7 @@ def test_reference_row_is_statsmodels_logit(fits, data):
     t = rf.compare(*fits, data=data).to_frame()
     ref = t.iloc[-1]
     assert ref["status"] == "reference"
-    X = sm.add_constant(fits[1].design.spec.get_model_matrix(data)[fits[1].design.columns].to_numpy(float))
+    X = sm.add_constant(fits[1].design.model_spec.get_model_matrix(data)[list(fits[1].design.columns)].to_numpy(float))
     res = sm.Logit(data["y"].to_numpy(), X).fit(disp=0)
     assert ref["deviance"] == pytest.approx(-2 * res.llf, rel=1e-6)
     assert ref["aic"] == pytest.approx(res.aic, rel=1e-6)

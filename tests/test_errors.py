@@ -11,7 +11,7 @@ import pytest
 
 import riskformula as rf
 import riskformula.io  # noqa: F401  (rf.io.to_json)
-import riskformula.metrics  # noqa: F401
+import riskformula.reports.metrics  # noqa: F401
 from riskformula.errors import (DataError, FormulaError, InfeasibleProblemError, RiskFormulaError,
                                 SettingsError)
 
@@ -271,10 +271,10 @@ BAD_ARGUMENTS = {
     "to_json model": (lambda m, d: rf.io.to_json("model"), "RiskScore"),
     "plot without data": (lambda m, d: rf.plots.plot_roc(m), "`data` is required"),
     "plot evaluation and data": (lambda m, d: rf.plots.plot_roc(rf.evaluate(m, d), d), "either"),
-    "metric level": (lambda m, d: rf.metrics.auc_ci([0, 1, 1], [1, 2, 3], level=95), "`level`"),
-    "metric level type": (lambda m, d: rf.metrics.auc_ci([0, 1, 1], [1, 2, 3], level="95%"), "`level`"),
-    "hosmer-lemeshow groups": (lambda m, d: rf.metrics.hosmer_lemeshow([0, 1, 1], [.2, .5, .8], groups=2), "groups"),
-    "ece bins": (lambda m, d: rf.metrics.expected_calibration_error([0, 1], [.2, .8], bins=0), "bins"),
+    "metric level": (lambda m, d: rf.reports.metrics.auc_ci([0, 1, 1], [1, 2, 3], level=95), "`level`"),
+    "metric level type": (lambda m, d: rf.reports.metrics.auc_ci([0, 1, 1], [1, 2, 3], level="95%"), "`level`"),
+    "hosmer-lemeshow groups": (lambda m, d: rf.reports.metrics.hosmer_lemeshow([0, 1, 1], [.2, .5, .8], groups=2), "groups"),
+    "ece bins": (lambda m, d: rf.reports.metrics.expected_calibration_error([0, 1], [.2, .8], bins=0), "bins"),
     "cross_validate folds": (lambda m, d: rf.cross_validate("y ~ a", d, folds=1), "folds"),
     "cross_validate unknown fit argument": (lambda m, d: rf.cross_validate("y ~ a", d, max_sise=2), "max_sise"),
     "size_path sizes": (lambda m, d: rf.size_path("y ~ a", d, sizes=[]), "sizes"),

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from riskformula import metrics as m
+from riskformula.reports import metrics as m
 from riskformula.errors import CalibrationWarning, DataError, SettingsError
 from riskformula.reports.evaluation import DEFAULT_THRESHOLDS, Evaluation, evaluate
 

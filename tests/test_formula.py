@@ -53,7 +53,7 @@ def formulaic_design(formula_rhs, data):
 def check_design_and_predict(m, rhs, data, newdata):
     """The design equals formulaic's (minus the intercept); predict = b0 + X·points on new data."""
     expected, spec = formulaic_design(rhs, data)
-    assert m.design.columns == list(expected.columns)
+    assert m.design.columns == tuple(expected.columns)
     assert list(m.coef.index) == list(expected.columns)
     np.testing.assert_array_equal(m.design.transform(data), expected.to_numpy(float))
     X_new = pd.DataFrame(spec.get_model_matrix(newdata)).drop(columns=["Intercept"])
@@ -97,7 +97,7 @@ def test_dot_means_all_other_columns(df, newdata):
 def test_dot_excludes_the_source_of_a_comparison_outcome(df):
     data = df[["smoker", "sex", "out"]]
     m = rf.risk_score('out == "yes" ~ .', data, **S)
-    assert m.design.columns == ["smoker", "sex[T.m]"]  # `out` is not a predictor of itself
+    assert m.design.columns == ("smoker", "sex[T.m]")  # `out` is not a predictor of itself
 
 
 def test_readable_labels(df):

@@ -93,7 +93,7 @@ def test_pickle_round_trip(model, data):
 
 def test_pickled_spec_needs_allow_pickle(model, data):
     doc = io.to_dict(model)
-    spec = model.design.spec
+    spec = model.design.model_spec
     doc["design"]["rhs_spec"] = {"encoding": "pickle-base64", "formula": str(spec.formula),
                                  "data": base64.b64encode(pickle.dumps(spec)).decode()}
     text = json.dumps(doc)
@@ -109,8 +109,9 @@ class Odd:
 
 def test_spec_with_unsupported_state_falls_back_to_labelled_pickle(model):
     from dataclasses import replace
-    spec = replace(model.design.spec, transform_state={"f(x)": {"obj": Odd()}})
-    d = io.spec_to_json(spec)
+    from riskformula.design.serialize import model_spec_to_json
+    spec = replace(model.design.model_spec, transform_state={"f(x)": {"obj": Odd()}})
+    d = model_spec_to_json(spec)
     assert d["encoding"] == "pickle-base64" and "trust" in d["note"]
 
 

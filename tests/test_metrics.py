@@ -1,4 +1,4 @@
-"""Known-answer and cross-implementation tests for riskformula.metrics.
+"""Known-answer and cross-implementation tests for riskformula.reports.metrics.
 
 Every small example writes its arithmetic next to the expected value. Where another
 implementation exists (scipy, statsmodels, a brute-force loop in this file) it is used as
@@ -14,7 +14,7 @@ import pytest
 import statsmodels.api as sm
 from scipy import special, stats
 
-from riskformula import metrics as m
+from riskformula.reports import metrics as m
 from riskformula.errors import CalibrationWarning, DataError, SettingsError
 
 
@@ -392,5 +392,11 @@ def test_no_warnings_on_ordinary_data(tied_data):
 def test_docstring_examples_run():
     import doctest
 
-    result = doctest.testmod(m, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 12 and result.failed == 0
+    from riskformula.reports.metrics import calibration, decision, discrimination, losses
+
+    attempted = 0
+    for module in (m, losses, discrimination, calibration, decision):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0, module.__name__
+        attempted += result.attempted
+    assert attempted >= 14

@@ -12,7 +12,7 @@ import pytest
 
 import riskformula as rf
 from riskformula.errors import OptimalityGapWarning, SettingsError
-from riskformula.metrics import aunbc, expected_calibration_error, net_benefit
+from riskformula.reports.metrics import aunbc, expected_calibration_error, net_benefit
 from riskformula.netbenefit.cutoffs import optimal_cutoffs, score_bands
 from riskformula.netbenefit.fit import prepare
 from riskformula.netbenefit.grid import decision_grid

@@ -2,6 +2,7 @@
 of every term kind and constraint, compared row by row and report by report."""
 
 import copy
+import dataclasses
 import json
 import pickle
 import warnings
@@ -108,7 +109,7 @@ def _same_rows(a: pd.Series, b: pd.Series):
 
 def _without_training_evaluation(model):
     m = copy.copy(model)
-    m._training_metrics = model.training_metrics
+    m.training = dataclasses.replace(model.training, metrics=model.training_metrics)
     m.training_evaluation = None  # what a JSON document keeps: the headline metrics only
     return m
 
@@ -255,21 +256,19 @@ def test_to_dict_of_the_document_is_plain_json(case):
 def test_warm_start_from_a_threshold_model_keeps_its_intercept():
     """A fitted (or loaded) model as `initial=` starts from its own fitted point: its intercept
     includes the top intervals' points that the printed intercept leaves out."""
-    from riskformula.compile import build_problem
+    from riskformula.design import build_design
     from riskformula.fit import initial_points
-    from riskformula.formula import build_design
-    from riskformula.problem import LogisticLoss
+    from riskformula.problem import LogisticLoss, build_problem
     from riskformula.thresholds import drop_dominated_cuts
 
     df = rf.synthetic_thresholds(400, 2, seed=2)
     m = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, time_limit=30)
     assert m._shift != 0
-    design = build_design(m.formula, df)
-    drop_dominated_cuts(design)
-    problem, _ = build_problem(design, LogisticLoss(design.X, design.y), np.full(len(design.columns), -5.0),
-                               np.full(len(design.columns), 5.0))
+    design, _ = drop_dominated_cuts(build_design(m.formula, df))
+    problem = build_problem(design.spec, LogisticLoss(design.X, design.y), np.full(len(design.columns), -5.0),
+                            np.full(len(design.columns), 5.0))
     for start in (m, rf.from_json(m.to_json())):
-        given = initial_points(start, design, problem)[-1]
+        given = initial_points(start, design.spec.terms, problem)[-1]
         np.testing.assert_array_equal(given, np.asarray(m.solver.solution))
     again = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, time_limit=30, initial=m)
     assert again.objective == pytest.approx(m.objective, rel=1e-12)

@@ -11,7 +11,7 @@ import pytest
 import riskformula as rf
 from riskformula.cli import main
 from riskformula.errors import FormulaError
-from riskformula.formula import build_design
+from riskformula.design import build_design
 from riskformula.thresholds import expand_threshold_dot
 
 S = dict(max_size=3, coef_range=(-3, 3), c0=1e-6, time_limit=30)
@@ -40,9 +40,9 @@ BY_HAND = "y ~ threshold(age, grid=4) + threshold(bmi, grid=4) + male + smoker +
 def test_expansion_is_the_thresholds_written_by_hand(df):
     assert expand_threshold_dot("y", "threshold(., grid=4)", df) == BY_HAND.split(" ~ ")[1]
     dot, hand = build_design("y ~ threshold(., grid=4)", df), build_design(BY_HAND, df)
-    assert dot.columns == hand.columns and dot.labels == hand.labels
+    assert dot.columns == hand.columns and dot.spec.labels == hand.spec.labels
     np.testing.assert_array_equal(dot.X, hand.X)
-    assert [t.term for t in dot.thresholds] == ["threshold(age, grid=4)", "threshold(bmi, grid=4)"]
+    assert [t.term for t in dot.spec.thresholds] == ["threshold(age, grid=4)", "threshold(bmi, grid=4)"]
 
 
 def test_fit_equals_the_fit_written_by_hand(df):

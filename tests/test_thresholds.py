@@ -284,3 +284,15 @@ def test_sign_split_keeps_the_optimum(seed, monkeypatch):
     assert any(splits)
     assert m.status == "optimal"
     assert m.objective == pytest.approx(best, rel=1e-7)
+
+
+def test_other_functions_named_cut_are_not_thresholds():
+    """``C(pd.cut(x, 4))`` is an ordinary factor; only the formula functions threshold()/cut() are
+    thresholds, and only they must stand alone in a term."""
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"x": rng.normal(size=200), "z": rng.integers(0, 2, 200)})
+    df["y"] = (rng.random(200) < 1 / (1 + np.exp(-df.x))).astype(int)
+    m = rf.risk_score("y ~ C(pd.cut(x, 3)) + z", df, time_limit=10, context={"pd": pd})
+    assert m.design.thresholds == () and len(m.design.columns) == 3
+    with pytest.raises(FormulaError, match="a term of its own"):
+        rf.risk_score("y ~ z:threshold(x)", df, time_limit=10)

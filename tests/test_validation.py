@@ -9,9 +9,10 @@ import pytest
 
 import riskformula as rf
 from conftest import binary_frame
-from riskformula import metrics
 from riskformula.errors import DataError, SettingsError
-from riskformula.validation import FOLD_COLUMNS, stratified_folds
+from riskformula.reports import metrics
+from riskformula.reports.cross_validation import FOLD_COLUMNS
+from riskformula.tuning import stratified_folds
 
 FORMULA = "y ~ x1 + x2 + x3 + C(grp)"
 FIT = dict(max_size=2, coef_range=(-3, 3), time_limit=10)

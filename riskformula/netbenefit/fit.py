@@ -16,15 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import _validate as v
-from ..compile import build_problem, check_constraints, raise_if_infeasible
-from ..constraints import RiskBound
+from .. import _checks as v
+from ..design import build_design
 from ..errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
-from ..formula import build_design
-from ..model import FitSettings, RiskScore, _threshold_levels, term_contributions
-from ..problem import LogisticLoss
+from ..model import FitSettings, RiskScore
+from ..problem import LogisticLoss, build_problem
+from ..problem.constraints import RiskBound, check_constraints
 from ..solver import SolverReport
-from ..thresholds import drop_dominated_cuts
+from ..solver.feasibility import raise_if_infeasible
+from ..thresholds import drop_dominated_cuts, score_shift
 from .cutoffs import optimal_cutoffs, score_bands
 from .grid import decision_grid
 from .heuristic import LocalSearch, NetBenefitScorer, logistic_direction, rounded_starts
@@ -75,7 +75,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
     setup = prepare(formula, data, na_action=na_action, event=event, context=context, weights=weights,
                     coef_range=coef_range, constraints=constraints, factors_as_one=factors_as_one, c0=c0,
                     max_size=max_size, min_size=min_size)
-    design, problem, builder, loss = setup.design, setup.problem, setup.builder, setup.loss
+    design, problem, loss = setup.design, setup.problem, setup.loss
     lower, upper, w, candidates = setup.lower, setup.upper, setup.weights, setup.candidates
     X, pos, neg = loss.Z[:, 1:], loss.w_pos, loss.w_neg
     scorer = NetBenefitScorer(X, pos, neg, grid)
@@ -127,22 +127,21 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
 
     # the score has no intercept: λ_0 is the threshold terms' shift (moved out of the printed
     # intercept by RiskScore), so that ``intercept`` is 0
-    ranges = dict(builder.threshold_ranges)
-    shift = sum(top for _, _, top in _threshold_levels(design, points, ranges).values())
+    spec = design.spec
+    ranges = {t.term: t.interval_range(lower, upper) for t in spec.thresholds}
+    shift = score_shift(spec.thresholds, points, ranges)
     lam = np.concatenate([[float(shift)], points])
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=(0, 0), c0=c0,
                            positive_weight=1.0, weighted=w is not None, time_limit=time_limit,
                            gap_tolerance=gap_tolerance, na_action=na_action, constraints=constraints,
                            factors_as_one=bool(factors_as_one), threshold_ranges=ranges,
-                           size_groups=tuple(tuple(g) for g in builder.groups), threshold_candidates=candidates)
+                           size_groups=tuple(tuple(g.cols) for g in problem.groups), threshold_candidates=candidates)
     report = SolverReport(status=status, objective=-value_pen, lower_bound=-bound, gap=gap, time=elapsed,
                           nodes=nodes, cuts=0, lp_solves=0, root_bound=-_rowwise_bound(pos, neg, grid, 0.0),
                           solver=_solver_name(solver), settings={k: _plain(x) for k, x in info.items()},
                           solution=tuple(lam))
-    base = RiskScore(design, lam, report, settings, loss=0.0,
-                     term_contributions=term_contributions(design, lam, settings.threshold_ranges))
-    shift = base._shift
+    base = RiskScore.from_fit(design, lam, report, settings, loss=0.0)
     nb = _net_benefit_fit(X @ points, pos, neg, grid, shift, c0, solver, info)
     model = NetBenefitScore.from_risk_score(base, nb)
     model.loss = training_log_loss(nb.band_n, nb.band_events, nb.band_risk)
@@ -150,7 +149,6 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.training_evaluation = evaluate(model, data.loc[design.index])
-    design.X = None  # keep no training data in the fitted model
     return model
 
 
@@ -162,7 +160,6 @@ class Setup:
 
     design: object
     problem: object
-    builder: object
     loss: LogisticLoss
     lower: np.ndarray
     upper: np.ndarray
@@ -177,24 +174,30 @@ def prepare(formula, data, *, na_action="raise", event=None, context=None, weigh
     w = v.check_weights(weights, data)
     if w is not None:
         w = w.loc[design.index].to_numpy()
-    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.thresholds}
+        design = design.with_weights(w)
+    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.spec.thresholds}
     # moving a cut across rows of one outcome moves their net benefit one way: ends suffice
-    candidates.update(drop_dominated_cuts(design, w))
-    lower, upper = v.check_coef_bounds(coef_range, design.columns, design.labels, design.column_terms)
+    design, kept = drop_dominated_cuts(design)
+    candidates.update(kept)
+    spec = design.spec
+    lower, upper = v.check_coef_bounds(coef_range, spec.terms)
     usable = int(np.sum((lower != 0) | (upper != 0)))
     if min_size > usable:
         raise InfeasibleProblemError(
             f"`min_size={min_size}` asks for more terms than can be nonzero: the design has {usable} "
             f"column(s) whose `coef_range` allows nonzero points.")
-    loss = LogisticLoss(design.X, design.y, w)
+    loss = LogisticLoss(design.X, design.y, design.weights)
     if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
         raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
-    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, max_size=max_size, min_size=min_size,
-                intercept_range=(0, 0))
-    problem, builder = build_problem(design, loss, lower, upper, constraints=constraints, **opts)
+    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=(0, 0))
+    problem = build_problem(spec, loss, lower, upper, constraints=constraints, max_size=max_size,
+                            min_size=min_size, **opts)
     if constraints:
-        raise_if_infeasible(design, loss, lower, upper, constraints, problem=problem, **opts)
-    return Setup(design, problem, builder, loss, lower, upper, w, candidates)
+        def rebuild(cons, max_size, min_size):  # the same problem with fewer constraints
+            return build_problem(spec, loss, lower, upper, constraints=cons, max_size=max_size, min_size=min_size,
+                                 **opts)
+        raise_if_infeasible(problem, constraints, rebuild, max_size=max_size, min_size=min_size)
+    return Setup(design, problem, loss, lower, upper, w, candidates)
 
 
 def _net_benefit_fit(s, pos, neg, grid, shift, c0, solver, info) -> NetBenefitFit:
@@ -221,7 +224,7 @@ def _starts(problem, search, X, pos, neg, initial, design) -> list:
     starts = [np.zeros(d)]
     if initial is not None:
         from ..fit import initial_points
-        starts.insert(0, initial_points(initial, design, problem)[0][1:])
+        starts.insert(0, initial_points(initial, design.spec.terms, problem)[0][1:])
     if d:
         starts += rounded_starts(problem, logistic_direction(X, pos, neg), search.lo, search.hi)
     return starts

@@ -24,8 +24,8 @@ from .grid import PAPER_GRID
 
 
 def _grid(thresholds) -> np.ndarray:
-    from ..metrics import _check_thresholds
-    t = np.asarray(PAPER_GRID) if thresholds is None else _check_thresholds(thresholds, allow_zero=False)
+    from ..reports.metrics.decision import check_thresholds
+    t = np.asarray(PAPER_GRID) if thresholds is None else check_thresholds(thresholds, allow_zero=False)
     return np.concatenate([[0.0], t, [1.0]])
 
 
@@ -43,8 +43,8 @@ def improvement_steps(y, risk, thresholds=None, weights=None) -> list[tuple[int,
     >>> improvement_steps([1, 1, 0], [0.15, 0.15, 0.05], thresholds=[0.1, 0.2])
     [(1, 0.2)]
     """
-    from ..metrics import _prepare
-    a = _prepare(y, risk, weights=weights)
+    from ..reports.metrics._inputs import prepare
+    a = prepare(y, risk, weights=weights)
     yv, c, w = a["y"], a["risk"].copy(), a["weights"]
     p = _grid(thresholds)
     M = len(p) - 2

@@ -44,7 +44,8 @@ def card(model, kind: str = "text") -> str:
     r.check_kind(kind)
     return r.document([r.heading(r.escape(f"Net-benefit risk score: {model.formula}", kind), kind, 2),
                        r.table(_card_display(model), kind), r.table(_decisions_display(model), kind),
-                       r.table(_bands_display(model), kind)], kind)
+                       r.table(_bands_display(model), kind),
+                       r.paragraph("risk = observed event rate of the training rows in the score band", kind)], kind)
 
 
 class NetBenefitSummary(Summary):
@@ -53,6 +54,8 @@ class NetBenefitSummary(Summary):
     Sections: data, score card, decision rules, score bands → risk, fit on the training data,
     certificate, notes.
     """
+
+    _title = "Net-benefit risk score"
 
     def header(self) -> list[tuple[str, str]]:
         m = self.model
@@ -123,25 +126,17 @@ class NetBenefitSummary(Summary):
                        "diagnostics are unweighted.")
         return out
 
-    @property
-    def tables(self) -> dict[str, pd.DataFrame]:
-        t = super().tables
+    def _tables(self) -> dict[str, pd.DataFrame | None]:
+        t = super()._tables()
         t["decisions"] = self.model.decisions
         return t
 
-    def render(self, kind: str = "text") -> str:
-        """The full report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        r.check_kind(kind)
+    def _sections(self) -> list:
         m = self.model
-        blocks = [r.heading("Net-benefit risk score", kind, 1), r.pairs(self.header(), kind),
-                  *self._constraint_blocks(kind),
-                  r.heading("Score card", kind), r.table(_card_display(m), kind),
-                  r.heading("Decisions", kind), r.table(_decisions_display(m), kind),
-                  r.heading("Score bands to risk", kind), r.table(_bands_display(m), kind),
-                  r.heading("Fit on the training data", kind), r.table(self.fit_table(), kind),
-                  r.heading("Certificate", kind), r.table(self.certificate(), kind),
-                  r.notes([r.escape(s, kind) for s in self.notes()], kind)]
-        return r.document(blocks, kind)
-
-    def __repr__(self) -> str:
-        return f"<Summary of {self.model!r}>"
+        out = []
+        con = self.constraints_table()
+        if con is not None:
+            out.append(("Constraints and thresholds", con))
+        return out + [("Score card", _card_display(m)), ("Decisions", _decisions_display(m)),
+                      ("Score bands to risk", _bands_display(m)), ("Fit on the training data", self.fit_table()),
+                      ("Certificate", self.certificate())]

@@ -1,11 +1,9 @@
 """A risk-score problem: minimise loss + Σ c0_j·α_j over integer points and binary indicators.
 
-Variables, in this order (one vector ``x``):
-
-* ``λ_0 .. λ_d``  integer points, intercept first (the intercept has no indicator);
-* ``α_1 .. α_d``  binary "term j is used" indicators, linked by ``lb_j α_j ≤ λ_j ≤ ub_j α_j``;
-* auxiliary columns added by later constraint kinds (binary or integer or continuous), then one
-  binary ``u_g`` per :class:`SizeGroup` that needs one ("some column of group g is used").
+The variables (points λ, "used" indicators α, auxiliaries) sit in one vector ``x`` laid out by
+:class:`~riskformula.problem.layout.VariableLayout`; auxiliary columns come from the
+formulation (see :mod:`riskformula.problem.builder`), then one binary ``u_g`` per
+:class:`SizeGroup` ("some column of group g is used").
 
 Every operational constraint is a :class:`LinearRow` over these columns, so the solver
 sees one generic "convex loss + linear rows over integer and binary variables" problem.
@@ -18,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .layout import VariableLayout
 from .loss import LogisticLoss
 
 
@@ -33,7 +32,7 @@ class LinearRow:
 
 @dataclass(frozen=True)
 class SizeGroup:
-    """Columns (term indices 1..d) that count once toward the model size.
+    """Design columns (0-based) that count once toward the model size.
 
     ``max_used`` caps how many of them may be nonzero (1 for one model-chosen threshold, None for
     no cap).  Each group gets a binary ``u_g`` = "some column of g is used", counted by the size
@@ -46,8 +45,9 @@ class SizeGroup:
     name: str = ""
 
     @property
-    def needs_aux(self) -> bool:
-        return True
+    def exclusive(self) -> bool:
+        """At most one of several columns may be nonzero (e.g. the candidate cuts of one threshold)."""
+        return self.max_used == 1 and len(self.cols) > 1
 
 
 @dataclass
@@ -57,7 +57,7 @@ class RiskProblem:
     Parameters
     ----------
     loss : the :class:`LogisticLoss` on the training rows.
-    coef_lower, coef_upper : integer bounds of λ_1..λ_d (length d).
+    coef_lower, coef_upper : integer bounds of the points of the d design columns.
     c0 : per-term sparsity penalty (length d) or a scalar.
     max_size, min_size : limits on the number of used terms.
     intercept_bounds : ``(lo, hi)``; derived from the data when ``None`` (see
@@ -67,6 +67,8 @@ class RiskProblem:
     aux_rule : ``f(lam, alpha) -> values`` of those extra columns implied by integer points, so
         that :meth:`complete` (and with it the heuristics) works with them; None if there is none.
     groups : :class:`SizeGroup` s; each counts once toward ``max_size``/``min_size``.
+
+    ``layout`` (a :class:`VariableLayout`) says where each variable sits in ``x``.
     """
 
     loss: LogisticLoss
@@ -91,21 +93,20 @@ class RiskProblem:
         self.coef_upper = np.asarray(self.coef_upper, dtype=float).reshape(d)
         self.c0 = np.broadcast_to(np.asarray(self.c0, dtype=float), (d,)).copy()
         self.n_extra_aux = len(self.aux_lower)
-        self._group_of = np.full(d + 1, -1)
+        self._group_of = np.full(d, -1)
         for g, grp in enumerate(self.groups):
             if any(self._group_of[j] >= 0 for j in grp.cols):
                 raise ValueError(f"column(s) of size group {grp.name!r} are already in another group")
             self._group_of[list(grp.cols)] = g
-        # one binary u_g per group that needs it, after the caller's auxiliary columns
-        self._group_aux = {}
-        for g, grp in enumerate(self.groups):
-            if grp.needs_aux:
-                self._group_aux[g] = len(self.aux_lower)
-                self.aux_lower = np.append(self.aux_lower, 0.0)
-                self.aux_upper = np.append(self.aux_upper, 1.0)
-                self.aux_integer = np.append(np.asarray(self.aux_integer, bool), True)
-                self.aux_cost = np.append(self.aux_cost, 0.0)
-                self.aux_names = list(self.aux_names) + [f"used[{grp.name}]"]
+        # one binary u_g per group, after the caller's auxiliary columns
+        n_groups = len(self.groups)
+        self._group_aux = list(range(self.n_extra_aux, self.n_extra_aux + n_groups))
+        self.aux_lower = np.append(self.aux_lower, np.zeros(n_groups))
+        self.aux_upper = np.append(self.aux_upper, np.ones(n_groups))
+        self.aux_integer = np.append(np.asarray(self.aux_integer, bool), np.ones(n_groups, bool))
+        self.aux_cost = np.append(self.aux_cost, np.zeros(n_groups))
+        self.aux_names = list(self.aux_names) + [f"used[{grp.name}]" for grp in self.groups]
+        self.layout = VariableLayout(d, len(self.aux_lower))
         if self.max_size is None:
             self.max_size = self.n_units
         self.max_size = int(min(self.max_size, self.n_units))
@@ -113,42 +114,26 @@ class RiskProblem:
         if self.intercept_bounds is None:
             self.intercept_bounds = intercept_bounds(self)
 
-    # --- column layout -------------------------------------------------------------------
+    # --- sizes ----------------------------------------------------------------------------
     @property
     def d(self) -> int:
         return self.loss.d
 
     @property
     def n_aux(self) -> int:
-        return len(self.aux_lower)
+        return self.layout.n_aux
 
     @property
     def n_cols(self) -> int:
-        return 2 * self.d + 1 + self.n_aux
-
-    def lam(self, j: int) -> int:
-        """Column of λ_j (j = 0 is the intercept)."""
-        return j
-
-    def alpha(self, j: int) -> int:
-        """Column of α_j for term j = 1..d."""
-        return self.d + j
-
-    def aux(self, k: int) -> int:
-        return 2 * self.d + 1 + k
+        return self.layout.n_cols
 
     # --- size units: an ungrouped term or a group -----------------------------------------
-    def units(self) -> list[tuple]:
-        """Column groups that count once toward the size, as tuples of term indices 1..d."""
-        out = [(j,) for j in range(1, self.d + 1) if self._group_of[j] < 0]
-        return out + [tuple(g.cols) for g in self.groups]
-
     @property
     def n_units(self) -> int:
-        return int(np.sum(self._group_of[1:] < 0)) + len(self.groups)
+        return int(np.sum(self._group_of < 0)) + len(self.groups)
 
     def _unit_capacity(self) -> list[int]:
-        caps = [1] * int(np.sum(self._group_of[1:] < 0))
+        caps = [1] * int(np.sum(self._group_of < 0))
         return caps + [len(g.cols) if g.max_used is None else min(g.max_used, len(g.cols)) for g in self.groups]
 
     @property
@@ -158,9 +143,15 @@ class RiskProblem:
         return int(sum(caps[: self.max_size]))
 
     @property
+    def exclusive_groups(self) -> list[SizeGroup]:
+        """Groups of several columns of which at most one may be nonzero (the solver splits them
+        by sign and in halves, SOS1-style)."""
+        return [g for g in self.groups if g.exclusive]
+
+    @property
     def unit_columns(self) -> np.ndarray:
-        """Columns of the group indicators u_g."""
-        return np.array([self.aux(k) for k in self._group_aux.values()], dtype=int)
+        """Positions of the group indicators u_g."""
+        return np.array([self.layout.aux(k) for k in self._group_aux], dtype=int)
 
     @property
     def can_complete(self) -> bool:
@@ -175,20 +166,20 @@ class RiskProblem:
     def model_size(self, lam: np.ndarray) -> int:
         """Number of size units with nonzero points."""
         used = np.asarray(lam[1:]) != 0
-        n = int(np.sum(used & (self._group_of[1:] < 0)))
-        return n + sum(bool(used[np.asarray(g.cols) - 1].any()) for g in self.groups)
+        n = int(np.sum(used & (self._group_of < 0)))
+        return n + sum(bool(used[np.asarray(g.cols)].any()) for g in self.groups)
 
     def select_support(self, order) -> np.ndarray:
-        """Greedy support in the given priority order of terms (0-based) that respects the size
+        """Greedy support in the given priority order of design columns that respects the size
         limit and every group's ``max_used``; used by rounding heuristics."""
         keep = np.zeros(self.d, dtype=bool)
         size = 0
         used_in = np.zeros(len(self.groups), dtype=int)
-        for j0 in order:
-            g = self._group_of[j0 + 1]
+        for j in order:
+            g = self._group_of[j]
             if g < 0:
                 if size < self.max_size:
-                    keep[j0] = True
+                    keep[j] = True
                     size += 1
                 continue
             cap = self.groups[g].max_used
@@ -199,7 +190,7 @@ class RiskProblem:
                     continue
                 size += 1
             used_in[g] += 1
-            keep[j0] = True
+            keep[j] = True
         return keep
 
     def column_bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -217,18 +208,19 @@ class RiskProblem:
 
     def all_rows(self) -> list[LinearRow]:
         """Indicator links, size limits and the user's rows."""
+        lay = self.layout
         rows = []
-        for j in range(1, self.d + 1):
-            rows.append(LinearRow({self.lam(j): 1.0, self.alpha(j): -self.coef_upper[j - 1]}, upper=0.0,
-                                  name=f"link_upper[{j}]"))
-            rows.append(LinearRow({self.lam(j): 1.0, self.alpha(j): -self.coef_lower[j - 1]}, lower=0.0,
-                                  name=f"link_lower[{j}]"))
-        size = {self.alpha(j): 1.0 for j in range(1, self.d + 1) if self._group_of[j] < 0}
+        for j in range(self.d):
+            rows.append(LinearRow({lay.lam(j): 1.0, lay.alpha(j): -self.coef_upper[j]}, upper=0.0,
+                                  name=f"link_upper[{j + 1}]"))
+            rows.append(LinearRow({lay.lam(j): 1.0, lay.alpha(j): -self.coef_lower[j]}, lower=0.0,
+                                  name=f"link_lower[{j + 1}]"))
+        size = {lay.alpha(j): 1.0 for j in range(self.d) if self._group_of[j] < 0}
         for g, grp in enumerate(self.groups):
-            alphas = {self.alpha(j): 1.0 for j in grp.cols}
+            alphas = {lay.alpha(j): 1.0 for j in grp.cols}
             if grp.max_used is not None and grp.max_used < len(grp.cols):
                 rows.append(LinearRow(alphas, upper=float(grp.max_used), name=f"{grp.name}: at most {grp.max_used}"))
-            u = self.aux(self._group_aux[g])
+            u = lay.aux(self._group_aux[g])
             if grp.max_used == 1:  # at most one column used: Σα is the group's count itself
                 rows.append(LinearRow({u: 1.0, **{a: -1.0 for a in alphas}}, lower=0.0, upper=0.0,
                                       name=f"{grp.name}: used"))
@@ -245,7 +237,7 @@ class RiskProblem:
         """True objective of an integer point: loss + Σ c0_j [λ_j ≠ 0] (+ aux cost)."""
         val = self.loss.value(lam) + float(self.c0 @ (lam[1:] != 0))
         if x is not None and self.n_aux:
-            val += float(self.aux_cost @ x[2 * self.d + 1:])
+            val += float(self.aux_cost @ x[self.layout.aux_slice])
         return val
 
     def complete(self, lam: np.ndarray) -> np.ndarray | None:
@@ -256,7 +248,7 @@ class RiskProblem:
             return None
         alpha = (lam[1:] != 0).astype(float)
         extra = np.asarray(self.aux_rule(lam, alpha), float) if self.n_extra_aux else np.zeros(0)
-        used = [float(alpha[np.asarray(self.groups[g].cols) - 1].max()) for g in self._group_aux]
+        used = [float(alpha[np.asarray(grp.cols)].max()) for grp in self.groups]
         x = np.concatenate([lam, alpha, extra, used])
         return x if self.is_feasible(x) else None
 
@@ -291,10 +283,10 @@ def score_range(problem: RiskProblem) -> tuple[np.ndarray, np.ndarray]:
     lo = np.minimum(np.minimum(a, b), 0.0)
     hi = np.maximum(np.maximum(a, b), 0.0)
     if problem.groups:
-        single = problem._group_of[1:] < 0
+        single = problem._group_of < 0
         lo_units, hi_units = [lo[:, single]], [hi[:, single]]
         for grp in problem.groups:
-            cols = np.asarray(grp.cols) - 1
+            cols = np.asarray(grp.cols)
             m = len(cols) if grp.max_used is None else min(grp.max_used, len(cols))
             lo_units.append(np.sort(lo[:, cols], axis=1)[:, :m].sum(axis=1, keepdims=True))
             hi_units.append(-np.sort(-hi[:, cols], axis=1)[:, :m].sum(axis=1, keepdims=True))
@@ -313,7 +305,7 @@ def intercept_bounds(problem: RiskProblem) -> tuple[int, int]:
     With scores s_i ∈ [s_min_i, s_max_i] fixed, the loss is convex in λ_0 and its derivative is
     positive once λ_0 > −min s + log(W+/W−)⁺ and negative once λ_0 < −max s − log(W−/W+)⁺;
     the best integer intercept is within 1 of the real one.  Rows that constrain the intercept
-    (side information) are not seen here: :mod:`riskformula.compile` widens the range for them,
+    (side information) are not seen here: :mod:`riskformula.problem.builder` widens the range for them,
     and the summary reports when the intercept ends at an end of its range.
     """
     s_lo, s_hi = score_range(problem)

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, SettingsError
-from ..metrics import PAPER_THRESHOLDS, _check_thresholds, _tp_fp, aunbc, net_benefit
+from .metrics import PAPER_THRESHOLDS, aunbc, net_benefit
+from .metrics.decision import _tp_fp, check_thresholds
 from . import render
 
 __all__ = ["DecisionCurve", "decision_curve"]
@@ -24,6 +25,8 @@ DEFAULT_THRESHOLDS = np.round(np.arange(1, 100) / 100, 2)
 class DecisionCurve(render.Rendered):
     """Net benefit by threshold for several models, treat-all and treat-none.
 
+    Prints, renders (``to_markdown()``, ``to_html()``, ``to_latex()``) and plots (:meth:`plot`).
+
     Attributes
     ----------
     table : long DataFrame (``model``, ``threshold``, ``net_benefit``, ``tp_rate``, ``fp_rate``),
@@ -31,6 +34,8 @@ class DecisionCurve(render.Rendered):
     n, events : rows used and events among them (rows every model could score).
     aunbc : Series of each model's AUNBC over Chi & Birbil's (2026) grid 0.1, ..., 0.9.
     """
+
+    _title = "Decision curves"
 
     def __init__(self, table: pd.DataFrame, names: list[str], n: int, events: float, aunbc: pd.Series,
                  dropped: int):
@@ -56,7 +61,7 @@ class DecisionCurve(render.Rendered):
 
     def plot(self, ax=None):
         """Net benefit against threshold, one line per model, treat-all dashed, treat-none grey."""
-        from ..plots import _new_axes
+        from .plots import _new_axes
         fig, ax = _new_axes(ax, figsize=(6.0, 4.5))
         w = self.wide
         t = w["threshold"]
@@ -71,29 +76,39 @@ class DecisionCurve(render.Rendered):
         ax.legend(loc="upper right", fontsize=8, frameon=False)
         return fig
 
-    def render(self, kind: str = "text") -> str:
-        render.check_kind(kind)
+    def _shown(self) -> pd.DataFrame:
         w = self.wide
         t = w["threshold"].to_numpy()
-        if len(t) > 19:  # show a readable subset: multiples of 0.1 when present
+        if len(t) > 19:  # a readable subset: multiples of 0.1 when present
             show = np.isclose(np.round(t * 10), t * 10)
             w = w[show] if show.sum() >= 2 else w.iloc[:: max(1, len(w) // 10)]
         shown = w.copy()
         shown["threshold"] = [render.fmt_percent(x) for x in shown["threshold"]]
         for c in shown.columns[1:]:
             shown[c] = [f"{x:.4f}" for x in shown[c]]
-        head = [("Rows", f"{self.n:,d}"), ("Events", f"{self.events:,.0f} ({render.fmt_percent(self.events / self.n)})")]
-        head += [(f"AUNBC: {k}", f"{v:.4f}") for k, v in self.aunbc.items()]
+        return shown
+
+    def _header(self) -> list[tuple[str, str]]:
+        head = [("Rows", f"{self.n:,d}"),
+                ("Events", f"{self.events:,.0f} ({render.fmt_percent(self.events / self.n)})")]
+        return head + [(f"AUNBC: {k}", f"{v:.4f}") for k, v in self.aunbc.items()]
+
+    def _sections(self) -> list:
+        return [(None, self._shown())]
+
+    def _tables(self) -> dict[str, pd.DataFrame | None]:
+        return {"net_benefit": self.table, "wide": self.wide}
+
+    def _note_lines(self) -> list[str]:
         notes = ["Net benefit = TP/n - FP/n x p/(1-p), acting when the risk is at least the threshold p "
                  "(Vickers & Elkin, 2006).",
                  "AUNBC: Chi & Birbil's (2026) left Riemann sum of net benefit over p = 0, 0.1, ..., 0.9."]
-        if len(w) < len(t):
-            notes.append(f"Shown at {len(w)} of {len(t)} thresholds; see `.table` or `.wide` for all.")
+        shown, total = len(self._shown()), len(self.wide)
+        if shown < total:
+            notes.append(f"Shown at {shown} of {total} thresholds; see `.table` or `.wide` for all.")
         if self.dropped:
             notes.append(f"{self.dropped:,d} row(s) some model could not score were left out.")
-        return render.document([render.heading("Decision curves", kind, 1), render.pairs(head, kind),
-                                render.table(shown, kind), render.notes([render.escape(s, kind) for s in notes], kind)],
-                               kind)
+        return notes
 
     def __repr__(self) -> str:
         return f"<DecisionCurve: {', '.join(self.names)}; {self.n:,d} rows>"
@@ -137,7 +152,7 @@ def decision_curve(*models, data: pd.DataFrame, thresholds=None, names=None) -> 
             raise SettingsError(f"`names` has {len(names)} labels for {len(models)} models.")
     if len(set(names)) != len(names) or {"treat all", "treat none"} & set(names):
         raise SettingsError(f"`names` must be distinct and not 'treat all'/'treat none'; got {names}.")
-    t = DEFAULT_THRESHOLDS if thresholds is None else _check_thresholds(thresholds)
+    t = DEFAULT_THRESHOLDS if thresholds is None else check_thresholds(thresholds)
     y = models[0].observed(data)
     risks = [pd.Series(m.predict(data), index=data.index) for m in models]
     ok = y.notna()

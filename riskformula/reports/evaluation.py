@@ -14,9 +14,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from riskformula import metrics as m
-from riskformula.errors import CalibrationWarning, DataError, SettingsError
-from riskformula.reports import render
+from ..errors import CalibrationWarning, DataError, SettingsError
+from . import metrics as m
+from . import render
+from .metrics._inputs import prepare
+from .metrics.decision import check_thresholds
+from .metrics.discrimination import score_counts
+from .render import fmt_ci, fmt_fixed, fmt_percent
 
 __all__ = ["DEFAULT_THRESHOLDS", "Evaluation", "evaluate"]
 
@@ -138,22 +142,6 @@ def _headline(y, risk, score, where: str, aunbc_thresholds, problems: list[str])
 # --------------------------------------------------------------------------------------
 
 
-def _pct(v) -> str:
-    return render.fmt_percent(v) if v is not None and np.isfinite(v) else "NA"
-
-
-def _num(v, digits: int = 3) -> str:
-    return f"{v:.{digits}f}" if v is not None and np.isfinite(v) else "NA"
-
-
-def _ci(est, lo, hi, digits: int = 3) -> str:
-    if not np.isfinite(est):
-        return "NA"
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return _num(est, digits)
-    return f"{est:.{digits}f} ({lo:.{digits}f}, {hi:.{digits}f})"
-
-
 def _grid_label(t: np.ndarray) -> str:
     if t.size > 4:
         return f"{t[0]:g}, {t[1]:g}, ..., {t[-1]:g}"
@@ -177,7 +165,7 @@ class Evaluation(render.Rendered):
     auc : AUCResult or None
         AUC (ties count 1/2) with DeLong 95% CI; None when ``y`` has a single class.
     cal, ece, brier, log_loss : float
-        Ustun and Rudin (2019)'s CAL by score, equal-width 10-bin ECE, Brier score, mean log loss.
+        CAL by score (Ustun & Rudin, 2019), equal-width 10-bin ECE, Brier score, mean log loss.
     calibration : CalibrationResult or None
         Calibration intercept (in the large) and slope with 95% CIs.
     hosmer_lemeshow : HosmerLemeshowResult
@@ -187,7 +175,7 @@ class Evaluation(render.Rendered):
     net_benefit : DataFrame
         Decision curve: model, treat-all and treat-none per threshold.
     aunbc : float
-        Chi and Birbil (2026)'s area under the net-benefit curve on ``aunbc_thresholds``.
+        the area under the net-benefit curve (Chi & Birbil, 2026) on ``aunbc_thresholds``.
     roc, score_counts : DataFrame
         ROC curve points, and events / non-events per distinct score (for plots).
     by : str or None
@@ -219,6 +207,8 @@ class Evaluation(render.Rendered):
     by: str | None = None
     by_group: pd.DataFrame | None = None
     notes: tuple[str, ...] = field(default=())
+
+    _title = "Risk score evaluation"
 
     # ---- numbers ----------------------------------------------------------------
 
@@ -261,7 +251,7 @@ class Evaluation(render.Rendered):
         """Headline metrics as plain Python values (NaN for NA); ``by_group`` nested by level."""
         out = {"formula": self.formula, "rows_dropped": self.rows_dropped}
         for row in self._metric_rows().itertuples():
-            out[row.metric] = row.value.item() if hasattr(row.value, "item") else row.value
+            out[row.metric] = render.plain(row.value)
             if np.isfinite(row.lower):
                 out[row.metric + "_lower"], out[row.metric + "_upper"] = row.lower, row.upper
         for k in ("n", "events", "hl_df"):
@@ -273,19 +263,10 @@ class Evaluation(render.Rendered):
             out["by_group"] = {str(k): rec for k, rec in zip(bg.index, bg.to_dict("records"))}
         return out
 
-    @property
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """Every table as a DataFrame (copies): metrics, reliability, net_benefit, ..."""
-        out = {"metrics": self._metric_rows(),
-               "reliability": self.reliability.copy(),
-               "hosmer_lemeshow": self.hosmer_lemeshow.table.copy(),
-               "net_benefit": self.net_benefit.copy(),
-               "score_counts": self.score_counts.copy()}
-        if self.roc is not None:
-            out["roc"] = self.roc.copy()
-        if self.by_group is not None:
-            out["by_group"] = self.by_group.copy()
-        return out
+    def _tables(self) -> dict[str, pd.DataFrame | None]:
+        return {"metrics": self._metric_rows(), "reliability": self.reliability,
+                "hosmer_lemeshow": self.hosmer_lemeshow.table, "net_benefit": self.net_benefit,
+                "score_counts": self.score_counts, "roc": self.roc, "by_group": self.by_group}
 
     # ---- rendering --------------------------------------------------------------
 
@@ -294,23 +275,23 @@ class Evaluation(render.Rendered):
         items = [
             ("Formula", self.formula),
             ("Observations", f"{self.n:,d}"),
-            ("Events", f"{self.events:,d} ({_pct(self.observed_risk)})"),
+            ("Events", f"{self.events:,d} ({fmt_percent(self.observed_risk)})"),
         ]
         if self.rows_dropped:
             items.append(("Rows dropped", f"{self.rows_dropped:,d}"))
         items += [
-            ("Mean predicted risk", _pct(self.predicted_risk)),
-            ("AUC (95% CI)", _ci(a.auc, a.lower, a.upper) if a else "NA"),
-            ("CAL (by score)", _pct(self.cal)),
-            ("ECE (10 equal-width bins)", _pct(self.ece)),
-            ("Brier score", _num(self.brier, 4)),
-            ("Log loss", _num(self.log_loss, 4)),
+            ("Mean predicted risk", fmt_percent(self.predicted_risk)),
+            ("AUC (95% CI)", fmt_ci(a.auc, a.lower, a.upper) if a else "NA"),
+            ("CAL (by score)", fmt_percent(self.cal)),
+            ("ECE (10 equal-width bins)", fmt_percent(self.ece)),
+            ("Brier score", fmt_fixed(self.brier, 4)),
+            ("Log loss", fmt_fixed(self.log_loss, 4)),
             ("Calibration intercept (95% CI)",
-             _ci(c.intercept, c.intercept_lower, c.intercept_upper) if c else "NA"),
+             fmt_ci(c.intercept, c.intercept_lower, c.intercept_upper) if c else "NA"),
             ("Calibration slope (95% CI)",
-             _ci(c.slope, c.slope_lower, c.slope_upper) if c else "NA"),
-            ("Hosmer–Lemeshow", f"{_num(hl.statistic, 2)} on {hl.df} df, p = "
-                                f"{_num(hl.p_value, 3)}" if hl.df >= 1 else "NA (< 3 groups)"),
+             fmt_ci(c.slope, c.slope_lower, c.slope_upper) if c else "NA"),
+            ("Hosmer–Lemeshow", f"{fmt_fixed(hl.statistic, 2)} on {hl.df} df, p = "
+                                f"{fmt_fixed(hl.p_value, 3)}" if hl.df >= 1 else "NA (< 3 groups)"),
             ("AUNBC", f"{self.aunbc:.4f}"),
         ]
         return items
@@ -321,9 +302,9 @@ class Evaluation(render.Rendered):
             "score": [v if isinstance(v, str) else f"{v:g}" for v in r["score"]],
             "n": [render.fmt_number(v) for v in r["n"]],
             "events": [render.fmt_number(v) for v in r["events"]],
-            "predicted": [_pct(v) for v in r["predicted_risk"]],
-            "observed": [_pct(v) for v in r["observed_risk"]],
-            "95% CI": [f"{_pct(lo)} – {_pct(hi)}" for lo, hi in zip(r["ci_lower"], r["ci_upper"])],
+            "predicted": [fmt_percent(v) for v in r["predicted_risk"]],
+            "observed": [fmt_percent(v) for v in r["observed_risk"]],
+            "95% CI": [f"{fmt_percent(lo)} – {fmt_percent(hi)}" for lo, hi in zip(r["ci_lower"], r["ci_upper"])],
         })
 
     def _net_benefit_shown(self) -> pd.DataFrame:
@@ -348,46 +329,30 @@ class Evaluation(render.Rendered):
             self.by: g[self.by].astype(str),
             "n": [render.fmt_number(int(v)) for v in g["n"]],
             "events": [render.fmt_number(int(v)) for v in g["events"]],
-            "observed": [_pct(v) for v in g["observed_risk"]],
-            "predicted": [_pct(v) for v in g["predicted_risk"]],
-            "AUC (95% CI)": [_ci(a, lo, hi) for a, lo, hi in
+            "observed": [fmt_percent(v) for v in g["observed_risk"]],
+            "predicted": [fmt_percent(v) for v in g["predicted_risk"]],
+            "AUC (95% CI)": [fmt_ci(a, lo, hi) for a, lo, hi in
                              zip(g["auc"], g["auc_lower"], g["auc_upper"])],
-            "CAL": [_pct(v) for v in g["cal"]],
-            "ECE": [_pct(v) for v in g["ece"]],
-            "Brier": [_num(v, 4) for v in g["brier"]],
-            "intercept": [_num(v) for v in g["calibration_intercept"]],
-            "slope": [_num(v) for v in g["calibration_slope"]],
-            "AUNBC": [_num(v, 4) for v in g["aunbc"]],
+            "CAL": [fmt_percent(v) for v in g["cal"]],
+            "ECE": [fmt_percent(v) for v in g["ece"]],
+            "Brier": [fmt_fixed(v, 4) for v in g["brier"]],
+            "intercept": [fmt_fixed(v) for v in g["calibration_intercept"]],
+            "slope": [fmt_fixed(v) for v in g["calibration_slope"]],
+            "AUNBC": [fmt_fixed(v, 4) for v in g["aunbc"]],
         })
 
-    def render(self, kind: str = "text") -> str:
-        """The full report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        render.check_kind(kind)
-        esc = lambda s: render.escape(s, kind)  # noqa: E731
-        blocks = [render.heading("Risk score evaluation", kind, level=1),
-                  render.pairs(self._header(), kind),
-                  render.heading("Reliability by score", kind),
-                  render.table(self._reliability_display(), kind),
-                  render.heading("Net benefit", kind),
-                  render.table(self._net_benefit_shown(), kind)]
+    def _sections(self) -> list:
+        out = [("Reliability by score", self._reliability_display()),
+               ("Net benefit", self._net_benefit_shown())]
         if self.by_group is not None:
-            blocks += [render.heading(esc(f"By {self.by}"), kind),
-                       render.table(self._by_group_display(), kind)]
-        if self.notes:
-            blocks += [render.heading("Notes", kind),
-                       render.notes([esc(s) for s in self.notes], kind)]
-        return render.document(blocks, kind)
-
+            out.append((f"By {self.by}", self._by_group_display()))
+        return out
 
     def __repr__(self) -> str:
         a = f"AUC {self.auc.auc:.3f}" if self.auc else "AUC NA"
         by = f"; by {self.by}" if self.by else ""
         return (f"<Evaluation: {self.formula}; {self.n:,d} obs; {self.events:,d} events; "
-                f"{a}; CAL {_pct(self.cal)}{by}>")
-
-
-
-
+                f"{a}; CAL {fmt_percent(self.cal)}{by}>")
 
 
 # --------------------------------------------------------------------------------------
@@ -437,11 +402,11 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
                         "(outcome, risk, score) triple for any row of `data`.")
     y, risk, score = (frame[c].to_numpy() for c in ("y", "risk", "score"))
     # full validation (0/1 outcome, risks in [0, 1]) with the metrics' own messages
-    m._prepare(y, risk, score)
+    prepare(y, risk, score)
     if thresholds is None:
         nb_grid, aunbc_grid = DEFAULT_THRESHOLDS, m.PAPER_THRESHOLDS
     else:
-        nb_grid = m._check_thresholds(thresholds)
+        nb_grid = check_thresholds(thresholds)
         aunbc_grid = nb_grid[nb_grid > 0]
     problems: list[str] = []
     overall = _headline(y, risk, score, "overall", aunbc_grid, problems)
@@ -470,7 +435,7 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
         warnings.warn(p, CalibrationWarning, stacklevel=2)
 
     _, binned = m.score_groups(score)
-    vals, pos, neg = m._score_counts(y, score, np.ones(y.size))
+    vals, pos, neg = score_counts(y, score, np.ones(y.size))
     notes = [
         "AUC counts tied scores as 1/2; 95% CI from the DeLong standard error (Wald, clipped to [0, 1]).",
         ("CAL and the reliability table group rows into 10 quantile bins of score (more than "

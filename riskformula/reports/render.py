@@ -1,7 +1,10 @@
 """The one place that turns numbers and tables into text (tabulate).
 
 Report objects keep their content as pandas DataFrames and ``(label, value)`` pairs;
-this module only decides how those look in plain text, Markdown, HTML and LaTeX.
+this module decides how those look in plain text, Markdown, HTML and LaTeX: the cell
+formatters (``fmt_*``), the blocks (:func:`table`, :func:`pairs`, :func:`heading`,
+:func:`paragraph`, :func:`notes`) and :class:`Rendered`, the base class that lays every
+report out in the same order.
 """
 
 from __future__ import annotations
@@ -17,9 +20,21 @@ from tabulate import tabulate
 FORMATS = {"text": "simple", "markdown": "github", "html": "html", "latex": "latex_booktabs"}
 
 
+# --------------------------------------------------------------------------------------
+# cells
+# --------------------------------------------------------------------------------------
+
+
+def _finite(v) -> bool:
+    try:
+        return v is not None and math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
 def fmt_percent(p: float, digits: int = 1) -> str:
-    """``0.1234 -> '12.3%'``; tiny and huge risks keep their sign of extremity."""
-    if p is None or (isinstance(p, float) and math.isnan(p)):
+    """``0.1234 -> '12.3%'``; tiny and huge risks keep their sign of extremity; NA when not finite."""
+    if not _finite(p):
         return "NA"
     x = 100.0 * p
     low = 10.0 ** (-digits)
@@ -28,6 +43,27 @@ def fmt_percent(p: float, digits: int = 1) -> str:
     if 100 - low < x < 100:
         return f">{100 - low:.{digits}f}%"
     return f"{x:.{digits}f}%"
+
+
+def fmt_fixed(v, digits: int = 3) -> str:
+    """``digits`` decimals (``0.71234 -> '0.712'``); NA when missing or not finite."""
+    return f"{v:.{digits}f}" if _finite(v) else "NA"
+
+
+def fmt_ci(est, lower, upper, digits: int = 3) -> str:
+    """``'0.812 (0.771, 0.853)'``; the estimate alone when the limits are not finite."""
+    if not _finite(est):
+        return "NA"
+    if not (_finite(lower) and _finite(upper)):
+        return fmt_fixed(est, digits)
+    return f"{est:.{digits}f} ({lower:.{digits}f}, {upper:.{digits}f})"
+
+
+def fmt_p(p) -> str:
+    """A p-value with 4 decimals, ``<0.0001`` below that."""
+    if not _finite(p):
+        return "NA"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
 #: the solver's default relative gap tolerance (``risk_score(gap_tolerance=...)``)
@@ -47,12 +83,9 @@ def fmt_gap(gap, tolerance: float | None = DEFAULT_GAP_TOLERANCE, *, state_toler
     >>> fmt_gap(6.8e-9), fmt_gap(6.8e-9, state_tolerance=True), fmt_gap(0.50512), fmt_gap(2.5e-6)
     ('0%', '0% within tolerance 1e-06', '50.5%', '0.00025%')
     """
-    try:
-        g = float(gap)
-    except (TypeError, ValueError):
+    if not _finite(gap):
         return "NA"
-    if math.isnan(g) or math.isinf(g):
-        return "NA"
+    g = float(gap)
     tol = tolerance if tolerance is not None and math.isfinite(tolerance) else 0.0
     if g <= tol:
         return "0%" + (f" within tolerance {tol:g}" if state_tolerance else "")
@@ -84,6 +117,34 @@ def fmt_number(v, digits: int = 6) -> str:
             return "inf" if v > 0 else "-inf"
         return f"{v:.{digits}g}"
     return str(v)
+
+
+def points_display(points: pd.DataFrame, labels: Sequence[str] | None = None) -> pd.DataFrame:
+    """A points table (terms by models, intercept last) as printed: signed points, unused terms blank."""
+    shown = pd.DataFrame({"term": points.index})
+    for c, label in zip(points.columns, labels if labels is not None else points.columns):
+        shown[label] = ["" if v == 0 and t != "intercept" else fmt_points(v) for t, v in points[c].items()]
+    return shown
+
+
+# --------------------------------------------------------------------------------------
+# plain values (to_dict)
+# --------------------------------------------------------------------------------------
+
+
+def plain(v):
+    """A numpy scalar as the Python value it holds; anything else unchanged."""
+    return v.item() if hasattr(v, "item") else v
+
+
+def records(df: pd.DataFrame) -> list[dict]:
+    """The rows of ``df`` as dicts of plain Python values."""
+    return [{k: plain(v) for k, v in rec.items()} for rec in df.to_dict("records")]
+
+
+# --------------------------------------------------------------------------------------
+# blocks
+# --------------------------------------------------------------------------------------
 
 
 def check_kind(kind) -> str:
@@ -121,6 +182,12 @@ def heading(title: str, kind: str = "text", level: int = 2) -> str:
     return f"{title}\n{rule * len(title)}"
 
 
+def paragraph(text: str, kind: str = "text") -> str:
+    """A line of free text, escaped (a ``<p>`` in HTML)."""
+    text = escape(text, kind)
+    return f"<p>{text}</p>" if kind == "html" else text
+
+
 def notes(lines: Sequence[str], kind: str = "text") -> str:
     """Numbered notes: ``[1] ...``."""
     out = [f"[{i}] {s}" for i, s in enumerate(lines, 1)]
@@ -153,11 +220,67 @@ def document(blocks: Sequence[str], kind: str = "text") -> str:
     return "\n\n".join(b for b in blocks if b)
 
 
-class Rendered:
-    """Mixin for report objects: everything follows from ``render(kind)``."""
+# --------------------------------------------------------------------------------------
+# the report skeleton
+# --------------------------------------------------------------------------------------
 
-    def render(self, kind: str = "text") -> str:  # pragma: no cover - every report defines it
-        raise TypeError(f"{type(self).__name__} must define render(kind)")
+
+class Rendered:
+    """Base class of every report: a report declares its content, this class lays it out.
+
+    Every report reads, in order: a title, ``(label, value)`` header pairs, its sections and
+    numbered notes. A subclass sets :attr:`_title` and defines :meth:`_header` (pairs),
+    :meth:`_sections` (``(heading or None, DataFrame or line of text)``), :meth:`_tables`
+    (the raw DataFrames behind :attr:`tables`) and, unless its ``notes`` attribute holds
+    them, :meth:`_note_lines`. Reports that are dataclasses get their ``notes`` stored as a
+    tuple. :meth:`render` checks ``kind`` once and escapes all free text; ``str()``,
+    ``to_markdown()``, ``to_html()``, ``to_latex()`` and Jupyter's HTML all follow from it.
+    """
+
+    #: level-1 heading of the report
+    _title: str = ""
+    #: heading above the numbered notes (None: the notes follow the last section directly)
+    _notes_heading: str | None = "Notes"
+
+    def __post_init__(self):
+        # reports are built with a list of notes and keep them as a tuple
+        if isinstance(getattr(self, "notes", None), list):
+            object.__setattr__(self, "notes", tuple(self.notes))
+
+    # ---- content (subclasses) -------------------------------------------------------
+    def _header(self) -> list[tuple[str, object]]:
+        return []
+
+    def _sections(self) -> list[tuple[str | None, pd.DataFrame | str]]:
+        return []
+
+    def _note_lines(self) -> Sequence[str]:
+        return getattr(self, "notes", ())
+
+    def _tables(self) -> dict[str, pd.DataFrame | None]:
+        return {}
+
+    # ---- conversions ----------------------------------------------------------------
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table of the report as a DataFrame (copies)."""
+        return {k: t.copy() for k, t in self._tables().items() if t is not None}
+
+    # ---- rendering ------------------------------------------------------------------
+    def render(self, kind: str = "text") -> str:
+        """The report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
+        check_kind(kind)
+        blocks = [heading(escape(self._title, kind), kind, 1), pairs(self._header(), kind)]
+        for title, body in self._sections():
+            if title is not None:
+                blocks.append(heading(escape(title, kind), kind))
+            blocks.append(table(body, kind) if isinstance(body, pd.DataFrame) else paragraph(body, kind))
+        lines = list(self._note_lines())
+        if lines:
+            if self._notes_heading is not None:
+                blocks.append(heading(escape(self._notes_heading, kind), kind))
+            blocks.append(notes([escape(s, kind) for s in lines], kind))
+        return document(blocks, kind)
 
     def __str__(self) -> str:
         return self.render("text")

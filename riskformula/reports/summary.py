@@ -40,11 +40,8 @@ def short_report(model) -> str:
 def card(model, kind: str = "text") -> str:
     """Score card, risk formula and score-to-risk table of ``model`` in one of render.FORMATS."""
     r.check_kind(kind)
-    line = r.escape(_risk_formula(model), kind)
-    if kind == "html":
-        line = f"<p>{line}</p>"
     return r.document([r.heading(r.escape(f"Risk score: {model.formula}", kind), kind, 2),
-                       r.table(_card_display(model), kind), line,
+                       r.table(_card_display(model), kind), r.paragraph(_risk_formula(model), kind),
                        r.table(_risk_table_display(model), kind)], kind)
 
 
@@ -53,6 +50,9 @@ class Summary(r.Rendered):
 
     Sections: data, score card, score-to-risk table, fit on the training data, certificate, notes.
     """
+
+    _title = "Risk score"
+    _notes_heading = None  # the notes follow the certificate they qualify
 
     def __init__(self, model):
         self.model = model
@@ -171,19 +171,11 @@ class Summary(r.Rendered):
             out.append("Loss and certificate use the sample weights; the training diagnostics are unweighted.")
         return out
 
-    @property
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The report's content as DataFrames."""
-        t = {"header": pd.DataFrame(self.header(), columns=["item", "value"]),
-             "score_card": self.model.score_card(), "risk_table": self.model.risk_table(),
-             "fit": self.fit_table(), "certificate": self.certificate()}
-        rel = self.reliability()
-        if rel is not None:
-            t["reliability"] = rel
-        con = self.constraints_table()
-        if con is not None:
-            t["constraints"] = con
-        return t
+    def _tables(self) -> dict[str, pd.DataFrame | None]:
+        return {"header": pd.DataFrame(self.header(), columns=["item", "value"]),
+                "score_card": self.model.score_card(), "risk_table": self.model.risk_table(),
+                "fit": self.fit_table(), "certificate": self.certificate(),
+                "reliability": self.reliability(), "constraints": self.constraints_table()}
 
     def to_frame(self) -> pd.DataFrame:
         """The score card (term, column, points) as a DataFrame."""
@@ -199,38 +191,28 @@ class Summary(r.Rendered):
         return d
 
     # --- rendering --------------------------------------------------------------------
-    def render(self, kind: str = "text") -> str:
-        """The full report in ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``."""
-        r.check_kind(kind)
+    def _header(self) -> list[tuple[str, str]]:
+        return self.header()
+
+    def _sections(self) -> list:
         m = self.model
-        line = r.escape(_risk_formula(m), kind)
-        blocks = [r.heading("Risk score", kind, 1), r.pairs(self.header(), kind),
-                  *self._constraint_blocks(kind),
-                  r.heading("Score card", kind), r.table(_card_display(m), kind),
-                  f"<p>{line}</p>" if kind == "html" else line,
-                  r.heading("Score-to-risk table", kind), r.table(_risk_table_display(m), kind),
-                  r.heading("Fit on the training data", kind), r.table(self.fit_table(), kind)]
+        out = []
+        con = self.constraints_table()
+        if con is not None:
+            out.append(("Constraints and thresholds", con))
+        out += [("Score card", _card_display(m)), (None, _risk_formula(m)),
+                ("Score-to-risk table", _risk_table_display(m)), ("Fit on the training data", self.fit_table())]
         rel = self.reliability()
         if rel is not None and len(rel) <= 40:
             shown = rel.copy()
             for c in ("predicted_risk", "observed_risk", "ci_lower", "ci_upper"):
                 shown[c] = [r.fmt_percent(x) for x in shown[c]]
-            blocks += [r.heading("Calibration by score (training data)", kind), r.table(shown, kind)]
-        blocks += [r.heading("Certificate", kind), r.table(self.certificate(), kind),
-                   r.notes([r.escape(s, kind) for s in self.notes()], kind)]
-        return r.document(blocks, kind)
+            out.append(("Calibration by score (training data)", shown))
+        out.append(("Certificate", self.certificate()))
+        return out
 
-    def _constraint_blocks(self, kind: str) -> list:
-        con = self.constraints_table()
-        if con is None:
-            return []
-        from . import render as r
-        return [r.heading("Constraints and thresholds", kind), r.table(con, kind)]
-
+    def _note_lines(self) -> list[str]:
+        return self.notes()
 
     def __repr__(self) -> str:
         return f"<Summary of {self.model!r}>"
-
-
-
-

@@ -1,14 +1,16 @@
 """Branch-and-cut for "convex loss + linear rows over integer and binary variables".
 
-This is Ustun and Rudin (2019)'s lattice cutting-plane algorithm run in a search tree we own (HiGHS 1.15's
+This is the lattice cutting-plane algorithm of Ustun & Rudin (2019) run in a search tree we own (HiGHS 1.15's
 MIP solver never calls a lazy-constraint callback): every node solves the LP relaxation of
 its region with the current pool of loss cuts; integer points get a cut until the cut is tight,
 so incumbents are always scored with the true loss; fractional points get a cut too (cuts are
 valid everywhere because the loss is convex).  The lower bound is the least bound of the open
 nodes, so the reported gap is a true optimality gap.
 
-Branching, in order: a whole group's "used" indicator; the sign of a one-cut threshold's points;
-its candidate cuts (SOS1, split at the LP's median); then single integer columns by pseudo-cost.
+Branching, in order: a whole group's "used" indicator; the sign of the points of an exclusive
+group (at most one nonzero column, :attr:`RiskProblem.exclusive_groups`, e.g. the candidate cuts
+of a one-cut threshold); its columns (SOS1, split at the LP's median); then single integer
+columns by pseudo-cost.
 Each child starts its LP from its parent's optimal basis.
 """
 
@@ -81,12 +83,15 @@ class BranchAndCut:
         self.heuristic_interval = heuristic_interval
         self.integer = problem.integer_mask()
         self.cost = problem.cost()  # the objective's linear part, used at every node
-        self.alpha_cols = np.arange(problem.d + 1, 2 * problem.d + 1)
-        self.sos_groups = [np.array([problem.alpha(j) for j in g.cols]) for g in problem.groups
-                           if g.max_used == 1 and len(g.cols) > 1]
+        lay = problem.layout
+        self.lam_slice, self.alpha_slice = lay.lam_slice, lay.alpha_slice
+        exclusive = [np.asarray(g.cols) for g in problem.exclusive_groups]
         if problem.max_nonzero == 1 and problem.d > 1:
             # the size row is then Σ_j α_j ≤ 1 over every column: one SOS1 set
-            self.sos_groups = [self.alpha_cols.copy()]
+            exclusive = [np.arange(problem.d)]
+        # per exclusive group: positions of its α's (SOS1 split) and of its λ's (sign split)
+        self.sos_groups = [lay.alpha(cols) for cols in exclusive]
+        self.sign_groups = [lay.lam(cols) for cols in exclusive]
         self.best_x: np.ndarray | None = None
         self.best_lam: np.ndarray | None = None
         self.upper = math.inf
@@ -132,7 +137,7 @@ class BranchAndCut:
 
     # --- bounds -----------------------------------------------------------------------
     def _chain_bounds(self) -> None:
-        """Ustun and Rudin (2019)'s chained updates on the loss column: no better integer point has a loss
+        """The chained updates of Ustun & Rudin (2019) on the loss column: no better integer point has a loss
         outside [V_min − c0·R_max, V_max − c0·R_min]."""
         c0min = float(self.p.c0.min()) if self.p.d else 0.0
         c0max = float(self.p.c0.max()) if self.p.d else 0.0
@@ -263,7 +268,6 @@ class BranchAndCut:
         cuts are taken between the LP point and the best relaxed point so far."""
         p, lp = self.p, self.lp
         lp.set_bounds(self.root_lower, self.root_upper)
-        d1 = p.d + 1
         center = None
         center_val = math.inf
         iterates = []
@@ -284,7 +288,7 @@ class BranchAndCut:
                 stall += 1
             bound = max(bound, lb)
             self._status(time.perf_counter() - self.t0, 1, bound)
-            lam, alpha = x[:d1], x[d1:2 * p.d + 1]
+            lam, alpha = x[self.lam_slice], x[self.alpha_slice]
             lin = float(self.cost @ x[:-1])
             f, g = p.loss.value_and_gradient(lam)
             val = f + lin
@@ -329,7 +333,7 @@ class BranchAndCut:
             upper[cols] = np.minimum(upper[cols], hi)
         lp.set_bounds(lower, upper)
         self.nodes += 1
-        d1 = p.d + 1
+        lam_s, alpha_s = self.lam_slice, self.alpha_slice
         rounds = 0
         while True:
             status, obj, x = lp.solve()
@@ -344,7 +348,7 @@ class BranchAndCut:
             frac = np.abs(xi - np.round(xi))
             frac[~self.integer] = 0.0
             integral = bool(np.all(frac <= _INT_TOL))
-            lam = np.round(x[:d1]) if integral else x[:d1]
+            lam = np.round(x[lam_s]) if integral else x[lam_s]
             f, g = p.loss.value_and_gradient(lam)
             violation = f - x[-1]
             if integral:
@@ -355,13 +359,13 @@ class BranchAndCut:
                     lp.add_cut(lam, f, g, key=key)
                     continue
                 xr = np.where(self.integer, np.round(xi), xi)
-                used = xr[d1:2 * p.d + 1] > 0.5
+                used = xr[alpha_s] > 0.5
                 empty = np.flatnonzero(used & (lam[1:] == 0))
                 if len(empty):
                     # α_j = 1 with zero points: the LP counts a term that the model does not use
                     implied = p.complete(lam)
                     if implied is None:
-                        return self._split_used(empty[0] + 1, bound, changes, lower, upper)
+                        return self._split_used(int(empty[0]), bound, changes, lower, upper)
                     xr = implied  # fewer counted terms: at least as good, so it settles this node
                 if self._offer(lam, xr) or f + float(self.cost @ xr) <= 1.1 * self.upper:
                     if p.can_complete and self._heuristics_allowed():
@@ -380,10 +384,10 @@ class BranchAndCut:
         if lp.n_cuts > self.max_cuts:
             lp.drop_slack_cuts(self.max_cuts // 2)
         # integer points but fractional indicators: the implied completion is a candidate
-        if np.all(frac[:d1] <= _INT_TOL):
-            self._offer(np.round(x[:d1]))
+        if np.all(frac[lam_s] <= _INT_TOL):
+            self._offer(np.round(x[lam_s]))
         elif self.nodes % self.heuristic_interval == 1 and self._heuristics_allowed():
-            self._heuristic(x[:d1], x[d1:2 * p.d + 1])
+            self._heuristic(x[lam_s], x[alpha_s])
         units = self.p.unit_columns
         if len(units) and np.any(frac[units] > _INT_TOL):
             # keep or drop a whole group (a thresholded variable) before choosing its columns
@@ -410,9 +414,9 @@ class BranchAndCut:
 
     # --- branching ----------------------------------------------------------------------
     def _split_used(self, j: int, bound, changes, lower, upper):
-        """Three children that exclude "used with zero points" for term j: not used; used with
-        λ_j ≥ 1; used with λ_j ≤ −1 (children that the node's bounds already rule out are dropped)."""
-        a, lam_col = self.p.alpha(j), self.p.lam(j)
+        """Three children that exclude "used with zero points" for design column j: not used; used
+        with λ_j ≥ 1; used with λ_j ≤ −1 (children that the node's bounds already rule out are dropped)."""
+        a, lam_col = self.p.layout.alpha(j), self.p.layout.lam(j)
         kids = [(bound, changes + (([a], -math.inf, 0.0),), None)]
         if upper[lam_col] >= 1:
             kids.append((bound, changes + (([a, lam_col], 1.0, math.inf),), None))
@@ -426,11 +430,11 @@ class BranchAndCut:
         the LP loses its "bumps" (a rise and a fall made of two fractional cuts), which no single
         cut can score."""
         best, best_mass = None, _INT_TOL
-        for cols in self.sos_groups:
-            lam = xi[cols - self.p.d]
+        for cols in self.sign_groups:
+            lam = xi[cols]
             mixed = min(lam[lam > 0].sum(), -lam[lam < 0].sum())
             if mixed > best_mass:
-                best, best_mass = cols - self.p.d, mixed
+                best, best_mass = cols, mixed
         return best
 
     def _sos_split(self, xi):

@@ -1,7 +1,8 @@
-"""Is there any point satisfying a problem's bounds and rows?  (HiGHS MIP, zero objective.)
+"""Is there any point satisfying a problem's bounds and rows?  And if not, which constraints conflict?
 
-Used before a fit with user constraints, and by the deletion filter that names conflicting
-constraints; the loss plays no part in feasibility.
+:func:`has_feasible_point` asks HiGHS (MIP, zero objective; the loss plays no part in
+feasibility).  :func:`raise_if_infeasible` runs it before a fit with user constraints and, when
+there is no point, names a minimal conflicting set of them with a deletion filter.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import highspy
 import numpy as np
 
+from ..errors import InfeasibleProblemError
 from ..problem import RiskProblem
 from .lp import _csr, _finite
 
@@ -38,3 +40,37 @@ def has_feasible_point(problem: RiskProblem, time_limit: float = 10.0) -> bool |
     if st == highspy.HighsModelStatus.kInfeasible:
         return False
     return None
+
+
+def raise_if_infeasible(problem: RiskProblem, constraints, rebuild, *, max_size: int, min_size: int) -> None:
+    """Raise :class:`InfeasibleProblemError` naming a minimal conflicting set of the user's
+    constraints and size limits, when ``problem`` has no feasible point.
+
+    A deletion filter: drop each item in turn and keep it dropped while the rest stay
+    infeasible.  ``rebuild(constraints, max_size, min_size)`` returns the problem with only those
+    constraints (``max_size`` 10**6 or ``min_size`` 0 when that limit is dropped); constraints are
+    named by their ``describe()``.
+    """
+    if has_feasible_point(problem) is not False:
+        return
+    items = list(constraints) + ["max_size", "min_size"]
+
+    def feasible(keep) -> bool:
+        cons = [c for c in keep if not isinstance(c, str)]
+        p = rebuild(cons, max_size if "max_size" in keep else 10 ** 6, min_size if "min_size" in keep else 0)
+        return has_feasible_point(p) is not False
+
+    conflict = list(items)
+    for item in items:
+        trial = [c for c in conflict if c is not item]
+        if not feasible(trial):
+            conflict = trial
+    names = [f"max_size={max_size}" if c == "max_size" else f"min_size={min_size}" if c == "min_size"
+             else c.describe() for c in conflict]
+    if conflict:
+        raise InfeasibleProblemError(
+            "no risk score satisfies these constraints together: " + "; ".join(names) +
+            ". Dropping or relaxing any one of them makes the problem feasible.")
+    raise InfeasibleProblemError("no risk score satisfies the coefficient and intercept ranges with these "
+                                 f"constraints (intercept range {problem.intercept_bounds}); widen `coef_range` "
+                                 "or `intercept_range`.")

@@ -1,0 +1,179 @@
+"""Formula + data → design: the outcome as 0/1 events and the predictors as a numeric matrix.
+
+All formula work is formulaic's; this module adds what a risk score needs on top: an outcome
+with an unambiguous event level, comparisons on the left-hand side (``y == "yes" ~ ...``),
+missing values reported by column, non-finite values refused, readable term labels, and the
+frozen :class:`~riskformula.design.spec.DesignSpec` that re-encodes new data at predict time.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+from formulaic import model_matrix
+from formulaic.errors import FormulaicError
+
+from ..errors import DataError, FormulaError, SettingsError
+from ..thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, threshold_terms
+from .matrix import DesignMatrix
+from .spec import DesignSpec, check_finite, check_frame, drop_intercept
+
+_COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
+_IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
+
+
+def split_formula(formula: str) -> tuple[str, str]:
+    """``"y ~ a + b"`` -> ``("y", "a + b")``, checking there is exactly one outcome side."""
+    if not isinstance(formula, str):
+        raise FormulaError(f"`formula` must be a string like 'y ~ x1 + x2'; got {type(formula).__name__}.")
+    depth, pos = 0, None
+    for i, ch in enumerate(formula):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "~" and depth == 0:
+            if pos is not None:
+                raise FormulaError(f"`formula` has more than one '~': {formula!r}. Write one 'outcome ~ terms'.")
+            pos = i
+    if pos is None or not formula[:pos].strip():
+        raise FormulaError(f"`formula` needs an outcome on the left of '~', like 'y ~ x1 + x2'; got {formula!r}.")
+    lhs, rhs = formula[:pos].strip(), formula[pos + 1:].strip()
+    if not rhs:
+        raise FormulaError(f"`formula` has no terms on the right of '~': {formula!r}. Use 'y ~ 1' for an intercept-only score.")
+    return lhs, rhs
+
+
+def _readable(column: str) -> str:
+    """``C(sex)[T.male]`` -> ``sex = male``; ``smoker[T.True]`` -> ``smoker``."""
+    m = re.match(r"^(?:C\()?([^\[\(\),]+?)(?:,[^\[]*)?\)?\[T\.(.*)\]$", column)
+    if not m:
+        return column
+    var, level = m.group(1).strip(), m.group(2)
+    return var if level == "True" else f"{var} = {level}"
+
+
+def _q(v) -> str:
+    return f'"{v}"' if isinstance(v, str) else repr(v)
+
+
+def _plain(v):
+    """A numpy scalar as the Python value the user wrote (2, not np.int64(2))."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _event_of(raw: pd.Series, name: str, event) -> object:
+    levels = [_plain(v) for v in pd.unique(raw)]
+    if len(levels) > 2:
+        shown = ", ".join(repr(v) for v in levels[:6])
+        raise DataError(f"the outcome `{name}` must have two levels; it has {len(levels)} ({shown}...). "
+                        f"Write a two-level outcome in the formula, e.g. {name} == {_q(levels[0])} ~ ...")
+    if event is not None and event not in set(levels):
+        raise DataError(f"`event={event!r}` is not a level of the outcome `{name}`; its levels are "
+                        f"{', '.join(sorted(map(repr, levels)))}.")
+    if len(levels) < 2:
+        raise DataError(f"the outcome `{name}` has a single level ({levels[0]!r}) in the rows used; a risk "
+                        "score needs both events and non-events.")
+    if event is not None:
+        return event
+    s = set(levels)
+    for pair, ev in (({0, 1}, 1), ({False, True}, True), ({-1, 1}, 1)):
+        if s == pair:
+            return ev
+    raise DataError(f"the outcome `{name}` has levels {', '.join(sorted(map(repr, levels)))}; say which is the "
+                    f"event with `event=...` or in the formula, e.g. {name} == {_q(sorted(levels, key=str)[-1])} ~ ...")
+
+
+def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", event=None,
+                 context: dict | None = None, prune_cuts: bool = True) -> DesignMatrix:
+    """Build the training :class:`DesignMatrix` (and its :class:`DesignSpec`) of ``formula`` on
+    ``data`` (never modifying ``data``).
+
+    With ``threshold()`` terms the formula is evaluated twice: a cheap first pass finds the
+    variables, missing values and the outcome; the second builds the candidate cuts, knowing the
+    outcome when ``prune_cuts`` (only cuts that can be optimal; not valid under side information).
+    """
+    check_frame(data)
+    if na_action not in ("raise", "drop"):
+        raise SettingsError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
+    lhs, rhs = split_formula(formula)
+    if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
+        raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
+                           "(its base risk). Remove the '- 1' / '0 +'.")
+    m = _IDENT.match(lhs)
+    bare = m is not None and m.group(1) in data.columns
+    if not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
+        lhs = f"I({lhs})"
+    if bare and lhs.strip("` ") != m.group(1):
+        lhs = m.group(1)
+    rhs = expand_threshold_dot(lhs, rhs, data)
+    full = f"{lhs} ~ {rhs}"
+
+    # threshold()/cut() are formula functions; the user's own names win if they clash
+    context = {**FORMULA_FUNCTIONS, **(context or {})}
+
+    has_thresholds = "threshold(" in rhs
+    first_context = {**context, PROBE: True} if has_thresholds else context
+
+    def materialize(frame, ctx=first_context):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return model_matrix(full, frame, na_action="ignore", context=ctx)
+        except FormulaicError as e:
+            raise FormulaError(f"could not build the design of {formula!r}: {e} "
+                               f"Columns available: {list(frame.columns)[:30]}.") from e
+        except NameError as e:
+            raise FormulaError(f"{e}; columns available: {list(frame.columns)[:30]}.") from e
+
+    mm = materialize(data)
+    variables = sorted(set(mm.rhs.model_spec.required_variables) | set(mm.lhs.model_spec.required_variables))
+    used = [v for v in variables if v in data.columns]
+    na_counts = {v: int(data[v].isna().sum()) for v in used if data[v].isna().any()}
+    dropped_index: list = []
+    frame = data
+    if na_counts:
+        if na_action == "raise":
+            raise DataError(f"missing values in the column(s) the formula uses: {na_counts} (column: count). "
+                            "Pass na_action='drop' to fit on complete rows (reported in the summary), "
+                            "or impute them first.")
+        keep = ~data[used].isna().any(axis=1)
+        dropped_index = list(data.index[~keep])
+        frame = data.loc[keep]
+        if len(frame) == 0:
+            raise DataError("no complete rows remain after dropping missing values.")
+        mm = materialize(frame)
+    outcome_name = m.group(1) if bare else re.sub(r"^I\((.*)\)$", r"\1", lhs)
+    raw = frame[m.group(1)] if bare else pd.DataFrame(mm.lhs).iloc[:, 0]
+    if not bare and pd.DataFrame(mm.lhs).shape[1] != 1:
+        raise FormulaError(f"the left side of {formula!r} must give one column; it gives {list(pd.DataFrame(mm.lhs).columns)}.")
+    ev = _event_of(pd.Series(raw), outcome_name, event)
+    y = (pd.Series(raw).to_numpy() == ev).astype(int)
+    if has_thresholds:
+        second = {**context, OUTCOME: pd.Series(y, index=frame.index)} if prune_cuts else context
+        mm = materialize(frame, second)
+    X_df = drop_intercept(mm.rhs)
+    columns = list(X_df.columns)
+    try:
+        X = X_df.to_numpy(dtype=float)
+    except (TypeError, ValueError) as e:
+        raise DataError(f"the design of {formula!r} has non-numeric columns: {e}") from e
+    check_finite(X, columns, "`data`")
+    spec = mm.rhs.model_spec
+    column_terms = [None] * len(columns)
+    for term, idx in spec.term_indices.items():
+        for i in idx:
+            name = spec.column_names[i]
+            if name in columns:
+                column_terms[columns.index(name)] = str(term)
+    labels = [_readable(c) for c in columns]
+    thresholds = threshold_terms(spec, columns, column_terms)
+    for t in thresholds:
+        for j, c in zip(t.columns, t.cuts):
+            labels[j] = f"{t.variable} ≤ {c:.6g}"
+    spec = DesignSpec(formula=formula, model_spec=spec, lhs_model_spec=None if bare else mm.lhs.model_spec,
+                      columns=columns, labels=labels, column_terms=column_terms, variables=used,
+                      outcome=outcome_name, event=ev, levels=tuple(pd.unique(pd.Series(raw))),
+                      thresholds=thresholds, context=context)
+    return DesignMatrix(spec=spec, X=X, y=y, index=frame.index, dropped_index=tuple(dropped_index))

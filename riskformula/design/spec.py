@@ -1,0 +1,165 @@
+"""The frozen design spec: what a fitted score needs to encode new data exactly as it was trained.
+
+As formulaic separates the reusable :class:`formulaic.ModelSpec` from a
+:class:`formulaic.ModelMatrix`, riskformula separates the :class:`DesignSpec` (formula, the
+formulaic specs, design columns with readable labels and terms, outcome coding, threshold terms
+with their cuts, the formula's context) from the training
+:class:`~riskformula.design.matrix.DesignMatrix`, which exists only while fitting.  A fitted
+:class:`~riskformula.RiskScore` keeps the spec and no training data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+from formulaic.errors import FormulaicError
+
+from ..errors import DataError, SettingsError
+from ..thresholds import FORMULA_FUNCTIONS
+
+
+@dataclass(frozen=True)
+class DesignSpec:
+    """Everything needed to encode new data, print the score card and save the model.
+
+    Attributes
+    ----------
+    formula : the formula as the user wrote it.
+    model_spec, lhs_model_spec : formulaic's specs of the right side and (for an outcome
+        expression such as ``y == "yes"``) of the left side; None for a bare outcome column.
+    columns, labels, column_terms : the design columns, their readable labels (``sex = m``) and
+        the formula term each comes from (tuples, one entry per column).
+    variables : the data columns the formula uses.
+    outcome, event, levels : the outcome's name, the level that counts as the event, and the
+        outcome levels seen in training.
+    thresholds : the :class:`~riskformula.thresholds.ThresholdTerm` s, with their cut points.
+    context : names (functions, constants) the formula may use.
+    unresolved_context : names the formula takes from the user's ``context=`` that a loaded
+        model lacks (name -> what it was); encoding data is refused until they are given.
+    """
+
+    formula: str
+    model_spec: object
+    lhs_model_spec: object | None
+    columns: tuple
+    labels: tuple
+    column_terms: tuple
+    variables: tuple
+    outcome: str
+    event: object
+    levels: tuple = ()
+    thresholds: tuple = ()
+    context: dict = field(default_factory=dict)
+    unresolved_context: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        for name in ("columns", "labels", "column_terms", "variables", "levels", "thresholds"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    def update(self, **changes) -> "DesignSpec":
+        """A copy with some fields replaced (the spec itself never changes)."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.columns)
+
+    @cached_property
+    def terms(self):
+        """The :class:`~riskformula.design.terms.TermResolver` of these columns (names → columns)."""
+        from .terms import TermResolver
+        return TermResolver(self)
+
+    @property
+    def spec(self):
+        """Deprecated name of :attr:`model_spec`."""
+        warnings.warn("`DesignSpec.spec` is deprecated; use `model_spec` (the formulaic ModelSpec).",
+                      DeprecationWarning, stacklevel=2)
+        return self.model_spec
+
+    # --- new data -----------------------------------------------------------------------
+    def check_context(self) -> None:
+        """Refuse to encode data while functions the formula calls are missing (a model loaded
+        from JSON, which cannot store functions, without ``context=``)."""
+        if self.unresolved_context:
+            names = ", ".join(f"{k!r} ({v})" for k, v in self.unresolved_context.items())
+            example = ", ".join(f"{k!r}: ..." for k in self.unresolved_context)
+            raise SettingsError(f"this model's formula {self.formula!r} uses {names} from the `context=` it was "
+                                "fitted with; a saved model keeps only numbers, strings and arrays from it, so pass "
+                                "these again when loading: "
+                                f"rf.from_json(text, context={{{example}}}).")
+
+    def transform(self, data: pd.DataFrame, what: str = "predict") -> np.ndarray:
+        """Design matrix of new data, encoded exactly as the training data were."""
+        check_frame(data, what, "newdata")
+        self.check_context()
+        needed = [v for v in self.variables if v in self.model_spec.required_variables]
+        missing = [v for v in needed if v not in data.columns]
+        if missing:
+            raise DataError(f"`newdata` lacks the column(s) {missing} that the formula uses; "
+                            f"it has {list(data.columns)[:20]}.")
+        na = {v: int(data[v].isna().sum()) for v in needed if data[v].isna().any()}
+        if na:
+            raise DataError(f"`newdata` has missing values in {na} (column: count). A risk score needs every "
+                            "variable it uses; fill them in or drop those rows (e.g. newdata.dropna(subset=[...])).")
+        from formulaic.errors import DataMismatchWarning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DataMismatchWarning)
+            try:
+                mm = self.model_spec.get_model_matrix(data, context={**FORMULA_FUNCTIONS, **self.context})
+            except DataMismatchWarning as e:
+                seen = re.search(r"\{.*\}", str(e))
+                seen = re.sub(r"np\.\w+\((.*?)\)", r"\1", seen.group(0) if seen else str(e))
+                raise DataError(f"`newdata` has categories the model never saw in training: {seen}. "
+                                "A risk score has no points for an unseen level; recode it to a known level.") from None
+            except FormulaicError as e:
+                raise DataError(f"could not encode `newdata` with the model's formula: {e}") from e
+        X = drop_intercept(mm)[list(self.columns)].to_numpy(dtype=float)
+        check_finite(X, self.columns, "newdata")
+        return X
+
+    def outcome_of(self, data: pd.DataFrame) -> np.ndarray:
+        """0/1 event indicators of new data (for evaluation on held-out rows)."""
+        check_frame(data, "evaluate")
+        self.check_context()
+        if self.lhs_model_spec is None:
+            if self.outcome not in data.columns:
+                raise DataError(f"the data lack the outcome column `{self.outcome}`.")
+            raw = data[self.outcome]
+        else:
+            raw = pd.DataFrame(self.lhs_model_spec.get_model_matrix(
+                data, context={**FORMULA_FUNCTIONS, **self.context})).iloc[:, 0]
+        if raw.isna().any():
+            raise DataError(f"the outcome `{self.outcome}` has {int(raw.isna().sum())} missing value(s) in these data.")
+        unknown = set(pd.unique(raw)) - set(self.levels)
+        if unknown:
+            raise DataError(f"the outcome `{self.outcome}` has level(s) {sorted(map(repr, unknown))} in these data "
+                            f"that training did not have ({sorted(map(repr, self.levels))}).")
+        return (raw == self.event).to_numpy().astype(int)
+
+
+def check_frame(data, what: str = "fit", name: str = "data") -> None:
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"`{name}` must be a pandas DataFrame; got {type(data).__name__}. "
+                        "Wrap arrays with pd.DataFrame(...) and name the columns.")
+    if len(data) == 0:
+        raise DataError(f"`{name}` has no rows; there is nothing to {what}.")
+
+
+def drop_intercept(mm) -> pd.DataFrame:
+    df = pd.DataFrame(mm)
+    return df.drop(columns=[c for c in df.columns if c == "Intercept"])
+
+
+def check_finite(X: np.ndarray, columns, where: str) -> None:
+    bad = ~np.isfinite(X)
+    if bad.any():
+        counts = {columns[j]: int(bad[:, j].sum()) for j in np.flatnonzero(bad.any(axis=0))}
+        raise DataError(f"{where} has infinite or undefined values in design column(s) {counts} "
+                        "(column: count), e.g. from log(0) or division by zero; fix or drop those rows.")

@@ -1,0 +1,199 @@
+"""Design spec + bounds + formulations → :class:`RiskProblem`, through one small interface.
+
+Everything that adds to the problem beyond "points within bounds, at most ``max_size`` terms"
+— a ``threshold()`` term (:mod:`riskformula.thresholds`), ``factors_as_one``, every
+:class:`~riskformula.problem.constraints.Constraint` — is an object with ``apply(builder)`` that
+writes its own formulation with the primitives of :class:`ProblemBuilder`:
+
+* ``builder.columns(name)`` — the design columns a name covers (one resolver for every argument,
+  :class:`~riskformula.design.terms.TermResolver`; ``builder.terms`` for the rest of it);
+* ``builder.layout`` — positions in the variable vector (``intercept``, ``lam(j)``, ``alpha(j)``);
+* ``bounds(cols)``, ``set_bounds(cols, lower, upper)``, ``tighten(cols, lower=, upper=)`` — the
+  integer point bounds of design columns;
+* ``add_row(coefs, lower, upper, name)`` — a linear row over variable positions;
+* ``add_aux(lower, upper, integer=, name=, fill=)`` — an auxiliary variable and the rule that
+  fills it from integer points (so heuristics can complete candidate solutions);
+* ``used(name)`` — row coefficients of the 0/1 quantity "term ``name`` has nonzero points";
+* ``add_group(cols, max_used=, name=)`` — columns that count once toward the model size.
+
+A new kind of constraint (fairness, net benefit, ...) is one module with one
+:class:`~riskformula.problem.constraints.Constraint` subclass that uses only these.
+
+Rows that involve the intercept (side information) widen the derived intercept range: the
+optimal intercept for fixed points is the unconstrained one projected onto the interval these
+rows allow, which lies within the widened range.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .constraints import Constraint, OneVariable
+from .layout import VariableLayout
+from .problem import LinearRow, RiskProblem, SizeGroup
+
+__all__ = ["ProblemBuilder", "build_problem"]
+
+
+class ProblemBuilder:
+    """Collects bounds, rows, auxiliary variables and size groups over a design's columns.
+
+    Parameters
+    ----------
+    terms : the design's :class:`~riskformula.design.terms.TermResolver` (names → columns).
+    lower, upper : integer point bounds of the design columns (copied).
+    """
+
+    def __init__(self, terms, lower: np.ndarray, upper: np.ndarray):
+        self.terms = terms
+        self.d = terms.n_columns
+        self.layout = VariableLayout(self.d)
+        self.lower = np.array(lower, dtype=float)
+        self.upper = np.array(upper, dtype=float)
+        self.rows: list[LinearRow] = []
+        self.aux: list[dict] = []
+        self.groups: dict[tuple, SizeGroup] = {}
+        self._used: dict[tuple, dict] = {}
+
+    # --- names and bounds -----------------------------------------------------------------
+    def columns(self, name: str) -> list[int]:
+        """Design columns (0-based) named by a column, label, formula term or variable."""
+        return self.terms.columns(name, where="a constraint")
+
+    def bounds(self, cols) -> tuple[np.ndarray, np.ndarray]:
+        """Current point bounds of ``cols`` (copies)."""
+        cols = list(cols)
+        return self.lower[cols].copy(), self.upper[cols].copy()
+
+    def set_bounds(self, cols, lower: float, upper: float) -> None:
+        cols = list(cols)
+        self.lower[cols], self.upper[cols] = lower, upper
+
+    def tighten(self, cols, lower: float | None = None, upper: float | None = None) -> None:
+        """Raise the lower and/or lower the upper point bound of ``cols``."""
+        cols = list(cols)
+        if lower is not None:
+            self.lower[cols] = np.maximum(self.lower[cols], lower)
+        if upper is not None:
+            self.upper[cols] = np.minimum(self.upper[cols], upper)
+
+    # --- rows, auxiliaries, groups --------------------------------------------------------
+    def add_row(self, coefs: dict, lower: float, upper: float, name: str) -> None:
+        """``lower ≤ Σ coefs[k]·x[k] ≤ upper`` over variable positions (see :attr:`layout`)."""
+        self.rows.append(LinearRow({k: v for k, v in coefs.items() if v != 0}, lower, upper, name))
+
+    def add_aux(self, lower: float, upper: float, *, integer: bool, name: str, fill) -> int:
+        """Add an auxiliary variable; ``fill(lam, alpha)`` gives its value implied by integer
+        points (``lam`` intercept first, ``alpha`` one entry per design column).  Returns its position."""
+        self.aux.append(dict(lower=lower, upper=upper, integer=integer, name=name, fill=fill))
+        return self.layout.aux(len(self.aux) - 1)
+
+    def add_group(self, cols, max_used: int | None = None, name: str = "") -> bool:
+        """Count ``cols`` once toward the model size, with at most ``max_used`` of them nonzero.
+
+        A column counts through one group only: if any of ``cols`` is already grouped, nothing
+        is added and False is returned."""
+        cols = tuple(cols)
+        if any(set(cols) & set(g) for g in self.groups):
+            return False
+        self.groups[cols] = SizeGroup(cols, max_used=max_used, name=name)
+        return True
+
+    def used(self, name: str) -> dict:
+        """Row coefficients of the 0/1 quantity "term ``name`` is used".
+
+        One column: its α.  A group with at most one column used: Σα.  Otherwise a binary u with
+        α_j ≤ u ≤ Σ α_j, added once per term."""
+        cols = tuple(self.columns(name))
+        lay = self.layout
+        if len(cols) == 1:
+            return {lay.alpha(cols[0]): 1.0}
+        grp = self.groups.get(cols)
+        if grp is not None and grp.max_used == 1:
+            return {lay.alpha(j): 1.0 for j in cols}
+        if cols not in self._used:
+            idx = np.asarray(cols)
+            u = self.add_aux(0.0, 1.0, integer=True, name=f"used[{name}]",
+                             fill=lambda lam, alpha, idx=idx: float(alpha[idx].max()))
+            for j in cols:
+                self.add_row({lay.alpha(j): 1.0, u: -1.0}, -math.inf, 0.0, f"used[{name}]")
+            self.add_row({u: 1.0, **{lay.alpha(j): -1.0 for j in cols}}, -math.inf, 0.0, f"used[{name}]")
+            self._used[cols] = {u: 1.0}
+        return self._used[cols]
+
+    # --- the problem ------------------------------------------------------------------------
+    def problem(self, loss, c0, max_size, min_size, intercept_range) -> RiskProblem:
+        aux = self.aux
+        fills = [a["fill"] for a in aux]
+
+        def aux_rule(lam, alpha):
+            return np.array([f(lam, alpha) for f in fills], dtype=float)
+
+        p = RiskProblem(loss, self.lower, self.upper, c0=c0, max_size=max_size, min_size=min_size,
+                        intercept_bounds=intercept_range, rows=list(self.rows),
+                        aux_lower=np.array([a["lower"] for a in aux], float),
+                        aux_upper=np.array([a["upper"] for a in aux], float),
+                        aux_integer=np.array([a["integer"] for a in aux], bool),
+                        aux_cost=np.zeros(len(aux)), aux_names=[a["name"] for a in aux],
+                        aux_rule=aux_rule if aux else None, groups=list(self.groups.values()))
+        if intercept_range is None:
+            p.intercept_bounds = self._widened(p.intercept_bounds)
+        return p
+
+    def _widened(self, bounds) -> tuple[int, int]:
+        """The intercept range, widened so that every row on the intercept can hold for any
+        points within their bounds: c·λ_0 + s ≥ lower needs λ_0 up to (lower − min s)/c."""
+        lo, hi = bounds
+        lay = self.layout
+        a, b = np.minimum(self.lower, 0), np.maximum(self.upper, 0)
+        aux_lo = np.array([x["lower"] for x in self.aux], float)
+        aux_hi = np.array([x["upper"] for x in self.aux], float)
+        for row in self.rows:
+            c = row.coefs.get(lay.intercept, 0.0)
+            if c == 0:
+                continue
+            x = np.zeros(self.d)
+            s_min = s_max = 0.0
+            for k, v in row.coefs.items():
+                if k == lay.intercept:
+                    continue
+                if k < lay.alpha(0):
+                    x[k - 1] = v
+                else:  # an α (in [0, 1]) or an auxiliary variable
+                    top, bottom = (1.0, 0.0) if k < lay.aux(0) else (aux_hi[k - lay.aux(0)], aux_lo[k - lay.aux(0)])
+                    s_min += min(v * top, v * bottom)
+                    s_max += max(v * top, v * bottom)
+            s_min += float(np.minimum(x * a, x * b).sum())
+            s_max += float(np.maximum(x * a, x * b).sum())
+            need_lo, need_hi = [], []  # values λ_0 must be able to take
+            if math.isfinite(row.lower):
+                (need_hi if c > 0 else need_lo).append((row.lower - (s_min if c > 0 else s_max)) / c)
+            if math.isfinite(row.upper):
+                (need_lo if c > 0 else need_hi).append((row.upper - (s_max if c > 0 else s_min)) / c)
+            for z in need_hi:
+                hi = max(hi, math.ceil(z) + 1)
+            for z in need_lo:
+                lo = min(lo, math.floor(z) - 1)
+        return int(lo), int(hi)
+
+
+def build_problem(spec, loss, lower, upper, *, constraints=(), factors_as_one=False, c0=1e-6,
+                  max_size=5, min_size=0, intercept_range=None) -> RiskProblem:
+    """The :class:`RiskProblem` of a design: its threshold terms' formulation, then
+    ``factors_as_one`` groups, then the constraints, each through :class:`ProblemBuilder`.
+
+    ``spec`` is the :class:`~riskformula.design.spec.DesignSpec` (its ``terms`` resolve names
+    and its ``thresholds`` formulate themselves)."""
+    b = ProblemBuilder(spec.terms, lower, upper)
+    for t in spec.thresholds:
+        t.apply(b)
+    if factors_as_one:
+        for term in spec.terms.multi_column_terms():
+            OneVariable(term).apply(b)
+    for c in constraints:
+        if not isinstance(c, Constraint):
+            raise TypeError(f"not a constraint: {c!r}")
+        c.apply(b)
+    return b.problem(loss, c0, max_size, min_size, intercept_range)

@@ -1,0 +1,422 @@
+"""Compare fitted risk scores side by side: ``compare()`` (alias ``anova()``).
+
+One row per model with its size, point range, loss, deviance, AIC/BIC, AUC, CAL and
+certificate; likelihood-ratio tests between consecutive nested models; the points of every
+model per term; and, given the training data, the unconstrained logistic regression on the
+largest model's design as a reference for what integer points cost.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..errors import CalibrationWarning, DataError, SettingsError
+from ..design import build_design
+from ..model import RiskScore, index_digest
+from . import metrics, render
+
+__all__ = ["compare", "anova", "ComparisonTable", "points_table"]
+
+#: numeric columns of :meth:`ComparisonTable.to_frame`, in order
+COLUMNS = ["model", "n", "size", "points_min", "points_max", "loss", "deviance", "aic", "bic",
+           "auc", "cal", "gap", "status"]
+LR_COLUMNS = ["test", "from_model", "to_model", "df", "deviance_change", "p_value", "nested"]
+REFERENCE_STATUS = "reference"
+
+
+@dataclass(repr=False, eq=False)
+class ComparisonTable(render.Rendered):
+    """Fitted risk scores side by side; built by :func:`compare`.
+
+    Print it for the report, or use :meth:`to_frame` (one row per model), :attr:`lr_tests`,
+    :attr:`points` and :meth:`to_dict` for the numbers.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        One row per model (columns :data:`COLUMNS`); the reference logistic regression, when
+        present, is the last row with ``status == "reference"``.
+    lr_tests : DataFrame or None
+        Likelihood-ratio tests between consecutive models (training rows only).
+    points : DataFrame
+        Points of every model (columns) per term (rows), intercept last; 0 where unused.
+    evaluated_on : str
+        ``"training rows"`` or ``"newdata"``.
+    outcome : str
+        The outcome the models predict.
+    notes : tuple of str
+        Definitions, approximations and anything skipped.
+    short_names : bool
+        Show model numbers and a key instead of the (long) labels in the tables.
+    gap_tolerances : list of float, optional
+        Each model's ``gap_tolerance``: a gap within it prints as 0%.
+    """
+
+    frame: pd.DataFrame
+    lr_tests: pd.DataFrame | None
+    points: pd.DataFrame
+    evaluated_on: str
+    outcome: str
+    notes: tuple[str, ...]
+    short_names: bool = False
+    gap_tolerances: list | None = None
+
+    _title = "Model comparison"
+
+    # ---- numbers ----------------------------------------------------------------
+    def to_frame(self) -> pd.DataFrame:
+        """One row per model: ``model, n, size, points_min, points_max, loss, deviance, aic,
+        bic, auc, cal, gap, status`` (a copy)."""
+        return self.frame.copy()
+
+    def to_dict(self) -> dict:
+        """Everything as plain Python values (NaN for NA)."""
+        return {"evaluated_on": self.evaluated_on, "outcome": self.outcome,
+                "models": render.records(self.frame),
+                "lr_tests": None if self.lr_tests is None else render.records(self.lr_tests),
+                "points": {c: {t: int(v) for t, v in self.points[c].items()} for c in self.points.columns},
+                "notes": list(self.notes)}
+
+    def _tables(self) -> dict[str, pd.DataFrame | None]:
+        return {"models": self.frame, "points": self.points, "lr_tests": self.lr_tests}
+
+    # ---- rendering --------------------------------------------------------------
+    def _ids(self) -> list[str]:
+        f = self.frame
+        if not self.short_names:
+            return list(f["model"])
+        return [str(i) if s != REFERENCE_STATUS else "reference" for i, s in enumerate(f["status"], 1)]
+
+    def _key(self) -> list[tuple[str, str]]:
+        return [(f"Model {i}", lab) for i, lab in zip(self._ids(), self.frame["model"])
+                if i != "reference"] if self.short_names else []
+
+    def _tolerance(self, i: int) -> float:
+        tolerances = self.gap_tolerances or []
+        return tolerances[i] if i < len(tolerances) else render.DEFAULT_GAP_TOLERANCE
+
+    def _models_display(self) -> pd.DataFrame:
+        f = self.frame
+        return pd.DataFrame({
+            "model": self._ids() if self.short_names else [
+                "reference" if s == REFERENCE_STATUS else lab for lab, s in zip(f["model"], f["status"])],
+            "n": [render.fmt_number(int(v)) for v in f["n"]],
+            "size": [str(int(v)) for v in f["size"]],
+            "points": ["real" if s == REFERENCE_STATUS else "none" if not np.isfinite(lo)
+                       else f"{int(lo):+d}..{int(hi):+d}"
+                       for lo, hi, s in zip(f["points_min"], f["points_max"], f["status"])],
+            "loss": [render.fmt_fixed(v, 4) for v in f["loss"]],
+            "deviance": [render.fmt_fixed(v, 2) for v in f["deviance"]],
+            "AIC": [render.fmt_fixed(v, 1) for v in f["aic"]],
+            "BIC": [render.fmt_fixed(v, 1) for v in f["bic"]],
+            "AUC": [render.fmt_fixed(v, 3) for v in f["auc"]],
+            "CAL": [render.fmt_percent(v) for v in f["cal"]],
+            "gap": ["" if s == REFERENCE_STATUS else render.fmt_gap(g, self._tolerance(i))
+                    for i, (g, s) in enumerate(zip(f["gap"], f["status"]))],
+            "status": f["status"],
+        })
+
+    def _lr_display(self) -> pd.DataFrame:
+        t = self.lr_tests
+        return pd.DataFrame({
+            "test": t["test"], "df": [f"{int(v):+d}" for v in t["df"]],
+            "deviance change": [render.fmt_fixed(v, 3) for v in t["deviance_change"]],
+            "p-value": [render.fmt_p(v) for v in t["p_value"]],
+            "nested": ["yes" if v else "no" for v in t["nested"]],
+        })
+
+    def _header(self) -> list[tuple[str, str]]:
+        n = int(self.frame["n"].iloc[0]) if len(set(self.frame["n"])) == 1 else None
+        on = self.evaluated_on + (f" ({n:,d} rows)" if n is not None else "")
+        return [("Outcome", self.outcome), ("Evaluated on", on)] + self._key()
+
+    def _sections(self) -> list:
+        out = [(None, self._models_display())]
+        ref = self.frame["status"] == REFERENCE_STATUS
+        if ref.any():
+            out.append((None, f"reference: {self.frame['model'][ref].iloc[0]}, fitted by maximum likelihood."))
+        if self.lr_tests is not None:
+            out.append(("Likelihood-ratio tests", self._lr_display()))
+        out.append(("Points", render.points_display(self.points, self._ids())))
+        return out
+
+    def __repr__(self) -> str:
+        k = int((self.frame["status"] != REFERENCE_STATUS).sum())
+        return f"<ComparisonTable: {k} model(s) of {self.outcome}; evaluated on {self.evaluated_on}>"
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------
+
+
+def _labels(models, names) -> list[str]:
+    if names is not None:
+        names = [names] if isinstance(names, str) else list(names)
+        if len(names) != len(models):
+            raise SettingsError(f"`names` has {len(names)} name(s) for {len(models)} model(s); give one per model.")
+        if len(set(map(str, names))) != len(names):
+            raise SettingsError(f"`names` must be distinct; got {names}.")
+        return [str(n) for n in names]
+    labels = [m.formula for m in models]
+    if len(set(labels)) < len(labels):  # same formula, different limits: say which
+        labels = [f"{m.formula} [max_size={m.settings.max_size}]" for m in models]
+    if len(set(labels)) < len(labels):
+        labels = [f"{i}: {lab}" for i, lab in enumerate(labels, 1)]
+    return labels
+
+
+def _check_same_problem(models, labels) -> None:
+    """Same outcome coding and the very same training rows, or a DataError saying which differs."""
+    first = models[0]
+    for m, lab in zip(models[1:], labels[1:]):
+        if (m.outcome, m.event) != (first.outcome, first.event):
+            raise DataError(
+                f"models {labels[0]!r} and {lab!r} predict different outcomes ({first.outcome} = "
+                f"{first.event!r} vs {m.outcome} = {m.event!r}); their losses are not comparable. "
+                "Compare them on common data with `newdata=`, or refit with the same outcome.")
+        if m.nobs != first.nobs or m.rows_digest != first.rows_digest:
+            raise DataError(
+                f"models {labels[0]!r} ({first.nobs:,d} rows) and {lab!r} ({m.nobs:,d} rows) were fitted "
+                "to different rows (e.g. different data or missing values dropped for different "
+                "variables), so their training losses are not comparable. Refit on the same rows "
+                "(e.g. data.dropna(subset=[...]) first) or compare on common data with `newdata=`.")
+
+
+def _nested(a: RiskScore, b: RiskScore) -> bool:
+    """Is every score ``a`` could be also one ``b`` could be (columns, point bounds, size limit)?"""
+    if a.settings.max_size > b.settings.max_size:
+        return False
+    where = {c: j for j, c in enumerate(b.design.columns)}
+    for j, c in enumerate(a.design.columns):
+        lo, hi = a.settings.coef_lower[j], a.settings.coef_upper[j]
+        if lo == 0 and hi == 0:
+            continue
+        if c not in where:
+            return False
+        k = where[c]
+        if lo < b.settings.coef_lower[k] or hi > b.settings.coef_upper[k]:
+            return False
+    return True
+
+
+def _row(label, n, size, points, loss, deviance, aic_bic: bool, auc, cal, gap, status) -> dict:
+    k = size + 1  # points plus the intercept
+    used = [p for p in points if p != 0]
+    return {"model": label, "n": int(n), "size": int(size),
+            "points_min": float(min(used)) if used else np.nan,
+            "points_max": float(max(used)) if used else np.nan,
+            "loss": float(loss), "deviance": float(deviance),
+            "aic": deviance + 2 * k if aic_bic else np.nan,
+            "bic": deviance + k * math.log(n) if aic_bic else np.nan,
+            "auc": float(auc), "cal": float(cal), "gap": float(gap), "status": status}
+
+
+def _model_row(m: RiskScore, label: str, newdata, notes: list[str]) -> dict:
+    points = list(m.coef.to_numpy())
+    if newdata is None:
+        t = m.training_metrics
+        if m.settings.weighted or m.settings.positive_weight != 1:
+            # the fitted loss is weighted; the likelihood of the rows is not
+            dev = 2 * m.nobs * t["log_loss"]
+            notes.append(f"{label}: fitted with weights; its deviance, AIC and BIC use the unweighted "
+                         "log-likelihood of the training rows (its `loss` column is the weighted loss).")
+        else:
+            dev = 2 * m.nobs * m.loss
+        return _row(label, m.nobs, m.size, points, m.loss, dev, True, t["auc"], t["cal"], m.gap, m.status)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibrationWarning)
+        ev = m.evaluate(newdata)
+    notes += [f"{label}: {w.message}" for w in caught if issubclass(w.category, CalibrationWarning)]
+    auc = ev.auc.auc if ev.auc is not None else np.nan
+    return _row(label, ev.n, m.size, points, ev.log_loss, 2 * ev.n * ev.log_loss, False, auc, ev.cal,
+                m.gap, m.status)
+
+
+def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[str]) -> dict:
+    """Unconstrained maximum-likelihood logistic regression on ``largest``'s full design."""
+    import statsmodels.api as sm
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
+
+    largest.design.check_context()
+    # the user's functions and constants (context=) that the formula calls, kept on the design
+    design = build_design(largest.formula, data, na_action=largest.settings.na_action, event=largest.event,
+                          context=largest.design.context)
+    if len(design.index) != largest.nobs or index_digest(design.index) != largest.rows_digest:
+        raise DataError(
+            f"`data` are not the rows the models were fitted to: the formula selects {len(design.index):,d} "
+            f"row(s) of `data`, the models used {largest.nobs:,d} (or other index labels). Pass the data "
+            "frame the models were fitted to as `data=` (it is only used for the reference row).")
+    X = np.column_stack([np.ones(design.nobs), design.X])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # GLM's IRLS with a pseudo-inverse tolerates collinear columns, where Logit would fail
+        res = sm.GLM(design.y, X, family=sm.families.Binomial()).fit(maxiter=100)
+    trouble = [w for w in caught if issubclass(w.category, (ConvergenceWarning, PerfectSeparationWarning,
+                                                             RuntimeWarning))]
+    k = int(np.linalg.matrix_rank(X))  # estimable parameters, intercept included
+    beta = np.asarray(res.params, float)
+    label = f"logistic regression ({design.X.shape[1]} columns, real coefficients)"
+    if trouble:
+        notes.append(f"The reference logistic regression did not converge cleanly ({trouble[0].message}); "
+                     "with (quasi-)separated data its loss approaches 0 and its coefficients diverge.")
+    if k < X.shape[1]:
+        notes.append(f"The reference design has {X.shape[1] - k} redundant column(s) (collinear); AIC/BIC count "
+                     f"{k} estimable parameters.")
+    if newdata is None:
+        y, lp = design.y, X @ beta
+    else:
+        Xn = design.transform(newdata)
+        y, lp = design.outcome_of(newdata), np.column_stack([np.ones(len(Xn)), Xn]) @ beta
+    risk = 1 / (1 + np.exp(-np.clip(lp, -700, 700)))
+    loss = metrics.log_loss(y, risk) if newdata is not None else -float(res.llf) / design.nobs
+    n = len(y)
+    dev = 2 * n * loss
+    auc = metrics.auc(y, lp) if 0 < y.sum() < n else np.nan
+    row = _row(label, n, k - 1, [], loss, dev, newdata is None, auc, metrics.cal_by_score(y, risk, lp),
+               0.0, REFERENCE_STATUS)
+    row["points_min"] = row["points_max"] = np.nan
+    return row
+
+
+def _lr_tests(models, rows, labels, notes: list[str], numbered: bool) -> pd.DataFrame:
+    out = []
+    for i in range(1, len(models)):
+        a, b = models[i - 1], models[i]
+        df = rows[i]["size"] - rows[i - 1]["size"]
+        change = rows[i - 1]["deviance"] - rows[i]["deviance"]
+        nested = _nested(a, b)
+        p = float(stats.chi2.sf(change, df)) if nested and df > 0 else np.nan
+        out.append({"test": f"{i} vs {i + 1}" if numbered else f"{labels[i - 1]} vs {labels[i]}", "from_model": labels[i - 1], "to_model": labels[i],
+                    "df": int(df), "deviance_change": float(change), "p_value": p, "nested": nested})
+        if not nested:
+            notes.append(f"Test {i} vs {i + 1}: model {i + 1} cannot express every score model {i} can (its "
+                         "columns, point bounds or size limit are narrower), so no p-value is given.")
+        elif df <= 0:
+            notes.append(f"Test {i} vs {i + 1}: model {i + 1} uses no more terms than model {i}; list models "
+                         "from smaller to larger for a likelihood-ratio test.")
+    notes.append("Likelihood-ratio tests compare consecutive models: deviance change = deviance(smaller) − "
+                 "deviance(larger), df = difference in size, p from χ²(df). The χ² reference assumes nested "
+                 "maximum-likelihood fits with real coefficients; with integer points the p-values are approximate.")
+    return pd.DataFrame(out, columns=LR_COLUMNS)
+
+
+def points_table(models, labels) -> pd.DataFrame:
+    """Points of every model (columns ``labels``) per term (rows, in order of first use), intercept last."""
+    names: dict[str, str] = {}  # column -> label, in order of first use
+    for m in models:
+        for c, p in m.coef.items():
+            if p != 0 and c not in names:
+                names[c] = m.labels[c]
+    table = pd.DataFrame({lab: [int(m.coef.get(c, 0)) for c in names] + [m.intercept]
+                          for m, lab in zip(models, labels)},
+                         index=list(names.values()) + ["intercept"])
+    table.index.name = "term"
+    return table
+
+
+# --------------------------------------------------------------------------------------
+# entry point
+# --------------------------------------------------------------------------------------
+
+
+def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
+            newdata: pd.DataFrame | None = None, reference: bool = True) -> ComparisonTable:
+    """Compare fitted risk scores: fit, information criteria, discrimination, calibration, tests.
+
+    Parameters
+    ----------
+    *models : RiskScore
+        Two or more fitted scores (one is allowed), smaller first for likelihood-ratio tests.
+    names : list of str, optional
+        Row labels; by default each model's formula (plus its size limit when formulas repeat).
+    data : DataFrame, optional
+        The training data. Only used for the reference row: the unconstrained logistic
+        regression (statsmodels GLM) on the design of the model with the most columns. Without
+        it the reference row is skipped.
+    newdata : DataFrame, optional
+        Evaluate every model on these rows instead of the training rows (loss, deviance, AUC
+        and CAL; AIC, BIC and likelihood-ratio tests are training-data quantities and are
+        left out). Models fitted to different rows or outcomes can be compared only this way.
+    reference : bool
+        Add the reference row when ``data`` is given.
+
+    Returns
+    -------
+    ComparisonTable
+
+    Raises
+    ------
+    DataError
+        Without ``newdata``, when the models predict different outcomes or were fitted to
+        different rows; when ``data`` are not the models' training rows.
+
+    Notes
+    -----
+    Deviance is −2 log-likelihood: 2·n·(mean log loss). AIC = deviance + 2k and BIC =
+    deviance + k·log(n) with k = size + 1 (points plus intercept). Integer points are not free
+    real parameters, so AIC, BIC and the χ² p-values are approximate.
+
+    Examples
+    --------
+    >>> small = rf.risk_score('diagnosis == "M" ~ radius_worst', df, max_size=1)  # doctest: +SKIP
+    >>> big = rf.risk_score('diagnosis == "M" ~ radius_worst + texture_worst', df)  # doctest: +SKIP
+    >>> print(rf.compare(small, big, data=df))  # doctest: +SKIP
+    """
+    if not models:
+        raise SettingsError("compare() needs at least one fitted RiskScore: compare(m1, m2, ...).")
+    for i, m in enumerate(models, 1):
+        if not isinstance(m, RiskScore):
+            hint = " Pass models as separate arguments: compare(m1, m2)." if isinstance(m, (list, tuple)) else ""
+            raise SettingsError(f"argument {i} of compare() must be a fitted RiskScore; got {type(m).__name__}.{hint}")
+    for arg, value in (("data", data), ("newdata", newdata)):
+        if value is not None and not isinstance(value, pd.DataFrame):
+            raise DataError(f"`{arg}` must be a pandas DataFrame; got {type(value).__name__}.")
+    labels = _labels(models, names)
+    if newdata is None:
+        _check_same_problem(models, labels)
+    notes: list[str] = []
+    rows = [_model_row(m, lab, newdata, notes) for m, lab in zip(models, labels)]
+
+    lr = None
+    if newdata is None and len(models) > 1:
+        lr = _lr_tests(models, rows, labels, notes, numbered=names is None)
+    elif newdata is not None and len(models) > 1:
+        notes.append("No likelihood-ratio tests on `newdata`: the χ² reference holds for fitted deviances only.")
+    if reference and data is not None:
+        largest = max(models, key=lambda m: len(m.design.columns))
+        if newdata is not None and (largest.outcome, largest.event) != (models[0].outcome, models[0].event):
+            notes.append("No reference row: the models predict different outcomes.")
+        else:
+            rows.append(_reference_row(largest, data, newdata, notes))
+    elif reference:
+        notes.append("No reference row: pass the training data as `data=` to add the unconstrained "
+                     "logistic regression on the largest model's design.")
+
+    if newdata is None:
+        notes.insert(0, "Deviance = 2 × n × mean log loss (= −2 log-likelihood) on the training rows. "
+                        "AIC = deviance + 2k, BIC = deviance + k·log(n), k = size + 1 (points and intercept); "
+                        "integer points are not free real parameters, so AIC and BIC are approximate.")
+    else:
+        notes.insert(0, "Loss, deviance (2 × n × mean log loss), AUC and CAL on `newdata`; AIC and BIC "
+                        "are training-data quantities and are not shown.")
+    for m, lab in zip(models, labels):
+        if m.status != "optimal":
+            gap = render.fmt_gap(m.gap, m.settings.gap_tolerance)
+            notes.append(f"{lab}: not proven optimal ({m.status.replace('_', ' ')}, gap {gap}); "
+                         "a better score within its limits may exist.")
+    outcome = models[0].outcome if len({(m.outcome, str(m.event)) for m in models}) == 1 else "(differs by model)"
+    return ComparisonTable(pd.DataFrame(rows, columns=COLUMNS), lr, points_table(models, labels),
+                           "training rows" if newdata is None else "newdata", outcome, notes,
+                           short_names=names is None,
+                           gap_tolerances=[m.settings.gap_tolerance for m in models])
+
+
+#: R users reach for ``anova(small, big)``; it is the same comparison
+anova = compare

@@ -1,0 +1,110 @@
+"""The cross-validation report: per-fold test metrics of a refitted risk score (:func:`riskformula.cross_validate`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from . import render
+from .render import fmt_fixed, fmt_gap, fmt_percent
+
+__all__ = ["CrossValidation", "FOLD_COLUMNS"]
+
+#: per-fold columns of :meth:`CrossValidation.to_frame`
+FOLD_COLUMNS = ["fold", "n_train", "n_test", "test_events", "size", "auc", "cal", "loss", "brier",
+                "train_auc", "train_cal", "train_loss", "objective", "gap", "status", "time"]
+_SUMMARISED = ["auc", "cal", "loss", "brier", "size", "gap", "train_auc", "train_cal"]
+
+
+@dataclass(repr=False, eq=False)
+class CrossValidation(render.Rendered):
+    """Per-fold test metrics of a risk score refitted on K stratified folds; built by
+    :func:`riskformula.cross_validate`.
+
+    Attributes
+    ----------
+    folds : DataFrame
+        One row per fold (columns :data:`FOLD_COLUMNS`): test ``auc``, ``cal``, ``loss``
+        (mean log loss) and ``brier``; the fold model's ``size``, ``gap``, ``status`` and
+        training metrics.
+    models : list of RiskScore
+        The fold models, in fold order.
+    fold_of : Series
+        Fold number (1..K) of every row used, indexed like the data.
+    formula, seed : the formula and the seed of the fold assignment.
+    fit_args : dict
+        The arguments passed on to :func:`riskformula.risk_score`.
+    notes : tuple of str
+    """
+
+    formula: str
+    folds: pd.DataFrame
+    models: list
+    fold_of: pd.Series
+    seed: int
+    fit_args: dict
+    notes: tuple[str, ...]
+
+    _title = "Cross-validation"
+
+    def summary_frame(self) -> pd.DataFrame:
+        """Mean, standard deviation (ddof 1), min and max over folds of the main metrics."""
+        f = self.folds[_SUMMARISED].astype(float)
+        return pd.DataFrame({"mean": f.mean(), "sd": f.std(ddof=1), "min": f.min(), "max": f.max()}).rename_axis("metric")
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-fold table (a copy)."""
+        return self.folds.copy()
+
+    def to_dict(self) -> dict:
+        """Per-fold rows, mean ± sd, seed, settings and notes as plain Python values."""
+        s = self.summary_frame()
+        return {"formula": self.formula, "k": len(self.folds), "seed": self.seed,
+                "folds": render.records(self.folds),
+                "summary": {m: {k: float(s.loc[m, k]) for k in s.columns} for m in s.index},
+                "fit_args": {k: repr(x) if not isinstance(x, (int, float, str, bool, type(None))) else x
+                             for k, x in self.fit_args.items()},
+                "notes": list(self.notes)}
+
+    def _tables(self) -> dict[str, pd.DataFrame | None]:
+        return {"folds": self.folds, "summary": self.summary_frame()}
+
+    def _fold_display(self) -> pd.DataFrame:
+        f = self.folds
+        return pd.DataFrame({
+            "fold": f["fold"].astype(str), "train": [f"{n:,d}" for n in f["n_train"]],
+            "test": [f"{n:,d}" for n in f["n_test"]], "events": [f"{n:,d}" for n in f["test_events"]],
+            "size": f["size"].astype(str), "AUC": [fmt_fixed(x) for x in f["auc"]],
+            "CAL": [fmt_percent(x) for x in f["cal"]], "loss": [fmt_fixed(x, 4) for x in f["loss"]],
+            "Brier": [fmt_fixed(x, 4) for x in f["brier"]], "train AUC": [fmt_fixed(x) for x in f["train_auc"]],
+            "gap": [fmt_gap(g, m.settings.gap_tolerance) for g, m in zip(f["gap"], self.models)],
+            "status": f["status"]})
+
+    def _summary_display(self) -> pd.DataFrame:
+        s = self.summary_frame()
+        labels = {"auc": "AUC", "cal": "CAL", "loss": "log loss", "brier": "Brier", "size": "size",
+                  "gap": "gap", "train_auc": "training AUC", "train_cal": "training CAL"}
+        tol = min((m.settings.gap_tolerance for m in self.models), default=render.DEFAULT_GAP_TOLERANCE)
+        fmt = {"cal": fmt_percent, "train_cal": fmt_percent, "gap": lambda g: fmt_gap(g, tol),
+               "size": lambda x: fmt_fixed(x, 1),
+               "loss": lambda x: fmt_fixed(x, 4), "brier": lambda x: fmt_fixed(x, 4)}
+        rows = []
+        for m in s.index:
+            g = fmt.get(m, fmt_fixed)
+            rows.append((labels[m], f"{g(s.loc[m, 'mean'])} ± {g(s.loc[m, 'sd'])}",
+                         f"{g(s.loc[m, 'min'])} to {g(s.loc[m, 'max'])}"))
+        return pd.DataFrame(rows, columns=["test metric (mean over folds)", "mean ± sd", "range"])
+
+    def _header(self) -> list[tuple[str, str]]:
+        return [("Formula", self.formula), ("Folds", f"{len(self.folds)} (stratified by outcome, seed {self.seed})"),
+                ("Rows", f"{int(self.folds['n_test'].sum()):,d}")]
+
+    def _sections(self) -> list:
+        return [(None, self._summary_display()), ("Folds", self._fold_display())]
+
+    def __repr__(self) -> str:
+        s = self.summary_frame()
+        return (f"<CrossValidation: {self.formula}; {len(self.folds)} folds; test AUC "
+                f"{fmt_fixed(s.loc['auc', 'mean'])} ± {fmt_fixed(s.loc['auc', 'sd'])}; "
+                f"CAL {fmt_percent(s.loc['cal', 'mean'])}>")

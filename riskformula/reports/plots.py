@@ -1,0 +1,216 @@
+"""Diagnostic plots for risk scores (matplotlib, an optional dependency).
+
+Every function draws on ``ax`` when given, otherwise on a new
+:class:`matplotlib.figure.Figure` that is not attached to pyplot (nothing is shown and no
+global state is touched), and returns the figure. Save it with ``fig.savefig(path)``.
+
+The diagnostic plots accept either an :class:`~riskformula.reports.evaluation.Evaluation`
+or a fitted model plus the data to evaluate it on (the same functions are ``rf.plots.*``)::
+
+    fig = plot_reliability(fit, test_data)
+    fig = plot_reliability(evaluate(fit, test_data))   # same figure
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError, SettingsError
+from .evaluation import Evaluation, evaluate
+from .render import DEFAULT_GAP_TOLERANCE
+
+__all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
+           "plot_size_path"]
+
+_EVENT, _NON_EVENT, _MODEL = "#c0392b", "#2c7fb8", "#222222"
+
+
+def _new_axes(ax, figsize=(5.0, 4.5)):
+    """``(figure, axes)``: the given axes' top-level figure, or a fresh pyplot-free figure."""
+    if ax is not None:
+        get = getattr(ax, "get_figure", None)
+        try:
+            fig = get(root=True)  # matplotlib >= 3.10: the top figure, not a subfigure
+        except TypeError:
+            fig = ax.figure
+        return fig, ax
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as e:
+        raise ImportError("riskformula's plots need matplotlib, which is not installed. "
+                          "Install it with `pip install riskformula[plot]`.") from e
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _evaluation(model_or_evaluation, data) -> Evaluation:
+    if isinstance(model_or_evaluation, Evaluation):
+        if data is not None:
+            raise SettingsError("Pass either an Evaluation, or a model together with `data`; "
+                            "an Evaluation already holds its data's results.")
+        return model_or_evaluation
+    if data is None:
+        raise SettingsError("`data` is required when plotting a model: "
+                        "plot_xxx(model, data), or plot_xxx(evaluate(model, data)).")
+    return evaluate(model_or_evaluation, data)
+
+
+def plot_reliability(model_or_evaluation, data=None, ax=None):
+    """Reliability diagram: observed vs predicted risk, one point per score.
+
+    Marker area is proportional to the number of rows with that score; vertical bars are
+    Wilson 95% intervals of the observed risk; the dashed diagonal is perfect calibration.
+    With more than 30 distinct scores the points are 10 quantile bins of score (Ustun & Rudin, 2019).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    ev = _evaluation(model_or_evaluation, data)
+    fig, ax = _new_axes(ax)
+    r = ev.reliability
+    x, obs = r["predicted_risk"].to_numpy(), r["observed_risk"].to_numpy()
+    n = r["n"].to_numpy(dtype=float)
+    ax.plot([0, 1], [0, 1], ls="--", lw=1, color="grey", label="perfect calibration", zorder=1)
+    # Wilson bounds can sit a rounding error past the observed risk (0 or 1 events)
+    below = np.maximum(obs - r["ci_lower"].to_numpy(), 0.0)
+    above = np.maximum(r["ci_upper"].to_numpy() - obs, 0.0)
+    ax.errorbar(x, obs, yerr=[below, above], fmt="none",
+                ecolor=_NON_EVENT, elinewidth=1, capsize=2, alpha=0.7, zorder=2)
+    area = 15 + 300 * n / n.max()
+    ax.scatter(x, obs, s=area, color=_NON_EVENT, edgecolor="white", linewidth=0.8, zorder=3,
+               label="score (area ∝ rows)")
+    if len(r) <= 15:  # label each point with its score while that stays legible
+        for label, xi, yi in zip(r["score"], x, obs):
+            text = label if isinstance(label, str) else f"{label:g}"
+            ax.annotate(text, (xi, yi), xytext=(5, -10), textcoords="offset points",
+                        fontsize=8, color="#444444")
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="Predicted risk", ylabel="Observed risk",
+           title=f"Reliability (CAL {100 * ev.cal:.1f}%, n = {ev.n:,d})")
+    ax.set_aspect("equal")
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    return fig
+
+
+def plot_roc(model_or_evaluation, data=None, ax=None):
+    """ROC curve of the total score, with the AUC and its DeLong 95% CI in the legend.
+
+    Tied scores move both rates at once, so those steps are drawn as diagonal segments
+    (the area under the drawn curve is exactly the reported AUC).
+    """
+    ev = _evaluation(model_or_evaluation, data)
+    if ev.roc is None:
+        raise DataError("The ROC curve needs both events and non-events in the data.")
+    fig, ax = _new_axes(ax)
+    a = ev.auc
+    ax.plot([0, 1], [0, 1], ls="--", lw=1, color="grey", label="chance")
+    ax.plot(ev.roc["fpr"], ev.roc["tpr"], marker="o", ms=3, color=_MODEL,
+            label=f"AUC {a.auc:.3f} ({a.lower:.3f}, {a.upper:.3f})")
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="False positive rate (1 - specificity)",
+           ylabel="True positive rate (sensitivity)", title="ROC curve")
+    ax.set_aspect("equal")
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    return fig
+
+
+def plot_decision_curve(model_or_evaluation, data=None, ax=None):
+    """Decision curve: net benefit of the model, treat-all and treat-none by threshold.
+
+    The y-axis is cut a little below 0 because treat-all falls steeply at high thresholds
+    and would otherwise flatten the part of the plot that matters.
+    """
+    ev = _evaluation(model_or_evaluation, data)
+    fig, ax = _new_axes(ax)
+    nb = ev.net_benefit
+    t = nb["threshold"]
+    ax.plot(t, nb["treat_none"], color="grey", lw=1, label="treat none")
+    ax.plot(t, nb["treat_all"], color=_EVENT, lw=1, ls="--", label="treat all")
+    ax.plot(t, nb["net_benefit"], color=_MODEL, lw=1.8, label="model")
+    top = max(ev.observed_risk, float(nb["net_benefit"].max()), 0.01)
+    ax.set(xlim=(float(t.min()), float(t.max())), ylim=(-0.15 * top, 1.1 * top),
+           xlabel="Threshold probability", ylabel="Net benefit",
+           title=f"Decision curve (AUNBC {ev.aunbc:.3f})")
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    return fig
+
+
+def plot_score_distribution(model_or_evaluation, data=None, ax=None):
+    """Number of rows at each total score, events and non-events side by side.
+
+    With more than 30 distinct scores (real-valued columns) a 20-bin histogram is drawn.
+    """
+    ev = _evaluation(model_or_evaluation, data)
+    fig, ax = _new_axes(ax)
+    c = ev.score_counts
+    s = c["score"].to_numpy()
+    if len(c) <= 30:
+        gap = np.min(np.diff(s)) if len(s) > 1 else 1.0
+        w = 0.4 * gap
+        ax.bar(s - w / 2, c["non_events"], width=w, color=_NON_EVENT, label="no event (y = 0)")
+        ax.bar(s + w / 2, c["events"], width=w, color=_EVENT, label="event (y = 1)")
+        ax.set_xticks(s, [f"{v:g}" for v in s])
+    else:
+        edges = np.histogram_bin_edges(s, bins=20)
+        ax.hist(s, bins=edges, weights=c["non_events"], histtype="step", lw=1.5,
+                color=_NON_EVENT, label="no event (y = 0)")
+        ax.hist(s, bins=edges, weights=c["events"], histtype="step", lw=1.5,
+                color=_EVENT, label="event (y = 1)")
+    ax.set(xlabel="Total score (points)", ylabel="Rows", title="Score distribution by outcome")
+    ax.set_ylim(0, 1.2 * ax.get_ylim()[1])  # headroom so the legend clears the bars
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    return fig
+
+
+def plot_size_path(table: pd.DataFrame, ax=None):
+    """Loss (left axis) and AUC (right axis) of the best model at each model size.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per size with columns ``size``, ``loss`` and ``auc``. Sizes whose model is not
+        proven optimal are drawn hollow: ``status`` other than ``"optimal"`` when the table
+        has that column (as :func:`riskformula.size_path` gives), else a ``gap`` above
+        ``risk_score``'s default ``gap_tolerance`` (1e-6).
+    ax : matplotlib Axes, optional
+        Draw on these axes; a twin axis is added for AUC.
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise DataError(f"`table` must be a DataFrame; got {type(table).__name__}.")
+    missing = [c for c in ("size", "loss", "auc") if c not in table.columns]
+    if missing:
+        raise DataError(f"`table` lacks column(s) {', '.join(missing)}; it needs `size`, "
+                        f"`loss` and `auc`. Got columns: {', '.join(map(str, table.columns))}.")
+    if table.empty:
+        raise DataError("`table` has no rows to plot.")
+    t = table.sort_values("size")
+    fig, ax = _new_axes(ax, figsize=(6.0, 4.0))
+    size = t["size"].to_numpy()
+    if "status" in t.columns:  # the solver's verdict, with the tolerance the fit used
+        proven = (t["status"] == "optimal").to_numpy()
+    elif "gap" in t.columns:
+        proven = t["gap"].fillna(np.inf).to_numpy() <= DEFAULT_GAP_TOLERANCE
+    else:
+        proven = np.ones(len(t), dtype=bool)
+    ax.plot(size, t["loss"], color=_NON_EVENT, lw=1.5, label="loss")
+    ax.scatter(size[proven], t["loss"].to_numpy()[proven], color=_NON_EVENT, zorder=3)
+    ax2 = ax.twinx()
+    ax2.plot(size, t["auc"], color=_EVENT, lw=1.5, label="AUC")
+    ax2.scatter(size[proven], t["auc"].to_numpy()[proven], color=_EVENT, zorder=3)
+    if (~proven).any():
+        for axis, col, colour in ((ax, "loss", _NON_EVENT), (ax2, "auc", _EVENT)):
+            axis.scatter(size[~proven], t[col].to_numpy()[~proven], facecolor="white",
+                         edgecolor=colour, zorder=3)
+    ax.set(xlabel="Model size (number of nonzero points)", ylabel="Log loss",
+           title="Size path")
+    ax.set_xticks(size)
+    ax2.set_ylabel("AUC")
+    handles = ax.get_lines()[:1] + ax2.get_lines()[:1]
+    labels = ["loss", "AUC"]
+    if (~proven).any():
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="grey"))
+        labels.append("not proven optimal")
+    ax.legend(handles, labels, loc="center right", fontsize=8, frameon=False)
+    return fig

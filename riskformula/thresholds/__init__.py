@@ -1,0 +1,30 @@
+"""Model-chosen thresholds for continuous predictors (Molero-Río & D'Ambrosio, 2025): ``threshold(x)``,
+``threshold(.)`` (every numeric predictor), ``cut(x, [...])``.
+
+This package owns everything about threshold terms:
+
+* :mod:`~riskformula.thresholds.transforms` — the formula functions and their candidate cuts
+  (the midpoints of the gaps between distinct training values);
+* :mod:`~riskformula.thresholds.expansion` — ``threshold(.)`` written out for the data's columns;
+* :mod:`~riskformula.thresholds.pruning` — dropping cuts that can never be optimal;
+* :mod:`~riskformula.thresholds.terms` — a design's threshold terms, their per-interval points
+  ("levels", with the shift moved out of the intercept) and readable conditions;
+* :mod:`~riskformula.thresholds.formulation` — their columns, size groups and level rows in the
+  optimization problem.
+
+Examples
+--------
+>>> import pandas as pd, riskformula as rf
+>>> df = pd.DataFrame({"age": [30, 40, 50, 60], "y": [0, 0, 1, 1]})
+>>> rf.risk_score("y ~ threshold(age)", df, time_limit=5).thresholds["cut"].tolist()
+[45.0]
+"""
+
+from .transforms import (FORMULA_FUNCTIONS, MAX_CUTS, OUTCOME, PROBE, candidate_cuts, cut, threshold)
+from .expansion import expand_threshold_dot
+from .terms import ThresholdTerm, first_argument, levels, levels_by_term, score_shift, threshold_terms
+from .pruning import drop_dominated_cuts
+
+__all__ = ["threshold", "cut", "expand_threshold_dot", "candidate_cuts", "drop_dominated_cuts", "levels", "levels_by_term",
+           "score_shift", "ThresholdTerm", "threshold_terms", "first_argument", "FORMULA_FUNCTIONS",
+           "MAX_CUTS", "PROBE", "OUTCOME"]

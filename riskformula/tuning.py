@@ -1,0 +1,314 @@
+"""Choosing a model's size and settings: stratified K-fold cross-validation and the model-size path.
+
+:func:`cross_validate` refits the score on each training split and evaluates it on the held-out
+fold (Ustun and Rudin 2019 tune by 5-fold mean test AUC); :func:`size_path` fits the best score of every
+size with a small ``c0`` (Ustun and Rudin 2019, §1.3), the integer version of a regularisation path.
+Both fit models here; their reports are :class:`~riskformula.reports.cross_validation.CrossValidation`
+and :class:`~riskformula.reports.size_path.SizePath`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from . import _progress
+from . import _checks as v
+from .errors import CalibrationWarning, DataError, OptimalityGapWarning, SettingsError
+from .fit import risk_score
+from .design import build_design
+from .reports.cross_validation import FOLD_COLUMNS, CrossValidation
+from .reports.size_path import PATH_COLUMNS, SizePath
+
+__all__ = ["cross_validate", "size_path", "stratified_folds"]
+
+
+# --------------------------------------------------------------------------------------
+# folds
+# --------------------------------------------------------------------------------------
+
+
+def stratified_folds(y, folds: int, seed: int) -> np.ndarray:
+    """Fold number (0..folds-1) of every row, balancing events and non-events across folds.
+
+    Each class is shuffled with ``numpy.random.default_rng(seed)`` and dealt round-robin, so
+    fold sizes differ by at most one per class and the same seed gives the same folds.
+
+    Examples
+    --------
+    >>> stratified_folds([0, 0, 0, 1, 1, 1], folds=3, seed=0).tolist()  # doctest: +SKIP
+    """
+    y = np.asarray(y)
+    rng = np.random.default_rng(seed)
+    fold = np.empty(len(y), dtype=int)
+    start = 0
+    for cls in (0, 1):
+        idx = np.flatnonzero(y == cls)
+        rng.shuffle(idx)
+        # continue dealing where the previous class stopped so fold totals stay balanced too
+        fold[idx] = (start + np.arange(len(idx))) % folds
+        start = (start + len(idx)) % folds
+    return fold
+
+
+# --------------------------------------------------------------------------------------
+# cross-validation
+# --------------------------------------------------------------------------------------
+
+
+def _fit_fold(k: int, formula: str, train: pd.DataFrame, test: pd.DataFrame, fit_args: dict):
+    """Fit on ``train``, evaluate on ``test``; top-level so worker processes can run it."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # the caller's bar (if any) reports the folds; a fold's own status lines would break it
+        model = risk_score(formula, train, progress=False, **fit_args)
+        ev = model.evaluate(test)
+    messages = [f"fold {k + 1}: {w.message}" for w in caught
+                if issubclass(w.category, CalibrationWarning)]
+    tm = model.training_metrics
+    row = {"fold": k + 1, "n_train": model.nobs, "n_test": ev.n, "test_events": ev.events,
+           "size": model.size, "auc": ev.auc.auc if ev.auc is not None else np.nan, "cal": ev.cal,
+           "loss": ev.log_loss, "brier": ev.brier, "train_auc": tm["auc"], "train_cal": tm["cal"],
+           "train_loss": model.loss, "objective": model.objective, "gap": model.gap,
+           "status": model.status, "time": model.solver.time}
+    return row, model, messages
+
+
+def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
+    import inspect
+
+    # caught here, not as a TypeError inside every fold's fit
+    known = [p for p in inspect.signature(risk_score).parameters if p not in ("formula", "data")]
+    unknown = [k for k in fit_args if k not in known]
+    if unknown:
+        raise SettingsError(f"unknown fit argument(s) {unknown}; risk_score takes {', '.join(known)}.")
+    for k in taken:
+        if k in fit_args:
+            raise SettingsError(f"`{k}` is set by this function; do not pass it in the fit arguments.")
+    if fit_args.get("weights") is not None and not isinstance(fit_args["weights"], str):
+        raise SettingsError("`weights` must name a column of `data` here (e.g. weights='w') so every "
+                            "fold takes its own rows' weights; an array cannot be split by fold.")
+
+
+def _run_folds(tasks: list, n_jobs: int, bar) -> list:
+    """Every fold's ``_fit_fold`` result in fold order, advancing ``bar`` as folds finish.
+
+    Workers are joblib's loky processes: they import this package afresh and receive the task
+    by (cloud)pickle, so a calling script needs no ``if __name__ == "__main__"`` guard and
+    functions defined in a notebook can be sent. joblib also caps each worker's BLAS threads at
+    ``cpu_count // n_jobs`` (the node LPs already run HiGHS on one thread), so the workers do not
+    oversubscribe the cores.
+    """
+    if n_jobs == 1:
+        results = []
+        for t in tasks:
+            results.append(_fit_fold(*t))
+            bar.update()
+        return results
+    from joblib import Parallel, delayed
+
+    done = {}
+    # unordered, so the bar moves when any fold is done; the table is put back in fold order
+    # and every fold is fitted from the same inputs, so it equals the one-process result
+    run = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered",
+                   max_nbytes=None)  # no memory-mapping: fold frames arrive as ordinary, writable copies
+    for result in run(delayed(_fit_fold)(*t) for t in tasks):
+        done[result[0]["fold"]] = result
+        bar.update()
+    return [done[k + 1] for k in range(len(tasks))]
+
+
+def _sendable(obj) -> bool:
+    """Whether loky's pickler (cloudpickle: lambdas and notebook functions are fine) can send ``obj``."""
+    from joblib.externals.loky.backend.reduction import dumps
+    try:
+        dumps(obj)
+    except Exception:  # e.g. an open file or a database connection in `context`
+        return False
+    return True
+
+
+def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int = 0,
+                   n_jobs: int | None = None, progress: bool | None = None, **fit_args) -> CrossValidation:
+    """Stratified K-fold cross-validation of :func:`risk_score`.
+
+    Rows are assigned to folds by :func:`stratified_folds` (events and non-events spread
+    evenly, reproducible for a ``seed``); each fold's model is fitted on the other folds and
+    evaluated on it.
+
+    Parameters
+    ----------
+    formula, data : as for :func:`risk_score` (``data`` is not modified).
+    folds : number of folds, at least 2 and at most the number of events or non-events.
+    seed : seed of the fold assignment.
+    n_jobs : worker processes (joblib's loky backend, safe in scripts without a
+        ``__main__`` guard, notebooks and interactive sessions); by default
+        ``min(folds, os.cpu_count())``. 1 fits in this process. The results do not depend on it.
+    progress : show a progress bar (tqdm, on stderr) that advances as folds finish. ``None``
+        (default): only in interactive sessions (a terminal, IPython or Jupyter); ``True``:
+        always; ``False``: never. The fold fits print no status lines of their own.
+    **fit_args : passed to :func:`risk_score` (``max_size``, ``coef_range``, ``time_limit``...).
+
+    Returns
+    -------
+    CrossValidation
+        Per-fold test AUC, CAL, loss and Brier score with mean ± sd, and the fold models.
+
+    Examples
+    --------
+    >>> cv = rf.cross_validate('diagnosis == "M" ~ radius_worst + texture_worst', df,
+    ...                        folds=5, max_size=2, time_limit=10)  # doctest: +SKIP
+    >>> cv.summary_frame().loc["auc", "mean"]  # doctest: +SKIP
+    """
+    folds = v.check_int("folds", folds, minimum=2)
+    seed = v.check_int("seed", seed, minimum=0)
+    n_jobs = v.check_int("n_jobs", n_jobs, minimum=1, allow_none=True)
+    progress = _progress.resolve(progress)
+    _check_fit_args(fit_args, ())
+    if isinstance(data, pd.DataFrame) and not data.index.is_unique:
+        raise DataError("`data` has a duplicated index, so fold rows cannot be selected by label; "
+                        "call data.reset_index(drop=True) first.")
+    design = build_design(formula, data, na_action=fit_args.get("na_action", "raise"),
+                          event=fit_args.get("event"), context=fit_args.get("context"))
+    y = design.y
+    smaller = int(min(y.sum(), len(y) - y.sum()))
+    if folds > smaller:
+        raise SettingsError(f"`folds={folds}` is more than the {smaller} rows of the rarer outcome class; "
+                            f"every fold needs both classes. Use folds <= {smaller}.")
+    fold = stratified_folds(y, folds, seed)
+    rows = design.index
+    tasks = []
+    for k in range(folds):
+        tasks.append((k, formula, data.loc[rows[fold != k]], data.loc[rows[fold == k]], fit_args))
+
+    notes: list[str] = []
+    if n_jobs is None:
+        n_jobs = min(folds, os.cpu_count() or 1)
+    n_jobs = min(n_jobs, folds)
+    if n_jobs > 1 and not _sendable(fit_args):
+        n_jobs = 1
+        notes.append("Folds were fitted one after another: the fit arguments (e.g. an open file in "
+                     "`context`) cannot be sent to worker processes.")
+    bar = _progress.bar(folds, "cross-validation", "fold", progress)
+    try:
+        results = _run_folds(tasks, n_jobs, bar)
+    finally:
+        bar.close()
+
+    table = pd.DataFrame([r[0] for r in results], columns=FOLD_COLUMNS)
+    models = [r[1] for r in results]
+    for r in results:
+        notes += r[2]
+    unproven = table.loc[table["status"] != "optimal", "fold"].tolist()
+    if unproven:
+        msg = (f"fold(s) {unproven} stopped before proving optimality (see the gap column); raise "
+               "`time_limit` for certified fold models.")
+        notes.append(msg[0].upper() + msg[1:])
+        warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
+    notes.insert(0, "Test metrics on each held-out fold; mean ± sd over folds (sd with ddof 1). AUC counts "
+                    "tied scores as 1/2; CAL is the calibration error by score of Ustun & Rudin (2019); loss is the mean log loss.")
+    if design.dropped:
+        notes.append(f"{design.dropped:,d} row(s) with missing values were dropped before the folds were made.")
+    fold_of = pd.Series(fold + 1, index=rows, name="fold")
+    return CrossValidation(formula, table, models, fold_of, seed, dict(fit_args), notes)
+
+
+# --------------------------------------------------------------------------------------
+# size path
+# --------------------------------------------------------------------------------------
+
+
+def _fit_size(formula, data, size, c0, initial, fit_args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimalityGapWarning)  # size_path reports them once
+        # the caller's bar (if any) reports the sizes; a fit's own status lines would break it
+        return risk_score(formula, data, max_size=size, c0=c0, initial=initial, progress=False, **fit_args)
+
+
+def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float = 1e-8,
+              newdata: pd.DataFrame | None = None, warm_start: bool = True,
+              progress: bool | None = None, **fit_args) -> SizePath:
+    """Fit the best risk score of each model size (the ℓ0 path of Ustun and Rudin 2019).
+
+    Each size ``R`` is one :func:`risk_score` fit with ``max_size=R`` and a small ``c0``, so
+    the fit is the most accurate score with at most ``R`` terms.
+
+    Parameters
+    ----------
+    formula, data : as for :func:`risk_score`.
+    sizes : iterable of int
+        Size limits to fit, e.g. ``range(1, 6)``; fitted in increasing order.
+    c0 : penalty per term; tiny (1e-8, as in Ustun and Rudin 2019) so it only breaks ties towards sparser scores.
+    newdata : DataFrame, optional
+        Report ``loss``, ``auc`` and ``cal`` on these rows instead of the training rows.
+    warm_start : bool
+        Start each fit from the previous size's model (a valid score of the larger size too).
+    progress : show a progress bar (tqdm, on stderr) that advances as sizes finish. ``None``
+        (default): only in interactive sessions (a terminal, IPython or Jupyter); ``True``:
+        always; ``False``: never. The fits print no status lines of their own.
+    **fit_args : passed to :func:`risk_score` (``coef_range``, ``time_limit``...; not ``max_size``).
+
+    Returns
+    -------
+    SizePath
+        ``.table`` (size, terms, loss, auc, cal, gap, status, objective, lower_bound, time,
+        nodes) for :func:`riskformula.plots.plot_size_path`, and ``.models``.
+
+    Examples
+    --------
+    >>> path = rf.size_path('diagnosis == "M" ~ .', df, sizes=range(1, 4), time_limit=10)  # doctest: +SKIP
+    >>> fig = path.plot()  # doctest: +SKIP
+    """
+    _check_fit_args(fit_args, ("max_size", "initial"))
+    progress = _progress.resolve(progress)
+    try:
+        sizes = sorted({v.check_int("sizes", s, minimum=0) for s in sizes})
+    except TypeError:
+        raise SettingsError(f"`sizes` must be an iterable of whole numbers such as range(1, 6); got {sizes!r}.") from None
+    if not sizes:
+        raise SettingsError("`sizes` is empty; give at least one size, e.g. sizes=[3].")
+    min_size = fit_args.get("min_size", 0)
+    if isinstance(min_size, int) and min_size > sizes[0]:
+        raise SettingsError(f"`min_size={min_size}` is larger than the smallest size {sizes[0]}; drop "
+                            "the smaller sizes or lower `min_size`.")
+    rows, models = [], {}
+    unproven: list[int] = []
+    extra: list[str] = []
+    previous = None
+    bar = _progress.bar(len(sizes), "size path", "fit", progress)
+    try:
+        for size in sizes:
+            bar.set_postfix_str(f"size {size}")
+            m = _fit_size(formula, data, size, c0, previous if warm_start else None, fit_args)
+            if newdata is None:
+                t = m.training_metrics
+                loss, auc, cal = m.loss, t["auc"], t["cal"]
+            else:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", CalibrationWarning)
+                    ev = m.evaluate(newdata)
+                extra += [f"size {size}: {w.message}" for w in caught if issubclass(w.category, CalibrationWarning)]
+                loss, auc, cal = ev.log_loss, (ev.auc.auc if ev.auc is not None else math.nan), ev.cal
+            rows.append({"size": size, "terms": m.size, "loss": loss, "auc": auc, "cal": cal, "gap": m.gap,
+                         "status": m.status, "objective": m.objective, "lower_bound": m.lower_bound,
+                         "time": m.solver.time, "nodes": m.solver.nodes})
+            models[size] = m
+            if m.status != "optimal":
+                unproven.append(size)
+            previous = m
+            bar.update()
+    finally:
+        bar.close()
+    notes = [f"One fit per size limit with c0 = {c0:g}: each row is the lowest-loss score with at most "
+             "`size` terms; `terms` is how many it uses."] + extra
+    if unproven:
+        msg = (f"size(s) {unproven} stopped before proving optimality; their loss may not be the "
+               "minimum for that size (hollow points in plot_size_path). Raise `time_limit`.")
+        notes.append(msg[0].upper() + msg[1:])
+        warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
+    return SizePath(formula, pd.DataFrame(rows, columns=PATH_COLUMNS), models,
+                    "training rows" if newdata is None else "newdata", notes)
