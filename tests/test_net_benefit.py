@@ -173,6 +173,20 @@ def test_real_valued_predictors_bound_is_honest():
     assert m.objective == pytest.approx(best, abs=1e-9)   # found by the local search here
 
 
+def test_predictors_off_a_decimal_grid_skip_the_exact_model():
+    df = small_frame(30, 6)
+    df["a"] = df["a"] * np.sqrt(2)          # no finite decimal resolution: no exact big-M model
+    best = brute_force(df, -2, 2, decision_grid(), 1e-3)
+    setup = prepare("y ~ a + b + c", df, coef_range=(-2, 2), c0=1e-3, max_size=3)
+    assert not NetBenefitMilp(setup.problem, setup.loss.w_pos, setup.loss.w_neg, decision_grid(), 1e-3).exact
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimalityGapWarning)
+        m = rf.risk_score("y ~ a + b + c", df, objective="net_benefit", coef_range=(-2, 2), max_size=3, c0=1e-3,
+                          time_limit=5)
+    assert m.solver.settings["milp_status"].startswith("skipped")
+    assert m.objective <= best + 1e-12 <= m.upper_bound + 1e-12
+
+
 def test_local_search_alone_reports_an_honest_gap():
     df = small_frame(60, 2)
     best = brute_force(df, -2, 2, decision_grid(), 1e-3)

@@ -33,6 +33,9 @@ from .model import NetBenefitFit, NetBenefitScore, training_log_loss
 
 #: share of ``time_limit`` the local search may use before the exact solver starts
 SEARCH_SHARE = 0.3
+#: above this many indicators (rows × thresholds) the exact model rarely closes the gap in
+#: minutes, so the local search gets the larger share (1 − SEARCH_SHARE) of the time
+LARGE_MILP = 20_000
 #: most kicks of the iterated local search (fixed seed: the same call gives the same score unless its
 #: time share runs out first)
 SEARCH_ROUNDS = 200
@@ -78,6 +81,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
     design, problem, loss = setup.design, setup.problem, setup.loss
     lower, upper, w, candidates = setup.lower, setup.upper, setup.weights, setup.candidates
     X, pos, neg = loss.Z[:, 1:], loss.w_pos, loss.w_neg
+    info: dict = {}
     scorer = NetBenefitScorer(X, pos, neg, grid)
     search = LocalSearch(problem, scorer, c0)
     starts = _starts(problem, search, X, pos, neg, initial, design)
@@ -86,17 +90,25 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
         if point is None:
             raise SearchLimitError("no score meeting the size limits and constraints was found; loosen them.")
         starts.append(point)
-    budget = time_limit if solver is None else SEARCH_SHARE * time_limit
+    milp = None
+    if solver is not None:
+        milp = NetBenefitMilp(problem, pos, neg, grid, c0)
+        if not milp.exact:
+            info["milp_status"] = ("skipped: the predictors are not integers or decimals on a fine enough grid for "
+                                   "an exact big-M model")
+            milp = None
+    share = SEARCH_SHARE if milp is not None and milp.n_indicators <= LARGE_MILP else 1 - SEARCH_SHARE
+    budget = time_limit - (time.perf_counter() - t_start) if milp is None else share * time_limit
     found = search.run(starts, rounds=SEARCH_ROUNDS, time_limit=budget)
     if verbose:
         print(f"local search: objective {found.objective:.6g} after {found.evaluations:,d} evaluations, "
               f"{found.time:.1f}s")
-    points, info = found.points, {"search_objective": found.objective, "search_time": found.time,
-                                  "search_evaluations": found.evaluations, "search_rounds": found.rounds}
+    points = found.points
+    info.update({"search_objective": found.objective, "search_time": found.time,
+                 "search_evaluations": found.evaluations, "search_rounds": found.rounds})
     bound = _rowwise_bound(pos, neg, grid, c0 * min_size)
     status, nodes = "heuristic", 0
-    if solver is not None and bound > found.objective + 1e-12:
-        milp = NetBenefitMilp(problem, pos, neg, grid, c0)
+    if milp is not None and bound > found.objective + 1e-12:
         milp.set_start(points, optimal_cutoffs(X @ points, pos, neg, grid).cutoffs)
         left = time_limit - (time.perf_counter() - t_start)
         res = milp.solve(solver, time_limit=max(1.0, left), gap_tolerance=gap_tolerance, verbose=verbose,
@@ -120,6 +132,10 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
         warnings.warn(f"local search only (solver=None): the score is not proven optimal; gap to the simple "
                       f"bound {100 * gap:.3g}%. Pass a solver for a tighter bound.", OptimalityGapWarning,
                       stacklevel=3)
+    elif milp is None:
+        warnings.warn(f"local search only: the exact model needs integer predictors (or decimals with few "
+                      f"digits); the score is not proven optimal, gap to the simple bound {100 * gap:.3g}%.",
+                      OptimalityGapWarning, stacklevel=3)
     else:
         warnings.warn(f"stopped at the time limit before proving optimality: gap {100 * gap:.3g}%. Raise "
                       "`time_limit` for a smaller gap.", OptimalityGapWarning, stacklevel=3)

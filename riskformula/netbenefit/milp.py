@@ -12,11 +12,13 @@ Chi & Birbil's (2026) MILP (their problem 13) on collapsed rows: every distinct 
     λ, α, the size limits, threshold terms and operational constraints: every row of the
     :class:`~riskformula.problem.RiskProblem` (the same formulation as the logistic fit).
 
-With integer predictors the scores and cut-offs are integers and ``γ = 1`` is exact. With
-real-valued predictors ``γ = 0``: the program may then count a non-event exactly at a cut-off
-as untreated, so it is a relaxation whose optimum is a valid upper bound; the returned score is
-always re-scored exactly. The big-M constants are per row, from the row's score range under the
-coefficient bounds and the size limit. The solver is any pyomo solver; HiGHS through
+With integer predictors the scores and cut-offs are integers and ``γ = 1`` is exact. Predictors
+with a finite decimal resolution δ (every value a multiple of 10^-k, k ≤ 6) give scores on the grid
+δ·Z, so ``γ = δ`` is exact too — as long as the big-M constants stay within a million γ, beyond
+which the solver's tolerances could not tell ``s ≥ T`` from ``s ≥ T − γ``; otherwise
+:attr:`NetBenefitMilp.exact` is False and the fit does not use the program (with γ = 0 it would
+be a relaxation whose bound is the trivial one, perfect separation). The big-M constants are per
+row, from the row's score range under the coefficient bounds and the size limit. The solver is any pyomo solver; HiGHS through
 ``appsi_highs`` (the default) takes the local-search score as a warm start.
 """
 
@@ -40,6 +42,20 @@ TIME_OPTION = {"gurobi": "TimeLimit", "gurobi_direct": "TimeLimit", "gurobi_pers
 GAP_OPTION = {"gurobi": "MIPGap", "gurobi_direct": "MIPGap", "gurobi_persistent": "MIPGap",
               "cplex": "mipgap", "cplex_direct": "mip_tolerances_mipgap", "cbc": "ratio", "glpk": "mipgap",
               "scip": "limits/gap"}
+
+
+#: largest big-M constant, in units of the margin γ, for which the solver's tolerances keep the
+#: big-M rows exact
+MAX_BIG_M_RATIO = 1e6
+
+
+def resolution(X: np.ndarray, max_digits: int = 6) -> float:
+    """Largest 10^-k (k ≤ ``max_digits``) of which every value of ``X`` is a multiple; 0 if none."""
+    for k in range(max_digits + 1):
+        Y = X * 10.0 ** k
+        if np.all(np.abs(Y - np.round(Y)) <= 1e-9 * np.maximum(1.0, np.abs(Y))):
+            return 10.0 ** -k
+    return 0.0
 
 
 @dataclass
@@ -82,7 +98,7 @@ class NetBenefitMilp:
         self.n = float(self.pos.sum() + self.neg.sum())
         self.grid = grid
         self.integral = bool(np.all(X == np.round(X)))
-        self.gamma = 1.0 if self.integral else 0.0
+        self.gamma = 1.0 if self.integral else resolution(X)
         p, w, odds = grid.p, grid.w, grid.odds
         # thresholds that need a cut-off in the model (p = 0 treats everyone: a constant)
         self.active = [i for i in range(len(p)) if p[i] > 0 and w[i] > 0]
@@ -90,7 +106,13 @@ class NetBenefitMilp:
         s_lo, s_hi = score_range(problem)
         s_lo, s_hi = np.floor(s_lo - 1e-9), np.ceil(s_hi + 1e-9)
         self.t_lo, self.t_hi = float(s_lo.min()), float(s_hi.max()) + max(self.gamma, 1.0)
+        big_m = self.t_hi - self.t_lo + self.gamma
+        #: whether the program is exact: its optimum is the net-benefit optimum, its bound valid
+        self.exact = self.gamma > 0 and big_m <= MAX_BIG_M_RATIO * self.gamma
         R = X.shape[0]
+        if not self.exact:
+            self.model, self.d, self.build_time = None, problem.d, time.perf_counter() - t0
+            return
 
         m = pe.ConcreteModel("net_benefit")
         lower, upper = problem.column_bounds()
@@ -173,6 +195,9 @@ class NetBenefitMilp:
     def solve(self, solver: str = "appsi_highs", *, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
               verbose: bool = False, options: dict | None = None, warm_start: bool = True) -> MilpResult:
         """Run ``solver`` (a pyomo solver name) within ``time_limit`` seconds."""
+        if not self.exact:
+            raise SolverError("the exact model needs integer predictors or decimals with a fine enough grid; "
+                              "see NetBenefitMilp.exact.")
         t0 = time.perf_counter()
         time_limit = max(1.0, float(time_limit))
         if solver == "appsi_highs":

@@ -93,9 +93,11 @@ class NetBenefitSummary(Summary):
         if "search_objective" in info:
             rows.append(("Local search objective", f"{info['search_objective']:.8g} "
                          f"({info.get('search_time', 0):.1f} s)"))
-        if "milp_status" in info:
+        if "milp_time" in info:
             rows.append(("Exact model", f"{info['milp_status']} after {info.get('milp_time', 0):.1f} s, "
                          f"{info.get('indicators', 0):,d} indicators, {rep.nodes:,d} nodes"))
+        elif "milp_status" in info:
+            rows.append(("Exact model", info["milp_status"]))
         rows += [("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
         return pd.DataFrame(rows, columns=["", "value"])
 
@@ -104,7 +106,7 @@ class NetBenefitSummary(Summary):
         out = []
         if m.status == "optimal":
             out.append(f"Proven optimal: no score within these limits has an objective above {m.upper_bound:.8g}.")
-        elif m.solver.settings and "milp_status" in m.solver.settings:
+        elif m.solver.settings and "milp_time" in m.solver.settings:
             out.append(f"Stopped at the time limit: the model is not proven optimal; the best possible objective "
                        f"lies between {m.objective:.6g} and {m.upper_bound:.6g}.")
         else:
