@@ -162,12 +162,14 @@ def test_real_valued_predictors_bound_is_honest():
     best = brute_force(df, -2, 2, grid, c0)
     setup = prepare("y ~ a + b + c", df, coef_range=(-2, 2), c0=c0, max_size=3)
     loss = setup.loss
-    res = NetBenefitMilp(setup.problem, loss.w_pos, loss.w_neg, grid, c0).solve(time_limit=60, warm_start=False)
+    milp = NetBenefitMilp(setup.problem, loss.w_pos, loss.w_neg, grid, c0)
+    assert milp.exact and milp.gamma == pytest.approx(0.01)     # two decimals: an exact margin
+    res = milp.solve(time_limit=5, warm_start=False)
     assert res.bound >= best - 1e-7
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OptimalityGapWarning)
         m = rf.risk_score("y ~ a + b + c", df, objective="net_benefit", coef_range=(-2, 2), max_size=3, c0=c0,
-                          time_limit=60)
+                          time_limit=5)
     assert m.objective <= best + 1e-9
     assert m.upper_bound >= best - 1e-7
     assert m.objective == pytest.approx(best, abs=1e-9)   # found by the local search here
