@@ -7,7 +7,8 @@ coefficient range and rounded (the construction of Chi & Birbil's, 2026, Theorem
 1. moves one term's points at a time, trying every integer value in its range at once (one
    vectorised pass of FindOptimalT per term) and keeping the best move (1-opt);
 2. when no single move helps, swaps a used term for an unused one with any of its values;
-3. restarts from random kicks of the best score (iterated local search, fixed seed).
+3. restarts from random kicks of the best score (iterated local search, fixed seed), and finally
+   polishes the best score with pair moves (any two terms, every pair of values) on small problems.
 
 It replaces the simulated annealing of Chi & Birbil (2026): every evaluation is exact and every
 accepted move improves, so the same call always returns the same score, and the result seeds
@@ -29,6 +30,8 @@ from .grid import DecisionGrid
 EPS = 1e-10
 #: integer scores spanning more values than this are sorted instead of counted in bins
 MAX_SPAN = 200_000
+#: pair moves (two terms changed at once) are tried when a sweep visits at most this many rows
+PAIR_BUDGET = 3e8
 
 
 class NetBenefitScorer:
@@ -122,6 +125,7 @@ class LocalSearch:
         self.hi = np.maximum(problem.coef_upper, 0).astype(int)
         self.rng = np.random.default_rng(seed)
         self.check_rows = problem.needs_row_check
+        self.use_pairs = False
 
     # --- feasibility and objective ------------------------------------------------------
     def feasible(self, lam: np.ndarray) -> bool:
@@ -170,11 +174,45 @@ class LocalSearch:
                     break
             if improved:
                 continue
-            swap = self._best_swap(lam, current, deadline)
-            if swap is None:
+            move = self._best_swap(lam, current, deadline)
+            if move is None and self.use_pairs and self.pairs_affordable():
+                move = self._best_pair(lam, current, deadline)
+            if move is None:
                 break
-            lam, current = swap
+            lam, current = move
         return lam, current
+
+    def pairs_affordable(self) -> bool:
+        """Whether a sweep over every pair of terms and values costs at most PAIR_BUDGET row visits."""
+        width = int(np.max(self.hi - self.lo)) + 1 if self.d else 0
+        return self.d * (self.d - 1) / 2 * width ** 2 * self.X.shape[0] <= PAIR_BUDGET
+
+    def _best_pair(self, lam, current, deadline):
+        """Best joint change of two terms' points (every pair of values); first improving pair."""
+        s = self.X @ lam
+        nnz = np.count_nonzero(lam)
+        for j in range(self.d):
+            vj = np.arange(self.lo[j], self.hi[j] + 1)
+            for k in range(j + 1, self.d):
+                vk = np.arange(self.lo[k], self.hi[k] + 1)
+                a, b = (g.ravel() for g in np.meshgrid(vj, vk, indexing="ij"))
+                keep = (a != lam[j]) & (b != lam[k])
+                a, b = a[keep], b[keep]
+                if a.size == 0:
+                    continue
+                S = s[None, :] + (a - lam[j])[:, None] * self.X[:, j] + (b - lam[k])[:, None] * self.X[:, k]
+                size = nnz - (lam[j] != 0) - (lam[k] != 0) + (a != 0) + (b != 0)
+                v = self.scorer.values(S) - self.c0 * size
+                for i in np.argsort(-v, kind="stable"):
+                    if v[i] <= current + EPS:
+                        break
+                    trial = lam.copy()
+                    trial[j], trial[k] = a[i], b[i]
+                    if self.feasible(trial):
+                        return trial, float(v[i])
+                if time.perf_counter() > deadline:
+                    return None
+        return None
 
     def _best_swap(self, lam, current, deadline):
         """Drop one used term and give an unused one its best value; first improving swap."""
@@ -227,6 +265,12 @@ class LocalSearch:
             done += 1
             if val > best_val + EPS:
                 best, best_val = lam, val
+        # polish the best score with pair moves too (small problems only)
+        self.use_pairs = True
+        lam, val = self.descend(best, deadline + 0.1 * time_limit)
+        self.use_pairs = False
+        if val > best_val + EPS:
+            best, best_val = lam, val
         return SearchResult(best, best_val, self.scorer.evaluations, time.perf_counter() - t0, done)
 
 
