@@ -365,3 +365,17 @@ def test_cross_validate_and_compare_accept_net_benefit_scores():
         lr = rf.risk_score("y ~ a + b + c", df, coef_range=(-2, 2), max_size=2, time_limit=10)
     assert len(cv.folds) == 3 and all(isinstance(x, rf.NetBenefitScore) for x in cv.models)
     assert "Model comparison" in str(rf.compare(lr, m, data=df))
+
+
+def test_frequency_weights_equal_repeated_rows_and_initial_is_used():
+    df = small_frame(30, 8)
+    df["w"] = np.random.default_rng(0).integers(1, 4, len(df))
+    repeated = df.loc[df.index.repeat(df["w"])].reset_index(drop=True)
+    kw = dict(objective="net_benefit", coef_range=(-2, 2), max_size=3, c0=1e-3, time_limit=60)
+    a = rf.risk_score("y ~ a + b + c", df, weights="w", **kw)
+    b = rf.risk_score("y ~ a + b + c", repeated, **kw)
+    assert a.status == b.status == "optimal"
+    assert a.objective == pytest.approx(b.objective, abs=1e-12)
+    assert a.objective == pytest.approx(brute_force(repeated, -2, 2, decision_grid(), 1e-3), abs=1e-9)
+    c = rf.risk_score("y ~ a + b + c", repeated, initial=b, **{**kw, "solver": None, "time_limit": 2})
+    assert c.objective == pytest.approx(b.objective, abs=1e-12)
