@@ -36,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="integer points per term (default -5 5)")
     fit.add_argument("--c0", type=float, default=1e-6, help="penalty per term used (default 1e-6)")
     fit.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
+    fit.add_argument("--objective", choices=("logistic", "net_benefit"), default="logistic",
+                     help="logistic loss (default) or net benefit over decision thresholds (Chi & Birbil, 2026)")
+    fit.add_argument("--decision-thresholds", type=float, nargs="+", metavar="P",
+                     help="net benefit only: risks at which a decision is taken (default 0.1 0.2 ... 0.9)")
     fit.add_argument("--event", help="outcome level that counts as the event")
     fit.add_argument("--na-action", choices=("raise", "drop"), default="raise")
     fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text")
@@ -54,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         data = _read(args.data)
         model = risk_score(args.formula, data, max_size=args.max_size, coef_range=tuple(args.coef_range),
                            c0=args.c0, time_limit=args.time_limit, event=args.event,
-                           na_action=args.na_action, verbose=args.verbose, progress=args.progress)
+                           na_action=args.na_action, verbose=args.verbose, progress=args.progress,
+                           objective=args.objective, decision_thresholds=args.decision_thresholds)
     except RiskFormulaError as e:
         print(f"riskformula: error: {e}", file=sys.stderr)
         return 2

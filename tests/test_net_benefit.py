@@ -111,15 +111,15 @@ def test_scorer_agrees_with_find_optimal_t():
 
 # --- the exact model against brute force -----------------------------------------------------
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_milp_matches_brute_force_without_a_start(seed):
+@pytest.mark.parametrize("seed, solver", [(0, "appsi_highs"), (1, "appsi_highs"), (1, "highs")])
+def test_milp_matches_brute_force_without_a_start(seed, solver):
     df = small_frame(30, seed)
     grid, c0 = decision_grid(), 1e-3
     best = brute_force(df, -2, 2, grid, c0)
     setup = prepare("y ~ a + b + c", df, coef_range=(-2, 2), c0=c0, max_size=3)
     loss = setup.loss
     milp = NetBenefitMilp(setup.problem, loss.w_pos, loss.w_neg, grid, c0)
-    res = milp.solve(time_limit=60, warm_start=False)
+    res = milp.solve(solver, time_limit=60, warm_start=False)   # "highs": pyomo's generic interface
     assert res.status == "optimal"
     X = loss.Z[:, 1:]
     exact = optimal_cutoffs(X @ res.points, loss.w_pos, loss.w_neg, grid).value - c0 * np.count_nonzero(res.points)
@@ -379,3 +379,14 @@ def test_frequency_weights_equal_repeated_rows_and_initial_is_used():
     assert a.objective == pytest.approx(brute_force(repeated, -2, 2, decision_grid(), 1e-3), abs=1e-9)
     c = rf.risk_score("y ~ a + b + c", repeated, initial=b, **{**kw, "solver": None, "time_limit": 2})
     assert c.objective == pytest.approx(b.objective, abs=1e-12)
+
+
+def test_command_line_fits_a_net_benefit_score(capsys):
+    from riskformula.cli import main
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimalityGapWarning)
+        code = main(["fit", "Malignant ~ .", "--data", "mammo", "--objective", "net_benefit", "--max-size", "2",
+                     "--time-limit", "3", "--decision-thresholds", "0.2", "0.5", "--format", "markdown"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "# Net-benefit risk score" in out and "score >=" in out
