@@ -90,6 +90,15 @@ def test_band_rates_lie_in_their_threshold_intervals(seed):
     np.testing.assert_array_equal(b.cutoffs, c.cutoffs[grid.p > 0])   # no tie needed a merge here
 
 
+def test_band_on_the_edge_of_its_interval_is_merged():
+    # band 0 (score 0) has rate 1/2 = p_1: act on it at 0.5 too (merged upwards)
+    b = score_bands([0, 1], [1, 1], [1, 0], [1.0], [0.5])
+    assert b.cutoffs.tolist() == [-np.inf] and b.n.tolist() == [0, 3] and b.risk[1] == pytest.approx(2 / 3)
+    # band 1 (score 1) has rate 0 < p_1: do not act on it (merged downwards)
+    b = score_bands([0, 1], [0, 0], [1, 1], [1.0], [0.5])
+    assert b.cutoffs.tolist() == [np.inf] and b.n.tolist() == [2, 0] and b.risk[1] == pytest.approx(0.75)
+
+
 def test_scorer_agrees_with_find_optimal_t():
     rng = np.random.default_rng(3)
     X = rng.integers(0, 4, size=(30, 3)).astype(float)
