@@ -30,6 +30,7 @@ from .reports.decision_curve import DecisionCurve, decision_curve
 
 __version__ = "0.1.0.dev0"
 
+
 __all__ = [
     "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset", "list_datasets",
     "synthetic_thresholds",
@@ -40,3 +41,11 @@ __all__ = [
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
     "SizePath", "from_json", "plots", "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc",
 ]
+
+
+def __getattr__(name):
+    # scikit-learn is optional: its estimator module is imported on first use only
+    if name == "RiskScoreClassifier":
+        from .sklearn import RiskScoreClassifier
+        return RiskScoreClassifier
+    raise AttributeError(f"module 'riskformula' has no attribute {name!r}")

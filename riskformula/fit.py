@@ -25,6 +25,7 @@ from .solver import BranchAndCut
 from .solver.feasibility import raise_if_infeasible
 from .solver.heuristics import best_intercept
 from .thresholds import drop_dominated_cuts
+from .backends import is_dask_frame
 
 
 def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size: int = 0,
@@ -49,7 +50,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         quantile gaps only, ``threshold(.)`` thresholds every numeric predictor (binary and
         categorical ones stay as they are), and ``cut(x, [40, 60])`` uses fixed cut points (see
         :mod:`riskformula.thresholds`).
-    data : the training rows (never modified).
+    data : the training rows (never modified): a pandas DataFrame, or a dask DataFrame for data
+        that do not fit in memory (``dd.read_parquet(...)``; the design is built and collapsed
+        to weighted distinct rows partition by partition, see
+        :mod:`riskformula.backends.dask_design`; ``weights`` must then name a column).
     max_size, min_size : limits on the number of terms with nonzero points.
     coef_range : integer ``(low, high)`` for every term's points, or a dict keyed by design column,
         label, formula term or variable (``{"default": (-5, 5), "age": (0, 3), "C(sex)": (0, 2)}``;
@@ -148,11 +152,18 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     constraints = check_constraints(constraints)
 
     side_information = any(isinstance(c, RiskBound) for c in constraints)
-    design = build_design(formula, data, na_action=na_action, event=event, context=context,
-                          prune_cuts=not side_information)
-    w = v.check_weights(weights, data)
-    if w is not None:
-        design = design.with_weights(w.loc[design.index].to_numpy())
+    patterns = None
+    if is_dask_frame(data):
+        from .backends.dask_design import training_patterns
+        patterns = training_patterns(formula, data, weights=weights, na_action=na_action, event=event,
+                                     context=context, prune_cuts=not side_information)
+        design = patterns.design
+    else:
+        design = build_design(formula, data, na_action=na_action, event=event, context=context,
+                              prune_cuts=not side_information)
+        w = v.check_weights(weights, data)
+        if w is not None:
+            design = design.with_weights(w.loc[design.index].to_numpy())
     candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.spec.thresholds}
     if not side_information:
         design, kept = drop_dominated_cuts(design)
@@ -202,12 +213,14 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                       OptimalityGapWarning, stacklevel=2)
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
-                           c0=c0, positive_weight=positive_weight, weighted=w is not None,
+                           c0=c0, positive_weight=positive_weight, weighted=weights is not None,
                            time_limit=time_limit, gap_tolerance=gap_tolerance, na_action=na_action,
                            constraints=constraints, factors_as_one=bool(factors_as_one),
                            threshold_ranges={t.term: t.interval_range(lower, upper) for t in spec.thresholds},
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=candidates)
+    if patterns is not None:
+        return patterns.model(design, bc_lam, report, settings, loss=loss.value(bc_lam))
     # the training design is dropped here: the model keeps the design spec and no training data
     return RiskScore.from_fit(design, bc_lam, report, settings, loss=loss.value(bc_lam), data=data)
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from .backends import is_dask_frame
 from .design import DesignMatrix, DesignSpec
 from .errors import SettingsError
 from .solver import SolverReport
@@ -166,18 +167,29 @@ class RiskScore:
 
     # --- new data ---------------------------------------------------------------------
     def score(self, newdata: pd.DataFrame) -> pd.Series:
-        """Total points of every row of ``newdata`` (intercept not included)."""
+        """Total points of every row of ``newdata`` (intercept not included); a lazy dask Series
+        for a dask DataFrame."""
+        if is_dask_frame(newdata):
+            from .backends.dask_scoring import map_rows
+            return map_rows(self, "score", newdata)
         X = self._design.transform(newdata)
         s = X @ self.coef.to_numpy(dtype=float) + self._shift
         return pd.Series(s, index=newdata.index, name="score")
 
     def predict(self, newdata: pd.DataFrame) -> pd.Series:
-        """Predicted risk (probability of the event) of every row of ``newdata``."""
+        """Predicted risk (probability of the event) of every row of ``newdata``; a lazy dask
+        Series for a dask DataFrame."""
+        if is_dask_frame(newdata):
+            from .backends.dask_scoring import map_rows
+            return map_rows(self, "predict", newdata)
         s = self.score(newdata)
         return pd.Series(expit(self.intercept + s.to_numpy()), index=newdata.index, name="risk")
 
     def observed(self, newdata: pd.DataFrame) -> pd.Series:
         """The 0/1 event indicator of every row of ``newdata`` (its outcome, coded as in training)."""
+        if is_dask_frame(newdata):
+            from .backends.dask_scoring import map_rows
+            return map_rows(self, "observed", newdata)
         return pd.Series(self._design.outcome_of(newdata), index=newdata.index, name="event")
 
     def evaluate(self, data: pd.DataFrame, by: str | None = None, thresholds=None):

@@ -86,13 +86,16 @@ def _event_of(raw: pd.Series, name: str, event) -> object:
 
 
 def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", event=None,
-                 context: dict | None = None, prune_cuts: bool = True) -> DesignMatrix:
+                 context: dict | None = None, prune_cuts: bool = True,
+                 check_values: bool = True) -> DesignMatrix:
     """Build the training :class:`DesignMatrix` (and its :class:`DesignSpec`) of ``formula`` on
     ``data`` (never modifying ``data``).
 
     With ``threshold()`` terms the formula is evaluated twice: a cheap first pass finds the
     variables, missing values and the outcome; the second builds the candidate cuts, knowing the
     outcome when ``prune_cuts`` (only cuts that can be optimal; not valid under side information).
+    ``check_values=False`` skips the check for infinite design values (a dask fit learns the
+    encoding on a prototype frame and counts them over the real rows instead).
     """
     check_frame(data)
     if na_action not in ("raise", "drop"):
@@ -159,7 +162,8 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
         X = X_df.to_numpy(dtype=float)
     except (TypeError, ValueError) as e:
         raise DataError(f"the design of {formula!r} has non-numeric columns: {e}") from e
-    check_finite(X, columns, "`data`")
+    if check_values:
+        check_finite(X, columns, "`data`")
     spec = mm.rhs.model_spec
     column_terms = [None] * len(columns)
     for term, idx in spec.term_indices.items():

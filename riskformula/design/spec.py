@@ -146,6 +146,11 @@ class DesignSpec:
 
 def check_frame(data, what: str = "fit", name: str = "data") -> None:
     if not isinstance(data, pd.DataFrame):
+        from ..backends import is_dask_frame
+        if is_dask_frame(data):
+            raise DataError(f"`{name}` is a dask DataFrame; rf.risk_score and a model's predict, score, observed "
+                            "and evaluate take dask frames, this function needs a pandas DataFrame "
+                            "(compute one with ddf.compute(), or a sample of it).")
         raise DataError(f"`{name}` must be a pandas DataFrame; got {type(data).__name__}. "
                         "Wrap arrays with pd.DataFrame(...) and name the columns.")
     if len(data) == 0:

@@ -74,6 +74,10 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                             "objective='net_benefit' (band risks are observed rates, not a formula of the "
                             "points); use them with the default logistic objective.")
 
+    from ..backends import is_dask_frame
+    if is_dask_frame(data):
+        raise SettingsError("dask data frames are not yet supported with objective='net_benefit'; pass a pandas "
+                            "DataFrame (`data.compute()`), or use the logistic objective.")
     t_start = time.perf_counter()
     setup = prepare(formula, data, na_action=na_action, event=event, context=context, weights=weights,
                     coef_range=coef_range, constraints=constraints, factors_as_one=factors_as_one, c0=c0,

@@ -21,8 +21,9 @@ from .metrics._inputs import prepare
 from .metrics.decision import check_thresholds
 from .metrics.discrimination import score_counts
 from .render import fmt_ci, fmt_fixed, fmt_percent
+from ..backends import is_dask_frame
 
-__all__ = ["DEFAULT_THRESHOLDS", "Evaluation", "evaluate"]
+__all__ = ["DEFAULT_THRESHOLDS", "Evaluation", "evaluate", "evaluate_arrays"]
 
 #: thresholds of the decision-curve table when none are given: 0.01, 0.02, ..., 0.99
 DEFAULT_THRESHOLDS = np.round(np.arange(1, 100) / 100, 2)
@@ -102,38 +103,47 @@ def _single_class(y: np.ndarray) -> str | None:
     return None
 
 
-def _headline(y, risk, score, where: str, aunbc_thresholds, problems: list[str]) -> dict:
+def _totals(y, risk, w) -> tuple[int, int, float]:
+    """Rows, events and mean predicted risk (``w``: frequency weights, or None for one per row)."""
+    if w is None:
+        return int(y.size), int(y.sum()), float(risk.mean())
+    return int(round(float(w.sum()))), int(round(float(w @ y))), float(np.average(risk, weights=w))
+
+
+def _headline(y, risk, score, where: str, aunbc_thresholds, problems: list[str], w=None) -> dict:
     """Headline metrics of one group; undefined ones become NaN with a warning and a note."""
-    out: dict = {"n": int(y.size), "events": int(y.sum()),
-                 "observed_risk": float(y.mean()), "predicted_risk": float(risk.mean())}
+    n, events, predicted = _totals(y, risk, w)
+    out: dict = {"n": n, "events": events, "observed_risk": events / n if w is not None else float(y.mean()),
+                 "predicted_risk": predicted}
     lone = _single_class(y)
     if lone:
         problems.append(f"{where}: {lone}, so AUC and the calibration intercept and slope "
                         "are undefined (reported as NA).")
         out.update(auc=np.nan, auc_lower=np.nan, auc_upper=np.nan)
     else:
-        a = m.auc_ci(y, score, level=LEVEL)
+        a = m.auc_ci(y, score, level=LEVEL, weights=w)
         out.update(auc=a.auc, auc_lower=a.lower, auc_upper=a.upper)
-    out.update(cal=m.cal_by_score(y, risk, score),
-               ece=m.expected_calibration_error(y, risk),
-               brier=m.brier_score(y, risk), log_loss=m.log_loss(y, risk))
+    out.update(cal=m.cal_by_score(y, risk, score, weights=w),
+               ece=m.expected_calibration_error(y, risk, weights=w),
+               brier=m.brier_score(y, risk, weights=w), log_loss=m.log_loss(y, risk, weights=w))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CalibrationWarning)
         try:
-            c = m.calibration_intercept_slope(y, risk, level=LEVEL)
+            c = m.calibration_intercept_slope(y, risk, level=LEVEL, weights=w)
             out.update(calibration_intercept=c.intercept, calibration_slope=c.slope)
         except DataError as e:
             if not lone:
                 problems.append(f"{where}: calibration intercept and slope not estimable ({e})")
             out.update(calibration_intercept=np.nan, calibration_slope=np.nan)
-        hl = m.hosmer_lemeshow(y, risk)
-    for w in caught:
-        if issubclass(w.category, CalibrationWarning):
-            problems.append(f"{where}: {w.message}")
+        hl = m.hosmer_lemeshow(y, risk, weights=w)
+    for caught_warning in caught:
+        if issubclass(caught_warning.category, CalibrationWarning):
+            problems.append(f"{where}: {caught_warning.message}")
         else:  # not ours to swallow
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            warnings.warn_explicit(caught_warning.message, caught_warning.category,
+                                   caught_warning.filename, caught_warning.lineno)
     out.update(hl_statistic=hl.statistic, hl_df=hl.df, hl_p_value=hl.p_value,
-               aunbc=m.aunbc(y, risk, aunbc_thresholds))
+               aunbc=m.aunbc(y, risk, aunbc_thresholds, weights=w))
     return out
 
 
@@ -370,7 +380,9 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
         points, intercept excluded), ``observed(data)`` (0/1 outcome) and ``formula``.
     data : DataFrame
         Rows to evaluate on; not modified. Rows for which the model returns no risk, score
-        or outcome (NaN or absent from the returned index) are dropped and counted.
+        or outcome (NaN or absent from the returned index) are dropped and counted. A dask
+        DataFrame is reduced partition by partition to the number of rows per distinct
+        (outcome, risk, score) and the report computed from those counts (the same numbers).
     by : str, optional
         Column of ``data`` to split on: the headline metrics are repeated per level (missing
         values form their own level) plus an ``overall`` row, e.g. a fairness audit by sex.
@@ -396,30 +408,47 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
     >>> print(ev)  # doctest: +SKIP
     >>> ev.to_frame()  # doctest: +SKIP
     """
+    if is_dask_frame(data):
+        from ..backends.dask_scoring import evaluate_dask
+        return evaluate_dask(model, data, by=by, thresholds=thresholds)
     frame, dropped = _collect(model, data, by)
     if frame.empty:
         raise DataError("No rows left to evaluate: the model returned no complete "
                         "(outcome, risk, score) triple for any row of `data`.")
     y, risk, score = (frame[c].to_numpy() for c in ("y", "risk", "score"))
+    return evaluate_arrays(model, y, risk, score, by=by, by_values=frame["by"].to_numpy() if by is not None else None,
+                           dropped=dropped, thresholds=thresholds)
+
+
+def evaluate_arrays(model, y, risk, score, *, weights=None, by: str | None = None, by_values=None,
+                    dropped: int = 0, thresholds=None) -> Evaluation:
+    """The :class:`Evaluation` of outcomes, risks and scores already gathered: one entry per row,
+    or per distinct row with frequency ``weights`` (its number of rows; the same report)."""
+    y, risk, score = (np.asarray(a, dtype=float) for a in (y, risk, score))
+    w = None if weights is None else np.asarray(weights, dtype=float)
     # full validation (0/1 outcome, risks in [0, 1]) with the metrics' own messages
-    prepare(y, risk, score)
+    prepare(y, risk, score, w)
+    if w is not None and not (w > 0).all():
+        keep = w > 0
+        y, risk, score, w = y[keep], risk[keep], score[keep], w[keep]
+        by_values = None if by_values is None else np.asarray(by_values, dtype=object)[keep]
     if thresholds is None:
         nb_grid, aunbc_grid = DEFAULT_THRESHOLDS, m.PAPER_THRESHOLDS
     else:
         nb_grid = check_thresholds(thresholds)
         aunbc_grid = nb_grid[nb_grid > 0]
     problems: list[str] = []
-    overall = _headline(y, risk, score, "overall", aunbc_grid, problems)
+    overall = _headline(y, risk, score, "overall", aunbc_grid, problems, w)
     lone = _single_class(y)
 
     by_group = None
     if by is not None:
         rows = []
-        levels = pd.Series(frame["by"].to_numpy())
+        levels = pd.Series(by_values)
         for level, idx in levels.groupby(levels, dropna=False, sort=True, observed=True).indices.items():
             label = "NA" if (not isinstance(level, str) and pd.isna(level)) else level
-            rows.append({by: label, **_headline(y[idx], risk[idx], score[idx],
-                                                f"{by} = {label}", aunbc_grid, problems)})
+            rows.append({by: label, **_headline(y[idx], risk[idx], score[idx], f"{by} = {label}", aunbc_grid,
+                                                problems, None if w is None else w[idx])})
         rows.append({by: "overall", **overall})
         by_group = pd.DataFrame(rows, columns=[by, *HEADLINE])
 
@@ -427,15 +456,15 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
         # already recorded in `problems` by _headline
         warnings.simplefilter("ignore", CalibrationWarning)
         try:
-            calib = None if lone else m.calibration_intercept_slope(y, risk, level=LEVEL)
+            calib = None if lone else m.calibration_intercept_slope(y, risk, level=LEVEL, weights=w)
         except DataError:  # e.g. risks of exactly 0 or 1; already a note via _headline
             calib = None
-        hl = m.hosmer_lemeshow(y, risk)
+        hl = m.hosmer_lemeshow(y, risk, weights=w)
     for p in problems:
-        warnings.warn(p, CalibrationWarning, stacklevel=2)
+        warnings.warn(p, CalibrationWarning, stacklevel=3)
 
-    _, binned = m.score_groups(score)
-    vals, pos, neg = score_counts(y, score, np.ones(y.size))
+    _, binned = m.score_groups(score, w)
+    vals, pos, neg = score_counts(y, score, np.ones(y.size) if w is None else w)
     notes = [
         "AUC counts tied scores as 1/2; 95% CI from the DeLong standard error (Wald, clipped to [0, 1]).",
         ("CAL and the reliability table group rows into 10 quantile bins of score (more than "
@@ -453,17 +482,18 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
         notes.append(f"{dropped:,d} row(s) dropped: the model returned no risk, score or outcome.")
     notes += problems
 
+    n, events, predicted = _totals(y, risk, w)
     return Evaluation(
         formula=str(getattr(model, "formula", "<no formula>")),
-        n=int(y.size), events=int(y.sum()), rows_dropped=dropped,
-        predicted_risk=float(risk.mean()),
-        auc=None if lone else m.auc_ci(y, score, level=LEVEL),
+        n=n, events=events, rows_dropped=dropped,
+        predicted_risk=predicted,
+        auc=None if lone else m.auc_ci(y, score, level=LEVEL, weights=w),
         cal=overall["cal"], ece=overall["ece"], brier=overall["brier"],
         log_loss=overall["log_loss"], calibration=calib, hosmer_lemeshow=hl,
-        reliability=m.reliability_table(y, risk, score, level=LEVEL),
-        net_benefit=m.net_benefit(y, risk, nb_grid),
+        reliability=m.reliability_table(y, risk, score, weights=w, level=LEVEL),
+        net_benefit=m.net_benefit(y, risk, nb_grid, weights=w),
         aunbc=overall["aunbc"], aunbc_thresholds=np.asarray(aunbc_grid, dtype=float),
-        roc=None if lone else m.roc_curve(y, score),
+        roc=None if lone else m.roc_curve(y, score, weights=w),
         score_counts=pd.DataFrame({"score": vals, "events": pos.astype(int),
                                    "non_events": neg.astype(int)}),
         by=by, by_group=by_group, notes=tuple(notes),

@@ -189,7 +189,7 @@ class HosmerLemeshowResult:
                 "groups": self.groups, "grouping": self.grouping}
 
 
-def hosmer_lemeshow(y, risk, groups: int = 10) -> HosmerLemeshowResult:
+def hosmer_lemeshow(y, risk, groups: int = 10, weights=None) -> HosmerLemeshowResult:
     """Hosmer–Lemeshow test with tie-aware grouping of the predicted risk.
 
     Integer scores give few distinct risks, so the classic "deciles of risk" would split
@@ -200,7 +200,7 @@ def hosmer_lemeshow(y, risk, groups: int = 10) -> HosmerLemeshowResult:
     * otherwise rows are put into ``groups`` quantile groups of predicted risk that never
       split tied risks (so slightly fewer groups can result).
 
-    ``df = G - 2`` for ``G`` groups used. With fewer than 3 groups the test is undefined: the
+    ``df = G - 2`` for ``G`` groups used; frequency ``weights`` count rows. With fewer than 3 groups the test is undefined: the
     statistic is still returned but ``p_value`` is NaN and a ``CalibrationWarning`` is issued.
 
     Examples
@@ -211,20 +211,20 @@ def hosmer_lemeshow(y, risk, groups: int = 10) -> HosmerLemeshowResult:
     """
     if not (isinstance(groups, (int, np.integer)) and not isinstance(groups, bool) and groups >= 3):
         raise SettingsError(f"`groups` must be an integer of at least 3; got {groups!r}.")
-    a = prepare(y, risk)
-    p, yv = a["risk"], a["y"]
+    a = prepare(y, risk, weights=weights)
+    p, yv, w = a["risk"], a["y"], a["weights"]
     vals, inv = np.unique(p, return_inverse=True)
     if vals.size <= groups:
         codes = inv
         grouping = f"one group per distinct predicted risk ({vals.size} distinct values)"
     else:
-        codes = quantile_codes(p, np.ones(p.size), groups)
+        codes = quantile_codes(p, w, groups)
         grouping = (f"{codes.max() + 1} quantile groups of predicted risk "
                     f"(asked for {groups}; tied risks are never split)")
     g = int(codes.max()) + 1
-    n = np.bincount(codes, minlength=g).astype(float)
-    obs = np.bincount(codes, weights=yv, minlength=g)
-    exp = np.bincount(codes, weights=p, minlength=g)
+    n = np.bincount(codes, weights=w, minlength=g)
+    obs = np.bincount(codes, weights=w * yv, minlength=g)
+    exp = np.bincount(codes, weights=w * p, minlength=g)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = (obs - exp) ** 2 / (exp * (1 - exp / n))
     # a group predicted with certainty (all risks 0 or 1) that is observed exactly
@@ -246,12 +246,12 @@ def hosmer_lemeshow(y, risk, groups: int = 10) -> HosmerLemeshowResult:
     return HosmerLemeshowResult(stat, df, pval, g, grouping, table)
 
 
-def expected_calibration_error(y, risk, bins: int = 10) -> float:
+def expected_calibration_error(y, risk, bins: int = 10, weights=None) -> float:
     """Expected calibration error with equal-width bins of predicted risk.
 
     ``ECE = sum_b (N_b/N) |O_b/N_b - mean(p in b)|`` over the bins ``[0, 1/B), [1/B, 2/B),
     ..., [(B-1)/B, 1]``. With ``bins=10`` this is Chi & Birbil's (2026) grouping ``[p_i, p_{i+1})`` for
-    ``p_i = i/10``. Empty bins contribute nothing.
+    ``p_i = i/10``. Empty bins contribute nothing; frequency ``weights`` count rows.
 
     Examples
     --------
@@ -261,16 +261,16 @@ def expected_calibration_error(y, risk, bins: int = 10) -> float:
     """
     if not (isinstance(bins, (int, np.integer)) and not isinstance(bins, bool) and bins >= 1):
         raise SettingsError(f"`bins` must be a positive integer; got {bins!r}.")
-    a = prepare(y, risk)
-    p = a["risk"]
+    a = prepare(y, risk, weights=weights)
+    p, w = a["risk"], a["weights"]
     # edges i/B (not linspace) so that e.g. a risk of exactly 0.3 falls in [0.3, 0.4)
     edges = np.arange(bins + 1) / bins
     b = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, bins - 1)
-    n = np.bincount(b, minlength=bins)
-    obs = np.bincount(b, weights=a["y"], minlength=bins)
-    pred = np.bincount(b, weights=p, minlength=bins)
+    n = np.bincount(b, weights=w, minlength=bins)
+    obs = np.bincount(b, weights=w * a["y"], minlength=bins)
+    pred = np.bincount(b, weights=w * p, minlength=bins)
     used = n > 0
-    return float(np.sum(np.abs(obs[used] - pred[used])) / p.size)
+    return float(np.sum(np.abs(obs[used] - pred[used])) / w.sum())
 
 
 @dataclass(frozen=True)
@@ -302,7 +302,7 @@ class CalibrationResult:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def calibration_intercept_slope(y, risk, level: float = 0.95) -> CalibrationResult:
+def calibration_intercept_slope(y, risk, level: float = 0.95, weights=None) -> CalibrationResult:
     """Calibration intercept and slope by logistic recalibration (statsmodels GLM Binomial).
 
     * slope: fit ``y ~ 1 + logit(p)``; the coefficient of ``logit(p)``.
@@ -310,7 +310,7 @@ def calibration_intercept_slope(y, risk, level: float = 0.95) -> CalibrationResu
 
     Intervals are Wald intervals from the GLM. When every risk is the same (a model with
     no points), the slope is not identifiable: it is reported as NaN with a
-    ``CalibrationWarning``.
+    ``CalibrationWarning``. Frequency ``weights`` enter the GLMs as ``freq_weights``.
 
     Raises
     ------
@@ -327,15 +327,16 @@ def calibration_intercept_slope(y, risk, level: float = 0.95) -> CalibrationResu
     import statsmodels.api as sm
 
     check_level(level)
-    a = prepare(y, risk, need_both_classes=True)
+    a = prepare(y, risk, weights=weights, need_both_classes=True)
     p, yv = a["risk"], a["y"]
+    freq = {} if weights is None else {"freq_weights": a["weights"]}
     if np.any((p <= 0) | (p >= 1)):
         raise DataError("`risk` has values of exactly 0 or 1, whose logit is infinite; "
                         "calibration intercept and slope need risks strictly inside (0, 1).")
     lp = special.logit(p)
     alpha = 1 - level
     family = sm.families.Binomial()
-    citl = sm.GLM(yv, np.ones((p.size, 1)), family=family, offset=lp).fit()
+    citl = sm.GLM(yv, np.ones((p.size, 1)), family=family, offset=lp, **freq).fit()
     ci = np.asarray(citl.conf_int(alpha=alpha))
     intercept, ilo, ihi = float(np.asarray(citl.params)[0]), float(ci[0, 0]), float(ci[0, 1])
     if np.ptp(lp) == 0:
@@ -343,7 +344,7 @@ def calibration_intercept_slope(y, risk, level: float = 0.95) -> CalibrationResu
                       "it is reported as NA.", CalibrationWarning, stacklevel=2)
         slope = slo = shi = float("nan")
     else:
-        fit = sm.GLM(yv, sm.add_constant(lp, has_constant="add"), family=family).fit()
+        fit = sm.GLM(yv, sm.add_constant(lp, has_constant="add"), family=family, **freq).fit()
         ci = np.asarray(fit.conf_int(alpha=alpha))
         slope, slo, shi = float(np.asarray(fit.params)[1]), float(ci[1, 0]), float(ci[1, 1])
     return CalibrationResult(intercept, ilo, ihi, slope, slo, shi, level)

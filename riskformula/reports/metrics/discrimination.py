@@ -93,7 +93,7 @@ class AUCResult:
                 "level": self.level, "method": self.method}
 
 
-def auc_ci(y, score, level: float = 0.95) -> AUCResult:
+def auc_ci(y, score, level: float = 0.95, weights=None) -> AUCResult:
     """AUC with DeLong (1988) standard error and a confidence interval.
 
     Placement values: for each event ``V10_i`` is the share of non-events it outranks
@@ -101,7 +101,8 @@ def auc_ci(y, score, level: float = 0.95) -> AUCResult:
     ``Var(AUC) = var(V10)/n+ + var(V01)/n-`` (sample variances). The interval is the plain
     Wald interval ``auc -/+ z * se`` on the AUC scale, clipped to [0, 1] -- the same as R's
     ``pROC::ci.auc(method = "delong")``. With a single event or non-event the variance
-    cannot be estimated and ``se``, ``lower`` and ``upper`` are NaN.
+    cannot be estimated and ``se``, ``lower`` and ``upper`` are NaN. With frequency
+    ``weights`` every statistic is that of the data with each row repeated ``weight`` times.
 
     Examples
     --------
@@ -110,8 +111,13 @@ def auc_ci(y, score, level: float = 0.95) -> AUCResult:
     (0.875, 0.1768)
     """
     check_level(level)
-    a = prepare(y, score=score, need_both_classes=True)
+    a = prepare(y, score=score, weights=weights, need_both_classes=True)
     s, yv = a["score"], a["y"]
+    z = stats.norm.ppf(0.5 + level / 2)
+    if weights is not None:
+        est, se = _delong_weighted(yv, s, a["weights"])
+        lo, hi = (max(0.0, est - z * se), min(1.0, est + z * se)) if np.isfinite(se) else (np.nan,) * 2
+        return AUCResult(auc=est, se=se, lower=float(lo), upper=float(hi), level=level)
     pos, neg = np.sort(s[yv == 1]), np.sort(s[yv == 0])
     n1, n0 = pos.size, neg.size
     below = np.searchsorted(neg, pos, side="left")
@@ -125,6 +131,21 @@ def auc_ci(y, score, level: float = 0.95) -> AUCResult:
         se = float("nan")
     else:
         se = float(np.sqrt(v10.var(ddof=1) / n1 + v01.var(ddof=1) / n0))
-    z = stats.norm.ppf(0.5 + level / 2)
     lo, hi = (max(0.0, est - z * se), min(1.0, est + z * se)) if np.isfinite(se) else (np.nan,) * 2
     return AUCResult(auc=est, se=se, lower=float(lo), upper=float(hi), level=level)
+
+
+def _delong_weighted(yv, s, w) -> tuple[float, float]:
+    """AUC and DeLong standard error with frequency weights, per distinct score: every event
+    at score s has the same placement value (the share of non-events below s, ties 1/2)."""
+    _, pos, neg = score_counts(yv, s, w)
+    n1, n0 = pos.sum(), neg.sum()
+    v10 = (np.cumsum(neg) - neg + 0.5 * neg) / n0
+    v01 = (n1 - np.cumsum(pos) + 0.5 * pos) / n1
+    est = float(np.sum(pos * v10) / n1)
+    if n1 < 2 or n0 < 2:
+        return est, float("nan")
+    m01 = np.sum(neg * v01) / n0
+    var10 = np.sum(pos * (v10 - est) ** 2) / (n1 - 1)
+    var01 = np.sum(neg * (v01 - m01) ** 2) / (n0 - 1)
+    return est, float(np.sqrt(var10 / n1 + var01 / n0))

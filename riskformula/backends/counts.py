@@ -1,0 +1,192 @@
+"""Reductions that make a fit independent of the number of rows (pure numpy, no dask).
+
+Everything a risk-score fit needs from its rows is a function of two small tables that can be
+built a chunk at a time and added up:
+
+* the **weighted distinct patterns**: each distinct (design row, outcome) with its number of
+  rows and its total sample weight — the mean logistic loss of Ustun & Rudin (2019) is a
+  weighted sum over them (:class:`~riskformula.problem.LogisticLoss` collapses rows the same way);
+* per thresholded variable, the **sorted distinct values with their numbers of events and
+  non-events** — every candidate cut of Molero-Río & D'Ambrosio's thresholds, the pruning of
+  cuts that cannot be optimal and the exact quantile grid follow from it
+  (:func:`candidate_cuts_from_counts` gives the same cuts as
+  :func:`riskformula.thresholds.candidate_cuts` on the raw values).
+
+Both tables are merged by concatenating and collapsing again, so partial tables from any
+number of chunks or machines combine into the exact table of all rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["value_table", "merge_value_tables", "linear_quantiles", "candidate_cuts_from_counts",
+           "collapse_patterns", "merge_patterns"]
+
+
+# --------------------------------------------------------------------------------------
+# distinct values with outcome counts (thresholds)
+# --------------------------------------------------------------------------------------
+
+
+def value_table(x, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct finite values of ``x`` with the number of rows where ``y == 1`` (events)
+    and ``y == 0`` (non-events) at each value.
+
+    Examples
+    --------
+    >>> v, ev, ne = value_table([3.0, 1.0, 3.0, np.inf], [1, 0, 0, 1])
+    >>> v.tolist(), ev.tolist(), ne.tolist()
+    ([1.0, 3.0], [0, 1], [1, 1])
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y)
+    finite = np.isfinite(x)
+    v, code = np.unique(x[finite], return_inverse=True)
+    yf = y[finite]
+    ev = np.bincount(code, weights=(yf == 1), minlength=len(v)).astype(np.int64)
+    ne = np.bincount(code, weights=(yf == 0), minlength=len(v)).astype(np.int64)
+    return v, ev, ne
+
+
+def merge_value_tables(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The value table of the union of the rows behind several value tables."""
+    tables = list(tables)
+    if not tables:
+        return np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    v = np.concatenate([t[0] for t in tables])
+    u, code = np.unique(v, return_inverse=True)
+    ev = np.bincount(code, weights=np.concatenate([t[1] for t in tables]), minlength=len(u))
+    ne = np.bincount(code, weights=np.concatenate([t[2] for t in tables]), minlength=len(u))
+    return u, ev.round().astype(np.int64), ne.round().astype(np.int64)
+
+
+def linear_quantiles(values: np.ndarray, counts: np.ndarray, q) -> np.ndarray:
+    """``np.quantile(x, q)`` (its default "linear" method) of the rows behind a table of sorted
+    distinct ``values`` and their ``counts``, to the last bit.
+
+    numpy places quantile q at the virtual index ``(n − 1)·q`` of the sorted rows and
+    interpolates between its two neighbours; the same arithmetic is repeated here, with the
+    neighbours looked up by rank in the cumulative counts instead of in the sorted rows.
+    """
+    values = np.asarray(values, dtype=float)
+    counts = np.asarray(counts, dtype=np.int64)
+    q = np.asarray(q, dtype=float)
+    n = int(counts.sum())
+    if n == 0:
+        raise ValueError("quantiles of an empty table")
+    virtual = (n - 1) * q  # numpy's virtual index of the "linear" method
+    prev = np.floor(virtual)
+    gamma = virtual - prev
+    lo = np.clip(prev, 0, n - 1).astype(np.int64)
+    hi = np.clip(prev + 1, 0, n - 1).astype(np.int64)
+    at_end = (virtual >= n - 1) | (virtual < 0)
+    lo = np.where(virtual >= n - 1, n - 1, np.where(virtual < 0, 0, lo))
+    hi = np.where(at_end, lo, hi)
+    cum = np.cumsum(counts)
+    a = values[np.searchsorted(cum, lo, side="right")]
+    b = values[np.searchsorted(cum, hi, side="right")]
+    diff = b - a
+    out = a + diff * gamma
+    upper = gamma >= 0.5
+    out[upper] = (b - diff * (1 - gamma))[upper]
+    return out
+
+
+def candidate_cuts_from_counts(values, events, non_events, grid: int | None = None,
+                               prune: bool = True) -> tuple[np.ndarray, bool]:
+    """Candidate cuts of a threshold from a value table: the result of
+    :func:`riskformula.thresholds.candidate_cuts` on the rows behind the table.
+
+    Midpoints between consecutive distinct values; with ``prune`` only the gaps that can hold
+    an optimal cut (next to a value with both outcomes, or between a value with only events
+    and one with only non-events); with ``grid`` at most that many, at the gaps holding the
+    ``grid`` evenly spaced quantiles of all rows (computed exactly, :func:`linear_quantiles`).
+    Returns ``(cuts, on_grid)``.
+    """
+    v = np.asarray(values, dtype=float)
+    ev = np.asarray(events)
+    ne = np.asarray(non_events)
+    mids = (v[:-1] + v[1:]) / 2
+    if prune and len(mids):
+        status = np.where((ev > 0) & (ne == 0), 1, np.where((ne > 0) & (ev == 0), 0, 2))
+        useful = mids[(status[:-1] == 2) | (status[1:] == 2) | (status[:-1] != status[1:])]
+    else:
+        useful = mids
+    if grid is None or len(useful) <= grid:
+        return useful, False
+    q = linear_quantiles(v, ev + ne, np.arange(1, grid + 1) / (grid + 1))
+    gap = np.clip(np.searchsorted(v, q, side="right") - 1, 0, len(mids) - 1)
+    return mids[np.unique(gap)], True
+
+
+# --------------------------------------------------------------------------------------
+# weighted distinct patterns (the loss)
+# --------------------------------------------------------------------------------------
+
+
+def _group_codes(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first row of each group, group code of every row) of identical rows of ``Z``.
+
+    Design columns take few distinct values (0/1 indicators, small integers), so each row gets
+    an exact integer key: its columns' value codes in mixed radix.  When the radix would
+    overflow (many columns with many values), rows are grouped by a 64-bit hash of their values
+    and every row is compared with its group's first row, so a hash collision can never merge
+    two different rows (it falls back to an exact sort).
+    """
+    n, d = Z.shape
+    if d == 0:
+        return np.zeros(min(n, 1), dtype=np.intp), np.zeros(n, dtype=np.intp)
+    Z = Z + 0.0  # -0.0 as 0.0: equal numbers must get equal keys
+    key = np.zeros(n, dtype=np.int64)
+    radix = 1
+    for j in range(d):
+        codes, values = pd.factorize(Z[:, j])
+        if radix * max(len(values), 1) >= 2 ** 62:
+            key = None
+            break
+        key += codes.astype(np.int64) * radix
+        radix *= max(len(values), 1)
+    if key is not None:
+        codes, _ = pd.factorize(key)
+        return _first_rows(codes), codes.astype(np.intp)
+    h = pd.util.hash_pandas_object(pd.DataFrame(Z), index=False).to_numpy()
+    codes, _ = pd.factorize(h)
+    first = _first_rows(codes)
+    if np.array_equal(Z, Z[first[codes]]):
+        return first, codes.astype(np.intp)
+    rows = np.ascontiguousarray(Z).view(np.dtype((np.void, Z.itemsize * d))).ravel()
+    _, first, codes = np.unique(rows, return_index=True, return_inverse=True)
+    return first.astype(np.intp), codes.ravel().astype(np.intp)
+
+
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """Position of the first row of each code 0..max."""
+    first = np.full(codes.max() + 1 if len(codes) else 0, -1, dtype=np.intp)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)  # reversed, so the earliest write wins
+    return first
+
+
+def collapse_patterns(Z, **weights) -> tuple[np.ndarray, dict]:
+    """Distinct rows of ``Z`` and the sum of every named weight vector over each.
+
+    Examples
+    --------
+    >>> Z, w = collapse_patterns(np.array([[1., 0.], [0., 1.], [1., 0.]]), n=np.array([1, 1, 1]))
+    >>> Z.tolist(), w["n"].tolist()
+    ([[1.0, 0.0], [0.0, 1.0]], [2.0, 1.0])
+    """
+    Z = np.asarray(Z, dtype=float)
+    first, codes = _group_codes(Z)
+    m = len(first)
+    out = {k: np.bincount(codes, weights=np.asarray(w, dtype=float), minlength=m) for k, w in weights.items()}
+    return Z[first], out
+
+
+def merge_patterns(parts) -> tuple[np.ndarray, dict]:
+    """Collapse several ``(Z, weights)`` pattern tables (same columns, same weight names) into one."""
+    parts = [p for p in parts if p is not None]
+    Z = np.concatenate([p[0] for p in parts])
+    keys = parts[0][1].keys()
+    return collapse_patterns(Z, **{k: np.concatenate([p[1][k] for p in parts]) for k in keys})

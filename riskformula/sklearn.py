@@ -1,0 +1,272 @@
+"""A scikit-learn classifier around :func:`riskformula.risk_score` (needs ``scikit-learn``).
+
+:class:`RiskScoreClassifier` fits a certified integer risk score (Ustun & Rudin, 2019) inside
+scikit-learn's tools: ``Pipeline``, ``cross_val_score``, ``GridSearchCV`` over ``max_size`` or
+``c0``.  It takes ``X, y`` (arrays or a DataFrame of predictors) with an optional right-hand-side
+formula, or one DataFrame and a full formula (``fit(df)`` with ``formula="y ~ ..."``).
+
+The module is loaded only when ``rf.RiskScoreClassifier`` is first used, so ``import
+riskformula`` never imports scikit-learn.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_is_fitted, column_or_1d
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("rf.RiskScoreClassifier needs scikit-learn: pip install 'riskformula[sklearn]' "
+                      "(or pip install scikit-learn).") from e
+
+try:
+    from sklearn.utils.validation import validate_data
+except ImportError:  # scikit-learn < 1.6
+    def validate_data(estimator, *args, **kwargs):
+        return estimator._validate_data(*args, **kwargs)
+
+from .design import split_formula
+from .errors import SettingsError
+
+__all__ = ["RiskScoreClassifier"]
+
+
+class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
+    """Certified-optimal integer risk score as a scikit-learn binary classifier.
+
+    Parameters
+    ----------
+    formula : str, optional
+        With ``fit(X, y)``: the right-hand side over the columns of ``X``, e.g.
+        ``"threshold(age) + C(sex)"`` (``"~ ..."`` also works); default ``"."`` (every column as
+        it is). Arrays get the column names ``x0, x1, ...``. With ``fit(df)`` (no ``y``): a full
+        formula ``"outcome ~ terms"`` whose outcome is a column of ``df``.
+    max_size, min_size, coef_range, intercept_range, c0, positive_weight, time_limit,
+    gap_tolerance, node_limit, constraints, factors_as_one, na_action, context, event :
+        as in :func:`riskformula.risk_score` (``event`` only with ``fit(df)``).
+    progress : bool
+        Status lines during long fits; off by default (cross-validation fits many models).
+
+    Attributes
+    ----------
+    model_ : RiskScore
+        The fitted risk score (score card, certificate, ``summary()``).
+    classes_ : ndarray of shape (2,)
+        The labels; ``classes_[1]`` is the event whose risk ``predict_proba[:, 1]`` gives.
+    n_features_in_, feature_names_in_ : the columns seen in ``fit`` (names only for named columns).
+    formula_ : str
+        The full formula fitted.
+
+    Notes
+    -----
+    ``decision_function`` is the log-odds ``intercept + score``; ``predict`` gives ``classes_[1]``
+    where it is positive (risk above 1/2). Only binary outcomes are supported.
+
+    scikit-learn's ``check_estimator`` passes every check (scikit-learn 1.9); only
+    ``check_array_api_input`` does not run: scikit-learn skips it unless ``SCIPY_ARRAY_API=1``
+    is set, and the formula encoding needs pandas input anyway.
+
+    Examples
+    --------
+    >>> import riskformula as rf
+    >>> from sklearn.model_selection import cross_val_score
+    >>> df = rf.load_dataset("breastcancer")  # doctest: +SKIP
+    >>> X, y = df.drop(columns="Benign"), df["Benign"]  # doctest: +SKIP
+    >>> clf = rf.RiskScoreClassifier(max_size=3, coef_range=(-3, 3), time_limit=10)  # doctest: +SKIP
+    >>> cross_val_score(clf, X, y, cv=3, scoring="roc_auc").round(3)  # doctest: +SKIP
+    """
+
+    def __init__(self, formula=None, *, max_size=5, min_size=0, coef_range=(-5, 5), intercept_range=None,
+                 c0=1e-6, positive_weight=1.0, time_limit=60.0, gap_tolerance=1e-6, node_limit=None,
+                 constraints=None, factors_as_one=False, na_action="raise", context=None, event=None,
+                 progress=False):
+        self.formula = formula
+        self.max_size = max_size
+        self.min_size = min_size
+        self.coef_range = coef_range
+        self.intercept_range = intercept_range
+        self.c0 = c0
+        self.positive_weight = positive_weight
+        self.time_limit = time_limit
+        self.gap_tolerance = gap_tolerance
+        self.node_limit = node_limit
+        self.constraints = constraints
+        self.factors_as_one = factors_as_one
+        self.na_action = na_action
+        self.context = context
+        self.event = event
+        self.progress = progress
+
+    # --- tags -------------------------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = self.na_action == "drop"
+        tags.input_tags.string = False
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"binary_only": True}
+
+    # --- fitting ----------------------------------------------------------------------
+    def _options(self) -> dict:
+        return dict(max_size=self.max_size, min_size=self.min_size, coef_range=self.coef_range,
+                    intercept_range=self.intercept_range, c0=self.c0, positive_weight=self.positive_weight,
+                    time_limit=self.time_limit, gap_tolerance=self.gap_tolerance, node_limit=self.node_limit,
+                    constraints=self.constraints, factors_as_one=self.factors_as_one, na_action=self.na_action,
+                    context=self.context, progress=self.progress)
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Fit the risk score to ``X`` and ``y`` (or to the DataFrame ``X`` and a full formula).
+
+        Returns
+        -------
+        self
+        """
+        from .fit import risk_score
+
+        if self.formula is not None and not isinstance(self.formula, str):
+            raise SettingsError(f"`formula` must be a string such as 'threshold(age) + C(sex)'; got "
+                                f"{type(self.formula).__name__}.")
+        if y is None:
+            return self._fit_frame(X, sample_weight)
+        if self.event is not None:
+            raise SettingsError("`event` applies to fit(df) with a full formula; with fit(X, y) the event is "
+                                "classes_[1], the larger of the two labels (recode `y` to choose it).")
+        lhs, rhs = self._rhs()
+        if lhs:
+            raise SettingsError(f"`formula` {self.formula!r} names an outcome ({lhs!r}) but `y` is given too; pass "
+                                "only the right-hand side (e.g. 'threshold(age) + C(sex)'), or fit(df) without `y`.")
+        if _named_frame(X):
+            validate_data(self, X, reset=True, skip_check_array=True)
+            _check_len(X, y)
+            data = X.copy()
+        else:
+            X, y = validate_data(self, X, y, reset=True, ensure_all_finite=self.na_action != "drop",
+                                 dtype="numeric", y_numeric=False, ensure_min_samples=1)
+            data = pd.DataFrame(X, columns=_array_names(X.shape[1]))
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        self.classes_ = _two_classes(y)
+        outcome = _free_name(data.columns)
+        data[outcome] = (np.asarray(y) == self.classes_[1]).astype(int)
+        self._mode = "frame_xy" if isinstance(data, pd.DataFrame) and _named_frame(X) else "array"
+        self.formula_ = f"{outcome} ~ {rhs}"
+        weights = None if sample_weight is None else _sample_weight(sample_weight, len(data))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            self.model_ = risk_score(self.formula_, data, weights=weights, **self._options())
+        return self
+
+    def _rhs(self) -> tuple[str, str]:
+        if self.formula is None:
+            return "", "."
+        text = self.formula.strip()
+        if text.startswith("~"):
+            return "", text[1:].strip() or "."
+        if "~" in text:
+            return split_formula(text)
+        return "", text
+
+    def _fit_frame(self, X, sample_weight):
+        from .fit import risk_score
+
+        if not isinstance(X, pd.DataFrame) or self.formula is None or "~" not in self.formula \
+                or self.formula.strip().startswith("~"):
+            raise SettingsError("RiskScoreClassifier requires y to be passed, but the target y is None. Pass "
+                                "fit(X, y), or fit(df) with a pandas DataFrame and a full formula naming the "
+                                "outcome, e.g. RiskScoreClassifier('y ~ threshold(age) + C(sex)').fit(df).")
+        weights = None if sample_weight is None else _sample_weight(sample_weight, len(X))
+        model = risk_score(self.formula, X, weights=weights, event=self.event, **self._options())
+        spec = model.design
+        lhs_vars = set(spec.lhs_model_spec.required_variables) if spec.lhs_model_spec is not None else {spec.outcome}
+        features = [c for c in X.columns if c not in lhs_vars]
+        self.n_features_in_ = len(features)
+        if all(isinstance(c, str) for c in features):
+            self.feature_names_in_ = np.asarray(features, dtype=object)
+        levels = list(spec.levels)
+        other = [lv for lv in levels if lv != spec.event]
+        self.classes_ = np.asarray(other[:1] + [spec.event], dtype=object if any(isinstance(v, str) for v in levels)
+                                   else None)
+        self._mode = "frame"
+        self.formula_ = self.formula
+        self.model_ = model
+        return self
+
+    # --- predicting -------------------------------------------------------------------
+    def _frame(self, X) -> pd.DataFrame:
+        """``X`` as the data frame the model scores, with scikit-learn's checks of the columns."""
+        check_is_fitted(self, "model_")
+        if self._mode == "frame":
+            if not isinstance(X, pd.DataFrame):
+                raise SettingsError("this classifier was fitted with fit(df) and a formula; pass a pandas "
+                                    f"DataFrame with the formula's columns, not {type(X).__name__}.")
+            return X
+        if self._mode == "frame_xy" and _named_frame(X):
+            validate_data(self, X, reset=False, skip_check_array=True)
+            return X
+        numeric = self._mode == "array"
+        X = validate_data(self, X, reset=False, ensure_all_finite=self.na_action != "drop" and numeric,
+                          dtype="numeric" if numeric else None)
+        names = list(getattr(self, "feature_names_in_", [])) or _array_names(X.shape[1])
+        return pd.DataFrame(X, columns=names if self._mode == "frame_xy" else _array_names(X.shape[1]))
+
+    def decision_function(self, X) -> np.ndarray:
+        """Log-odds of ``classes_[1]``: ``intercept + score`` of every row."""
+        check_is_fitted(self, "model_")
+        s = self.model_.score(self._frame(X)).to_numpy(dtype=float)
+        return self.model_.intercept + s
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Risk of ``classes_[0]`` and ``classes_[1]`` (columns) for every row."""
+        check_is_fitted(self, "model_")
+        p = self.model_.predict(self._frame(X)).to_numpy(dtype=float)
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X) -> np.ndarray:
+        """``classes_[1]`` where the risk is above 1/2, else ``classes_[0]``."""
+        check_is_fitted(self, "model_")
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+def _array_names(d: int) -> list:
+    return [f"x{j}" for j in range(d)]
+
+
+def _free_name(columns) -> str:
+    name = "y"
+    while name in set(map(str, columns)):
+        name += "_"
+    return name
+
+
+def _check_len(X, y) -> None:
+    n = len(np.asarray(y) if not isinstance(y, pd.Series) else y)
+    if n != len(X):
+        raise ValueError(f"`X` has {len(X)} rows but `y` has {n}; pass one label per row.")
+
+
+def _named_frame(X) -> bool:
+    """A DataFrame whose columns can be named in a formula (all names are strings)."""
+    return isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns)
+
+
+def _two_classes(y) -> np.ndarray:
+    classes = np.unique(y)
+    if len(classes) != 2:
+        raise ValueError(f"Only binary classification is supported: RiskScoreClassifier needs exactly two "
+                         f"classes in `y`; got {len(classes)} class(es): {classes[:5].tolist()}.")
+    return classes
+
+
+def _sample_weight(sample_weight, n: int) -> np.ndarray:
+    w = np.asarray(sample_weight, dtype=float)
+    if w.ndim != 1 or len(w) != n:
+        raise ValueError(f"`sample_weight` must be one number per row ({n}); got shape {w.shape}.")
+    return w
+
