@@ -386,7 +386,8 @@ def test_frequency_weights_equal_repeated_rows_and_initial_is_used():
     assert a.status == b.status == "optimal"
     assert a.objective == pytest.approx(b.objective, abs=1e-12)
     assert a.objective == pytest.approx(brute_force(repeated, -2, 2, decision_grid(), 1e-3), abs=1e-9)
-    c = rf.risk_score("y ~ a + b + c", repeated, initial=b, **{**kw, "solver": None, "time_limit": 2})
+    with pytest.warns(OptimalityGapWarning):     # local search alone: the simple bound is not tight here
+        c = rf.risk_score("y ~ a + b + c", repeated, initial=b, **{**kw, "solver": None, "time_limit": 2})
     assert c.objective == pytest.approx(b.objective, abs=1e-12)
 
 
