@@ -102,7 +102,8 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                                    "an exact big-M model")
             milp = None
     share = SEARCH_SHARE if milp is not None and milp.n_indicators <= LARGE_MILP else 1 - SEARCH_SHARE
-    budget = time_limit - (time.perf_counter() - t_start) if milp is None else share * time_limit
+    left = time_limit - (time.perf_counter() - t_start)
+    budget = left if milp is None else min(share * time_limit, left)
     found = search.run(starts, rounds=SEARCH_ROUNDS, time_limit=budget)
     if verbose:
         print(f"local search: objective {found.objective:.6g} after {found.evaluations:,d} evaluations, "

@@ -223,6 +223,13 @@ class NetBenefitMilp:
         opt = Highs()
         if not opt.available():
             raise SolverError("HiGHS is not available to pyomo (appsi_highs); install highspy.")
+        # loading a large model into HiGHS takes a while: it counts against the time limit
+        t0 = time.perf_counter()
+        opt.set_instance(self.model)
+        for key in opt.update_config.keys():
+            if key != "treat_fixed_vars_as_params":
+                setattr(opt.update_config, key, False)   # nothing changes between loading and solving
+        time_limit = max(1.0, time_limit - (time.perf_counter() - t0))
         opt.config.time_limit = time_limit
         opt.config.mip_gap = gap
         opt.config.warmstart = warm_start
