@@ -36,6 +36,10 @@ SEARCH_SHARE = 0.3
 #: above this many indicators (rows × thresholds) the exact model rarely closes the gap in
 #: minutes, so the local search gets the larger share (1 − SEARCH_SHARE) of the time
 LARGE_MILP = 20_000
+#: pyomo builds and hands over to the solver about one model row per millisecond; the exact model
+#: is skipped when building it would take more than BUILD_SHARE of ``time_limit``
+BUILD_SECONDS_PER_ROW = 1e-3
+BUILD_SHARE = 0.5
 #: most kicks of the iterated local search (fixed seed: the same call gives the same score unless its
 #: time share runs out first)
 SEARCH_ROUNDS = 200
@@ -95,7 +99,12 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
             raise SearchLimitError("no score meeting the size limits and constraints was found; loosen them.")
         starts.append(point)
     milp = None
-    if solver is not None:
+    rows = model_rows(pos, neg, grid)
+    if solver is not None and rows * BUILD_SECONDS_PER_ROW > BUILD_SHARE * time_limit:
+        info["milp_status"] = (f"skipped: the exact model ({rows:,d} rows) would take about "
+                               f"{rows * BUILD_SECONDS_PER_ROW:.0f} s to build in pyomo, more than "
+                               f"{100 * BUILD_SHARE:.0f}% of the time limit")
+    elif solver is not None:
         milp = NetBenefitMilp(problem, pos, neg, grid, c0)
         if not milp.exact:
             info["milp_status"] = ("skipped: the predictors are not integers or decimals on a fine enough grid for "
@@ -249,6 +258,14 @@ def _starts(problem, search, X, pos, neg, initial, design) -> list:
     if d:
         starts += rounded_starts(problem, logistic_direction(X, pos, neg), search.lo, search.hi)
     return starts
+
+
+def model_rows(pos, neg, grid) -> int:
+    """Number of linear rows of the exact model: one big-M row per indicator and outcome present in
+    its row, one nesting row per indicator, one score row per distinct row."""
+    m = int(np.sum((grid.p > 0) & (grid.w > 0)))
+    R = len(pos)
+    return int(m * (np.count_nonzero(pos) + np.count_nonzero(neg) + R) + R)
 
 
 def _rowwise_bound(pos, neg, grid, penalty: float) -> float:
