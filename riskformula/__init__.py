@@ -10,7 +10,10 @@ from .problem.constraints import (at_least, at_most, implies, max_thresholds, no
                                   risk_at_least, risk_at_most, sign)
 from .datasets import list_datasets, load_dataset, synthetic_thresholds
 from .errors import (DataError, FormulaError, InfeasibleProblemError, OptimalityGapWarning,
-                     RiskFormulaError, RiskFormulaWarning, SearchLimitError, SettingsError, SolverError)
+                     RiskFormulaError, RiskFormulaWarning, SearchLimitError, SettingsError, SmallGroupWarning,
+                     SolverError)
+from .fairness import (conditional_statistical_parity, equal_opportunity, equalized_odds, fairness_path,
+                       predictive_equality, score_balance, statistical_parity)
 from .fit import risk_score
 from .model import RiskScore
 # the old module paths, loaded first: a later `import riskformula.compare` must not rebind
@@ -27,6 +30,7 @@ from .thresholds import cut, threshold
 from .netbenefit import NetBenefitScore
 from .netbenefit.improve import improve_aunbc
 from .reports.decision_curve import DecisionCurve, decision_curve
+from .counterfactuals import Counterfactuals, Reasons
 
 __version__ = "0.1.0.dev0"
 
@@ -37,9 +41,12 @@ __all__ = [
     "sign", "at_most", "at_least", "not_both", "implies", "one_variable", "max_thresholds",
     "risk_at_least", "risk_at_most", "threshold", "cut",
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
-    "SolverError", "SearchLimitError", "RiskFormulaWarning", "OptimalityGapWarning",
+    "SolverError", "SearchLimitError", "RiskFormulaWarning", "OptimalityGapWarning", "SmallGroupWarning",
+    "statistical_parity", "conditional_statistical_parity", "predictive_equality", "equal_opportunity",
+    "equalized_odds", "score_balance", "fairness_path",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
-    "SizePath", "from_json", "plots", "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc",
+    "SizePath", "from_json", "plots", "Counterfactuals", "Reasons",
+    "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc",
 ]
 
 

@@ -50,3 +50,11 @@ class CalibrationWarning(RiskFormulaWarning):
     For example AUC in a group with a single class, the calibration slope of a model whose
     risks are all equal, or a Hosmer–Lemeshow test with fewer than 3 groups.
     """
+
+
+class SmallGroupWarning(RiskFormulaWarning):
+    """A group is too small to estimate a rate well (or is absent where a fairness notion needs it).
+
+    A rate from n rows has a standard error up to 0.5/sqrt(n); a fairness bound on it is then a
+    bound on noise.  Merge small groups, or read their rates with their confidence intervals.
+    """

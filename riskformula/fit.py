@@ -8,6 +8,7 @@ optimization problem (:mod:`riskformula.problem`) → branch-and-cut (:mod:`risk
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -18,8 +19,10 @@ from . import _progress
 from .design import build_design
 from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from .model import FitSettings, RiskScore
+from .fairness import FairnessConstraint
 from .problem import LogisticLoss, build_problem
 from .problem.constraints import RiskBound, check_constraints
+from .problem.training import TrainingRows
 from .reports.render import fmt_gap
 from .solver import BranchAndCut
 from .solver.feasibility import raise_if_infeasible
@@ -151,21 +154,26 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
 
-    side_information = any(isinstance(c, RiskBound) for c in constraints)
+    # pruning threshold cuts assumes only the loss judges a cut's position: side information and
+    # fairness bounds (which see the predictions of every row) also do
+    exact_cuts = any(isinstance(c, (RiskBound, FairnessConstraint)) for c in constraints)
     patterns = None
     if is_dask_frame(data):
+        if any(isinstance(c, FairnessConstraint) for c in constraints):
+            raise SettingsError("fairness constraints need the rows' groups, which a dask frame's collapsed "
+                                "patterns do not keep; fit them on a pandas DataFrame (data.compute()).")
         from .backends.dask_design import training_patterns
         patterns = training_patterns(formula, data, weights=weights, na_action=na_action, event=event,
-                                     context=context, prune_cuts=not side_information)
+                                     context=context, prune_cuts=not exact_cuts)
         design = patterns.design
     else:
         design = build_design(formula, data, na_action=na_action, event=event, context=context,
-                              prune_cuts=not side_information)
+                              prune_cuts=not exact_cuts)
         w = v.check_weights(weights, data)
         if w is not None:
             design = design.with_weights(w.loc[design.index].to_numpy())
     candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.spec.thresholds}
-    if not side_information:
+    if not exact_cuts:
         design, kept = drop_dominated_cuts(design)
         candidates.update(kept)
     spec = design.spec
@@ -179,14 +187,24 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     loss = LogisticLoss(design.X, design.y, design.weights, positive_weight)
     if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
         raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
-    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range)
+    # the training rows with the caller's columns, for constraints about data (fairness by a column
+    # that need not be in the formula)
+    training = None if patterns is not None else TrainingRows.of_design(design, data)
+    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range, training=training)
     problem = build_problem(spec, loss, lower, upper, constraints=constraints, max_size=max_size,
                             min_size=min_size, **opts)
     if constraints:
         def rebuild(cons, max_size, min_size):  # the same problem with fewer constraints
             return build_problem(spec, loss, lower, upper, constraints=cons, max_size=max_size, min_size=min_size,
                                  **{**opts, "intercept_range": problem.intercept_bounds})
-        raise_if_infeasible(problem, constraints, rebuild, max_size=max_size, min_size=min_size)
+        try:
+            raise_if_infeasible(problem, constraints, rebuild, max_size=max_size, min_size=min_size)
+        except InfeasibleProblemError as e:
+            hint = _loosest_fairness_hint(getattr(e, "conflict", []), constraints,
+                                          lambda cons: rebuild(cons, max_size, min_size))
+            if hint:
+                raise InfeasibleProblemError(f"{e} {hint}") from None
+            raise
     starts = None if initial is None else initial_points(initial, spec.terms, problem)
     report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
                           node_limit=node_limit, verbose=verbose, progress=progress).solve(initial=starts)
@@ -222,7 +240,38 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     if patterns is not None:
         return patterns.model(design, bc_lam, report, settings, loss=loss.value(bc_lam))
     # the training design is dropped here: the model keeps the design spec and no training data
-    return RiskScore.from_fit(design, bc_lam, report, settings, loss=loss.value(bc_lam), data=data)
+    model = RiskScore.from_fit(design, bc_lam, report, settings, loss=loss.value(bc_lam), data=data)
+    fair = [c for c in constraints if isinstance(c, FairnessConstraint)]
+    if fair:
+        weights_used = None if design.weights is None else training.weights
+        values = tuple(row for c in fair for row in c.assess(model, training.frame, weights_used))
+        model.training = dataclasses.replace(model.training, constraint_values=values)
+    return model
+
+
+def _loosest_fairness_hint(conflict, constraints, rebuild) -> str:
+    """For a group-rate fairness bound in the conflict: the tightest bound that is feasible with
+    the other constraints (by bisection; empty when it cannot be found quickly)."""
+    from .fairness import GroupParity
+    from .solver.feasibility import smallest_feasible
+    fair = [c for c in conflict if isinstance(c, GroupParity)]
+    if len(fair) != 1 or (fair[0].max_diff is not None and fair[0].min_ratio is not None):
+        return ""
+    c = fair[0]
+    # rates differ by at most 1 and have ratio at least 0: the loosest bounds are always feasible
+    # when this constraint is what conflicts; a ratio loosens downwards, so bisect on ratio − x
+    if c.max_diff is not None:
+        field, value = "max_diff", (lambda x: x)
+        found = smallest_feasible(rebuild, lambda x: [dataclasses.replace(k, max_diff=x) if k is c else k
+                                                      for k in constraints], c.max_diff, 1.0)
+    else:
+        field, value = "min_ratio", (lambda x: c.min_ratio - x)
+        found = smallest_feasible(rebuild, lambda x: [dataclasses.replace(k, min_ratio=c.min_ratio - x) if k is c
+                                                      else k for k in constraints], 0.0, c.min_ratio)
+    if found is None:
+        return ""
+    return (f"With the other constraints, `{c.describe()}` needs {field} {'≥' if field == 'max_diff' else '≤'} "
+            f"about {value(found[1]):.3g} to be feasible.")
 
 
 def initial_points(initial, terms, problem) -> list[np.ndarray]:

@@ -29,6 +29,7 @@ from ._json import decode as _decode, encode as _encode
 from .design.serialize import spec_from_json, spec_to_json
 from .errors import DataError, SettingsError
 from .model import FitSettings, RiskScore, TrainingSummary
+from .fairness import notions as _fairness
 from .problem import constraints as _constraints
 from .solver import SolverReport
 from .thresholds import score_shift
@@ -51,7 +52,8 @@ _REPORT_FIELDS = ("status", "objective", "lower_bound", "gap", "time", "nodes", 
 #: constraint classes by name, to rebuild a model's constraints from the document
 _CONSTRAINTS = {cls.__name__: cls for cls in (_constraints.Sign, _constraints.Count, _constraints.Implies,
                                                _constraints.OneVariable, _constraints.MaxColumns,
-                                               _constraints.RiskBound)}
+                                               _constraints.RiskBound, _fairness.GroupParity,
+                                               _fairness.ScoreBalance)}
 
 
 def _constraint_to_json(c) -> dict:
@@ -102,9 +104,13 @@ def to_dict(model: RiskScore) -> dict:
         "training": {"nobs": model.nobs, "events": model.events, "rows_dropped": model.rows_dropped,
                      "rows_digest": model.rows_digest,
                      "metrics": _encode({k: float(v) for k, v in model.training_metrics.items()}),
-                     "loss": _encode(float(model.loss))},
+                     "loss": _encode(float(model.loss)),
+                     # the fairness constraints' values on the training rows (the summary shows them)
+                     "constraint_values": _encode([dict(r) for r in model.training.constraint_values])},
         "certificate": cert,
         "settings": _encode(settings),
+        # ranges, scales and one-hot groups of the training variables, for counterfactuals
+        "profile": _profile_json(model),
         **_extra_to_json(model),
     }
 
@@ -117,6 +123,15 @@ def _extra_to_json(model) -> dict:
     return {"risk": "band risk of the score: see net_benefit (cutoffs per threshold, band_risk per band); "
                     "score = score_shift + sum of points x design column",
             "net_benefit": nb.to_dict()}
+
+
+def _profile_json(model: RiskScore):
+    if model.profile is None:
+        return None
+    try:
+        return _encode(model.profile.to_dict())
+    except TypeError:
+        return None  # levels JSON cannot hold (e.g. dates): counterfactuals of the loaded model need data=
 
 
 def to_json(model: RiskScore, indent: int | None = 2) -> str:
@@ -204,9 +219,12 @@ def _model(doc: dict, allow_pickle: bool, user_context: dict) -> RiskScore:
     cert = {k: _decode(v) for k, v in doc["certificate"].items()}
     report = SolverReport(**{k: cert[k] for k in _REPORT_FIELDS}, solution=tuple(lam))
     training = TrainingSummary(nobs=tr["nobs"], events=tr["events"], rows_dropped=tr["rows_dropped"],
-                               rows_digest=tr["rows_digest"], metrics=_decode(tr["metrics"]))
+                               rows_digest=tr["rows_digest"], metrics=_decode(tr["metrics"]),
+                               constraint_values=tuple(_decode(tr.get("constraint_values", []))))
     model = RiskScore(design, lam, report, settings, loss=_decode(tr["loss"]), training=training,
                       term_contributions=[np.asarray(c, float) for c in doc["term_contributions"]])
+    from .counterfactuals.profile import TrainingProfile
+    model.profile = TrainingProfile.from_dict(_decode(doc.get("profile")))
     if "net_benefit" in doc:
         from .netbenefit.model import NetBenefitFit, NetBenefitScore
         return NetBenefitScore.from_risk_score(model, NetBenefitFit.from_dict(doc["net_benefit"]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -52,6 +53,9 @@ class TrainingSummary:
     rows_dropped: int
     rows_digest: str
     metrics: dict | None = None
+    #: the fairness constraints' values on the training rows: dicts with ``constraint``,
+    #: ``quantity``, ``value``, ``bound`` and ``slack``
+    constraint_values: tuple = ()
 
 
 class RiskScore:
@@ -100,6 +104,8 @@ class RiskScore:
         self.rows_dropped = training.rows_dropped
         self._term_contributions = term_contributions
         self.training_evaluation = training_evaluation
+        #: ranges, scales and one-hot groups of the training variables (no rows), for counterfactuals
+        self.profile = None
 
     @classmethod
     def from_fit(cls, design: DesignMatrix, lam: np.ndarray, report: SolverReport, settings: FitSettings,
@@ -115,6 +121,11 @@ class RiskScore:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model.training_evaluation = evaluate(model, data.loc[design.index])
+            from .counterfactuals.profile import TrainingProfile
+            try:
+                model.profile = TrainingProfile.from_data(model, data.loc[design.index], X=design.X)
+            except (TypeError, ValueError):
+                pass  # unorderable levels and the like: counterfactuals then ask for data=, the fit stands
         return model
 
     # --- basic facts ------------------------------------------------------------------
@@ -196,6 +207,70 @@ class RiskScore:
         """Calibration, discrimination and net benefit on ``data`` (see :func:`riskformula.evaluate`)."""
         from .reports.evaluation import evaluate
         return evaluate(self, data, by=by, thresholds=thresholds)
+
+    def fairness(self, data: pd.DataFrame, by, *, at_risk: float | None = None, at_score: float | None = None,
+                 reference=None, weights=None, level: float = 0.95):
+        """Fairness audit on ``data``: per group of ``by``, the rates of a decision cut-off (selection
+        rate, TPR, FPR, PPV), mean predicted risk, observed risk and calibration (observed / expected),
+        with confidence intervals, and the differences and ratios between groups.
+
+        Parameters
+        ----------
+        data : rows to audit (any data: training, test, a new period); not modified.
+        by : the protected attribute's column (need not be in the formula), or a list of columns
+            for intersectional groups.
+        at_risk, at_score : the decision cut-off: predicted positive when risk ≥ ``at_risk``
+            (default 0.5) or total points ≥ ``at_score``.
+        reference : also show every group's difference from this group.
+        weights : sample weights (a column name or an array), as in :func:`riskformula.risk_score`.
+        level : confidence level of the intervals.
+
+        Returns
+        -------
+        FairnessAudit
+            Prints as a report; ``.by_group``, ``.differences`` and ``.tables`` hold the numbers.
+            Constraints the model was fitted under hold exactly on its training rows and only
+            approximately on other rows; the audit lists both values.
+
+        Examples
+        --------
+        >>> audit = m.fairness(test_df, by="race", at_risk=0.5)  # doctest: +SKIP
+        >>> audit.differences  # doctest: +SKIP
+        """
+        from .reports.fairness import fairness_audit
+        return fairness_audit(self, data, by, at_risk=at_risk, at_score=at_score, reference=reference,
+                              weights=weights, level=level)
+
+    def counterfactuals(self, people: pd.DataFrame, target_risk: float | None = None, **options):
+        """What would have to change for each person to reach ``target_risk`` (Navas-Palencia 2021).
+
+        Exact: with integer points a risk target is an integer score target, solved by a dynamic
+        program or a pyomo MILP on HiGHS.  Options: ``target_score``, ``goal`` (``"below"``: risk
+        at most the target, or ``"above"``), ``n``, ``max_changes``, ``immutable``, ``actionable``,
+        ``directions`` (``{"income": "increase"}``), ``costs`` (weights), ``diverse`` (True,
+        ``"values"``, ``"soft"``, False), ``closeness``, ``groups`` (one-hot columns), ``data``
+        (training rows, else the profile kept at fit time), ``method``, ``time_limit``; see
+        :func:`riskformula.counterfactuals.counterfactuals`.
+
+        Examples
+        --------
+        >>> cf = m.counterfactuals(df.head(5), target_risk=0.2, n=2, max_changes=2)  # doctest: +SKIP
+        >>> print(cf); cf.to_frame(); m.predict(cf.apply())  # doctest: +SKIP
+        """
+        from .counterfactuals import counterfactuals
+        return counterfactuals(self, people, target_risk, **options)
+
+    def reasons(self, people: pd.DataFrame, n: int = 3, **options):
+        """The principal reasons: the ``n`` features that cost each person the most points
+        (current points against the best the feature allows); see
+        :func:`riskformula.counterfactuals.reasons`.
+
+        Examples
+        --------
+        >>> print(m.reasons(df.head(1)))  # doctest: +SKIP
+        """
+        from .counterfactuals import reasons
+        return reasons(self, people, n=n, **options)
 
     # --- tables -----------------------------------------------------------------------
     @property
@@ -287,6 +362,30 @@ class RiskScore:
             "risk_from": expit(self.intercept + np.array([a for a, _ in ranges], float)),
             "risk_to": expit(self.intercept + np.array([b for _, b in ranges], float)),
         })
+
+    def _risk_at(self, scores):
+        """Risk of the given scores, as :meth:`predict` computes it (``expit(intercept + score)``)."""
+        return expit(self.intercept + np.asarray(scores, dtype=float))
+
+    def _score_for_risk(self, target_risk: float, sign: int) -> tuple[float, float]:
+        """(whole-number, real) score target equivalent to risk ≤ ``target_risk`` (``sign`` = −1) or
+        risk ≥ ``target_risk`` (``sign`` = +1): risk ≤ t ⇔ score ≤ logit(t) − intercept."""
+        icpt = float(self.intercept)
+        tau = float(logit(target_risk)) - icpt
+        s = math.floor(tau) if sign < 0 else math.ceil(tau)
+        # the same float arithmetic as predict decides the boundary
+        if sign < 0:
+            while expit(icpt + s) > target_risk:
+                s -= 1
+            while expit(icpt + s + 1) <= target_risk:
+                s += 1
+        else:
+            while expit(icpt + s) < target_risk:
+                s += 1
+            while expit(icpt + s - 1) >= target_risk:
+                s -= 1
+        margin = 1e-9 * max(1.0, abs(tau))
+        return float(s), tau - sign * margin
 
     def _score_limits(self) -> tuple[float, float]:
         lo = sum(float(c.min()) for c in self._term_contributions)

@@ -116,8 +116,19 @@ def test_evaluate_arrays_with_counts_equals_evaluate_on_rows():
     for k in a:
         if k == "by_group":
             for level in b[k]:
-                assert a[k][level] == pytest.approx(b[k][level], rel=1e-9, nan_ok=True)
+                assert a[k][level] == _approx(b[k][level])
         else:
-            assert a[k] == pytest.approx(b[k], rel=1e-9, nan_ok=True), k
+            assert a[k] == _approx(b[k]), k
     pd.testing.assert_frame_equal(counted.reliability, rows.reliability)
     pd.testing.assert_frame_equal(counted.net_benefit, rows.net_benefit, rtol=1e-12)
+
+
+def _approx(want):
+    """pytest.approx for numbers (NaN equal to NaN), recursing into dicts and lists; other values compare equal."""
+    if isinstance(want, dict):
+        return {k: _approx(v) for k, v in want.items()}
+    if isinstance(want, (list, tuple)):
+        return type(want)(_approx(v) for v in want)
+    if isinstance(want, (int, float)) and not isinstance(want, bool):
+        return pytest.approx(want, rel=1e-9, nan_ok=True)
+    return want

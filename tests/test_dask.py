@@ -150,9 +150,9 @@ def test_evaluate_dask_equals_evaluate_pandas(fitted, df, ddf):
             if k == "by_group":
                 assert set(got.to_dict()[k]) == set(v)
                 for level, row in v.items():
-                    assert got.to_dict()[k][level] == pytest.approx(row, rel=1e-9, nan_ok=True)
+                    assert got.to_dict()[k][level] == _approx(row)
             else:
-                assert got.to_dict()[k] == pytest.approx(v, rel=1e-9, nan_ok=True), k
+                assert got.to_dict()[k] == _approx(v), k
 
 
 def test_a_saved_dask_model_scores_like_the_pandas_model(fitted, df):
@@ -278,3 +278,14 @@ def test_local_cluster_fit_equals_pandas(df):
         risk = got.predict(ddf).compute()
     _assert_same_model(want, got)
     pd.testing.assert_series_equal(risk, want.predict(df))
+
+
+def _approx(want):
+    """pytest.approx for numbers (NaN equal to NaN), recursing into dicts and lists; other values compare equal."""
+    if isinstance(want, dict):
+        return {k: _approx(v) for k, v in want.items()}
+    if isinstance(want, (list, tuple)):
+        return type(want)(_approx(v) for v in want)
+    if isinstance(want, (int, float)) and not isinstance(want, bool):
+        return pytest.approx(want, rel=1e-9, nan_ok=True)
+    return want

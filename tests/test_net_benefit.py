@@ -400,3 +400,86 @@ def test_command_line_fits_a_net_benefit_score(capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert "# Net-benefit risk score" in out and "score >=" in out
+
+
+# --- counterfactuals, reasons and fairness on a net-benefit score ------------------------------
+
+def _nb_small(seed=0, **kw):
+    df = small_frame(60, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimalityGapWarning)
+        m = rf.risk_score("y ~ a + b + c", df, objective="net_benefit", coef_range=(-2, 2), max_size=3,
+                          c0=1e-3, solver=None, time_limit=3, **kw)
+    return df, m
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_risk_targets_are_exact_band_edges(seed):
+    df, m = _nb_small(seed)
+    lo, hi = m._score_limits()
+    scores = np.arange(lo - 2, hi + 3)
+    risks = m._risk_at(scores)
+    for t in sorted(set(np.round(m.nb.band_risk, 6)) | {0.05, 0.33, 0.5, 0.8}):
+        t = float(min(max(t, 1e-6), 1 - 1e-6))
+        for sign in (-1, 1):
+            meets = risks <= t if sign < 0 else risks >= t
+            if not meets.any():
+                with pytest.raises(SettingsError, match="no score has a risk"):
+                    m._score_for_risk(t, sign)
+                continue
+            t_int, t_real = m._score_for_risk(t, sign)
+            by_score = scores <= t_int if sign < 0 else scores >= t_int
+            by_real = scores <= t_real if sign < 0 else scores >= t_real
+            np.testing.assert_array_equal(by_score, meets)
+            np.testing.assert_array_equal(by_real, meets)
+
+
+def test_counterfactuals_of_a_net_benefit_score_against_brute_force():
+    df, m = _nb_small(1)
+    t = 0.3
+    people = df.head(12)
+    cf = m.counterfactuals(people, target_risk=t, n=1, data=df)
+    grid = pd.DataFrame(list(itertools.product(*(sorted(df[c].unique()) for c in "abc"))), columns=list("abc"))
+    reach = m.predict(grid).to_numpy() <= t
+    risks = m.predict(people).to_numpy()
+    new = m.predict(cf.apply()) if any(p.counterfactuals for p in cf.people) else pd.Series(dtype=float)
+    assert (new <= t).all()
+    for p, r, (_, row) in zip(cf.people, risks, people.iterrows()):
+        assert p.risk == pytest.approx(r)
+        if r <= t:
+            assert p.status == "already met"
+        elif not reach.any():
+            assert p.status == "infeasible"
+        else:
+            assert p.status == "optimal" and p.counterfactuals
+            # the fewest changes: no combination with fewer changed features reaches the target
+            fewest = min(int((grid.iloc[k] != row[list("abc")]).sum()) for k in np.flatnonzero(reach))
+            assert len(p.counterfactuals[0].changes) >= fewest
+
+
+def test_net_benefit_json_keeps_the_profile_and_counterfactuals():
+    df, m = _nb_small(2)
+    assert m.profile is not None
+    m2 = rf.from_json(m.to_json())
+    assert isinstance(m2, rf.NetBenefitScore)
+    assert m2.profile.to_dict() == m.profile.to_dict()
+    people = df.head(6)
+    a = m.counterfactuals(people, target_risk=0.4, n=2).to_frame()
+    b = m2.counterfactuals(people, target_risk=0.4, n=2).to_frame()
+    pd.testing.assert_frame_equal(a.drop(columns="seconds", errors="ignore"),
+                                  b.drop(columns="seconds", errors="ignore"))
+    assert "Principal reasons" in str(m2.reasons(people.head(2)))
+
+
+def test_fairness_audit_works_and_fairness_constraints_are_refused():
+    df, m = _nb_small(3)
+    df = df.assign(g=np.where(np.arange(len(df)) % 3 == 0, "x", "y"))
+    audit = m.fairness(df, by="g", at_risk=0.5)
+    sel = m.predict(df) >= 0.5
+    rates = audit.to_frame().set_index("group")
+    assert "Fairness audit" in str(audit)
+    for g in ("x", "y"):     # the audit sees the band risks predict() gives
+        assert rates.loc[g, "selection_rate"] == pytest.approx(sel[df.g == g].mean())
+    with pytest.raises(SettingsError, match="fairness constraints are not yet supported with objective='net_benefit'"):
+        rf.risk_score("y ~ a + b + c", df, objective="net_benefit", coef_range=(-2, 2), max_size=2,
+                      constraints=[rf.statistical_parity("g", at_score=1)])

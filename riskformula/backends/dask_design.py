@@ -34,7 +34,7 @@ import pandas as pd
 from ..design import DesignMatrix
 from ..design.formula import _event_of, build_design, split_formula
 from ..errors import DataError, FormulaError, SettingsError
-from ..thresholds import FORMULA_FUNCTIONS, MAX_CUTS, PROBE, first_argument
+from ..thresholds import FORMULA_FUNCTIONS, PROBE, first_argument
 from ..thresholds import threshold as _base_threshold
 from .counts import candidate_cuts_from_counts, collapse_patterns, merge_patterns, merge_value_tables, value_table
 
@@ -210,7 +210,7 @@ class _ThresholdHook:
     """A stand-in for ``threshold`` in the formula context while learning the encoding on the
     prototype: it checks the arguments as ``threshold`` does, records them per term, and sets
     each term's state to ``presets[term]`` (the exact cuts of all rows) instead of computing
-    cuts from the prototype's values (a single placeholder cut when none are known yet)."""
+    cuts from the prototype's values (a single stand-in cut when none are known yet)."""
 
     def __init__(self, presets: dict | None = None):
         self.presets = presets
@@ -234,19 +234,11 @@ class _ThresholdHook:
 
 def _threshold_state(table, k: int, grid, prune: bool) -> dict:
     """The state ``threshold()`` would store, from the value table of all rows."""
-    from ..thresholds.transforms import _keys
+    from ..thresholds.transforms import threshold_state
 
     values, ev, ne = table
     cuts, on_grid = candidate_cuts_from_counts(values, ev, ne, grid, prune=prune)
-    if len(cuts) == 0:
-        raise FormulaError("threshold(...) needs a variable with at least two distinct values; "
-                           "this one is constant in the training rows.")
-    if len(cuts) > MAX_CUTS:
-        raise FormulaError(f"threshold(...) has {len(cuts):,d} candidate cuts (gaps between distinct values "
-                           "that can hold an optimal cut), more than "
-                           f"{MAX_CUTS:,d}; limit them with a quantile grid, e.g. threshold(x, grid=100).")
-    return {"kind": "threshold", "cuts": [float(c) for c in cuts], "keys": _keys(cuts),
-            "k": int(min(k, len(cuts))), "grid": grid, "on_grid": bool(on_grid), "n_distinct": int(len(values))}
+    return threshold_state(cuts, on_grid, k, grid, n_distinct=len(values))
 
 
 # --------------------------------------------------------------------------------------

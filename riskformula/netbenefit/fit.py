@@ -21,6 +21,7 @@ from ..design import build_design
 from ..errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from ..model import FitSettings, RiskScore
 from ..problem import LogisticLoss, build_problem
+from ..fairness import FairnessConstraint
 from ..problem.constraints import RiskBound, check_constraints
 from ..solver import SolverReport
 from ..solver.feasibility import raise_if_infeasible
@@ -77,6 +78,12 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
         raise SettingsError(f"{bad[0].describe()}: risk_at_least / risk_at_most are not yet supported with "
                             "objective='net_benefit' (band risks are observed rates, not a formula of the "
                             "points); use them with the default logistic objective.")
+
+    fair = [c for c in constraints if isinstance(c, FairnessConstraint)]
+    if fair:
+        raise SettingsError(f"{fair[0].describe()}: fairness constraints are not yet supported with "
+                            "objective='net_benefit' (its search and exact model do not bound group rates); fit "
+                            "with the default logistic objective, or audit a net-benefit score with m.fairness().")
 
     from ..backends import is_dask_frame
     if is_dask_frame(data):
@@ -179,6 +186,11 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.training_evaluation = evaluate(model, data.loc[design.index])
+    from ..counterfactuals.profile import TrainingProfile
+    try:
+        model.profile = TrainingProfile.from_data(model, data.loc[design.index], X=design.X)
+    except (TypeError, ValueError):
+        pass  # as for the logistic fit: counterfactuals then ask for data=, the fit stands
     return model
 
 

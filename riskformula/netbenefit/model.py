@@ -127,6 +127,44 @@ class NetBenefitScore(RiskScore):
         b = self.band(newdata).to_numpy()
         return pd.Series(np.asarray(self.nb.band_risk, float)[b], index=newdata.index, name="risk")
 
+    def _risk_at(self, scores):
+        """Band risk of the given scores, as :meth:`predict` computes it."""
+        s = np.atleast_1d(np.asarray(scores, dtype=float))
+        r = np.asarray(self.nb.band_risk, float)[band_of(s, self._decision_cutoffs())]
+        return r if np.ndim(scores) else float(r[0])
+
+    def _score_for_risk(self, target_risk: float, sign: int) -> tuple[float, float]:
+        """(whole-number, real) score target equivalent to risk ≤ ``target_risk`` (``sign`` = −1)
+        or risk ≥ ``target_risk`` (``sign`` = +1). The band risks rise with the score, so a risk
+        target is a band edge: the score must stay below the first band above the target, or
+        reach the first band at or above it."""
+        cut = self._decision_cutoffs()
+        edges = np.concatenate([[-np.inf], cut, [np.inf]])
+        risk = np.asarray(self.nb.band_risk, float)
+        bands = [b for b in range(len(cut) + 1) if edges[b] < edges[b + 1]]  # bands a score can fall in
+        shown = ", ".join(f"{100 * risk[b]:.1f}%" for b in bands)
+        if sign < 0:
+            ok = [b for b in bands if risk[b] <= target_risk]
+            if not ok:
+                raise SettingsError(f"no score has a risk of at most {100 * target_risk:.3g}%: the score bands' risks "
+                                    f"are {shown}. Ask for a target at or above the lowest.")
+            above = [b for b in bands if risk[b] > target_risk]
+            z = edges[min(above)] if above else math.inf
+            if math.isinf(z):
+                return math.inf, math.inf  # every score meets it
+            # score < z; the margin (above the search's 1e-9 tolerance, below a 6-decimal step)
+            # keeps a score exactly at the cut-off out
+            return float(math.ceil(z) - 1), float(z) - 1e-7
+        ok = [b for b in bands if risk[b] >= target_risk]
+        if not ok:
+            raise SettingsError(f"no score has a risk of at least {100 * target_risk:.3g}%: the score bands' risks "
+                                f"are {shown}. Ask for a target at or below the highest.")
+        below = [b for b in bands if risk[b] < target_risk]
+        a = edges[max(below) + 1] if below else -math.inf
+        if math.isinf(a):
+            return -math.inf, -math.inf
+        return float(math.ceil(a)), float(a)
+
     def decide(self, newdata: pd.DataFrame, threshold: float) -> pd.Series:
         """Whether to act on every row at one of the model's decision thresholds."""
         p = self.nb.grid.p

@@ -11,13 +11,19 @@ writes its own formulation with the primitives of :class:`ProblemBuilder`:
 * ``bounds(cols)``, ``set_bounds(cols, lower, upper)``, ``tighten(cols, lower=, upper=)`` — the
   integer point bounds of design columns;
 * ``add_row(coefs, lower, upper, name)`` — a linear row over variable positions;
-* ``add_aux(lower, upper, integer=, name=, fill=)`` — an auxiliary variable and the rule that
-  fills it from integer points (so heuristics can complete candidate solutions);
+* ``add_aux(lower, upper, integer=, name=, fill=, cost=)`` — an auxiliary variable and the rule
+  that fills it from integer points (so heuristics can complete candidate solutions), with an
+  optional cost in the objective (a penalty);
+* ``add_indicators(E, cutoff, margin, name)`` — binaries z_i = 1[E_i·λ ≥ cutoff_i] of linear score
+  conditions (big-M rows whose M the builder derives from the final bounds);
+* ``training`` — the training rows (design rows, outcomes, weights, the data frame) for
+  constraints that are statements about data, see :class:`~riskformula.problem.training.TrainingRows`;
 * ``used(name)`` — row coefficients of the 0/1 quantity "term ``name`` has nonzero points";
 * ``add_group(cols, max_used=, name=)`` — columns that count once toward the model size.
 
-A new kind of constraint (fairness, net benefit, ...) is one module with one
-:class:`~riskformula.problem.constraints.Constraint` subclass that uses only these.
+A new kind of constraint (fairness, net benefit, ...) is one module with
+:class:`~riskformula.problem.constraints.Constraint` subclasses that use only these (the fairness
+notions of :mod:`riskformula.fairness` are an example).
 
 Rows that involve the intercept (side information) widen the derived intercept range: the
 optimal intercept for fixed points is the unconstrained one projected onto the interval these
@@ -32,7 +38,7 @@ import numpy as np
 
 from .constraints import Constraint, OneVariable
 from .layout import VariableLayout
-from .problem import LinearRow, RiskProblem, SizeGroup
+from .problem import LinearRow, RiskProblem, SizeGroup, score_range
 
 __all__ = ["ProblemBuilder", "build_problem"]
 
@@ -44,18 +50,21 @@ class ProblemBuilder:
     ----------
     terms : the design's :class:`~riskformula.design.terms.TermResolver` (names → columns).
     lower, upper : integer point bounds of the design columns (copied).
+    training : the :class:`~riskformula.problem.training.TrainingRows` of the fit, or None.
     """
 
-    def __init__(self, terms, lower: np.ndarray, upper: np.ndarray):
+    def __init__(self, terms, lower: np.ndarray, upper: np.ndarray, training=None):
         self.terms = terms
         self.d = terms.n_columns
         self.layout = VariableLayout(self.d)
         self.lower = np.array(lower, dtype=float)
         self.upper = np.array(upper, dtype=float)
+        self.training = training
         self.rows: list[LinearRow] = []
         self.aux: list[dict] = []
         self.groups: dict[tuple, SizeGroup] = {}
         self._used: dict[tuple, dict] = {}
+        self._indicators: list[dict] = []
 
     # --- names and bounds -----------------------------------------------------------------
     def columns(self, name: str) -> list[int]:
@@ -84,11 +93,34 @@ class ProblemBuilder:
         """``lower ≤ Σ coefs[k]·x[k] ≤ upper`` over variable positions (see :attr:`layout`)."""
         self.rows.append(LinearRow({k: v for k, v in coefs.items() if v != 0}, lower, upper, name))
 
-    def add_aux(self, lower: float, upper: float, *, integer: bool, name: str, fill) -> int:
+    def add_aux(self, lower: float, upper: float, *, integer: bool, name: str, fill, cost: float = 0.0) -> int:
         """Add an auxiliary variable; ``fill(lam, alpha)`` gives its value implied by integer
-        points (``lam`` intercept first, ``alpha`` one entry per design column).  Returns its position."""
-        self.aux.append(dict(lower=lower, upper=upper, integer=integer, name=name, fill=fill))
+        points (``lam`` intercept first, ``alpha`` one entry per design column), the best one when
+        it has a ``cost`` in the objective.  Returns its position."""
+        self.aux.append(dict(lower=lower, upper=upper, integer=integer, name=name, fill=fill, cost=float(cost)))
         return self.layout.aux(len(self.aux) - 1)
+
+    def add_indicators(self, E, cutoff, margin, name: str) -> np.ndarray:
+        """Binaries z_i with z_i = 1 ⇔ E_i·λ ≥ cutoff_i and z_i = 0 ⇔ E_i·λ ≤ cutoff_i − margin_i.
+
+        ``E`` is (k, d + 1) over the λ vector (intercept first); a score strictly between
+        ``cutoff − margin`` and ``cutoff`` is infeasible, so with integer E_i, integer cutoff and
+        margin 1 the link is exact.  Each z gets two big-M rows; M comes from the final point and
+        intercept bounds and the size limit (so it is as small as those allow), and a z whose
+        condition cannot change is fixed.  The intercept range is widened so that every
+        condition can be met and missed (an optimal intercept may sit where a row flips).
+        Returns the positions of the z's."""
+        E = np.atleast_2d(np.asarray(E, float))
+        k = E.shape[0]
+        cutoff = np.broadcast_to(np.asarray(cutoff, float), (k,)).copy()
+        margin = np.broadcast_to(np.asarray(margin, float), (k,)).copy()
+        if E.shape[1] != self.d + 1 or np.any(margin <= 0):
+            raise ValueError("add_indicators needs E of shape (k, d + 1) and positive margins")
+        start = len(self.aux)
+        for i in range(k):
+            self.aux.append(dict(lower=0.0, upper=1.0, integer=True, name=f"{name}[{i}]", fill=None, cost=0.0))
+        self._indicators.append(dict(start=start, E=E, cutoff=cutoff, margin=margin, name=name))
+        return np.array([self.layout.aux(start + i) for i in range(k)], dtype=int)
 
     def add_group(self, cols, max_used: int | None = None, name: str = "") -> bool:
         """Count ``cols`` once toward the model size, with at most ``max_used`` of them nonzero.
@@ -126,21 +158,82 @@ class ProblemBuilder:
     # --- the problem ------------------------------------------------------------------------
     def problem(self, loss, c0, max_size, min_size, intercept_range) -> RiskProblem:
         aux = self.aux
-        fills = [a["fill"] for a in aux]
+        singles = [(k, a["fill"]) for k, a in enumerate(aux) if a["fill"] is not None]
+        blocks = [(b["start"], b["E"], b["cutoff"]) for b in self._indicators]
+        n = len(aux)
 
         def aux_rule(lam, alpha):
-            return np.array([f(lam, alpha) for f in fills], dtype=float)
+            out = np.empty(n)
+            for start, E, cut in blocks:  # indicators first: other fills may read them
+                out[start:start + len(cut)] = E @ lam >= cut
+            for k, f in singles:
+                out[k] = f(lam, alpha)
+            return out
 
         p = RiskProblem(loss, self.lower, self.upper, c0=c0, max_size=max_size, min_size=min_size,
                         intercept_bounds=intercept_range, rows=list(self.rows),
                         aux_lower=np.array([a["lower"] for a in aux], float),
                         aux_upper=np.array([a["upper"] for a in aux], float),
                         aux_integer=np.array([a["integer"] for a in aux], bool),
-                        aux_cost=np.zeros(len(aux)), aux_names=[a["name"] for a in aux],
-                        aux_rule=aux_rule if aux else None, groups=list(self.groups.values()))
+                        aux_cost=np.array([a["cost"] for a in aux], float), aux_names=[a["name"] for a in aux],
+                        aux_rule=aux_rule if aux else None, groups=list(self.groups.values()),
+                        exact_rows=bool(self._indicators),
+                        indicators=[(np.array([self.layout.aux(b["start"] + i) for i in range(len(b["cutoff"]))], int),
+                                     b["E"], b["cutoff"], b["margin"]) for b in self._indicators])
         if intercept_range is None:
             p.intercept_bounds = self._widened(p.intercept_bounds)
+            if self._indicators:
+                p.intercept_bounds = self._widened_for_indicators(p)
+        for b in self._indicators:
+            self._link(p, b)
         return p
+
+    def _widened_for_indicators(self, p: RiskProblem) -> tuple[int, int]:
+        """Widen the intercept range so that every indicator's condition can hold and fail: for
+        fixed points, the best intercept either is the unconstrained one (inside the derived
+        range) or sits where some row's condition flips."""
+        lo, hi = p.intercept_bounds
+        for b in self._indicators:
+            E, cut, eps = b["E"], b["cutoff"], b["margin"]
+            c = E[:, 0]
+            on = c != 0
+            if not on.any():
+                continue
+            s_lo, s_hi = score_range(p, E[on, 1:])
+            c = c[on]
+            # c·λ_0 + s ≥ cut needs λ_0 up to (cut − s_lo)/c (c > 0); ≤ cut − eps needs it down to (cut − eps − s_hi)/c
+            up = np.where(c > 0, (cut[on] - s_lo) / c, (cut[on] - eps[on] - s_hi) / c)
+            down = np.where(c > 0, (cut[on] - eps[on] - s_hi) / c, (cut[on] - s_lo) / c)
+            hi = max(hi, math.ceil(float(up.max())) + 1)
+            lo = min(lo, math.floor(float(down.min())) - 1)
+        return int(lo), int(hi)
+
+    @staticmethod
+    def _link(p: RiskProblem, b: dict) -> None:
+        """The big-M rows of one block of indicators, with M from the problem's final bounds."""
+        lay = p.layout
+        E, cut, eps = b["E"], b["cutoff"], b["margin"]
+        s_lo, s_hi = score_range(p, E[:, 1:])
+        lo0, hi0 = p.intercept_bounds
+        c = E[:, 0]
+        e_lo = s_lo + np.minimum(c * lo0, c * hi0)
+        e_hi = s_hi + np.maximum(c * lo0, c * hi0)
+        for i in range(E.shape[0]):
+            z = lay.aux(b["start"] + i)
+            k = z - lay.aux(0)
+            coefs = {lay.intercept: float(c[i]), **{lay.lam(j): float(v) for j, v in enumerate(E[i, 1:]) if v != 0}}
+            if e_lo[i] >= cut[i]:  # always met
+                p.aux_lower[k] = 1.0
+                continue
+            if e_hi[i] <= cut[i] - eps[i]:  # never met
+                p.aux_upper[k] = 0.0
+                continue
+            if e_hi[i] < cut[i]:  # cannot be met; only the margin band needs excluding
+                p.aux_upper[k] = 0.0
+            m_down = cut[i] - e_lo[i]  # z = 1 ⇒ e ≥ cut:  e − M↓·z ≥ cut − M↓
+            p.rows.append(LinearRow({**coefs, z: -m_down}, lower=cut[i] - m_down, name=f"{b['name']}[{i}]: z = 1 ⇒ met"))
+            m_up = e_hi[i] - cut[i] + eps[i]  # z = 0 ⇒ e ≤ cut − margin:  e − M↑·z ≤ cut − margin
+            p.rows.append(LinearRow({**coefs, z: -m_up}, upper=cut[i] - eps[i], name=f"{b['name']}[{i}]: z = 0 ⇒ missed"))
 
     def _widened(self, bounds) -> tuple[int, int]:
         """The intercept range, widened so that every row on the intercept can hold for any
@@ -180,13 +273,14 @@ class ProblemBuilder:
 
 
 def build_problem(spec, loss, lower, upper, *, constraints=(), factors_as_one=False, c0=1e-6,
-                  max_size=5, min_size=0, intercept_range=None) -> RiskProblem:
+                  max_size=5, min_size=0, intercept_range=None, training=None) -> RiskProblem:
     """The :class:`RiskProblem` of a design: its threshold terms' formulation, then
     ``factors_as_one`` groups, then the constraints, each through :class:`ProblemBuilder`.
 
     ``spec`` is the :class:`~riskformula.design.spec.DesignSpec` (its ``terms`` resolve names
-    and its ``thresholds`` formulate themselves)."""
-    b = ProblemBuilder(spec.terms, lower, upper)
+    and its ``thresholds`` formulate themselves); ``training`` the
+    :class:`~riskformula.problem.training.TrainingRows` for constraints about data."""
+    b = ProblemBuilder(spec.terms, lower, upper, training=training)
     for t in spec.thresholds:
         t.apply(b)
     if factors_as_one:

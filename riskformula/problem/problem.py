@@ -67,6 +67,11 @@ class RiskProblem:
     aux_rule : ``f(lam, alpha) -> values`` of those extra columns implied by integer points, so
         that :meth:`complete` (and with it the heuristics) works with them; None if there is none.
     groups : :class:`SizeGroup` s; each counts once toward ``max_size``/``min_size``.
+    exact_rows : the rows hold auxiliaries that ``aux_rule`` defines exactly (indicators of a
+        score condition): the solver then accepts an integer point only through :meth:`complete`,
+        so rows over them hold for their true values, not for the LP's rounded ones.
+    indicators : ``(positions, E, cutoff, margin)`` blocks of binaries z = 1[E·λ ≥ cutoff]
+        (see :meth:`ProblemBuilder.add_indicators`), for :meth:`fix_indicators`.
 
     ``layout`` (a :class:`VariableLayout`) says where each variable sits in ``x``.
     """
@@ -86,6 +91,8 @@ class RiskProblem:
     aux_names: list = field(default_factory=list)
     aux_rule: object = None
     groups: list = field(default_factory=list)
+    exact_rows: bool = False
+    indicators: list = field(default_factory=list)
 
     def __post_init__(self):
         d = self.loss.d
@@ -162,6 +169,22 @@ class RiskProblem:
     def needs_row_check(self) -> bool:
         """Whether points within their bounds and the size limit can still break a row."""
         return bool(self.rows) or bool(self.groups)
+
+    def fix_indicators(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Fix (in place) every indicator z = 1[E·λ ≥ cutoff] whose condition cannot change within
+        the column bounds ``lower``/``upper`` (of a search node): met for every λ in the box → 1,
+        missed (by the margin) for every λ → 0.  The big-M rows imply this only loosely."""
+        if not self.indicators:
+            return
+        lam = self.layout.lam_slice
+        lo, hi = lower[lam], upper[lam]
+        for pos, E, cut, eps in self.indicators:
+            e_lo = np.minimum(E * lo, E * hi).sum(axis=1)
+            e_hi = np.maximum(E * lo, E * hi).sum(axis=1)
+            met = e_lo >= cut
+            missed = e_hi <= cut - eps
+            lower[pos[met]] = np.maximum(lower[pos[met]], 1.0)
+            upper[pos[missed]] = np.minimum(upper[pos[missed]], 0.0)
 
     def model_size(self, lam: np.ndarray) -> int:
         """Number of size units with nonzero points."""
@@ -240,6 +263,19 @@ class RiskProblem:
             val += float(self.aux_cost @ x[self.layout.aux_slice])
         return val
 
+    @property
+    def has_aux_cost(self) -> bool:
+        """Whether auxiliaries carry a cost (a penalty), so the objective needs :meth:`complete`."""
+        return bool(np.any(self.aux_cost != 0))
+
+    def full_objective(self, lam: np.ndarray) -> float:
+        """The objective of integer points ``lam`` with their auxiliaries' cost (inf when the
+        completed point is infeasible); :meth:`objective` when no auxiliary has a cost."""
+        if not self.has_aux_cost:
+            return self.objective(lam)
+        x = self.complete(lam)
+        return math.inf if x is None else self.objective(lam, x)
+
     def complete(self, lam: np.ndarray) -> np.ndarray | None:
         """The full variable vector implied by integer points ``lam`` (α_j = [λ_j ≠ 0]),
         or None when that vector breaks a bound or row.  Auxiliary columns are filled by
@@ -271,13 +307,14 @@ class RiskProblem:
         return not (np.any(act < lo - tol) or np.any(act > hi + tol))
 
 
-def score_range(problem: RiskProblem) -> tuple[np.ndarray, np.ndarray]:
-    """Smallest and largest attainable score (without intercept) of every unique row,
-    under the coefficient bounds and the size limit (Ustun & Rudin, 2019, Proposition 4).
+def score_range(problem: RiskProblem, X: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Smallest and largest attainable score (without intercept) of every unique row (or of
+    every row of ``X``), under the coefficient bounds and the size limit (Ustun & Rudin, 2019,
+    Proposition 4).
 
     A size group contributes the sum of its ``max_used`` most extreme columns and counts as one
     of the ``max_size`` units."""
-    X = problem.loss.Z[:, 1:]
+    X = problem.loss.Z[:, 1:] if X is None else np.atleast_2d(np.asarray(X, float))
     a = X * problem.coef_lower
     b = X * problem.coef_upper
     lo = np.minimum(np.minimum(a, b), 0.0)

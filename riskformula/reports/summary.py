@@ -105,6 +105,15 @@ class Summary(r.Rendered):
             return None
         return pd.DataFrame(rows, columns=["kind", "constraint"])
 
+    def fairness_table(self) -> pd.DataFrame | None:
+        """The fairness constraints' values on the training rows: ``constraint``, ``quantity``,
+        ``value``, ``bound`` and ``slack`` (bound − value for a difference, value − bound for a
+        ratio; never negative on the training rows)."""
+        rows = self.model.training.constraint_values
+        if not rows:
+            return None
+        return pd.DataFrame([{k: r[k] for k in ("constraint", "quantity", "value", "bound", "slack")} for r in rows])
+
     def fit_table(self) -> pd.DataFrame:
         m = self.model
         ev = m.training_evaluation
@@ -167,6 +176,9 @@ class Summary(r.Rendered):
                        "grid, not over every cut position.")
         if m.settings.constraints:
             out.append("Optimal under the listed constraints: a model without them may fit better.")
+        if m.training.constraint_values:
+            out.append("Fairness constraints hold exactly on the training rows (slack ≥ 0 above); on new rows they "
+                       "hold only approximately: audit them there with `m.fairness(data, by=...)`.")
         if m.settings.weighted:
             out.append("Loss and certificate use the sample weights; the training diagnostics are unweighted.")
         return out
@@ -174,7 +186,7 @@ class Summary(r.Rendered):
     def _tables(self) -> dict[str, pd.DataFrame | None]:
         return {"header": pd.DataFrame(self.header(), columns=["item", "value"]),
                 "score_card": self.model.score_card(), "risk_table": self.model.risk_table(),
-                "fit": self.fit_table(), "certificate": self.certificate(),
+                "fit": self.fit_table(), "certificate": self.certificate(), "fairness": self.fairness_table(),
                 "reliability": self.reliability(), "constraints": self.constraints_table()}
 
     def to_frame(self) -> pd.DataFrame:
@@ -200,6 +212,13 @@ class Summary(r.Rendered):
         con = self.constraints_table()
         if con is not None:
             out.append(("Constraints and thresholds", con))
+        fair = self.fairness_table()
+        if fair is not None:
+            shown = pd.DataFrame({"constraint": fair["constraint"], "quantity": fair["quantity"],
+                                  "training value": [r.fmt_fixed(x, 4) for x in fair["value"]],
+                                  "bound": [r.fmt_fixed(x, 4) for x in fair["bound"]],
+                                  "slack": [r.fmt_fixed(x, 4) for x in fair["slack"]]})
+            out.append(("Fairness on the training rows", shown))
         out += [("Score card", _card_display(m)), (None, _risk_formula(m)),
                 ("Score-to-risk table", _risk_table_display(m)), ("Fit on the training data", self.fit_table())]
         rel = self.reliability()

@@ -141,7 +141,10 @@ class BranchAndCut:
         outside [V_min − c0·R_max, V_max − c0·R_min]."""
         c0min = float(self.p.c0.min()) if self.p.d else 0.0
         c0max = float(self.p.c0.max()) if self.p.d else 0.0
-        lo = max(self.loss_lo, self.global_lower - c0max * self.p.max_nonzero) if math.isfinite(self.global_lower) else self.loss_lo
+        # the most the auxiliaries' costs (penalties) can add to the objective
+        aux_top = float(np.maximum(self.p.aux_cost * self.p.aux_lower, self.p.aux_cost * self.p.aux_upper).sum())
+        lo = (max(self.loss_lo, self.global_lower - c0max * self.p.max_nonzero - aux_top)
+              if math.isfinite(self.global_lower) else self.loss_lo)
         hi = min(self.loss_hi, self.upper - c0min * self.p.min_size) if self.p.n_aux == 0 else self.loss_hi
         hi = max(hi, lo)
         self.lp.set_loss_bounds(lo, hi + 1e-9 * (1 + abs(hi)))
@@ -248,6 +251,10 @@ class BranchAndCut:
             log=tuple(self.log_lines),
         )
 
+    def _left(self) -> float:
+        """Seconds left before the time limit (what one LP solve may take)."""
+        return self.time_limit - (time.perf_counter() - self.t0)
+
     def _gap(self, lower: float) -> float:
         if not math.isfinite(self.upper):
             return math.inf
@@ -277,8 +284,10 @@ class BranchAndCut:
         budget = 0.25 * self.time_limit
         history = []
         for it in range(max_rounds):
-            status, obj, x = lp.solve()
+            status, obj, x = lp.solve(self._left())
             self.lp_solves += 1
+            if status == "time_limit":
+                break
             if status == "infeasible":
                 return math.inf, iterates
             lb = self._safe(obj)
@@ -331,13 +340,19 @@ class BranchAndCut:
         for cols, lo, hi in changes:  # one (columns, low, high) entry per branching on the path
             lower[cols] = np.maximum(lower[cols], lo)
             upper[cols] = np.minimum(upper[cols], hi)
+        p.fix_indicators(lower, upper)
+        if np.any(lower > upper):  # an indicator the branching fixed cannot hold in this box
+            return None
         lp.set_bounds(lower, upper)
         self.nodes += 1
         lam_s, alpha_s = self.lam_slice, self.alpha_slice
         rounds = 0
         while True:
-            status, obj, x = lp.solve()
+            status, obj, x = lp.solve(self._left())
             self.lp_solves += 1
+            if status == "time_limit":
+                # the node stays open with its parent's bound; the main loop stops at the limit
+                return [(parent_bound, changes, branch)]
             if status == "infeasible":
                 return None
             bound = max(self._safe(obj), parent_bound)
@@ -361,6 +376,15 @@ class BranchAndCut:
                 xr = np.where(self.integer, np.round(xi), xi)
                 used = xr[alpha_s] > 0.5
                 empty = np.flatnonzero(used & (lam[1:] == 0))
+                if p.exact_rows:
+                    # rows over indicators must hold for their true values: the LP's may sit
+                    # within its tolerances of a violation (large group counts); a point that
+                    # fails is no incumbent, and the node's bound stays in the lower bound
+                    implied = p.complete(lam)
+                    if implied is None:
+                        self._note_tol_prune(bound)
+                        return None
+                    xr, empty = implied, ()
                 if len(empty):
                     # α_j = 1 with zero points: the LP counts a term that the model does not use
                     implied = p.complete(lam)

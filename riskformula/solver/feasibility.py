@@ -42,6 +42,32 @@ def has_feasible_point(problem: RiskProblem, time_limit: float = 10.0) -> bool |
     return None
 
 
+def smallest_feasible(rebuild, with_value, lo: float, hi: float, steps: int = 8,
+                      time_budget: float = 30.0) -> tuple[float, float] | None:
+    """Bisection for the tightest feasible value of one bound.
+
+    ``with_value(x)`` is the constraint list with the bound set to x, ``rebuild(constraints)`` its
+    problem; feasibility must be monotone from ``lo`` (infeasible) to ``hi``.  Returns
+    ``(infeasible, feasible)`` values that bracket the tightest feasible bound, or None when ``hi`` is
+    infeasible too or HiGHS cannot decide within the budget."""
+    import time
+    t0 = time.perf_counter()
+
+    def ok(x):
+        left = time_budget - (time.perf_counter() - t0)
+        return None if left <= 0 else has_feasible_point(rebuild(with_value(x)), time_limit=min(10.0, left))
+
+    if ok(hi) is not True:
+        return None
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        r = ok(mid)
+        if r is None:
+            break
+        lo, hi = (lo, mid) if r else (mid, hi)
+    return lo, hi
+
+
 def raise_if_infeasible(problem: RiskProblem, constraints, rebuild, *, max_size: int, min_size: int) -> None:
     """Raise :class:`InfeasibleProblemError` naming a minimal conflicting set of the user's
     constraints and size limits, when ``problem`` has no feasible point.
@@ -68,9 +94,11 @@ def raise_if_infeasible(problem: RiskProblem, constraints, rebuild, *, max_size:
     names = [f"max_size={max_size}" if c == "max_size" else f"min_size={min_size}" if c == "min_size"
              else c.describe() for c in conflict]
     if conflict:
-        raise InfeasibleProblemError(
+        err = InfeasibleProblemError(
             "no risk score satisfies these constraints together: " + "; ".join(names) +
             ". Dropping or relaxing any one of them makes the problem feasible.")
+        err.conflict = [c for c in conflict if not isinstance(c, str)]  # for callers that add advice
+        raise err
     raise InfeasibleProblemError("no risk score satisfies the coefficient and intercept ranges with these "
                                  f"constraints (intercept range {problem.intercept_bounds}); widen `coef_range` "
                                  "or `intercept_range`.")

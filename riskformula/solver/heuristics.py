@@ -138,7 +138,9 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
     checked_rows = problem.needs_row_check or problem.min_size > 0
     values = [np.arange(int(lo), int(hi) + 1, dtype=float)
               for lo, hi in zip(np.minimum(problem.coef_lower, 0), np.maximum(problem.coef_upper, 0))]
-    best = problem.objective(lam)
+    # with penalties (auxiliary costs) the moves are ranked by loss and size, then judged whole
+    penalised = problem.has_aux_cost
+    best = problem.full_objective(lam)
     for _ in range(max_iter):
         s = X @ lam[1:] + lam[0]
         support = lam[1:] != 0
@@ -150,16 +152,22 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
                 break
             trial = lam.copy()
             trial[1 + cj[k]] = cv[k]
-            if checked_rows and problem.complete(trial) is None:
+            if penalised:
+                v = problem.full_objective(trial)
+                if v >= best - 1e-12:
+                    continue
+            elif checked_rows and problem.complete(trial) is None:
                 continue
-            lam, best, improved = trial, float(problem.objective(trial)), True
+            else:
+                v = float(problem.objective(trial))
+            lam, best, improved = trial, v, True
             break
         b = best_intercept(problem, X @ lam[1:])
         if b != lam[0]:
             trial = lam.copy()
             trial[0] = b
-            v = problem.objective(trial)
-            if v < best - 1e-12 and (not checked_rows or problem.complete(trial) is not None):
+            v = problem.full_objective(trial)
+            if v < best - 1e-12 and (penalised or not checked_rows or problem.complete(trial) is not None):
                 lam, best, improved = trial, v, True
         if not improved and swaps and support.any():
             lam2, v2 = _best_swap(problem, lam, best, values)
@@ -198,9 +206,9 @@ def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float, values) -> tu
             t = trial.copy()
             t[1 + cj[k]] = cv[k]
             t[0] = best_intercept(problem, X @ t[1:])
-            if problem.needs_row_check and problem.complete(t) is None:
+            if not problem.has_aux_cost and problem.needs_row_check and problem.complete(t) is None:
                 continue
-            v = problem.objective(t)
+            v = problem.full_objective(t)
             if v < best_val - 1e-12:
                 best_lam, best_val = t, v
             break

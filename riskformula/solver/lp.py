@@ -6,6 +6,8 @@ HiGHS instance after changing column bounds, so the simplex warm-starts from the
 
 from __future__ import annotations
 
+import math
+
 import highspy
 import numpy as np
 
@@ -13,6 +15,8 @@ from ..errors import SolverError
 from ..problem import RiskProblem
 
 _INF = highspy.kHighsInf
+#: a node LP's dual simplex gets this many seconds before the primal simplex takes over
+STALL_SECONDS = 2.0
 _BASIC = highspy.HighsBasisStatus.kBasic.value
 _LOWER = highspy.HighsBasisStatus.kLower.value
 _STATUS = np.empty(1 + max(v.value for v in highspy.HighsBasisStatus.__members__.values()), dtype=object)
@@ -105,11 +109,27 @@ class NodeLP:
         self.upper[-1] = hi
         self.h.changeColBounds(self.L, lo, hi)
 
-    def solve(self):
-        """Return ``(status, objective, x)``; status is 'optimal' or 'infeasible'."""
+    def solve(self, seconds: float | None = None):
+        """Return ``(status, objective, x)``; status is 'optimal', 'infeasible' or, when the solve
+        takes more than ``seconds``, 'time_limit' (one LP can be slow: degenerate big-M rows)."""
         h = self.h
+        left = math.inf if seconds is None else max(float(seconds), 0.01)
+        # HiGHS compares its limit with the run time summed over every run of this instance
+        h.setOptionValue("time_limit", float(h.getRunTime()) + min(left, STALL_SECONDS))
         h.run()
         st = h.getModelStatus()
+        if st == highspy.HighsModelStatus.kTimeLimit and left > STALL_SECONDS:
+            # the dual simplex can stall on degenerate LPs (thousands of big-M indicator rows);
+            # the primal simplex, started afresh, solves them
+            h.clearSolver()
+            h.setOptionValue("simplex_strategy", 4)
+            h.setOptionValue("time_limit", float(h.getRunTime()) + (left - STALL_SECONDS))
+            h.run()
+            h.setOptionValue("simplex_strategy", 1)
+            st = h.getModelStatus()
+        h.setOptionValue("time_limit", _INF)
+        if st == highspy.HighsModelStatus.kTimeLimit:
+            return "time_limit", np.nan, None
         if st == highspy.HighsModelStatus.kOptimal:
             x = np.asarray(h.getSolution().col_value)
             return "optimal", h.getInfo().objective_function_value, x
@@ -125,6 +145,8 @@ class NodeLP:
             if option:
                 h.setOptionValue(option, default)
             st = h.getModelStatus()
+            if st == highspy.HighsModelStatus.kTimeLimit:
+                return "time_limit", np.nan, None
             if st == highspy.HighsModelStatus.kOptimal:
                 return "optimal", h.getInfo().objective_function_value, np.asarray(h.getSolution().col_value)
             if st == highspy.HighsModelStatus.kInfeasible:

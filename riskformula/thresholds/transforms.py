@@ -108,16 +108,21 @@ def threshold(x, k=1, grid=None, _state=None, _context=None):
             # first pass (variables, missing values, outcome): a single dummy column and no stored state
             return {"probe": np.zeros(len(v))}
         cuts, on_grid = candidate_cuts(v, grid, _outcome_for(x, _context))
-        if len(cuts) == 0:
-            raise FormulaError("threshold(...) needs a variable with at least two distinct values; "
-                               "this one is constant in the training rows.")
-        if len(cuts) > MAX_CUTS:
-            raise FormulaError(f"threshold(...) has {len(cuts):,d} candidate cuts (gaps between distinct values "
-                               "that can hold an optimal cut), more than "
-                               f"{MAX_CUTS:,d}; limit them with a quantile grid, e.g. threshold(x, grid=100).")
-        _state.update(kind="threshold", cuts=[float(c) for c in cuts], keys=_keys(cuts), k=int(min(k, len(cuts))),
-                      grid=grid, on_grid=bool(on_grid), n_distinct=int(len(np.unique(v[np.isfinite(v)]))))
+        _state.update(threshold_state(cuts, on_grid, k, grid, n_distinct=len(np.unique(v[np.isfinite(v)]))))
     return _indicators(x, _state)
+
+
+def threshold_state(cuts, on_grid: bool, k: int, grid, n_distinct: int) -> dict:
+    """The state a ``threshold()`` term stores, from its candidate cuts (checked here)."""
+    if len(cuts) == 0:
+        raise FormulaError("threshold(...) needs a variable with at least two distinct values; "
+                           "this one is constant in the training rows.")
+    if len(cuts) > MAX_CUTS:
+        raise FormulaError(f"threshold(...) has {len(cuts):,d} candidate cuts (gaps between distinct values "
+                           "that can hold an optimal cut), more than "
+                           f"{MAX_CUTS:,d}; limit them with a quantile grid, e.g. threshold(x, grid=100).")
+    return {"kind": "threshold", "cuts": [float(c) for c in cuts], "keys": _keys(cuts),
+            "k": int(min(k, len(cuts))), "grid": grid, "on_grid": bool(on_grid), "n_distinct": int(n_distinct)}
 
 
 @stateful_transform

@@ -1,0 +1,260 @@
+"""K counterfactuals jointly as one mixed-integer program (Navas-Palencia 2021, formulations 3 and 13),
+written in pyomo and solved by HiGHS through pyomo's persistent interface.
+
+Per counterfactual k and block b one binary ``z[k,b,o]`` picks an option (``o = 0`` keeps the
+block); a continuous feature (a linear term) also carries the value ``y[k,b,o]`` it moves to in
+interval o, in the data's precision (an integer number of steps).  Because points are integers
+and the score → risk map is monotone, the outcome condition is the linear ``gain ≥ deficit``:
+no piecewise-linear approximation of the logistic function is needed.  Cost is the weighted
+scaled L1 distance; sparsity caps the changed features; diversity among the K answers is
+eq. 11 (changed-feature sets differ), eq. 12 (no shared region on a feature both change) or the
+soft Hamming objective of §2.3.2; ``closeness`` adds the L1 Mahalanobis distance of the
+counterfactual's term points to the training mean (§2.2.4, after Kanamori et al. 2020).
+
+The pyomo model is built once per batch; each person only updates mutable parameters and fixes
+the options they may not take, so HiGHS re-solves a model it already holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SolverError
+from .dp import Solution
+from .instance import Instance
+
+#: gap accepted as optimal (costs are sums of scaled distances; ties are broken by the DP order)
+MIP_GAP = 1e-9
+
+
+@dataclass
+class MilpResult:
+    status: str               # "optimal", "infeasible", "time_limit" (with or without solutions)
+    solutions: list           # list[Solution], cheapest first
+    gap: float = 0.0
+
+
+class CounterfactualMILP:
+    """The joint model for ``K`` counterfactuals over one :class:`~.regions.Space`.
+
+    Parameters
+    ----------
+    space : the features and blocks of the fitted score.
+    K : counterfactuals solved jointly.
+    diversity : None, ``"features"`` (eq. 11), ``"values"`` (eqs. 11 and 12), ``"soft"``
+        (maximise the changed-feature Hamming distance with weight ``diversity_weight``) or
+        ``"distinct"`` (the K answers differ in some region).
+    closeness : weight of the L1 Mahalanobis term (``L``, ``mu``: Cholesky factor of the inverse
+        covariance and mean of block points over the training rows).
+    """
+
+    def __init__(self, space, K: int = 1, diversity: str | None = None, diversity_weight: float = 1.0,
+                 closeness: float = 0.0, L: np.ndarray | None = None, mu: np.ndarray | None = None,
+                 time_limit: float = 10.0):
+        import pyomo.environ as pyo
+        from pyomo.contrib import appsi
+
+        self.space, self.K, self.diversity = space, K, diversity
+        self.pyo = pyo
+        m = pyo.ConcreteModel()
+        blocks = space.blocks
+        self.opts = [(b, o) for b, bl in enumerate(blocks) for o in range(len(bl.options))]
+        self.cont = [(b, o) for b, o in self.opts if blocks[b].continuous and o > 0]
+        cont_blocks = sorted({b for b, _ in self.cont})
+        feats = [(b, i) for b, bl in enumerate(blocks) for i in range(len(bl.features))]
+        m.K = pyo.RangeSet(0, K - 1)
+        m.O = pyo.Set(initialize=self.opts, dimen=2)
+        m.C = pyo.Set(initialize=self.cont, dimen=2)
+        m.CB = pyo.Set(initialize=cont_blocks)
+        m.B = pyo.RangeSet(0, len(blocks) - 1) if blocks else pyo.Set(initialize=[])
+        m.gain = pyo.Param(m.O, mutable=True, initialize=0.0)
+        m.cost = pyo.Param(m.O, mutable=True, initialize=0.0)
+        m.lo = pyo.Param(m.C, mutable=True, initialize=0.0)
+        m.hi = pyo.Param(m.C, mutable=True, initialize=0.0)
+        m.beta = pyo.Param(m.C, mutable=True, initialize=0.0)
+        m.alpha = pyo.Param(m.CB, mutable=True, initialize=0.0)
+        m.x = pyo.Param(m.CB, mutable=True, initialize=0.0)
+        m.w = pyo.Param(m.CB, mutable=True, initialize=1.0)
+        m.D = pyo.Param(mutable=True, initialize=0.0)
+        m.theta = pyo.Param(mutable=True, initialize=len(feats))
+        m.z = pyo.Var(m.K, m.O, domain=pyo.Binary)
+        steps = {b: blocks[b].features[0].step for b in cont_blocks}
+        m.n = pyo.Var(m.K, m.C, domain=pyo.Integers)   # steps: y = step · n
+        m.tp = pyo.Var(m.K, m.CB, domain=pyo.NonNegativeReals)
+        m.tm = pyo.Var(m.K, m.CB, domain=pyo.NonNegativeReals)
+
+        def y(k, b, o):
+            return steps[b] * m.n[k, b, o]
+
+        by_block = {b: [o for bb, o in self.opts if bb == b] for b in range(len(blocks))}
+        m.one = pyo.Constraint(m.K, m.B, rule=lambda m, k, b: sum(m.z[k, b, o] for o in by_block[b]) == 1)
+        m.ylo = pyo.Constraint(m.K, m.C, rule=lambda m, k, b, o: y(k, b, o) >= m.lo[b, o] * m.z[k, b, o])
+        m.yhi = pyo.Constraint(m.K, m.C, rule=lambda m, k, b, o: y(k, b, o) <= m.hi[b, o] * m.z[k, b, o])
+        m.dev = pyo.Constraint(m.K, m.CB, rule=lambda m, k, b: m.tp[k, b] - m.tm[k, b] == sum(
+            y(k, b, o) for o in by_block[b] if o > 0) - m.x[b] * (1 - m.z[k, b, 0]))
+
+        def gain_b(k, b):
+            if b in steps:
+                return sum(m.alpha[b] * y(k, b, o) + m.beta[b, o] * m.z[k, b, o] for o in by_block[b] if o > 0)
+            return sum(m.gain[b, o] * m.z[k, b, o] for o in by_block[b] if o > 0)
+
+        def cost_k(k):
+            return (sum(m.cost[b, o] * m.z[k, b, o] for b, o in self.opts if b not in steps and o > 0)
+                    + sum(m.w[b] * (m.tp[k, b] + m.tm[k, b]) for b in cont_blocks))
+
+        nchg = {(b, o): len(blocks[b].changed(o)) for b, o in self.opts}
+        m.reach = pyo.Constraint(m.K, rule=lambda m, k: sum(gain_b(k, b) for b in range(len(blocks))) >= m.D)
+        m.sparse = pyo.Constraint(m.K, rule=lambda m, k: sum(
+            nchg[b, o] * m.z[k, b, o] for b, o in self.opts if nchg[b, o]) <= m.theta)
+        m.costk = pyo.Expression(m.K, rule=lambda m, k: cost_k(k))
+        if K > 1:
+            m.order = pyo.Constraint(range(K - 1), rule=lambda m, k: m.costk[k] <= m.costk[k + 1] + 1e-9)
+        obj = sum(m.costk[k] for k in range(K))
+
+        pairs = [(k, l) for k in range(K) for l in range(k + 1, K)]
+        if pairs:
+            m.P = pyo.Set(initialize=pairs, dimen=2)
+        if pairs and diversity in ("features", "values", "soft"):
+            changes = {(b, i): [o for o in by_block[b] if i in blocks[b].changed(o)] for b, i in feats}
+            m.F = pyo.Set(initialize=feats, dimen=2)
+            m.a = pyo.Expression(m.K, m.F, rule=lambda m, k, b, i: sum(m.z[k, b, o] for o in changes[b, i]))
+            # u = 1 only if exactly one of the pair changes the feature (eq. 10, the two upper bounds
+            # suffice: u is only ever pushed up)
+            m.u = pyo.Var(m.P, m.F, bounds=(0, 1))
+            m.u1 = pyo.Constraint(m.P, m.F, rule=lambda m, k, l, b, i: m.u[k, l, b, i] <= m.a[k, b, i] + m.a[l, b, i])
+            m.u2 = pyo.Constraint(m.P, m.F, rule=lambda m, k, l, b, i: m.u[k, l, b, i] <= 2 - m.a[k, b, i] - m.a[l, b, i])
+            if diversity == "soft":
+                obj = obj - diversity_weight * sum(m.u[k, l, b, i] for (k, l) in pairs for b, i in feats)
+            else:
+                m.div = pyo.Constraint(m.P, rule=lambda m, k, l: sum(m.u[k, l, b, i] for b, i in feats) >= 1)
+        if pairs and diversity == "values":
+            # eq. 12: a feature both change never takes the same region in both
+            region = [(b, i, c) for b, i in feats for c in range(len(blocks[b].features[i].candidates))]
+            takes = {(b, i, c): [o for o in by_block[b] if blocks[b].options[o][i] == c] for b, i, c in region}
+            m.R = pyo.Set(initialize=region, dimen=3)
+            m.vals = pyo.Constraint(m.P, m.R, rule=lambda m, k, l, b, i, c: sum(
+                m.z[k, b, o] + m.z[l, b, o] for o in takes[b, i, c]) <= 1 if takes[b, i, c] else pyo.Constraint.Skip)
+        if pairs and diversity in ("distinct", "soft"):
+            # the answers differ in some region: some option taken by k and not by l
+            m.e = pyo.Var(m.P, m.O, bounds=(0, 1))
+            m.e1 = pyo.Constraint(m.P, m.O, rule=lambda m, k, l, b, o: m.e[k, l, b, o] <= m.z[k, b, o])
+            m.e2 = pyo.Constraint(m.P, m.O, rule=lambda m, k, l, b, o: m.e[k, l, b, o] <= 1 - m.z[l, b, o])
+            m.dis = pyo.Constraint(m.P, rule=lambda m, k, l: sum(m.e[k, l, b, o] for b, o in self.opts) >= 1)
+
+        self.closeness = closeness > 0 and L is not None
+        if self.closeness:
+            nb = len(blocks)
+            m.pcur = pyo.Param(m.B, mutable=True, initialize=0.0)
+            m.sgn = pyo.Param(mutable=True, initialize=1.0)
+            m.mp = pyo.Var(m.K, m.B, domain=pyo.NonNegativeReals)
+            m.mm = pyo.Var(m.K, m.B, domain=pyo.NonNegativeReals)
+            m.maha = pyo.Constraint(m.K, m.B, rule=lambda m, k, f: m.mp[k, f] - m.mm[k, f] == sum(
+                float(L[g, f]) * (m.pcur[g] + m.sgn * gain_b(k, g) - float(mu[g])) for g in range(f, nb)
+                if L[g, f] != 0))
+            obj = obj + closeness * sum(m.mp[k, f] + m.mm[k, f] for k in range(K) for f in range(nb))
+        m.obj = pyo.Objective(expr=obj)
+        self.m = m
+        solver = appsi.solvers.Highs()
+        if not solver.available():
+            raise SolverError("pyomo cannot reach HiGHS (the highspy package); install highspy.")
+        solver.config.load_solution = False
+        solver.config.stream_solver = False
+        solver.config.time_limit = float(time_limit)
+        solver.config.mip_gap = MIP_GAP
+        solver.highs_options = {"threads": 1, "mip_abs_gap": MIP_GAP, "random_seed": 0}
+        self.solver = solver
+
+    # --- one person ----------------------------------------------------------------------
+    def load(self, inst: Instance, max_changes: int) -> None:
+        """Write the person's gains, costs, bounds and allowed options into the model."""
+        m = self.m
+        for b, bl in enumerate(inst.blocks):
+            if bl.block.continuous:
+                f = bl.block.features[0]
+                m.alpha[b] = float(bl.alpha)
+                m.x[b] = float(bl.current[0])
+                m.w[b] = f.weight / f.scale
+                for o in range(1, len(bl.block.options)):
+                    m.beta[b, o] = float(bl.beta[o])
+                    ok = bool(bl.allowed[o])
+                    m.lo[b, o] = float(bl.lo[o]) if ok else 0.0
+                    m.hi[b, o] = float(bl.hi[o]) if ok else 0.0
+            else:
+                for o in range(1, len(bl.block.options)):
+                    m.gain[b, o] = float(bl.gain[o]) if bl.allowed[o] else 0.0
+                    m.cost[b, o] = float(bl.cost[o]) if bl.allowed[o] else 0.0
+            for k in range(self.K):
+                for o in range(1, len(bl.block.options)):
+                    z = m.z[k, b, o]
+                    if bl.allowed[o]:
+                        if z.fixed:
+                            z.unfix()
+                    elif not z.fixed or z.value != 0:
+                        z.fix(0)
+        m.D = float(inst.deficit)
+        m.theta = float(max_changes)
+        if self.closeness:
+            m.sgn = float(inst.sign)
+
+    def set_current_points(self, pcur) -> None:
+        if self.closeness:
+            for b, v in enumerate(pcur):
+                self.m.pcur[b] = float(v)
+
+    def solve(self, inst: Instance) -> MilpResult:
+        res = self.solver.solve(self.m)
+        tc = str(res.termination_condition).split(".")[-1]
+        if res.best_feasible_objective is None:
+            if tc in ("infeasible", "infeasibleOrUnbounded"):
+                return MilpResult("infeasible", [])
+            if tc == "maxTimeLimit":
+                return MilpResult("time_limit", [])
+            raise SolverError(f"HiGHS stopped with status {tc} on a counterfactual problem.")
+        res.solution_loader.load_vars()
+        gap = 0.0
+        if res.best_objective_bound is not None and res.best_feasible_objective:
+            gap = abs(res.best_feasible_objective - res.best_objective_bound) / max(1e-9, abs(res.best_feasible_objective))
+        sols = [self._solution(inst, k) for k in range(self.K)]
+        return MilpResult("optimal" if tc == "optimal" else "time_limit", sols, gap)
+
+    def _solution(self, inst: Instance, k: int) -> Solution:
+        m = self.m
+        picks, cost, gain, feats = [], 0.0, 0.0, set()
+        off = 0
+        for b, bl in enumerate(inst.blocks):
+            o = max(range(len(bl.block.options)), key=lambda o: m.z[k, b, o].value or 0.0)
+            v = None
+            if bl.block.continuous and o > 0:
+                f = bl.block.features[0]
+                v = round(f.step * round(m.n[k, b, o].value), 12)
+            picks.append((o, v))
+            if o > 0:
+                cost += bl.cost_at(o, v)
+                gain += bl.gain_at(o, v)
+                feats |= {off + i for i in bl.block.changed(o)}
+            off += len(bl.block.features)
+        return Solution(cost, picks, gain, len(feats), frozenset(feats))
+
+
+def mahalanobis_factor(space, profile) -> tuple[np.ndarray, np.ndarray] | None:
+    """(L, mu) of block points: ``inv(cov) = L Lᵀ`` with L lower triangular, from the training
+    profile's term moments; None when the profile lacks them."""
+    if not profile.term_names:
+        return None
+    design = space.model.design
+    idx = {t: i for i, t in enumerate(profile.term_names)}
+    A = np.zeros((len(space.blocks), len(profile.term_names)))
+    for bi, b in enumerate(space.blocks):
+        terms = {design.column_terms[j] if design.column_terms[j] is not None else design.columns[j] for j in b.columns}
+        for t in terms:
+            if t in idx:
+                A[bi, idx[t]] = 1.0
+    mu = A @ np.asarray(profile.term_mean, float)
+    cov = A @ np.asarray(profile.term_cov, float) @ A.T
+    # a constant or collinear block makes the covariance singular: a small ridge keeps it invertible
+    ridge = 1e-6 * max(1.0, float(np.trace(cov)) / max(1, len(cov)))
+    inv = np.linalg.inv(cov + ridge * np.eye(len(cov)))
+    L = np.linalg.cholesky((inv + inv.T) / 2)
+    return L, mu

@@ -1,0 +1,255 @@
+"""What counterfactual search needs to know about the training data, kept with the model.
+
+A fitted score keeps no training rows, yet a counterfactual must stay inside the observed range
+of every variable, measure distance on each variable's own scale (median absolute deviation, as
+in Wachter et al. 2017 and Mothilal et al. 2020), move in the data's own precision, and keep
+one-hot columns consistent.  :class:`TrainingProfile` holds exactly that, per variable the
+formula uses: kind, observed range, scale, decimals, a grid of typical values, the levels of
+categorical variables, and the groups of 0/1 columns of which every training row has exactly one
+set (one-hot encodings).  It also keeps the mean and covariance of every scored term's points,
+for the data-manifold closeness of Navas-Palencia (2021).
+
+``risk_score`` stores a profile in the model (and ``to_json`` in the document); passing
+``data=`` to :meth:`~riskformula.RiskScore.counterfactuals` computes one from those rows instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+#: variables with at most this many distinct values keep all of them as their value grid
+MAX_VALUES = 100
+#: otherwise the grid holds this many quantiles
+GRID_SIZE = 101
+#: one-hot groups are looked for among at most this many 0/1 columns (else only the formula's)
+MAX_BINARY = 300
+#: decimals beyond this are treated as continuous (moves in steps of 1e-6)
+MAX_DECIMALS = 6
+
+
+@dataclass
+class VariableProfile:
+    """One variable's kind, observed range, scale, precision and value grid (or levels)."""
+
+    name: str
+    kind: str                      # "numeric", "categorical" or "boolean"
+    min: float | None = None
+    max: float | None = None
+    scale: float = 1.0             # median absolute deviation (or a fallback), numeric only
+    decimals: int = 0              # the data's precision: values are multiples of 10**-decimals
+    n_distinct: int = 0
+    values: list = field(default_factory=list)   # distinct values or quantile grid (numeric)
+    levels: list = field(default_factory=list)   # categorical/boolean levels seen in training
+    ordered: bool = False          # an ordered categorical (directions then apply)
+
+    @property
+    def step(self) -> float:
+        return 10.0 ** (-self.decimals)
+
+    @property
+    def binary(self) -> bool:
+        """A numeric variable with at most two values (a 0/1 item)."""
+        return self.kind == "numeric" and self.n_distinct <= 2
+
+
+@dataclass
+class TrainingProfile:
+    """Per-variable facts of the training rows that counterfactual search needs (no rows kept).
+
+    Attributes
+    ----------
+    variables : name -> :class:`VariableProfile`.
+    partitions : lists of 0/1 columns of which every training row has exactly one set to 1.
+    term_names, term_mean, term_cov : the scored terms and the mean and covariance of their
+        points over the training rows (for the closeness term of Navas-Palencia 2021).
+    nobs : number of training rows profiled.
+    """
+
+    variables: dict
+    partitions: list = field(default_factory=list)
+    term_names: list = field(default_factory=list)
+    term_mean: list = field(default_factory=list)
+    term_cov: list = field(default_factory=list)
+    nobs: int = 0
+
+    # --- construction -------------------------------------------------------------------
+    @classmethod
+    def from_data(cls, model, data: pd.DataFrame, X: np.ndarray | None = None) -> "TrainingProfile":
+        """Profile ``data`` (the training rows) for ``model``; ``X`` is their design matrix if known."""
+        names = [v for v in model.design.variables if v in data.columns]
+        variables = {v: _profile_variable(v, data[v]) for v in names}
+        # one-hot groups may hold columns the formula leaves out (``married`` beside ``single``);
+        # only groups of scored 0/1 variables matter, since only those ever move
+        binary = [c for c in data.columns if isinstance(c, str) and _is_01(data[c])]
+        if len(binary) > MAX_BINARY:
+            binary = [v for v in names if v in binary]
+        tvars = term_variables(model.design)
+        scored = {v for t, _ in scored_terms(model) for v in tvars.get(t, ())}
+        partitions = _partitions(data, binary, seeds=[v for v in binary if v in scored])
+        if X is None:
+            X = model.design.transform(data)
+        terms, mean, cov = _term_moments(model, X)
+        return cls(variables=variables, partitions=partitions, term_names=terms, term_mean=mean,
+                   term_cov=cov, nobs=int(len(data)))
+
+    # --- JSON -----------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"variables": {k: _plain_dict(asdict(v)) for k, v in self.variables.items()},
+                "partitions": [list(p) for p in self.partitions], "term_names": list(self.term_names),
+                "term_mean": [float(x) for x in self.term_mean],
+                "term_cov": [[float(x) for x in row] for row in self.term_cov], "nobs": int(self.nobs)}
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "TrainingProfile | None":
+        if not d:
+            return None
+        return cls(variables={k: VariableProfile(**v) for k, v in d["variables"].items()},
+                   partitions=[list(p) for p in d.get("partitions", [])],
+                   term_names=list(d.get("term_names", [])), term_mean=list(d.get("term_mean", [])),
+                   term_cov=[list(r) for r in d.get("term_cov", [])], nobs=int(d.get("nobs", 0)))
+
+
+def _plain_dict(d: dict) -> dict:
+    return {k: (_plain(v) if not isinstance(v, list) else [_plain(x) for x in v]) for k, v in d.items()}
+
+
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _is_01(s: pd.Series) -> bool:
+    if pd.api.types.is_bool_dtype(s):
+        return False  # a boolean is one variable with levels False/True
+    if not pd.api.types.is_numeric_dtype(s):
+        return False
+    u = pd.unique(s.dropna())
+    return len(u) == 2 and set(np.asarray(u, float)) == {0.0, 1.0}
+
+
+def _decimals(x: np.ndarray) -> int:
+    for d in range(MAX_DECIMALS + 1):
+        if np.allclose(x, np.round(x, d), rtol=0, atol=1e-9 * max(1.0, float(np.abs(x).max(initial=0)))):
+            return d
+    return MAX_DECIMALS
+
+
+def _profile_variable(name: str, s: pd.Series) -> VariableProfile:
+    s = s.dropna()
+    if pd.api.types.is_bool_dtype(s):
+        return VariableProfile(name, "boolean", levels=[False, True], n_distinct=int(s.nunique()))
+    if not pd.api.types.is_numeric_dtype(s):
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            levels = [_plain(c) for c in s.cat.categories if (s == c).any()]
+            ordered = bool(s.cat.ordered)
+        else:
+            levels = sorted((_plain(v) for v in pd.unique(s)), key=lambda v: (str(type(v)), v))
+            ordered = False
+        return VariableProfile(name, "categorical", levels=levels, ordered=ordered, n_distinct=len(levels))
+    x = s.to_numpy(dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) == 0:
+        return VariableProfile(name, "numeric")
+    d = _decimals(x)
+    u = np.unique(np.round(x, d))
+    med = float(np.median(x))
+    scale = float(np.median(np.abs(x - med)))
+    if not scale > 0:  # half the rows share one value: fall back to the spread of the rest
+        scale = float(np.std(x)) or float(u[-1] - u[0]) or 1.0
+    if len(u) <= MAX_VALUES:
+        grid = u
+    else:
+        grid = np.unique(np.round(np.quantile(x, np.linspace(0, 1, GRID_SIZE)), d))
+    return VariableProfile(name, "numeric", min=float(u[0]), max=float(u[-1]), scale=scale, decimals=d,
+                           n_distinct=int(len(u)), values=[float(v) for v in grid])
+
+
+def _partitions(data: pd.DataFrame, cols: list, seeds: list) -> list:
+    """Groups of 0/1 columns with exactly one set in every row (one-hot encodings) holding a seed.
+
+    For each seed column the search looks for the exact covers of the rows by pairwise exclusive
+    columns (never both 1) that contain it, branching on the uncovered row with the fewest
+    candidate columns (Knuth's Algorithm X).  A seed gets a group only when its cover is unique:
+    an ambiguous one (say, two identical columns) is left as separate items.
+    """
+    if len(cols) < 2 or not seeds:
+        return []
+    M = np.unique(data[cols].to_numpy(dtype=float) > 0.5, axis=0)
+    co = (M.T.astype(np.int64) @ M.astype(np.int64)) > 0
+    excl = ~co
+    index = {c: i for i, c in enumerate(cols)}
+    out = []
+    for seed in seeds:
+        a = index[seed]
+        if any(seed in g for g in out) or not M[:, a].any():
+            continue
+        found = _exact_covers(M, excl, a)
+        if len(found) == 1:
+            out.append([cols[i] for i in sorted(found[0])])
+    return sorted(out, key=lambda g: g[0])
+
+
+def _exact_covers(M: np.ndarray, excl: np.ndarray, a: int, limit: int = 5000) -> list:
+    """Up to two sets of pairwise exclusive columns, containing ``a``, that cover every row once
+    (an empty list also when the search passes ``limit`` nodes)."""
+    p = M.shape[1]
+    sols: list = []
+    nodes = 0
+
+    def search(chosen, allowed, covered):
+        nonlocal nodes
+        nodes += 1
+        if nodes > limit or len(sols) >= 2:
+            return
+        unc = ~covered
+        if not unc.any():
+            sols.append(tuple(chosen))
+            return
+        sub = M[unc][:, allowed]
+        counts = sub.sum(axis=1)
+        r = int(np.argmin(counts))
+        if counts[r] == 0:
+            return
+        for c in np.flatnonzero(allowed)[sub[r]]:
+            search(chosen + [int(c)], allowed & excl[c], covered | M[:, c])
+
+    allowed = excl[a].copy()
+    allowed[a] = False
+    search([a], allowed, M[:, a].copy())
+    return [] if nodes > limit else sols
+
+
+def term_variables(design) -> dict:
+    """Formula term (as printed in ``column_terms``) -> the data variables it reads."""
+    spec = getattr(design, "model_spec", None)
+    spec = spec if spec is not None else design.spec
+    known = set(design.variables)
+    out = {}
+    for term in spec.formula:
+        names = set()
+        for f in term.factors:
+            names |= set(f.required_variables)
+        out[str(term)] = names & known
+    return out
+
+
+def scored_terms(model) -> list:
+    """(term, design column positions) of every formula term with nonzero points."""
+    coef = model.coef.to_numpy()
+    terms: dict = {}
+    for j, t in enumerate(model.design.column_terms):
+        if coef[j] != 0:
+            terms.setdefault(t if t is not None else model.design.columns[j], []).append(j)
+    return list(terms.items())
+
+
+def _term_moments(model, X: np.ndarray):
+    coef = model.coef.to_numpy(dtype=float)
+    terms = scored_terms(model)
+    if not terms:
+        return [], [], []
+    P = np.column_stack([X[:, cols] @ coef[cols] for _, cols in terms])
+    cov = np.atleast_2d(np.cov(P, rowvar=False)) if len(P) > 1 else np.zeros((len(terms), len(terms)))
+    return [t for t, _ in terms], [float(v) for v in P.mean(axis=0)], cov.tolist()

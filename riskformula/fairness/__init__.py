@@ -1,0 +1,26 @@
+"""Fair risk scores: group fairness notions as constraints inside the certified search, and audits.
+
+* :mod:`.notions` — :func:`statistical_parity`, :func:`conditional_statistical_parity`,
+  :func:`predictive_equality`, :func:`equal_opportunity`, :func:`equalized_odds` and
+  :func:`score_balance`, passed as ``risk_score(..., constraints=[...])``;
+* :mod:`.groups` — groups, strata and group rates (shared by the constraints and the audit);
+* :mod:`.path` — :func:`fairness_path`, one certified fit per bound.
+
+The audit report is :meth:`riskformula.RiskScore.fairness` (:mod:`riskformula.reports.fairness`).
+
+Examples
+--------
+>>> import riskformula as rf
+>>> c = rf.equal_opportunity("sex", at_risk=0.5, max_diff=0.05)
+>>> c.describe()
+"equal_opportunity('sex', at_risk=0.5, max_diff=0.05)"
+"""
+
+from .notions import (REAL_SCORE_MARGIN, FairnessConstraint, GroupParity, ScoreBalance,
+                      conditional_statistical_parity, equal_opportunity, equalized_odds, predictive_equality,
+                      score_balance, statistical_parity)
+from .path import fairness_path
+
+__all__ = ["FairnessConstraint", "GroupParity", "ScoreBalance", "statistical_parity",
+           "conditional_statistical_parity", "predictive_equality", "equal_opportunity", "equalized_odds",
+           "score_balance", "REAL_SCORE_MARGIN", "fairness_path"]
