@@ -28,6 +28,9 @@ from .reports.size_path import SizePath
 from .tuning import cross_validate, size_path
 from . import plots
 from .thresholds import cut, threshold
+from .netbenefit import NetBenefitScore
+from .netbenefit.improve import improve_aunbc
+from .reports.decision_curve import DecisionCurve, decision_curve
 from .counterfactuals import Counterfactuals, Reasons
 
 __version__ = "0.1.0.dev0"
@@ -44,6 +47,7 @@ __all__ = [
     "equalized_odds", "score_balance", "risk_parity", "calibration_within_groups", "fairness_path",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
     "SizePath", "from_json", "plots", "Counterfactuals", "Reasons",
+    "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc",
 ]
 
 

@@ -54,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--scale", type=_scale, default=1.0, metavar="M",
                      help="score scale: points per logit (default 1), 'fit' to choose it with the points "
                           "among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, or a comma-separated list such as 1,2,4")
+    fit.add_argument("--objective", choices=("logistic", "net_benefit"), default="logistic",
+                     help="logistic loss (default) or net benefit over decision thresholds (Chi & Birbil, 2026)")
+    fit.add_argument("--decision-thresholds", type=float, nargs="+", metavar="P",
+                     help="net benefit only: risks at which a decision is taken (default 0.1 0.2 ... 0.9)")
     fit.add_argument("--event", help="outcome level that counts as the event")
     fit.add_argument("--na-action", choices=("raise", "drop"), default="raise")
     fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text")
@@ -74,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
                            c0=args.c0, time_limit=args.time_limit, gap_tolerance=args.gap_tolerance,
                            absolute_gap_tolerance=args.absolute_gap_tolerance, event=args.event,
                            na_action=args.na_action, verbose=args.verbose, progress=args.progress,
-                           scale=args.scale)
+                           scale=args.scale, objective=args.objective,
+                           decision_thresholds=args.decision_thresholds)
     except RiskFormulaError as e:
         print(f"riskformula: error: {e}", file=sys.stderr)
         return 2

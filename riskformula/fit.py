@@ -38,13 +38,19 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                time_limit: float = 60.0, gap_tolerance: float = 1e-6, node_limit: int | None = None,
                verbose: bool = False, context: dict | None = None, constraints=None,
                factors_as_one: bool = False, initial=None, progress: bool | None = None,
-               absolute_gap_tolerance: float = 1e-8, scale=1) -> RiskScore:
+               absolute_gap_tolerance: float = 1e-8, scale=1,
+               objective: str = "logistic", decision_thresholds=None, decision_weights=None,
+               solver: str | None = "appsi_highs", solver_options: dict | None = None) -> RiskScore:
     """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
 
     The risk of a row is 1 / (1 + exp(−(intercept + score)/m)), where score is the sum of its
     points and m is the score scale (``scale``): with m = 1 (the default) one point is one logit,
     as in Ustun & Rudin (2019); a larger m lets small integer points express smaller effects, as
     the multiplier of Liu et al. (2022) does.
+
+    With ``objective="net_benefit"`` it fits instead the score that maximises the weighted net
+    benefit over decision thresholds − c0 · (number of terms) (Chi & Birbil, 2026), and returns a
+    :class:`~riskformula.netbenefit.NetBenefitScore`.
 
     Parameters
     ----------
@@ -107,6 +113,20 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         as before.  With several scales the certificate covers exactly those scales: the model
         is optimal over every risk score at any of them (not at scales in between); the summary
         lists each scale's bound.
+    objective : ``"logistic"`` (default: mean logistic loss, Ustun & Rudin, 2019) or
+        ``"net_benefit"`` (weighted net benefit over ``decision_thresholds``; no intercept, one score
+        cut-off per threshold, band risks = observed event rates; ``intercept_range``,
+        ``positive_weight``, ``node_limit``, ``scale``, ``absolute_gap_tolerance`` and
+        ``risk_at_least``/``risk_at_most`` do not apply).
+    decision_thresholds : net benefit only: the risks at which a decision is taken; default 0.1, 0.2,
+        ..., 0.9. Not to be confused with ``threshold()`` terms, which cut predictors.
+    decision_weights : net benefit only: one weight per decision threshold (objective
+        Σ w_i NB(p_i)); default the AUNBC weights p_(i+1) − p_i with p_0 = 0, so that the objective
+        is the area under the net-benefit curve.
+    solver : net benefit only: the pyomo solver of the exact MILP, warm-started by a local search
+        (default ``"appsi_highs"``, HiGHS; e.g. ``"gurobi"``, ``"cbc"`` if installed), or None for
+        the local search alone.
+    solver_options : net benefit only: options passed to that solver.
 
     Returns
     -------
@@ -129,6 +149,29 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     ...               max_size=2, scale=[1, 2, 4], time_limit=30).scale  # doctest: +SKIP
     2.0
     """
+    if objective == "net_benefit":
+        if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale == 1):
+            raise SettingsError(f"`scale={scale!r}` does not apply with objective='net_benefit': a net-benefit "
+                                "score's risks are the observed event rates of its score bands, not a logistic "
+                                "curve of the score, so leave `scale` at 1.")
+        from .netbenefit.fit import fit_net_benefit
+        return fit_net_benefit(
+            formula, data, max_size=max_size, min_size=min_size, coef_range=coef_range,
+            intercept_range=intercept_range, c0=c0, weights=weights, positive_weight=positive_weight,
+            event=event, na_action=na_action, time_limit=time_limit, gap_tolerance=gap_tolerance,
+            node_limit=node_limit, verbose=verbose, context=context, constraints=constraints,
+            factors_as_one=factors_as_one, initial=initial, progress=progress,
+            decision_thresholds=decision_thresholds, decision_weights=decision_weights, solver=solver,
+            solver_options=solver_options)
+    if objective != "logistic":
+        raise SettingsError(f"`objective` must be 'logistic' or 'net_benefit'; got {objective!r}.")
+    given = [k for k, val in (("decision_thresholds", decision_thresholds), ("decision_weights", decision_weights),
+                              ("solver_options", solver_options)) if val is not None]
+    if solver != "appsi_highs":
+        given.append("solver")
+    if given:
+        raise SettingsError(f"`{given[0]}` applies only with objective='net_benefit'; the logistic fit runs its "
+                            "own branch-and-cut.")
     max_size = v.check_int("max_size", max_size, minimum=0)
     min_size = v.check_int("min_size", min_size, minimum=0)
     if min_size > max_size:

@@ -116,7 +116,18 @@ def to_dict(model: RiskScore) -> dict:
         "settings": _encode(settings),
         # ranges, scales and one-hot groups of the training variables, for counterfactuals
         "profile": _profile_json(model),
+        **_extra_to_json(model),
     }
+
+
+def _extra_to_json(model) -> dict:
+    """Fields of a net-benefit score (its cut-offs and band risks replace the logistic risk)."""
+    nb = getattr(model, "nb", None)
+    if nb is None:
+        return {}
+    return {"risk": "band risk of the score: see net_benefit (cutoffs per threshold, band_risk per band); "
+                    "score = score_shift + sum of points x design column",
+            "net_benefit": nb.to_dict()}
 
 
 def _profile_json(model: RiskScore):
@@ -226,4 +237,7 @@ def _model(doc: dict, allow_pickle: bool, user_context: dict) -> RiskScore:
                       term_contributions=[np.asarray(c, float) for c in doc["term_contributions"]])
     from .counterfactuals.profile import TrainingProfile
     model.profile = TrainingProfile.from_dict(_decode(doc.get("profile")))
+    if "net_benefit" in doc:
+        from .netbenefit.model import NetBenefitFit, NetBenefitScore
+        return NetBenefitScore.from_risk_score(model, NetBenefitFit.from_dict(doc["net_benefit"]))
     return model

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -379,6 +380,31 @@ class RiskScore:
             "risk_from": self.risk_of(np.array([a for a, _ in ranges], float)),
             "risk_to": self.risk_of(np.array([b for _, b in ranges], float)),
         })
+
+    def _risk_at(self, scores):
+        """Risk of the given scores, as :meth:`predict` computes it (``expit((intercept + score)/scale)``)."""
+        r = self.risk_of(scores)
+        return r if np.ndim(scores) else float(r)
+
+    def _score_for_risk(self, target_risk: float, sign: int) -> tuple[float, float]:
+        """(whole-number, real) score target equivalent to risk ≤ ``target_risk`` (``sign`` = −1) or
+        risk ≥ ``target_risk`` (``sign`` = +1): risk ≤ t ⇔ score ≤ m·logit(t) − intercept on the
+        model's score scale m."""
+        tau = float(self.scale) * float(logit(target_risk)) - float(self.intercept)
+        s = math.floor(tau) if sign < 0 else math.ceil(tau)
+        risk = self._risk_at  # the same float arithmetic as predict decides the boundary
+        if sign < 0:
+            while risk(s) > target_risk:
+                s -= 1
+            while risk(s + 1) <= target_risk:
+                s += 1
+        else:
+            while risk(s) < target_risk:
+                s += 1
+            while risk(s - 1) >= target_risk:
+                s -= 1
+        margin = 1e-9 * max(1.0, abs(tau))
+        return float(s), tau - sign * margin
 
     def _score_limits(self) -> tuple[float, float]:
         lo = sum(float(c.min()) for c in self._term_contributions)

@@ -307,10 +307,10 @@ def test_counterfactuals_at_a_scale_equal_brute_force(m_scaled, cf_data):
 
 def test_counterfactual_score_target_follows_the_scale(m_scaled):
     # the whole-number score target: the largest score whose risk (as predict computes it) is ≤ t
-    from riskformula.counterfactuals.search import _risk_function, _score_targets
-    risk_at = _risk_function(m_scaled)
+    from riskformula.counterfactuals.search import _score_targets
+    risk_at = m_scaled._risk_at
     for t in (0.1, 0.3, 0.5):
-        whole, real = _score_targets(-1, t, None, m_scaled, risk_at)
+        whole, real = _score_targets(-1, t, None, m_scaled)
         assert risk_at(whole) <= t < risk_at(whole + 1)
         assert real == pytest.approx(m_scaled.scale * math.log(t / (1 - t)) - m_scaled.intercept, abs=1e-6)
 

@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import pandas as pd
-from scipy.special import logit
 
 from ..errors import DataError, RiskFormulaError, SettingsError
 from . import dp
@@ -114,9 +113,8 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
     X = model.design.transform(people, "explain")
     probe_points(space, people.iloc[0].to_dict(), list(people.columns))
 
-    # risk targets map to score targets through the model's own intercept and score scale
-    risk_at = _risk_function(model)
-    t_int, t_real = _score_targets(sign, target_risk, target_score, model, risk_at)
+    risk_at = model._risk_at  # the model's own score → risk map (logistic, or a net-benefit score's bands)
+    t_int, t_real = _score_targets(sign, target_risk, target_score, model)
     t0 = time.perf_counter()
     insts = build_instances(space, people, X, np.full(len(people), t_int), sign)
     per_build = (time.perf_counter() - t0) / max(1, len(people))
@@ -139,7 +137,7 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
     results = []
     for i, inst in enumerate(insts):
         t_start = time.perf_counter()
-        res = PersonResult(inst.label, inst.score, risk_at(inst.score), "optimal")
+        res = PersonResult(inst.label, inst.score, float(risk_at(inst.score)), "optimal")
         if inst.deficit <= TOL:
             res.status = "already met"
         else:
@@ -252,7 +250,7 @@ def _counterfactual(inst, space, sol, offsets, risk_at) -> Counterfactual:
         if len(changed) > 1:  # an interaction: the points belong to the combination
             changes[-1].points = inst.sign * g
     score = inst.score + inst.sign * gain
-    return Counterfactual(changes, score, risk_at(score), float(sol.cost), values)
+    return Counterfactual(changes, score, float(risk_at(score)), float(sol.cost), values)
 
 
 def _linear_region(f, v, sign) -> str:
@@ -284,35 +282,14 @@ def _rescore(model, out: Counterfactuals, sign, t_int, t_real, insts) -> None:
 # targets and messages
 # --------------------------------------------------------------------------------------
 
-def _risk_function(model):
-    """score → risk as the model's ``predict`` computes it: expit((intercept + score)/scale)."""
-    def risk_at(score: float) -> float:
-        return float(model.risk_of(float(score)))
-    return risk_at
-
-
-def _score_targets(sign, target_risk, target_score, model, risk_at):
-    """(whole-number target, real target) for the score: risk ≤ t ⇔ score ≤ m·logit(t) − intercept
-    on the model's score scale m."""
+def _score_targets(sign, target_risk, target_score, model):
+    """(whole-number target, real target) for the score; a risk target is turned into a score
+    target by the model itself (``_score_for_risk``), which knows its score → risk map."""
     if target_score is not None:
         t = float(target_score)
         whole = math.floor(t) if sign < 0 else math.ceil(t)
         return float(whole), t
-    tau = float(getattr(model, "scale", 1.0)) * float(logit(target_risk)) - float(model.intercept)
-    s = math.floor(tau) if sign < 0 else math.ceil(tau)
-    # the same float arithmetic as predict decides the boundary
-    if sign < 0:
-        while risk_at(s) > target_risk:
-            s -= 1
-        while risk_at(s + 1) <= target_risk:
-            s += 1
-    else:
-        while risk_at(s) < target_risk:
-            s += 1
-        while risk_at(s - 1) >= target_risk:
-            s -= 1
-    margin = 1e-9 * max(1.0, abs(tau))
-    return float(s), tau - sign * margin
+    return model._score_for_risk(target_risk, sign)
 
 
 def _lattice_integral(inst) -> bool:
@@ -350,7 +327,7 @@ def _infeasible_reason(inst, reach, K, max_changes, n_features, risk_at, target_
         head = f"changing at most {K} actionable feature{'s' if K != 1 else ''}{lim} the {word} reachable score is {_n(best)}"
     else:
         head = f"changing every actionable feature{lim} the {word} reachable score is {_n(best)}"
-    risk = risk_at(best)
+    risk = float(risk_at(best))
     head += f" (risk {100 * risk:.1f}%)"
     need = f"the target needs a score of {op} {_n(inst.target)}"
     if target_risk is not None:

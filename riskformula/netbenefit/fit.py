@@ -1,0 +1,329 @@
+"""``risk_score(..., objective="net_benefit")``: the integer score with the most net benefit.
+
+Pipeline: formula → design and problem (the same bounds, size limits, ``threshold()`` terms and
+operational constraints as the logistic fit) → local search with exact cut-offs
+(:mod:`.heuristic`) → exact MILP warm-started with it (:mod:`.milp`, pyomo) → exact cut-offs
+and band risks for the best points (:mod:`.cutoffs`) → :class:`.model.NetBenefitScore`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import _checks as v
+from ..design import build_design
+from ..errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
+from ..model import FitSettings, RiskScore
+from ..problem import LogisticLoss, build_problem
+from ..fairness import FairnessConstraint
+from ..problem.constraints import RiskBound, check_constraints
+from ..solver import SolverReport
+from ..solver.feasibility import raise_if_infeasible
+from ..thresholds import drop_dominated_cuts, score_shift
+from .cutoffs import optimal_cutoffs, score_bands
+from .grid import decision_grid
+from .heuristic import LocalSearch, NetBenefitScorer, logistic_direction, rounded_starts
+from .milp import NetBenefitMilp
+from .model import NetBenefitFit, NetBenefitScore, training_log_loss
+
+#: share of ``time_limit`` the local search may use before the exact solver starts
+SEARCH_SHARE = 0.3
+#: above this many indicators (rows × thresholds) the exact model rarely closes the gap in
+#: minutes, so the local search gets the larger share (1 − SEARCH_SHARE) of the time
+LARGE_MILP = 20_000
+#: pyomo builds and hands over to the solver about one model row per millisecond; the exact model
+#: is skipped when building it would take more than BUILD_SHARE of ``time_limit``
+BUILD_SECONDS_PER_ROW = 1e-3
+BUILD_SHARE = 0.5
+#: most kicks of the iterated local search (fixed seed: the same call gives the same score unless its
+#: time share runs out first)
+SEARCH_ROUNDS = 200
+
+
+def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coef_range, intercept_range, c0,
+                    weights, positive_weight, event, na_action, time_limit, gap_tolerance, node_limit, verbose,
+                    context, constraints, factors_as_one, initial, progress, decision_thresholds, decision_weights,
+                    solver, solver_options) -> NetBenefitScore:
+    """See :func:`riskformula.risk_score` (``objective="net_benefit"``)."""
+    max_size = v.check_int("max_size", max_size, minimum=0)
+    min_size = v.check_int("min_size", min_size, minimum=0)
+    if min_size > max_size:
+        raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
+    c0 = v.check_positive("c0", c0, allow_zero=True)
+    time_limit = v.check_positive("time_limit", time_limit)
+    gap_tolerance = v.check_positive("gap_tolerance", gap_tolerance, allow_zero=True)
+    if intercept_range is not None:
+        raise SettingsError("`intercept_range` does not apply with objective='net_benefit': the score has no "
+                            "intercept, the cut-off of each decision threshold plays its part. Leave it out.")
+    if positive_weight != 1:
+        raise SettingsError("`positive_weight` does not apply with objective='net_benefit': the decision "
+                            "thresholds set the exchange rate of events and non-events (p/(1-p)). Leave it at 1.")
+    if node_limit is not None:
+        raise SettingsError("`node_limit` does not apply with objective='net_benefit'; use `time_limit`.")
+    if solver is not None and not isinstance(solver, str):
+        raise SettingsError(f"`solver` must be a pyomo solver name such as 'appsi_highs', 'gurobi' or 'cbc', or "
+                            f"None for the local search alone; got {solver!r}.")
+    if solver_options is not None and not isinstance(solver_options, dict):
+        raise SettingsError(f"`solver_options` must be a dict of solver options; got {type(solver_options).__name__}.")
+    grid = decision_grid(decision_thresholds, decision_weights)
+    constraints = check_constraints(constraints)
+    bad = [c for c in constraints if isinstance(c, RiskBound)]
+    if bad:
+        raise SettingsError(f"{bad[0].describe()}: risk_at_least / risk_at_most are not yet supported with "
+                            "objective='net_benefit' (band risks are observed rates, not a formula of the "
+                            "points); use them with the default logistic objective.")
+
+    fair = [c for c in constraints if isinstance(c, FairnessConstraint)]
+    if fair:
+        raise SettingsError(f"{fair[0].describe()}: fairness constraints are not yet supported with "
+                            "objective='net_benefit' (its search and exact model do not bound group rates); fit "
+                            "with the default logistic objective, or audit a net-benefit score with m.fairness().")
+
+    from ..backends import is_dask_frame
+    if is_dask_frame(data):
+        raise SettingsError("dask data frames are not yet supported with objective='net_benefit'; pass a pandas "
+                            "DataFrame (`data.compute()`), or use the logistic objective.")
+    t_start = time.perf_counter()
+    setup = prepare(formula, data, na_action=na_action, event=event, context=context, weights=weights,
+                    coef_range=coef_range, constraints=constraints, factors_as_one=factors_as_one, c0=c0,
+                    max_size=max_size, min_size=min_size)
+    design, problem, loss = setup.design, setup.problem, setup.loss
+    lower, upper, w, candidates = setup.lower, setup.upper, setup.weights, setup.candidates
+    X, pos, neg = loss.Z[:, 1:], loss.w_pos, loss.w_neg
+    info: dict = {}
+    scorer = NetBenefitScorer(X, pos, neg, grid)
+    search = LocalSearch(problem, scorer, c0)
+    starts = _starts(problem, search, X, pos, neg, initial, design)
+    if not any(search.feasible(s) for s in starts):
+        point = _feasible_point(problem)
+        if point is None:
+            raise SearchLimitError("no score meeting the size limits and constraints was found; loosen them.")
+        starts.append(point)
+    milp = None
+    rows = model_rows(pos, neg, grid)
+    if solver is not None and rows * BUILD_SECONDS_PER_ROW > BUILD_SHARE * time_limit:
+        info["milp_status"] = (f"skipped: the exact model ({rows:,d} rows) would take about "
+                               f"{rows * BUILD_SECONDS_PER_ROW:.0f} s to build in pyomo, more than "
+                               f"{100 * BUILD_SHARE:.0f}% of the time limit")
+    elif solver is not None:
+        milp = NetBenefitMilp(problem, pos, neg, grid, c0)
+        if not milp.exact:
+            info["milp_status"] = ("skipped: the predictors are not integers or decimals on a fine enough grid for "
+                                   "an exact big-M model")
+            milp = None
+    share = SEARCH_SHARE if milp is not None and milp.n_indicators <= LARGE_MILP else 1 - SEARCH_SHARE
+    left = time_limit - (time.perf_counter() - t_start)
+    budget = left if milp is None else min(share * time_limit, left)
+    found = search.run(starts, rounds=SEARCH_ROUNDS, time_limit=budget)
+    if verbose:
+        print(f"local search: objective {found.objective:.6g} after {found.evaluations:,d} evaluations, "
+              f"{found.time:.1f}s")
+    points = found.points
+    info.update({"search_objective": found.objective, "search_time": found.time,
+                 "search_evaluations": found.evaluations, "search_rounds": found.rounds})
+    bound = _rowwise_bound(pos, neg, grid, c0 * min_size)
+    status, nodes = "heuristic", 0
+    if milp is not None and bound > found.objective + 1e-12:
+        milp.set_start(points, optimal_cutoffs(X @ points, pos, neg, grid).cutoffs)
+        left = time_limit - (time.perf_counter() - t_start)
+        res = milp.solve(solver, time_limit=max(1.0, left), gap_tolerance=gap_tolerance, verbose=verbose,
+                         options=solver_options)
+        info.update(milp_status=res.status, milp_objective=res.objective, milp_bound=res.bound,
+                    milp_time=res.time, milp_build_time=res.build_time, indicators=res.n_indicators)
+        nodes = res.nodes
+        if res.status == "infeasible":
+            raise InfeasibleProblemError("no score satisfies the coefficient ranges, size limits and constraints.")
+        if res.points is not None and search.feasible(res.points):
+            if search.objective(res.points) > found.objective + 1e-12:
+                points = res.points
+        bound = min(bound, res.bound)
+        status = "time_limit"
+    value_pen = search.objective(points)
+    bound = max(bound, value_pen)
+    gap = (bound - value_pen) / max(abs(value_pen), 1e-12) if bound - value_pen > 1e-12 else 0.0
+    if gap <= gap_tolerance:
+        status = "optimal"
+    elif solver is None:
+        warnings.warn(f"local search only (solver=None): the score is not proven optimal; gap to the simple "
+                      f"bound {100 * gap:.3g}%. Pass a solver for a tighter bound.", OptimalityGapWarning,
+                      stacklevel=3)
+    elif milp is None:
+        warnings.warn(f"local search only: the exact model needs integer predictors (or decimals with few "
+                      f"digits); the score is not proven optimal, gap to the simple bound {100 * gap:.3g}%.",
+                      OptimalityGapWarning, stacklevel=3)
+    else:
+        warnings.warn(f"stopped at the time limit before proving optimality: gap {100 * gap:.3g}%. Raise "
+                      "`time_limit` for a smaller gap.", OptimalityGapWarning, stacklevel=3)
+    elapsed = time.perf_counter() - t_start
+
+    # the score has no intercept: λ_0 is the threshold terms' shift (moved out of the printed
+    # intercept by RiskScore), so that ``intercept`` is 0
+    spec = design.spec
+    ranges = {t.term: t.interval_range(lower, upper) for t in spec.thresholds}
+    shift = score_shift(spec.thresholds, points, ranges)
+    lam = np.concatenate([[float(shift)], points])
+    settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
+                           coef_upper=tuple(upper.astype(int)), intercept_range=(0, 0), c0=c0,
+                           positive_weight=1.0, weighted=w is not None, time_limit=time_limit,
+                           gap_tolerance=gap_tolerance, na_action=na_action, constraints=constraints,
+                           factors_as_one=bool(factors_as_one), threshold_ranges=ranges,
+                           size_groups=tuple(tuple(g.cols) for g in problem.groups), threshold_candidates=candidates)
+    report = SolverReport(status=status, objective=-value_pen, lower_bound=-bound, gap=gap, time=elapsed,
+                          nodes=nodes, cuts=0, lp_solves=0, root_bound=-_rowwise_bound(pos, neg, grid, 0.0),
+                          solver=_solver_name(solver), settings={k: _plain(x) for k, x in info.items()},
+                          solution=tuple(lam))
+    base = RiskScore.from_fit(design, lam, report, settings, loss=0.0)
+    nb = _net_benefit_fit(X @ points, pos, neg, grid, shift, c0, solver, info)
+    model = NetBenefitScore.from_risk_score(base, nb)
+    model.loss = training_log_loss(nb.band_n, nb.band_events, nb.band_risk)
+    from ..reports.evaluation import evaluate
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.training_evaluation = evaluate(model, data.loc[design.index])
+    from ..counterfactuals.profile import TrainingProfile
+    try:
+        model.profile = TrainingProfile.from_data(model, data.loc[design.index], X=design.X)
+    except (TypeError, ValueError):
+        pass  # as for the logistic fit: counterfactuals then ask for data=, the fit stands
+    return model
+
+
+@dataclass
+class Setup:
+    """The training design and the problem of a net-benefit fit (bounds, size limits, threshold
+    terms, constraints); ``loss.Z[:, 1:]`` holds the distinct rows, ``loss.w_pos``/``w_neg`` their
+    event and non-event weight."""
+
+    design: object
+    problem: object
+    loss: LogisticLoss
+    lower: np.ndarray
+    upper: np.ndarray
+    weights: np.ndarray | None
+    candidates: dict
+
+
+def prepare(formula, data, *, na_action="raise", event=None, context=None, weights=None, coef_range=(-5, 5),
+            constraints=(), factors_as_one=False, c0=0.0, max_size=5, min_size=0) -> Setup:
+    """Design and problem of a net-benefit fit (also used by the tests to reach the exact model)."""
+    design = build_design(formula, data, na_action=na_action, event=event, context=context, prune_cuts=True)
+    w = v.check_weights(weights, data)
+    if w is not None:
+        w = w.loc[design.index].to_numpy()
+        design = design.with_weights(w)
+    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.spec.thresholds}
+    # moving a cut across rows of one outcome moves their net benefit one way: ends suffice
+    design, kept = drop_dominated_cuts(design)
+    candidates.update(kept)
+    spec = design.spec
+    lower, upper = v.check_coef_bounds(coef_range, spec.terms)
+    usable = int(np.sum((lower != 0) | (upper != 0)))
+    if min_size > usable:
+        raise InfeasibleProblemError(
+            f"`min_size={min_size}` asks for more terms than can be nonzero: the design has {usable} "
+            f"column(s) whose `coef_range` allows nonzero points.")
+    loss = LogisticLoss(design.X, design.y, design.weights)
+    if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
+        raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
+    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=(0, 0))
+    problem = build_problem(spec, loss, lower, upper, constraints=constraints, max_size=max_size,
+                            min_size=min_size, **opts)
+    if constraints:
+        def rebuild(cons, max_size, min_size):  # the same problem with fewer constraints
+            return build_problem(spec, loss, lower, upper, constraints=cons, max_size=max_size, min_size=min_size,
+                                 **opts)
+        raise_if_infeasible(problem, constraints, rebuild, max_size=max_size, min_size=min_size)
+    return Setup(design, problem, loss, lower, upper, w, candidates)
+
+
+def _net_benefit_fit(s, pos, neg, grid, shift, c0, solver, info) -> NetBenefitFit:
+    """Exact cut-offs and bands of the final points, in the units of ``score()`` (raw + shift)."""
+    cut = optimal_cutoffs(s, pos, neg, grid)
+    dec = grid.p > 0
+    bands = score_bands(s, pos, neg, cut.cutoffs[dec], grid.decision)
+    cutoffs = cut.cutoffs.copy()
+    cutoffs[dec] = bands.cutoffs
+    # net benefit of the final cut-offs (band edges may have moved by a tie)
+    tp = np.array([pos[np.round(s, 9) >= c].sum() for c in cutoffs])
+    fp = np.array([neg[np.round(s, 9) >= c].sum() for c in cutoffs])
+    n = pos.sum() + neg.sum()
+    nb = (tp - grid.odds * fp) / n
+    return NetBenefitFit(grid=grid, cutoffs=tuple(float(c + shift) for c in cutoffs),
+                         band_n=tuple(float(x) for x in bands.n), band_events=tuple(float(x) for x in bands.events),
+                         band_risk=tuple(float(x) for x in bands.risk), net_benefit=tuple(float(x) for x in nb),
+                         value=float(grid.w @ nb), c0=float(c0), solver=solver,
+                         search={k: _plain(x) for k, x in info.items()})
+
+
+def _starts(problem, search, X, pos, neg, initial, design) -> list:
+    d = X.shape[1]
+    starts = [np.zeros(d)]
+    if initial is not None:
+        from ..fit import initial_points
+        starts.insert(0, initial_points(initial, design.spec.terms, problem)[0][1:])
+    if d:
+        starts += rounded_starts(problem, logistic_direction(X, pos, neg), search.lo, search.hi)
+    return starts
+
+
+def model_rows(pos, neg, grid) -> int:
+    """Number of linear rows of the exact model: one big-M row per indicator and outcome present in
+    its row, one nesting row per indicator, one score row per distinct row."""
+    m = int(np.sum((grid.p > 0) & (grid.w > 0)))
+    R = len(pos)
+    return int(m * (np.count_nonzero(pos) + np.count_nonzero(neg) + R) + R)
+
+
+def _rowwise_bound(pos, neg, grid, penalty: float) -> float:
+    """Upper bound: every distinct row decided on its own (the best any rule of x can do)."""
+    n = pos.sum() + neg.sum()
+    best = np.maximum(0.0, pos[None, :] - grid.odds[:, None] * neg[None, :]).sum(axis=1) / n
+    return float(grid.w @ best) - penalty
+
+
+def _feasible_point(problem):
+    """Points satisfying the bounds and rows (HiGHS, zero objective), or None."""
+    import highspy
+
+    from ..solver.lp import _csr, _finite
+    h = highspy.Highs()
+    for name, value in (("output_flag", False), ("threads", 1), ("random_seed", 0), ("time_limit", 30.0)):
+        h.setOptionValue(name, value)
+    lower, upper = problem.column_bounds()
+    lower[0] = upper[0] = 0.0
+    n = problem.n_cols
+    h.addCols(n, np.zeros(n), _finite(lower), _finite(upper), 0, np.zeros(0, dtype=np.int32),
+              np.zeros(0, dtype=np.int32), np.zeros(0))
+    h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
+                            np.where(problem.integer_mask(), highspy.HighsVarType.kInteger,
+                                     highspy.HighsVarType.kContinuous))
+    rows = problem.all_rows()
+    if rows:
+        starts, idx, vals = _csr(rows)
+        h.addRows(len(rows), _finite([r.lower for r in rows]), _finite([r.upper for r in rows]), len(idx), starts,
+                  idx, vals)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    x = np.asarray(h.getSolution().col_value)
+    return np.round(x[1:problem.d + 1])
+
+
+def _solver_name(solver) -> str:
+    if solver is None:
+        return "local search (exact cut-offs)"
+    return f"local search (exact cut-offs) + MILP via pyomo/{solver}"
+
+
+def _plain(x):
+    if isinstance(x, (np.floating, np.integer)):
+        return x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x

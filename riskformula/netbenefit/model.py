@@ -1,0 +1,284 @@
+"""A fitted net-benefit risk score: points, score cut-offs per decision threshold, band risks."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import xlogy
+
+from ..errors import SettingsError
+from ..model import RiskScore
+from .cutoffs import band_of
+from .grid import DecisionGrid
+
+
+@dataclass(frozen=True)
+class NetBenefitFit:
+    """What a net-benefit fit adds to a risk score (all in the score units ``score()`` returns).
+
+    ``cutoffs`` has one entry per threshold of ``grid`` (``-inf`` at 0: everyone is treated;
+    ``inf``: no one), ``band_*`` one per band between the cut-offs of the thresholds above 0,
+    ``net_benefit`` the training net benefit at each threshold, ``value`` the weighted sum
+    ``Σ w_i NB(p_i)``, and ``search`` the effort (local search and exact solver) as plain values.
+    """
+
+    grid: DecisionGrid
+    cutoffs: tuple
+    band_n: tuple
+    band_events: tuple
+    band_risk: tuple
+    net_benefit: tuple
+    value: float
+    c0: float
+    solver: str | None
+    search: dict
+
+    def to_dict(self) -> dict:
+        from ..io import _encode
+        return {"grid": self.grid.to_dict(), "cutoffs": [_encode(float(c)) for c in self.cutoffs],
+                "band_n": [float(x) for x in self.band_n], "band_events": [float(x) for x in self.band_events],
+                "band_risk": [float(x) for x in self.band_risk],
+                "net_benefit": [float(x) for x in self.net_benefit], "value": float(self.value),
+                "c0": float(self.c0), "solver": self.solver,
+                "search": _encode(dict(self.search))}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NetBenefitFit":
+        from ..io import _decode
+        return cls(grid=DecisionGrid.from_dict(d["grid"]), cutoffs=tuple(float(_decode(c)) for c in d["cutoffs"]),
+                   band_n=tuple(d["band_n"]), band_events=tuple(d["band_events"]), band_risk=tuple(d["band_risk"]),
+                   net_benefit=tuple(d["net_benefit"]), value=float(d["value"]), c0=float(d["c0"]), solver=d["solver"],
+                   search=_decode(d["search"]))
+
+
+class NetBenefitScore(RiskScore):
+    """An integer risk score that maximises net benefit over decision thresholds.
+
+    Fitted by ``rf.risk_score(..., objective="net_benefit")`` (Chi & Birbil, 2026). The score is
+    the sum of points; at each decision threshold ``p`` the model says *act when the score reaches
+    the cut-off for p* (:attr:`decisions`). The cut-offs split the scores into bands, and the
+    risk of a band is the observed event rate of the training rows in it, which lies in the
+    band's threshold interval, so predictions and decisions agree (a row's risk reaches ``p``
+    exactly when its score reaches the cut-off for ``p``) and the score is calibrated on its
+    training data by construction.
+
+    Attributes beyond :class:`~riskformula.RiskScore`: ``objective`` (weighted net benefit −
+    c0·size, maximised), ``upper_bound`` (proven: no score within the limits does better),
+    ``gap`` = (upper_bound − objective) / objective, ``net_benefit`` (weighted net benefit without
+    the penalty; the AUNBC with the default weights), ``decision_grid``. ``lower_bound`` is NaN
+    (the problem is a maximisation). ``intercept`` is 0: the cut-offs play its part.
+
+    Examples
+    --------
+    >>> import riskformula as rf
+    >>> df = rf.load_dataset("breastcancer")
+    >>> m = rf.risk_score("Benign ~ .", df, objective="net_benefit", max_size=3,
+    ...                   coef_range=(0, 5), time_limit=20)  # doctest: +SKIP
+    >>> m.decisions  # doctest: +SKIP
+    """
+
+    nb: NetBenefitFit
+
+    @classmethod
+    def from_risk_score(cls, base: RiskScore, nb: NetBenefitFit) -> "NetBenefitScore":
+        """The net-benefit model with ``base``'s design, points and settings."""
+        model = cls.__new__(cls)
+        model.__dict__.update(base.__dict__)
+        model.nb = nb
+        rep = base.solver
+        # the solver report holds the minimisation form: −(weighted net benefit) + c0·size
+        model.objective = -float(rep.objective)
+        model.upper_bound = -float(rep.lower_bound)
+        model.lower_bound = math.nan
+        model.gap = float(rep.gap)
+        return model
+
+    # --- facts ----------------------------------------------------------------------------
+    @property
+    def decision_grid(self) -> DecisionGrid:
+        return self.nb.grid
+
+    @property
+    def net_benefit(self) -> float:
+        """Weighted net benefit on the training data, without the size penalty."""
+        return float(self.nb.value)
+
+    @property
+    def training_metrics(self) -> dict:
+        out = super().training_metrics
+        out["net_benefit"] = self.net_benefit
+        return out
+
+    # --- new data -------------------------------------------------------------------------
+    def _decision_cutoffs(self) -> np.ndarray:
+        p = self.nb.grid.p
+        return np.asarray(self.nb.cutoffs, float)[p > 0]
+
+    def band(self, newdata: pd.DataFrame) -> pd.Series:
+        """Band of every row: how many decision thresholds (above 0) its score reaches."""
+        s = self.score(newdata)
+        return pd.Series(band_of(s.to_numpy(), self._decision_cutoffs()), index=newdata.index, name="band")
+
+    def predict(self, newdata: pd.DataFrame) -> pd.Series:
+        """Predicted risk of every row: the training event rate of its score band."""
+        b = self.band(newdata).to_numpy()
+        return pd.Series(np.asarray(self.nb.band_risk, float)[b], index=newdata.index, name="risk")
+
+    def _risk_at(self, scores):
+        """Band risk of the given scores, as :meth:`predict` computes it."""
+        s = np.atleast_1d(np.asarray(scores, dtype=float))
+        r = np.asarray(self.nb.band_risk, float)[band_of(s, self._decision_cutoffs())]
+        return r if np.ndim(scores) else float(r[0])
+
+    def _score_for_risk(self, target_risk: float, sign: int) -> tuple[float, float]:
+        """(whole-number, real) score target equivalent to risk ≤ ``target_risk`` (``sign`` = −1)
+        or risk ≥ ``target_risk`` (``sign`` = +1). The band risks rise with the score, so a risk
+        target is a band edge: the score must stay below the first band above the target, or
+        reach the first band at or above it."""
+        cut = self._decision_cutoffs()
+        edges = np.concatenate([[-np.inf], cut, [np.inf]])
+        risk = np.asarray(self.nb.band_risk, float)
+        bands = [b for b in range(len(cut) + 1) if edges[b] < edges[b + 1]]  # bands a score can fall in
+        shown = ", ".join(f"{100 * risk[b]:.1f}%" for b in bands)
+        if sign < 0:
+            ok = [b for b in bands if risk[b] <= target_risk]
+            if not ok:
+                raise SettingsError(f"no score has a risk of at most {100 * target_risk:.3g}%: the score bands' risks "
+                                    f"are {shown}. Ask for a target at or above the lowest.")
+            above = [b for b in bands if risk[b] > target_risk]
+            z = edges[min(above)] if above else math.inf
+            if math.isinf(z):
+                return math.inf, math.inf  # every score meets it
+            # score < z; the margin (above the search's 1e-9 tolerance, below a 6-decimal step)
+            # keeps a score exactly at the cut-off out
+            return float(math.ceil(z) - 1), float(z) - 1e-7
+        ok = [b for b in bands if risk[b] >= target_risk]
+        if not ok:
+            raise SettingsError(f"no score has a risk of at least {100 * target_risk:.3g}%: the score bands' risks "
+                                f"are {shown}. Ask for a target at or below the highest.")
+        below = [b for b in bands if risk[b] < target_risk]
+        a = edges[max(below) + 1] if below else -math.inf
+        if math.isinf(a):
+            return -math.inf, -math.inf
+        return float(math.ceil(a)), float(a)
+
+    def decide(self, newdata: pd.DataFrame, threshold: float) -> pd.Series:
+        """Whether to act on every row at one of the model's decision thresholds."""
+        p = self.nb.grid.p
+        hit = np.flatnonzero(np.isclose(p, threshold))
+        if not hit.size:
+            raise SettingsError(f"`threshold` {threshold!r} is not one of the model's decision thresholds "
+                                f"{[float(x) for x in p]}; the model has a cut-off for those only.")
+        s = np.round(self.score(newdata).to_numpy(), 9)
+        return pd.Series(s >= self.nb.cutoffs[hit[0]], index=newdata.index, name="act")
+
+    # --- tables ---------------------------------------------------------------------------
+    @property
+    def decisions(self) -> pd.DataFrame:
+        """One row per decision threshold: ``threshold``, ``weight``, ``cutoff`` (act when the
+        score is at least this; ``-inf``: act on everyone, ``inf``: on no one), ``rule`` (in words),
+        ``net_benefit`` on the training data and ``treat_all`` (its net benefit)."""
+        g = self.nb.grid
+        prev = self.events / self.nobs
+        rows = []
+        for p, w, c, nb in zip(g.p, g.w, self.nb.cutoffs, self.nb.net_benefit):
+            rows.append({"threshold": p, "weight": w, "cutoff": c, "rule": _rule(c), "net_benefit": nb,
+                         "treat_all": prev - (1 - prev) * p / (1 - p)})
+        return pd.DataFrame(rows)
+
+    def risk_table(self, tail: float = 0.005) -> pd.DataFrame:
+        """Score band → risk: one row per band a score can fall in.
+
+        Columns: ``score`` (a label), ``score_from``, ``score_to``, ``risk_from`` = ``risk_to``
+        (the band's risk), ``n`` and ``events`` (training rows in the band; 0 for a band no
+        training row fell in, whose risk is the middle of its threshold interval), and
+        ``act_from`` (the highest decision threshold at which to act on the band; NaN: none).
+        ``tail`` is accepted for compatibility and not used: bands are never merged.
+        """
+        cut = self._decision_cutoffs()
+        dec = self.nb.grid.decision
+        lo_all, hi_all = self._score_limits()
+        integral = all(np.allclose(c, np.round(c)) for c in self._term_contributions) and self._shift == int(self._shift)
+        edges = np.concatenate([[-np.inf], cut, [np.inf]])
+        rows = []
+        for b in range(len(cut) + 1):
+            a, z = edges[b], edges[b + 1]
+            if not a < z:
+                continue      # equal cut-offs: no score falls in this band
+            top = z - 1 if integral and math.isfinite(z) else z
+            lo, hi = max(a, lo_all), min(top, hi_all)
+            reach = a <= hi_all and (z > lo_all)
+            if not reach and self.nb.band_n[b] == 0:
+                continue
+            rows.append({"score": _band_label(a, z, integral), "score_from": float(lo), "score_to": float(hi),
+                         "risk_from": float(self.nb.band_risk[b]), "risk_to": float(self.nb.band_risk[b]),
+                         "n": float(self.nb.band_n[b]), "events": float(self.nb.band_events[b]),
+                         "act_from": float(dec[b - 1]) if b > 0 else math.nan})
+        return pd.DataFrame(rows)
+
+    # --- reports --------------------------------------------------------------------------
+    def summary(self):
+        """The full report: data, score card, decisions, score bands → risk, fit, certificate."""
+        from .report import NetBenefitSummary
+        return NetBenefitSummary(self)
+
+    def certificate_line(self) -> str:
+        from ..reports.render import fmt_gap
+        g = fmt_gap(self.gap, self.settings.gap_tolerance, state_tolerance=True)
+        rep = self.solver
+        return (f"{self.status}: objective {self.objective:.6g} (weighted net benefit − c0 × size), upper bound "
+                f"{self.upper_bound:.6g}, gap {g} ({rep.nodes:,d} nodes, {rep.time:.1f}s)")
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d.pop("intercept", None)
+        d.update(objective=self.objective, lower_bound=None, upper_bound=self.upper_bound,
+                 net_benefit=self.net_benefit, decisions=self.decisions.to_dict(orient="list"))
+        return d
+
+    def card(self, kind: str = "text") -> str:
+        from .report import card
+        return card(self, kind)
+
+    def __repr__(self) -> str:
+        from ..reports.render import fmt_gap
+        return (f"<NetBenefitScore: {self.formula}; {self.size} terms; {self.nobs:,d} obs; "
+                f"{self.status}, gap {fmt_gap(self.gap, self.settings.gap_tolerance)}>")
+
+    def __str__(self) -> str:
+        from .report import short_report
+        return short_report(self)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def _rule(c: float) -> str:
+    if c == -math.inf:
+        return "everyone"
+    if c == math.inf:
+        return "no one"
+    return f"score >= {_fmt(c)}"
+
+
+def _band_label(a: float, z: float, integral: bool) -> str:
+    if math.isinf(a) and math.isinf(z):
+        return "any"
+    if math.isinf(a):
+        return f"<= {_fmt(z - 1)}" if integral else f"< {_fmt(z)}"
+    if math.isinf(z):
+        return f">= {_fmt(a)}"
+    if integral:
+        return _fmt(a) if z - 1 == a else f"{_fmt(a)} to {_fmt(z - 1)}"
+    return f"{_fmt(a)} to < {_fmt(z)}"
+
+
+def training_log_loss(band_n, band_events, band_risk) -> float:
+    """Mean log loss of the band risks on the training rows (0·log 0 = 0)."""
+    n, e, q = (np.asarray(x, float) for x in (band_n, band_events, band_risk))
+    total = -(xlogy(e, q) + xlogy(n - e, 1 - q)).sum()
+    return float(total / n.sum())
