@@ -30,6 +30,7 @@ from .design.serialize import spec_from_json, spec_to_json
 from .errors import DataError, SettingsError
 from .model import FitSettings, RiskScore, TrainingSummary
 from .fairness import notions as _fairness
+from .fairness import CalibrationWithinGroups, RiskParity
 from .problem import constraints as _constraints
 from .solver import SolverReport
 from .thresholds import score_shift
@@ -55,7 +56,7 @@ _REPORT_DEFAULTS = {"scale": 1.0, "scales": []}
 _CONSTRAINTS = {cls.__name__: cls for cls in (_constraints.Sign, _constraints.Count, _constraints.Implies,
                                                _constraints.OneVariable, _constraints.MaxColumns,
                                                _constraints.RiskBound, _fairness.GroupParity,
-                                               _fairness.ScoreBalance)}
+                                               _fairness.ScoreBalance, RiskParity, CalibrationWithinGroups)}
 
 
 def _constraint_to_json(c) -> dict:

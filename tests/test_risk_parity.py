@@ -324,3 +324,15 @@ def test_calibration_within_groups_on_a_fixed_score_scale():
     assert calibration_error(total(m, df), y, g, scale=2) <= 0.05
     (row,) = m.training.constraint_values
     assert row["value"] == pytest.approx(calibration_error(total(m, df), y, g, scale=2), abs=1e-12)
+
+
+def test_json_round_trip_keeps_the_risk_constraints():
+    df = make(4, n=40)
+    m = fit(df, rf.risk_parity("g", among="events", max_diff=0.1, reference="b", side="below"))
+    m2 = rf.from_json(m.to_json())
+    assert m2.constraints == m.constraints
+    assert m2.summary().fairness_table().equals(m.summary().fairness_table())
+    c = fit(df, rf.calibration_within_groups("g", max_diff=0.081))
+    c2 = rf.from_json(c.to_json())
+    assert c2.constraints == c.constraints
+    assert (c2.predict(df) == c.predict(df)).all()
