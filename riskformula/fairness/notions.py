@@ -52,7 +52,7 @@ from ..problem.constraints import Constraint
 from .groups import (NOTION_STRATA, RATE_NAMES, SMALL_GROUP, disparity, group_labels, group_rates,
                      sorted_groups, stratum_name, strata)
 
-__all__ = ["FairnessConstraint", "GroupParity", "ScoreBalance", "statistical_parity",
+__all__ = ["FairnessConstraint", "GroupParity", "MeanParity", "ScoreBalance", "statistical_parity",
            "conditional_statistical_parity", "predictive_equality", "equal_opportunity", "equalized_odds",
            "score_balance", "REAL_SCORE_MARGIN"]
 
@@ -534,8 +534,9 @@ _AMONG = {"all": "all", "events": "events", "non_events": "non-events"}
 
 
 @dataclass(frozen=True, repr=False)
-class ScoreBalance(FairnessConstraint):
-    """A bound on how much the groups' mean scores (total points) differ; see :func:`score_balance`."""
+class MeanParity(FairnessConstraint):
+    """A bound on how much a per-group mean differs among all rows, events or non-events: the
+    common part of :class:`ScoreBalance` (mean points) and ``RiskParity`` (mean predicted risk)."""
 
     by: tuple
     among: str = "all"
@@ -543,6 +544,9 @@ class ScoreBalance(FairnessConstraint):
     reference: object = None
     side: str = "both"
     weight: float | None = None
+
+    #: the function that builds the constraint, as :meth:`describe` shows it
+    function = ""
 
     def describe(self) -> str:
         by = repr(self.by[0]) if len(self.by) == 1 else repr(list(self.by))
@@ -555,11 +559,31 @@ class ScoreBalance(FairnessConstraint):
             args.append(f"reference={self.reference!r}")
         if self.side != "both":
             args.append(f"side={self.side!r}")
-        return f"score_balance({', '.join(args)})"
+        return f"{self.function}({', '.join(args)})"
 
     def _mask(self, y):
         kind = _AMONG[self.among]
         return np.ones(len(y), bool) if kind == "all" else (y == 1) if kind == "events" else (y == 0)
+
+    def _compared_groups(self, groups: np.ndarray, mask: np.ndarray, what: str) -> tuple[str, list]:
+        """(stratum name, sorted groups present among ``mask``), checking the reference and that
+        there are two groups to compare."""
+        where = stratum_name(_AMONG[self.among], None, None)
+        present = sorted_groups(groups[mask])
+        if self.reference is not None and not any(_same(self.reference, g) for g in present):
+            raise SettingsError(f"{what}: reference={self.reference!r} is not a group of {list(self.by)} among "
+                                f"{where}; the groups are {present[:20]}.")
+        if len(present) < 2:
+            raise SettingsError(f"{what}: the training rows ({where}) hold only one group of {list(self.by)}; "
+                                f"there is nothing to compare.")
+        return where, present
+
+
+@dataclass(frozen=True, repr=False)
+class ScoreBalance(MeanParity):
+    """A bound on how much the groups' mean scores (total points) differ; see :func:`score_balance`."""
+
+    function = "score_balance"
 
     def apply(self, b) -> None:
         what = f"`{self.describe()}`"
@@ -569,13 +593,7 @@ class ScoreBalance(FairnessConstraint):
                                 "`risk_score(formula, data, constraints=[...])`.")
         groups = group_labels([tr.column(c, what) for c in self.by], self.by)
         mask = self._mask(tr.y)
-        where = stratum_name(_AMONG[self.among], None, None)
-        present = sorted_groups(groups[mask])
-        if self.reference is not None and not any(_same(self.reference, g) for g in present):
-            raise SettingsError(f"{what}: reference={self.reference!r} is not a group of {list(self.by)} among "
-                                f"{where}; the groups are {present[:20]}.")
-        if len(present) < 2:
-            raise SettingsError(f"{what}: the training rows ({where}) hold only one group of {list(self.by)}.")
+        where, present = self._compared_groups(groups, mask, what)
         lay = b.layout
         rates, small = [], []
         for g in present:

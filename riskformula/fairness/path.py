@@ -6,7 +6,6 @@ import math
 import numbers
 import warnings
 
-import numpy as np
 import pandas as pd
 
 from .. import _progress

@@ -54,8 +54,8 @@ from scipy.special import expit
 
 from ..errors import SettingsError
 from .groups import disparity, group_labels, sorted_groups, stratum_name
-from .notions import (_AMONG, FairnessConstraint, _by, _combine, _comparisons, _is, _plain, _Rate, _same, _side,
-                      _warn_small)
+from .notions import (_AMONG, FairnessConstraint, MeanParity, _by, _combine, _comparisons, _is, _plain, _Rate,
+                      _side, _warn_small)
 
 __all__ = ["RiskParity", "CalibrationWithinGroups", "risk_parity", "calibration_within_groups", "RISK_LEVELS"]
 
@@ -158,45 +158,17 @@ def _describe_by(by: tuple) -> str:
 
 
 @dataclass(frozen=True, repr=False)
-class RiskParity(FairnessConstraint):
+class RiskParity(MeanParity):
     """A bound on how much the groups' mean predicted risks differ; see :func:`risk_parity`."""
 
-    by: tuple
-    among: str = "all"
-    max_diff: float | None = None
-    reference: object = None
-    side: str = "both"
-    weight: float | None = None
-
-    def describe(self) -> str:
-        args = [_describe_by(self.by), f"among={self.among!r}"]
-        if self.max_diff is not None:
-            args.append(f"max_diff={self.max_diff:g}")
-        if self.weight is not None:
-            args.append(f"weight={self.weight:g}")
-        if self.reference is not None:
-            args.append(f"reference={self.reference!r}")
-        if self.side != "both":
-            args.append(f"side={self.side!r}")
-        return f"risk_parity({', '.join(args)})"
-
-    def _mask(self, y: np.ndarray) -> np.ndarray:
-        kind = _AMONG[self.among]
-        return np.ones(len(y), bool) if kind == "all" else (y == 1) if kind == "events" else (y == 0)
+    function = "risk_parity"
 
     def apply(self, b) -> None:
         what = f"`{self.describe()}`"
         groups = _groups(self, b, what)
         tr = b.training
         mask = self._mask(tr.y) & (tr.weights > 0)
-        where = stratum_name(_AMONG[self.among], None, None)
-        present = sorted_groups(groups[mask])
-        if self.reference is not None and not any(_same(self.reference, g) for g in present):
-            raise SettingsError(f"{what}: reference={self.reference!r} is not a group of {list(self.by)} among "
-                                f"{where}; the groups are {present[:20]}.")
-        if len(present) < 2:
-            raise SettingsError(f"{what}: the training rows ({where}) hold only one group of {list(self.by)}; "
-                                f"there is nothing to compare.")
+        where, present = self._compared_groups(groups, mask, what)
         levels = _level_indicators(b, mask, what)
         _, step = _level_risk(b.scale)
         rates, small = [], []
