@@ -37,7 +37,7 @@ def _frame(n=300, seed=0):
 def _fit(formula, d, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return rf.risk_score(formula, d, time_limit=5, progress=False, **kw)
+        return rf.risk_score(formula, d, time_limit=60, progress=False, **kw)
 
 
 @pytest.fixture(scope="module")
