@@ -644,6 +644,22 @@ class ScoreBalance(MeanParity):
                      slack=(self.max_diff - diff) if self.max_diff is not None else math.nan)]
 
 
+def _mean_parity_args(fn: str, among, max_diff, weight, reference, unit: str, example: str):
+    """Checked (among, weight, reference) of a :class:`MeanParity` constraint built by ``fn``."""
+    if among not in _AMONG:
+        raise SettingsError(f"`{fn}(among=...)` must be 'all', 'events' (balance for the positive class) "
+                            f"or 'non_events' (balance for the negative class); got {among!r}.")
+    if weight is not None and (isinstance(weight, bool) or not isinstance(weight, numbers.Real)
+                               or not 0 < weight < math.inf):
+        raise SettingsError(f"`{fn}(weight=...)` must be a positive number (the objective's cost per unit of "
+                            f"difference in {unit}); got {weight!r}.")
+    if max_diff is None and weight is None:
+        raise SettingsError(f"`{fn}` needs `max_diff` ({example}) or, for a penalty instead of a bound, `weight`.")
+    if isinstance(reference, list):
+        reference = tuple(reference)
+    return among, None if weight is None else float(weight), _plain(reference)
+
+
 def score_balance(by, *, among="all", max_diff=1.0, reference=None, side="both", weight=None) -> ScoreBalance:
     """Balance of the score: the groups' mean total points differ by at most ``max_diff`` points.
 
@@ -660,19 +676,10 @@ def score_balance(by, *, among="all", max_diff=1.0, reference=None, side="both",
     "score_balance('race', among='events', max_diff=0.5)"
     """
     cols = _by("score_balance", by)
-    if among not in _AMONG:
-        raise SettingsError(f"`score_balance(among=...)` must be 'all', 'events' (balance for the positive class) "
-                            f"or 'non_events'; got {among!r}.")
     if max_diff is not None and (isinstance(max_diff, bool) or not isinstance(max_diff, numbers.Real)
                                  or not 0 <= max_diff < math.inf):
         raise SettingsError(f"`score_balance(max_diff=...)` must be a number of points ≥ 0; got {max_diff!r}.")
-    if weight is not None and (isinstance(weight, bool) or not isinstance(weight, numbers.Real)
-                               or not 0 < weight < math.inf):
-        raise SettingsError(f"`score_balance(weight=...)` must be a positive number; got {weight!r}.")
-    if max_diff is None and weight is None:
-        raise SettingsError("`score_balance` needs `max_diff` (points) or, for a penalty instead, `weight`.")
-    weight = None if weight is None else float(weight)
-    if isinstance(reference, list):
-        reference = tuple(reference)
-    return ScoreBalance(cols, among, None if max_diff is None else float(max_diff), _plain(reference),
+    among, weight, reference = _mean_parity_args("score_balance", among, max_diff, weight, reference,
+                                                 "points", "a number of points, e.g. 0.5")
+    return ScoreBalance(cols, among, None if max_diff is None else float(max_diff), reference,
                         _side("score_balance", reference, side), weight)

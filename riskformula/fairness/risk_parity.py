@@ -54,8 +54,8 @@ from scipy.special import expit
 
 from ..errors import SettingsError
 from .groups import disparity, group_labels, sorted_groups, stratum_name
-from .notions import (_AMONG, FairnessConstraint, MeanParity, _by, _combine, _comparisons, _is, _plain, _Rate,
-                      _side, _warn_small)
+from .notions import (_AMONG, FairnessConstraint, MeanParity, _by, _combine, _comparisons, _is, _mean_parity_args,
+                      _Rate, _side, _warn_small)
 
 __all__ = ["RiskParity", "CalibrationWithinGroups", "risk_parity", "calibration_within_groups", "RISK_LEVELS"]
 
@@ -260,21 +260,10 @@ def risk_parity(by, *, among="all", max_diff=0.05, reference=None, side="both", 
     "risk_parity('race', among='events', max_diff=0.02)"
     """
     cols = _by("risk_parity", by)
-    if among not in _AMONG:
-        raise SettingsError(f"`risk_parity(among=...)` must be 'all', 'events' (balance for the positive class) "
-                            f"or 'non_events' (balance for the negative class); got {among!r}.")
     max_diff = _check_max_diff("risk_parity", max_diff, allow_none=True)
-    if weight is not None and (isinstance(weight, bool) or not isinstance(weight, numbers.Real)
-                               or not 0 < weight < math.inf):
-        raise SettingsError(f"`risk_parity(weight=...)` must be a positive number (the objective's cost per unit of "
-                            f"mean-risk difference); got {weight!r}.")
-    if max_diff is None and weight is None:
-        raise SettingsError("`risk_parity` needs `max_diff` (a difference of mean risks, e.g. 0.02) or, for a "
-                            "penalty instead of a bound, `weight`.")
-    if isinstance(reference, list):
-        reference = tuple(reference)
-    return RiskParity(cols, among, max_diff, _plain(reference), _side("risk_parity", reference, side),
-                      None if weight is None else float(weight))
+    among, weight, reference = _mean_parity_args("risk_parity", among, max_diff, weight, reference,
+                                                 "mean risk", "a difference of mean risks, e.g. 0.02")
+    return RiskParity(cols, among, max_diff, reference, _side("risk_parity", reference, side), weight)
 
 
 # --------------------------------------------------------------------------------------
