@@ -206,21 +206,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         w = v.check_weights(weights, data)
         if w is not None:
             design = design.with_weights(w.loc[design.index].to_numpy())
-    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.spec.thresholds}
-    if not exact_cuts:
-        design, kept = drop_dominated_cuts(design)
-        candidates.update(kept)
+    design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=not exact_cuts)
     spec = design.spec
-    lower, upper = v.check_coef_bounds(coef_range, spec.terms)
-    usable = int(np.sum((lower != 0) | (upper != 0)))
-    if min_size > usable:
-        raise InfeasibleProblemError(
-            f"`min_size={min_size}` asks for more terms than can be nonzero: the design has {usable} "
-            f"column(s) whose `coef_range` allows nonzero points.")
-
-    loss = LogisticLoss(design.X, design.y, design.weights, positive_weight)
-    if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
-        raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
+    loss = two_class_loss(design, positive_weight)
     # the training rows with the caller's columns, for constraints about data (fairness by a column
     # that need not be in the formula)
     training = None if patterns is not None else TrainingRows.of_design(design, data)
@@ -309,6 +297,30 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         values = tuple(row for c in fair for row in c.assess(model, training.frame, weights_used))
         model.training = dataclasses.replace(model.training, constraint_values=values)
     return model
+
+
+def design_bounds(design, coef_range, min_size: int, drop_dominated: bool = True):
+    """(design, candidate cuts per threshold term, lower, upper): the design without the cuts no
+    optimum can use (when ``drop_dominated``), and the checked point bounds of its columns."""
+    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.spec.thresholds}
+    if drop_dominated:
+        design, kept = drop_dominated_cuts(design)
+        candidates.update(kept)
+    lower, upper = v.check_coef_bounds(coef_range, design.spec.terms)
+    usable = int(np.sum((lower != 0) | (upper != 0)))
+    if min_size > usable:
+        raise InfeasibleProblemError(
+            f"`min_size={min_size}` asks for more terms than can be nonzero: the design has {usable} "
+            f"column(s) whose `coef_range` allows nonzero points.")
+    return design, candidates, lower, upper
+
+
+def two_class_loss(design, positive_weight: float = 1.0) -> LogisticLoss:
+    """The loss on the design's weighted distinct rows; both classes must keep positive weight."""
+    loss = LogisticLoss(design.X, design.y, design.weights, positive_weight)
+    if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
+        raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
+    return loss
 
 
 def _initial_scale(initial):

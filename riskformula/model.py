@@ -125,16 +125,21 @@ class RiskScore:
         model = cls(design.spec, lam, report, settings, loss, training,
                     term_contributions(design, points, settings.threshold_ranges))
         if data is not None:
-            from .reports.evaluation import evaluate
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model.training_evaluation = evaluate(model, data.loc[design.index])
-            from .counterfactuals.profile import TrainingProfile
-            try:
-                model.profile = TrainingProfile.from_data(model, data.loc[design.index], X=design.X)
-            except (TypeError, ValueError):
-                pass  # unorderable levels and the like: counterfactuals then ask for data=, the fit stands
+            model._learn_training(design, data)
         return model
+
+    def _learn_training(self, design: DesignMatrix, data: pd.DataFrame) -> None:
+        """The evaluation on the training rows and the profile counterfactuals need (ranges and scales)."""
+        from .reports.evaluation import evaluate
+        rows = data.loc[design.index]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.training_evaluation = evaluate(self, rows)
+        from .counterfactuals.profile import TrainingProfile
+        try:
+            self.profile = TrainingProfile.from_data(self, rows, X=design.X)
+        except (TypeError, ValueError):
+            pass  # unorderable levels and the like: counterfactuals then ask for data=, the fit stands
 
     # --- basic facts ------------------------------------------------------------------
     @property

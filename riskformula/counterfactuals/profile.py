@@ -194,7 +194,6 @@ def _partitions(data: pd.DataFrame, cols: list, seeds: list) -> list:
 def _exact_covers(M: np.ndarray, excl: np.ndarray, a: int, limit: int = 5000) -> list:
     """Up to two sets of pairwise exclusive columns, containing ``a``, that cover every row once
     (an empty list also when the search passes ``limit`` nodes)."""
-    p = M.shape[1]
     sols: list = []
     nodes = 0
 

@@ -191,6 +191,24 @@ def _ratio_row(b, p: _Rate, q: _Rate, ratio: float, name: str) -> None:
         b.add_row(_combine(p.coefs, 1.0 / p.n, q.coefs, ratio / q.n), 0.0, math.inf, name)
 
 
+def add_difference_penalty(b, name: str, weight: float, pairs, first: int, indicators) -> None:
+    """A penalty ``weight`` × t with t ≥ r_p − r_q for every compared pair of rates (rows over
+    indicator columns numbered from ``first``); t is filled with the largest difference (or 0)
+    from ``indicators(lam)``, the indicators' values at a score."""
+    terms = [tuple((np.array([k - first for k in r.coefs], int), np.array(list(r.coefs.values())) / r.n)
+                   for r in pq) for pq in pairs]
+
+    def worst(lam, alpha):
+        zval = indicators(lam)
+        return max([0.0] + [float(zval[ip] @ cp - zval[iq] @ cq) for (ip, cp), (iq, cq) in terms])
+
+    t = b.add_aux(0.0, 1.0, integer=False, name=f"{name}: largest difference", fill=worst, cost=weight)
+    for p, q in pairs:
+        coefs = _combine(p.coefs, 1.0 / p.n, q.coefs, 1.0 / q.n)
+        coefs[t] = coefs.get(t, 0.0) - 1.0
+        b.add_row(coefs, -math.inf, 0.0, f"{name}: penalty")
+
+
 def _comparisons(rates_by_stratum: dict, reference, side: str):
     """(p, q, sign) triples meaning "r_p − r_q is bounded above" for every bound to write."""
     out = []
@@ -362,23 +380,10 @@ class GroupParity(FairnessConstraint):
         return E, cutoff, margin
 
     def _penalty(self, b, pairs, patterns, z) -> None:
-        """t ≥ r_p − r_q for every bounded pair, with cost ``weight`` on t (filled with the largest
-        difference, or 0)."""
+        """t ≥ r_p − r_q for every bounded pair, with cost ``weight`` on t."""
         E, cutoff, _ = self._conditions(patterns, b.scale)
-        first = int(z[0])
-        terms = [tuple((np.array([k - first for k in r.coefs], int), np.array(list(r.coefs.values())) / r.n)
-                       for r in pq) for pq in pairs]
-
-        def worst(lam, alpha):
-            zval = (E @ lam >= cutoff).astype(float)
-            return max([0.0] + [float(zval[ip] @ cp - zval[iq] @ cq) for (ip, cp), (iq, cq) in terms])
-
-        t = b.add_aux(0.0, 1.0, integer=False, name=f"{self.describe()}: largest difference", fill=worst,
-                      cost=self.weight)
-        for p, q in pairs:
-            coefs = _combine(p.coefs, 1.0 / p.n, q.coefs, 1.0 / q.n)
-            coefs[t] = coefs.get(t, 0.0) - 1.0
-            b.add_row(coefs, -math.inf, 0.0, f"{self.describe()}: penalty")
+        add_difference_penalty(b, self.describe(), self.weight, pairs, int(z[0]),
+                               lambda lam: (E @ lam >= cutoff).astype(float))
 
     # --- measuring ----------------------------------------------------------------------
     def predicted_positive(self, model, data) -> np.ndarray:

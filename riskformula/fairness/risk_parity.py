@@ -55,7 +55,7 @@ from scipy.special import expit
 from ..errors import SettingsError
 from .groups import disparity, group_labels, sorted_groups, stratum_name
 from .notions import (_AMONG, FairnessConstraint, MeanParity, _by, _combine, _comparisons, _is, _mean_parity_args,
-                      _Rate, _side, _warn_small)
+                      _Rate, _side, _warn_small, add_difference_penalty)
 
 __all__ = ["RiskParity", "CalibrationWithinGroups", "risk_parity", "calibration_within_groups", "RISK_LEVELS"]
 
@@ -191,24 +191,11 @@ class RiskParity(MeanParity):
             self._penalty(b, pairs, levels)
 
     def _penalty(self, b, pairs, levels: _Levels) -> None:
-        """t ≥ R_p − R_q for every bounded pair, with cost ``weight`` on t (filled with the largest
-        difference, or 0)."""
-        first = int(levels.z.flat[0])
-        terms = [tuple((np.array([k - first for k in r.coefs], int), np.array(list(r.coefs.values())) / r.n)
-                       for r in pq) for pq in pairs]
+        """t ≥ R_p − R_q for every bounded pair, with cost ``weight`` on t."""
         E = np.hstack([np.ones((len(levels.patterns), 1)), levels.patterns])
         cut = risk_levels(b.scale).astype(float)
-
-        def worst(lam, alpha):
-            zval = ((E @ lam)[:, None] >= cut[None, :]).astype(float).ravel()
-            return max([0.0] + [float(zval[ip] @ cp - zval[iq] @ cq) for (ip, cp), (iq, cq) in terms])
-
-        t = b.add_aux(0.0, 1.0, integer=False, name=f"{self.describe()}: largest difference", fill=worst,
-                      cost=self.weight)
-        for p, q in pairs:
-            coefs = _combine(p.coefs, 1.0 / p.n, q.coefs, 1.0 / q.n)
-            coefs[t] = coefs.get(t, 0.0) - 1.0
-            b.add_row(coefs, -math.inf, 0.0, f"{self.describe()}: penalty")
+        add_difference_penalty(b, self.describe(), self.weight, pairs, int(levels.z.flat[0]),
+                               lambda lam: ((E @ lam)[:, None] >= cut[None, :]).astype(float).ravel())
 
     def means(self, model, data, weights=None) -> pd.DataFrame:
         """Each group's mean predicted risk among the rows of ``among``: columns ``stratum``,

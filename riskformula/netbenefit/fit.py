@@ -18,14 +18,15 @@ import pandas as pd
 
 from .. import _checks as v
 from ..design import build_design
-from ..errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
+from ..errors import InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from ..model import FitSettings, RiskScore
 from ..problem import LogisticLoss, build_problem
 from ..fairness import FairnessConstraint
+from ..fit import design_bounds, two_class_loss
 from ..problem.constraints import RiskBound, check_constraints
 from ..solver import SolverReport
 from ..solver.feasibility import raise_if_infeasible
-from ..thresholds import drop_dominated_cuts, score_shift
+from ..thresholds import score_shift
 from .cutoffs import optimal_cutoffs, score_bands
 from .grid import decision_grid
 from .heuristic import LocalSearch, NetBenefitScorer, logistic_direction, rounded_starts
@@ -182,15 +183,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
     nb = _net_benefit_fit(X @ points, pos, neg, grid, shift, c0, solver, info)
     model = NetBenefitScore.from_risk_score(base, nb)
     model.loss = training_log_loss(nb.band_n, nb.band_events, nb.band_risk)
-    from ..reports.evaluation import evaluate
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.training_evaluation = evaluate(model, data.loc[design.index])
-    from ..counterfactuals.profile import TrainingProfile
-    try:
-        model.profile = TrainingProfile.from_data(model, data.loc[design.index], X=design.X)
-    except (TypeError, ValueError):
-        pass  # as for the logistic fit: counterfactuals then ask for data=, the fit stands
+    model._learn_training(design, data)  # with the band risks in place, so both see the net-benefit score
     return model
 
 
@@ -217,20 +210,10 @@ def prepare(formula, data, *, na_action="raise", event=None, context=None, weigh
     if w is not None:
         w = w.loc[design.index].to_numpy()
         design = design.with_weights(w)
-    candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.spec.thresholds}
     # moving a cut across rows of one outcome moves their net benefit one way: ends suffice
-    design, kept = drop_dominated_cuts(design)
-    candidates.update(kept)
+    design, candidates, lower, upper = design_bounds(design, coef_range, min_size)
     spec = design.spec
-    lower, upper = v.check_coef_bounds(coef_range, spec.terms)
-    usable = int(np.sum((lower != 0) | (upper != 0)))
-    if min_size > usable:
-        raise InfeasibleProblemError(
-            f"`min_size={min_size}` asks for more terms than can be nonzero: the design has {usable} "
-            f"column(s) whose `coef_range` allows nonzero points.")
-    loss = LogisticLoss(design.X, design.y, design.weights)
-    if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
-        raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
+    loss = two_class_loss(design)
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=(0, 0))
     problem = build_problem(spec, loss, lower, upper, constraints=constraints, max_size=max_size,
                             min_size=min_size, **opts)

@@ -59,7 +59,6 @@ class NetBenefitSummary(Summary):
 
     def header(self) -> list[tuple[str, str]]:
         m = self.model
-        s = m.settings
         rows = [row for row in super().header() if row[0] != "Intercept range searched"]
         rows += [("Objective", m.nb.grid.describe() + " - c0 x size"),
                  ("Score to risk", "observed event rate per score band (training data)")]
