@@ -9,6 +9,7 @@ optimization problem (:mod:`riskformula.problem`) → branch-and-cut (:mod:`risk
 from __future__ import annotations
 
 import dataclasses
+import time
 import warnings
 
 import numpy as np
@@ -76,7 +77,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     positive_weight : weight of events relative to non-events in the loss.
     event : the outcome level that counts as the event, when it is not 1/True.
     na_action : ``"raise"`` (default) or ``"drop"`` rows with missing values in used variables.
-    time_limit : seconds; at the limit the best model is returned with its honest gap.
+    time_limit : seconds for the whole fit, building the design included; at the limit the best
+        model is returned with its honest gap.
     gap_tolerance : stop once (objective − lower bound) / objective is at most this.
     absolute_gap_tolerance : or once objective − lower bound is at most this (as HiGHS'
         ``mip_abs_gap`` and CPLEX's ``EpAGap``); either tolerance makes the run "optimal". The default,
@@ -107,12 +109,14 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         ``True``: always; ``False``: never. Not needed with ``verbose=True``.
     scale : the score scale m: a positive number (``1``, the default, is one point per logit),
         ``"fit"`` to choose m jointly with the points among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5,
-        6 and 8 (below 1 a point is more than one logit, for nearly separable data),
-        or a list of scales to choose from (e.g. ``[1, 2, 4]``).  The intercept stays an integer on
-        the score scale, so intercept + score is a whole number of points and the card is read
-        as before.  With several scales the certificate covers exactly those scales: the model
-        is optimal over every risk score at any of them (not at scales in between); the summary
-        lists each scale's bound.
+        6 and 8 (below 1 a point is more than one logit, for nearly separable data), plus up to
+        three scales added during the search where the best score's points fit best (rounded to
+        three digits, e.g. 1.61), or a list of scales to choose from (e.g. ``[1, 2, 4]``, never
+        extended).  The intercept stays an integer on the score scale, so intercept + score is a
+        whole number of points and the card is read as before.  With several scales the
+        certificate covers exactly the scales searched, which the summary lists with each one's
+        bound: the model is optimal over every risk score at any of them (not at scales in
+        between).
     objective : ``"logistic"`` (default: mean logistic loss, Ustun & Rudin, 2019) or
         ``"net_benefit"`` (weighted net benefit over ``decision_thresholds``; no intercept, one score
         cut-off per threshold, band risks = observed event rates; ``intercept_range``,
@@ -149,6 +153,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     ...               max_size=2, scale=[1, 2, 4], time_limit=30).scale  # doctest: +SKIP
     2.0
     """
+    started = time.perf_counter()  # the time limit covers the setup too, not only the search
     if objective == "net_benefit":
         if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale == 1):
             raise SettingsError(f"`scale={scale!r}` does not apply with objective='net_benefit': a net-benefit "
@@ -248,14 +253,24 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         m = next(iter(problems))
         report = BranchAndCut(problem, time_limit=time_limit, gap_tolerance=gap_tolerance,
                               absolute_gap_tolerance=absolute_gap_tolerance, node_limit=node_limit,
-                              verbose=verbose, progress=progress).solve(initial=starts)
+                              verbose=verbose, progress=progress).solve(initial=starts, started=started)
         report = dataclasses.replace(report, scale=m)
     else:
-        report = MultiScaleSearch(problems, time_limit=time_limit, gap_tolerance=gap_tolerance,
+        add_scale = None
+        if isinstance(scale, str) and not any(_on_the_risk(c) for c in constraints):
+            # scale="fit" refines its grid around the best risk score (rows on the risk would need
+            # a feasibility check per new scale: those fits keep the grid)
+            def add_scale(m):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return build_problem(spec, loss.with_scale(m), lower, upper, constraints=constraints,
+                                         max_size=max_size, min_size=min_size, **opts)
+        search = MultiScaleSearch(problems, time_limit=time_limit, gap_tolerance=gap_tolerance,
                                   absolute_gap_tolerance=absolute_gap_tolerance,
                                   node_limit=node_limit, verbose=verbose, progress=progress,
-                                  infeasible=infeasible).solve(initial=starts,
-                                                               initial_scale=_initial_scale(initial))
+                                  infeasible=infeasible, add_scale=add_scale)
+        report = search.solve(initial=starts, started=started, initial_scale=_initial_scale(initial))
+        problems = search.problems  # with the scales the search added
     problem = problems.get(report.scale, problem)
     if report.status == "infeasible":
         raise InfeasibleProblemError(
@@ -286,7 +301,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                            constraints=constraints, factors_as_one=bool(factors_as_one),
                            threshold_ranges={t.term: t.interval_range(lower, upper) for t in spec.thresholds},
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
-                           threshold_candidates=candidates, scales=scales)
+                           threshold_candidates=candidates,
+                           scales=tuple(sorted(scales + tuple(r["scale"] for r in report.scales if r.get("added")))))
     if patterns is not None:
         return patterns.model(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam))
     # the training design is dropped here: the model keeps the design spec and no training data

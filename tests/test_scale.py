@@ -159,10 +159,13 @@ def _search(seed, **kw):
     design = build_design(formula(X.shape[1]), df)
     lower, upper = v.check_coef_bounds((-3, 3), design.spec.terms)
     loss = LogisticLoss(design.X, design.y, w)
-    problems = {m: build_problem(design.spec, loss.with_scale(m), lower, upper, max_size=max_size, c0=c0)
-                for m in scales}
+    def make(m):
+        return build_problem(design.spec, loss.with_scale(m), lower, upper, max_size=max_size, c0=c0)
+    problems = {m: make(m) for m in scales}
     models = point_models(X.shape[1], -3, 3, max_size)
     truth = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, scales)
+    if kw.pop("refine", False):
+        kw["add_scale"] = make
     return MultiScaleSearch(problems, gap_tolerance=1e-9, **kw), truth, (X, y, w, c0)
 
 
@@ -203,6 +206,85 @@ def test_time_limit_gives_an_honest_bound_at_every_scale(seed, time_limit):
     assert rep.status in ("optimal", "time_limit")
     _check_early_stop(rep, truth, data)
     assert {r["status"] for r in rep.scales} <= {"best", "searched", "root bound", "stopped", "not started"}
+
+
+# --- scale="fit": the grid refined around the best risk score -------------------------------
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fit_is_the_brute_force_optimum_over_the_scales_it_states(seed):
+    X, y, w, _, max_size, c0 = instance(seed)
+    m = rf.risk_score(formula(X.shape[1]), frame(X, y, w), weights="w", max_size=max_size, coef_range=(-3, 3),
+                      c0=c0, scale="fit", gap_tolerance=1e-9, time_limit=60)
+    stated = m.settings.scales
+    added = [r["scale"] for r in m.solver.scales if r["added"]]
+    assert set(stated) == set(v.FIT_SCALES) | set(added) and len(added) <= 3
+    assert sorted(r["scale"] for r in m.solver.scales) == sorted(stated)
+    models = point_models(X.shape[1], -3, 3, max_size)
+    (true_min, _, _, _), per_scale = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, stated)
+    assert m.lower_bound <= true_min + slack(true_min)
+    assert m.status == "optimal"
+    assert m.objective == pytest.approx(true_min, rel=1e-7, abs=0)
+    assert own_objective(m, X, y, w, c0) == pytest.approx(m.objective, rel=1e-9)
+    for r in m.solver.scales:
+        assert r["lower_bound"] <= per_scale[r["scale"]] + slack(per_scale[r["scale"]])
+
+
+def test_an_added_scale_is_where_the_best_points_fit_best():
+    # weak effects on a 0/1/2 predictor: the best points want a scale between those of the grid
+    rng = np.random.default_rng(0)
+    n = 400
+    X = rng.integers(0, 3, (n, 2)).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(0.37 * X[:, 0] - 0.23 * X[:, 1])))).astype(int)
+    m = rf.risk_score("y ~ x0 + x1", frame(X, y, np.ones(n)), max_size=2, coef_range=(-5, 5),
+                      scale="fit", time_limit=60)
+    added = [r["scale"] for r in m.solver.scales if r["added"]]
+    assert added and m.scale in added and m.status == "optimal"
+    assert m.scale not in v.FIT_SCALES and float(f"{m.scale:.3g}") == m.scale
+    # the model's own scale: no scale on a fine grid gives its points a lower loss (best intercept)
+    s = X @ m.coef.to_numpy(float)
+
+    def loss(scale):
+        return min(np.mean(np.where(y == 1, np.logaddexp(0, -(b + s) / scale), np.logaddexp(0, (b + s) / scale)))
+                   for b in range(-40, 41))
+    grid = np.exp(np.linspace(np.log(0.5), np.log(8), 600))
+    assert min(loss(g) for g in grid) >= loss(m.scale) - 2e-4  # three digits of m cost at most this
+    text = str(m.summary())
+    assert f"{m.scale:g} (added)" in text and "added by the search" in text
+    m2 = rf.from_json(m.to_json())
+    assert m2.solver.scales == m.solver.scales and m2.settings.scales == m.settings.scales
+    assert f"{m.scale:g} (added)" in str(m2.summary())  # a loaded model has no training rows: its own text
+
+
+def test_a_list_of_scales_is_never_extended():
+    rng = np.random.default_rng(0)
+    n = 400
+    X = rng.integers(0, 3, (n, 2)).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(0.37 * X[:, 0] - 0.23 * X[:, 1])))).astype(int)
+    m = rf.risk_score("y ~ x0 + x1", frame(X, y, np.ones(n)), max_size=2, scale=list(v.FIT_SCALES),
+                      time_limit=60)
+    assert m.settings.scales == v.FIT_SCALES and not any(r["added"] for r in m.solver.scales)
+
+
+@pytest.mark.parametrize("node_limit", [1, 3, 10, 40, None])
+@pytest.mark.parametrize("seed", range(8))
+def test_added_scales_keep_an_honest_bound_at_every_scale(seed, node_limit):
+    search, _, data = _search(seed, node_limit=node_limit, time_limit=60, refine=True)
+    rep = search.solve()
+    X, y, w, c0 = data
+    stated = sorted(r["scale"] for r in rep.scales)
+    models = point_models(X.shape[1], -3, 3, int(search.problems[stated[0]].max_size))
+    truth = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, stated)
+    _check_early_stop(rep, truth, data)
+    if node_limit is None:
+        assert rep.status == "optimal"
+        assert rep.objective == pytest.approx(truth[0][0], rel=1e-7)
+
+
+def test_the_time_limit_counts_from_the_given_start():
+    import time
+    search, _, _ = _search(0, time_limit=5.0)
+    rep = search.solve(started=time.perf_counter() - 10.0)  # the setup already took the whole limit
+    assert rep.status == "time_limit" and rep.time >= 10.0
 
 
 # --- thresholds: every cut position at every scale ----------------------------------------

@@ -34,11 +34,15 @@ def _scales_text(scales) -> str:
 
 def scale_table(model) -> pd.DataFrame | None:
     """Per-scale rows of a fit over several score scales (``scale``, ``objective``,
-    ``lower_bound``, ``root_bound``, ``nodes``, ``status``), or None for a fixed scale."""
+    ``lower_bound``, ``root_bound``, ``nodes``, ``status``, ``added``: whether the search added the
+    scale around its best risk score), or None for a fixed scale."""
     rows = model.solver.scales
     if not rows:
         return None
-    return pd.DataFrame(list(rows), columns=["scale", "objective", "lower_bound", "root_bound", "nodes", "status"])
+    t = pd.DataFrame(list(rows), columns=["scale", "objective", "lower_bound", "root_bound", "nodes", "status",
+                                          "added"])
+    t["added"] = t["added"].fillna(False).astype(bool)  # documents saved before scales were added
+    return t
 
 
 def _scale_table_display(model) -> pd.DataFrame | None:
@@ -54,7 +58,7 @@ def _scale_table_display(model) -> pd.DataFrame | None:
         return f"≥ {best:.6g}" if settled and v >= best else f"{v:.6g}"
 
     return pd.DataFrame({
-        "scale": [f"{m:g}" for m in t["scale"]],
+        "scale": [f"{m:g}" + (" (added)" if a else "") for m, a in zip(t["scale"], t["added"])],
         "best objective": [num(v, False) for v in t["objective"]],
         "lower bound": [num(v, st not in ("best", "stopped", "not started")) for v, st in zip(t["lower_bound"], t["status"])],
         "nodes": [f"{n:,d}" for n in t["nodes"]],
@@ -208,7 +212,10 @@ class Summary(r.Rendered):
             out.append(f"Proven optimal: no risk score within these limits has an objective below "
                        f"{m.lower_bound:.8g}.")
         if len(m.settings.scales) > 1:
-            out.append(f"The certificate covers the score scales {_scales_text(m.settings.scales)} (a finite set): "
+            added = [row["scale"] for row in m.solver.scales if row.get("added")]
+            out.append(f"The certificate covers the score scales {_scales_text(m.settings.scales)} (a finite set"
+                       + (f"; {_scales_text(added)} added by the search where the best points fit best"
+                          if added else "") + "): "
                        "the lower bound holds for every risk score at any of them, not at scales in between. "
                        f"Risks are (intercept + score) / {m.scale:g} logits.")
         lo, hi = m.settings.intercept_range

@@ -171,10 +171,11 @@ class BranchAndCut:
         self.lp.set_loss_bounds(lo, hi + 1e-9 * (1 + abs(hi)))
 
     # --- main ---------------------------------------------------------------------------
-    def solve(self, initial: list[np.ndarray] | None = None) -> SolverReport:
+    def solve(self, initial: list[np.ndarray] | None = None, started: float | None = None) -> SolverReport:
         """Search until the gap tolerance, the time limit or the node limit; ``initial`` holds
-        starting λ vectors (intercept first)."""
-        self.start(initial)
+        starting λ vectors (intercept first).  ``started`` (a ``time.perf_counter()`` value, default
+        now) is when the time limit's clock started, so a caller's setup counts against it."""
+        self.start(initial, started=started)
         status = None
         last_log = -1e9
         while self.has_open_nodes():
@@ -196,14 +197,14 @@ class BranchAndCut:
             self.step()
         return self.finish(status)
 
-    def start(self, initial: list[np.ndarray] | None = None) -> None:
+    def start(self, initial: list[np.ndarray] | None = None, started: float | None = None) -> None:
         """Everything before the tree search: the known incumbents (the intercept-only model,
         ``initial``), the root's cutting planes and heuristics, and the root node.
 
         The root's cutting planes stop after :attr:`root_budget` seconds (a quarter of the time
-        limit unless set) and its heuristics after :attr:`root_heuristic_budget`, counted from here."""
+        limit unless set) and its heuristics after :attr:`root_heuristic_budget`, counted from ``started`` (default now)."""
         p = self.p
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() if started is None else float(started)
         self.t0 = t0
         self.loss_lo, self.loss_hi = loss_bounds(p)
         self.global_lower = -math.inf

@@ -22,12 +22,17 @@ such search per scale of a finite set and makes them one search:
   most promising one gets the root a fixed-scale search would get, the others share the rest of
   the roots' time (:attr:`MultiScaleSearch.root_share` of the time limit);
 * **one tree** — after the roots, the open node with the least bound over all scales is
-  processed next (best-first over the union), under one time and node limit.
+  processed next (best-first over the union), under one time and node limit;
+* **refinement** (when the caller can build problems at new scales) — the best risk score's own
+  best scale lies between those of the set: with its points fixed the loss is convex in 1/m, so
+  that scale is found by a one-dimensional search and, when no scale of the set is within 1 % of
+  it, joins the set (rounded to three significant digits) with a search of its own.  This is how
+  FasterRisk's continuous multiplier is matched while the certificate stays over a stated set.
 
 The certificate covers the finite set only: the global lower bound is the least of the scales'
 bounds (each scale's open nodes, its nodes pruned by the gap tolerance, and the best objective),
-so no risk score at any of these scales has an objective below it.  Scales between those of the
-set are not covered.
+so no risk score at any of these scales — the added ones included — has an objective below it.
+Scales between those of the set are not covered.
 """
 
 from __future__ import annotations
@@ -69,12 +74,15 @@ class MultiScaleSearch:
     root_share : fraction of the time limit the roots may use together.
     infeasible : scales left out because no risk score satisfies the constraints there (listed in
         the report's per-scale rows).
+    add_scale : callable m → problem at scale m (or None when m cannot be searched); when given,
+        the search refines the set around the best risk score (at most ``max_added`` scales, each
+        within the range of the given ones).
     """
 
     def __init__(self, problems: dict, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
                  progress: bool = False, root_share: float = 0.35, infeasible=(),
-                 absolute_gap_tolerance: float = 1e-8):
+                 absolute_gap_tolerance: float = 1e-8, add_scale=None, max_added: int = 3):
         if not problems:
             raise ValueError("no score scale to search")
         self.problems = {float(m): p for m, p in problems.items()}
@@ -89,12 +97,13 @@ class MultiScaleSearch:
         self.first_root_share = 0.55 if len(problems) > 1 else 1.0
         self.infeasible = tuple(float(m) for m in infeasible)
         self.solvers: dict[float, BranchAndCut] = {}
-
         for m, p in self.problems.items():
-            s = BranchAndCut(p, time_limit=time_limit, gap_tolerance=gap_tolerance,
-                             absolute_gap_tolerance=absolute_gap_tolerance)
-            s.keep_root_cuts = True
-            self.solvers[m] = s
+            self._new_solver(m, p)
+        self.add_scale = add_scale
+        self.max_added = int(max_added)
+        self.added: list[float] = []
+        self._refined: set = set()  # (scale, points) already refined
+        self.scale_range = (min(self.problems), max(self.problems))
         self.best = math.inf
         self.best_scale: float | None = None
         self.best_lam: np.ndarray | None = None
@@ -108,6 +117,13 @@ class MultiScaleSearch:
         self._ray_time = 0.0
         self._last_status = 0.0
         self._status_shown = False
+
+    def _new_solver(self, m: float, p) -> BranchAndCut:
+        s = BranchAndCut(p, time_limit=self.time_limit, gap_tolerance=self.gap_tolerance,
+                         absolute_gap_tolerance=self.absolute_gap_tolerance)
+        s.keep_root_cuts = True
+        self.solvers[m] = s
+        return s
 
     # --- incumbents shared across scales --------------------------------------------------
     def _candidates(self, m: float, found_at: float | None, lam: np.ndarray) -> list[np.ndarray]:
@@ -152,6 +168,63 @@ class MultiScaleSearch:
                 self.solvers[m].set_cutoff(self.best)
             if any(self.solvers[m].upper < self._shared[m] for m in self.started):
                 self._share()
+
+    # --- refinement: the best risk score's own scale joins the set -------------------------
+    def _own_scale(self, lam: np.ndarray, at: float) -> float:
+        """The scale within :attr:`scale_range` at which the points of ``lam`` (a risk score at
+        scale ``at``) have the least loss, the integer intercept re-chosen: for fixed points and
+        intercept the loss is convex in t = 1/m (a convex function of t times the scores), so a
+        bounded scalar search on t, alternated with the intercept until neither moves."""
+        from scipy.optimize import minimize_scalar
+        from types import SimpleNamespace
+        p = self.problems[at]
+        unit = p.loss.with_scale(1.0)
+        scores = p.loss.Z[:, 1:] @ np.asarray(lam[1:], float)
+        lo, hi = self.scale_range
+        b, m = float(lam[0]), at
+        for _ in range(4):
+            z = scores + b
+            res = minimize_scalar(lambda t: unit.value_from_scores(z * t), bounds=(1.0 / hi, 1.0 / lo),
+                                  method="bounded", options={"xatol": 1e-6})
+            m = 1.0 / float(res.x)
+            shim = SimpleNamespace(loss=p.loss.with_scale(m), intercept_bounds=p.intercept_bounds)
+            b_new = float(best_intercept(shim, scores))
+            if b_new == b:
+                break
+            b = b_new
+        return m
+
+    def _refine(self) -> None:
+        """Add the best risk score's own scale to the set (see the module notes) when no scale of
+        the set is within 1 % of it; once per risk score, at most :attr:`max_added` times."""
+        if self.add_scale is None or self.best_lam is None or len(self.added) >= self.max_added:
+            return
+        key = (self.best_scale, tuple(np.asarray(self.best_lam, float).tolist()))
+        if key in self._refined:
+            return
+        self._refined.add(key)
+        m = float(f"{self._own_scale(self.best_lam, self.best_scale):.3g}")
+        if min(abs(math.log(m / a)) for a in self.problems) < math.log(1.01):
+            return
+        p = self.add_scale(m)
+        if p is None:
+            return
+        self.problems[m] = p
+        self._shared[m] = math.inf
+        self.added.append(m)
+        s = self._new_solver(m, p)
+        now = time.perf_counter() - self.t0
+        # the best score's neighbourhood deserves a real root: a fifth of the time, as a
+        # fixed-scale search gives its root, or a third of what is left
+        s.time_limit = max(self.time_limit - now, 1e-3)
+        s.root_budget = min(0.2 * self.time_limit, max(0.0, self.time_limit - now) / 3)
+        s.root_heuristic_budget = min(s.root_budget * 1.2, max(0.0, self.time_limit - now))
+        s.seed_cuts = self._rescaled_cuts(m)
+        s.set_cutoff(self.best)
+        s.start([c for at, lam in self._pool for c in self._candidates(m, at, lam)]
+                + self._candidates(m, self.best_scale, self.best_lam))
+        self.started.append(m)
+        self._share()
 
     # --- rays: one direction of real coefficients, rounded at every scale ----------------------
     def _ray_on_new_best(self) -> None:
@@ -237,10 +310,12 @@ class MultiScaleSearch:
         return guess
 
     # --- main -----------------------------------------------------------------------------
-    def solve(self, initial: list[np.ndarray] | None = None, initial_scale: float | None = None) -> SolverReport:
+    def solve(self, initial: list[np.ndarray] | None = None, initial_scale: float | None = None,
+              started: float | None = None) -> SolverReport:
         """Search every scale; ``initial`` holds starting λ vectors (intercept first) of a model at
-        scale ``initial_scale`` (None: unknown), offered at every scale."""
-        t0 = self.t0 = time.perf_counter()
+        scale ``initial_scale`` (None: unknown), offered at every scale.  ``started``: as for
+        :meth:`BranchAndCut.solve`."""
+        t0 = self.t0 = time.perf_counter() if started is None else float(started)
         guess = self._first_guesses(initial, initial_scale)
         if self.best_lam is not None:
             self._ray(self.best_lam, self.best_scale, deadline=t0 + 0.1 * self.time_limit)
@@ -271,6 +346,8 @@ class MultiScaleSearch:
             self._share()
             self._ray_on_new_best()
             self._report_progress(time.perf_counter() - t0)
+        if status is None:
+            self._refine()
 
         last_log = -1e9
         while status is None:
@@ -296,6 +373,7 @@ class MultiScaleSearch:
             if self.solvers[m].upper < self._shared[m]:
                 self._share()
                 self._ray_on_new_best()
+                self._refine()
         return self._finish(status)
 
     def _rescaled_cuts(self, m: float) -> list:
@@ -364,9 +442,9 @@ class MultiScaleSearch:
                 st = "searched"
             rows.append({"scale": m, "objective": s.upper if m in self.started else math.inf,
                          "lower_bound": bound, "root_bound": getattr(s, "root_bound", -math.inf),
-                         "nodes": s.nodes, "status": st})
+                         "nodes": s.nodes, "status": st, "added": m in self.added})
         rows += [{"scale": m, "objective": math.inf, "lower_bound": math.inf, "root_bound": math.inf,
-                  "nodes": 0, "status": "infeasible"} for m in self.infeasible]
+                  "nodes": 0, "status": "infeasible", "added": False} for m in self.infeasible]
         rows.sort(key=lambda r: r["scale"])
         if self.verbose:
             self._log(elapsed, lower, final=status)
@@ -411,7 +489,7 @@ def scale_table(report: SolverReport):
     """The per-scale rows of a multi-scale report as a DataFrame (empty for one scale)."""
     import pandas as pd
     return pd.DataFrame(list(report.scales), columns=["scale", "objective", "lower_bound", "root_bound",
-                                                      "nodes", "status"])
+                                                      "nodes", "status", "added"])
 
 
 __all__ += ["scale_table"]
