@@ -129,12 +129,16 @@ class RiskScore:
         return model
 
     def _learn_training(self, design: DesignMatrix, data: pd.DataFrame) -> None:
-        """The evaluation on the training rows and the profile counterfactuals need (ranges and scales)."""
-        from .reports.evaluation import evaluate
+        """The evaluation on the training rows and the profile counterfactuals need (ranges and scales).
+
+        The training rows are scored from the training design matrix, not encoded again: the same
+        numbers as ``evaluate(model, rows)``, without a second pass through the formula."""
+        from .reports.evaluation import evaluate_arrays
         rows = data.loc[design.index]
+        score = design.X @ self.coef.to_numpy(dtype=float) + self._shift
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.training_evaluation = evaluate(self, rows)
+            self.training_evaluation = evaluate_arrays(self, design.y, self._risk_at(score), score)
         from .counterfactuals.profile import TrainingProfile
         try:
             self.profile = TrainingProfile.from_data(self, rows, X=design.X)

@@ -135,6 +135,17 @@ def _check_same_model(orig, back, name, *, full_summary):
         assert back.summary().render(kind) == expected.summary().render(kind)
 
 
+def test_training_evaluation_is_evaluate_on_the_training_rows(case):
+    # the fit scores its training rows from the design matrix; evaluate() encodes them again
+    name, m = case
+    train = _frame(name, 0).dropna() if name == "missing values dropped" else _frame(name, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = rf.evaluate(m, train)
+    pd.testing.assert_frame_equal(m.training_evaluation.to_frame(), again.to_frame(), rtol=1e-12)
+    assert str(m.training_evaluation) == str(again)
+
+
 def test_json_round_trip(case):
     name, m = case
     text = m.to_json()

@@ -199,6 +199,8 @@ class MultiScaleSearch:
         the set is within 1 % of it; once per risk score, at most :attr:`max_added` times."""
         if self.add_scale is None or self.best_lam is None or len(self.added) >= self.max_added:
             return
+        if time.perf_counter() - self.t0 > 0.8 * self.time_limit:
+            return  # too late for a search of its own: its bound would only widen the gap
         key = (self.best_scale, tuple(np.asarray(self.best_lam, float).tolist()))
         if key in self._refined:
             return
@@ -215,10 +217,12 @@ class MultiScaleSearch:
         s = self._new_solver(m, p)
         now = time.perf_counter() - self.t0
         # the best score's neighbourhood deserves a real root: a fifth of the time, as a
-        # fixed-scale search gives its root, or a third of what is left
+        # fixed-scale search gives its root, or a third of what is left.  No root heuristics:
+        # its incumbent is the best score, already polished, and one polish with swaps over
+        # thousands of cut columns can take longer than the time that is left
         s.time_limit = max(self.time_limit - now, 1e-3)
         s.root_budget = min(0.2 * self.time_limit, max(0.0, self.time_limit - now) / 3)
-        s.root_heuristic_budget = min(s.root_budget * 1.2, max(0.0, self.time_limit - now))
+        s.root_heuristic_budget = 0.0
         s.seed_cuts = self._rescaled_cuts(m)
         s.set_cutoff(self.best)
         s.start([c for at, lam in self._pool for c in self._candidates(m, at, lam)]
