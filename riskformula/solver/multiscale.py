@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -176,7 +177,6 @@ class MultiScaleSearch:
         intercept the loss is convex in t = 1/m (a convex function of t times the scores), so a
         bounded scalar search on t, alternated with the intercept until neither moves."""
         from scipy.optimize import minimize_scalar
-        from types import SimpleNamespace
         p = self.problems[at]
         unit = p.loss.with_scale(1.0)
         scores = p.loss.Z[:, 1:] @ np.asarray(lam[1:], float)
@@ -202,11 +202,18 @@ class MultiScaleSearch:
         if time.perf_counter() - self.t0 > 0.8 * self.time_limit:
             return  # too late for a search of its own: its bound would only widen the gap
         key = (self.best_scale, tuple(np.asarray(self.best_lam, float).tolist()))
-        if key in self._refined:
-            return
+        if key in self._refined or not np.any(np.asarray(self.best_lam[1:]) != 0):
+            return  # done already, or the intercept-only model (about as good at any scale)
         self._refined.add(key)
         m = float(f"{self._own_scale(self.best_lam, self.best_scale):.3g}")
         if min(abs(math.log(m / a)) for a in self.problems) < math.log(1.01):
+            return
+        # worth a search only if the best points alone already gain more than the tolerances there
+        p = self.problems[self.best_scale]
+        scores = p.loss.Z[:, 1:] @ np.asarray(self.best_lam[1:], float)
+        there = SimpleNamespace(loss=p.loss.with_scale(m), intercept_bounds=p.intercept_bounds)
+        gain = p.loss.value(self.best_lam) - there.loss.value_from_scores(scores + best_intercept(there, scores))
+        if gain <= max(self.absolute_gap_tolerance, self.gap_tolerance * abs(self.best)):
             return
         p = self.add_scale(m)
         if p is None:
