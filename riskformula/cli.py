@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="or at this absolute gap objective - bound (default 1e-8)")
     fit.add_argument("--scale", type=_scale, default=1.0, metavar="M",
                      help="score scale: points per logit (default 1), 'fit' to choose it with the points "
-                          "among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, or a comma-separated list such as 1,2,4")
+                          "among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 (plus up to three scales added where "
+                          "the best points fit best), or a comma-separated list such as 1,2,4")
     fit.add_argument("--objective", choices=("logistic", "net_benefit"), default="logistic",
                      help="logistic loss (default) or net benefit over decision thresholds (Chi & Birbil, 2026)")
     fit.add_argument("--decision-thresholds", type=float, nargs="+", metavar="P",

@@ -323,6 +323,23 @@ def test_calibration_slope_and_intercept_match_statsmodels_logit():
     assert r.slope < 0.7
 
 
+def test_calibration_slope_on_repeated_risks_matches_the_row_level_fit():
+    # a risk score has few distinct risks: the fit on distinct (outcome, risk) pairs with their
+    # counts must equal statsmodels' fit on every row, intervals included
+    rng = np.random.default_rng(12)
+    score = rng.integers(-3, 4, 3000)
+    risk = special.expit(0.6 * score - 0.4)
+    y = (rng.random(3000) < special.expit(0.45 * score - 0.2)).astype(int)
+    r = m.calibration_intercept_slope(y, risk)
+    lp = special.logit(risk)
+    slope_fit = sm.Logit(y, sm.add_constant(lp)).fit(disp=0)
+    assert r.slope == pytest.approx(slope_fit.params[1], rel=1e-7)
+    assert (r.slope_lower, r.slope_upper) == pytest.approx(tuple(slope_fit.conf_int(alpha=0.05)[1]), rel=1e-6)
+    citl = sm.Logit(y, np.ones(3000), offset=lp).fit(disp=0)
+    assert r.intercept == pytest.approx(citl.params[0], rel=1e-7)
+    assert (r.intercept_lower, r.intercept_upper) == pytest.approx(tuple(citl.conf_int(alpha=0.05)[0]), rel=1e-6)
+
+
 def test_calibration_slope_is_na_for_constant_risk():
     # constant risk .25 with 2 events in 4: intercept = logit(.5) - logit(.25) = log 3
     with pytest.warns(CalibrationWarning, match="slope is undefined"):

@@ -176,7 +176,11 @@ def _partitions(data: pd.DataFrame, cols: list, seeds: list) -> list:
     """
     if len(cols) < 2 or not seeds:
         return []
-    M = np.unique(data[cols].to_numpy(dtype=float) > 0.5, axis=0)
+    rows = data[cols].to_numpy(dtype=float) > 0.5
+    # distinct rows: one bytes key per row (packed bits) sorts far faster than np.unique(axis=0)
+    packed = np.ascontiguousarray(np.packbits(rows, axis=1))
+    keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    M = rows[np.sort(np.unique(keys, return_index=True)[1])]
     co = (M.T.astype(np.int64) @ M.astype(np.int64)) > 0
     excl = ~co
     index = {c: i for i, c in enumerate(cols)}

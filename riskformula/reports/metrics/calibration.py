@@ -324,19 +324,26 @@ def calibration_intercept_slope(y, risk, level: float = 0.95, weights=None) -> C
     >>> abs(r.intercept) < 1e-8, round(r.slope, 3)
     (True, 1.0)
     """
-    import statsmodels.api as sm
+    # the GLM module alone: statsmodels.api also imports its plotting and time-series modules
+    from statsmodels.genmod.families import Binomial
+    from statsmodels.genmod.generalized_linear_model import GLM
 
     check_level(level)
     a = prepare(y, risk, weights=weights, need_both_classes=True)
     p, yv = a["risk"], a["y"]
-    freq = {} if weights is None else {"freq_weights": a["weights"]}
     if np.any((p <= 0) | (p >= 1)):
         raise DataError("`risk` has values of exactly 0 or 1, whose logit is infinite; "
                         "calibration intercept and slope need risks strictly inside (0, 1).")
+    # each distinct (outcome, risk) pair once with its total frequency: the same likelihood, so the
+    # same estimates and Wald intervals, from a few rows instead of all of them
+    w = np.ones(p.size) if weights is None else np.asarray(a["weights"], dtype=float)
+    pairs, inverse = np.unique(np.column_stack([yv, p]), axis=0, return_inverse=True)
+    freq = {"freq_weights": np.bincount(inverse.ravel(), weights=w, minlength=len(pairs))}
+    yv, p = pairs[:, 0], pairs[:, 1]
     lp = special.logit(p)
     alpha = 1 - level
-    family = sm.families.Binomial()
-    citl = sm.GLM(yv, np.ones((p.size, 1)), family=family, offset=lp, **freq).fit()
+    family = Binomial()
+    citl = GLM(yv, np.ones((p.size, 1)), family=family, offset=lp, **freq).fit()
     ci = np.asarray(citl.conf_int(alpha=alpha))
     intercept, ilo, ihi = float(np.asarray(citl.params)[0]), float(ci[0, 0]), float(ci[0, 1])
     if np.ptp(lp) == 0:
@@ -344,7 +351,7 @@ def calibration_intercept_slope(y, risk, level: float = 0.95, weights=None) -> C
                       "it is reported as NA.", CalibrationWarning, stacklevel=2)
         slope = slo = shi = float("nan")
     else:
-        fit = sm.GLM(yv, sm.add_constant(lp, has_constant="add"), family=family, **freq).fit()
+        fit = GLM(yv, np.column_stack([np.ones(p.size), lp]), family=family, **freq).fit()
         ci = np.asarray(fit.conf_int(alpha=alpha))
         slope, slo, shi = float(np.asarray(fit.params)[1]), float(ci[1, 0]), float(ci[1, 1])
     return CalibrationResult(intercept, ilo, ihi, slope, slo, shi, level)
