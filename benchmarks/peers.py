@@ -14,7 +14,8 @@ If that fails the table is printed without FasterRisk and a line says why.
 Printed per set: training loss of both (full data), our gap, status, scale and time, FasterRisk's
 multiplier and time, and the mean over 5 stratified folds (the same folds for both,
 :func:`riskformula.tuning.stratified_folds`, seed 0) of the test AUC and CAL (by score, Ustun &
-Rudin, 2019).  Targets: our training loss ≤ FasterRisk's; CV AUC ≥ FasterRisk's − 0.005; CV CAL ≤
+Rudin, 2019), with each model's CAL floor: the mean CAL of outcomes drawn from the model's own test
+risks, i.e. what a perfectly calibrated model with those scores would show.  Targets: our training loss ≤ FasterRisk's; CV AUC ≥ FasterRisk's − 0.005; CV CAL ≤
 FasterRisk's + 0.005; our time per fit ≤ 120 s (gap reported).
 
     python benchmarks/peers.py                         # all six, 120 s per fit (long: ~2 h)
@@ -97,6 +98,15 @@ def logistic_loss(y, z) -> float:
     return float(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z))))
 
 
+def cal_floor(risk, score, draws: int = 200, seed: int = 0) -> float:
+    """The CAL a perfectly calibrated model with these test risks and scores would show on average:
+    outcomes drawn from the risks themselves.  CAL by score grows with the number of distinct
+    scores and shrinks with the rows per score, so part of any model's CAL is this sampling floor."""
+    rng = np.random.default_rng(seed)
+    return float(np.mean([metrics.cal_by_score((rng.random(risk.size) < risk).astype(int), risk, score)
+                          for _ in range(draws)]))
+
+
 def fr_metrics(fit: dict, y_train, y_test=None) -> dict:
     m, b = fit["multiplier"], fit["intercept"]
     s_train = np.asarray(fit["train_score"])
@@ -104,7 +114,7 @@ def fr_metrics(fit: dict, y_train, y_test=None) -> dict:
     if y_test is not None:
         s = np.asarray(fit["test_scores"][0])
         risk = 1 / (1 + np.exp(-(b + s) / m))
-        out.update(auc=metrics.auc(y_test, s), cal=metrics.cal_by_score(y_test, risk, s))
+        out.update(auc=metrics.auc(y_test, s), cal=metrics.cal_by_score(y_test, risk, s), floor=cal_floor(risk, s))
     return out
 
 
@@ -122,7 +132,7 @@ def our_fold(formula, df, fold, f, time_limit, scale):
     test = df[fold == f]
     y = m.observed(test).to_numpy()
     s, risk = m.score(test).to_numpy(), m.predict(test).to_numpy()
-    return {"auc": metrics.auc(y, s), "cal": metrics.cal_by_score(y, risk, s), "wall": wall,
+    return {"auc": metrics.auc(y, s), "cal": metrics.cal_by_score(y, risk, s), "floor": cal_floor(risk, s), "wall": wall,
             "gap": m.gap, "scale": m.scale}
 
 
@@ -162,7 +172,8 @@ def main() -> None:
                 delayed(our_fold)(formula, df, fold, f, args.time_limit, scale) for f in range(args.folds))
         row = {"data": name, "n": len(df), "loss": m.loss, "gap": m.gap, "status": m.status, "scale": m.scale,
                "time (s)": wall, "CV AUC": np.mean([f["auc"] for f in folds]),
-               "CV CAL": np.mean([f["cal"] for f in folds]), "max fold time": max(f["wall"] for f in folds),
+               "CV CAL": np.mean([f["cal"] for f in folds]), "CAL floor": np.mean([f["floor"] for f in folds]),
+               "max fold time": max(f["wall"] for f in folds),
                "max fold gap": max(f["gap"] for f in folds)}
         if fr is not None:
             full = fr_metrics(fr["full"], y)
@@ -170,7 +181,8 @@ def main() -> None:
             row.update({"FR loss": full["loss"], "FR m": fr["full"]["multiplier"],
                         "FR time (s)": fr["full"]["seconds"],
                         "FR CV AUC": np.mean([f["auc"] for f in fr_folds]),
-                        "FR CV CAL": np.mean([f["cal"] for f in fr_folds])})
+                        "FR CV CAL": np.mean([f["cal"] for f in fr_folds]),
+                        "FR CAL floor": np.mean([f["floor"] for f in fr_folds])})
         rows.append(row)
         print(f"  ours: loss {row['loss']:.5f}, CV AUC {row['CV AUC']:.3f}, CV CAL {100 * row['CV CAL']:.1f}%"
               + (f"; FasterRisk: loss {row['FR loss']:.5f} (m {row['FR m']:.2f}), CV AUC {row['FR CV AUC']:.3f}, "
@@ -195,6 +207,8 @@ def _table(rows) -> pd.DataFrame:
             "time (s)": f"{r['time (s)']:.0f}", "FR time (s)": f"{r['FR time (s)']:.1f}" if have else "-",
             "CV AUC": f"{r['CV AUC']:.3f}", "FR CV AUC": f"{r['FR CV AUC']:.3f}" if have else "-",
             "CV CAL": f"{100 * r['CV CAL']:.1f}%", "FR CV CAL": f"{100 * r['FR CV CAL']:.1f}%" if have else "-",
+            "CAL floor": f"{100 * r['CAL floor']:.1f}%",
+            "FR CAL floor": f"{100 * r['FR CAL floor']:.1f}%" if have else "-",
             "fold gap (max)": f"{100 * r['max fold gap']:.2f}%",
             "targets met": "all" if all(met) else f"{sum(met)}/{len(met)}"})
     return pd.DataFrame(out)
