@@ -187,8 +187,7 @@ class MultiScaleSearch:
             res = minimize_scalar(lambda t: unit.value_from_scores(z * t), bounds=(1.0 / hi, 1.0 / lo),
                                   method="bounded", options={"xatol": 1e-6})
             m = 1.0 / float(res.x)
-            shim = SimpleNamespace(loss=p.loss.with_scale(m), intercept_bounds=p.intercept_bounds)
-            b_new = float(best_intercept(shim, scores))
+            b_new = _loss_at_scale(p, scores, m)[1]
             if b_new == b:
                 break
             b = b_new
@@ -211,8 +210,7 @@ class MultiScaleSearch:
         # worth a search only if the best points alone already gain more than the tolerances there
         p = self.problems[self.best_scale]
         scores = p.loss.Z[:, 1:] @ np.asarray(self.best_lam[1:], float)
-        there = SimpleNamespace(loss=p.loss.with_scale(m), intercept_bounds=p.intercept_bounds)
-        gain = p.loss.value(self.best_lam) - there.loss.value_from_scores(scores + best_intercept(there, scores))
+        gain = p.loss.value(self.best_lam) - _loss_at_scale(p, scores, m)[0]
         if gain <= max(self.absolute_gap_tolerance, self.gap_tolerance * abs(self.best)):
             return
         p = self.add_scale(m)
@@ -504,6 +502,13 @@ def scale_table(report: SolverReport):
 
 
 __all__ += ["scale_table"]
+
+
+def _loss_at_scale(p, scores: np.ndarray, m: float) -> tuple[float, float]:
+    """(loss, best integer intercept) of points-only ``scores`` of problem ``p``'s rows at scale m."""
+    there = SimpleNamespace(loss=p.loss.with_scale(m), intercept_bounds=p.intercept_bounds)
+    b = float(best_intercept(there, scores))
+    return there.loss.value_from_scores(scores + b), b
 
 
 def _real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndarray,
