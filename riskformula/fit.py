@@ -218,14 +218,16 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     # that need not be in the formula)
     training = None if patterns is not None else TrainingRows.of_design(design, data)
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range, training=training)
-    # one problem per score scale: the same rows, the loss (and rows on the risk) on that scale
-    problems = {}
-    for k, m in enumerate(scales):
+
+    def problem_at(m, quiet=True):
+        """The problem on score scale m: the same rows, the loss (and rows on the risk) on that
+        scale; constraints warn about the data (small groups) once, not once per scale."""
         with warnings.catch_warnings():
-            if k:  # constraints warn about the data (small groups) once, not once per scale
+            if quiet:
                 warnings.simplefilter("ignore")
-            problems[m] = build_problem(spec, loss if m == 1.0 else loss.with_scale(m), lower, upper,
-                                        constraints=constraints, max_size=max_size, min_size=min_size, **opts)
+            return build_problem(spec, loss if m == 1.0 else loss.with_scale(m), lower, upper,
+                                 constraints=constraints, max_size=max_size, min_size=min_size, **opts)
+    problems = {m: problem_at(m, quiet=k > 0) for k, m in enumerate(scales)}
     infeasible = []
     if constraints:
         first = problems[scales[0]]
@@ -259,19 +261,13 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                               verbose=verbose, progress=progress).solve(initial=starts, started=started)
         report = dataclasses.replace(report, scale=m)
     else:
-        add_scale = None
-        if isinstance(scale, str) and not any(_on_the_risk(c) for c in constraints):
-            # scale="fit" refines its grid around the best risk score (rows on the risk would need
-            # a feasibility check per new scale: those fits keep the grid)
-            def add_scale(m):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    return build_problem(spec, loss.with_scale(m), lower, upper, constraints=constraints,
-                                         max_size=max_size, min_size=min_size, **opts)
+        # scale="fit" refines its grid around the best risk score (rows on the risk would need a
+        # feasibility check per new scale: those fits keep the grid)
+        refine = isinstance(scale, str) and not any(_on_the_risk(c) for c in constraints)
         search = MultiScaleSearch(problems, time_limit=search_limit, gap_tolerance=gap_tolerance,
                                   absolute_gap_tolerance=absolute_gap_tolerance,
                                   node_limit=node_limit, verbose=verbose, progress=progress,
-                                  infeasible=infeasible, add_scale=add_scale)
+                                  infeasible=infeasible, add_scale=problem_at if refine else None)
         report = search.solve(initial=starts, started=started, initial_scale=_initial_scale(initial))
         problems = search.problems  # with the scales the search added
     problem = problems.get(report.scale, problem)

@@ -38,6 +38,7 @@ new rows they hold only approximately — audit with :meth:`RiskScore.fairness`.
 
 from __future__ import annotations
 
+import abc
 import math
 import numbers
 import warnings
@@ -66,10 +67,10 @@ _MAX_DENOMINATOR = 10 ** 6
 class FairnessConstraint(Constraint):
     """Base class of the fairness notions: a constraint that can also measure itself on data."""
 
+    @abc.abstractmethod
     def assess(self, model, data, weights=None) -> list[dict]:
         """The constrained quantities of ``model`` on ``data``: one dict per bound with
         ``constraint``, ``quantity``, ``value``, ``bound`` and ``slack`` (≥ 0 when it holds)."""
-        raise NotImplementedError
 
 
 # --------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from ..fairness import FairnessConstraint
 from ..fit import design_bounds, two_class_loss
 from ..problem.constraints import RiskBound, check_constraints
 from ..solver import SolverReport
-from ..solver.feasibility import raise_if_infeasible
+from ..solver.feasibility import feasible_point, raise_if_infeasible
 from ..thresholds import score_shift
 from .cutoffs import optimal_cutoffs, score_bands
 from .grid import decision_grid
@@ -271,31 +271,9 @@ def _rowwise_bound(pos, neg, grid, penalty: float) -> float:
 
 
 def _feasible_point(problem):
-    """Points satisfying the bounds and rows (HiGHS, zero objective), or None."""
-    import highspy
-
-    from ..solver.lp import _csr, _finite
-    h = highspy.Highs()
-    for name, value in (("output_flag", False), ("threads", 1), ("random_seed", 0), ("time_limit", 30.0)):
-        h.setOptionValue(name, value)
-    lower, upper = problem.column_bounds()
-    lower[0] = upper[0] = 0.0
-    n = problem.n_cols
-    h.addCols(n, np.zeros(n), _finite(lower), _finite(upper), 0, np.zeros(0, dtype=np.int32),
-              np.zeros(0, dtype=np.int32), np.zeros(0))
-    h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
-                            np.where(problem.integer_mask(), highspy.HighsVarType.kInteger,
-                                     highspy.HighsVarType.kContinuous))
-    rows = problem.all_rows()
-    if rows:
-        starts, idx, vals = _csr(rows)
-        h.addRows(len(rows), _finite([r.lower for r in rows]), _finite([r.upper for r in rows]), len(idx), starts,
-                  idx, vals)
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        return None
-    x = np.asarray(h.getSolution().col_value)
-    return np.round(x[1:problem.d + 1])
+    """Points satisfying the bounds and rows with no intercept (HiGHS, zero objective), or None."""
+    x = feasible_point(problem, time_limit=30.0, intercept=0.0)[1]
+    return None if x is None else np.round(x[1:problem.d + 1])
 
 
 def _solver_name(solver) -> str:

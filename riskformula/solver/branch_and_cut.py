@@ -38,6 +38,15 @@ _LP_PRECISION = 1e-7
 STATUS_INTERVAL = 10.0
 
 
+def limit_status(now: float, time_limit: float, nodes: int, node_limit: int | None) -> str | None:
+    """"time_limit" or "node_limit" when a search must stop (checked between nodes), else None."""
+    if now > time_limit:
+        return "time_limit"
+    if node_limit is not None and nodes >= node_limit:
+        return "node_limit"
+    return None
+
+
 def _highs_version() -> str:
     from importlib.metadata import version
     try:
@@ -184,11 +193,8 @@ class BranchAndCut:
             if self._within_tolerance(lower):
                 break
             now = time.perf_counter() - self.t0
-            if now > self.time_limit:
-                status = "time_limit"
-                break
-            if self.node_limit is not None and self.nodes >= self.node_limit:
-                status = "node_limit"
+            status = limit_status(now, self.time_limit, self.nodes, self.node_limit)
+            if status:
                 break
             if self.verbose and now - last_log >= self.log_interval:
                 self._log(now, len(self.heap), lower)

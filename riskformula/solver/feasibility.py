@@ -17,11 +17,21 @@ from .lp import _csr, _finite
 
 def has_feasible_point(problem: RiskProblem, time_limit: float = 10.0) -> bool | None:
     """True/False when HiGHS decides feasibility within ``time_limit`` seconds, else None."""
+    return feasible_point(problem, time_limit)[0]
+
+
+def feasible_point(problem: RiskProblem, time_limit: float = 10.0,
+                   intercept: float | None = None) -> tuple[bool | None, np.ndarray | None]:
+    """(decided, x): whether HiGHS finds a point within the bounds and rows in ``time_limit``
+    seconds (True, False, or None when it cannot decide) and that point (all columns) when found.
+    ``intercept`` fixes the intercept column (e.g. 0 for a model without one)."""
     h = highspy.Highs()
     for name, value in (("output_flag", False), ("threads", 1), ("random_seed", 0),
                         ("time_limit", float(time_limit))):
         h.setOptionValue(name, value)
     lower, upper = problem.column_bounds()
+    if intercept is not None:
+        lower[0] = upper[0] = float(intercept)
     n = problem.n_cols
     h.addCols(n, np.zeros(n), _finite(lower), _finite(upper), 0,
               np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
@@ -36,10 +46,10 @@ def has_feasible_point(problem: RiskProblem, time_limit: float = 10.0) -> bool |
     h.run()
     st = h.getModelStatus()
     if st == highspy.HighsModelStatus.kOptimal:
-        return True
+        return True, np.asarray(h.getSolution().col_value)
     if st == highspy.HighsModelStatus.kInfeasible:
-        return False
-    return None
+        return False, None
+    return None, None
 
 
 def smallest_feasible(rebuild, with_value, lo: float, hi: float, steps: int = 8,

@@ -171,17 +171,16 @@ class MultiScaleSearch:
                 self._share()
 
     # --- refinement: the best risk score's own scale joins the set -------------------------
-    def _own_scale(self, lam: np.ndarray, at: float) -> float:
-        """The scale within :attr:`scale_range` at which the points of ``lam`` (a risk score at
-        scale ``at``) have the least loss, the integer intercept re-chosen: for fixed points and
-        intercept the loss is convex in t = 1/m (a convex function of t times the scores), so a
-        bounded scalar search on t, alternated with the intercept until neither moves."""
+    def _own_scale(self, p, scores: np.ndarray, b: float, at: float) -> float:
+        """The scale within :attr:`scale_range` at which points-only ``scores`` (of problem ``p``'s
+        rows, intercept ``b`` at scale ``at``) have the least loss, the integer intercept re-chosen:
+        for fixed points and intercept the loss is convex in t = 1/m (a convex function of t times
+        the scores), so a bounded scalar search on t, alternated with the intercept until neither
+        moves."""
         from scipy.optimize import minimize_scalar
-        p = self.problems[at]
         unit = p.loss.with_scale(1.0)
-        scores = p.loss.Z[:, 1:] @ np.asarray(lam[1:], float)
         lo, hi = self.scale_range
-        b, m = float(lam[0]), at
+        m = at
         for _ in range(4):
             z = scores + b
             res = minimize_scalar(lambda t: unit.value_from_scores(z * t), bounds=(1.0 / hi, 1.0 / lo),
@@ -204,12 +203,12 @@ class MultiScaleSearch:
         if key in self._refined or not np.any(np.asarray(self.best_lam[1:]) != 0):
             return  # done already, or the intercept-only model (about as good at any scale)
         self._refined.add(key)
-        m = float(f"{self._own_scale(self.best_lam, self.best_scale):.3g}")
+        p = self.problems[self.best_scale]
+        scores = p.loss.Z[:, 1:] @ np.asarray(self.best_lam[1:], float)
+        m = float(f"{self._own_scale(p, scores, float(self.best_lam[0]), self.best_scale):.3g}")
         if min(abs(math.log(m / a)) for a in self.problems) < math.log(1.01):
             return
         # worth a search only if the best points alone already gain more than the tolerances there
-        p = self.problems[self.best_scale]
-        scores = p.loss.Z[:, 1:] @ np.asarray(self.best_lam[1:], float)
         gain = p.loss.value(self.best_lam) - _loss_at_scale(p, scores, m)[0]
         if gain <= max(self.absolute_gap_tolerance, self.gap_tolerance * abs(self.best)):
             return
@@ -367,11 +366,8 @@ class MultiScaleSearch:
             if not live:
                 break
             now = time.perf_counter() - t0
-            if now > self.time_limit:
-                status = "time_limit"
-                break
-            if self.node_limit is not None and self.nodes >= self.node_limit:
-                status = "node_limit"
+            status = bc.limit_status(now, self.time_limit, self.nodes, self.node_limit)
+            if status:
                 break
             if self.verbose and now - last_log >= self.log_interval:
                 self._log(now, lower)
