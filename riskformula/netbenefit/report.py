@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..reports import render as r
-from ..reports.summary import Summary, _card_display
+from ..reports.summary import Summary, _card_display, grid_and_constraint_notes
 
 
 def _decisions_display(model) -> pd.DataFrame:
@@ -117,11 +117,7 @@ class NetBenefitSummary(Summary):
         empty = m.risk_table()
         if len(empty) and (empty["n"] == 0).any():
             out.append("A band no training row fell in takes the middle of its threshold interval as its risk.")
-        if any(t.on_grid for t in m.design.thresholds):
-            out.append("Thresholds were chosen from a quantile grid: the certificate is optimal relative to that "
-                       "grid, not over every cut position.")
-        if m.settings.constraints:
-            out.append("Optimal under the listed constraints: a model without them may do better.")
+        out += grid_and_constraint_notes(m, "do")
         if m.settings.weighted:
             out.append("Net benefit, band risks and certificate use the sample weights; the training "
                        "diagnostics are unweighted.")

@@ -222,11 +222,7 @@ class Summary(r.Rendered):
         if m.intercept_at_bound:
             out.append(f"The base points sit at the edge of the intercept range searched ({lo} to {hi}); the "
                        "constraints may be pushing it there — widen `intercept_range` to check.")
-        if any(t.on_grid for t in m.design.thresholds):
-            out.append("Thresholds were chosen from a quantile grid: the certificate is optimal relative to that "
-                       "grid, not over every cut position.")
-        if m.settings.constraints:
-            out.append("Optimal under the listed constraints: a model without them may fit better.")
+        out += grid_and_constraint_notes(m, "fit")
         if m.training.constraint_values:
             out.append("Fairness constraints hold exactly on the training rows (slack ≥ 0 above); on new rows they "
                        "hold only approximately: audit them there with `m.fairness(data, by=...)`.")
@@ -291,6 +287,18 @@ class Summary(r.Rendered):
 
     def __repr__(self) -> str:
         return f"<Summary of {self.model!r}>"
+
+
+def grid_and_constraint_notes(m, better: str) -> list[str]:
+    """The notes on what the certificate is relative to: a quantile grid of cuts, and the
+    constraints (a model without them may ``better`` better)."""
+    out = []
+    if any(t.on_grid for t in m.design.thresholds):
+        out.append("Thresholds were chosen from a quantile grid: the certificate is optimal relative to that "
+                   "grid, not over every cut position.")
+    if m.settings.constraints:
+        out.append(f"Optimal under the listed constraints: a model without them may {better} better.")
+    return out
 
 
 def certified_by(m) -> str:
