@@ -97,8 +97,31 @@ def _move_table(problem: RiskProblem, s: np.ndarray, deltas: np.ndarray, integra
     return L._norm * (base.sum() - (XT @ base)[:, None] + XT @ shifted)
 
 
+def _value_ranges(problem: RiskProblem) -> tuple[np.ndarray, np.ndarray]:
+    """The span of whole points each coefficient may take, as (lowest, highest) arrays, 0 included
+    (:func:`_in_range` removes the values between 0 and a range that excludes it)."""
+    return (np.trunc(np.minimum(problem.coef_lower, 0)).astype(float),
+            np.trunc(np.maximum(problem.coef_upper, 0)).astype(float))
+
+
+def _in_range(problem: RiskProblem, j, v) -> np.ndarray:
+    """Whether points ``v`` are allowed for columns ``j``: 0 (unused) or within the column's range,
+    which need not include 0 (e.g. 2…4)."""
+    return (v == 0) | ((v >= problem.coef_lower[j]) & (v <= problem.coef_upper[j]))
+
+
+def _smallest(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` smallest ``values`` in increasing order, ties by index (a stable
+    argsort's first ``k``), without sorting all of them: the move lists of threshold models hold tens of thousands of entries."""
+    top = np.arange(len(values))
+    if len(values) > k:
+        top = np.flatnonzero(values <= np.partition(values, k - 1)[k - 1])
+    return top[np.lexsort((top, values[top]))][:k]
+
+
 def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, values, allowed: np.ndarray):
-    """Objective of every single-coordinate move λ_j -> v (j allowed, v ≠ λ_j): arrays (j, v, obj)."""
+    """Objective of every single-coordinate move λ_j -> v (j allowed, v ≠ λ_j): arrays (j, v, obj).
+    ``values`` is the (lowest, highest) pair of :func:`_value_ranges`."""
     L = problem.loss
     X = L.Z[:, 1:]
     support = lam[1:] != 0
@@ -107,24 +130,28 @@ def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, values, 
     js, vs, objs = [], [], []
     bin_cols = np.flatnonzero(L.binary)
     if len(bin_cols):
-        lo = int(min(values[j][0] for j in bin_cols)) if len(bin_cols) else 0
-        hi = int(max(values[j][-1] for j in bin_cols)) if len(bin_cols) else 0
+        # one grid of values for all binary columns, masked to each column's own range: a
+        # Python loop over thousands of cut columns was most of the time of a polish
+        v_lo, v_hi = values[0][bin_cols], values[1][bin_cols]
         cur = lam[1:][bin_cols]
-        deltas = np.arange(lo - cur.max(), hi - cur.min() + 1, dtype=float)
+        deltas = np.arange(v_lo.min() - cur.max(), v_hi.max() - cur.min() + 1, dtype=float)
         table = _move_table(problem, s, deltas, integral)
-        for row, j in enumerate(bin_cols):
-            if not allowed[j]:
-                continue
-            v = values[j][values[j] != lam[1 + j]]
-            k = (v - lam[1 + j] - deltas[0]).astype(int)
-            js.append(np.full(len(v), j))
-            vs.append(v)
-            objs.append(table[row, k] + base_pen + problem.c0[j] * ((v != 0).astype(float) - float(support[j])))
+        grid = np.arange(v_lo.min(), v_hi.max() + 1, dtype=float)
+        G = grid[None, :]
+        ok = (_in_range(problem, bin_cols[:, None], G) & (G >= v_lo[:, None]) & (G <= v_hi[:, None])
+              & (G != cur[:, None]) & allowed[bin_cols][:, None])
+        rows, at = np.nonzero(ok)
+        j, v = bin_cols[rows], grid[at]
+        k = (v - cur[rows] - deltas[0]).astype(int)
+        js.append(j)
+        vs.append(v)
+        objs.append(table[rows, k] + base_pen + problem.c0[j] * ((v != 0).astype(float) - support[j].astype(float)))
     other = [j for j in np.flatnonzero(~L.binary) if allowed[j]]
     if other:
-        cj = np.concatenate([np.full(len(values[j]), j) for j in other])
-        cv = np.concatenate([values[j] for j in other])
-        keep = cv != lam[1:][cj]
+        ranges = [np.arange(values[0][j], values[1][j] + 1) for j in other]
+        cj = np.concatenate([np.full(len(r), j) for j, r in zip(other, ranges)])
+        cv = np.concatenate(ranges)
+        keep = (cv != lam[1:][cj]) & _in_range(problem, cj, cv)
         cj, cv = cj[keep], cv[keep]
         S = s[:, None] + X[:, cj] * (cv - lam[1:][cj])[None, :]
         js.append(cj)
@@ -147,8 +174,7 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
     lam = np.round(lam).astype(float)
     lam[0] = min(max(lam[0], problem.intercept_bounds[0]), problem.intercept_bounds[1])
     checked_rows = problem.needs_row_check or problem.min_size > 0
-    values = [np.arange(int(lo), int(hi) + 1, dtype=float)
-              for lo, hi in zip(np.minimum(problem.coef_lower, 0), np.maximum(problem.coef_upper, 0))]
+    values = _value_ranges(problem)
     # with penalties (auxiliary costs) the moves are ranked by loss and size, then judged whole
     penalised = problem.has_aux_cost
     best = problem.full_objective(lam)
@@ -158,7 +184,7 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
         allowed = support | (problem.model_size(lam) < problem.max_size)
         improved = False
         cj, cv, obj = _single_moves(problem, lam, s, values, allowed)
-        for k in np.argsort(obj)[:20]:
+        for k in _smallest(obj, 20):
             if obj[k] >= best - 1e-12:
                 break
             trial = lam.copy()
@@ -211,7 +237,7 @@ def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float, values) -> tu
         cj = np.concatenate([c[0] for c in cands])
         cv = np.concatenate([c[1] for c in cands])
         obj = np.concatenate([c[2] for c in cands])
-        for k in np.argsort(obj)[:5]:
+        for k in _smallest(obj, 5):
             if obj[k] >= best_val - 1e-12:
                 break
             t = trial.copy()
@@ -231,8 +257,7 @@ def fill_to_min_size(problem: RiskProblem, lam: np.ndarray) -> np.ndarray:
     a feasible start when the intercept-only model breaks the size limit."""
     X = problem.loss.Z[:, 1:]
     lam = np.round(lam).astype(float)
-    values = [np.arange(int(lo), int(hi) + 1, dtype=float)
-              for lo, hi in zip(np.minimum(problem.coef_lower, 0), np.maximum(problem.coef_upper, 0))]
+    values = _value_ranges(problem)
     while problem.model_size(lam) < problem.min_size:
         s = X @ lam[1:] + lam[0]
         cj, cv, obj = _single_moves(problem, lam, s, values, lam[1:] == 0)
