@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from riskformula.problem import LogisticLoss, RiskProblem
-from riskformula.solver.heuristics import _single_moves, _smallest, _value_ranges, polish
+from riskformula.solver.heuristics import _single_moves, _value_ranges, polish
 
 
 def _mixed_problem(seed: int) -> RiskProblem:
@@ -54,15 +54,6 @@ def test_value_ranges_always_include_zero():
     lo, hi = _value_ranges(p)
     assert np.all(lo <= 0) and np.all(hi >= 0)
     assert list(lo) == [-3, 0, -1, 0, -5, -2, 0] and list(hi) == [3, 4, 0, 4, 0, 2, 3]
-
-
-@pytest.mark.parametrize("n", [0, 1, 5, 21, 500])
-@pytest.mark.parametrize("k", [1, 5, 20])
-def test_smallest_is_a_stable_argsort_prefix(n, k):
-    rng = np.random.default_rng(n + k)
-    for top in (2, 10, 10**6):  # many ties, some, none
-        v = rng.integers(0, top, n).astype(float)
-        assert list(_smallest(v, k)) == list(np.argsort(v, kind="stable")[:k])
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -110,15 +110,6 @@ def _in_range(problem: RiskProblem, j, v) -> np.ndarray:
     return (v == 0) | ((v >= problem.coef_lower[j]) & (v <= problem.coef_upper[j]))
 
 
-def _smallest(values: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` smallest ``values`` in increasing order, ties by index (a stable
-    argsort's first ``k``), without sorting all of them: the move lists of threshold models hold tens of thousands of entries."""
-    top = np.arange(len(values))
-    if len(values) > k:
-        top = np.flatnonzero(values <= np.partition(values, k - 1)[k - 1])
-    return top[np.lexsort((top, values[top]))][:k]
-
-
 def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, values, allowed: np.ndarray):
     """Objective of every single-coordinate move λ_j -> v (j allowed, v ≠ λ_j): arrays (j, v, obj).
     ``values`` is the (lowest, highest) pair of :func:`_value_ranges`."""
@@ -184,7 +175,9 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
         allowed = support | (problem.model_size(lam) < problem.max_size)
         improved = False
         cj, cv, obj = _single_moves(problem, lam, s, values, allowed)
-        for k in _smallest(obj, 20):
+        # a full sort, not a partition: which of several equally good moves comes first shapes
+        # where the descent ends, and a partition would change it
+        for k in np.argsort(obj)[:20]:
             if obj[k] >= best - 1e-12:
                 break
             trial = lam.copy()
@@ -237,7 +230,7 @@ def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float, values) -> tu
         cj = np.concatenate([c[0] for c in cands])
         cv = np.concatenate([c[1] for c in cands])
         obj = np.concatenate([c[2] for c in cands])
-        for k in _smallest(obj, 5):
+        for k in np.argsort(obj)[:5]:
             if obj[k] >= best_val - 1e-12:
                 break
             t = trial.copy()
