@@ -35,7 +35,7 @@ def test_single_moves_price_every_move_exactly(seed):
         lam[1 + j] = rng.integers(lo[j], hi[j] + 1)
     allowed = rng.random(7) < 0.8
     s = p.loss.Z[:, 1:] @ lam[1:] + lam[0]
-    cj, cv, obj = _single_moves(p, lam, s, (lo, hi), allowed)
+    cj, cv, obj = _single_moves(p, lam, s, allowed)
     expected = {}
     for j in np.flatnonzero(allowed):
         for v in np.arange(lo[j], hi[j] + 1):

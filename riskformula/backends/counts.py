@@ -126,7 +126,7 @@ def candidate_cuts_from_counts(values, events, non_events, grid: int | None = No
 # --------------------------------------------------------------------------------------
 
 
-def _group_codes(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def group_codes(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first row of each group, group code of every row) of identical rows of ``Z``.
 
     Design columns take few distinct values (0/1 indicators, small integers), so each row gets
@@ -178,7 +178,7 @@ def collapse_patterns(Z, **weights) -> tuple[np.ndarray, dict]:
     ([[1.0, 0.0], [0.0, 1.0]], [2.0, 1.0])
     """
     Z = np.asarray(Z, dtype=float)
-    first, codes = _group_codes(Z)
+    first, codes = group_codes(Z)
     m = len(first)
     out = {k: np.bincount(codes, weights=np.asarray(w, dtype=float), minlength=m) for k, w in weights.items()}
     return Z[first], out

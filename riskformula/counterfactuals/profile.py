@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..backends.counts import group_codes
+
 #: variables with at most this many distinct values keep all of them as their value grid
 MAX_VALUES = 100
 #: otherwise the grid holds this many quantiles
@@ -177,10 +179,7 @@ def _partitions(data: pd.DataFrame, cols: list, seeds: list) -> list:
     if len(cols) < 2 or not seeds:
         return []
     rows = data[cols].to_numpy(dtype=float) > 0.5
-    # distinct rows: one bytes key per row (packed bits) sorts far faster than np.unique(axis=0)
-    packed = np.ascontiguousarray(np.packbits(rows, axis=1))
-    keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
-    M = rows[np.sort(np.unique(keys, return_index=True)[1])]
+    M = rows[group_codes(rows.astype(float))[0]]  # distinct rows, in order of first appearance
     co = (M.T.astype(np.int64) @ M.astype(np.int64)) > 0
     excl = ~co
     index = {c: i for i, c in enumerate(cols)}

@@ -110,27 +110,26 @@ def _in_range(problem: RiskProblem, j, v) -> np.ndarray:
     return (v == 0) | ((v >= problem.coef_lower[j]) & (v <= problem.coef_upper[j]))
 
 
-def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, values, allowed: np.ndarray):
-    """Objective of every single-coordinate move λ_j -> v (j allowed, v ≠ λ_j): arrays (j, v, obj).
-    ``values`` is the (lowest, highest) pair of :func:`_value_ranges`."""
+def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, allowed: np.ndarray):
+    """Objective of every single-coordinate move λ_j -> v (j allowed, v ≠ λ_j): arrays (j, v, obj)."""
     L = problem.loss
     X = L.Z[:, 1:]
     support = lam[1:] != 0
     base_pen = float(problem.c0 @ support)
     integral = L.integral
     js, vs, objs = [], [], []
+    lo, hi = _value_ranges(problem)
     bin_cols = np.flatnonzero(L.binary)
     if len(bin_cols):
         # one grid of values for all binary columns, masked to each column's own range: a
         # Python loop over thousands of cut columns was most of the time of a polish
-        v_lo, v_hi = values[0][bin_cols], values[1][bin_cols]
+        v_lo, v_hi = lo[bin_cols], hi[bin_cols]
         cur = lam[1:][bin_cols]
         deltas = np.arange(v_lo.min() - cur.max(), v_hi.max() - cur.min() + 1, dtype=float)
         table = _move_table(problem, s, deltas, integral)
         grid = np.arange(v_lo.min(), v_hi.max() + 1, dtype=float)
         G = grid[None, :]
-        ok = (_in_range(problem, bin_cols[:, None], G) & (G >= v_lo[:, None]) & (G <= v_hi[:, None])
-              & (G != cur[:, None]) & allowed[bin_cols][:, None])
+        ok = _in_range(problem, bin_cols[:, None], G) & (G != cur[:, None]) & allowed[bin_cols][:, None]
         rows, at = np.nonzero(ok)
         j, v = bin_cols[rows], grid[at]
         k = (v - cur[rows] - deltas[0]).astype(int)
@@ -139,7 +138,7 @@ def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, values, 
         objs.append(table[rows, k] + base_pen + problem.c0[j] * ((v != 0).astype(float) - support[j].astype(float)))
     other = [j for j in np.flatnonzero(~L.binary) if allowed[j]]
     if other:
-        ranges = [np.arange(values[0][j], values[1][j] + 1) for j in other]
+        ranges = [np.arange(lo[j], hi[j] + 1) for j in other]
         cj = np.concatenate([np.full(len(r), j) for j, r in zip(other, ranges)])
         cv = np.concatenate(ranges)
         keep = (cv != lam[1:][cj]) & _in_range(problem, cj, cv)
@@ -165,7 +164,6 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
     lam = np.round(lam).astype(float)
     lam[0] = min(max(lam[0], problem.intercept_bounds[0]), problem.intercept_bounds[1])
     checked_rows = problem.needs_row_check or problem.min_size > 0
-    values = _value_ranges(problem)
     # with penalties (auxiliary costs) the moves are ranked by loss and size, then judged whole
     penalised = problem.has_aux_cost
     best = problem.full_objective(lam)
@@ -174,7 +172,7 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
         support = lam[1:] != 0
         allowed = support | (problem.model_size(lam) < problem.max_size)
         improved = False
-        cj, cv, obj = _single_moves(problem, lam, s, values, allowed)
+        cj, cv, obj = _single_moves(problem, lam, s, allowed)
         # a full sort, not a partition: which of several equally good moves comes first shapes
         # where the descent ends, and a partition would change it
         for k in np.argsort(obj)[:20]:
@@ -200,7 +198,7 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
             if v < best - 1e-12 and (penalised or not checked_rows or problem.complete(trial) is not None):
                 lam, best, improved = trial, v, True
         if not improved and swaps and support.any():
-            lam2, v2 = _best_swap(problem, lam, best, values)
+            lam2, v2 = _best_swap(problem, lam, best)
             if v2 < best - 1e-12:
                 lam, best, improved = lam2, v2, True
         if not improved:
@@ -208,7 +206,7 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
     return lam, best
 
 
-def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float, values) -> tuple[np.ndarray, float]:
+def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float) -> tuple[np.ndarray, float]:
     """Best replacement of one used term by an unused one (any of its point values), with the
     intercept allowed to shift by −1, 0 or +1; the winner's intercept is then re-optimised."""
     X = problem.loss.Z[:, 1:]
@@ -224,7 +222,7 @@ def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float, values) -> tu
             t = trial.copy()
             t[0] += shift
             s = X @ t[1:] + t[0]
-            cj, cv, obj = _single_moves(problem, t, s, values, allowed)
+            cj, cv, obj = _single_moves(problem, t, s, allowed)
             nz = cv != 0
             cands.append((cj[nz], cv[nz], obj[nz]))
         cj = np.concatenate([c[0] for c in cands])
@@ -250,10 +248,9 @@ def fill_to_min_size(problem: RiskProblem, lam: np.ndarray) -> np.ndarray:
     a feasible start when the intercept-only model breaks the size limit."""
     X = problem.loss.Z[:, 1:]
     lam = np.round(lam).astype(float)
-    values = _value_ranges(problem)
     while problem.model_size(lam) < problem.min_size:
         s = X @ lam[1:] + lam[0]
-        cj, cv, obj = _single_moves(problem, lam, s, values, lam[1:] == 0)
+        cj, cv, obj = _single_moves(problem, lam, s, lam[1:] == 0)
         new = cv != 0
         if not new.any():
             break
