@@ -20,6 +20,7 @@ Run from the repository root (``PYTHONPATH=.`` makes this checkout's riskformula
     PYTHONPATH=. python benchmarks/certify.py --only wdbc spambase  # a subset
     PYTHONPATH=. python benchmarks/certify.py --time-scale 0.1      # every time limit × 0.1, a quick look
     PYTHONPATH=. python benchmarks/certify.py --baseline ../main    # today's times beside, measured now
+    PYTHONPATH=. python benchmarks/certify.py --n-jobs 2            # each fit's tree on two processes
 
 With ``--time-scale`` the targets are judged at the scaled limits (a "no" there says little about
 the full-length run). Times are wall-clock seconds of the fit (design, pruning and search).
@@ -52,12 +53,16 @@ SEEDS = (1, 2, 3, 4, 5)
 CASES = ("wdbc", "wdbc-grid10", "spambase", "adult", "seeds", *REGRESSION)
 
 
+#: processes for each fit's tree search (``--n-jobs``)
+N_JOBS = 1
+
+
 def _fit(formula: str, df: pd.DataFrame, time_limit: float, max_size: int = 5):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rf.OptimalityGapWarning)
         m = rf.risk_score(formula, df, max_size=max_size, coef_range=(-5, 5), c0=1e-6, time_limit=time_limit,
-                          progress=False)
+                          progress=False, n_jobs=N_JOBS)
     return m, time.perf_counter() - t0
 
 
@@ -160,8 +165,11 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="generator seeds (default 1-5)")
     ap.add_argument("--baseline", metavar="DIR", help="a checkout whose riskformula gives today's times "
                     "for the no-regression cases (run now, in a subprocess)")
+    ap.add_argument("--n-jobs", type=int, default=1, help="processes for each fit's tree search (default 1)")
     ap.add_argument("--format", default="simple", help="tabulate format (simple, github, ...)")
     args = ap.parse_args(argv)
+    global N_JOBS
+    N_JOBS = args.n_jobs
     if args.time_scale <= 0:
         ap.error("--time-scale must be positive")
     start = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -183,6 +191,7 @@ def main(argv=None) -> None:
     load1 = os.getloadavg()
     print()
     print(f"riskformula {rf.__version__} from {os.path.dirname(rf.__file__)}; started {start}; time scale {args.time_scale:g}; "
+          f"n_jobs {N_JOBS}; "
           f"load average (1/5/15 min) at start {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f}, "
           f"at end {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} on {os.cpu_count()} cores")
     print(tabulate(pd.DataFrame(rows), headers="keys", tablefmt=args.format, showindex=False,

@@ -41,7 +41,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                factors_as_one: bool = False, initial=None, progress: bool | None = None,
                absolute_gap_tolerance: float = 1e-8, scale=1,
                objective: str = "logistic", decision_thresholds=None, decision_weights=None,
-               solver: str | None = "appsi_highs", solver_options: dict | None = None) -> RiskScore:
+               solver: str | None = "appsi_highs", solver_options: dict | None = None,
+               n_jobs: int = 1) -> RiskScore:
     """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
 
     The risk of a row is 1 / (1 + exp(−(intercept + score)/m)), where score is the sum of its
@@ -90,6 +91,12 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         ratio of rounding errors). With a much smaller ``c0``, lower it to about ``c0 / 100``;
         0 turns it off.
     node_limit : optional cap on branch-and-bound nodes.
+    n_jobs : processes for the tree search (joblib's loky backend, so scripts need no
+        ``if __name__ == "__main__"`` guard); 1 (default) searches in this process.  The root runs
+        here, then the open nodes are shared out in rounds of a fixed number of nodes per process,
+        so a search that ends by its tolerances or ``node_limit`` returns the same model for the same
+        call every time (a ``time_limit`` stops it wherever it is, on one process or several).
+        Applies to a search at one score scale; a search over several scales runs in this process.
     verbose : print the solver log (stdout) every 2 s: time, nodes, open nodes, best objective,
         lower bound, gap and cuts.
     context : extra names (functions, constants) the formula may use.
@@ -154,7 +161,12 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     2.0
     """
     started = time.perf_counter()  # the time limit covers the setup too, not only the search
+    n_jobs = v.check_int("n_jobs", n_jobs, minimum=1)
     if objective == "net_benefit":
+        if n_jobs != 1:
+            raise SettingsError("`n_jobs` applies to the logistic fit's tree search; the net-benefit fit's "
+                                "exact model is solved by the pyomo solver: set its threads through "
+                                "`solver_options` instead and leave `n_jobs` at 1.")
         if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale == 1):
             raise SettingsError(f"`scale={scale!r}` does not apply with objective='net_benefit': a net-benefit "
                                 "score's risks are the observed event rates of its score bands, not a logistic "
@@ -258,7 +270,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         m = next(iter(problems))
         report = BranchAndCut(problem, time_limit=search_limit, gap_tolerance=gap_tolerance,
                               absolute_gap_tolerance=absolute_gap_tolerance, node_limit=node_limit,
-                              verbose=verbose, progress=progress).solve(initial=starts, started=started)
+                              verbose=verbose, progress=progress, n_jobs=n_jobs).solve(initial=starts, started=started)
         report = dataclasses.replace(report, scale=m)
     else:
         # scale="fit" refines its grid around the best risk score (rows on the risk would need a

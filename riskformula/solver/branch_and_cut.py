@@ -68,6 +68,8 @@ class BranchAndCut:
     verbose : print a solver log (stdout) every ``log_interval`` seconds.
     progress : print the same line to stderr every :data:`STATUS_INTERVAL` seconds, and a last one
         with the status if any was printed; ignored when ``verbose`` is set.
+    n_jobs : worker processes for the tree search (see :class:`~riskformula.solver.parallel.ParallelTree`);
+        1 searches in this process.
     """
 
     #: the root's cutting-plane loop stops when its last ``window`` rounds closed less than this
@@ -80,8 +82,9 @@ class BranchAndCut:
     def __init__(self, problem: RiskProblem, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
                  max_cuts: int | None = None, heuristic_interval: int = 50, progress: bool = False,
-                 absolute_gap_tolerance: float = 1e-8):
+                 absolute_gap_tolerance: float = 1e-8, n_jobs: int = 1):
         self.p = problem
+        self.n_jobs = int(n_jobs)
         self.time_limit = float(time_limit)
         self.gap_tolerance = float(gap_tolerance)
         self.absolute_gap_tolerance = float(absolute_gap_tolerance)
@@ -111,6 +114,8 @@ class BranchAndCut:
         #: an objective known to be reachable elsewhere (another score scale's incumbent): nodes
         #: that cannot beat it are pruned as if it were this problem's incumbent
         self.cutoff = math.inf
+        #: least bound of the open nodes other processes hold (a search on several processes)
+        self.outside_bound = math.inf
         #: seconds (from :meth:`start`) for the root's cutting planes and its heuristics; None:
         #: a quarter and 30 % of the time limit
         self.root_budget: float | None = None
@@ -184,6 +189,9 @@ class BranchAndCut:
         """Search until the gap tolerance, the time limit or the node limit; ``initial`` holds
         starting λ vectors (intercept first).  ``started`` (a ``time.perf_counter()`` value, default
         now) is when the time limit's clock started, so a caller's setup counts against it."""
+        if self.n_jobs > 1:
+            from .parallel import ParallelTree
+            return ParallelTree(self, self.n_jobs).solve(initial, started=started)
         self.start(initial, started=started)
         status = None
         last_log = -1e9
@@ -251,6 +259,40 @@ class BranchAndCut:
         self.pseudo_n = np.zeros((2, p.n_cols))
         self.plunge = None  # a child processed at once: its LP warm-starts from its parent's basis
 
+    def resume(self, cuts: list, nodes: list, incumbent: tuple, pseudo: tuple, counts: tuple,
+               outside_bound: float) -> None:
+        """Continue a search begun elsewhere (another process): the pool's ``cuts`` (from
+        :meth:`NodeLP.cuts`), the open ``nodes`` (from :meth:`take_open_nodes`) to explore, the
+        ``incumbent`` ``(objective, λ, x, cutoff)``, the pseudo-costs and the ``counts`` (nodes,
+        polish calls) that ration the heuristics, and the least bound of the nodes searched elsewhere;
+        instead of :meth:`start`."""
+        p = self.p
+        self.t0 = time.perf_counter()
+        self.loss_lo, self.loss_hi = loss_bounds(p)
+        self.outside_bound = outside_bound
+        self.global_lower = min(outside_bound, min(n[0] for n in nodes))
+        self.lp = NodeLP(p, self.loss_lo, self.loss_hi, scaled=False)
+        self.lp.add_rows(cuts)
+        self.root_lower, self.root_upper = p.column_bounds()
+        self.upper, self.best_lam, self.best_x, self.cutoff = incumbent
+        self._chain_bounds()
+        self.root_bound = self.global_lower
+        self._counter = itertools.count()
+        self.heap = [(b, depth, next(self._counter), changes, branch, basis)
+                     for b, depth, changes, branch, basis in nodes]
+        heapq.heapify(self.heap)
+        self.tol_pruned = math.inf
+        self.pseudo, self.pseudo_n = (a.copy() for a in pseudo)
+        self.plunge = None
+        self.nodes, self.polish_calls = counts
+
+    def take_open_nodes(self) -> list:
+        """Remove and return the open nodes ``(bound, depth, changes, branch, basis)`` in the order
+        the search would take them (least bound first)."""
+        items = sorted(self.heap + ([self.plunge] if self.plunge is not None else []), key=lambda n: n[:3])
+        self.heap, self.plunge = [], None
+        return [(b, depth, changes, branch, basis) for b, depth, _, changes, branch, basis in items]
+
     def has_open_nodes(self) -> bool:
         return bool(self.heap) or self.plunge is not None
 
@@ -259,8 +301,9 @@ class BranchAndCut:
         return min(self.heap[0][0] if self.heap else math.inf, self.plunge[0] if self.plunge else math.inf)
 
     def open_bound(self) -> float:
-        """Least bound of the open nodes and of the nodes pruned by the gap tolerance."""
-        return min(self.next_bound(), self.tol_pruned)
+        """Least bound of the open nodes (here or, in a search on several processes, elsewhere) and
+        of the nodes pruned by the gap tolerance."""
+        return min(self.next_bound(), self.tol_pruned, self.outside_bound)
 
     def step(self) -> None:
         """Process one node of the tree (the pending plunge child first, else the best open node)."""
@@ -330,7 +373,7 @@ class BranchAndCut:
             root_bound=self.root_bound, solver=f"riskformula branch-and-cut on HiGHS {_highs_version()}",
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
                       "absolute_gap_tolerance": self.absolute_gap_tolerance,
-                      "node_limit": self.node_limit},
+                      "node_limit": self.node_limit, "n_jobs": self.n_jobs},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             log=tuple(self.log_lines),
         )

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InfeasibleProblemError
 from ..problem import RiskProblem
-from .lp import _csr, _finite
+from .lp import _csr, _finite, silent_highs
 
 
 def has_feasible_point(problem: RiskProblem, time_limit: float = 10.0) -> bool | None:
@@ -25,7 +25,7 @@ def feasible_point(problem: RiskProblem, time_limit: float = 10.0,
     """(decided, x): whether HiGHS finds a point within the bounds and rows in ``time_limit``
     seconds (True, False, or None when it cannot decide) and that point (all columns) when found.
     ``intercept`` fixes the intercept column (e.g. 0 for a model without one)."""
-    h = highspy.Highs()
+    h = silent_highs()
     for name, value in (("output_flag", False), ("threads", 1), ("random_seed", 0),
                         ("time_limit", float(time_limit))):
         h.setOptionValue(name, value)

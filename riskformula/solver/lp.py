@@ -24,6 +24,23 @@ for _v in highspy.HighsBasisStatus.__members__.values():
     _STATUS[_v.value] = _v
 
 
+class _SilentHighs(highspy.Highs):
+    """``highspy.Highs`` that prints nothing.  highspy 1.16 enables its callbacks while it is made,
+    and HiGHS prints its banner on stdout at that first call unless ``output_flag`` is already off;
+    options cannot be set earlier, so they are set here, just before."""
+
+    def enableCallbacks(self):
+        self.setOptionValue("output_flag", False)
+        super().enableCallbacks()
+
+
+def silent_highs() -> highspy.Highs:
+    """A HiGHS instance with its output off from the start (no banner on stdout)."""
+    h = _SilentHighs()
+    h.setOptionValue("output_flag", False)
+    return h
+
+
 def _csr(rows):
     starts, idx, vals = [0], [], []
     for r in rows:
@@ -42,17 +59,22 @@ def _finite(a):
 
 
 class NodeLP:
-    """LP relaxation of a :class:`RiskProblem` with a pool of loss cuts."""
+    """LP relaxation of a :class:`RiskProblem` with a pool of loss cuts; ``scaled=False`` turns
+    HiGHS' scaling off (for an LP rebuilt from another's pool, see below)."""
 
-    def __init__(self, problem: RiskProblem, loss_lower: float, loss_upper: float):
+    def __init__(self, problem: RiskProblem, loss_lower: float, loss_upper: float, scaled: bool = True):
         self.problem = problem
         self.n_coef = problem.d + 1
         self.n_cols = problem.n_cols + 1  # last column: the loss L
         self.L = self.n_cols - 1
-        h = highspy.Highs()
-        for name, value in (("output_flag", False), ("threads", 1), ("presolve", "off"),
-                            ("solver", "simplex"), ("random_seed", 0)):
+        h = silent_highs()
+        for name, value in (("threads", 1), ("presolve", "off"), ("solver", "simplex"), ("random_seed", 0)):
             h.setOptionValue(name, value)
+        if not scaled:
+            # an LP rebuilt with a pool of cuts (a search continued in another process) gets column
+            # scales from the cut rows, and its dual simplex stalled for seconds at many nodes;
+            # unscaled, it solves as fast as the LP that grew its pool (measured on both)
+            h.setOptionValue("simplex_scale_strategy", 0)
         lower, upper = problem.column_bounds()
         cost = np.concatenate([problem.cost(), [1.0]])
         lower = np.concatenate([lower, [loss_lower]])
@@ -68,6 +90,7 @@ class NodeLP:
         self.h = h
         self.n_cuts = 0
         self._cut_keys: list = []  # per cut row: the integer point it was taken at, or None
+        self._cut_rows: list = []  # per cut row: (rhs, columns, values)
         self._cut_ids: list[int] = []  # per cut row: a serial number, to match saved bases
         self._next_id = 0
         self._all_cols = np.arange(self.n_cols, dtype=np.int32)
@@ -86,11 +109,38 @@ class NodeLP:
         idx = np.concatenate([nz, [self.L]]).astype(np.int32)
         vals = scale * np.concatenate([-grad[nz], [1.0]])
         rhs = scale * (value - float(grad @ lam))
-        self.h.addRow(rhs, _INF, len(idx), idx, vals)
-        self.n_cuts += 1
-        self._cut_keys.append(key)
-        self._cut_ids.append(self._next_id)
-        self._next_id += 1
+        self.add_rows([(rhs, idx, vals, key)])
+
+    def add_rows(self, cuts) -> None:
+        """Add cut rows ``(rhs, columns, values, key[, serial])`` (as :meth:`cuts` returns them: with
+        their serial numbers, saved bases that name them stay valid here)."""
+        if not cuts:
+            return
+        starts = np.cumsum([0] + [len(c[1]) for c in cuts[:-1]]).astype(np.int32)
+        idx = np.concatenate([c[1] for c in cuts]).astype(np.int32)
+        vals = np.concatenate([c[2] for c in cuts])
+        rhs = np.array([c[0] for c in cuts], dtype=float)
+        self.h.addRows(len(cuts), rhs, np.full(len(cuts), _INF), len(idx), starts, idx, vals)
+        for rhs_k, idx_k, vals_k, key, *serial in cuts:
+            self._cut_rows.append((rhs_k, idx_k, vals_k))
+            self._cut_keys.append(key)
+            if serial:
+                self._cut_ids.append(serial[0])
+                self._next_id = max(self._next_id, serial[0] + 1)
+            else:
+                self._cut_ids.append(self._next_id)
+                self._next_id += 1
+        self.n_cuts += len(cuts)
+
+    def cuts(self) -> list:
+        """The pool's cut rows ``(rhs, columns, values, key, serial)``, oldest first: another NodeLP
+        of the same problem takes them with :meth:`add_rows` (a search continued in another process)."""
+        return [(*row, key, i) for row, key, i in zip(self._cut_rows, self._cut_keys, self._cut_ids)]
+
+    def number_cuts_from(self, first: int) -> None:
+        """Number the cuts added from now on from ``first`` on (searches in several processes give
+        each its own range, so their cuts and saved bases can be merged)."""
+        self._next_id = max(self._next_id, int(first))
 
     def has_cut(self, key: bytes) -> bool:
         """Whether the pool still holds the cut taken at the integer point ``key``."""
@@ -169,6 +219,7 @@ class NodeLP:
         self.n_cuts -= len(drop)
         dropped = set(gone.tolist())
         self._cut_keys = [k for r, k in enumerate(self._cut_keys) if r not in dropped]
+        self._cut_rows = [k for r, k in enumerate(self._cut_rows) if r not in dropped]
         self._cut_ids = [k for r, k in enumerate(self._cut_ids) if r not in dropped]
 
     # --- warm starts across the tree -------------------------------------------------------
@@ -180,7 +231,9 @@ class NodeLP:
             return None
         cols = np.array([v.value for v in b.col_status], dtype=np.int8)
         rows = np.array([v.value for v in b.row_status], dtype=np.int8)
-        return cols, rows[: self.n_base_rows], dict(zip(self._cut_ids, rows[self.n_base_rows:].tolist()))
+        cuts = rows[self.n_base_rows:]
+        tight = np.flatnonzero(cuts != _BASIC)  # a restored cut is basic unless saved otherwise
+        return cols, rows[: self.n_base_rows], {self._cut_ids[k]: int(cuts[k]) for k in tight}
 
     def restore(self, saved) -> bool:
         """Start the next solve from a saved basis (True if set); cuts added since are basic.  A

@@ -1,0 +1,138 @@
+"""The tree search on two processes (``n_jobs=2``): the same optimum as brute force and as one
+process, honest bounds when stopped early, and the same model on every run of the same call.
+
+Small trees are shared out from the first nodes on (rounds of two nodes per worker), so these
+instances run many rounds; a counter checks that they did.
+"""
+
+import numpy as np
+import pytest
+
+import riskformula as rf
+from riskformula.errors import SettingsError
+from riskformula.solver import BranchAndCut
+from riskformula.solver.parallel import ParallelTree
+from test_bruteforce import Instance, _problem, _slack, brute_force
+
+
+@pytest.fixture
+def rounds(monkeypatch):
+    """Share the tree from its first open nodes, in short rounds, and count the rounds."""
+    monkeypatch.setattr(ParallelTree, "nodes_per_worker", 1)
+    monkeypatch.setattr(ParallelTree, "first_round_nodes", 2)
+    monkeypatch.setattr(ParallelTree, "max_round_nodes", 8)
+    count = {"rounds": 0}
+    original = ParallelTree._round
+
+    def counted(self, *args):
+        count["rounds"] += 1
+        return original(self, *args)
+
+    monkeypatch.setattr(ParallelTree, "_round", counted)
+    return count
+
+
+def tree_instance(seed: int) -> Instance:
+    """Binary predictors with weak, overlapping effects: trees of tens to hundreds of nodes."""
+    rng = np.random.default_rng(500 + seed)
+    n, d = int(rng.integers(120, 300)), 5
+    X = rng.integers(0, 2, (n, d)).astype(float)
+    lin = -0.5 + X @ rng.normal(0, 0.8, d)
+    y = (rng.random(n) < 1 / (1 + np.exp(-lin))).astype(int)
+    return Instance(X, y, None, 1.0, (-3,) * d, (3,) * d, 1e-6, int(rng.integers(2, 4)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_two_processes_find_the_brute_force_optimum(seed, rounds):
+    inst = tree_instance(seed)
+    true_min, _, _ = brute_force(inst)
+    report = BranchAndCut(_problem(inst), time_limit=120, n_jobs=2).solve()
+    assert report.status == "optimal"
+    assert report.lower_bound <= true_min + _slack(true_min)
+    assert report.objective == pytest.approx(true_min, rel=1e-7, abs=0)
+    one = BranchAndCut(_problem(inst), time_limit=120).solve()
+    assert report.solution == one.solution  # these optima are unique
+    assert report.settings["n_jobs"] == 2
+
+
+def test_rounds_were_run(rounds):
+    BranchAndCut(_problem(tree_instance(0)), time_limit=120, n_jobs=2).solve()
+    assert rounds["rounds"] >= 3
+
+
+@pytest.mark.parametrize("node_limit", [2, 5, 12, 30])
+@pytest.mark.parametrize("seed", [1, 4])
+def test_early_stops_keep_the_bound_below_the_optimum(seed, node_limit, rounds):
+    inst = tree_instance(seed)
+    true_min, _, _ = brute_force(inst)
+    report = BranchAndCut(_problem(inst), time_limit=120, node_limit=node_limit, n_jobs=2).solve()
+    assert report.lower_bound <= true_min + _slack(true_min)
+    assert report.objective >= true_min - _slack(true_min)
+    if report.status == "node_limit":
+        # each round stops its workers at their share of the nodes left
+        assert report.nodes <= node_limit + 1
+
+
+@pytest.mark.parametrize("node_limit", [6, 20, None])
+def test_the_same_call_gives_the_same_result(node_limit, rounds):
+    inst = tree_instance(3)
+    a, b = (BranchAndCut(_problem(inst), time_limit=120, node_limit=node_limit, n_jobs=2).solve()
+            for _ in range(2))
+    assert (a.solution, a.objective, a.lower_bound, a.nodes, a.status) == \
+           (b.solution, b.objective, b.lower_bound, b.nodes, b.status)
+
+
+def test_thresholds_on_two_processes(rounds):
+    data = rf.synthetic_thresholds(200, 2, seed=1, min_class_share=0.1)
+    fit = dict(max_size=2, coef_range=(-5, 5), c0=1e-6, time_limit=120, progress=False)
+    one = rf.risk_score("y ~ threshold(x1) + threshold(x2)", data, **fit)
+    two = rf.risk_score("y ~ threshold(x1) + threshold(x2)", data, n_jobs=2, **fit)
+    assert one.status == two.status == "optimal"
+    assert two.objective == pytest.approx(one.objective, rel=1e-6)
+    assert two.lower_bound <= one.objective + _slack(one.objective)
+    assert two.solver.settings["n_jobs"] == 2
+    assert rounds["rounds"] >= 1
+
+
+def test_n_jobs_is_checked():
+    data = rf.synthetic_thresholds(100, 1, seed=1)
+    with pytest.raises(SettingsError, match="n_jobs"):
+        rf.risk_score("y ~ x1", data, n_jobs=0)
+    with pytest.raises(SettingsError, match="n_jobs"):
+        rf.risk_score("y ~ x1", data, n_jobs=1.5)
+    with pytest.raises(SettingsError, match="n_jobs.*net-benefit"):
+        rf.risk_score("y ~ x1", data, objective="net_benefit", n_jobs=2)
+
+
+class _InProcess:
+    """joblib.Parallel's interface, running the workers' rounds one after another here, so the
+    rounds see this test's patches."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __call__(self, tasks):
+        return [f(*args, **kwargs) for f, args, kwargs in tasks]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_open_node_comes_back(seed, rounds, monkeypatch):
+    # without heuristics the incumbents come from the tree's integer nodes alone, so a node lost
+    # between rounds shows as a worse objective or a bound above the optimum
+    import joblib
+    monkeypatch.setattr(joblib, "Parallel", _InProcess)
+    monkeypatch.setattr(BranchAndCut, "_heuristic", lambda self, *a, **k: None)
+    monkeypatch.setattr(BranchAndCut, "_polish_and_offer", lambda self, lam, swaps=False: self._offer(lam))
+    inst = tree_instance(seed)
+    true_min, _, _ = brute_force(inst)
+    report = BranchAndCut(_problem(inst), time_limit=120, n_jobs=3).solve()
+    assert rounds["rounds"] >= 2
+    assert report.status == "optimal"
+    assert report.lower_bound <= true_min + _slack(true_min)
+    assert report.objective == pytest.approx(true_min, rel=1e-7, abs=0)
