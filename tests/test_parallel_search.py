@@ -69,8 +69,8 @@ def test_early_stops_keep_the_bound_below_the_optimum(seed, node_limit, rounds):
     assert report.lower_bound <= true_min + _slack(true_min)
     assert report.objective >= true_min - _slack(true_min)
     if report.status == "node_limit":
-        # each round stops its workers at their share of the nodes left
-        assert report.nodes <= node_limit + 1
+        # the nodes left are shared out exactly among the workers
+        assert report.nodes == node_limit
 
 
 @pytest.mark.parametrize("node_limit", [6, 20, None])
@@ -121,8 +121,9 @@ class _InProcess:
         return [f(*args, **kwargs) for f, args, kwargs in tasks]
 
 
+@pytest.mark.parametrize("node_limit", [None, 7, 15])
 @pytest.mark.parametrize("seed", range(8))
-def test_every_open_node_comes_back(seed, rounds, monkeypatch):
+def test_every_open_node_comes_back(seed, node_limit, rounds, monkeypatch):
     # without heuristics the incumbents come from the tree's integer nodes alone, so a node lost
     # between rounds shows as a worse objective or a bound above the optimum
     import joblib
@@ -131,8 +132,28 @@ def test_every_open_node_comes_back(seed, rounds, monkeypatch):
     monkeypatch.setattr(BranchAndCut, "_polish_and_offer", lambda self, lam, swaps=False: self._offer(lam))
     inst = tree_instance(seed)
     true_min, _, _ = brute_force(inst)
-    report = BranchAndCut(_problem(inst), time_limit=120, n_jobs=3).solve()
-    assert rounds["rounds"] >= 2
-    assert report.status == "optimal"
+    report = BranchAndCut(_problem(inst), time_limit=120, n_jobs=3, node_limit=node_limit).solve()
+    assert rounds["rounds"] >= (2 if node_limit is None else 1)
     assert report.lower_bound <= true_min + _slack(true_min)
-    assert report.objective == pytest.approx(true_min, rel=1e-7, abs=0)
+    if node_limit is None:
+        assert report.status == "optimal"
+        assert report.objective == pytest.approx(true_min, rel=1e-7, abs=0)
+    else:  # with three workers the last nodes of the limit leave some shares idle
+        assert report.nodes <= node_limit
+
+
+def test_a_round_gives_back_the_shares_it_does_not_search():
+    import time
+
+    from joblib import delayed
+    bc = BranchAndCut(_problem(tree_instance(2)), time_limit=120, n_jobs=3)
+    bc.start()
+    while bc.has_open_nodes() and len(bc.heap) + (bc.plunge is not None) < 6:
+        bc.step()
+    nodes = bc.take_open_nodes()
+    bc.heap = [(b, depth, next(bc._counter), changes, branch, basis) for b, depth, changes, branch, basis in nodes]
+    # the last node of a node limit: worker 0 searches one node, the other two shares wait
+    ParallelTree(bc, 3)._round(_InProcess(), delayed, [1, 0, 0], time.time() + 60)
+    assert bc.nodes >= 1
+    kept = {repr(n[3]) for n in bc.heap}
+    assert all(repr(changes) in kept for _, _, changes, _, _ in nodes[1::3] + nodes[2::3])

@@ -137,6 +137,11 @@ class NodeLP:
         of the same problem takes them with :meth:`add_rows` (a search continued in another process)."""
         return [(*row, key, i) for row, key, i in zip(self._cut_rows, self._cut_keys, self._cut_ids)]
 
+    @property
+    def next_serial(self) -> int:
+        """The serial number the next cut gets."""
+        return self._next_id
+
     def number_cuts_from(self, first: int) -> None:
         """Number the cuts added from now on from ``first`` on (searches in several processes give
         each its own range, so their cuts and saved bases can be merged)."""

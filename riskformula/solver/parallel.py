@@ -18,17 +18,17 @@ caller, and a worker's nodes keep the bounds it proved.
 from __future__ import annotations
 
 import heapq
-import math
 import time
 
 from .branch_and_cut import BranchAndCut, limit_status
+from .lp import NodeLP
 
 
 def _explore(problem, options: dict, cuts: list, nodes: list, incumbent: tuple, pseudo: tuple,
-             counts: tuple, outside_bound: float, node_budget: int, seconds: float, first_cut: int) -> dict:
-    """One worker's round: search ``nodes`` for at most ``node_budget`` nodes or ``seconds``; its
-    new cuts are numbered from ``first_cut``."""
-    bc = BranchAndCut(problem, time_limit=seconds, **options)
+             counts: tuple, outside_bound: float, node_budget: int, deadline: float, first_cut: int) -> dict:
+    """One worker's round: search ``nodes`` for at most ``node_budget`` nodes or until ``deadline``
+    (a ``time.time()``, the same clock in every process); its new cuts are numbered from ``first_cut``."""
+    bc = BranchAndCut(problem, time_limit=max(deadline - time.time(), 0.0), **options)
     bc.resume(cuts, nodes, incumbent, pseudo, counts, outside_bound)
     bc.lp.number_cuts_from(first_cut)
     first = bc.nodes
@@ -100,15 +100,18 @@ class ParallelTree:
                 if open_nodes < self.nodes_per_worker * self.n_jobs:
                     bc.step()
                     continue
-                budget = round_nodes
-                if bc.node_limit is not None:
-                    budget = min(budget, math.ceil((bc.node_limit - bc.nodes) / self.n_jobs))
-                self._round(parallel, delayed, budget, bc.time_limit - now)
+                budgets = [round_nodes] * self.n_jobs
+                if bc.node_limit is not None:  # the node limit is shared out exactly
+                    left = bc.node_limit - bc.nodes
+                    budgets = [min(round_nodes, left // self.n_jobs + (k < left % self.n_jobs))
+                               for k in range(self.n_jobs)]
+                self._round(parallel, delayed, budgets, time.time() + bc.time_limit - now)
                 round_nodes = min(2 * round_nodes, self.max_round_nodes)
         return bc.finish(status)
 
-    def _round(self, parallel, delayed, budget: int, seconds: float) -> None:
-        """Deal the open nodes out, let every worker search its share, and take the results back."""
+    def _round(self, parallel, delayed, budgets: list, deadline: float) -> None:
+        """Deal the open nodes out, let every worker search its share (``budgets[k]`` nodes at most,
+        until ``deadline``, a ``time.time()``), and take the results back."""
         bc = self.bc
         nodes = bc.take_open_nodes()
         shares = [nodes[k::self.n_jobs] for k in range(self.n_jobs)]
@@ -116,13 +119,16 @@ class ParallelTree:
         incumbent = (bc.upper, bc.best_lam, bc.best_x, bc.cutoff)
         pseudo = (bc.pseudo, bc.pseudo_n)
         counts = (bc.nodes, bc.polish_calls)
-        first = bc.lp._next_id
+        first = bc.lp.next_serial
         # a worker's LP bounds the loss by the least bound of all open nodes (the chained bounds),
         # not of its share: a higher floor is valid there but makes its LPs degenerate
         lower = min(n[0] for n in nodes)
-        results = parallel(delayed(_explore)(bc.p, self._options(), cuts, share, incumbent, pseudo, counts,
-                                             lower, budget, seconds, first + k * _CUT_RANGE)
-                           for k, share in enumerate(shares) if share)
+        busy = [k for k in range(self.n_jobs) if shares[k] and budgets[k] > 0]
+        # a share with no nodes to spend (the last nodes of a node limit) stays open as it is
+        idle = [n for k in range(self.n_jobs) if k not in busy for n in shares[k]]
+        results = parallel(delayed(_explore)(bc.p, self._options(), cuts, shares[k], incumbent, pseudo, counts,
+                                             lower, budgets[k], deadline, first + k * _CUT_RANGE)
+                           for k in busy)
         # taken back in worker order: the merged state does not depend on which finished first
         seen, merged = set(), []
         base_pseudo, base_n = bc.pseudo.copy(), bc.pseudo_n.copy()
@@ -141,10 +147,10 @@ class ParallelTree:
                     seen.add(cut[4])
                     merged.append(cut)
         # the caller's LP continues from the merged pool (its own between rounds, when few nodes are open)
-        bc.lp = type(bc.lp)(bc.p, bc.loss_lo, bc.loss_hi, scaled=False)
+        bc.lp = NodeLP(bc.p, bc.loss_lo, bc.loss_hi, scaled=False)
         bc.lp.add_rows(merged)
         bc._chain_bounds()
-        open_nodes = [n for r in results for n in r["open"]]
+        open_nodes = [n for r in results for n in r["open"]] + idle
         bc.heap = [(b, depth, next(bc._counter), changes, branch, basis)
                    for b, depth, changes, branch, basis in open_nodes]
         heapq.heapify(bc.heap)
