@@ -105,7 +105,9 @@ class ParallelTree:
                     left = bc.node_limit - bc.nodes
                     budgets = [min(round_nodes, left // self.n_jobs + (k < left % self.n_jobs))
                                for k in range(self.n_jobs)]
-                self._round(parallel, delayed, budgets, time.time() + bc.time_limit - now)
+                # the workers stop a little early: the last round's open nodes still come back
+                margin = min(0.5, 0.005 * bc.time_limit)
+                self._round(parallel, delayed, budgets, time.time() + bc.time_limit - now - margin)
                 round_nodes = min(2 * round_nodes, self.max_round_nodes)
         return bc.finish(status)
 
