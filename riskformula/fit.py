@@ -96,7 +96,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         here, then the open nodes are shared out in rounds of a fixed number of nodes per process,
         so a search that ends by its tolerances or ``node_limit`` returns the same model for the same
         call every time (a ``time_limit`` stops it wherever it is, on one process or several).
-        Applies to a search at one score scale; a search over several scales runs in this process.
+        With several score scales the roots run here and the open nodes of every scale are shared
+        out.
     verbose : print the solver log (stdout) every 2 s: time, nodes, open nodes, best objective,
         lower bound, gap and cuts.
     context : extra names (functions, constants) the formula may use.
@@ -279,7 +280,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         search = MultiScaleSearch(problems, time_limit=search_limit, gap_tolerance=gap_tolerance,
                                   absolute_gap_tolerance=absolute_gap_tolerance,
                                   node_limit=node_limit, verbose=verbose, progress=progress,
-                                  infeasible=infeasible, add_scale=problem_at if refine else None)
+                                  infeasible=infeasible, add_scale=problem_at if refine else None,
+                                  n_jobs=n_jobs)
         report = search.solve(initial=starts, started=started, initial_scale=_initial_scale(initial))
         problems = search.problems  # with the scales the search added
     problem = problems.get(report.scale, problem)

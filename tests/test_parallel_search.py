@@ -5,30 +5,32 @@ Small trees are shared out from the first nodes on (rounds of two nodes per work
 instances run many rounds; a counter checks that they did.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
 import riskformula as rf
 from riskformula.errors import SettingsError
 from riskformula.solver import BranchAndCut
-from riskformula.solver.parallel import ParallelTree
+from riskformula.solver.parallel import Rounds
 from test_bruteforce import Instance, _problem, _slack, brute_force
 
 
 @pytest.fixture
 def rounds(monkeypatch):
     """Share the tree from its first open nodes, in short rounds, and count the rounds."""
-    monkeypatch.setattr(ParallelTree, "nodes_per_worker", 1)
-    monkeypatch.setattr(ParallelTree, "first_round_nodes", 2)
-    monkeypatch.setattr(ParallelTree, "max_round_nodes", 8)
+    monkeypatch.setattr(Rounds, "nodes_per_worker", 1)
+    monkeypatch.setattr(Rounds, "first_round_nodes", 2)
+    monkeypatch.setattr(Rounds, "max_round_nodes", 8)
     count = {"rounds": 0}
-    original = ParallelTree._round
+    original = Rounds.run
 
     def counted(self, *args):
         count["rounds"] += 1
         return original(self, *args)
 
-    monkeypatch.setattr(ParallelTree, "_round", counted)
+    monkeypatch.setattr(Rounds, "run", counted)
     return count
 
 
@@ -145,7 +147,6 @@ def test_every_open_node_comes_back(seed, node_limit, rounds, monkeypatch):
 def test_a_round_gives_back_the_shares_it_does_not_search():
     import time
 
-    from joblib import delayed
     bc = BranchAndCut(_problem(tree_instance(2)), time_limit=120, n_jobs=3)
     bc.start()
     while bc.has_open_nodes() and len(bc.heap) + (bc.plunge is not None) < 6:
@@ -153,7 +154,77 @@ def test_a_round_gives_back_the_shares_it_does_not_search():
     nodes = bc.take_open_nodes()
     bc.heap = [(b, depth, next(bc._counter), changes, branch, basis) for b, depth, changes, branch, basis in nodes]
     # the last node of a node limit: worker 0 searches one node, the other two shares wait
-    ParallelTree(bc, 3)._round(_InProcess(), delayed, [1, 0, 0], time.time() + 60)
+    Rounds(3).run(_InProcess(), [bc], bc.nodes + 1, bc.nodes, time.time() + 60)
     assert bc.nodes >= 1
     kept = {repr(n[3]) for n in bc.heap}
     assert all(repr(changes) in kept for _, _, changes, _, _ in nodes[1::3] + nodes[2::3])
+
+
+def test_several_scales_on_two_processes(rounds):
+    # the certificate covers the scales searched: the same optimum as one process, brute-forced
+    inst = tree_instance(5)
+    best = min(_scaled_brute_force(inst, m) for m in (1.0, 2.0, 3.0))
+    fit = dict(max_size=inst.max_size, coef_range=(-3, 3), c0=inst.c0, time_limit=120, progress=False,
+               scale=[1, 2, 3])
+    one = rf.risk_score(inst.formula(), inst.frame(), **fit)
+    two = rf.risk_score(inst.formula(), inst.frame(), n_jobs=2, **fit)
+    assert rounds["rounds"] >= 1
+    assert one.status == two.status == "optimal"
+    assert two.objective == pytest.approx(best, rel=1e-7)
+    assert two.lower_bound <= best + _slack(best)
+    assert (two.scale, two.coef.to_dict()) == (one.scale, one.coef.to_dict())
+    assert two.solver.settings["n_jobs"] == 2
+
+
+@pytest.mark.parametrize("node_limit", [4, 12, 40])
+def test_several_scales_stopped_early_keep_every_bound_below_its_optimum(node_limit, rounds):
+    inst = tree_instance(5)
+    scales = (1.0, 2.0, 3.0)
+    best = {m: _scaled_brute_force(inst, m) for m in scales}
+    fit = dict(max_size=inst.max_size, coef_range=(-3, 3), c0=inst.c0, time_limit=120, progress=False,
+               scale=list(scales), node_limit=node_limit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rf.OptimalityGapWarning)
+        m = rf.risk_score(inst.formula(), inst.frame(), n_jobs=2, **fit)
+    for row in m.solver.scales:  # each scale's bound, against that scale's own optimum
+        assert row["lower_bound"] <= best[row["scale"]] + _slack(best[row["scale"]])
+    assert m.lower_bound <= min(best.values()) + _slack(min(best.values()))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_scale_gets_its_nodes_back(seed, rounds, monkeypatch):
+    # rounds here, heuristics and rays off: the incumbents come from each scale's own tree, so a
+    # node handed back to the wrong scale (or lost) shows as a wrong optimum
+    import joblib
+
+    from riskformula.problem import LogisticLoss, RiskProblem
+    from riskformula.solver.multiscale import MultiScaleSearch
+    monkeypatch.setattr(joblib, "Parallel", _InProcess)
+    monkeypatch.setattr(BranchAndCut, "_heuristic", lambda self, *a, **k: None)
+    monkeypatch.setattr(BranchAndCut, "_polish_and_offer", lambda self, lam, swaps=False: self._offer(lam))
+    monkeypatch.setattr(MultiScaleSearch, "_ray", lambda self, *a, **k: None)
+    inst = tree_instance(seed)
+    scales = (1.0, 1.25, 1.5)
+    problems = {m: RiskProblem(LogisticLoss(inst.X, inst.y, scale=m), np.array(inst.lo, float),
+                               np.array(inst.hi, float), c0=inst.c0, max_size=inst.max_size) for m in scales}
+    best = {m: _scaled_brute_force(inst, m) for m in scales}
+    report = MultiScaleSearch(problems, time_limit=120, n_jobs=2).solve()
+    assert rounds["rounds"] >= 1
+    assert report.status == "optimal"
+    assert report.objective == pytest.approx(min(best.values()), rel=1e-7)
+    assert report.lower_bound <= min(best.values()) + _slack(min(best.values()))
+    assert report.scale == min(best, key=best.get)
+
+
+def _scaled_brute_force(inst: Instance, m: float) -> float:
+    """The least objective at score scale m over every point vector and integer intercept."""
+    import itertools
+    b = np.arange(-60, 61, dtype=float)[:, None]
+    best = np.inf
+    for pts in itertools.product(range(-3, 4), repeat=inst.d):
+        if np.count_nonzero(pts) > inst.max_size:
+            continue
+        z = (b + inst.X @ np.array(pts, float)) / m
+        loss = np.where(inst.y == 1, np.logaddexp(0, -z), np.logaddexp(0, z)).mean(axis=1).min()
+        best = min(best, loss + inst.c0 * np.count_nonzero(pts))
+    return best

@@ -70,8 +70,9 @@ class MultiScaleSearch:
     ----------
     problems : dict of scale m → problem (the same design, bounds and constraints; the loss with
         ``scale=m``).
-    time_limit, gap_tolerance, absolute_gap_tolerance, node_limit, verbose, log_interval, progress : as for
-        :class:`~riskformula.solver.branch_and_cut.BranchAndCut`, for the whole search.
+    time_limit, gap_tolerance, absolute_gap_tolerance, node_limit, verbose, log_interval, progress, n_jobs : as
+        for :class:`~riskformula.solver.branch_and_cut.BranchAndCut`, for the whole search (the roots run
+        in this process; ``n_jobs`` processes share the open nodes of every scale after them).
     root_share : fraction of the time limit the roots may use together.
     infeasible : scales left out because no risk score satisfies the constraints there (listed in
         the report's per-scale rows).
@@ -83,10 +84,11 @@ class MultiScaleSearch:
     def __init__(self, problems: dict, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
                  progress: bool = False, root_share: float = 0.35, infeasible=(),
-                 absolute_gap_tolerance: float = 1e-8, add_scale=None, max_added: int = 3):
+                 absolute_gap_tolerance: float = 1e-8, add_scale=None, max_added: int = 3, n_jobs: int = 1):
         if not problems:
             raise ValueError("no score scale to search")
         self.problems = {float(m): p for m, p in problems.items()}
+        self.n_jobs = int(n_jobs)
         self.time_limit = float(time_limit)
         self.gap_tolerance = float(gap_tolerance)
         self.absolute_gap_tolerance = float(absolute_gap_tolerance)
@@ -357,6 +359,20 @@ class MultiScaleSearch:
         if status is None:
             self._refine()
 
+        if status is None and self.n_jobs > 1:
+            from joblib import Parallel
+            with Parallel(n_jobs=self.n_jobs, backend="loky") as parallel:
+                return self._finish(self._tree(parallel))
+        return self._finish(status or self._tree(None))
+
+    def _tree(self, parallel) -> str | None:
+        """The search after the roots: best-first over the open nodes of every scale, on this
+        process or, with ``parallel`` (a joblib ``Parallel``), in rounds on its workers (see
+        :mod:`riskformula.solver.parallel`); returns the limit that stopped it, if any."""
+        from .parallel import Rounds
+        rounds = Rounds(self.n_jobs) if parallel is not None else None
+        t0 = self.t0
+        status = None
         last_log = -1e9
         while status is None:
             lower = self._lower()
@@ -373,13 +389,19 @@ class MultiScaleSearch:
                 self._log(now, lower)
                 last_log = now
             self._report_progress(now, lower)
-            m = min(live, key=lambda m: self.solvers[m].next_bound())
-            self.solvers[m].step()
-            if self.solvers[m].upper < self._shared[m]:
+            if rounds is not None and rounds.ready([self.solvers[m] for m in live]):
+                rounds.run(parallel, [self.solvers[m] for m in live], self.node_limit, self.nodes,
+                           Rounds.deadline(self.time_limit, now))
+                improved = [m for m in live if self.solvers[m].upper < self._shared[m]]
+            else:
+                m = min(live, key=lambda m: self.solvers[m].next_bound())
+                self.solvers[m].step()
+                improved = [m] if self.solvers[m].upper < self._shared[m] else []
+            if improved:
                 self._share()
                 self._ray_on_new_best()
                 self._refine()
-        return self._finish(status)
+        return status
 
     def _rescaled_cuts(self, m: float) -> list:
         """The root cuts of the scales started so far, made exact for scale ``m`` (see the module
@@ -463,7 +485,8 @@ class MultiScaleSearch:
             root_bound=min((s.root_bound for s in started), default=-math.inf),
             solver=f"riskformula branch-and-cut on HiGHS {bc._highs_version()}, one tree per score scale",
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
-                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "node_limit": self.node_limit},
+                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "node_limit": self.node_limit,
+                      "n_jobs": self.n_jobs},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             log=tuple(self.log_lines), scale=self.best_scale if self.best_scale is not None else 1.0,
             scales=tuple(rows))

@@ -9,7 +9,11 @@ incumbent, cuts and pseudo-costs, in worker order.  Nothing depends on which wor
 first, so a search stopped by its tolerances or its node limit returns the same model on every run
 (a time limit stops it wherever it is, as it does a search on one process).  Rounds start short
 (an early incumbent soon prunes everyone's nodes) and double in length up to
-:attr:`ParallelTree.max_round_nodes`.
+:attr:`Rounds.max_round_nodes`.
+
+A search over several score scales (:class:`~riskformula.solver.multiscale.MultiScaleSearch`)
+shares out the open nodes of all its scales the same way: a worker searches the nodes it holds
+best-first over their scales, and a better objective at one scale prunes the others.
 
 The bound stays honest: every open node is in exactly one worker's share or back with the
 caller, and a worker's nodes keep the bounds it proved.
@@ -23,30 +27,135 @@ import time
 from .branch_and_cut import BranchAndCut, limit_status
 from .lp import NodeLP
 
-
-def _explore(problem, options: dict, cuts: list, nodes: list, incumbent: tuple, pseudo: tuple,
-             counts: tuple, outside_bound: float, node_budget: int, deadline: float, first_cut: int) -> dict:
-    """One worker's round: search ``nodes`` for at most ``node_budget`` nodes or until ``deadline``
-    (a ``time.time()``, the same clock in every process); its new cuts are numbered from ``first_cut``."""
-    bc = BranchAndCut(problem, time_limit=max(deadline - time.time(), 0.0), **options)
-    bc.resume(cuts, nodes, incumbent, pseudo, counts, outside_bound)
-    bc.lp.number_cuts_from(first_cut)
-    first = bc.nodes
-    while bc.has_open_nodes():
-        lower = bc.open_bound()
-        bc.global_lower = lower
-        if bc._within_tolerance(lower) or bc.nodes - first >= node_budget:
-            break
-        if limit_status(time.perf_counter() - bc.t0, bc.time_limit, 0, None):
-            break
-        bc.step()
-    return {"open": bc.take_open_nodes(), "incumbent": (bc.upper, bc.best_lam, bc.best_x),
-            "tol_pruned": bc.tol_pruned, "pseudo": (bc.pseudo, bc.pseudo_n), "nodes": bc.nodes - first,
-            "polish_calls": bc.polish_calls - counts[1], "lp_solves": bc.lp_solves, "cuts": bc.lp.cuts()}
-
-
 #: each worker numbers its new cuts in a range of its own, this wide
 _CUT_RANGE = 1 << 32
+
+
+def _explore(searches: list, node_budget: int, deadline: float, first_cut: int) -> list:
+    """One worker's round over one or more searches ``(problem, options, cuts, nodes, incumbent,
+    pseudo, counts, outside_bound)`` (one per score scale; see :meth:`BranchAndCut.resume`): at most
+    ``node_budget`` nodes in all, best-first over the searches, until ``deadline`` (a ``time.time()``,
+    the same clock in every process); new cuts are numbered from ``first_cut``."""
+    solvers = []
+    for problem, options, cuts, nodes, incumbent, pseudo, counts, outside in searches:
+        bc = BranchAndCut(problem, time_limit=max(deadline - time.time(), 0.0), **options)
+        bc.resume(cuts, nodes, incumbent, pseudo, counts, outside)
+        bc.lp.number_cuts_from(first_cut)
+        solvers.append(bc)
+    first = [bc.nodes for bc in solvers]
+    while sum(bc.nodes for bc in solvers) - sum(first) < node_budget and time.time() < deadline:
+        live = [k for k, bc in enumerate(solvers) if bc.has_open_nodes()]
+        if not live:
+            break
+        bc = solvers[min(live, key=lambda k: solvers[k].next_bound())]
+        before = bc.upper
+        bc.step()
+        if bc.upper < before:  # the best objective of any scale prunes every scale's nodes
+            for other in solvers:
+                other.set_cutoff(bc.upper)
+    return [{"open": bc.take_open_nodes(), "incumbent": (bc.upper, bc.best_lam, bc.best_x),
+             "tol_pruned": bc.tol_pruned, "pseudo": (bc.pseudo, bc.pseudo_n), "nodes": bc.nodes - n0,
+             "polish_calls": bc.polish_calls - search[6][1], "lp_solves": bc.lp_solves, "cuts": bc.lp.cuts()}
+            for bc, n0, search in zip(solvers, first, searches)]
+
+
+class Rounds:
+    """Rounds of a tree search on ``n_jobs`` worker processes (see the module's docstring), over
+    one or more started :class:`BranchAndCut` searches (one per score scale)."""
+
+    #: nodes per worker in the first round; each round doubles it up to ``max_round_nodes``
+    first_round_nodes = 16
+    max_round_nodes = 1024
+    #: the caller searches alone while the tree has fewer open nodes than this many per worker
+    nodes_per_worker = 4
+
+    def __init__(self, n_jobs: int):
+        self.n_jobs = int(n_jobs)
+        self.round_nodes = self.first_round_nodes
+
+    def ready(self, searches) -> bool:
+        """Whether the open nodes are enough to share out."""
+        open_nodes = sum(len(bc.heap) + (bc.plunge is not None) for bc in searches)
+        return open_nodes >= self.nodes_per_worker * self.n_jobs
+
+    def run(self, parallel, searches: list, node_limit: int | None, nodes_done: int, deadline: float) -> None:
+        """One round over ``searches`` (a list of started searches): at most ``node_limit −
+        nodes_done`` nodes (shared out exactly) and until ``deadline`` (a ``time.time()``)."""
+        from joblib import delayed
+
+        budgets = [self.round_nodes] * self.n_jobs
+        if node_limit is not None:
+            left = node_limit - nodes_done
+            budgets = [min(self.round_nodes, left // self.n_jobs + (k < left % self.n_jobs))
+                       for k in range(self.n_jobs)]
+        self.round_nodes = min(2 * self.round_nodes, self.max_round_nodes)
+        taken = [bc.take_open_nodes() for bc in searches]
+        # a search's LP bounds the loss by the least bound of all its open nodes (the chained
+        # bounds), not of a worker's share: a higher floor is valid there but makes its LPs degenerate
+        outside = [min((n[0] for n in nodes), default=float("inf")) for nodes in taken]
+        order = sorted(((n[0], s, i) for s, nodes in enumerate(taken) for i, n in enumerate(nodes)))
+        shares = [order[k::self.n_jobs] for k in range(self.n_jobs)]
+        busy = [k for k in range(self.n_jobs) if shares[k] and budgets[k] > 0]
+        back = [[] for _ in searches]  # open nodes per search after the round
+        for k in range(self.n_jobs):
+            if k not in busy:  # no nodes to spend (the last nodes of a node limit): they stay open
+                for _, s, i in shares[k]:
+                    back[s].append(taken[s][i])
+        state = [(bc.lp.cuts(), (bc.upper, bc.best_lam, bc.best_x, bc.cutoff), (bc.pseudo, bc.pseudo_n),
+                  (bc.nodes, bc.polish_calls), _options(bc)) for bc in searches]
+        tasks, held = [], []
+        for k in busy:
+            mine = sorted({s for _, s, _ in shares[k]})
+            held.append(mine)
+            work = []
+            for s in mine:
+                cuts, incumbent, pseudo, counts, options = state[s]
+                nodes = [taken[s][i] for _, t, i in shares[k] if t == s]
+                work.append((searches[s].p, options, cuts, nodes, incumbent, pseudo, counts, outside[s]))
+            first = max(bc.lp.next_serial for bc in searches) + k * _CUT_RANGE
+            tasks.append(delayed(_explore)(work, budgets[k], deadline, first))
+        results = parallel(tasks)
+        # taken back in worker order: the merged state does not depend on which finished first
+        merged = [([], set()) for _ in searches]
+        bases = [(bc.pseudo.copy(), bc.pseudo_n.copy()) for bc in searches]
+        for mine, result in zip(held, results):
+            for s, r in zip(mine, result):
+                bc = searches[s]
+                value, lam, x = r["incumbent"]
+                if lam is not None and value < bc.upper - 1e-12:
+                    bc.upper, bc.best_lam, bc.best_x = value, lam, x
+                bc.tol_pruned = min(bc.tol_pruned, r["tol_pruned"])
+                bc.pseudo += r["pseudo"][0] - bases[s][0]
+                bc.pseudo_n += r["pseudo"][1] - bases[s][1]
+                bc.nodes += r["nodes"]
+                bc.polish_calls += r["polish_calls"]
+                bc.lp_solves += r["lp_solves"]
+                cuts, seen = merged[s]
+                for cut in r["cuts"]:
+                    if cut[4] not in seen:  # a cut both workers kept from the shared pool
+                        seen.add(cut[4])
+                        cuts.append(cut)
+                back[s] += r["open"]
+        for s, bc in enumerate(searches):
+            if s in {t for mine in held for t in mine}:
+                # this search's LP continues from the merged pool (its own, when few nodes are open)
+                bc.lp = NodeLP(bc.p, bc.loss_lo, bc.loss_hi, scaled=False)
+                bc.lp.add_rows(merged[s][0])
+                bc._chain_bounds()
+            bc.heap = [(b, depth, next(bc._counter), changes, branch, basis)
+                       for b, depth, changes, branch, basis in back[s]]
+            heapq.heapify(bc.heap)
+
+    @staticmethod
+    def deadline(time_limit: float, elapsed: float) -> float:
+        """The workers' deadline (a ``time.time()``) for a search ``elapsed`` seconds into
+        ``time_limit``: a little early, so that the last round's open nodes still come back in time."""
+        return time.time() + time_limit - elapsed - min(0.5, 0.005 * time_limit)
+
+
+def _options(bc: BranchAndCut) -> dict:
+    return {"gap_tolerance": bc.gap_tolerance, "absolute_gap_tolerance": bc.absolute_gap_tolerance,
+            "max_cuts": bc.max_cuts, "heuristic_interval": bc.heuristic_interval}
 
 
 class ParallelTree:
@@ -59,29 +168,18 @@ class ParallelTree:
     >>> report = BranchAndCut(problem, n_jobs=2).solve()  # doctest: +SKIP
     """
 
-    #: nodes per worker in the first round; each round doubles it up to ``max_round_nodes``
-    first_round_nodes = 16
-    max_round_nodes = 1024
-    #: the caller searches alone while the tree has fewer open nodes than this many per worker
-    nodes_per_worker = 4
-
     def __init__(self, search: BranchAndCut, n_jobs: int):
         self.bc = search
         self.n_jobs = int(n_jobs)
 
-    def _options(self) -> dict:
-        bc = self.bc
-        return {"gap_tolerance": bc.gap_tolerance, "absolute_gap_tolerance": bc.absolute_gap_tolerance,
-                "max_cuts": bc.max_cuts, "heuristic_interval": bc.heuristic_interval}
-
     def solve(self, initial=None, started: float | None = None):
-        from joblib import Parallel, delayed
+        from joblib import Parallel
 
         bc = self.bc
         bc.start(initial, started=started)
+        rounds = Rounds(self.n_jobs)
         status = None
         last_log = -1e9
-        round_nodes = self.first_round_nodes
         with Parallel(n_jobs=self.n_jobs, backend="loky") as parallel:
             while bc.has_open_nodes():
                 lower = bc.open_bound()
@@ -97,62 +195,8 @@ class ParallelTree:
                     bc._log(now, open_nodes, lower)
                     last_log = now
                 bc._status(now, open_nodes, lower)
-                if open_nodes < self.nodes_per_worker * self.n_jobs:
+                if rounds.ready([bc]):
+                    rounds.run(parallel, [bc], bc.node_limit, bc.nodes, Rounds.deadline(bc.time_limit, now))
+                else:
                     bc.step()
-                    continue
-                budgets = [round_nodes] * self.n_jobs
-                if bc.node_limit is not None:  # the node limit is shared out exactly
-                    left = bc.node_limit - bc.nodes
-                    budgets = [min(round_nodes, left // self.n_jobs + (k < left % self.n_jobs))
-                               for k in range(self.n_jobs)]
-                # the workers stop a little early: the last round's open nodes still come back
-                margin = min(0.5, 0.005 * bc.time_limit)
-                self._round(parallel, delayed, budgets, time.time() + bc.time_limit - now - margin)
-                round_nodes = min(2 * round_nodes, self.max_round_nodes)
         return bc.finish(status)
-
-    def _round(self, parallel, delayed, budgets: list, deadline: float) -> None:
-        """Deal the open nodes out, let every worker search its share (``budgets[k]`` nodes at most,
-        until ``deadline``, a ``time.time()``), and take the results back."""
-        bc = self.bc
-        nodes = bc.take_open_nodes()
-        shares = [nodes[k::self.n_jobs] for k in range(self.n_jobs)]
-        cuts = bc.lp.cuts()
-        incumbent = (bc.upper, bc.best_lam, bc.best_x, bc.cutoff)
-        pseudo = (bc.pseudo, bc.pseudo_n)
-        counts = (bc.nodes, bc.polish_calls)
-        first = bc.lp.next_serial
-        # a worker's LP bounds the loss by the least bound of all open nodes (the chained bounds),
-        # not of its share: a higher floor is valid there but makes its LPs degenerate
-        lower = min(n[0] for n in nodes)
-        busy = [k for k in range(self.n_jobs) if shares[k] and budgets[k] > 0]
-        # a share with no nodes to spend (the last nodes of a node limit) stays open as it is
-        idle = [n for k in range(self.n_jobs) if k not in busy for n in shares[k]]
-        results = parallel(delayed(_explore)(bc.p, self._options(), cuts, shares[k], incumbent, pseudo, counts,
-                                             lower, budgets[k], deadline, first + k * _CUT_RANGE)
-                           for k in busy)
-        # taken back in worker order: the merged state does not depend on which finished first
-        seen, merged = set(), []
-        base_pseudo, base_n = bc.pseudo.copy(), bc.pseudo_n.copy()
-        for r in results:
-            value, lam, x = r["incumbent"]
-            if lam is not None and value < bc.upper - 1e-12:
-                bc.upper, bc.best_lam, bc.best_x = value, lam, x
-            bc.tol_pruned = min(bc.tol_pruned, r["tol_pruned"])
-            bc.pseudo += r["pseudo"][0] - base_pseudo
-            bc.pseudo_n += r["pseudo"][1] - base_n
-            bc.nodes += r["nodes"]
-            bc.polish_calls += r["polish_calls"]
-            bc.lp_solves += r["lp_solves"]
-            for cut in r["cuts"]:
-                if cut[4] not in seen:  # a cut both workers kept from the shared pool
-                    seen.add(cut[4])
-                    merged.append(cut)
-        # the caller's LP continues from the merged pool (its own between rounds, when few nodes are open)
-        bc.lp = NodeLP(bc.p, bc.loss_lo, bc.loss_hi, scaled=False)
-        bc.lp.add_rows(merged)
-        bc._chain_bounds()
-        open_nodes = [n for r in results for n in r["open"]] + idle
-        bc.heap = [(b, depth, next(bc._counter), changes, branch, basis)
-                   for b, depth, changes, branch, basis in open_nodes]
-        heapq.heapify(bc.heap)
