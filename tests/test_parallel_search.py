@@ -228,3 +228,22 @@ def _scaled_brute_force(inst: Instance, m: float) -> float:
         loss = np.where(inst.y == 1, np.logaddexp(0, -z), np.logaddexp(0, z)).mean(axis=1).min()
         best = min(best, loss + inst.c0 * np.count_nonzero(pts))
     return best
+
+
+def test_cli_and_estimator_pass_n_jobs_on(tmp_path, capsys):
+    import json
+
+    from riskformula.cli import main
+    data = rf.synthetic_thresholds(200, 2, seed=1, min_class_share=0.1)
+    path = tmp_path / "d.csv"
+    data.to_csv(path, index=False)
+    saved = tmp_path / "m.json"
+    assert main(["fit", "y ~ threshold(x1) + x2", "--data", str(path), "--max-size", "2", "--time-limit", "60",
+                 "--n-jobs", "2", "--json", str(saved)]) == 0
+    assert "optimal" in capsys.readouterr().out
+    assert json.loads(saved.read_text())["certificate"]["settings"]["n_jobs"] == 2
+    assert main(["fit", "y ~ x1", "--data", str(path), "--n-jobs", "0"]) == 2
+    assert "n_jobs" in capsys.readouterr().err
+    clf = rf.RiskScoreClassifier("threshold(x1) + x2", max_size=2, time_limit=60, n_jobs=2)
+    clf.fit(data[["x1", "x2"]], data["y"])
+    assert clf.model_.solver.settings["n_jobs"] == 2
