@@ -68,7 +68,7 @@ class BranchAndCut:
     verbose : print a solver log (stdout) every ``log_interval`` seconds.
     progress : print the same line to stderr every :data:`STATUS_INTERVAL` seconds, and a last one
         with the status if any was printed; ignored when ``verbose`` is set.
-    n_jobs : worker processes for the tree search (see :class:`~riskformula.solver.parallel.ParallelTree`);
+    n_jobs : worker processes for the tree search after the root (see :mod:`riskformula.solver.parallel`);
         1 searches in this process.
     """
 
@@ -189,11 +189,21 @@ class BranchAndCut:
         """Search until the gap tolerance, the time limit or the node limit; ``initial`` holds
         starting λ vectors (intercept first).  ``started`` (a ``time.perf_counter()`` value, default
         now) is when the time limit's clock started, so a caller's setup counts against it."""
-        if self.n_jobs > 1:
-            from .parallel import ParallelTree
-            return ParallelTree(self, self.n_jobs).solve(initial, started=started)
         self.start(initial, started=started)
-        status = None
+        if self.n_jobs == 1:
+            return self.finish(self._search())
+        from joblib import Parallel
+        with Parallel(n_jobs=self.n_jobs, backend="loky") as parallel:
+            return self.finish(self._search(parallel))
+
+    def _search(self, parallel=None) -> str | None:
+        """The tree search after :meth:`start`, on this process or, with ``parallel`` (a joblib
+        ``Parallel``), in rounds on its workers (:mod:`riskformula.solver.parallel`); returns the
+        limit that stopped it, if any."""
+        rounds = None
+        if parallel is not None:
+            from .parallel import Rounds
+            rounds = Rounds(self.n_jobs)
         last_log = -1e9
         while self.has_open_nodes():
             lower = self.open_bound()
@@ -203,13 +213,16 @@ class BranchAndCut:
             now = time.perf_counter() - self.t0
             status = limit_status(now, self.time_limit, self.nodes, self.node_limit)
             if status:
-                break
+                return status
             if self.verbose and now - last_log >= self.log_interval:
                 self._log(now, len(self.heap), lower)
                 last_log = now
             self._status(now, len(self.heap) + (self.plunge is not None), lower)
-            self.step()
-        return self.finish(status)
+            if rounds is not None and rounds.ready([self]):
+                rounds.run(parallel, [self], self.node_limit, self.nodes, rounds.deadline(self.time_limit, now))
+            else:
+                self.step()
+        return None
 
     def start(self, initial: list[np.ndarray] | None = None, started: float | None = None) -> None:
         """Everything before the tree search: the known incumbents (the intercept-only model,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import time
 
-from .branch_and_cut import BranchAndCut, limit_status
+from .branch_and_cut import BranchAndCut
 from .lp import NodeLP
 
 #: each worker numbers its new cuts in a range of its own, this wide
@@ -156,47 +156,3 @@ class Rounds:
 def _options(bc: BranchAndCut) -> dict:
     return {"gap_tolerance": bc.gap_tolerance, "absolute_gap_tolerance": bc.absolute_gap_tolerance,
             "max_cuts": bc.max_cuts, "heuristic_interval": bc.heuristic_interval}
-
-
-class ParallelTree:
-    """Run a :class:`BranchAndCut` 's tree search on ``n_jobs`` worker processes (see the module's
-    docstring); :meth:`solve` returns the same :class:`SolverReport` as the search on one process.
-
-    Examples
-    --------
-    >>> from riskformula.solver import BranchAndCut
-    >>> report = BranchAndCut(problem, n_jobs=2).solve()  # doctest: +SKIP
-    """
-
-    def __init__(self, search: BranchAndCut, n_jobs: int):
-        self.bc = search
-        self.n_jobs = int(n_jobs)
-
-    def solve(self, initial=None, started: float | None = None):
-        from joblib import Parallel
-
-        bc = self.bc
-        bc.start(initial, started=started)
-        rounds = Rounds(self.n_jobs)
-        status = None
-        last_log = -1e9
-        with Parallel(n_jobs=self.n_jobs, backend="loky") as parallel:
-            while bc.has_open_nodes():
-                lower = bc.open_bound()
-                bc.global_lower = lower
-                if bc._within_tolerance(lower):
-                    break
-                now = time.perf_counter() - bc.t0
-                status = limit_status(now, bc.time_limit, bc.nodes, bc.node_limit)
-                if status:
-                    break
-                open_nodes = len(bc.heap) + (bc.plunge is not None)
-                if bc.verbose and now - last_log >= bc.log_interval:
-                    bc._log(now, open_nodes, lower)
-                    last_log = now
-                bc._status(now, open_nodes, lower)
-                if rounds.ready([bc]):
-                    rounds.run(parallel, [bc], bc.node_limit, bc.nodes, Rounds.deadline(bc.time_limit, now))
-                else:
-                    bc.step()
-        return bc.finish(status)
