@@ -26,7 +26,7 @@ def feasible_point(problem: RiskProblem, time_limit: float = 10.0,
     seconds (True, False, or None when it cannot decide) and that point (all columns) when found.
     ``intercept`` fixes the intercept column (e.g. 0 for a model without one)."""
     h = silent_highs()
-    for name, value in (("output_flag", False), ("threads", 1), ("random_seed", 0),
+    for name, value in (("threads", 1), ("random_seed", 0),
                         ("time_limit", float(time_limit))):
         h.setOptionValue(name, value)
     lower, upper = problem.column_bounds()

@@ -109,7 +109,8 @@ class NodeLP:
         idx = np.concatenate([nz, [self.L]]).astype(np.int32)
         vals = scale * np.concatenate([-grad[nz], [1.0]])
         rhs = scale * (value - float(grad @ lam))
-        self.add_rows([(rhs, idx, vals, key)])
+        self.h.addRow(rhs, _INF, len(idx), idx, vals)
+        self._keep(rhs, idx, vals, key)
 
     def add_rows(self, cuts) -> None:
         """Add cut rows ``(rhs, columns, values, key[, serial])`` (as :meth:`cuts` returns them: with
@@ -121,16 +122,18 @@ class NodeLP:
         vals = np.concatenate([c[2] for c in cuts])
         rhs = np.array([c[0] for c in cuts], dtype=float)
         self.h.addRows(len(cuts), rhs, np.full(len(cuts), _INF), len(idx), starts, idx, vals)
-        for rhs_k, idx_k, vals_k, key, *serial in cuts:
-            self._cut_rows.append((rhs_k, idx_k, vals_k))
-            self._cut_keys.append(key)
-            if serial:
-                self._cut_ids.append(serial[0])
-                self._next_id = max(self._next_id, serial[0] + 1)
-            else:
-                self._cut_ids.append(self._next_id)
-                self._next_id += 1
-        self.n_cuts += len(cuts)
+        for cut in cuts:
+            self._keep(*cut)
+
+    def _keep(self, rhs, idx, vals, key, serial=None) -> None:
+        """Book a row just added to HiGHS as the pool's newest cut."""
+        self._cut_rows.append((rhs, idx, vals))
+        self._cut_keys.append(key)
+        if serial is None:
+            serial = self._next_id
+        self._cut_ids.append(serial)
+        self._next_id = max(self._next_id, serial + 1)
+        self.n_cuts += 1
 
     def cuts(self) -> list:
         """The pool's cut rows ``(rhs, columns, values, key, serial)``, oldest first: another NodeLP

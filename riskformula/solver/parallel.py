@@ -136,8 +136,9 @@ class Rounds:
                         seen.add(cut[4])
                         cuts.append(cut)
                 back[s] += r["open"]
+        searched = {s for mine in held for s in mine}
         for s, bc in enumerate(searches):
-            if s in {t for mine in held for t in mine}:
+            if s in searched:
                 # this search's LP continues from the merged pool (its own, when few nodes are open)
                 bc.lp = NodeLP(bc.p, bc.loss_lo, bc.loss_hi, scaled=False)
                 bc.lp.add_rows(merged[s][0])
