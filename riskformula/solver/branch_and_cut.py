@@ -633,33 +633,34 @@ class BranchAndCut:
         lp = self.lp
         saved = lp.basis()
         best, best_score, best_bounds = col, -1.0, (bound, bound)
-        for j in trial:
-            v = xi[j]
-            res = []
-            for direction, (lo, hi) in enumerate(((lower[j], math.floor(v)), (math.ceil(v), upper[j]))):
-                lo_b, hi_b = lower.copy(), upper.copy()
-                lo_b[j], hi_b[j] = lo, hi
-                lp.set_bounds(lo_b, hi_b)
-                lp.restore(saved)
-                status, obj, _ = lp.solve(self._left())
-                self.lp_solves += 1
-                if status == "time_limit":
-                    lp.set_bounds(lower, upper)
+        try:
+            for j in trial:
+                v = xi[j]
+                res = []
+                for direction, (lo, hi) in enumerate(((lower[j], math.floor(v)), (math.ceil(v), upper[j]))):
+                    lo_b, hi_b = lower.copy(), upper.copy()
+                    lo_b[j], hi_b[j] = lo, hi
+                    lp.set_bounds(lo_b, hi_b)
                     lp.restore(saved)
-                    return col, (bound, bound)
-                child = math.inf if status == "infeasible" else max(self._safe(obj), bound)
-                res.append(child)
-                dist = (v - math.floor(v)) if direction == 0 else (math.ceil(v) - v)
-                if dist > 1e-9 and math.isfinite(child):
-                    self.pseudo[direction, j] += (child - bound) / dist
-                    self.pseudo_n[direction, j] += 1
-            gain = [min(r, self._ceiling()) - bound for r in res]
-            score = max(gain[0], 1e-9) * max(gain[1], 1e-9)
-            if score > best_score:
-                best, best_score, best_bounds = int(j), score, (res[0], res[1])
-        lp.set_bounds(lower, upper)
-        lp.restore(saved)
-        return best, best_bounds
+                    status, obj, _ = lp.solve(self._left())
+                    self.lp_solves += 1
+                    if status == "time_limit":
+                        return col, (bound, bound)
+                    child = math.inf if status == "infeasible" else max(self._safe(obj), bound)
+                    res.append(child)
+                    dist = (v - math.floor(v)) if direction == 0 else (math.ceil(v) - v)
+                    if dist > 1e-9 and math.isfinite(child):
+                        self.pseudo[direction, j] += (child - bound) / dist
+                        self.pseudo_n[direction, j] += 1
+                gain = [min(r, self._ceiling()) - bound for r in res]
+                score = max(gain[0], 1e-9) * max(gain[1], 1e-9)
+                if score > best_score:
+                    best, best_score, best_bounds = int(j), score, (res[0], res[1])
+            return best, best_bounds
+        finally:  # the node's own bounds and basis, for its children's warm starts
+            lp.set_bounds(lower, upper)
+            lp.restore(saved)
+
     def _split_used(self, j: int, bound, changes, lower, upper):
         """Three children that exclude "used with zero points" for design column j: not used; used
         with λ_j ≥ 1; used with λ_j ≤ −1 (children that the node's bounds already rule out are dropped)."""

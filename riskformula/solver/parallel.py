@@ -53,10 +53,11 @@ def _explore(searches: list, node_budget: int, deadline: float, first_cut: int) 
         if bc.upper < before:  # the best objective of any scale prunes every scale's nodes
             for other in solvers:
                 other.set_cutoff(bc.upper)
+    polish_before = [counts[1] for *_, counts, _outside in searches]
     return [{"open": bc.take_open_nodes(), "incumbent": (bc.upper, bc.best_lam, bc.best_x),
              "tol_pruned": bc.tol_pruned, "pseudo": (bc.pseudo, bc.pseudo_n), "nodes": bc.nodes - n0,
-             "polish_calls": bc.polish_calls - search[6][1], "lp_solves": bc.lp_solves, "cuts": bc.lp.cuts()}
-            for bc, n0, search in zip(solvers, first, searches)]
+             "polish_calls": bc.polish_calls - p0, "lp_solves": bc.lp_solves, "cuts": bc.lp.cuts()}
+            for bc, n0, p0 in zip(solvers, first, polish_before)]
 
 
 class Rounds:
