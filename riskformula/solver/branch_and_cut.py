@@ -56,6 +56,16 @@ def _highs_version() -> str:
         return "(unknown version)"
 
 
+def _only(frac: np.ndarray, cols) -> np.ndarray | None:
+    """``frac`` with every column but ``cols`` set to 0, or None when none of ``cols`` is fractional."""
+    cols = np.asarray(cols, dtype=int)
+    if not len(cols) or not np.any(frac[cols] > _INT_TOL):
+        return None
+    only = np.zeros_like(frac)
+    only[cols] = frac[cols]
+    return only
+
+
 class BranchAndCut:
     """Solve a :class:`RiskProblem` to a certified gap.
 
@@ -109,6 +119,10 @@ class BranchAndCut:
         # per exclusive group: positions of its α's (SOS1 split) and of its λ's (sign split)
         self.sos_groups = [lay.alpha(cols) for cols in exclusive]
         self.sign_groups = [lay.lam(cols) for cols in exclusive]
+        Z = problem.loss.Z[:, 1:]
+        #: when every design column is 0/1 (items, dummies, threshold cuts), the "used" indicators
+        #: are branched on before any column's points; measured in benchmarks/README.md
+        self.support_first = bool(np.all((Z == 0) | (Z == 1)))
         self.best_x: np.ndarray | None = None
         self.best_lam: np.ndarray | None = None
         self.upper = math.inf
@@ -574,12 +588,10 @@ class BranchAndCut:
             self._offer(np.round(x[lam_s]))
         elif self.nodes % self.heuristic_interval == 1 and self._heuristics_allowed():
             self._heuristic(x[lam_s], x[alpha_s])
-        units = self.p.unit_columns
-        if len(units) and np.any(frac[units] > _INT_TOL):
+        units = _only(frac, self.p.unit_columns)
+        if units is not None:
             # keep or drop a whole group (a thresholded variable) before choosing its columns
-            only = np.zeros_like(frac)
-            only[units] = frac[units]
-            col, (b_down, b_up) = self._branch_column(xi, only, lower, upper, bound)
+            col, (b_down, b_up) = self._branch_column(xi, units, lower, upper, bound)
             v = xi[col]
             return self._children([(b_down, changes + (([col], -math.inf, 0.0),), (col, 0, v, bound)),
                                    (b_up, changes + (([col], 1.0, math.inf),), (col, 1, 1.0 - v, bound))])
@@ -592,7 +604,11 @@ class BranchAndCut:
             left, right = sos
             return [(bound, changes + ((right, 0.0, 0.0),), None),
                     (bound, changes + ((left, 0.0, 0.0),), None)]
-        col, (b_down, b_up) = self._branch_column(xi, frac, lower, upper, bound)
+        # on 0/1 columns the points only scale indicators, and the LP spreads the support thin: which
+        # items are used is settled first (support_first); with a count or a real-valued column,
+        # branching on points did better (benchmarks/README.md)
+        items = _only(frac, range(alpha_s.start, alpha_s.stop)) if self.support_first else None
+        col, (b_down, b_up) = self._branch_column(xi, frac if items is None else items, lower, upper, bound)
         v = xi[col]
         down = (b_down, changes + (([col], -math.inf, math.floor(v)),), (col, 0, v - math.floor(v), bound))
         up = (b_up, changes + (([col], math.ceil(v), math.inf),), (col, 1, math.ceil(v) - v, bound))
