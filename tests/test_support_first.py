@@ -6,15 +6,8 @@ import numpy as np
 import pytest
 
 from riskformula.solver import BranchAndCut
-from test_bruteforce import Instance, _problem, _slack, brute_force
-
-
-def binary_instance(seed: int) -> Instance:
-    rng = np.random.default_rng(700 + seed)
-    n, d = int(rng.integers(150, 400)), 5
-    X = rng.integers(0, 2, (n, d)).astype(float)
-    y = (rng.random(n) < 1 / (1 + np.exp(-(-0.3 + X @ rng.normal(0, 0.6, d))))).astype(int)
-    return Instance(X, y, None, 1.0, (-3,) * d, (3,) * d, 1e-6, int(rng.integers(2, 4)))
+from test_bruteforce import _problem, _slack, brute_force
+from test_strong_branching import weak_instance as binary_instance  # 0/1 columns
 
 
 def _solve(inst, on: bool, **kw):
