@@ -45,7 +45,8 @@ def test_early_stops_keep_the_bound_below_the_optimum(seed, node_limit):
 
 
 def test_it_fires(monkeypatch):
-    """With it on, some branching is offered only indicators; with it off, never."""
+    """With it on, some branchings are offered only indicators; with it off, fewer (only where every
+    point is already integral)."""
     seen = {True: 0, False: 0}
     branch = BranchAndCut._branch_column
 

@@ -57,8 +57,9 @@ def _highs_version() -> str:
 
 
 def _only(frac: np.ndarray, cols) -> np.ndarray | None:
-    """``frac`` with every column but ``cols`` set to 0, or None when none of ``cols`` is fractional."""
-    if not len(cols) or not np.any(frac[cols] > _INT_TOL):
+    """``frac`` with every column but ``cols`` (positions or a slice) set to 0, or None when none of
+    ``cols`` is fractional."""
+    if not np.any(frac[cols] > _INT_TOL):
         return None
     only = np.zeros_like(frac)
     only[cols] = frac[cols]
@@ -122,7 +123,6 @@ class BranchAndCut:
         #: when every design column is 0/1 (items, dummies, threshold cuts), the "used" indicators
         #: are branched on before any column's points; measured in benchmarks/README.md
         self.support_first = bool(np.all((Z == 0) | (Z == 1)))
-        self.alpha_cols = lay.alpha(np.arange(problem.d))
         self.best_x: np.ndarray | None = None
         self.best_lam: np.ndarray | None = None
         self.upper = math.inf
@@ -607,7 +607,7 @@ class BranchAndCut:
         # on 0/1 columns the points only scale indicators, and the LP spreads the support thin: which
         # items are used is settled first (support_first); with a count or a real-valued column,
         # branching on points did better (benchmarks/README.md)
-        items = _only(frac, self.alpha_cols) if self.support_first else None
+        items = _only(frac, alpha_s) if self.support_first else None
         col, (b_down, b_up) = self._branch_column(xi, frac if items is None else items, lower, upper, bound)
         v = xi[col]
         down = (b_down, changes + (([col], -math.inf, math.floor(v)),), (col, 0, v - math.floor(v), bound))
