@@ -14,6 +14,7 @@ import riskformula as rf
 from riskformula.errors import OptimalityGapWarning, SettingsError
 from riskformula.reports.metrics import aunbc, expected_calibration_error, net_benefit
 from riskformula.netbenefit.cutoffs import optimal_cutoffs, score_bands
+from riskformula.netbenefit import fit as nb_fit
 from riskformula.netbenefit.fit import prepare
 from riskformula.netbenefit.grid import decision_grid
 from riskformula.netbenefit.heuristic import NetBenefitScorer
@@ -138,7 +139,10 @@ def test_milp_matches_brute_force_without_a_start(seed, solver):
     assert res.bound <= best + 1e-5 * abs(best) + 1e-9
 
 
-def test_fit_is_certified_and_equals_brute_force():
+@pytest.mark.parametrize("path", ["exact_search", "milp"])
+def test_fit_is_certified_and_equals_brute_force(path, monkeypatch):
+    if path == "milp":
+        monkeypatch.setattr(nb_fit, "EXACT_SEARCH_SPACE", 0)
     df = small_frame(30, 1)
     grid, c0 = decision_grid(), 1e-3
     best = brute_force(df, -2, 2, grid, c0)
@@ -146,6 +150,7 @@ def test_fit_is_certified_and_equals_brute_force():
                       time_limit=60)
     assert isinstance(m, rf.NetBenefitScore)
     assert m.status == "optimal"
+    assert m.solver.settings[f"{path}_status"] == "optimal"  # the path certified it, not the simple bound
     assert m.objective == pytest.approx(best, abs=1e-9)
     assert m.upper_bound >= m.objective and m.gap <= 1e-6
     # the objective is what the model's own predictions achieve on the training rows
@@ -184,7 +189,8 @@ def test_real_valued_predictors_bound_is_honest():
     assert m.objective == pytest.approx(best, abs=1e-9)   # found by the local search here
 
 
-def test_predictors_off_a_decimal_grid_skip_the_exact_model():
+def test_predictors_off_a_decimal_grid_skip_the_exact_model(monkeypatch):
+    monkeypatch.setattr(nb_fit, "EXACT_SEARCH_SPACE", 0)  # the MILP's path, not the branch and bound's
     df = small_frame(30, 6)
     df["a"] = df["a"] * np.sqrt(2)          # no finite decimal resolution: no exact big-M model
     best = brute_force(df, -2, 2, decision_grid(), 1e-3)
@@ -490,3 +496,17 @@ def test_a_score_scale_is_refused_with_net_benefit(scale):
     df = small_frame(40, 0)
     with pytest.raises(SettingsError, match="scale.*does not apply with objective='net_benefit'"):
         rf.risk_score("y ~ .", df, objective="net_benefit", scale=scale)
+
+
+def test_a_logistic_fit_after_the_exact_model_in_one_process(monkeypatch):
+    # HiGHS sizes one thread scheduler per process at its first solve; the exact model's solve
+    # (any threads) must not leave one that the single-thread node LPs of a later fit cannot use
+    monkeypatch.setattr(nb_fit, "EXACT_SEARCH_SPACE", 0)
+    df = small_frame(40, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimalityGapWarning)
+        nb = rf.risk_score("y ~ a + b + c", df, objective="net_benefit", coef_range=(-2, 2), max_size=3,
+                           c0=1e-3, time_limit=10, solver_options={"threads": 2})
+    assert "milp_status" in nb.solver.settings
+    m = rf.risk_score("y ~ a + b + c", df, max_size=2, time_limit=10)
+    assert m.status == "optimal"

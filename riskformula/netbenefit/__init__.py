@@ -4,7 +4,8 @@ calibrated on the training data by construction.
 
 Fit one with ``rf.risk_score(formula, data, objective="net_benefit")``; the pieces are
 :mod:`.grid` (thresholds and weights), :mod:`.cutoffs` (exact cut-offs for fixed points),
-:mod:`.heuristic` (local search), :mod:`.milp` (the exact model in pyomo), :mod:`.improve`
+:mod:`.heuristic` (local search), :mod:`.exact_search` (branch and bound over the points, for
+small problems), :mod:`.milp` (the exact model in pyomo), :mod:`.improve`
 (post-hoc AUNBC improvement of any risks) and :mod:`.model` (the fitted object).
 """
 

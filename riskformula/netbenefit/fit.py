@@ -2,8 +2,10 @@
 
 Pipeline: formula → design and problem (the same bounds, size limits, ``threshold()`` terms and
 operational constraints as the logistic fit) → local search with exact cut-offs
-(:mod:`.heuristic`) → exact MILP warm-started with it (:mod:`.milp`, pyomo) → exact cut-offs
-and band risks for the best points (:mod:`.cutoffs`) → :class:`.model.NetBenefitScore`.
+(:mod:`.heuristic`) → a proof: branch and bound over the points when the problem has only bounds
+and size limits and few points vectors (:mod:`.exact_search`), else the exact MILP warm-started
+with the local search's score (:mod:`.milp`, pyomo) → exact cut-offs and band risks for the best
+points (:mod:`.cutoffs`) → :class:`.model.NetBenefitScore`.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ from ..solver import SolverReport
 from ..solver.feasibility import feasible_point, raise_if_infeasible
 from ..thresholds import score_shift
 from .cutoffs import optimal_cutoffs, score_bands
+from .exact_search import PointsBranchAndBound, points_space
 from .grid import decision_grid
 from .heuristic import LocalSearch, NetBenefitScorer, logistic_direction, rounded_starts
-from .milp import NetBenefitMilp
+from .milp import NetBenefitMilp, solver_factory
 from .model import NetBenefitFit, NetBenefitScore, training_log_loss
 
 #: share of ``time_limit`` the local search may use before the exact solver starts
@@ -42,6 +45,10 @@ LARGE_MILP = 20_000
 #: is skipped when building it would take more than BUILD_SHARE of ``time_limit``
 BUILD_SECONDS_PER_ROW = 1e-3
 BUILD_SHARE = 0.5
+#: plain problems (bounds and size limits only) with at most this many points vectors are solved by
+#: branch and bound over the points (:mod:`.exact_search`) instead of the MILP: measured on
+#: breastcancer (240 distinct rows), 1.1e4 vectors take 0.6 s, 9e4 2.7 s, 4.8e5 13 s
+EXACT_SEARCH_SPACE = 1e6
 #: most kicks of the iterated local search (fixed seed: the same call gives the same score unless its
 #: time share runs out first)
 SEARCH_ROUNDS = 200
@@ -72,6 +79,8 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                             f"None for the local search alone; got {solver!r}.")
     if solver_options is not None and not isinstance(solver_options, dict):
         raise SettingsError(f"`solver_options` must be a dict of solver options; got {type(solver_options).__name__}.")
+    if solver is not None and solver != "appsi_highs":
+        solver_factory(solver)  # a name that is no solver fails now, not after the search
     grid = decision_grid(decision_thresholds, decision_weights)
     constraints = check_constraints(constraints)
     bad = [c for c in constraints if isinstance(c, RiskBound)]
@@ -108,7 +117,11 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
         starts.append(point)
     milp = None
     rows = model_rows(pos, neg, grid)
-    if solver is not None and rows * BUILD_SECONDS_PER_ROW > BUILD_SHARE * time_limit:
+    exact = None
+    if solver is not None and _plain_problem(problem) and \
+            points_space(search.lo, search.hi, problem.max_size, min_size) <= EXACT_SEARCH_SPACE:
+        exact = PointsBranchAndBound(scorer, search.lo, search.hi, c0, problem.max_size, min_size)
+    elif solver is not None and rows * BUILD_SECONDS_PER_ROW > BUILD_SHARE * time_limit:
         info["milp_status"] = (f"skipped: the exact model ({rows:,d} rows) would take about "
                                f"{rows * BUILD_SECONDS_PER_ROW:.0f} s to build in pyomo, more than "
                                f"{100 * BUILD_SHARE:.0f}% of the time limit")
@@ -119,8 +132,10 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                                    "an exact big-M model")
             milp = None
     share = SEARCH_SHARE if milp is not None and milp.n_indicators <= LARGE_MILP else 1 - SEARCH_SHARE
+    if exact is not None:
+        share = SEARCH_SHARE
     left = time_limit - (time.perf_counter() - t_start)
-    budget = left if milp is None else min(share * time_limit, left)
+    budget = left if milp is None and exact is None else min(share * time_limit, left)
     found = search.run(starts, rounds=SEARCH_ROUNDS, time_limit=budget)
     if verbose:
         print(f"local search: objective {found.objective:.6g} after {found.evaluations:,d} evaluations, "
@@ -130,6 +145,21 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                  "search_evaluations": found.evaluations, "search_rounds": found.rounds})
     bound = _rowwise_bound(pos, neg, grid, c0 * min_size)
     status, nodes = "heuristic", 0
+    if exact is not None and bound > found.objective + 1e-12:
+        left = time_limit - (time.perf_counter() - t_start)
+        res = exact.run(points, time_limit=max(0.0, left), gap_tolerance=gap_tolerance)
+        if verbose:
+            print(f"branch and bound over the points: {res.status}, objective {res.objective:.6g}, bound "
+                  f"{res.bound:.6g} after {res.nodes:,d} nodes, {res.time:.1f}s")
+        info.update(exact_search_status=res.status, exact_search_objective=res.objective,
+                    exact_search_bound=res.bound, exact_search_time=res.time, exact_search_nodes=res.nodes)
+        nodes = res.nodes
+        if res.status == "infeasible":
+            raise InfeasibleProblemError("no score satisfies the coefficient ranges and size limits.")
+        if res.objective > found.objective + 1e-12:
+            points = res.points
+        bound = min(bound, res.bound)
+        status = "time_limit"
     if milp is not None and bound > found.objective + 1e-12:
         milp.set_start(points, optimal_cutoffs(X @ points, pos, neg, grid).cutoffs)
         left = time_limit - (time.perf_counter() - t_start)
@@ -154,7 +184,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
         warnings.warn(f"local search only (solver=None): the score is not proven optimal; gap to the simple "
                       f"bound {100 * gap:.3g}%. Pass a solver for a tighter bound.", OptimalityGapWarning,
                       stacklevel=3)
-    elif milp is None:
+    elif milp is None and exact is None:
         warnings.warn(f"local search only: the exact model needs integer predictors (or decimals with few "
                       f"digits); the score is not proven optimal, gap to the simple bound {100 * gap:.3g}%.",
                       OptimalityGapWarning, stacklevel=3)
@@ -177,7 +207,8 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                            size_groups=tuple(tuple(g.cols) for g in problem.groups), threshold_candidates=candidates)
     report = SolverReport(status=status, objective=-value_pen, lower_bound=-bound, gap=gap, time=elapsed,
                           nodes=nodes, cuts=0, lp_solves=0, root_bound=-_rowwise_bound(pos, neg, grid, 0.0),
-                          solver=_solver_name(solver), settings={k: _plain(x) for k, x in info.items()},
+                          solver=_solver_name(solver, exact is not None),
+                          settings={k: _plain(x) for k, x in info.items()},
                           solution=tuple(lam))
     base = RiskScore.from_fit(design, lam, report, settings, loss=0.0)
     nb = _net_benefit_fit(X @ points, pos, neg, grid, shift, c0, solver, info)
@@ -276,9 +307,16 @@ def _feasible_point(problem):
     return None if x is None else np.round(x[1:problem.d + 1])
 
 
-def _solver_name(solver) -> str:
+def _plain_problem(problem) -> bool:
+    """Whether any points within the bounds and the size limits are feasible (no other rows)."""
+    return not problem.needs_row_check and problem.n_aux == 0
+
+
+def _solver_name(solver, exact: bool = False) -> str:
     if solver is None:
         return "local search (exact cut-offs)"
+    if exact:
+        return "local search (exact cut-offs) + branch and bound over the points"
     return f"local search (exact cut-offs) + MILP via pyomo/{solver}"
 
 

@@ -217,6 +217,7 @@ class NetBenefitMilp:
                           nodes=nodes, solver=solver, n_indicators=self.n_indicators)
 
     def _solve_appsi(self, time_limit, gap, verbose, options, warm_start):
+        import highspy
         from pyomo.contrib.appsi.base import TerminationCondition as TC
         from pyomo.contrib.appsi.solvers import Highs
 
@@ -236,7 +237,14 @@ class NetBenefitMilp:
         opt.config.load_solution = False
         opt.config.stream_solver = bool(verbose)
         opt.highs_options = {"random_seed": 0, **(options or {})}
-        res = opt.solve(self.model)
+        # HiGHS keeps one thread scheduler per process, sized by the first solve after it is made,
+        # and a later solve asking for another size fails ("scheduler has already been initialized");
+        # so this solve gets a fresh one, and the node LPs of a fit after it get theirs
+        highspy.Highs.resetGlobalScheduler(True)
+        try:
+            res = opt.solve(self.model)
+        finally:
+            highspy.Highs.resetGlobalScheduler(True)
         tc = res.termination_condition
         if tc in (TC.infeasible, TC.infeasibleOrUnbounded):
             return None, None, "infeasible", 0
@@ -256,10 +264,7 @@ class NetBenefitMilp:
         import pyomo.environ as pe
         from pyomo.opt import TerminationCondition as TC
 
-        opt = pe.SolverFactory(name)
-        if opt is None or not opt.available(exception_flag=False):
-            raise SettingsError(f"`solver={name!r}` is not a pyomo solver available here; use 'appsi_highs' "
-                                "(HiGHS, installed with riskformula) or install the solver and its pyomo plugin.")
+        opt = solver_factory(name)
         opts = dict(options or {})
         if name in TIME_OPTION:
             opts.setdefault(TIME_OPTION[name], time_limit)
@@ -292,6 +297,17 @@ class NetBenefitMilp:
         bound = None if bound is None or not math.isfinite(float(bound)) else float(bound)
         status = "optimal" if tc == TC.optimal else "time_limit" if tc == TC.maxTimeLimit else str(tc)
         return obj, bound, status, 0
+
+
+def solver_factory(name: str):
+    """Pyomo's solver ``name``, or a SettingsError that says how to get one."""
+    import pyomo.environ as pe
+
+    opt = pe.SolverFactory(name)
+    if opt is None or not opt.available(exception_flag=False):
+        raise SettingsError(f"`solver={name!r}` is not a pyomo solver available here; use 'appsi_highs' "
+                            "(HiGHS, installed with riskformula) or install the solver and its pyomo plugin.")
+    return opt
 
 
 def _num(v: float):
