@@ -106,14 +106,8 @@ class PointsBranchAndBound:
     def _optimistic(self, high: np.ndarray, low: np.ndarray) -> np.ndarray:
         """Σ_i w_i max_T (events at ``high`` ≥ T − odds_i · non-events at ``low`` ≥ T), per row of
         ``high``/``low`` (K candidate interval sets over the R rows)."""
-        S = np.round(np.hstack([high, low]), 9)
-        order = np.argsort(S, axis=1, kind="stable")
-        Ss = np.take_along_axis(S, order, axis=1)
-        a, b = self.a_ext[order], self.b_ext[order]
-        valid = np.ones((S.shape[0], S.shape[1] + 1), dtype=bool)
-        valid[:, 1:S.shape[1]] = Ss[:, 1:] != Ss[:, :-1]
-        self.scorer.evaluations += S.shape[0]
-        return self.scorer._best(a, b, valid)
+        self.scorer.evaluations += high.shape[0]
+        return self.scorer.sorted_values(np.hstack([high, low]), self.a_ext, self.b_ext)
 
     def _bounds(self, base: np.ndarray, sizes: np.ndarray, free_ranges, left: int) -> np.ndarray:
         """Bound on the objective of every completion of K partial scores ``base`` (K, R) with

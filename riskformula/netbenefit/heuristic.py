@@ -75,13 +75,18 @@ class NetBenefitScorer:
                 a = np.bincount(idx, weights=np.tile(self.pos, K), minlength=K * span).reshape(K, span)
                 b = np.bincount(idx, weights=np.tile(self.neg, K), minlength=K * span).reshape(K, span)
                 return self._best(a, b, None)
+        return self.sorted_values(S, self.pos, self.neg)
+
+    def sorted_values(self, S: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+        """Σ_i w_i max_T NB_i per row of ``S`` (K, m), whose m entries are scores carrying event
+        weight ``pos`` and non-event weight ``neg`` (length m), by sorting each row."""
+        K, m = S.shape
         order = np.argsort(S, axis=1, kind="stable")
         Ss = np.take_along_axis(np.round(S, 9), order, axis=1)
-        a, b = self.pos[order], self.neg[order]
         # a cut-off can only sit where the sorted score changes
-        valid = np.ones((K, R + 1), dtype=bool)
-        valid[:, 1:R] = Ss[:, 1:] != Ss[:, :-1]
-        return self._best(a, b, valid)
+        valid = np.ones((K, m + 1), dtype=bool)
+        valid[:, 1:m] = Ss[:, 1:] != Ss[:, :-1]
+        return self._best(pos[order], neg[order], valid)
 
     def _best(self, a: np.ndarray, b: np.ndarray, valid) -> np.ndarray:
         # suffix sums: weight at score >= position; the last column is "treat no one"
