@@ -184,6 +184,8 @@ class PointsBranchAndBound:
                     best = pts.copy()
                     best[j] = vals[k]
                     best_val = float(child[k])
+                elif child[k] > best_val:  # better by less than EPS: kept in the bound
+                    pruned = max(pruned, float(child[k]))
                 continue
             for k in np.argsort(child, kind="stable"):  # best child last: popped first
                 if child[k] > best_val + self._tolerance(best_val, gap_tolerance):
