@@ -131,9 +131,9 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
             info["milp_status"] = ("skipped: the predictors are not integers or decimals on a fine enough grid for "
                                    "an exact big-M model")
             milp = None
-    share = SEARCH_SHARE if milp is not None and milp.n_indicators <= LARGE_MILP else 1 - SEARCH_SHARE
-    if exact is not None:
-        share = SEARCH_SHARE
+    # the local search gets the smaller share when the proof step can close the gap in time
+    proof_can_close = exact is not None or (milp is not None and milp.n_indicators <= LARGE_MILP)
+    share = SEARCH_SHARE if proof_can_close else 1 - SEARCH_SHARE
     left = time_limit - (time.perf_counter() - t_start)
     budget = left if milp is None and exact is None else min(share * time_limit, left)
     found = search.run(starts, rounds=SEARCH_ROUNDS, time_limit=budget)
