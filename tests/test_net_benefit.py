@@ -4,6 +4,7 @@ calibration by construction, decision curves, Algorithm 1 and the JSON round tri
 from __future__ import annotations
 
 import itertools
+import time
 import warnings
 
 import numpy as np
@@ -395,6 +396,81 @@ def test_frequency_weights_equal_repeated_rows_and_initial_is_used():
     with pytest.warns(OptimalityGapWarning):     # local search alone: the simple bound is not tight here
         c = rf.risk_score("y ~ a + b + c", repeated, initial=b, **{**kw, "solver": None, "time_limit": 2})
     assert c.objective == pytest.approx(b.objective, abs=1e-12)
+
+
+def _collapsed_rows(seed: int):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(40, 6)) * np.array([1.0, 3.0, 0.5, 1.0, 2.0, 1.0])
+    X[:, 5] = rng.integers(0, 2, 40)   # a 0/1 column beside real-valued ones
+    lp = 1.5 * X[:, 0] - 0.4 * X[:, 1] + 0.3 * X[:, 5]
+    pos = rng.integers(0, 4, 40) * (lp > -1)
+    neg = rng.integers(0, 4, 40) * (lp < 1)
+    return X, pos.astype(float), neg.astype(float)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sparse_directions_equal_scikit_learns_lasso(seed):
+    from sklearn.linear_model import LogisticRegression
+    from riskformula.netbenefit.heuristic import sparse_directions
+    X, pos, neg = _collapsed_rows(seed)
+    n, scale = pos.sum() + neg.sum(), X.std(axis=0)
+    rate = pos.sum() / n
+    top = np.abs((X / scale).T @ (pos * (1 - rate) - neg * rate)).max() / n   # by hand: KKT at β = 0
+    assert sparse_directions(X, pos, neg, fractions=(1.001,)) == []         # at the edge: nothing enters
+    assert len(sparse_directions(X, pos, neg, fractions=(0.95,))) == 1      # just inside: a column does
+    fractions = (0.5, 0.2, 0.05)
+    ours = sparse_directions(X, pos, neg, fractions=fractions)
+    assert len(ours) == len(fractions)
+    Xs = np.vstack([X, X]) / scale
+    ys = np.r_[np.ones(len(X)), np.zeros(len(X))]
+    ws = np.r_[pos, neg]
+    keep = ws > 0
+    import sklearn   # `penalty` is deprecated from 1.8 on, `l1_ratio` alone selects the lasso there
+    lasso = {"l1_ratio": 1.0} if tuple(int(x) for x in sklearn.__version__.split(".")[:2]) >= (1, 8) else \
+        {"penalty": "l1"}
+    for f, beta in zip(fractions, ours):
+        # scikit-learn minimises ‖β‖₁ + C Σ w·loss: the same problem at C = 1 / (penalty · n)
+        lr = LogisticRegression(C=1 / (f * top * n), solver="liblinear", intercept_scaling=1e4, tol=1e-10,
+                                max_iter=10_000, **lasso)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # scikit-learn's own deprecation notices
+            lr.fit(Xs[keep], ys[keep], sample_weight=ws[keep])
+        theirs = lr.coef_[0] / scale
+        np.testing.assert_allclose(beta, theirs, atol=2e-3 * np.abs(theirs).max())
+        assert set(np.flatnonzero(np.abs(beta * scale) > 1e-3)) == set(np.flatnonzero(np.abs(theirs * scale) > 1e-3))
+
+
+def test_starts_add_the_lasso_path_without_repeats():
+    from riskformula.netbenefit.heuristic import LocalSearch, rounded_starts, sparse_directions
+    df = small_frame(60, 3)
+    setup = prepare("y ~ a + b + c", df, coef_range=(-4, 4), c0=1e-3, max_size=2)
+    X, pos, neg = setup.loss.Z[:, 1:], setup.loss.w_pos, setup.loss.w_neg
+    search = LocalSearch(setup.problem, NetBenefitScorer(X, pos, neg, decision_grid()), 1e-3)
+    starts = nb_fit._starts(setup.problem, search, X, pos, neg, None, setup.design)
+    keys = [tuple(np.asarray(s, float) + 0.0) for s in starts]
+    assert len(keys) == len(set(keys))
+    assert keys[0] == (0.0, 0.0, 0.0)
+    sparse = [tuple(r + 0.0) for d in sparse_directions(X, pos, neg)
+              for r in rounded_starts(setup.problem, d, search.lo, search.hi)]
+    assert sparse and set(sparse) <= set(keys)
+    assert all(np.count_nonzero(s) <= 2 for s in starts)   # rounded within the size limit
+
+
+def test_local_search_chains_are_deterministic_and_keep_the_best_start():
+    from riskformula.netbenefit.heuristic import LocalSearch
+    df = small_frame(80, 11, real=True)
+    setup = prepare("y ~ a + b + c", df, coef_range=(-4, 4), c0=1e-3, max_size=3)
+    X, pos, neg = setup.loss.Z[:, 1:], setup.loss.w_pos, setup.loss.w_neg
+    scorer = NetBenefitScorer(X, pos, neg, decision_grid())
+    rng = np.random.default_rng(0)
+    starts = [rng.integers(-4, 5, 3).astype(float) for _ in range(8)]
+    runs = [LocalSearch(setup.problem, scorer, 1e-3).run(starts, rounds=50, time_limit=60, elites=3) for _ in range(2)]
+    assert np.array_equal(runs[0].points, runs[1].points) and runs[0].objective == runs[1].objective
+    search = LocalSearch(setup.problem, scorer, 1e-3)
+    descended = max(search.descend(s, time.perf_counter() + 60)[1] for s in starts)
+    assert runs[0].objective >= descended - 1e-12
+    assert runs[0].objective == pytest.approx(search.objective(runs[0].points), abs=1e-12)
+    assert runs[0].rounds >= 3 * 50     # every chain kicks at least `rounds` times before it stops
 
 
 def test_command_line_fits_a_net_benefit_score(capsys):

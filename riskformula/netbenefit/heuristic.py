@@ -1,13 +1,15 @@
 """Fast net-benefit scores: local search over integer points with the exact cut-off step.
 
 For fixed points the best cut-offs are found exactly (:mod:`.cutoffs`), so the search only moves
-the points. It starts from the empty score and from a logistic regression rescaled to the
-coefficient range and rounded (the construction of Chi & Birbil's, 2026, Theorem 3), then
+the points. It starts from the empty score and from logistic regressions (one lightly
+ridge-penalised, and a lasso path of sparser ones) rescaled to the coefficient range and rounded
+(the construction of Chi & Birbil's, 2026, Theorem 3), then
 
 1. moves one term's points at a time, trying every integer value in its range at once (one
    vectorised pass of FindOptimalT per term) and keeping the best move (1-opt);
 2. when no single move helps, swaps a used term for an unused one with any of its values;
-3. restarts from random kicks of the best score (iterated local search, fixed seed), and finally
+3. restarts from random kicks (iterated local search, fixed seed) of each of the three best distinct
+   scores the starts reach in turn, each chain until many kicks in a row bring nothing, and finally
    polishes the best score with pair moves (any two terms, every pair of values) on small problems.
 
 It replaces the simulated annealing of Chi & Birbil (2026): every evaluation is exact and every
@@ -30,6 +32,10 @@ from .grid import DecisionGrid
 EPS = 1e-10
 #: integer scores spanning more values than this are sorted instead of counted in bins
 MAX_SPAN = 200_000
+#: lasso penalties of the sparse starts, as fractions of the smallest penalty giving the empty score
+SPARSE_PATH = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01)
+#: the iterated local search kicks from this many of the best distinct scores its starts reach, in turn
+ELITES = 3
 #: pair moves (two terms changed at once) are tried when a sweep visits at most this many rows
 PAIR_BUDGET = 3e8
 
@@ -247,29 +253,35 @@ class LocalSearch:
                 return trial
         return lam
 
-    def run(self, starts: list, *, rounds: int = 200, time_limit: float = 60.0) -> SearchResult:
-        """Descend from every feasible start, then up to ``rounds`` kicks of the best score
-        (fewer if ``time_limit`` seconds run out first)."""
+    def run(self, starts: list, *, rounds: int = 200, time_limit: float = 60.0, elites: int = ELITES) -> SearchResult:
+        """Descend from every feasible start; then, from each of the ``elites`` best distinct scores
+        reached in turn, kick the best score of that chain until ``rounds`` kicks in a row have not
+        improved it (or ``time_limit`` seconds run out)."""
         t0 = time.perf_counter()
         deadline = t0 + time_limit
-        best, best_val = None, -math.inf
+        reached = {}
         for lam in starts:
             lam = np.asarray(lam, dtype=float)
             if not self.feasible(lam):
                 continue
             lam, val = self.descend(lam, deadline)
-            if val > best_val + EPS:
-                best, best_val = lam, val
-        if best is None:
+            reached.setdefault((lam + 0.0).tobytes(), (val, len(reached), lam))
+        if not reached:
             raise ValueError("no feasible start")
+        # best first; among equal values the earlier start (a stable, deterministic order)
+        chains = sorted(reached.values(), key=lambda t: (-t[0], t[1]))[:max(1, elites)]
+        best_val, _, best = chains[0]
         done = 0
-        for r in range(rounds):
-            if time.perf_counter() > deadline:
-                break
-            lam, val = self.descend(self.kick(best, 2 + r % 3), deadline)
-            done += 1
-            if val > best_val + EPS:
-                best, best_val = lam, val
+        for val0, _, lam0 in chains:
+            here, here_val, stalled = lam0, val0, 0
+            while stalled < rounds and time.perf_counter() < deadline:
+                lam, val = self.descend(self.kick(here, 2 + done % 3), deadline)
+                done += 1
+                stalled += 1
+                if val > here_val + EPS:
+                    here, here_val, stalled = lam, val, 0
+            if here_val > best_val + EPS:
+                best, best_val = here, here_val
         # polish the best score with pair moves too (small problems only)
         self.use_pairs = True
         lam, val = self.descend(best, deadline + 0.1 * time_limit)
@@ -281,22 +293,63 @@ class LocalSearch:
 
 def logistic_direction(X: np.ndarray, pos: np.ndarray, neg: np.ndarray, ridge: float = 1e-3) -> np.ndarray:
     """Coefficients of a lightly ridge-penalised logistic regression on collapsed rows."""
+    return _penalised_logistic(X, pos, neg, ridge=ridge)[0]
+
+
+def sparse_directions(X: np.ndarray, pos: np.ndarray, neg: np.ndarray,
+                      fractions=SPARSE_PATH) -> list[np.ndarray]:
+    """Lasso-penalised logistic regressions on collapsed rows, one per penalty of ``fractions`` ×
+    the smallest penalty that keeps every coefficient at 0 (standardised columns), strongest first.
+
+    Sparse starts reach scores the dense one cannot: on near-separable data the rounded ridge
+    direction spreads its points over every column, while a lasso direction keeps the few that
+    separate, with room left in the coefficient range."""
+    R, d = X.shape
+    if d == 0:
+        return []
+    scale = X.std(axis=0)
+    scale[scale == 0] = 1.0
+    n = pos.sum() + neg.sum()
+    # the lasso's first column enters at max_j |∂ loss/∂β_j| at the intercept-only model
+    rate = pos.sum() / n
+    top = float(np.max(np.abs((X / scale).T @ (pos * (1 - rate) - neg * rate)) / n))
+    out, warm = [], None
+    for f in fractions:
+        beta, warm = _penalised_logistic(X, pos, neg, lasso=f * top, start=warm)
+        if np.any(beta != 0):
+            out.append(beta)
+    return out
+
+
+def _penalised_logistic(X, pos, neg, ridge: float = 0.0, lasso: float = 0.0, start=None):
+    """Minimise the mean logistic loss + ridge·‖β‖² + lasso·‖β‖₁ over standardised columns (the
+    lasso as β = β⁺ − β⁻ with β± ≥ 0, so L-BFGS-B sets unused columns exactly to 0). Returns β in
+    the columns' own units and the solver's variables (a warm start for the next penalty)."""
     R, d = X.shape
     scale = X.std(axis=0)
     scale[scale == 0] = 1.0
     Z = np.hstack([np.ones((R, 1)), X / scale])
     n = pos.sum() + neg.sum()
 
-    def f(beta):
+    def f(v):
+        beta = np.concatenate([v[:1], v[1:d + 1] - v[d + 1:]]) if lasso else v
         z = Z @ beta
         val = (pos @ np.logaddexp(0, -z) + neg @ np.logaddexp(0, z)) / n + ridge * beta[1:] @ beta[1:]
         p = 1 / (1 + np.exp(-z))
         g = Z.T @ (neg * p - pos * (1 - p)) / n
         g[1:] += 2 * ridge * beta[1:]
-        return val, g
+        if not lasso:
+            return val, g
+        val += lasso * v[1:].sum()
+        return val, np.concatenate([g[:1], g[1:] + lasso, -g[1:] + lasso])
 
-    res = minimize(f, np.zeros(d + 1), jac=True, method="L-BFGS-B", options={"maxiter": 500})
-    return res.x[1:] / scale
+    size = 2 * d + 1 if lasso else d + 1
+    bounds = [(None, None)] + [(0, None)] * (size - 1) if lasso else None
+    v0 = np.zeros(size) if start is None else start
+    res = minimize(f, v0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 500})
+    v = res.x
+    beta = v[1:d + 1] - v[d + 1:] if lasso else v[1:]
+    return beta / scale, v
 
 
 def rounded_starts(problem, direction: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
