@@ -32,7 +32,8 @@ from ..thresholds import score_shift
 from .cutoffs import optimal_cutoffs, score_bands
 from .exact_search import PointsBranchAndBound, points_space
 from .grid import decision_grid
-from .heuristic import ELITES, LocalSearch, NetBenefitScorer, logistic_direction, rounded_starts, sparse_directions
+from .heuristic import (ELITES, LocalSearch, NetBenefitScorer, logistic_direction, points_key, rounded_starts,
+                        sparse_directions)
 from .milp import NetBenefitMilp, solver_factory
 from .model import NetBenefitFit, NetBenefitScore, training_log_loss
 
@@ -291,7 +292,7 @@ def _starts(problem, search, X, pos, neg, initial, design) -> list:
             starts += rounded_starts(problem, direction, search.lo, search.hi)
     unique = {}
     for lam in starts:  # the first of equal starts keeps its place
-        unique.setdefault((np.asarray(lam, dtype=float) + 0.0).tobytes(), lam)  # + 0.0: -0.0 → 0.0
+        unique.setdefault(points_key(lam), lam)
     return list(unique.values())
 
 

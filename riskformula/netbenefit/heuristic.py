@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.special import expit
 
 from .grid import DecisionGrid
 
@@ -38,6 +39,11 @@ SPARSE_PATH = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01)
 ELITES = 3
 #: pair moves (two terms changed at once) are tried when a sweep visits at most this many rows
 PAIR_BUDGET = 3e8
+
+
+def points_key(lam) -> bytes:
+    """A hashable key of a points vector (−0.0 and 0.0 alike), to set aside repeats."""
+    return (np.asarray(lam, dtype=float) + 0.0).tobytes()
 
 
 class NetBenefitScorer:
@@ -265,7 +271,7 @@ class LocalSearch:
             if not self.feasible(lam):
                 continue
             lam, val = self.descend(lam, deadline)
-            reached.setdefault((lam + 0.0).tobytes(), (val, len(reached), lam))
+            reached.setdefault(points_key(lam), (val, len(reached), lam))
         if not reached:
             raise ValueError("no feasible start")
         # best first; among equal values the earlier start (a stable, deterministic order)
@@ -301,10 +307,10 @@ def sparse_directions(X: np.ndarray, pos: np.ndarray, neg: np.ndarray,
     """Lasso-penalised logistic regressions on collapsed rows, one per penalty of ``fractions`` ×
     the smallest penalty that keeps every coefficient at 0 (standardised columns), strongest first.
 
-    Sparse starts reach scores the dense one cannot: on near-separable data the rounded ridge
+    Sparse starts lead to scores the dense one misses: on near-separable data the rounded ridge
     direction spreads its points over every column, while a lasso direction keeps the few that
     separate, with room left in the coefficient range."""
-    R, d = X.shape
+    d = X.shape[1]
     if d == 0:
         return []
     scale = X.std(axis=0)
@@ -335,7 +341,7 @@ def _penalised_logistic(X, pos, neg, ridge: float = 0.0, lasso: float = 0.0, sta
         beta = np.concatenate([v[:1], v[1:d + 1] - v[d + 1:]]) if lasso else v
         z = Z @ beta
         val = (pos @ np.logaddexp(0, -z) + neg @ np.logaddexp(0, z)) / n + ridge * beta[1:] @ beta[1:]
-        p = 1 / (1 + np.exp(-z))
+        p = expit(z)   # no overflow warning on near-separable rows
         g = Z.T @ (neg * p - pos * (1 - p)) / n
         g[1:] += 2 * ridge * beta[1:]
         if not lasso:
