@@ -17,6 +17,7 @@ import pandas as pd
 
 from . import _checks as v
 from . import _progress
+from ._threads import one_blas_thread
 from .design import build_design
 from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from .model import FitSettings, RiskScore
@@ -33,6 +34,7 @@ from .thresholds import drop_dominated_cuts
 from .backends import is_dask_frame
 
 
+@one_blas_thread
 def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size: int = 0,
                coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
                positive_weight: float = 1.0, event=None, na_action: str = "raise",
