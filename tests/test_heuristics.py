@@ -24,16 +24,44 @@ def _mixed_problem(seed: int) -> RiskProblem:
     return RiskProblem(LogisticLoss(X, y), lo, hi, c0=c0, max_size=4)
 
 
+def _sparse_problem(seed: int, scale: float = 1.0) -> RiskProblem:
+    """Binary, dense count and mostly-zero columns (a real-valued one and a count), so every pricing
+    path of the move table runs."""
+    rng = np.random.default_rng(seed)
+    n = 80
+    binary = rng.integers(0, 2, (n, 2)).astype(float)
+    dense = rng.integers(0, 4, (n, 1)).astype(float)
+    real = np.where(rng.random(n) < 0.2, rng.gamma(2.0, 0.7, n), 0.0)
+    count = np.where(rng.random(n) < 0.3, rng.integers(1, 5, n), 0).astype(float)
+    X = np.column_stack([binary, dense, real, count])
+    y = (rng.random(n) < 0.3 + 0.4 * (real > 0)).astype(float)
+    lo = np.array([-3, 0, -2, -4, 1], float)
+    hi = np.array([3, 4, 2, 4, 3], float)
+    return RiskProblem(LogisticLoss(X, y, scale=scale), lo, hi, c0=np.full(5, 0.01), max_size=4)
+
+
+def test_sparse_columns_are_the_mostly_zero_non_binary_ones():
+    L = _sparse_problem(0).loss
+    sparse = L.sparse_columns()
+    assert sorted(sparse) == [3, 4]
+    X = L.Z[:, 1:]
+    for j, (rows, x) in sparse.items():
+        assert np.array_equal(rows, np.flatnonzero(X[:, j])) and np.array_equal(x, X[rows, j])
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_single_moves_price_every_move_exactly(seed):
-    p = _mixed_problem(seed)
+@pytest.mark.parametrize("build", [_mixed_problem, _sparse_problem, lambda seed: _sparse_problem(seed, 1.7)],
+                         ids=["mixed", "sparse", "sparse-scale"])
+def test_single_moves_price_every_move_exactly(seed, build):
+    p = build(seed)
     rng = np.random.default_rng(100 + seed)
     lo, hi = _value_ranges(p)
-    lam = np.zeros(8)
+    d = p.d
+    lam = np.zeros(d + 1)
     lam[0] = -1.0
-    for j in rng.choice(7, 3, replace=False):
+    for j in rng.choice(d, 3, replace=False):
         lam[1 + j] = rng.integers(lo[j], hi[j] + 1)
-    allowed = rng.random(7) < 0.8
+    allowed = rng.random(d) < 0.8
     s = p.loss.Z[:, 1:] @ lam[1:] + lam[0]
     cj, cv, obj = _single_moves(p, lam, s, allowed)
     expected = {}

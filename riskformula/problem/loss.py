@@ -62,6 +62,9 @@ class LogisticLoss:
         # 0/1 columns: moving one point changes only the rows where the column is 1
         self.binary = np.all((uniq == 0) | (uniq == 1), axis=0)
         self.X_binary_T = np.ascontiguousarray(uniq[:, self.binary].T)
+        # other columns that are mostly 0 (word counts, lab values present in few rows): moving
+        # their points changes only the rows where they are nonzero (see :meth:`sparse_columns`)
+        self._sparse: dict | None = None
         self.scale = 1.0
         self._set_scale(scale)
 
@@ -105,16 +108,29 @@ class LogisticLoss:
         val = self.w_all @ t + self.w_pos @ np.maximum(-s, 0) + self.w_neg @ np.maximum(s, 0)
         return float(self._norm * val) if s.ndim == 1 else self._norm * val
 
-    def row_losses(self, s: np.ndarray, integral: bool = False) -> np.ndarray:
-        """Weighted (unnormalised) loss of every unique row; column-wise for a matrix of scores."""
+    def row_losses(self, s: np.ndarray, integral: bool = False, rows=None) -> np.ndarray:
+        """Weighted (unnormalised) loss of every unique row, or of ``rows`` (indices) with ``s``
+        their scores; column-wise for a matrix of scores."""
         if self.scale != 1.0:
             s, integral = s / self.scale, False
         a = np.abs(s)
         t = _TABLE[np.minimum(a, 745).astype(np.intp)] if integral else np.log1p(np.exp(-a))
+        w_all, w_pos, w_neg = ((self.w_all, self.w_pos, self.w_neg) if rows is None
+                               else (self.w_all[rows], self.w_pos[rows], self.w_neg[rows]))
         if s.ndim == 1:
-            return self.w_all * t + self.w_pos * np.maximum(-s, 0) + self.w_neg * np.maximum(s, 0)
-        return (self.w_all[:, None] * t + self.w_pos[:, None] * np.maximum(-s, 0)
-                + self.w_neg[:, None] * np.maximum(s, 0))
+            return w_all * t + w_pos * np.maximum(-s, 0) + w_neg * np.maximum(s, 0)
+        return w_all[:, None] * t + w_pos[:, None] * np.maximum(-s, 0) + w_neg[:, None] * np.maximum(s, 0)
+
+    def sparse_columns(self) -> dict:
+        """``{j: (rows, values)}`` for every column that is not 0/1 and is nonzero on at most half of
+        the distinct rows: the rows where it is nonzero and its values there."""
+        if self._sparse is None:
+            X = self.Z[:, 1:]
+            nonzero = X != 0
+            keep = (~self.binary) & (nonzero.sum(axis=0) <= 0.5 * self.n_unique)
+            self._sparse = {int(j): (np.flatnonzero(nonzero[:, j]), X[nonzero[:, j], j])
+                            for j in np.flatnonzero(keep)}
+        return self._sparse
 
     def value(self, lam: np.ndarray) -> float:
         """l(λ)."""

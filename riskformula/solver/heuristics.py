@@ -136,7 +136,22 @@ def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, allowed:
         js.append(j)
         vs.append(v)
         objs.append(table[rows, k] + base_pen + problem.c0[j] * ((v != 0).astype(float) - support[j].astype(float)))
+    sparse = L.sparse_columns()
     other = [j for j in np.flatnonzero(~L.binary) if allowed[j]]
+    if any(j in sparse for j in other):
+        # a move of a mostly-zero column changes the loss of its nonzero rows only
+        base = L.row_losses(s, integral)
+        total = float(base.sum())
+        for j in (j for j in other if j in sparse):
+            rows, x = sparse[j]
+            cv = np.arange(lo[j], hi[j] + 1)
+            cv = cv[(cv != lam[1 + j]) & _in_range(problem, j, cv)]
+            shifted = L.row_losses(s[rows, None] + x[:, None] * (cv - lam[1 + j])[None, :], integral, rows=rows)
+            js.append(np.full(len(cv), j))
+            vs.append(cv)
+            objs.append(L._norm * (total - float(base[rows].sum()) + shifted.sum(axis=0)) + base_pen
+                        + problem.c0[j] * ((cv != 0).astype(float) - float(support[j])))
+        other = [j for j in other if j not in sparse]
     if other:
         ranges = [np.arange(lo[j], hi[j] + 1) for j in other]
         cj = np.concatenate([np.full(len(r), j) for j, r in zip(other, ranges)])
