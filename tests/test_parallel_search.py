@@ -247,3 +247,31 @@ def test_cli_and_estimator_pass_n_jobs_on(tmp_path, capsys):
     clf = rf.RiskScoreClassifier("threshold(x1) + x2", max_size=2, time_limit=60, n_jobs=2)
     clf.fit(data[["x1", "x2"]], data["y"])
     assert clf.model_.solver.settings["n_jobs"] == 2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_round_without_a_better_score_keeps_the_loss_floor(seed, rounds, monkeypatch):
+    """The chained bound on the loss column (Ustun & Rudin, 2019) is raised when a better score is
+    found, as on one process, not to the bound the tree has reached after each round (a floor that
+    close to the node bounds leaves their LPs degenerate); it stays below the optimum."""
+    inst = tree_instance(seed)
+    true_min, _, _ = brute_force(inst)
+    seen = []
+    original = Rounds.run
+
+    def watched(self, parallel, searches, *args):
+        bc = searches[0]
+        before = (bc.upper, bc.chain_lower, float(bc.lp.lower[-1]))
+        original(self, parallel, searches, *args)
+        seen.append((before, (bc.upper, bc.chain_lower, float(bc.lp.lower[-1])), bc.open_bound()))
+
+    monkeypatch.setattr(Rounds, "run", watched)
+    BranchAndCut(_problem(inst), time_limit=120, n_jobs=2).solve()
+    assert seen
+    raised_tree = False
+    for (upper0, chain0, floor0), (upper1, chain1, floor1), lower in seen:
+        assert chain1 <= true_min + _slack(true_min)
+        if upper1 == upper0:
+            assert chain1 == chain0 and floor1 == floor0
+        raised_tree |= lower > chain1
+    assert raised_tree  # the tree's bound did rise past the floor's, so the check above can fail

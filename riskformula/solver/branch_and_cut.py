@@ -126,6 +126,10 @@ class BranchAndCut:
         self.best_x: np.ndarray | None = None
         self.best_lam: np.ndarray | None = None
         self.upper = math.inf
+        #: the lower bound the chained bound on the loss column was last taken from: raised when a
+        #: better objective is found, not as the search's bound rises (a floor close to the node
+        #: bounds leaves the node LPs degenerate: measured in benchmarks/README.md)
+        self.chain_lower = -math.inf
         #: an objective known to be reachable elsewhere (another score scale's incumbent): nodes
         #: that cannot beat it are pruned as if it were this problem's incumbent
         self.cutoff = math.inf
@@ -160,6 +164,7 @@ class BranchAndCut:
         val = self.p.objective(lam, x)
         if val < self.upper - 1e-12:
             self.upper, self.best_lam, self.best_x = val, lam.copy(), x.copy()
+            self.chain_lower = self.global_lower
             self._chain_bounds()
             return True
         return False
@@ -193,8 +198,8 @@ class BranchAndCut:
         c0max = float(self.p.c0.max()) if self.p.d else 0.0
         # the most the auxiliaries' costs (penalties) can add to the objective
         aux_top = float(np.maximum(self.p.aux_cost * self.p.aux_lower, self.p.aux_cost * self.p.aux_upper).sum())
-        lo = (max(self.loss_lo, self.global_lower - c0max * self.p.max_nonzero - aux_top)
-              if math.isfinite(self.global_lower) else self.loss_lo)
+        lo = (max(self.loss_lo, self.chain_lower - c0max * self.p.max_nonzero - aux_top)
+              if math.isfinite(self.chain_lower) else self.loss_lo)
         hi = min(self.loss_hi, self._ceiling() - c0min * self.p.min_size) if self.p.n_aux == 0 else self.loss_hi
         hi = max(hi, lo)
         self.lp.set_loss_bounds(lo, hi + 1e-9 * (1 + abs(hi)))
@@ -291,7 +296,7 @@ class BranchAndCut:
                outside_bound: float) -> None:
         """Continue a search begun elsewhere (another process): the pool's ``cuts`` (from
         :meth:`NodeLP.cuts`), the open ``nodes`` (from :meth:`take_open_nodes`) to explore, the
-        ``incumbent`` ``(objective, λ, x, cutoff)``, the pseudo-costs and the ``counts`` (nodes,
+        ``incumbent`` ``(objective, λ, x, cutoff, chain_lower)``, the pseudo-costs and the ``counts`` (nodes,
         polish calls) that ration the heuristics, and the least bound of the nodes searched elsewhere;
         instead of :meth:`start`."""
         p = self.p
@@ -302,7 +307,7 @@ class BranchAndCut:
         self.lp = NodeLP(p, self.loss_lo, self.loss_hi, scaled=False)
         self.lp.add_rows(cuts)
         self.root_lower, self.root_upper = p.column_bounds()
-        self.upper, self.best_lam, self.best_x, self.cutoff = incumbent
+        self.upper, self.best_lam, self.best_x, self.cutoff, self.chain_lower = incumbent
         self._chain_bounds()
         self.root_bound = self.global_lower
         self._counter = itertools.count()
@@ -426,6 +431,7 @@ class BranchAndCut:
         if value < self.cutoff:
             self.cutoff = value
             if hasattr(self, "lp"):
+                self.chain_lower = self.global_lower
                 self._chain_bounds()
 
     def _within_tolerance(self, lower: float) -> bool:

@@ -54,7 +54,7 @@ def _explore(searches: list, node_budget: int, deadline: float, first_cut: int) 
             for other in solvers:
                 other.set_cutoff(bc.upper)
     polish_before = [counts[1] for *_, counts, _outside in searches]
-    return [{"open": bc.take_open_nodes(), "incumbent": (bc.upper, bc.best_lam, bc.best_x),
+    return [{"open": bc.take_open_nodes(), "incumbent": (bc.upper, bc.best_lam, bc.best_x, bc.chain_lower),
              "tol_pruned": bc.tol_pruned, "pseudo": (bc.pseudo, bc.pseudo_n), "nodes": bc.nodes - n0,
              "polish_calls": bc.polish_calls - p0, "lp_solves": bc.lp_solves, "cuts": bc.lp.cuts()}
             for bc, n0, p0 in zip(solvers, first, polish_before)]
@@ -91,8 +91,7 @@ class Rounds:
                        for k in range(self.n_jobs)]
         self.round_nodes = min(2 * self.round_nodes, self.max_round_nodes)
         taken = [bc.take_open_nodes() for bc in searches]
-        # a search's LP bounds the loss by the least bound of all its open nodes (the chained
-        # bounds), not of a worker's share: a higher floor is valid there but makes its LPs degenerate
+        # the least bound of every open node of a search: a worker's own share may sit higher
         outside = [min((n[0] for n in nodes), default=float("inf")) for nodes in taken]
         order = sorted(((n[0], s, i) for s, nodes in enumerate(taken) for i, n in enumerate(nodes)))
         shares = [order[k::self.n_jobs] for k in range(self.n_jobs)]
@@ -102,7 +101,7 @@ class Rounds:
             if k not in busy:  # no nodes to spend (the last nodes of a node limit): they stay open
                 for _, s, i in shares[k]:
                     back[s].append(taken[s][i])
-        state = [(bc.lp.cuts(), (bc.upper, bc.best_lam, bc.best_x, bc.cutoff), (bc.pseudo, bc.pseudo_n),
+        state = [(bc.lp.cuts(), (bc.upper, bc.best_lam, bc.best_x, bc.cutoff, bc.chain_lower), (bc.pseudo, bc.pseudo_n),
                   (bc.nodes, bc.polish_calls), _options(bc)) for bc in searches]
         tasks, held = [], []
         for k in busy:
@@ -122,9 +121,10 @@ class Rounds:
         for mine, result in zip(held, results):
             for s, r in zip(mine, result):
                 bc = searches[s]
-                value, lam, x = r["incumbent"]
+                value, lam, x, chain_lower = r["incumbent"]
                 if lam is not None and value < bc.upper - 1e-12:
-                    bc.upper, bc.best_lam, bc.best_x = value, lam, x
+                    # with the lower bound its finder chained from, as a search on one process does
+                    bc.upper, bc.best_lam, bc.best_x, bc.chain_lower = value, lam, x, chain_lower
                 bc.tol_pruned = min(bc.tol_pruned, r["tol_pruned"])
                 bc.pseudo += r["pseudo"][0] - bases[s][0]
                 bc.pseudo_n += r["pseudo"][1] - bases[s][1]
