@@ -3,7 +3,7 @@
 The solver's linear algebra is many small products (the scores of the distinct rows, a table of
 moves per polish step).  OpenBLAS's threads gain nothing on them (spambase: 8 000 nodes in 54 s
 with two threads, 55 s with one), and when two fits share a 2-core machine their threads spin
-against each other: two mushroom fits side by side took 114 s each with two threads per process,
+against each other: two mushroom fits side by side took 71–114 s each with two threads per process,
 21 s each with one (``benchmarks/README.md``).  Work spread over processes (joblib's loky) is
 limited the same way by joblib itself.
 """
