@@ -63,8 +63,12 @@ class LogisticLoss:
         self.binary = np.all((uniq == 0) | (uniq == 1), axis=0)
         self.X_binary_T = np.ascontiguousarray(uniq[:, self.binary].T)
         # other columns that are mostly 0 (word counts, lab values present in few rows): moving
-        # their points changes only the rows where they are nonzero (see :meth:`sparse_columns`)
-        self._sparse: dict | None = None
+        # their points changes only the rows where they are nonzero (see :meth:`sparse_columns`);
+        # found once here, so the copies at other score scales share them
+        nonzero = uniq != 0
+        mostly_zero = (~self.binary) & (nonzero.sum(axis=0) <= 0.5 * m)
+        self._sparse = {int(j): (np.flatnonzero(nonzero[:, j]), uniq[nonzero[:, j], j])
+                        for j in np.flatnonzero(mostly_zero)}
         self.scale = 1.0
         self._set_scale(scale)
 
@@ -124,12 +128,6 @@ class LogisticLoss:
     def sparse_columns(self) -> dict:
         """``{j: (rows, values)}`` for every column that is not 0/1 and is nonzero on at most half of
         the distinct rows: the rows where it is nonzero and its values there."""
-        if self._sparse is None:
-            X = self.Z[:, 1:]
-            nonzero = X != 0
-            keep = (~self.binary) & (nonzero.sum(axis=0) <= 0.5 * self.n_unique)
-            self._sparse = {int(j): (np.flatnonzero(nonzero[:, j]), X[nonzero[:, j], j])
-                            for j in np.flatnonzero(keep)}
         return self._sparse
 
     def value(self, lam: np.ndarray) -> float:
