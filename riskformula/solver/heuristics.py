@@ -87,11 +87,10 @@ def sequential_rounding(problem: RiskProblem, lam: np.ndarray, alpha: np.ndarray
     return lam
 
 
-def _move_table(problem: RiskProblem, s: np.ndarray, deltas: np.ndarray, integral: bool):
-    """Loss after adding δ·x_j to the scores, for every binary column j and shift δ:
-    total − Σ_{x_j=1} ℓ(s) + Σ_{x_j=1} ℓ(s + δ).  Returns an (n_binary, len(deltas)) array."""
+def _move_table(problem: RiskProblem, s: np.ndarray, base: np.ndarray, deltas: np.ndarray, integral: bool):
+    """Loss after adding δ·x_j to the scores ``s`` (rows' losses ``base``), for every binary column j
+    and shift δ: total − Σ_{x_j=1} ℓ(s) + Σ_{x_j=1} ℓ(s + δ).  Returns an (n_binary, len(deltas)) array."""
     L = problem.loss
-    base = L.row_losses(s, integral)
     shifted = L.row_losses(s[:, None] + deltas[None, :], integral)
     XT = L.X_binary_T
     return L._norm * (base.sum() - (XT @ base)[:, None] + XT @ shifted)
@@ -120,13 +119,17 @@ def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, allowed:
     js, vs, objs = [], [], []
     lo, hi = _value_ranges(problem)
     bin_cols = np.flatnonzero(L.binary)
+    sparse = L.sparse_columns()
+    other = [j for j in np.flatnonzero(~L.binary) if allowed[j]]
+    # the rows' losses at the current scores, shared by the binary and the mostly-zero columns' moves
+    base = L.row_losses(s, integral) if len(bin_cols) or any(j in sparse for j in other) else None
     if len(bin_cols):
         # one grid of values for all binary columns, masked to each column's own range: a
         # Python loop over thousands of cut columns was most of the time of a polish
         v_lo, v_hi = lo[bin_cols], hi[bin_cols]
         cur = lam[1:][bin_cols]
         deltas = np.arange(v_lo.min() - cur.max(), v_hi.max() - cur.min() + 1, dtype=float)
-        table = _move_table(problem, s, deltas, integral)
+        table = _move_table(problem, s, base, deltas, integral)
         grid = np.arange(v_lo.min(), v_hi.max() + 1, dtype=float)
         G = grid[None, :]
         ok = _in_range(problem, bin_cols[:, None], G) & (G != cur[:, None]) & allowed[bin_cols][:, None]
@@ -136,11 +139,8 @@ def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, allowed:
         js.append(j)
         vs.append(v)
         objs.append(table[rows, k] + base_pen + problem.c0[j] * ((v != 0).astype(float) - support[j].astype(float)))
-    sparse = L.sparse_columns()
-    other = [j for j in np.flatnonzero(~L.binary) if allowed[j]]
     if any(j in sparse for j in other):
         # a move of a mostly-zero column changes the loss of its nonzero rows only
-        base = L.row_losses(s, integral)
         total = float(base.sum())
         for j in (j for j in other if j in sparse):
             rows, x = sparse[j]
