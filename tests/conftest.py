@@ -4,6 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
+
+
+@pytest.fixture
+def no_enumeration(monkeypatch):
+    """Searches keep their trees: a small problem is otherwise settled at its root by scoring every
+    point in it (:mod:`riskformula.solver.enumeration`); tests of the tree's own mechanisms (node
+    limits, rounds on two processes, branching rules, tolerances) use this."""
+    from riskformula.solver import branch_and_cut as bc
+    monkeypatch.setattr(bc.BranchAndCut, "enumeration_work", 0)
 
 
 def binary_frame(n: int, seed: int, levels=("a", "b", "c"), intercept: float = -1.5,

@@ -13,6 +13,9 @@ import riskformula as rf
 from riskformula.cli import main
 from riskformula.errors import SettingsError
 
+# these tests are about the search tree: small problems keep theirs (see conftest.py)
+pytestmark = pytest.mark.usefixtures("no_enumeration")
+
 
 def _data(n=150, seed=3):
     rng = np.random.default_rng(seed)

@@ -214,8 +214,11 @@ def test_oracle_weights_and_positive_weight():
 
 # --- risk_score against the oracle ----------------------------------------------------
 
+@pytest.mark.parametrize("listing", [True, False], ids=["nodes listed", "tree only"])
 @pytest.mark.parametrize("seed", range(24))
-def test_risk_score_is_optimal_on_random_instances(seed):
+def test_risk_score_is_optimal_on_random_instances(seed, listing, monkeypatch):
+    if not listing:  # the tree alone, without settling small nodes by scoring their points
+        monkeypatch.setattr(BranchAndCut, "enumeration_work", 0)
     inst = random_instance(seed)
     true_min, _, _ = brute_force(inst)
     m = _fit(inst, gap_tolerance=1e-9, time_limit=60)
@@ -299,6 +302,7 @@ def test_node_limit_without_incumbent_minimal_reproduction():
     assert rep.lower_bound <= true_min + _slack(true_min)
 
 
+@pytest.mark.usefixtures("no_enumeration")
 def test_risk_score_node_limit_without_incumbent_is_not_infeasible():
     # the greedy start meets min_size before the search, so even one node returns a model
     with pytest.warns(OptimalityGapWarning, match="node_limit"):
@@ -457,6 +461,7 @@ def test_time_limit_gives_an_honest_gap(seed, time_limit):
     assert my_objective(inst, lam[0], lam[1:]) == pytest.approx(rep.objective, rel=1e-9, abs=0)
 
 
+@pytest.mark.usefixtures("no_enumeration")
 def test_risk_score_node_limit_warns_and_reports_honest_bounds():
     inst = random_instance(301)
     inst.max_size = inst.d
@@ -564,6 +569,7 @@ def near_separable_instance(seed: int = 7) -> Instance:
     return Instance(X, y, None, 1.0, (-5,) * 4, (5,) * 4, 1e-6, 4)
 
 
+@pytest.mark.usefixtures("no_enumeration")
 def test_near_separable_data_are_certified_by_the_absolute_tolerance():
     inst = near_separable_instance()
     true_min, _, _ = brute_force(inst)

@@ -16,6 +16,9 @@ from riskformula.solver import BranchAndCut
 from riskformula.solver.parallel import Rounds
 from test_bruteforce import Instance, _problem, _slack, brute_force
 
+# these tests are about the search tree: small problems keep theirs (see conftest.py)
+pytestmark = pytest.mark.usefixtures("no_enumeration")
+
 
 @pytest.fixture
 def rounds(monkeypatch):

@@ -8,6 +8,9 @@ import pytest
 from riskformula.solver import BranchAndCut
 from test_bruteforce import Instance, _problem, _slack, brute_force
 
+# these tests are about the search tree: small problems keep theirs (see conftest.py)
+pytestmark = pytest.mark.usefixtures("no_enumeration")
+
 
 def weak_instance(seed: int) -> Instance:
     rng = np.random.default_rng(900 + seed)

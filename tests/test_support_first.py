@@ -9,6 +9,9 @@ from riskformula.solver import BranchAndCut
 from test_bruteforce import _problem, _slack, brute_force
 from test_strong_branching import weak_instance as binary_instance  # 0/1 columns
 
+# these tests are about the search tree: small problems keep theirs (see conftest.py)
+pytestmark = pytest.mark.usefixtures("no_enumeration")
+
 
 def _solve(inst, on: bool, **kw):
     bc = BranchAndCut(_problem(inst), **kw)

@@ -279,6 +279,8 @@ def test_sign_split_keeps_the_optimum(seed, monkeypatch):
     monkeypatch.setattr(bc.BranchAndCut, "__init__", small_pool)
     monkeypatch.setattr(bc.BranchAndCut, "_heuristic", lambda self, *a, **k: None)
     monkeypatch.setattr(bc.BranchAndCut, "_polish_and_offer", lambda self, *a, **k: None)
+    # nodes settled by listing their points would leave these small trees no split to test
+    monkeypatch.setattr(bc.BranchAndCut, "enumeration_work", 0)
     best = brute_two_thresholds(x1, x2, y)
     m = fit(df, "y ~ threshold(x1) + threshold(x2)")
     assert any(splits)

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..problem import RiskProblem
 from ..problem.problem import loss_bounds
+from .enumeration import best_in_box, qualifies
 from .heuristics import best_intercept, fill_to_min_size, polish, sequential_rounding
 from .lp import NodeLP
 from .report import SolverReport
@@ -89,12 +90,17 @@ class BranchAndCut:
     root_tail_fraction = 0.02
     #: extra loss cuts per fractional node before branching
     node_rounds = 1
+    #: a node whose integer points number at most this many (assignments of its free columns ×
+    #: distinct row patterns on them) is settled by scoring them all instead of by branching
+    enumeration_work = 200_000
 
     def __init__(self, problem: RiskProblem, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
                  max_cuts: int | None = None, heuristic_interval: int = 50, progress: bool = False,
-                 absolute_gap_tolerance: float = 1e-8, n_jobs: int = 1):
+                 absolute_gap_tolerance: float = 1e-8, n_jobs: int = 1, enumeration_work: float | None = None):
         self.p = problem
+        if enumeration_work is not None:
+            self.enumeration_work = enumeration_work
         self.n_jobs = int(n_jobs)
         self.time_limit = float(time_limit)
         self.gap_tolerance = float(gap_tolerance)
@@ -146,6 +152,9 @@ class BranchAndCut:
         self.root_cuts: list = []
         self.lp_solves = 0
         self.nodes = 0
+        #: nodes closed by scoring every integer point in them (:mod:`.enumeration`)
+        self.enumerated = 0
+        self._enumerable = qualifies(problem) and self.enumeration_work > 0
         self.log_lines: list[str] = []
         self.polish_calls = 0
 
@@ -589,6 +598,15 @@ class BranchAndCut:
             self._update_pseudocost(branch, bound)
         if lp.n_cuts > self.max_cuts:
             lp.drop_slack_cuts(self.max_cuts // 2)
+        if self._enumerable:
+            settled = best_in_box(p, lower, upper, self.enumeration_work)
+            if settled is not None:
+                self.enumerated += 1
+                best, _ = settled
+                self._offer(best)
+                # every integer point of the node was scored: none beats its best, now offered
+                if p.objective(best) >= self._ceiling() - 1e-12:
+                    return None
         # integer points but fractional indicators: the implied completion is a candidate
         if np.all(frac[lam_s] <= _INT_TOL):
             self._offer(np.round(x[lam_s]))

@@ -157,4 +157,5 @@ class Rounds:
 
 def _options(bc: BranchAndCut) -> dict:
     return {"gap_tolerance": bc.gap_tolerance, "absolute_gap_tolerance": bc.absolute_gap_tolerance,
-            "max_cuts": bc.max_cuts, "heuristic_interval": bc.heuristic_interval}
+            "max_cuts": bc.max_cuts, "heuristic_interval": bc.heuristic_interval,
+            "enumeration_work": bc.enumeration_work}
