@@ -12,7 +12,9 @@ group (at most one nonzero column, :attr:`RiskProblem.exclusive_groups`, e.g. th
 of a one-cut threshold); its columns (SOS1, split at the LP's median); then single integer
 columns.  Indicators and integer columns are chosen by pseudo-cost once it is reliable, before that
 by the LP bounds of both children (reliability branching), which then become the children's bounds.
-Each child starts its LP from its parent's optimal basis.
+Each child starts its LP from its parent's optimal basis.  A node with few integer points left
+(:attr:`BranchAndCut.enumeration_work`) is not branched on: every point in it is scored
+(:mod:`.enumeration`) and the node is closed with its exact optimum.
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ class BranchAndCut:
         with the status if any was printed; ignored when ``verbose`` is set.
     n_jobs : worker processes for the tree search after the root (see :mod:`riskformula.solver.parallel`);
         1 searches in this process.
+    enumeration_work : nodes whose integer points (assignments × distinct row patterns) number at
+        most this many are settled by scoring them all; None keeps :attr:`enumeration_work`, 0
+        turns it off.
     """
 
     #: the root's cutting-plane loop stops when its last ``window`` rounds closed less than this
