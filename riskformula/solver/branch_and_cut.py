@@ -607,10 +607,10 @@ class BranchAndCut:
             settled = best_in_box(p, lower, upper, self.enumeration_work)
             if settled is not None:
                 self.enumerated += 1
-                best, _ = settled
+                best, value = settled
                 self._offer(best)
                 # every integer point of the node was scored: none beats its best, now offered
-                if p.objective(best) >= self._ceiling() - 1e-12:
+                if value >= self._ceiling() - 1e-12:
                     return None
         # integer points but fractional indicators: the implied completion is a candidate
         if np.all(frac[lam_s] <= _INT_TOL):

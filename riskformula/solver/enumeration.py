@@ -43,23 +43,15 @@ def qualifies(problem: RiskProblem) -> bool:
             and not p.indicators)
 
 
-def _unit_options(problem: RiskProblem, cols, lower, upper, need_one: bool, cap):
+def _unit_options(cols, ranges, need_one: bool, cap):
     """The allowed (columns, values) of one size unit (a column, or a group with ``cap``
     nonzero columns at most) as a matrix with one row per assignment, and whether each uses
-    the unit; None when the unit has no allowed assignment."""
-    lay = problem.layout
+    the unit; None when the unit has no allowed assignment.  ``ranges`` is :func:`_ranges`'."""
+    a, b, nonzero, zero = ranges
     values = []
     for j in cols:
-        lo = math.ceil(max(lower[lay.lam(j)], min(problem.coef_lower[j], 0.0)) - 1e-9)
-        hi = math.floor(min(upper[lay.lam(j)], max(problem.coef_upper[j], 0.0)) + 1e-9)
-        v = np.arange(lo, hi + 1, dtype=float)
-        # 0 (unused) or within the column's own range, which need not include 0 (e.g. 2…4)
-        v = v[(v == 0) | ((v >= problem.coef_lower[j]) & (v <= problem.coef_upper[j]))]
-        if upper[lay.alpha(j)] < 0.5:
-            v = v[v == 0]
-        if lower[lay.alpha(j)] > 0.5:
-            v = v[v != 0]
-        values.append(v)
+        v = np.arange(a[j], b[j] + 1) if nonzero[j] > 0 else np.zeros(0)
+        values.append(np.concatenate([[0.0] if zero[j] else [], v[v != 0]]))
     if any(len(v) == 0 for v in values):
         return None
     if cap == 1 and len(cols) > 1:
@@ -130,8 +122,10 @@ def _best_intercepts(problem: RiskProblem, wp: np.ndarray, wn: np.ndarray, S: np
     return k, here
 
 
-def _counts(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray):
-    """Per design column: how many nonzero point values the box allows, and whether 0 is allowed."""
+def _ranges(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray):
+    """Per design column, for the box: the lowest and highest nonzero points allowed (0 excluded
+    between them), how many nonzero values that is, and whether 0 (unused) is allowed.  A column's
+    own range need not include 0 (e.g. 2…4)."""
     p, lay = problem, problem.layout
     lo = np.ceil(np.maximum(lower[lay.lam_slice][1:], np.minimum(p.coef_lower, 0.0)) - 1e-9)
     hi = np.floor(np.minimum(upper[lay.lam_slice][1:], np.maximum(p.coef_upper, 0.0)) + 1e-9)
@@ -139,7 +133,7 @@ def _counts(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray):
     nonzero = np.maximum(b - a + 1, 0) - ((a <= 0) & (0 <= b))
     nonzero = np.where(upper[lay.alpha_slice] < 0.5, 0, nonzero)
     zero = (lo <= 0) & (0 <= hi) & (lower[lay.alpha_slice] < 0.5)
-    return nonzero, zero
+    return a, b, nonzero, zero
 
 
 def _units(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray):
@@ -179,7 +173,8 @@ def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_
     the box holds no feasible point.  The problem must :func:`qualify <qualifies>`."""
     p, lay = problem, problem.layout
     lam_lo, lam_hi = lower[lay.lam_slice], upper[lay.lam_slice]
-    nonzero, zero = _counts(p, lower, upper)
+    ranges = _ranges(p, lower, upper)
+    _, _, nonzero, zero = ranges
     n = _n_assignments(p, lower, upper, nonzero, zero)
     if n > max_work:
         return None
@@ -194,7 +189,7 @@ def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_
             if not zero[cols].all():  # an unused group with a column that must be nonzero
                 return None
             continue
-        o = _unit_options(p, cols, lower, upper, need, cap)
+        o = _unit_options(cols, ranges, need, cap)
         if o is None:
             return None
         opts.append((cols, *o))
@@ -223,8 +218,6 @@ def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_
     key = np.column_stack([Z[:, free_cols], s0])
     pat, inv = np.unique(key, axis=0, return_inverse=True)
     inv = inv.ravel()
-    if K * len(pat) > max_work:
-        return None
     wp = np.bincount(inv, weights=p.loss.w_pos, minlength=len(pat))
     wn = np.bincount(inv, weights=p.loss.w_neg, minlength=len(pat))
     Lam = np.hstack([A[grid[k]] for k, (_, A, _) in enumerate(free)]).T if free else np.zeros((0, K))
