@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pandas as pd
 import pytest
 
 
-@pytest.fixture
-def no_enumeration(monkeypatch):
+@contextlib.contextmanager
+def tree_only():
     """Searches keep their trees: a small problem is otherwise settled at its root by scoring every
     point in it (:mod:`riskformula.solver.enumeration`); tests of the tree's own mechanisms (node
-    limits, rounds on two processes, branching rules, tolerances) use this."""
-    from riskformula.solver import branch_and_cut as bc
-    monkeypatch.setattr(bc.BranchAndCut, "enumeration_work", 0)
+    limits, rounds on two processes, branching rules, tolerances) use this or the fixture below."""
+    from riskformula.solver.branch_and_cut import BranchAndCut
+    work, BranchAndCut.enumeration_work = BranchAndCut.enumeration_work, 0
+    try:
+        yield
+    finally:
+        BranchAndCut.enumeration_work = work
+
+
+@pytest.fixture
+def no_enumeration():
+    with tree_only():
+        yield
 
 
 def binary_frame(n: int, seed: int, levels=("a", "b", "c"), intercept: float = -1.5,

@@ -1,7 +1,6 @@
 """Printed optimality gaps: 0% within the gap tolerance, honest digits above it, NA when undefined;
 the unrounded gap stays in the numbers (``.gap``, ``to_dict()``, JSON)."""
 
-import contextlib
 import json
 import math
 import warnings
@@ -13,6 +12,7 @@ import pytest
 import riskformula as rf
 from riskformula.cli import main
 from riskformula.reports.render import fmt_gap
+from conftest import tree_only  # small nodes settled by listing would leave no gap to print
 
 FORMULA = 'diagnosis == "M" ~ radius_worst + concave_points_worst'
 
@@ -44,18 +44,6 @@ def test_fmt_gap_states_the_tolerance_only_when_it_rounds_to_zero():
     assert fmt_gap(math.inf, 1e-6, state_tolerance=True) == "NA"
 
 
-@contextlib.contextmanager
-def _tree_only():
-    """Searches keep their trees (small nodes are otherwise settled by scoring every point in
-    them, which leaves neither the tiny gap inside the tolerance nor an open node to stop at)."""
-    from riskformula.solver.branch_and_cut import BranchAndCut
-    work, BranchAndCut.enumeration_work = BranchAndCut.enumeration_work, 0
-    try:
-        yield
-    finally:
-        BranchAndCut.enumeration_work = work
-
-
 @pytest.fixture(scope="module")
 def df():
     return rf.load_dataset("wdbc")
@@ -63,7 +51,7 @@ def df():
 
 @pytest.fixture(scope="module")
 def optimal(df):
-    with _tree_only():
+    with tree_only():
         m = rf.risk_score(FORMULA, df, max_size=2, time_limit=20)
     assert m.status == "optimal" and 0 < m.gap <= 1e-6  # a tiny positive gap, inside the tolerance
     return m
@@ -73,7 +61,7 @@ def optimal(df):
 def stopped(df):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rf.OptimalityGapWarning)
-        with _tree_only():
+        with tree_only():
             m = rf.risk_score(FORMULA, df, max_size=2, node_limit=3, time_limit=20)
     assert m.status == "node_limit" and m.gap > 1e-3
     return m

@@ -6,7 +6,8 @@ best score: the relaxation lets the intercept and the points take real values.  
 one at a time costs a subtree of LPs; here every feasible assignment of the free columns' points
 is listed (a size group that may hold one nonzero column as one choice among "none" and each
 column's values), the rows are collapsed to the distinct patterns of those columns, and each
-assignment gets its best integer intercept by bisection on the convex one-dimensional loss.  The
+assignment gets its best integer intercept (Newton's proposal, kept where its integer neighbours
+are no better, else bisection: the loss is convex in the intercept).  The
 least objective is the node's exact optimum, so the node is closed with nothing left inside it.
 
 Only plain problems qualify: coefficient bounds, size limits and size groups, and no other rows
