@@ -42,9 +42,9 @@ FORMAT = "riskformula/risk-score"
 FORMAT_VERSION = 1
 
 _REPORT_FIELDS = ("status", "objective", "lower_bound", "gap", "time", "nodes", "cuts",
-                  "lp_solves", "root_bound", "solver", "settings", "scale", "scales")
+                  "lp_solves", "root_bound", "solver", "settings", "scale", "scales", "listed")
 #: report fields that documents written before they existed lack, with their values then
-_REPORT_DEFAULTS = {"scale": 1.0, "scales": []}
+_REPORT_DEFAULTS = {"scale": 1.0, "scales": [], "listed": 0}
 
 
 # --------------------------------------------------------------------------------------

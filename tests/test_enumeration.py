@@ -125,7 +125,7 @@ def test_the_best_point_of_a_box_is_the_brute_force_one(seed):
         truth = _oracle(p, X, y, w, lower, upper)
         got = best_in_box(p, lower, upper, max_work=1e12)
         if not np.isfinite(truth):
-            assert got is None
+            assert got is None or got == (None, np.inf)
             continue
         lam, value = got
         assert value == pytest.approx(truth, rel=1e-10, abs=1e-14)
@@ -207,3 +207,48 @@ def test_one_and_two_processes_give_the_same_model():
     assert one.status == two.status == "optimal"
     assert one.objective == pytest.approx(two.objective, rel=1e-9)
     assert one.score_card().equals(two.score_card())
+    # the nodes settled by listing are counted, in the summary and through a JSON round trip
+    assert one.solver.listed > 0 and two.solver.listed > 0
+    assert f"({two.solver.listed:,d} settled by listing their points)" in str(two.summary())
+    assert rf.io.from_json(two.to_json()).solver.listed == two.solver.listed
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_listing_against_a_ceiling_finds_every_point_below_it(seed):
+    """With the objective to beat, the box is listed one unit at a time and partial assignments
+    whose bound cannot beat it are dropped: a point below the ceiling is still the exact optimum,
+    and when there is none the bound returned is below every point of the box."""
+    p, X, y, w = _random_problem(seed)
+    rng = np.random.default_rng(200 + seed)
+    for _ in range(6):
+        lower, upper = _random_box(p, rng)
+        truth = _oracle(p, X, y, w, lower, upper)
+        if not np.isfinite(truth):
+            continue
+        for ceiling in (truth * 1.05 + 1e-9, truth * (1 + 1e-9) + 1e-12, truth * (1 - 1e-9), truth * 0.98):
+            got = best_in_box(p, lower, upper, max_work=1e12, ceiling=ceiling)
+            assert got is not None
+            lam, value = got
+            if truth < ceiling:
+                assert lam is not None
+                assert value == pytest.approx(truth, rel=1e-10, abs=1e-14)
+                assert p.objective(lam) == pytest.approx(value, rel=1e-10, abs=1e-14)
+                assert p.complete(lam) is not None
+            else:
+                assert lam is None
+                assert value <= truth * (1 + 1e-12) + 1e-14
+
+
+def test_a_ceiling_prunes_the_listing():
+    """The bound does prune: a box too large for a tight work budget without a ceiling is settled
+    within it when the ceiling is far below the box's optimum, with a bound below that optimum."""
+    p, X, y, w = _random_problem(0)
+    lower, upper = p.column_bounds()
+    truth = _oracle(p, X, y, w, lower, upper)
+    budget = 1.0
+    while best_in_box(p, lower, upper, max_work=budget) is None:
+        budget *= 2
+    tight = budget / 8
+    assert best_in_box(p, lower, upper, max_work=tight, ceiling=truth * (1 + 1e-9)) is None
+    lam, bound = best_in_box(p, lower, upper, max_work=tight, ceiling=truth * 0.01)
+    assert lam is None and truth * 0.01 <= bound <= truth

@@ -194,7 +194,7 @@ def test_risk_range_printed_once_when_both_ends_read_the_same():
     assert shown["risk"].tolist() == ["88.1%", ">99.9%"]
 
 
-def test_latex_summary_escapes_its_notes(data):
+def test_latex_summary_escapes_its_notes(data, no_enumeration):
     """Notes hold '%' (gaps), '_' and backticks (argument names): LaTeX needs them escaped, or '%'
     comments out the rest of the line."""
     with pytest.warns(rf.OptimalityGapWarning):

@@ -192,7 +192,7 @@ class Summary(r.Rendered):
                 ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", gap),
                 ("Absolute gap", r.fmt_absolute_gap(m.objective, m.lower_bound, m.settings.absolute_gap_tolerance,
                                                      state_tolerance=True)),
-                ("Certified by", certified_by(m)), ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", f"{rep.nodes:,d}"),
+                ("Certified by", certified_by(m)), ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", _nodes(rep)),
                 ("Loss cuts in pool", f"{rep.cuts:,d}"), ("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
         return pd.DataFrame(rows, columns=["", "value"])
 
@@ -314,3 +314,9 @@ def certified_by(m) -> str:
     if rel or ab:
         return "relative gap tolerance" if rel else "absolute gap tolerance"
     return "the LP's precision (whole tree searched)"
+
+
+def _nodes(rep) -> str:
+    """The node count, with how many of them were settled by listing their integer points."""
+    listed = getattr(rep, "listed", 0)
+    return f"{rep.nodes:,d}" + (f" ({listed:,d} settled by listing their points)" if listed else "")

@@ -12,9 +12,10 @@ group (at most one nonzero column, :attr:`RiskProblem.exclusive_groups`, e.g. th
 of a one-cut threshold); its columns (SOS1, split at the LP's median); then single integer
 columns.  Indicators and integer columns are chosen by pseudo-cost once it is reliable, before that
 by the LP bounds of both children (reliability branching), which then become the children's bounds.
-Each child starts its LP from its parent's optimal basis.  A node with few integer points left
-(:attr:`BranchAndCut.enumeration_work`) is not branched on: every point in it is scored
-(:mod:`.enumeration`) and the node is closed with its exact optimum.
+Each child starts its LP from its parent's optimal basis.  A node whose integer points can be
+listed within :attr:`BranchAndCut.enumeration_work` (those that could beat the incumbent, by a
+bound on partial assignments) is not branched on: they are scored (:mod:`.enumeration`) and the
+node is closed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 
 from ..problem import RiskProblem
 from ..problem.problem import loss_bounds
-from .enumeration import best_in_box, qualifies
+from .enumeration import best_in_box, box_size, qualifies
 from .heuristics import best_intercept, fill_to_min_size, polish, sequential_rounding
 from .lp import NodeLP
 from .report import SolverReport
@@ -84,9 +85,9 @@ class BranchAndCut:
         with the status if any was printed; ignored when ``verbose`` is set.
     n_jobs : worker processes for the tree search after the root (see :mod:`riskformula.solver.parallel`);
         1 searches in this process.
-    enumeration_work : nodes whose integer points (assignments × distinct row patterns) number at
-        most this many are settled by scoring them all; None keeps :attr:`enumeration_work`, 0
-        turns it off.
+    enumeration_work : the most work (partial assignments × distinct row patterns) listing a
+        node's integer points may take to settle it; None keeps :attr:`enumeration_work`, 0 turns
+        listing off.
     """
 
     #: the root's cutting-plane loop stops when its last ``window`` rounds closed less than this
@@ -95,9 +96,14 @@ class BranchAndCut:
     root_tail_fraction = 0.02
     #: extra loss cuts per fractional node before branching
     node_rounds = 1
-    #: a node whose integer points number at most this many (assignments of its free columns ×
-    #: distinct row patterns on them) is settled by scoring them all instead of by branching
-    enumeration_work = 200_000
+    #: a node whose integer points that could beat the incumbent are listed within this much work
+    #: (partial assignments of its free columns × distinct row patterns on them, summed over the
+    #: units listed) is settled by scoring them instead of by branching
+    enumeration_work = 800_000
+    #: ... and has at most this many size units (columns, groups) with a choice left: a row's
+    #: best case over many open units is a weak bound, and listing such nodes cost mammo's fit
+    #: more time than the nodes it saved (benchmarks/README.md)
+    enumeration_units = 6
 
     def __init__(self, problem: RiskProblem, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
@@ -160,6 +166,8 @@ class BranchAndCut:
         #: nodes closed by scoring every integer point in them (:mod:`.enumeration`)
         self.enumerated = 0
         self._enumerable = qualifies(problem) and self.enumeration_work > 0
+        self._reach = self.enumeration_work  # of :meth:`_list_box`
+        self._n_rows = len(problem.loss.Z)
         self.log_lines: list[str] = []
         self.polish_calls = 0
 
@@ -310,9 +318,9 @@ class BranchAndCut:
                outside_bound: float) -> None:
         """Continue a search begun elsewhere (another process): the pool's ``cuts`` (from
         :meth:`NodeLP.cuts`), the open ``nodes`` (from :meth:`take_open_nodes`) to explore, the
-        ``incumbent`` ``(objective, λ, x, cutoff, chain_lower)``, the pseudo-costs and the ``counts`` (nodes,
-        polish calls) that ration the heuristics, and the least bound of the nodes searched elsewhere;
-        instead of :meth:`start`."""
+        ``incumbent`` ``(objective, λ, x, cutoff, chain_lower)``, the pseudo-costs, the ``counts`` (nodes,
+        polish calls) that ration the heuristics and the listing's reach (:meth:`_list_box`), and the
+        least bound of the nodes searched elsewhere; instead of :meth:`start`."""
         p = self.p
         self.t0 = time.perf_counter()
         self.loss_lo, self.loss_hi = loss_bounds(p)
@@ -331,7 +339,7 @@ class BranchAndCut:
         self.tol_pruned = math.inf
         self.pseudo, self.pseudo_n = (a.copy() for a in pseudo)
         self.plunge = None
-        self.nodes, self.polish_calls = counts
+        self.nodes, self.polish_calls, self._reach = counts
 
     def take_open_nodes(self) -> list:
         """Remove and return the open nodes ``(bound, depth, changes, branch, basis)`` in the order
@@ -422,7 +430,7 @@ class BranchAndCut:
                       "absolute_gap_tolerance": self.absolute_gap_tolerance,
                       "node_limit": self.node_limit, "n_jobs": self.n_jobs},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
-            log=tuple(self.log_lines),
+            log=tuple(self.log_lines), listed=self.enumerated,
         )
 
     def _left(self) -> float:
@@ -435,6 +443,23 @@ class BranchAndCut:
         if lower >= self.upper:
             return 0.0
         return (self.upper - lower) / max(abs(self.upper), 1e-12)
+
+    def _list_box(self, lower: np.ndarray, upper: np.ndarray):
+        """:func:`best_in_box` on a node whose size (feasible assignments × rows) is within reach.
+        How far the bound prunes a listing depends on the data, so the reach adapts: it doubles
+        after a listing that settles a box beyond a sixteenth of it and halves, down to a size
+        that is always listed within the work allowed, after one that is given up.  Sizes and work, not
+        times, steer it, so the search stays reproducible."""
+        size, open_units = box_size(self.p, lower, upper)
+        size *= self._n_rows
+        if size > self._reach or open_units > self.enumeration_units:
+            return None
+        settled = best_in_box(self.p, lower, upper, self.enumeration_work, self._ceiling())
+        if settled is None:
+            self._reach = max(self._reach / 2, self.enumeration_work / 16)
+        elif size > self._reach / 16:
+            self._reach *= 2
+        return settled
 
     def _ceiling(self) -> float:
         """The objective to beat: the incumbent's, or the cutoff when that is lower."""
@@ -604,10 +629,12 @@ class BranchAndCut:
         if lp.n_cuts > self.max_cuts:
             lp.drop_slack_cuts(self.max_cuts // 2)
         if self._enumerable:
-            settled = best_in_box(p, lower, upper, self.enumeration_work)
+            settled = self._list_box(lower, upper)
             if settled is not None:
                 self.enumerated += 1
                 best, value = settled
+                if best is None:  # no integer point of the node beats the incumbent
+                    return None
                 self._offer(best)
                 # every integer point of the node was scored: none beats its best, now offered
                 if value >= self._ceiling() - 1e-12:

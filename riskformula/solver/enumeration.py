@@ -1,14 +1,17 @@
-"""Settling a small search node exactly: every integer point of its box, scored at once.
+"""Settling a search node exactly: every integer point of its box that could beat the incumbent, scored.
 
 Deep in the tree a node often has few columns left free, each with a few point values (a
 threshold whose cut is chosen, points whose sign is known), while its LP bound stays below the
 best score: the relaxation lets the intercept and the points take real values.  Branching on them
-one at a time costs a subtree of LPs; here every feasible assignment of the free columns' points
-is listed (a size group that may hold one nonzero column as one choice among "none" and each
-column's values), the rows are collapsed to the distinct patterns of those columns, and each
-assignment gets its best integer intercept (Newton's proposal, kept where its integer neighbours
-are no better, else bisection: the loss is convex in the intercept).  The
-least objective is the node's exact optimum, so the node is closed with nothing left inside it.
+one at a time costs a subtree of LPs; here the feasible assignments of the free columns' points
+are listed one size unit at a time (a size group that may hold one nonzero column as one choice
+among "none" and each column's values), over the rows collapsed to their distinct patterns on
+those columns.  A partial assignment is dropped when even its best case cannot beat the
+incumbent: each positive row at the highest score the units still open can add, each negative
+row at the lowest, at the best integer intercept for those scores.  Whatever is left when every
+unit is chosen is scored exactly, at its best integer intercept (bisection on the sign of the
+loss's derivative, then the best of the neighbours: the loss is convex in the intercept).  The
+node is then closed, on a better point or on the proof that it holds none.
 
 Only plain problems qualify: coefficient bounds, size limits and size groups, and no other rows
 or auxiliary columns (operational constraints, fairness rows and multi-cut thresholds keep the
@@ -33,7 +36,7 @@ import numpy as np
 from ..problem import RiskProblem
 from ..problem.loss import _TABLE
 
-__all__ = ["best_in_box", "qualifies"]
+__all__ = ["best_in_box", "box_size", "qualifies"]
 
 
 def qualifies(problem: RiskProblem) -> bool:
@@ -82,44 +85,51 @@ def _unit_options(cols, ranges, need_one: bool, cap):
 
 def _best_intercepts(problem: RiskProblem, wp: np.ndarray, wn: np.ndarray, S: np.ndarray, lo: int, hi: int):
     """Best integer intercept in [lo, hi] and the loss there for every column of scores ``S``
-    (patterns × assignments).  A few Newton steps on the real intercept propose an integer k;
-    k is kept where l(k − 1) ≥ l(k) ≤ l(k + 1), which makes it the best integer because the loss
-    is convex in the intercept; the other columns are settled by bisection on the sign of
-    l(b + 1) − l(b)."""
+    (patterns × assignments)."""
     m = problem.loss.scale
     norm = problem.loss._norm
     # integer scores on scale 1: log(1 + exp(−|z|)) is a table look-up, as in the loss itself
     table = m == 1.0 and bool(np.all(S == np.round(S)))
     w_all = wp + wn
 
-    def loss(b, cols=slice(None)):
+    def loss(b, cols):
         z = S[:, cols] + b[None, :] if m == 1.0 else (S[:, cols] + b[None, :]) / m
         a = np.abs(z)
         t = _TABLE[np.minimum(a, 745).astype(np.intp)] if table else np.log1p(np.exp(-a))
         return norm * (w_all @ t + wp @ np.maximum(-z, 0) + wn @ np.maximum(z, 0))
 
-    # Newton on the real intercept (the derivative of the loss in b is (Σ w− p − Σ w+ (1 − p))/m)
+    def falling(b, cols):  # the sign of the loss's derivative in b, (Σ w− p − Σ w+ (1 − p)) / m
+        p = 1.0 / (1.0 + np.exp(-np.clip((S[:, cols] + b[None, :]) / m, -700, 700)))
+        return wn @ p - wp @ (1 - p) < 0, p
+
+    # a few Newton steps on the real intercept propose an integer k, kept where
+    # l(k − 1) ≥ l(k) ≤ l(k + 1): the loss is convex in the intercept, so k is the best integer
+    every = slice(None)
     b = np.zeros(S.shape[1])
     for _ in range(4):
-        p = 1.0 / (1.0 + np.exp(-np.clip((S + b[None, :]) / m, -700, 700)))
+        _, p = falling(b, every)
         g = wn @ p - wp @ (1 - p)
         h = w_all @ (p * (1 - p))
         b = np.clip(b - m * g / np.maximum(h, 1e-300), lo, hi)
     k = np.clip(np.round(b), lo, hi)
-    here = loss(k)
-    best = (here <= loss(np.maximum(k - 1, lo))) & (here <= loss(np.minimum(k + 1, hi)))
+    here = loss(k, every)
+    best = (here <= loss(np.maximum(k - 1, lo), every)) & (here <= loss(np.minimum(k + 1, hi), every))
     rest = np.flatnonzero(~best)
     if len(rest):
+        # elsewhere the least integer in [lo, hi] where the loss stops falling, by bisection: the
+        # real minimum lies within one below it, so the better of it and its lower neighbour wins
         left = np.full(len(rest), lo, dtype=float)
         right = np.full(len(rest), hi, dtype=float)
         while np.any(right > left):
             mid = np.floor((left + right) / 2)
-            rising = loss(mid + 1, rest) >= loss(mid, rest)
+            down = falling(mid, rest)[0]
             open_ = right > left
-            right = np.where(open_ & rising, mid, right)
-            left = np.where(open_ & ~rising, mid + 1, left)
-        k[rest] = left
-        here[rest] = loss(left, rest)
+            right = np.where(open_ & ~down, mid, right)
+            left = np.where(open_ & down, mid + 1, left)
+        below = np.maximum(left - 1, lo)
+        at, under = loss(left, rest), loss(below, rest)
+        k[rest] = np.where(under < at, below, left)
+        here[rest] = np.minimum(under, at)
     return k, here
 
 
@@ -148,51 +158,78 @@ def _units(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray):
     return units
 
 
-def _n_assignments(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, nonzero, zero) -> float:
-    """How many assignments the box allows (before the size limits): an upper bound, cheap."""
+def _n_assignments(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, nonzero, zero):
+    """How many assignments the box allows within the size limits, and how many units have a
+    choice: each unit contributes its unused and used choices to a polynomial in the number of
+    units used (an upper bound for a group that may hold several nonzero columns, whose column
+    cap is not counted), cheap."""
     p, lay = problem, problem.layout
-    single = p._group_of < 0
-    total = float(np.prod((nonzero[single] + zero[single]).astype(float)))
+    poly = np.array([1.0])
+    open_units = 0
+
+    def times(unused: float, used: float):
+        nonlocal poly, open_units
+        poly = np.convolve(poly, [unused, used])[: p.max_size + 1]
+        open_units += unused + used > 1
+
+    for j in np.flatnonzero(p._group_of < 0):
+        times(float(zero[j]), float(nonzero[j]))
     for g, grp in enumerate(p.groups):
         u = lay.aux(p._group_aux[g])
-        if upper[u] < 0.5:
-            continue
         cols = list(grp.cols)
         nz, z = nonzero[cols], zero[cols]
+        none = float(z.all())
+        if upper[u] < 0.5:
+            times(none, 0.0)
+            continue
         if grp.max_used == 1 and len(cols) > 1:
-            n = float(nz.sum()) + float(z.all())
+            used = float(nz.sum())
         else:
-            n = float(np.prod((nz + z).astype(float)))
-        total *= max(n - float(lower[u] > 0.5 and z.all()), 0.0)
-    return total
+            used = float(np.prod((nz + z).astype(float))) - none
+        times(0.0 if lower[u] > 0.5 else none, used)
+    return float(poly[p.min_size:].sum()), open_units
 
 
-def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_work: float):
+def box_size(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray) -> tuple[float, int]:
+    """How many assignments of the points the box ``lower``/``upper`` allows within the size
+    limits (an upper bound, cheap: what listing it would cost, per row pattern), and how many
+    size units (columns, groups) still have a choice."""
+    _, _, nonzero, zero = _ranges(problem, lower, upper)
+    return _n_assignments(problem, lower, upper, nonzero, zero)
+
+
+def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_work: float,
+                ceiling: float = math.inf):
     """The best integer point of the box ``lower``/``upper`` (bounds of every column of the problem's
-    variable vector, a search node's) and its objective (loss + Σ c0 over used columns), or None
-    when listing it would take more than ``max_work`` (assignments × distinct row patterns) or
-    the box holds no feasible point.  The problem must :func:`qualify <qualifies>`."""
+    variable vector, a search node's) and its objective (loss + Σ c0 over used columns).  The
+    problem must :func:`qualify <qualifies>`.
+
+    The box is listed one size unit at a time (:func:`_listed_with_bounds`); with a finite
+    ``ceiling``, the objective to beat, partial assignments whose bound cannot beat it are
+    dropped on the way.  Returns ``(point, objective)`` when the box's best point is below
+    ``ceiling``; ``(None, bound)`` when no point of the box is, with a lower bound on all of them
+    (inf for a box without a feasible point); None when the listing's work (partial assignments
+    × distinct row patterns, summed over the units) passes ``max_work``."""
     p, lay = problem, problem.layout
     lam_lo, lam_hi = lower[lay.lam_slice], upper[lay.lam_slice]
     ranges = _ranges(p, lower, upper)
     _, _, nonzero, zero = ranges
-    n = _n_assignments(p, lower, upper, nonzero, zero)
-    if n > max_work:
-        return None
+    if _n_assignments(p, lower, upper, nonzero, zero)[0] == 0:
+        return None, math.inf
     units = _units(p, lower, upper)
-    # the rows' patterns on the columns that may be nonzero bound the patterns used below
-    live = [j for cols, cap, _ in units if cap != 0 for j in cols if nonzero[j] > 0]
-    if n * len(np.unique(p.loss.Z[:, 1:][:, live], axis=0)) > max_work:
-        return None
+    b_lo = math.ceil(max(lam_lo[0], p.intercept_bounds[0]) - 1e-9)
+    b_hi = math.floor(min(lam_hi[0], p.intercept_bounds[1]) + 1e-9)
+    if b_lo > b_hi:
+        return None, math.inf
     opts = []
     for cols, cap, need in units:
         if cap == 0:
             if not zero[cols].all():  # an unused group with a column that must be nonzero
-                return None
+                return None, math.inf
             continue
         o = _unit_options(cols, ranges, need, cap)
         if o is None:
-            return None
+            return None, math.inf
         opts.append((cols, *o))
     # units with a choice, on their columns that can be nonzero (others add nothing to a score)
     free = [([j for j, keep in zip(cols, np.any(A != 0, axis=0)) if keep], A[:, np.any(A != 0, axis=0)], used)
@@ -203,38 +240,93 @@ def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_
         if len(A) == 1:
             fixed[cols] = A[0]
             fixed_used += int(used[0])
-    # assignments of the free units: the product of their options, as index arrays
-    sizes = [len(A) for _, A, _ in free]
-    grid = np.indices(sizes).reshape(len(sizes), -1) if free else np.zeros((0, 1), int)
-    n_used = fixed_used + sum((used[grid[k]].astype(int) for k, (_, _, used) in enumerate(free)),
-                              np.zeros(grid.shape[1], int))
-    grid = grid[:, (n_used >= p.min_size) & (n_used <= p.max_size)]
-    K = grid.shape[1]
-    if K == 0:
-        return None
-    free_cols = [j for cols, _, _ in free for j in cols]
-    # rows collapse to their patterns on the free columns plus the fixed part of their score
+    return _listed_with_bounds(p, free, fixed, fixed_used, (b_lo, b_hi), ceiling, max_work)
+
+
+def _patterns(problem: RiskProblem, free_cols, fixed):
+    """The rows collapsed to their distinct patterns on ``free_cols`` plus the fixed part of their
+    score: (patterns, their positive and negative weights)."""
+    p = problem
     Z = p.loss.Z[:, 1:]
-    s0 = Z @ fixed
-    key = np.column_stack([Z[:, free_cols], s0])
+    key = np.column_stack([Z[:, free_cols], Z @ fixed])
     pat, inv = np.unique(key, axis=0, return_inverse=True)
     inv = inv.ravel()
     wp = np.bincount(inv, weights=p.loss.w_pos, minlength=len(pat))
     wn = np.bincount(inv, weights=p.loss.w_neg, minlength=len(pat))
-    Lam = np.hstack([A[grid[k]] for k, (_, A, _) in enumerate(free)]).T if free else np.zeros((0, K))
-    S = pat[:, :-1] @ Lam + pat[:, -1:]
-    b_lo = math.ceil(max(lam_lo[0], p.intercept_bounds[0]) - 1e-9)
-    b_hi = math.floor(min(lam_hi[0], p.intercept_bounds[1]) + 1e-9)
-    if b_lo > b_hi:
-        return None
-    b, loss = _best_intercepts(p, wp, wn, S, b_lo, b_hi)
-    c0_fixed = float(p.c0 @ (fixed != 0))
-    c0_free = p.c0[free_cols] @ (Lam != 0)
-    obj = loss + c0_fixed + c0_free
-    k = int(np.argmin(obj))
+    return pat, wp, wn
+
+
+def _listed_with_bounds(problem: RiskProblem, free, fixed, fixed_used: int, intercepts, ceiling: float,
+                        max_work: float):
+    """List the free units' assignments one unit at a time, keeping only the partial assignments
+    whose bound is below ``ceiling``.  The bound of a partial assignment gives each positive row
+    the highest score the units still to choose can add and each negative row the lowest (rows
+    choose independently, so no assignment scores less), at its best integer intercept, plus the
+    least c0 those units must add.  Returns (point, objective) for the best point below
+    ``ceiling``, (None, bound) when there is none, None when the work (partial assignments ×
+    patterns, summed over the units) passes ``max_work``."""
+    p = problem
+    lo_b, hi_b = intercepts
+    free_cols = [j for cols, _, _ in free for j in cols]
+    pat, wp, wn = _patterns(p, free_cols, fixed)
+    P = len(pat)
+    steps, off = [], 0
+    for cols, A, used in free:
+        C = pat[:, off:off + len(cols)] @ A.T          # patterns × the unit's options
+        steps.append((C, used.astype(int), (A != 0) @ p.c0[cols], off, A))
+        off += len(cols)
+    # the units that move the scores most go first: their bounds tighten the most
+    spread = [float((wp + wn) @ (C.max(axis=1) - C.min(axis=1))) for C, *_ in steps]
+    steps = [steps[k] for k in np.argsort(spread, kind="stable")[::-1]]
+    rem_lo = sum((C.min(axis=1) for C, *_ in steps), np.zeros(P))
+    rem_hi = sum((C.max(axis=1) for C, *_ in steps), np.zeros(P))
+    rem_c0 = sum(float(c.min()) for _, _, c, _, _ in steps)
+    rem_need = sum(int(u.min()) for _, u, _, _, _ in steps)
+    rem_can = sum(int(u.max()) for _, u, _, _, _ in steps)
+    S = pat[:, -1:].copy()
+    n_used = np.array([fixed_used])
+    c0s = np.array([float(p.c0 @ (fixed != 0))])
+    picks = np.zeros((0, 1), dtype=np.intp)
+    pruning = math.isfinite(ceiling)
+    w_both = (np.concatenate([wp, np.zeros(P)]), np.concatenate([np.zeros(P), wn]))
+    margin = 1e-12 * (1.0 + abs(ceiling)) if pruning else 0.0
+    bound, work = math.inf, 0.0
+    for k, (C, used, c0u, _, _) in enumerate(steps):
+        rem_lo, rem_hi = rem_lo - C.min(axis=1), rem_hi - C.max(axis=1)
+        rem_c0 -= float(c0u.min())
+        rem_need, rem_can = rem_need - int(used.min()), rem_can - int(used.max())
+        n_o = C.shape[1]
+        work += P * S.shape[1] * n_o
+        if work > max_work:
+            return None
+        S = (S[:, :, None] + C[:, None, :]).reshape(P, -1)
+        n_used = (n_used[:, None] + used[None, :]).ravel()
+        c0s = (c0s[:, None] + c0u[None, :]).ravel()
+        picks = np.vstack([np.repeat(picks, n_o, axis=1), np.tile(np.arange(n_o), picks.shape[1])])
+        keep = (n_used + rem_need <= p.max_size) & (n_used + rem_can >= p.min_size)
+        if pruning and k < len(steps) - 1 and keep.any():
+            # best case per row: positives at their highest remaining score, negatives at their lowest
+            Sk = S[:, keep]
+            _, low = _best_intercepts(p, *w_both, np.vstack([Sk + rem_hi[:, None], Sk + rem_lo[:, None]]),
+                                      lo_b, hi_b)
+            low = low + c0s[keep] + rem_c0
+            below = low < ceiling + margin
+            if not below.all():
+                bound = min(bound, float(low[~below].min()))
+            keep[np.flatnonzero(keep)[~below]] = False
+        S, n_used, c0s, picks = S[:, keep], n_used[keep], c0s[keep], picks[:, keep]
+        if S.shape[1] == 0:
+            return None, bound
+    if not steps and not p.min_size <= fixed_used <= p.max_size:
+        return None, bound
+    b, loss = _best_intercepts(p, wp, wn, S, lo_b, hi_b)
+    obj = loss + c0s
+    best = int(np.argmin(obj))
+    if obj[best] >= ceiling:
+        return None, min(bound, float(obj[best]))
     lam = np.zeros(p.d + 1)
-    lam[0] = b[k]
+    lam[0] = b[best]
     lam[1:] = fixed
-    if free:
-        lam[1 + np.asarray(free_cols)] = Lam[:, k]
-    return lam, float(obj[k])
+    for (_, _, _, o, A), pick in zip(steps, picks):
+        lam[1 + np.asarray(free_cols[o:o + A.shape[1]])] = A[pick[best]]
+    return lam, float(obj[best])

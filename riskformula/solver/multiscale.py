@@ -481,7 +481,7 @@ class MultiScaleSearch:
         return SolverReport(
             status=status, objective=self.best, lower_bound=lower, gap=self._gap(lower), time=elapsed,
             nodes=self.nodes, cuts=sum(s.lp.n_cuts for s in started),
-            lp_solves=sum(s.lp_solves for s in started),
+            lp_solves=sum(s.lp_solves for s in started), listed=sum(s.enumerated for s in started),
             root_bound=min((s.root_bound for s in started), default=-math.inf),
             solver=f"riskformula branch-and-cut on HiGHS {bc._highs_version()}, one tree per score scale",
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,

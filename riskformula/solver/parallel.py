@@ -56,7 +56,8 @@ def _explore(searches: list, node_budget: int, deadline: float, first_cut: int) 
     polish_before = [counts[1] for *_, counts, _outside in searches]
     return [{"open": bc.take_open_nodes(), "incumbent": (bc.upper, bc.best_lam, bc.best_x, bc.chain_lower),
              "tol_pruned": bc.tol_pruned, "pseudo": (bc.pseudo, bc.pseudo_n), "nodes": bc.nodes - n0,
-             "polish_calls": bc.polish_calls - p0, "lp_solves": bc.lp_solves, "cuts": bc.lp.cuts()}
+             "polish_calls": bc.polish_calls - p0, "lp_solves": bc.lp_solves, "cuts": bc.lp.cuts(),
+             "reach": bc._reach, "listed": bc.enumerated}
             for bc, n0, p0 in zip(solvers, first, polish_before)]
 
 
@@ -102,7 +103,7 @@ class Rounds:
                 for _, s, i in shares[k]:
                     back[s].append(taken[s][i])
         state = [(bc.lp.cuts(), (bc.upper, bc.best_lam, bc.best_x, bc.cutoff, bc.chain_lower), (bc.pseudo, bc.pseudo_n),
-                  (bc.nodes, bc.polish_calls), _options(bc)) for bc in searches]
+                  (bc.nodes, bc.polish_calls, bc._reach), _options(bc)) for bc in searches]
         tasks, held = [], []
         for k in busy:
             mine = sorted({s for _, s, _ in shares[k]})
@@ -117,6 +118,7 @@ class Rounds:
         results = parallel(tasks)
         # taken back in worker order: the merged state does not depend on which finished first
         merged = [([], set()) for _ in searches]
+        reaches = {}
         bases = [(bc.pseudo.copy(), bc.pseudo_n.copy()) for bc in searches]
         for mine, result in zip(held, results):
             for s, r in zip(mine, result):
@@ -130,6 +132,8 @@ class Rounds:
                 bc.pseudo_n += r["pseudo"][1] - bases[s][1]
                 bc.nodes += r["nodes"]
                 bc.polish_calls += r["polish_calls"]
+                reaches.setdefault(s, []).append(r["reach"])
+                bc.enumerated += r["listed"]
                 bc.lp_solves += r["lp_solves"]
                 cuts, seen = merged[s]
                 for cut in r["cuts"]:
@@ -140,6 +144,7 @@ class Rounds:
         searched = {s for mine in held for s in mine}
         for s, bc in enumerate(searches):
             if s in searched:
+                bc._reach = max(reaches[s])  # the listing's reach the workers learnt
                 # this search's LP continues from the merged pool (its own, when few nodes are open)
                 bc.lp = NodeLP(bc.p, bc.loss_lo, bc.loss_hi, scaled=False)
                 bc.lp.add_rows(merged[s][0])

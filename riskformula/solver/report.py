@@ -14,6 +14,9 @@ class SolverReport:
     ``"infeasible"``.  ``lower_bound`` is a proven bound on the optimal objective, so
     ``gap = (objective − lower_bound) / objective`` is a true optimality gap.
 
+    ``listed`` counts the nodes settled by listing their integer points
+    (:mod:`riskformula.solver.enumeration`) instead of by branching.
+
     ``scale`` is the score scale m of the solution (risk = 1 / (1 + exp(−(b + score)/m))); a search
     over several scales (:mod:`riskformula.solver.multiscale`) lists one row per scale in
     ``scales`` (``scale``, ``objective``, ``lower_bound``, ``root_bound``, ``nodes``, ``status``),
@@ -35,6 +38,7 @@ class SolverReport:
     log: tuple = ()
     scale: float = 1.0
     scales: tuple = ()
+    listed: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
