@@ -18,7 +18,7 @@ import pytest
 import riskformula as rf
 from riskformula.problem import LogisticLoss, RiskProblem, SizeGroup
 from riskformula.solver import branch_and_cut as bc
-from riskformula.solver.enumeration import best_in_box, qualifies
+from riskformula.solver.enumeration import best_in_box, box_size, qualifies
 
 
 def _random_problem(seed: int):
@@ -252,3 +252,29 @@ def test_a_ceiling_prunes_the_listing():
     assert best_in_box(p, lower, upper, max_work=tight, ceiling=truth * (1 + 1e-9)) is None
     lam, bound = best_in_box(p, lower, upper, max_work=tight, ceiling=truth * 0.01)
     assert lam is None and truth * 0.01 <= bound <= truth
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4, 5, 6])
+def test_box_size_counts_the_feasible_assignments(seed):
+    """With a group that holds one nonzero column, the count of point vectors within the size
+    limits is exact (it decides which nodes are listed, and a count of 0 closes a node)."""
+    p, X, y, w = _random_problem(seed)
+    rng = np.random.default_rng(300 + seed)
+    lay, grp = p.layout, p.groups[0]
+    u = lay.aux(p._group_aux[0])
+    for _ in range(8):
+        lower, upper = _random_box(p, rng)
+        values = []
+        for j in range(p.d):
+            v = [k for k in range(int(np.ceil(lower[lay.lam(j)])), int(np.floor(upper[lay.lam(j)])) + 1)
+                 if k == 0 or p.coef_lower[j] <= k <= p.coef_upper[j]]
+            v = [k for k in v if (k == 0 or upper[lay.alpha(j)] >= 0.5) and (k != 0 or lower[lay.alpha(j)] <= 0.5)]
+            values.append(v)
+        count = 0
+        for lam in itertools.product(*values):
+            in_group = np.count_nonzero(np.asarray(lam)[list(grp.cols)])
+            if in_group > 1 or (upper[u] < 0.5 and in_group) or (lower[u] > 0.5 and not in_group):
+                continue
+            size = sum(1 for j in range(p.d) if j not in grp.cols and lam[j] != 0) + (in_group > 0)
+            count += p.min_size <= size <= p.max_size
+        assert box_size(p, lower, upper)[0] == count

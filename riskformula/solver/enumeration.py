@@ -9,9 +9,10 @@ among "none" and each column's values), over the rows collapsed to their distinc
 those columns.  A partial assignment is dropped when even its best case cannot beat the
 incumbent: each positive row at the highest score the units still open can add, each negative
 row at the lowest, at the best integer intercept for those scores.  Whatever is left when every
-unit is chosen is scored exactly, at its best integer intercept (bisection on the sign of the
-loss's derivative, then the best of the neighbours: the loss is convex in the intercept).  The
-node is then closed, on a better point or on the proof that it holds none.
+unit is chosen is scored exactly, at its best integer intercept (Newton's proposal, kept where
+its integer neighbours are no better, else bisection on the sign of the loss's derivative: the
+loss is convex in the intercept).  The node is then closed, on a better point or on the proof
+that it holds none.
 
 Only plain problems qualify: coefficient bounds, size limits and size groups, and no other rows
 or auxiliary columns (operational constraints, fairness rows and multi-cut thresholds keep the
@@ -172,8 +173,15 @@ def _n_assignments(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, n
         poly = np.convolve(poly, [unused, used])[: p.max_size + 1]
         open_units += unused + used > 1
 
-    for j in np.flatnonzero(p._group_of < 0):
-        times(float(zero[j]), float(nonzero[j]))
+    single = p._group_of < 0
+    # columns alone come in few kinds (zero allowed or not, how many nonzero values): c alike
+    # contribute (unused + used·x)^c, expanded by the binomial theorem
+    kinds, counts = np.unique(np.column_stack([zero[single], nonzero[single]]), axis=0, return_counts=True)
+    for (unused, used), c in zip(kinds.astype(float), counts):
+        i = np.arange(min(c, p.max_size) + 1)
+        poly = np.convolve(poly, np.array([math.comb(int(c), int(k)) for k in i]) * unused ** (c - i) * used ** i)
+        poly = poly[: p.max_size + 1]
+        open_units += int(c) * (unused + used > 1)
     for g, grp in enumerate(p.groups):
         u = lay.aux(p._group_aux[g])
         cols = list(grp.cols)
@@ -183,7 +191,8 @@ def _n_assignments(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, n
             times(none, 0.0)
             continue
         if grp.max_used == 1 and len(cols) > 1:
-            used = float(nz.sum())
+            forced = ~z  # columns that must be nonzero: at most one, and then only its values
+            used = float(nz.sum()) if not forced.any() else float(nz[forced][0]) if forced.sum() == 1 else 0.0
         else:
             used = float(np.prod((nz + z).astype(float))) - none
         times(0.0 if lower[u] > 0.5 else none, used)
