@@ -166,7 +166,7 @@ class BranchAndCut:
         #: nodes closed by scoring every integer point in them (:mod:`.enumeration`)
         self.enumerated = 0
         self._enumerable = qualifies(problem) and self.enumeration_work > 0
-        self._reach = self.enumeration_work  # of :meth:`_list_box`
+        self._reach = math.inf  # of :meth:`_list_box`: every node is tried until a listing is given up
         self._n_rows = len(problem.loss.Z)
         self.log_lines: list[str] = []
         self.polish_calls = 0
@@ -446,9 +446,10 @@ class BranchAndCut:
 
     def _list_box(self, lower: np.ndarray, upper: np.ndarray):
         """:func:`best_in_box` on a node whose size (feasible assignments × rows) is within reach.
-        How far the bound prunes a listing depends on the data, so the reach adapts: it doubles
-        after a listing that settles a box beyond a sixteenth of it and halves, down to a size
-        that is always listed within the work allowed, after one that is given up.  Sizes and work, not
+        How far the bound prunes a listing depends on the data, so the reach adapts: unlimited at
+        first, it drops to half the size of a box whose listing is given up (not below a size
+        always listed within the work allowed) and doubles after a listing that settles a box
+        beyond a sixteenth of it.  Sizes and work, not
         times, steer it, so the search stays reproducible."""
         size, open_units = box_size(self.p, lower, upper)
         size *= self._n_rows
@@ -456,7 +457,7 @@ class BranchAndCut:
             return None
         settled = best_in_box(self.p, lower, upper, self.enumeration_work, self._ceiling())
         if settled is None:
-            self._reach = max(self._reach / 2, self.enumeration_work / 16)
+            self._reach = max(min(self._reach, size) / 2, self.enumeration_work / 16)
         elif size > self._reach / 16:
             self._reach *= 2
         return settled
