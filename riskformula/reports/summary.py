@@ -318,5 +318,4 @@ def certified_by(m) -> str:
 
 def _nodes(rep) -> str:
     """The node count, with how many of them were settled by listing their integer points."""
-    listed = getattr(rep, "listed", 0)
-    return f"{rep.nodes:,d}" + (f" ({listed:,d} settled by listing their points)" if listed else "")
+    return f"{rep.nodes:,d}" + (f" ({rep.listed:,d} settled by listing their points)" if rep.listed else "")

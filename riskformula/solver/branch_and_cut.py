@@ -449,8 +449,8 @@ class BranchAndCut:
         How far the bound prunes a listing depends on the data, so the reach adapts: unlimited at
         first, it drops to half the size of a box whose listing is given up (not below a size
         always listed within the work allowed) and doubles after a listing that settles a box
-        beyond a sixteenth of it.  Sizes and work, not
-        times, steer it, so the search stays reproducible."""
+        beyond a sixteenth of it.  Sizes and work, not times, steer it, so the search stays
+        reproducible."""
         size, open_units = box_size(self.p, lower, upper)
         size *= self._n_rows
         if size > self._reach or open_units > self.enumeration_units:
