@@ -168,20 +168,19 @@ def _n_assignments(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, n
     poly = np.array([1.0])
     open_units = 0
 
-    def times(unused: float, used: float):
+    def times(unused: float, used: float, c: int = 1):
+        # c units alike contribute (unused + used·x)^c, expanded by the binomial theorem
         nonlocal poly, open_units
-        poly = np.convolve(poly, [unused, used])[: p.max_size + 1]
-        open_units += unused + used > 1
+        i = np.arange(min(c, p.max_size) + 1)
+        term = np.array([math.comb(c, int(k)) for k in i]) * unused ** (c - i) * used ** i
+        poly = np.convolve(poly, term)[: p.max_size + 1]
+        open_units += c * (unused + used > 1)
 
     single = p._group_of < 0
-    # columns alone come in few kinds (zero allowed or not, how many nonzero values): c alike
-    # contribute (unused + used·x)^c, expanded by the binomial theorem
+    # columns alone come in few kinds (zero allowed or not, how many nonzero values)
     kinds, counts = np.unique(np.column_stack([zero[single], nonzero[single]]), axis=0, return_counts=True)
     for (unused, used), c in zip(kinds.astype(float), counts):
-        i = np.arange(min(c, p.max_size) + 1)
-        poly = np.convolve(poly, np.array([math.comb(int(c), int(k)) for k in i]) * unused ** (c - i) * used ** i)
-        poly = poly[: p.max_size + 1]
-        open_units += int(c) * (unused + used > 1)
+        times(unused, used, int(c))
     for g, grp in enumerate(p.groups):
         u = lay.aux(p._group_aux[g])
         cols = list(grp.cols)
