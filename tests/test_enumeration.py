@@ -9,6 +9,7 @@ point vector and every intercept of the box from the definitions, sharing no cod
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 
 import numpy as np
@@ -277,4 +278,11 @@ def test_box_size_counts_the_feasible_assignments(seed):
                 continue
             size = sum(1 for j in range(p.d) if j not in grp.cols and lam[j] != 0) + (in_group > 0)
             count += p.min_size <= size <= p.max_size
-        assert box_size(p, lower, upper)[0] == count
+        size, units = box_size(p, lower, upper)
+        assert size == count
+        # with a cap on the open units: the same count, or ∞ once the lone columns pass the cap
+        singles = [j for j in range(p.d) if j not in grp.cols]
+        open_singles = sum(len(values[j]) > 1 for j in singles)
+        for cap in (0, 1, 2, 10):
+            capped = box_size(p, lower, upper, max_units=cap)
+            assert capped == ((math.inf, open_singles) if open_singles > cap else (size, units))

@@ -198,11 +198,17 @@ def _n_assignments(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, n
     return float(poly[p.min_size:].sum()), open_units
 
 
-def box_size(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray) -> tuple[float, int]:
+def box_size(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray,
+             max_units: float = math.inf) -> tuple[float, int]:
     """How many assignments of the points the box ``lower``/``upper`` allows within the size
     limits (an upper bound, cheap: what listing it would cost, per row pattern), and how many
-    size units (columns, groups) still have a choice."""
+    size units (columns, groups) still have a choice; ``(inf, n)`` as soon as the ungrouped
+    columns alone leave ``n > max_units`` with a choice."""
     _, _, nonzero, zero = _ranges(problem, lower, upper)
+    single = problem._group_of < 0
+    open_single = int(np.count_nonzero(zero[single] + nonzero[single] > 1))
+    if open_single > max_units:
+        return math.inf, open_single
     return _n_assignments(problem, lower, upper, nonzero, zero)
 
 

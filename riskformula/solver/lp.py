@@ -2,6 +2,8 @@
 
 Loss cuts ``L ≥ l(λᵗ) + ∇l(λᵗ)·(λ − λᵗ)`` are appended as rows; every node re-solves the same
 HiGHS instance after changing column bounds, so the simplex warm-starts from the last basis.
+Cuts dropped from the LP to keep it small go to a :class:`CutArchive`, from which a node takes
+back the ones its LP point violates most.
 """
 
 from __future__ import annotations
@@ -58,9 +60,84 @@ def _finite(a):
     return np.where(np.isposinf(a), _INF, np.where(np.isneginf(a), -_INF, a))
 
 
+class CutArchive:
+    """Loss cuts dropped from the node LP, kept as dense rows over the points and the loss column.
+
+    A pool of a few hundred rows keeps every LP fast, but a node's bound needs the cuts that are
+    tight near its own optimum, often taken at other nodes long ago; :meth:`take_violated` hands
+    those back.  At most ``capacity`` rows are kept (the oldest go first)."""
+
+    def __init__(self, n_coef: int, capacity: int):
+        self.n_coef = int(n_coef)
+        self.capacity = int(capacity)
+        self.A = np.zeros((0, self.n_coef + 1))  # points' coefficients, then the loss column's
+        self.rhs = np.zeros(0)
+        self.keys: list = []
+        self.serials = np.zeros(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.rhs)
+
+    def add(self, rows, n_cols: int) -> None:
+        """Archive cut rows ``(rhs, columns, values, key, serial)`` of an LP with ``n_cols`` columns
+        (its last column is the loss)."""
+        if not rows or not self.capacity:
+            return
+        A = np.zeros((len(rows), self.n_coef + 1))
+        for k, (_, idx, vals, _, _) in enumerate(rows):
+            pos = np.where(idx == n_cols - 1, self.n_coef, idx)
+            A[k, pos] = vals
+        self.extend(A, np.array([r[0] for r in rows], dtype=float), [r[3] for r in rows],
+                    np.array([r[4] for r in rows], dtype=np.int64))
+
+    def extend(self, A, rhs, keys, serials) -> None:
+        """Append dense rows (as :meth:`state` gives them), keeping the newest ``capacity``."""
+        keep = self.capacity
+        self.A = np.vstack([self.A, A])[-keep:]
+        self.rhs = np.concatenate([self.rhs, rhs])[-keep:]
+        self.keys = (self.keys + list(keys))[-keep:]
+        self.serials = np.concatenate([self.serials, serials])[-keep:]
+
+    def take_violated(self, x: np.ndarray, limit: int, tol: float):
+        """Remove and return the (at most ``limit``) rows most violated, by more than ``tol``, at
+        the LP point ``x`` (points first, loss column last) as ``(rhs, positions, values, key,
+        serial)``, positions over ``x``."""
+        if not len(self.rhs) or limit <= 0:
+            return []
+        violation = self.rhs - self.A @ x
+        top = np.argsort(-violation, kind="stable")[:limit]
+        top = top[violation[top] > tol]
+        out = []
+        for r in top:
+            pos = np.flatnonzero(self.A[r])
+            out.append((float(self.rhs[r]), pos, self.A[r, pos], self.keys[r], int(self.serials[r])))
+        if len(top):
+            self._remove(top)
+        return out
+
+    def discard_key(self, key) -> None:
+        """Drop the archived cut taken at the integer point ``key`` (it is back in the LP)."""
+        if key in self.keys:
+            self._remove([self.keys.index(key)])
+
+    def _remove(self, rows) -> None:
+        keep = np.ones(len(self.rhs), dtype=bool)
+        keep[np.asarray(rows, dtype=int)] = False
+        self.A, self.rhs, self.serials = self.A[keep], self.rhs[keep], self.serials[keep]
+        self.keys = [k for k, on in zip(self.keys, keep) if on]
+
+    def state(self) -> tuple:
+        """``(A, rhs, keys, serials)``, for :meth:`extend` on another archive (another process)."""
+        return self.A, self.rhs, list(self.keys), self.serials
+
+
 class NodeLP:
     """LP relaxation of a :class:`RiskProblem` with a pool of loss cuts; ``scaled=False`` turns
     HiGHS' scaling off (for an LP rebuilt from another's pool, see below)."""
+
+    #: rows the :class:`CutArchive` keeps at most: dense rows over the points, so fewer when there
+    #: are many columns (4 MB at most: the archive travels to every worker process each round)
+    archive_rows = 4000
 
     def __init__(self, problem: RiskProblem, loss_lower: float, loss_upper: float, scaled: bool = True):
         self.problem = problem
@@ -94,6 +171,7 @@ class NodeLP:
         self._cut_ids: list[int] = []  # per cut row: a serial number, to match saved bases
         self._next_id = 0
         self._all_cols = np.arange(self.n_cols, dtype=np.int32)
+        self.archive = CutArchive(self.n_coef, min(self.archive_rows, 500_000 // (self.n_coef + 1)))
         self.lower = lower
         self.upper = upper
 
@@ -111,6 +189,8 @@ class NodeLP:
         rhs = scale * (value - float(grad @ lam))
         self.h.addRow(rhs, _INF, len(idx), idx, vals)
         self._keep(rhs, idx, vals, key)
+        if key is not None:
+            self.archive.discard_key(key)
 
     def add_rows(self, cuts) -> None:
         """Add cut rows ``(rhs, columns, values, key[, serial])`` (as :meth:`cuts` returns them: with
@@ -142,8 +222,9 @@ class NodeLP:
 
     @property
     def next_serial(self) -> int:
-        """The serial number the next cut gets."""
-        return self._next_id
+        """The serial number the next cut gets (above every archived cut's too)."""
+        archived = int(self.archive.serials.max()) + 1 if len(self.archive) else 0
+        return max(self._next_id, archived)
 
     def number_cuts_from(self, first: int) -> None:
         """Number the cuts added from now on from ``first`` on (searches in several processes give
@@ -153,6 +234,18 @@ class NodeLP:
     def has_cut(self, key: bytes) -> bool:
         """Whether the pool still holds the cut taken at the integer point ``key``."""
         return key in self._cut_keys
+
+    def restore_archived(self, x: np.ndarray, limit: int, tol: float) -> int:
+        """Move back into the LP the (at most ``limit``) archived cuts most violated, by more than
+        ``tol``, at its point ``x``; returns how many.  They keep their serial numbers, so saved
+        bases that name them stay valid."""
+        point = np.concatenate([x[: self.n_coef], x[self.L:self.L + 1]])
+        rows = self.archive.take_violated(point, limit, tol)
+        for rhs, pos, vals, key, serial in rows:
+            idx = np.where(pos == self.n_coef, self.L, pos).astype(np.int32)
+            self.h.addRow(rhs, _INF, len(idx), idx, vals)
+            self._keep(rhs, idx, vals, key, serial)
+        return len(rows)
 
     def set_bounds(self, lower: np.ndarray, upper: np.ndarray) -> None:
         """Column bounds of the problem's columns (the loss column keeps its own)."""
@@ -212,7 +305,8 @@ class NodeLP:
         raise SolverError(f"HiGHS could not solve a node LP (status: {h.modelStatusToString(st)}).")
 
     def drop_slack_cuts(self, keep: int) -> None:
-        """Remove the most slack cuts so at most ``keep`` remain (valid: fewer rows, weaker LP)."""
+        """Remove the most slack cuts so at most ``keep`` remain (valid: fewer rows, weaker LP);
+        they go to the :attr:`archive`."""
         if self.n_cuts <= keep:
             return
         sol = self.h.getSolution()
@@ -226,6 +320,7 @@ class NodeLP:
         self.h.deleteRows(len(drop), drop.astype(np.int32))
         self.n_cuts -= len(drop)
         dropped = set(gone.tolist())
+        self.archive.add([(*self._cut_rows[r], self._cut_keys[r], self._cut_ids[r]) for r in gone], self.n_cols)
         self._cut_keys = [k for r, k in enumerate(self._cut_keys) if r not in dropped]
         self._cut_rows = [k for r, k in enumerate(self._cut_rows) if r not in dropped]
         self._cut_ids = [k for r, k in enumerate(self._cut_ids) if r not in dropped]

@@ -32,14 +32,14 @@ _CUT_RANGE = 1 << 32
 
 
 def _explore(searches: list, node_budget: int, deadline: float, first_cut: int) -> list:
-    """One worker's round over one or more searches ``(problem, options, cuts, nodes, incumbent,
-    pseudo, counts, outside_bound)`` (one per score scale; see :meth:`BranchAndCut.resume`): at most
+    """One worker's round over one or more searches ``(problem, options, cuts, archive, nodes,
+    incumbent, pseudo, counts, outside_bound)`` (one per score scale; see :meth:`BranchAndCut.resume`): at most
     ``node_budget`` nodes in all, best-first over the searches, until ``deadline`` (a ``time.time()``,
     the same clock in every process); new cuts are numbered from ``first_cut``."""
     solvers = []
-    for problem, options, cuts, nodes, incumbent, pseudo, counts, outside in searches:
+    for problem, options, cuts, archive, nodes, incumbent, pseudo, counts, outside in searches:
         bc = BranchAndCut(problem, time_limit=max(deadline - time.time(), 0.0), **options)
-        bc.resume(cuts, nodes, incumbent, pseudo, counts, outside)
+        bc.resume(cuts, nodes, incumbent, pseudo, counts, outside, archive)
         bc.lp.number_cuts_from(first_cut)
         solvers.append(bc)
     first = [bc.nodes for bc in solvers]
@@ -57,6 +57,7 @@ def _explore(searches: list, node_budget: int, deadline: float, first_cut: int) 
     return [{"open": bc.take_open_nodes(), "incumbent": (bc.upper, bc.best_lam, bc.best_x, bc.chain_lower),
              "tol_pruned": bc.tol_pruned, "pseudo": (bc.pseudo, bc.pseudo_n), "nodes": bc.nodes - n0,
              "polish_calls": bc.polish_calls - p0, "lp_solves": bc.lp_solves, "cuts": bc.lp.cuts(),
+             "archive": bc.lp.archive.state(),
              "reach": bc._reach, "listed": bc.enumerated}
             for bc, n0, p0 in zip(solvers, first, polish_before)]
 
@@ -67,7 +68,7 @@ class Rounds:
 
     #: nodes per worker in the first round; each round doubles it up to ``max_round_nodes``
     first_round_nodes = 16
-    max_round_nodes = 1024
+    max_round_nodes = 4096
     #: the caller searches alone while the tree has fewer open nodes than this many per worker
     nodes_per_worker = 4
 
@@ -102,7 +103,7 @@ class Rounds:
             if k not in busy:  # no nodes to spend (the last nodes of a node limit): they stay open
                 for _, s, i in shares[k]:
                     back[s].append(taken[s][i])
-        state = [(bc.lp.cuts(), (bc.upper, bc.best_lam, bc.best_x, bc.cutoff, bc.chain_lower), (bc.pseudo, bc.pseudo_n),
+        state = [(bc.lp.cuts(), bc.lp.archive.state(), (bc.upper, bc.best_lam, bc.best_x, bc.cutoff, bc.chain_lower), (bc.pseudo, bc.pseudo_n),
                   (bc.nodes, bc.polish_calls, bc._reach), _options(bc)) for bc in searches]
         tasks, held = [], []
         for k in busy:
@@ -110,14 +111,15 @@ class Rounds:
             held.append(mine)
             work = []
             for s in mine:
-                cuts, incumbent, pseudo, counts, options = state[s]
+                cuts, archive, incumbent, pseudo, counts, options = state[s]
                 nodes = [taken[s][i] for _, t, i in shares[k] if t == s]
-                work.append((searches[s].p, options, cuts, nodes, incumbent, pseudo, counts, outside[s]))
+                work.append((searches[s].p, options, cuts, archive, nodes, incumbent, pseudo, counts, outside[s]))
             first = max(bc.lp.next_serial for bc in searches) + k * _CUT_RANGE
             tasks.append(delayed(_explore)(work, budgets[k], deadline, first))
         results = parallel(tasks)
         # taken back in worker order: the merged state does not depend on which finished first
         merged = [([], set()) for _ in searches]
+        archived = [[] for _ in searches]  # per search: every worker's archive, in worker order
         reaches = {}
         bases = [(bc.pseudo.copy(), bc.pseudo_n.copy()) for bc in searches]
         for mine, result in zip(held, results):
@@ -140,6 +142,7 @@ class Rounds:
                     if cut[4] not in seen:  # a cut both workers kept from the shared pool
                         seen.add(cut[4])
                         cuts.append(cut)
+                archived[s].append(r["archive"])
                 back[s] += r["open"]
         searched = {s for mine in held for s in mine}
         for s, bc in enumerate(searches):
@@ -148,6 +151,7 @@ class Rounds:
                 # this search's LP continues from the merged pool (its own, when few nodes are open)
                 bc.lp = NodeLP(bc.p, bc.loss_lo, bc.loss_hi, scaled=False)
                 bc.lp.add_rows(merged[s][0])
+                _merge_archives(bc.lp.archive, archived[s], merged[s][1])
                 bc._chain_bounds()
             bc.heap = [(b, depth, next(bc._counter), changes, branch, basis)
                        for b, depth, changes, branch, basis in back[s]]
@@ -158,6 +162,16 @@ class Rounds:
         """The workers' deadline (a ``time.time()``) for a search ``elapsed`` seconds into
         ``time_limit``: a little early, so that the last round's open nodes still come back in time."""
         return time.time() + time_limit - elapsed - min(0.5, 0.005 * time_limit)
+
+
+def _merge_archives(archive, states: list, in_pool: set) -> None:
+    """Fill ``archive`` from the workers' archive ``states`` (in worker order), each cut once and
+    none that is back in the pool (``in_pool``: serial numbers)."""
+    seen = set(in_pool)
+    for A, rhs, keys, serials in states:
+        fresh = [k for k, s in enumerate(serials.tolist()) if s not in seen]
+        seen.update(serials[fresh].tolist())
+        archive.extend(A[fresh], rhs[fresh], [keys[k] for k in fresh], serials[fresh])
 
 
 def _options(bc: BranchAndCut) -> dict:
