@@ -27,22 +27,23 @@ def test_the_most_violated_rows_come_back_and_leave_the_archive():
     a.add([_row([1, 0, 0, 1], 1.0, serial=0), _row([0, 1, 0, 1], 5.0, serial=1),
            _row([0, 0, 1, 1], 3.0, serial=2)], n_cols=10)
     # at x = 0 with loss 0 the violations are the right-hand sides: 5, 3, 1
-    taken = a.take_violated(np.zeros(4), limit=2, tol=0.0)
-    assert [r[4] for r in taken] == [1, 2]
-    rhs, pos, vals, key, serial = taken[0]
-    assert rhs == 5.0 and pos.tolist() == [1, 3] and vals.tolist() == [1.0, 1.0]
-    assert a.serials.tolist() == [0]
-    # a row satisfied at the point stays: x_0 = 1 meets 1·x_0 + L ≥ 1
-    assert a.take_violated(np.array([1.0, 0, 0, 0]), limit=5, tol=1e-9) == []
+    rhs, rows, keys, serials = a.take_violated(np.zeros(4), limit=2, tol=0.0)
+    assert serials.tolist() == [1, 2] and rhs.tolist() == [5.0, 3.0]
+    assert rows[0].tolist() == [0.0, 1.0, 0.0, 1.0]
     assert len(a) == 1
+    # a row satisfied at the point stays: x_0 = 1 meets 1·x_0 + L ≥ 1
+    assert len(a.take_violated(np.array([1.0, 0, 0, 0]), limit=5, tol=1e-9)[0]) == 0
+    assert a.state()[3].tolist() == [0]
+    assert a.take_violated(np.zeros(4), limit=5, tol=0.0)[3].tolist() == [0]
+    assert len(a) == 0
 
 
 def test_the_archive_keeps_its_newest_rows_and_drops_a_cut_back_in_the_pool():
     a = CutArchive(n_coef=3, capacity=2)
-    a.add([_row([1, 0, 0, 1], 1.0, key=b"a", serial=s) for s in range(3)], n_cols=10)
+    a.add([_row([1, 0, 0, 1], 1.0, key=k, serial=s) for s, k in enumerate([b"a", b"b", b"c"])], n_cols=10)
     assert a.serials.tolist() == [1, 2]
-    a.discard_key(b"a")
-    assert a.serials.tolist() == [2]
+    a.discard_key(b"b")
+    assert a.state()[3].tolist() == [2]
     b = CutArchive(n_coef=3, capacity=5)
     b.extend(*a.state())
     assert b.serials.tolist() == [2] and b.A.tolist() == a.A.tolist()

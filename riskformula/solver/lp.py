@@ -71,12 +71,13 @@ class CutArchive:
         self.n_coef = int(n_coef)
         self.capacity = int(capacity)
         self.A = np.zeros((0, self.n_coef + 1))  # points' coefficients, then the loss column's
-        self.rhs = np.zeros(0)
+        self.rhs = np.zeros(0)  # −∞ marks a row taken out (removed for good at the next compaction)
         self.keys: list = []
         self.serials = np.zeros(0, dtype=np.int64)
+        self._taken = 0
 
     def __len__(self) -> int:
-        return len(self.rhs)
+        return len(self.rhs) - self._taken
 
     def add(self, rows, n_cols: int) -> None:
         """Archive cut rows ``(rhs, columns, values, key, serial)`` of an LP with ``n_cols`` columns
@@ -84,14 +85,15 @@ class CutArchive:
         if not rows or not self.capacity:
             return
         A = np.zeros((len(rows), self.n_coef + 1))
-        for k, (_, idx, vals, _, _) in enumerate(rows):
-            pos = np.where(idx == n_cols - 1, self.n_coef, idx)
-            A[k, pos] = vals
+        idx = np.concatenate([r[1] for r in rows])
+        at = np.repeat(np.arange(len(rows)), [len(r[1]) for r in rows])
+        A[at, np.where(idx == n_cols - 1, self.n_coef, idx)] = np.concatenate([r[2] for r in rows])
         self.extend(A, np.array([r[0] for r in rows], dtype=float), [r[3] for r in rows],
                     np.array([r[4] for r in rows], dtype=np.int64))
 
     def extend(self, A, rhs, keys, serials) -> None:
         """Append dense rows (as :meth:`state` gives them), keeping the newest ``capacity``."""
+        self._compact()
         keep = self.capacity
         self.A = np.vstack([self.A, A])[-keep:]
         self.rhs = np.concatenate([self.rhs, rhs])[-keep:]
@@ -100,34 +102,42 @@ class CutArchive:
 
     def take_violated(self, x: np.ndarray, limit: int, tol: float):
         """Remove and return the (at most ``limit``) rows most violated, by more than ``tol``, at
-        the LP point ``x`` (points first, loss column last) as ``(rhs, positions, values, key,
-        serial)``, positions over ``x``."""
-        if not len(self.rhs) or limit <= 0:
-            return []
+        the LP point ``x`` (points first, loss column last), most violated first, as ``(rhs,
+        rows, keys, serials)`` (``rows`` dense over ``x``'s positions)."""
+        if not len(self) or limit <= 0:
+            return np.zeros(0), np.zeros((0, self.n_coef + 1)), [], np.zeros(0, dtype=np.int64)
         violation = self.rhs - self.A @ x
-        top = np.argsort(-violation, kind="stable")[:limit]
-        top = top[violation[top] > tol]
-        out = []
-        for r in top:
-            pos = np.flatnonzero(self.A[r])
-            out.append((float(self.rhs[r]), pos, self.A[r, pos], self.keys[r], int(self.serials[r])))
-        if len(top):
-            self._remove(top)
+        top = np.flatnonzero(violation > tol)
+        if len(top) > limit:
+            top = top[np.argpartition(-violation[top], limit - 1)[:limit]]
+        top = top[np.lexsort((top, -violation[top]))]
+        out = (self.rhs[top].copy(), self.A[top], [self.keys[r] for r in top], self.serials[top].copy())
+        self._take(top)
         return out
 
     def discard_key(self, key) -> None:
         """Drop the archived cut taken at the integer point ``key`` (it is back in the LP)."""
-        if key in self.keys:
-            self._remove([self.keys.index(key)])
+        live = [r for r, k in enumerate(self.keys) if k == key and self.rhs[r] > -np.inf]
+        if live:
+            self._take(live)
 
-    def _remove(self, rows) -> None:
-        keep = np.ones(len(self.rhs), dtype=bool)
-        keep[np.asarray(rows, dtype=int)] = False
+    def _take(self, rows) -> None:
+        self.rhs[rows] = -np.inf  # never violated: out of every later search
+        self._taken += len(rows)
+        if self._taken > len(self.rhs) // 2:
+            self._compact()
+
+    def _compact(self) -> None:
+        if not self._taken:
+            return
+        keep = self.rhs > -np.inf
         self.A, self.rhs, self.serials = self.A[keep], self.rhs[keep], self.serials[keep]
         self.keys = [k for k, on in zip(self.keys, keep) if on]
+        self._taken = 0
 
     def state(self) -> tuple:
         """``(A, rhs, keys, serials)``, for :meth:`extend` on another archive (another process)."""
+        self._compact()
         return self.A, self.rhs, list(self.keys), self.serials
 
 
@@ -240,12 +250,21 @@ class NodeLP:
         ``tol``, at its point ``x``; returns how many.  They keep their serial numbers, so saved
         bases that name them stay valid."""
         point = np.concatenate([x[: self.n_coef], x[self.L:self.L + 1]])
-        rows = self.archive.take_violated(point, limit, tol)
-        for rhs, pos, vals, key, serial in rows:
-            idx = np.where(pos == self.n_coef, self.L, pos).astype(np.int32)
-            self.h.addRow(rhs, _INF, len(idx), idx, vals)
-            self._keep(rhs, idx, vals, key, serial)
-        return len(rows)
+        rhs, rows, keys, serials = self.archive.take_violated(point, limit, tol)
+        if not len(rhs):
+            return 0
+        nz = rows != 0
+        counts = nz.sum(axis=1)
+        ends = np.cumsum(counts)
+        pos = np.nonzero(nz)[1]
+        idx = np.where(pos == self.n_coef, self.L, pos).astype(np.int32)
+        vals = rows[nz]
+        starts = (ends - counts).astype(np.int32)
+        self.h.addRows(len(rhs), rhs, np.full(len(rhs), _INF), len(idx), starts, idx, vals)
+        for k in range(len(rhs)):
+            lo, hi = starts[k], ends[k]
+            self._keep(float(rhs[k]), idx[lo:hi], vals[lo:hi], keys[k], int(serials[k]))
+        return len(rhs)
 
     def set_bounds(self, lower: np.ndarray, upper: np.ndarray) -> None:
         """Column bounds of the problem's columns (the loss column keeps its own)."""
