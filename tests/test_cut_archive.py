@@ -44,6 +44,10 @@ def test_the_archive_keeps_its_newest_rows_and_drops_a_cut_back_in_the_pool():
     assert a.serials.tolist() == [1, 2]
     a.discard_key(b"b")
     assert a.state()[3].tolist() == [2]
+    none = CutArchive(n_coef=3, capacity=0)  # more columns than the archive's memory allows
+    none.add([_row([1, 0, 0, 1], 1.0)], n_cols=10)
+    none.extend(*a.state())
+    assert len(none) == 0
     b = CutArchive(n_coef=3, capacity=5)
     b.extend(*a.state())
     assert b.serials.tolist() == [2] and b.A.tolist() == a.A.tolist()

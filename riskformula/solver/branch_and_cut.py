@@ -322,10 +322,11 @@ class BranchAndCut:
     def resume(self, cuts: list, nodes: list, incumbent: tuple, pseudo: tuple, counts: tuple,
                outside_bound: float, archive: tuple | None = None) -> None:
         """Continue a search begun elsewhere (another process): the pool's ``cuts`` (from
-        :meth:`NodeLP.cuts`) and its archive (from :meth:`CutArchive.state`), the open ``nodes`` (from :meth:`take_open_nodes`) to explore, the
-        ``incumbent`` ``(objective, λ, x, cutoff, chain_lower)``, the pseudo-costs, the ``counts`` (nodes,
-        polish calls) that ration the heuristics and the listing's reach (:meth:`_list_box`), and the
-        least bound of the nodes searched elsewhere; instead of :meth:`start`."""
+        :meth:`NodeLP.cuts`) and its ``archive`` (from :meth:`CutArchive.state`), the open ``nodes``
+        (from :meth:`take_open_nodes`) to explore, the ``incumbent`` ``(objective, λ, x, cutoff,
+        chain_lower)``, the pseudo-costs, the ``counts`` (nodes, polish calls) that ration the
+        heuristics and the listing's reach (:meth:`_list_box`), and the least bound of the nodes
+        searched elsewhere; instead of :meth:`start`."""
         p = self.p
         self.t0 = time.perf_counter()
         self.loss_lo, self.loss_hi = loss_bounds(p)

@@ -82,7 +82,7 @@ class CutArchive:
     def add(self, rows, n_cols: int) -> None:
         """Archive cut rows ``(rhs, columns, values, key, serial)`` of an LP with ``n_cols`` columns
         (its last column is the loss)."""
-        if not rows or not self.capacity:
+        if not rows:
             return
         A = np.zeros((len(rows), self.n_coef + 1))
         idx = np.concatenate([r[1] for r in rows])
@@ -93,6 +93,8 @@ class CutArchive:
 
     def extend(self, A, rhs, keys, serials) -> None:
         """Append dense rows (as :meth:`state` gives them), keeping the newest ``capacity``."""
+        if not self.capacity:
+            return
         self._compact()
         keep = self.capacity
         self.A = np.vstack([self.A, A])[-keep:]
@@ -339,7 +341,8 @@ class NodeLP:
         self.h.deleteRows(len(drop), drop.astype(np.int32))
         self.n_cuts -= len(drop)
         dropped = set(gone.tolist())
-        self.archive.add([(*self._cut_rows[r], self._cut_keys[r], self._cut_ids[r]) for r in gone], self.n_cols)
+        self.archive.add([(*self._cut_rows[r], self._cut_keys[r], self._cut_ids[r]) for r in gone],
+                         self.n_cols)
         self._cut_keys = [k for r, k in enumerate(self._cut_keys) if r not in dropped]
         self._cut_rows = [k for r, k in enumerate(self._cut_rows) if r not in dropped]
         self._cut_ids = [k for r, k in enumerate(self._cut_ids) if r not in dropped]

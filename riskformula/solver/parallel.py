@@ -33,9 +33,10 @@ _CUT_RANGE = 1 << 32
 
 def _explore(searches: list, node_budget: int, deadline: float, first_cut: int) -> list:
     """One worker's round over one or more searches ``(problem, options, cuts, archive, nodes,
-    incumbent, pseudo, counts, outside_bound)`` (one per score scale; see :meth:`BranchAndCut.resume`): at most
-    ``node_budget`` nodes in all, best-first over the searches, until ``deadline`` (a ``time.time()``,
-    the same clock in every process); new cuts are numbered from ``first_cut``."""
+    incumbent, pseudo, counts, outside_bound)`` (one per score scale; see
+    :meth:`BranchAndCut.resume`): at most ``node_budget`` nodes in all, best-first over the
+    searches, until ``deadline`` (a ``time.time()``, the same clock in every process); new cuts are
+    numbered from ``first_cut``."""
     solvers = []
     for problem, options, cuts, archive, nodes, incumbent, pseudo, counts, outside in searches:
         bc = BranchAndCut(problem, time_limit=max(deadline - time.time(), 0.0), **options)
@@ -103,7 +104,8 @@ class Rounds:
             if k not in busy:  # no nodes to spend (the last nodes of a node limit): they stay open
                 for _, s, i in shares[k]:
                     back[s].append(taken[s][i])
-        state = [(bc.lp.cuts(), bc.lp.archive.state(), (bc.upper, bc.best_lam, bc.best_x, bc.cutoff, bc.chain_lower), (bc.pseudo, bc.pseudo_n),
+        state = [(bc.lp.cuts(), bc.lp.archive.state(),
+                  (bc.upper, bc.best_lam, bc.best_x, bc.cutoff, bc.chain_lower), (bc.pseudo, bc.pseudo_n),
                   (bc.nodes, bc.polish_calls, bc._reach), _options(bc)) for bc in searches]
         tasks, held = [], []
         for k in busy:
@@ -113,7 +115,8 @@ class Rounds:
             for s in mine:
                 cuts, archive, incumbent, pseudo, counts, options = state[s]
                 nodes = [taken[s][i] for _, t, i in shares[k] if t == s]
-                work.append((searches[s].p, options, cuts, archive, nodes, incumbent, pseudo, counts, outside[s]))
+                work.append((searches[s].p, options, cuts, archive, nodes, incumbent, pseudo, counts,
+                             outside[s]))
             first = max(bc.lp.next_serial for bc in searches) + k * _CUT_RANGE
             tasks.append(delayed(_explore)(work, budgets[k], deadline, first))
         results = parallel(tasks)
