@@ -159,12 +159,18 @@ def _units(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray):
     return units
 
 
-def _n_assignments(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, nonzero, zero):
+def _n_assignments(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, nonzero, zero,
+                   max_units: float = math.inf):
     """How many assignments the box allows within the size limits, and how many units have a
     choice: each unit contributes its unused and used choices to a polynomial in the number of
     units used (an upper bound for a group that may hold several nonzero columns, whose column
-    cap is not counted), cheap."""
+    cap is not counted), cheap; ``(inf, n)`` as soon as the ungrouped columns alone leave
+    ``n > max_units`` with a choice."""
     p, lay = problem, problem.layout
+    single = p._group_of < 0
+    open_single = int(np.count_nonzero(zero[single] + nonzero[single] > 1))
+    if open_single > max_units:
+        return math.inf, open_single
     poly = np.array([1.0])
     open_units = 0
 
@@ -176,7 +182,6 @@ def _n_assignments(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, n
         poly = np.convolve(poly, term)[: p.max_size + 1]
         open_units += c * (unused + used > 1)
 
-    single = p._group_of < 0
     # columns alone come in few kinds (zero allowed or not, how many nonzero values)
     kinds, counts = np.unique(np.column_stack([zero[single], nonzero[single]]), axis=0, return_counts=True)
     for (unused, used), c in zip(kinds.astype(float), counts):
@@ -205,11 +210,7 @@ def box_size(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray,
     size units (columns, groups) still have a choice; ``(inf, n)`` as soon as the ungrouped
     columns alone leave ``n > max_units`` with a choice."""
     _, _, nonzero, zero = _ranges(problem, lower, upper)
-    single = problem._group_of < 0
-    open_single = int(np.count_nonzero(zero[single] + nonzero[single] > 1))
-    if open_single > max_units:
-        return math.inf, open_single
-    return _n_assignments(problem, lower, upper, nonzero, zero)
+    return _n_assignments(problem, lower, upper, nonzero, zero, max_units)
 
 
 def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_work: float,

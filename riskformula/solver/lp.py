@@ -253,20 +253,13 @@ class NodeLP:
         bases that name them stay valid."""
         point = np.concatenate([x[: self.n_coef], x[self.L:self.L + 1]])
         rhs, rows, keys, serials = self.archive.take_violated(point, limit, tol)
-        if not len(rhs):
-            return 0
-        nz = rows != 0
-        counts = nz.sum(axis=1)
-        ends = np.cumsum(counts)
-        pos = np.nonzero(nz)[1]
-        idx = np.where(pos == self.n_coef, self.L, pos).astype(np.int32)
-        vals = rows[nz]
-        starts = (ends - counts).astype(np.int32)
-        self.h.addRows(len(rhs), rhs, np.full(len(rhs), _INF), len(idx), starts, idx, vals)
-        for k in range(len(rhs)):
-            lo, hi = starts[k], ends[k]
-            self._keep(float(rhs[k]), idx[lo:hi], vals[lo:hi], keys[k], int(serials[k]))
-        return len(rhs)
+        cuts = []
+        for k, row in enumerate(rows):
+            pos = np.flatnonzero(row)
+            idx = np.where(pos == self.n_coef, self.L, pos).astype(np.int32)
+            cuts.append((float(rhs[k]), idx, row[pos], keys[k], int(serials[k])))
+        self.add_rows(cuts)
+        return len(cuts)
 
     def set_bounds(self, lower: np.ndarray, upper: np.ndarray) -> None:
         """Column bounds of the problem's columns (the loss column keeps its own)."""
