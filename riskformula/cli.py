@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="score scale: points per logit (default 1), 'fit' to choose it with the points "
                           "among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 (plus up to three scales added where "
                           "the best points fit best), or a comma-separated list such as 1,2,4")
+    fit.add_argument("--real-intercept", action=argparse.BooleanOptionalAction, default=None,
+                     help="a real-valued intercept (default: with a fitted scale, unless a constraint bounds "
+                          "a risk); --no-real-intercept keeps whole points")
     fit.add_argument("--n-jobs", type=int, default=1, metavar="N",
                      help="processes for the tree search (default 1)")
     fit.add_argument("--objective", choices=("logistic", "net_benefit"), default="logistic",
@@ -81,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                            c0=args.c0, time_limit=args.time_limit, gap_tolerance=args.gap_tolerance,
                            absolute_gap_tolerance=args.absolute_gap_tolerance, event=args.event,
                            na_action=args.na_action, verbose=args.verbose, progress=args.progress,
-                           scale=args.scale, objective=args.objective, n_jobs=args.n_jobs,
+                           scale=args.scale, real_intercept=args.real_intercept, objective=args.objective,
+                           n_jobs=args.n_jobs,
                            decision_thresholds=args.decision_thresholds)
     except RiskFormulaError as e:
         print(f"riskformula: error: {e}", file=sys.stderr)

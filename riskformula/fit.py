@@ -41,7 +41,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                time_limit: float = 60.0, gap_tolerance: float = 1e-6, node_limit: int | None = None,
                verbose: bool = False, context: dict | None = None, constraints=None,
                factors_as_one: bool = False, initial=None, progress: bool | None = None,
-               absolute_gap_tolerance: float = 1e-8, scale=1,
+               absolute_gap_tolerance: float = 1e-8, scale=1, real_intercept: bool | None = None,
                objective: str = "logistic", decision_thresholds=None, decision_weights=None,
                solver: str | None = "appsi_highs", solver_options: dict | None = None,
                n_jobs: int = 1) -> RiskScore:
@@ -122,15 +122,24 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         6 and 8 (below 1 a point is more than one logit, for nearly separable data), plus up to
         three scales added during the search where the best score's points fit best (rounded to
         three digits, e.g. 1.61), or a list of scales to choose from (e.g. ``[1, 2, 4]``, never
-        extended).  The intercept stays an integer on the score scale, so intercept + score is a
-        whole number of points and the card is read as before.  With several scales the
+        extended).  With several scales the intercept is a real number unless ``real_intercept``
+        says otherwise (the points stay whole, so the card is read as before).  With several scales the
         certificate covers exactly the scales searched, which the summary lists with each one's
         bound: the model is optimal over every risk score at any of them (not at scales in
         between).
+    real_intercept : whether the intercept is a real number instead of whole points. ``None``
+        (default): real when the score scale is fitted (``"fit"`` or a list) and no constraint
+        bounds a risk, an integer otherwise.  Nobody adds the intercept by hand — the card is read
+        through its score-to-risk table — so a real intercept costs no readability, and with a
+        fitted scale an integer one is coarse: at m = 0.5 its steps are 2 logits, so the risk of
+        a total score of 0 can only be 27 %, 50 % or 73 %.  ``False`` keeps the integer intercept
+        (the model of Ustun & Rudin, 2019, and the default with a fixed scale);  ``True`` with
+        ``risk_at_least``/``risk_at_most`` or fairness constraints is an error (their rows need
+        whole scores).
     objective : ``"logistic"`` (default: mean logistic loss, Ustun & Rudin, 2019) or
         ``"net_benefit"`` (weighted net benefit over ``decision_thresholds``; no intercept, one score
         cut-off per threshold, band risks = observed event rates; ``intercept_range``,
-        ``positive_weight``, ``node_limit``, ``scale``, ``absolute_gap_tolerance`` and
+        ``positive_weight``, ``node_limit``, ``scale``, ``real_intercept``, ``absolute_gap_tolerance`` and
         ``risk_at_least``/``risk_at_most`` do not apply).
     decision_thresholds : net benefit only: the risks at which a decision is taken; default 0.1, 0.2,
         ..., 0.9. Not to be confused with ``threshold()`` terms, which cut predictors.
@@ -174,6 +183,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
             raise SettingsError(f"`scale={scale!r}` does not apply with objective='net_benefit': a net-benefit "
                                 "score's risks are the observed event rates of its score bands, not a logistic "
                                 "curve of the score, so leave `scale` at 1.")
+        if real_intercept:
+            raise SettingsError("`real_intercept` does not apply with objective='net_benefit': a net-benefit "
+                                "score has no intercept (its risks are the event rates of its score bands).")
         from .netbenefit.fit import fit_net_benefit
         return fit_net_benefit(
             formula, data, max_size=max_size, min_size=min_size, coef_range=coef_range,
@@ -207,6 +219,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     if intercept_range is not None:
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
+    real_intercept = _real_intercept(real_intercept, scales, constraints)
 
     # pruning threshold cuts assumes only the loss judges a cut's position: side information and
     # fairness bounds (which see the predictions of every row) also do
@@ -228,7 +241,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
             design = design.with_weights(w.loc[design.index].to_numpy())
     design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=not exact_cuts)
     spec = design.spec
-    loss = two_class_loss(design, positive_weight)
+    loss = two_class_loss(design, positive_weight).with_real_intercept(real_intercept)
     # the training rows with the caller's columns, for constraints about data (fairness by a column
     # that need not be in the formula)
     training = None if patterns is not None else TrainingRows.of_design(design, data)
@@ -317,7 +330,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                            threshold_ranges={t.term: t.interval_range(lower, upper) for t in spec.thresholds},
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=candidates,
-                           scales=tuple(sorted(scales + tuple(r["scale"] for r in report.scales if r.get("added")))))
+                           scales=tuple(sorted(scales + tuple(r["scale"] for r in report.scales if r.get("added")))),
+                           real_intercept=real_intercept)
     if patterns is not None:
         return patterns.model(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam))
     # the training design is dropped here: the model keeps the design spec and no training data
@@ -328,6 +342,22 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         values = tuple(row for c in fair for row in c.assess(model, training.frame, weights_used))
         model.training = dataclasses.replace(model.training, constraint_values=values)
     return model
+
+
+def _real_intercept(choice, scales: tuple, constraints) -> bool:
+    """Whether the intercept is real: ``choice``, or by default with a fitted scale (several
+    scales) unless a constraint bounds a risk (its rows are written for whole scores)."""
+    on_risk = [c for c in constraints if isinstance(c, (RiskBound, FairnessConstraint))]
+    if choice is None:
+        return len(scales) > 1 and not on_risk
+    if not isinstance(choice, (bool, np.bool_)):
+        raise SettingsError(f"`real_intercept` must be True, False or None (real with a fitted scale); "
+                            f"got {choice!r}.")
+    if choice and on_risk:
+        raise SettingsError(f"`real_intercept=True` does not combine with {type(on_risk[0]).__name__} "
+                            "constraints: their rows on the risk are written for whole scores. Leave "
+                            "`real_intercept` at None (or False) to fit them with an integer intercept.")
+    return bool(choice)
 
 
 def design_bounds(design, coef_range, min_size: int, drop_dominated: bool = True):
@@ -419,7 +449,10 @@ def initial_points(initial, terms, problem) -> list[np.ndarray]:
         lam[problem.layout.lam(j)] = value
     lam[0] = best_intercept(problem, problem.loss.Z[:, 1:] @ lam[1:])
     starts = [lam]
-    if given is not None and given != lam[0]:
+    # a real intercept is re-chosen for every candidate's points, and a real one given for an
+    # integer intercept (a model fitted with one) has its best integer start above already
+    from_real = isinstance(initial, RiskScore) and initial.settings.real_intercept
+    if given is not None and given != lam[0] and not problem.real_intercept and not from_real:
         other = lam.copy()
         other[0] = v.check_int("initial['intercept']", given)
         starts.append(other)

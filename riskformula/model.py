@@ -44,6 +44,8 @@ class FitSettings:
     absolute_gap_tolerance: float = 0.0
     #: the score scales searched (one: a fixed scale)
     scales: tuple = (1.0,)
+    #: the intercept is a real number (chosen with a fitted score scale) rather than an integer
+    real_intercept: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,9 @@ class RiskScore:
         # the base so the card shows each interval's points within the coefficient range
         self._levels = levels_by_term(design.thresholds, self.coef.to_numpy(), settings.threshold_ranges)
         self._shift = int(sum(t for _, _, t in self._levels.values()))
-        self.intercept = int(round(lam[0])) - self._shift
+        # a real intercept (see ``risk_score(real_intercept=)``) is kept as fitted
+        self.intercept = (float(lam[0]) - self._shift if settings.real_intercept
+                          else int(round(lam[0])) - self._shift)
         #: the score scale m: risk = expit((intercept + score) / m)
         self.scale = float(report.scale)
         self.solver = report
@@ -158,7 +162,8 @@ class RiskScore:
     @property
     def intercept_at_bound(self) -> bool:
         """Whether the fitted base points sit at an end of the intercept range searched."""
-        return self.intercept + self._shift in tuple(self.settings.intercept_range)
+        b = self.intercept + self._shift
+        return any(abs(b - end) <= 1e-9 * (1 + abs(end)) for end in self.settings.intercept_range)
 
     @property
     def labels(self) -> pd.Series:

@@ -48,9 +48,10 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         formula ``"outcome ~ terms"`` whose outcome is a column of ``df``.
     max_size, min_size, coef_range, intercept_range, c0, positive_weight, time_limit,
     gap_tolerance, absolute_gap_tolerance, node_limit, constraints, factors_as_one, na_action, context,
-    event, scale, n_jobs :
+    event, scale, real_intercept, n_jobs :
         as in :func:`riskformula.risk_score` (``event`` only with ``fit(df)``; ``scale="fit"``
-        chooses the score scale with the points).
+        chooses the score scale with the points, with a real intercept unless
+        ``real_intercept=False``).
     progress : bool
         Status lines during long fits; off by default (cross-validation fits many models).
 
@@ -86,7 +87,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, formula=None, *, max_size=5, min_size=0, coef_range=(-5, 5), intercept_range=None,
                  c0=1e-6, positive_weight=1.0, time_limit=60.0, gap_tolerance=1e-6, node_limit=None,
                  constraints=None, factors_as_one=False, na_action="raise", context=None, event=None,
-                 progress=False, absolute_gap_tolerance=1e-8, scale=1, n_jobs=1):
+                 progress=False, absolute_gap_tolerance=1e-8, scale=1, real_intercept=None, n_jobs=1):
         self.formula = formula
         self.max_size = max_size
         self.min_size = min_size
@@ -105,6 +106,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         self.event = event
         self.progress = progress
         self.scale = scale
+        self.real_intercept = real_intercept
         self.n_jobs = n_jobs
 
     # --- tags -------------------------------------------------------------------------
@@ -125,7 +127,8 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
                     time_limit=self.time_limit, gap_tolerance=self.gap_tolerance,
                     absolute_gap_tolerance=self.absolute_gap_tolerance, node_limit=self.node_limit,
                     constraints=self.constraints, factors_as_one=self.factors_as_one, na_action=self.na_action,
-                    context=self.context, progress=self.progress, scale=self.scale, n_jobs=self.n_jobs)
+                    context=self.context, progress=self.progress, scale=self.scale,
+                    real_intercept=self.real_intercept, n_jobs=self.n_jobs)
 
     def fit(self, X, y=None, sample_weight=None):
         """Fit the risk score to ``X`` and ``y`` (or to the DataFrame ``X`` and a full formula).

@@ -22,7 +22,7 @@ from riskformula.solver import branch_and_cut as bc
 from riskformula.solver.enumeration import best_in_box, box_size, qualifies
 
 
-def _random_problem(seed: int):
+def _random_problem(seed: int, real: bool = False):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(15, 60))
     d = 6
@@ -37,7 +37,7 @@ def _random_problem(seed: int):
     y[:2] = [0, 1]
     w = rng.integers(1, 4, n).astype(float) if seed % 2 else None
     scale = float(rng.choice([1.0, 1.0, 1.7]))
-    loss = LogisticLoss(X, y, w, positive_weight=float(rng.choice([1.0, 2.0])), scale=scale)
+    loss = LogisticLoss(X, y, w, positive_weight=float(rng.choice([1.0, 2.0])), scale=scale).with_real_intercept(real)
     lo = rng.choice([-2, -1, 0, 1], d).astype(float)
     hi = np.maximum(lo + rng.integers(1, 3, d), 1).astype(float)
     # columns 0-1 alone, 2-4 a group of which one may be nonzero (a threshold's cuts), 5 alone
@@ -97,6 +97,7 @@ def _oracle(p: RiskProblem, X, y, w, lower, upper):
     wt = np.ones(len(y)) if w is None else w
     pw = p.loss.w_pos.sum() / float(wt @ (y == 1))  # the positive weight the loss was built with
     best = np.inf
+    kept = []
     for lam in itertools.product(*values):
         lam = np.asarray(lam, float)
         in_group = np.count_nonzero(lam[list(grp.cols)])
@@ -108,17 +109,36 @@ def _oracle(p: RiskProblem, X, y, w, lower, upper):
         size = np.count_nonzero(lam[single]) + (in_group > 0)
         if not p.min_size <= size <= p.max_size:
             continue
+        if p.real_intercept:
+            kept.append(lam)
+            continue
         s = X @ lam
         for b in range(int(np.ceil(lower[0])), int(np.floor(upper[0])) + 1):
             z = (s + b) / p.loss.scale
             loss = wt @ np.where(y == 1, pw * np.logaddexp(0, -z), np.logaddexp(0, z)) / wt.sum()
             best = min(best, loss + float(p.c0 @ (lam != 0)))
+    if kept and lower[0] <= upper[0]:
+        # a real intercept in [lower, upper]: the loss is convex in it, so bisect on the sign of
+        # its derivative (to machine precision) for every point vector at once
+        L = np.array(kept)
+        S = X @ L.T
+        wp, wn = (wt * pw * (y == 1))[:, None], (wt * (y == 0))[:, None]
+        left, right = np.full(len(L), float(lower[0])), np.full(len(L), float(upper[0]))
+        for _ in range(200):
+            mid = 0.5 * (left + right)
+            q = 1 / (1 + np.exp(-(S + mid) / p.loss.scale))
+            falling = (wn * q - wp * (1 - q)).sum(axis=0) < 0
+            left, right = np.where(falling, mid, left), np.where(falling, right, mid)
+        z = (S + 0.5 * (left + right)) / p.loss.scale
+        loss = (wp * np.logaddexp(0, -z) + wn * np.logaddexp(0, z)).sum(axis=0) / wt.sum()
+        best = min(best, float(np.min(loss + (L != 0) @ p.c0)))
     return best
 
 
+@pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("seed", range(16))
-def test_the_best_point_of_a_box_is_the_brute_force_one(seed):
-    p, X, y, w = _random_problem(seed)
+def test_the_best_point_of_a_box_is_the_brute_force_one(seed, real):
+    p, X, y, w = _random_problem(seed, real)
     rng = np.random.default_rng(100 + seed)
     checked = 0
     for _ in range(6):
@@ -214,12 +234,13 @@ def test_one_and_two_processes_give_the_same_model():
     assert rf.io.from_json(two.to_json()).solver.listed == two.solver.listed
 
 
+@pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("seed", range(16))
-def test_listing_against_a_ceiling_finds_every_point_below_it(seed):
+def test_listing_against_a_ceiling_finds_every_point_below_it(seed, real):
     """With the objective to beat, the box is listed one unit at a time and partial assignments
     whose bound cannot beat it are dropped: a point below the ceiling is still the exact optimum,
     and when there is none the bound returned is below every point of the box."""
-    p, X, y, w = _random_problem(seed)
+    p, X, y, w = _random_problem(seed, real)
     rng = np.random.default_rng(200 + seed)
     for _ in range(6):
         lower, upper = _random_box(p, rng)

@@ -163,29 +163,31 @@ def test_a_round_gives_back_the_shares_it_does_not_search():
     assert all(repr(changes) in kept for _, _, changes, _, _ in nodes[1::3] + nodes[2::3])
 
 
-def test_several_scales_on_two_processes(rounds):
+@pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
+def test_several_scales_on_two_processes(rounds, real):
     # the certificate covers the scales searched: the same optimum as one process, brute-forced
     inst = tree_instance(5)
-    best = min(_scaled_brute_force(inst, m) for m in (1.0, 2.0, 3.0))
+    best = min(_scaled_brute_force(inst, m, real) for m in (1.0, 2.0, 3.0))
     fit = dict(max_size=inst.max_size, coef_range=(-3, 3), c0=inst.c0, time_limit=120, progress=False,
-               scale=[1, 2, 3])
+               scale=[1, 2, 3], real_intercept=real)
     one = rf.risk_score(inst.formula(), inst.frame(), **fit)
     two = rf.risk_score(inst.formula(), inst.frame(), n_jobs=2, **fit)
     assert rounds["rounds"] >= 1
     assert one.status == two.status == "optimal"
     assert two.objective == pytest.approx(best, rel=1e-7)
     assert two.lower_bound <= best + _slack(best)
-    assert (two.scale, two.coef.to_dict()) == (one.scale, one.coef.to_dict())
+    assert (two.scale, two.coef.to_dict(), two.intercept) == (one.scale, one.coef.to_dict(), one.intercept)
     assert two.solver.settings["n_jobs"] == 2
 
 
+@pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("node_limit", [4, 12, 40])
-def test_several_scales_stopped_early_keep_every_bound_below_its_optimum(node_limit, rounds):
+def test_several_scales_stopped_early_keep_every_bound_below_its_optimum(node_limit, rounds, real):
     inst = tree_instance(5)
     scales = (1.0, 2.0, 3.0)
-    best = {m: _scaled_brute_force(inst, m) for m in scales}
+    best = {m: _scaled_brute_force(inst, m, real) for m in scales}
     fit = dict(max_size=inst.max_size, coef_range=(-3, 3), c0=inst.c0, time_limit=120, progress=False,
-               scale=list(scales), node_limit=node_limit)
+               scale=list(scales), node_limit=node_limit, real_intercept=real)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rf.OptimalityGapWarning)
         m = rf.risk_score(inst.formula(), inst.frame(), n_jobs=2, **fit)
@@ -219,15 +221,25 @@ def test_every_scale_gets_its_nodes_back(seed, rounds, monkeypatch):
     assert report.scale == min(best, key=best.get)
 
 
-def _scaled_brute_force(inst: Instance, m: float) -> float:
-    """The least objective at score scale m over every point vector and integer intercept."""
+def _scaled_brute_force(inst: Instance, m: float, real: bool = False) -> float:
+    """The least objective at score scale m over every point vector and integer intercept (or, with
+    ``real``, real intercept: the loss is convex in it, minimised by bisection on its slope)."""
     import itertools
-    b = np.arange(-60, 61, dtype=float)[:, None]
     best = np.inf
     for pts in itertools.product(range(-3, 4), repeat=inst.d):
         if np.count_nonzero(pts) > inst.max_size:
             continue
-        z = (b + inst.X @ np.array(pts, float)) / m
+        s = inst.X @ np.array(pts, float)
+        if real:
+            lo, hi = -60.0, 60.0
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                q = 1 / (1 + np.exp(-(s + mid) / m))
+                lo, hi = (mid, hi) if np.sum(q - inst.y) < 0 else (lo, mid)
+            b = np.array([[0.5 * (lo + hi)]])
+        else:
+            b = np.arange(-60, 61, dtype=float)[:, None]
+        z = (b + s) / m
         loss = np.where(inst.y == 1, np.logaddexp(0, -z), np.logaddexp(0, z)).mean(axis=1).min()
         best = min(best, loss + inst.c0 * np.count_nonzero(pts))
     return best

@@ -33,9 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # --- the oracle ---------------------------------------------------------------------------
 
-def oracle(scores, y, w, sizes, c0, scales, b_range=None):
-    """min over models (columns of ``scores``, points-only scores of every row), integer
-    intercepts and scales of mean w·logistic loss((b + score)/m) + c0·size.
+def oracle(scores, y, w, sizes, c0, scales, b_range=None, real=False):
+    """min over models (columns of ``scores``, points-only scores of every row), intercepts
+    (integers, or real numbers with ``real``) and scales of mean w·logistic loss((b + score)/m) +
+    c0·size.
 
     Returns (objective, scale, intercept, model index) and the best objective of every scale."""
     wp, wn, W = w * y, w * (1 - y), w.sum()
@@ -46,18 +47,30 @@ def oracle(scores, y, w, sizes, c0, scales, b_range=None):
         # for fixed scores the real optimum of b lies in [−max s − m·ratio, −min s + m·ratio]
         M = int(math.ceil(np.abs(scores).max() + m * ratio)) + 3
         lo, hi = b_range or (-M, M)
-        obj = np.full(scores.shape[1], np.inf)
-        arg_b = np.zeros(scores.shape[1])
-        for b in range(lo, hi + 1):
-            z = (scores + b) / m
-            loss = (wp @ np.logaddexp(0.0, -z) + wn @ np.logaddexp(0.0, z)) / W + c0 * sizes
-            better = loss < obj
-            obj[better], arg_b[better] = loss[better], b
+        if real:
+            # the loss is convex in b: bisect on the sign of its derivative, to machine precision
+            left, right = np.full(scores.shape[1], float(lo)), np.full(scores.shape[1], float(hi))
+            for _ in range(200):
+                mid = 0.5 * (left + right)
+                q = 1 / (1 + np.exp(-(scores + mid) / m))
+                falling = wn @ q - wp @ (1 - q) < 0
+                left, right = np.where(falling, mid, left), np.where(falling, right, mid)
+            arg_b = 0.5 * (left + right)
+            z = (scores + arg_b) / m
+            obj = (wp @ np.logaddexp(0.0, -z) + wn @ np.logaddexp(0.0, z)) / W + c0 * sizes
+        else:
+            obj = np.full(scores.shape[1], np.inf)
+            arg_b = np.zeros(scores.shape[1])
+            for b in range(lo, hi + 1):
+                z = (scores + b) / m
+                loss = (wp @ np.logaddexp(0.0, -z) + wn @ np.logaddexp(0.0, z)) / W + c0 * sizes
+                better = loss < obj
+                obj[better], arg_b[better] = loss[better], b
         k = int(np.argmin(obj))
-        assert b_range or abs(arg_b[k]) < M, "the oracle's intercept range is too narrow"
+        assert b_range or abs(arg_b[k]) < M - 1, "the oracle's intercept range is too narrow"
         per_scale[m] = float(obj[k])
         if obj[k] < best[0]:
-            best = (float(obj[k]), m, int(arg_b[k]), k)
+            best = (float(obj[k]), m, float(arg_b[k]) if real else int(arg_b[k]), k)
     return best, per_scale
 
 
@@ -116,13 +129,16 @@ def test_oracle_on_a_hand_computed_case():
 
 # --- risk_score against the oracle ----------------------------------------------------------
 
+@pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("seed", range(12))
-def test_fitted_scale_is_the_brute_force_optimum(seed):
+def test_fitted_scale_is_the_brute_force_optimum(seed, real):
     X, y, w, scales, max_size, c0 = instance(seed)
     models = point_models(X.shape[1], -3, 3, max_size)
-    (true_min, m_star, _, _), per_scale = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, scales)
+    (true_min, m_star, _, _), per_scale = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, scales,
+                                                 real=real)
     m = rf.risk_score(formula(X.shape[1]), frame(X, y, w), weights="w", max_size=max_size, coef_range=(-3, 3),
-                      c0=c0, scale=list(scales), gap_tolerance=1e-9, time_limit=60)
+                      c0=c0, scale=list(scales), real_intercept=real, gap_tolerance=1e-9, time_limit=60)
+    assert isinstance(m.intercept, float if real else int) and m.settings.real_intercept is real
     assert m.lower_bound <= true_min + slack(true_min)
     assert m.status == "optimal"
     assert m.objective == pytest.approx(true_min, rel=1e-7, abs=0)
@@ -138,14 +154,15 @@ def test_fitted_scale_is_the_brute_force_optimum(seed):
         assert r["objective"] >= per_scale[s] - slack(per_scale[s])
 
 
+@pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("scale", [0.5, 2.5])
-def test_a_fixed_scale_is_the_brute_force_optimum(seed, scale):
+@pytest.mark.parametrize("scale", [0.5, 1.0, 2.5])
+def test_a_fixed_scale_is_the_brute_force_optimum(seed, scale, real):
     X, y, w, _, max_size, c0 = instance(seed)
     models = point_models(X.shape[1], -3, 3, max_size)
-    (true_min, _, b, k), _ = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, (scale,))
+    (true_min, _, b, k), _ = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, (scale,), real=real)
     m = rf.risk_score(formula(X.shape[1]), frame(X, y, w), weights="w", max_size=max_size, coef_range=(-3, 3),
-                      c0=c0, scale=scale, gap_tolerance=1e-9, time_limit=60)
+                      c0=c0, scale=scale, real_intercept=real, gap_tolerance=1e-9, time_limit=60)
     assert m.status == "optimal" and m.scale == scale
     assert m.lower_bound <= true_min + slack(true_min)
     assert m.objective == pytest.approx(true_min, rel=1e-7, abs=0)
@@ -153,17 +170,17 @@ def test_a_fixed_scale_is_the_brute_force_optimum(seed, scale):
     assert m.solver.scales == ()  # one scale: no per-scale table
 
 
-def _search(seed, **kw):
+def _search(seed, real=False, **kw):
     X, y, w, scales, max_size, c0 = instance(seed)
     df = frame(X, y, w)
     design = build_design(formula(X.shape[1]), df)
     lower, upper = v.check_coef_bounds((-3, 3), design.spec.terms)
-    loss = LogisticLoss(design.X, design.y, w)
+    loss = LogisticLoss(design.X, design.y, w).with_real_intercept(real)
     def make(m):
         return build_problem(design.spec, loss.with_scale(m), lower, upper, max_size=max_size, c0=c0)
     problems = {m: make(m) for m in scales}
     models = point_models(X.shape[1], -3, 3, max_size)
-    truth = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, scales)
+    truth = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, scales, real=real)
     if kw.pop("refine", False):
         kw["add_scale"] = make
     return MultiScaleSearch(problems, gap_tolerance=1e-9, **kw), truth, (X, y, w, c0)
@@ -188,20 +205,22 @@ def _check_early_stop(rep, truth, data):
         assert rep.objective == pytest.approx(true_min, rel=1e-7)
 
 
+@pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("node_limit", [1, 3, 10, 40])
 @pytest.mark.parametrize("seed", range(8))
-def test_node_limit_gives_an_honest_bound_at_every_scale(seed, node_limit):
-    search, truth, data = _search(seed, node_limit=node_limit, time_limit=60)
+def test_node_limit_gives_an_honest_bound_at_every_scale(seed, node_limit, real):
+    search, truth, data = _search(seed, real=real, node_limit=node_limit, time_limit=60)
     rep = search.solve()
     assert rep.status in ("optimal", "node_limit")
     assert rep.nodes <= node_limit + 1  # checked between nodes
     _check_early_stop(rep, truth, data)
 
 
+@pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("time_limit", [1e-4, 0.02, 0.1])
 @pytest.mark.parametrize("seed", range(6))
-def test_time_limit_gives_an_honest_bound_at_every_scale(seed, time_limit):
-    search, truth, data = _search(seed, time_limit=time_limit)
+def test_time_limit_gives_an_honest_bound_at_every_scale(seed, time_limit, real):
+    search, truth, data = _search(seed, real=real, time_limit=time_limit)
     rep = search.solve()
     assert rep.status in ("optimal", "time_limit")
     _check_early_stop(rep, truth, data)
@@ -210,17 +229,20 @@ def test_time_limit_gives_an_honest_bound_at_every_scale(seed, time_limit):
 
 # --- scale="fit": the grid refined around the best risk score -------------------------------
 
+@pytest.mark.parametrize("real", [None, False], ids=["default (real) intercept", "integer intercept"])
 @pytest.mark.parametrize("seed", range(8))
-def test_fit_is_the_brute_force_optimum_over_the_scales_it_states(seed):
+def test_fit_is_the_brute_force_optimum_over_the_scales_it_states(seed, real):
     X, y, w, _, max_size, c0 = instance(seed)
     m = rf.risk_score(formula(X.shape[1]), frame(X, y, w), weights="w", max_size=max_size, coef_range=(-3, 3),
-                      c0=c0, scale="fit", gap_tolerance=1e-9, time_limit=60)
+                      c0=c0, scale="fit", real_intercept=real, gap_tolerance=1e-9, time_limit=60)
+    assert m.settings.real_intercept is (real is None)  # the default with a fitted scale: real
     stated = m.settings.scales
     added = [r["scale"] for r in m.solver.scales if r["added"]]
     assert set(stated) == set(v.FIT_SCALES) | set(added) and len(added) <= 3
     assert sorted(r["scale"] for r in m.solver.scales) == sorted(stated)
     models = point_models(X.shape[1], -3, 3, max_size)
-    (true_min, _, _, _), per_scale = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, stated)
+    (true_min, _, _, _), per_scale = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, stated,
+                                            real=real is None)
     assert m.lower_bound <= true_min + slack(true_min)
     assert m.status == "optimal"
     assert m.objective == pytest.approx(true_min, rel=1e-7, abs=0)
@@ -265,15 +287,16 @@ def test_a_list_of_scales_is_never_extended():
     assert m.settings.scales == v.FIT_SCALES and not any(r["added"] for r in m.solver.scales)
 
 
+@pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("node_limit", [1, 3, 10, 40, None])
 @pytest.mark.parametrize("seed", range(8))
-def test_added_scales_keep_an_honest_bound_at_every_scale(seed, node_limit):
-    search, _, data = _search(seed, node_limit=node_limit, time_limit=60, refine=True)
+def test_added_scales_keep_an_honest_bound_at_every_scale(seed, node_limit, real):
+    search, _, data = _search(seed, real=real, node_limit=node_limit, time_limit=60, refine=True)
     rep = search.solve()
     X, y, w, c0 = data
     stated = sorted(r["scale"] for r in rep.scales)
     models = point_models(X.shape[1], -3, 3, int(search.problems[stated[0]].max_size))
-    truth = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, stated)
+    truth = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, stated, real=real)
     _check_early_stop(rep, truth, data)
     if node_limit is None:
         assert rep.status == "optimal"
@@ -300,7 +323,8 @@ def steps():
     return pd.DataFrame({"x": x, "z": z, "y": y})
 
 
-def test_threshold_and_scale_are_the_brute_force_optimum(steps):
+@pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
+def test_threshold_and_scale_are_the_brute_force_optimum(steps, real):
     LO, HI, C0, scales = -2, 2, 1e-6, (1.0, 2.0, 3.0)
     x, z, y = steps.x.to_numpy(), steps.z.to_numpy(), steps.y.to_numpy()
     v_ = np.unique(x)
@@ -315,9 +339,9 @@ def test_threshold_and_scale_are_the_brute_force_optimum(steps):
                     cols.append(base + np.where(x <= c, below, above))
                     sizes.append(1 + int(wz != 0))
     scores = np.column_stack(cols)
-    (true_min, _, _, _), per_scale = oracle(scores, y, np.ones(len(y)), np.array(sizes), C0, scales)
+    (true_min, _, _, _), per_scale = oracle(scores, y, np.ones(len(y)), np.array(sizes), C0, scales, real=real)
     m = rf.risk_score("y ~ threshold(x) + z", steps, coef_range=(LO, HI), c0=C0, scale=list(scales),
-                      gap_tolerance=1e-9, time_limit=60)
+                      real_intercept=real, gap_tolerance=1e-9, time_limit=60)
     assert m.status == "optimal"
     assert m.lower_bound <= true_min + slack(true_min)
     assert m.objective == pytest.approx(true_min, rel=1e-7)
@@ -493,9 +517,14 @@ def test_initial_model_at_another_scale_is_a_warm_start(wdbc_fit):
     again = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst + texture_worst', df,
                           max_size=3, scale=[1, 2, 4], initial=m, time_limit=60)
     assert again.objective == pytest.approx(m.objective, rel=1e-12)
+    # the same model class at the chosen scale alone (a list of scales has a real intercept)
     fixed4 = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst + texture_worst', df,
-                           max_size=3, scale=4, initial=m, time_limit=60)
+                           max_size=3, scale=4, real_intercept=True, initial=m, time_limit=60)
     assert fixed4.objective == pytest.approx(m.objective, rel=1e-9)
+    # an integer intercept at that scale, started from the real one: no better
+    whole = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst + texture_worst', df,
+                          max_size=3, scale=4, initial=m, time_limit=60)
+    assert isinstance(whole.intercept, int) and whole.objective >= m.objective - 1e-12
 
 
 # --- arguments --------------------------------------------------------------------------------

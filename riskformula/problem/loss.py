@@ -31,6 +31,10 @@ class LogisticLoss:
     Scores are always in points (``Z @ lam``); only the link divides them by ``scale``, so every
     method that takes scores (``value_from_scores``, ``row_losses``) takes them in points.
 
+    ``real_intercept`` (see :meth:`with_real_intercept`) says that the intercept of the risk
+    scores this loss judges is a real number, so a score (intercept included) is not a whole
+    number of points even when the predictors and points are.
+
     The coefficient vector ``lam`` always has the intercept first: ``lam = [λ_0, λ_1..λ_d]``.
 
     Examples
@@ -70,12 +74,14 @@ class LogisticLoss:
         self._sparse = {int(j): (np.flatnonzero(nonzero[:, j]), uniq[nonzero[:, j], j])
                         for j in np.flatnonzero(mostly_zero)}
         self.scale = 1.0
+        self.real_intercept = False
         self._set_scale(scale)
 
     def _set_scale(self, scale: float) -> None:
         self.scale = float(scale)
-        # points / m are not integers unless m = 1: the look-up table only serves m = 1
-        self.integral = self.integer_scores and self.scale == 1.0
+        # points / m are not integers unless m = 1, nor is a real intercept: the look-up table
+        # only serves whole scores on scale 1
+        self.integral = self.integer_scores and self.scale == 1.0 and not self.real_intercept
 
     @property
     def integer_scores(self) -> bool:
@@ -88,6 +94,20 @@ class LogisticLoss:
         other = copy.copy(self)
         other._set_scale(scale)
         return other
+
+    def with_real_intercept(self, real: bool = True) -> "LogisticLoss":
+        """The same loss (sharing the collapsed rows) for risk scores whose intercept is a real
+        number (``real=True``) or an integer; copies made by :meth:`with_scale` keep the choice."""
+        import copy
+        other = copy.copy(self)
+        other.real_intercept = bool(real)
+        other._set_scale(self.scale)
+        return other
+
+    def best_real_intercepts(self, S: np.ndarray, lo: float, hi: float) -> np.ndarray:
+        """The real intercept in [lo, hi] with the least loss for every column of points-only
+        scores ``S`` (unique rows × k); see :func:`real_intercepts`."""
+        return real_intercepts(self.w_pos, self.w_neg, S, lo, hi, self.scale)
 
     @property
     def d(self) -> int:
@@ -155,3 +175,55 @@ class LogisticLoss:
         r = -self.w_pos * expit(-s) + self.w_neg * expit(s)
         g = self._norm * (self.Z.T @ r)
         return val, (g / self.scale if self.scale != 1.0 else g)
+
+
+def real_intercepts(w_pos: np.ndarray, w_neg: np.ndarray, S: np.ndarray, lo: float, hi: float,
+                    scale: float = 1.0, max_iter: int = 200) -> np.ndarray:
+    """For every column s of ``S`` (rows × k), the b in [lo, hi] that minimises
+    Σ_i w+_i ℓ(−(s_i + b)/m) + w−_i ℓ((s_i + b)/m) (ℓ = softplus, m = ``scale``).
+
+    The function is convex in b and its derivative is increasing, so each column keeps a bracket
+    [left, right] around its minimiser (moved by the derivative's sign) and takes Newton steps,
+    bisecting when a step leaves the bracket, until the step or the bracket is below 1e-12
+    (relative); only the columns still moving are evaluated.  A minimiser at an end of the range
+    is that end exactly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = real_intercepts(np.array([1.0]), np.array([3.0]), np.zeros((1, 1)), -10, 10)
+    >>> round(float(b[0]), 6)  # log(1/3): the log-odds of one event in four
+    -1.098612
+    """
+    S = np.asarray(S, dtype=float)
+    k = S.shape[1]
+    left, right = np.full(k, float(lo)), np.full(k, float(hi))
+    b = np.clip(np.zeros(k), left, right)
+    w_all = w_pos + w_neg
+
+    def slope_and_curvature(cols, at):  # the derivative in b times m, the second one times m²
+        p = expit((S[:, cols] + at[None, :]) / scale)
+        return w_neg @ p - w_pos @ (1.0 - p), w_all @ (p * (1.0 - p))
+    act = np.arange(k)
+    for _ in range(max_iter):
+        g, h = slope_and_curvature(act, b[act])
+        bb, lft, rgt = b[act], left[act], right[act]
+        rgt = np.where(g > 0, np.minimum(rgt, bb), rgt)
+        lft = np.where(g < 0, np.maximum(lft, bb), lft)
+        new = bb - scale * g / np.maximum(h, 1e-300)
+        new = np.where((new > lft) & (new < rgt), new, 0.5 * (lft + rgt))
+        new = np.where(g == 0, bb, new)
+        tol = 1e-12 * (1.0 + np.abs(bb))
+        done = (np.abs(new - bb) <= tol) | (rgt - lft <= tol)
+        b[act], left[act], right[act] = new, lft, rgt
+        act = act[~done]
+        if not len(act):
+            break
+    # bisection only approaches an end of the range: the minimiser is the end where the loss
+    # still falls (rises) there
+    for end, near in ((float(hi), np.flatnonzero(float(hi) - b <= 1e-9 * (1 + abs(hi)))),
+                      (float(lo), np.flatnonzero(b - float(lo) <= 1e-9 * (1 + abs(lo))))):
+        if len(near):
+            g, _ = slope_and_curvature(near, np.full(len(near), end))
+            b[near[g <= 0 if end == float(hi) else g >= 0]] = end
+    return b

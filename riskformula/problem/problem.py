@@ -222,8 +222,15 @@ class RiskProblem:
         upper = np.concatenate([[hi0], np.maximum(self.coef_upper, 0), np.ones(self.d), self.aux_upper])
         return lower, upper
 
+    @property
+    def real_intercept(self) -> bool:
+        """Whether the intercept is a real number (the loss's choice) rather than an integer."""
+        return bool(getattr(self.loss, "real_intercept", False))
+
     def integer_mask(self) -> np.ndarray:
-        return np.concatenate([np.ones(2 * self.d + 1, dtype=bool), self.aux_integer.astype(bool)])
+        mask = np.concatenate([np.ones(2 * self.d + 1, dtype=bool), self.aux_integer.astype(bool)])
+        mask[self.layout.intercept] = not self.real_intercept
+        return mask
 
     def cost(self) -> np.ndarray:
         """Linear part of the objective (the loss is added by the solver's epigraph column)."""

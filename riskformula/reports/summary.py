@@ -23,9 +23,10 @@ def _card_display(model) -> pd.DataFrame:
 
 
 def _risk_formula(model) -> str:
+    b = r.fmt_points(model.intercept) if float(model.intercept).is_integer() else f"{model.intercept:+.4f}"
     if model.scale == 1.0:
-        return f"risk = 1 / (1 + exp(-({model.intercept:+d} + score)))"
-    return f"risk = 1 / (1 + exp(-({model.intercept:+d} + score) / {model.scale:g}))"
+        return f"risk = 1 / (1 + exp(-({b} + score)))"
+    return f"risk = 1 / (1 + exp(-({b} + score) / {model.scale:g}))"
 
 
 def _scales_text(scales) -> str:
@@ -116,7 +117,8 @@ class Summary(r.Rendered):
             ("Points per term", f"{min(s.coef_lower)} to {max(s.coef_upper)}"),
             ("Model size", f"{m.size} (limit {s.min_size}..{s.max_size})"),
             ("c0 (penalty per term)", f"{s.c0:g}"),
-            ("Intercept range searched", f"{s.intercept_range[0]} to {s.intercept_range[1]}"),
+            ("Intercept range searched", f"{s.intercept_range[0]} to {s.intercept_range[1]}"
+             + (" (a real number)" if s.real_intercept else "")),
         ]
         if s.weighted:
             rows.append(("Sample weights", "yes"))

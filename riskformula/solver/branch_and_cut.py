@@ -142,6 +142,7 @@ class BranchAndCut:
         self.sos_groups = [lay.alpha(cols) for cols in exclusive]
         self.sign_groups = [lay.lam(cols) for cols in exclusive]
         Z = problem.loss.Z[:, 1:]
+        self._Z = Z
         #: when every design column is 0/1 (items, dummies, threshold cuts), the "used" indicators
         #: are branched on before any column's points; measured in benchmarks/README.md
         self.support_first = bool(np.all((Z == 0) | (Z == 1)))
@@ -182,8 +183,24 @@ class BranchAndCut:
         better than the incumbent; usable after :meth:`start`."""
         return self._offer(np.asarray(lam, float))
 
+    def _integer_point(self, lam: np.ndarray) -> np.ndarray:
+        """Whole points; the intercept whole too, or, when it is real, the best one for those
+        points: for fixed points the loss is convex in the intercept, so the node LP's cut there
+        (its gradient in the intercept is 0) bounds every intercept at once."""
+        out = np.round(lam)
+        if self.p.real_intercept:
+            out[0] = best_intercept(self.p, self._Z @ out[1:])
+        return out
+
     def _offer(self, lam: np.ndarray, x: np.ndarray | None = None) -> bool:
-        """Score an integer point with the true objective and keep it if it is the best so far."""
+        """Score an integer point with the true objective and keep it if it is the best so far
+        (a real intercept is re-chosen for its points first)."""
+        if self.p.real_intercept:
+            lam = np.array(lam, dtype=float)
+            lam[0] = best_intercept(self.p, self._Z @ lam[1:])
+            if x is not None:
+                x = np.array(x, dtype=float)
+                x[0] = lam[0]
         if x is None:
             x = self.p.complete(lam)
             if x is None:
@@ -593,7 +610,7 @@ class BranchAndCut:
             frac = np.abs(xi - np.round(xi))
             frac[~self.integer] = 0.0
             integral = bool(np.all(frac <= _INT_TOL))
-            lam = np.round(x[lam_s]) if integral else x[lam_s]
+            lam = self._integer_point(x[lam_s]) if integral else x[lam_s]
             f, g = p.loss.value_and_gradient(lam)
             violation = f - x[-1]
             if integral:
@@ -651,7 +668,7 @@ class BranchAndCut:
                     return None
         # integer points but fractional indicators: the implied completion is a candidate
         if np.all(frac[lam_s] <= _INT_TOL):
-            self._offer(np.round(x[lam_s]))
+            self._offer(self._integer_point(x[lam_s]))
         elif self.nodes % self.heuristic_interval == 1 and self._heuristics_allowed():
             self._heuristic(x[lam_s], x[alpha_s])
         units = _only(frac, self.p.unit_columns)

@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from ..problem import RiskProblem
-from ..problem.loss import _TABLE
+from ..problem.loss import _TABLE, real_intercepts
 
 __all__ = ["best_in_box", "box_size", "qualifies"]
 
@@ -85,10 +85,15 @@ def _unit_options(cols, ranges, need_one: bool, cap):
 
 
 def _best_intercepts(problem: RiskProblem, wp: np.ndarray, wn: np.ndarray, S: np.ndarray, lo: int, hi: int):
-    """Best integer intercept in [lo, hi] and the loss there for every column of scores ``S``
-    (patterns × assignments)."""
+    """Best intercept in [lo, hi] (an integer, or a real number when the loss's intercept is
+    real) and the loss there for every column of scores ``S`` (patterns × assignments)."""
     m = problem.loss.scale
     norm = problem.loss._norm
+    if problem.real_intercept:
+        b = real_intercepts(wp, wn, S, lo, hi, m)
+        z = (S + b[None, :]) / m
+        a = np.abs(z)
+        return b, norm * ((wp + wn) @ np.log1p(np.exp(-a)) + wp @ np.maximum(-z, 0) + wn @ np.maximum(z, 0))
     # integer scores on scale 1: log(1 + exp(−|z|)) is a table look-up, as in the loss itself
     table = m == 1.0 and bool(np.all(S == np.round(S)))
     w_all = wp + wn
@@ -232,8 +237,9 @@ def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_
     if _n_assignments(p, lower, upper, nonzero, zero)[0] == 0:
         return None, math.inf
     units = _units(p, lower, upper)
-    b_lo = math.ceil(max(lam_lo[0], p.intercept_bounds[0]) - 1e-9)
-    b_hi = math.floor(min(lam_hi[0], p.intercept_bounds[1]) + 1e-9)
+    b_lo, b_hi = max(lam_lo[0], p.intercept_bounds[0]), min(lam_hi[0], p.intercept_bounds[1])
+    if not p.real_intercept:
+        b_lo, b_hi = math.ceil(b_lo - 1e-9), math.floor(b_hi + 1e-9)
     if b_lo > b_hi:
         return None, math.inf
     opts = []

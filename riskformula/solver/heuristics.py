@@ -17,10 +17,13 @@ import numpy as np
 from ..problem import RiskProblem
 
 
-def best_intercept(problem: RiskProblem, s: np.ndarray) -> int:
-    """Best integer intercept for fixed scores ``s`` (without intercept), within its bounds."""
+def best_intercept(problem: RiskProblem, s: np.ndarray) -> int | float:
+    """Best intercept for fixed scores ``s`` (without intercept), within its bounds: an integer,
+    or a real number when the loss says the intercept is real."""
     L = problem.loss
     lo, hi = problem.intercept_bounds
+    if getattr(L, "real_intercept", False):
+        return float(L.best_real_intercepts(np.asarray(s, float)[:, None], lo, hi)[0])
     m = L.scale
     b = 0.0
     # Newton on the convex 1-D loss; a handful of steps is plenty.  With scale m the logit is
@@ -49,6 +52,14 @@ def best_intercept(problem: RiskProblem, s: np.ndarray) -> int:
     cands = np.array(sorted({min(max(math.floor(b), lo), hi), min(max(math.ceil(b), lo), hi)}), float)
     vals = L.value_from_scores(s[:, None] + cands[None, :], integral=L.integral and bool(np.all(s == np.round(s))))
     return int(cands[int(np.argmin(vals))])
+
+
+def _rounded(problem: RiskProblem, lam: np.ndarray) -> np.ndarray:
+    """``lam`` with whole points, and a whole intercept unless the intercept is real."""
+    out = np.round(lam).astype(float)
+    if problem.real_intercept:
+        out[0] = float(lam[0])
+    return out
 
 
 def sequential_rounding(problem: RiskProblem, lam: np.ndarray, alpha: np.ndarray | None = None) -> np.ndarray:
@@ -176,7 +187,7 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
     Every accepted move keeps the point feasible (bounds, model size and the problem's rows).
     """
     X = problem.loss.Z[:, 1:]
-    lam = np.round(lam).astype(float)
+    lam = _rounded(problem, lam)
     lam[0] = min(max(lam[0], problem.intercept_bounds[0]), problem.intercept_bounds[1])
     checked_rows = problem.needs_row_check or problem.min_size > 0
     # with penalties (auxiliary costs) the moves are ranked by loss and size, then judged whole
@@ -262,7 +273,7 @@ def fill_to_min_size(problem: RiskProblem, lam: np.ndarray) -> np.ndarray:
     """Add terms greedily (the best new term and value each time) until ``min_size`` terms are used:
     a feasible start when the intercept-only model breaks the size limit."""
     X = problem.loss.Z[:, 1:]
-    lam = np.round(lam).astype(float)
+    lam = _rounded(problem, lam)
     while problem.model_size(lam) < problem.min_size:
         s = X @ lam[1:] + lam[0]
         cj, cv, obj = _single_moves(problem, lam, s, lam[1:] == 0)
