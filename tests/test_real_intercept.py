@@ -138,3 +138,25 @@ def test_counterfactuals_cross_the_real_threshold(real_fit):
     # the threshold sits between two attainable totals: one point less than needed stays above it
     tau = m.scale * math.log(target / (1 - target)) - m.intercept
     assert not float(tau).is_integer()
+
+
+@pytest.mark.parametrize("flag, real", [([], True), (["--no-real-intercept"], False)])
+def test_cli_real_intercept(tmp_path, flag, real):
+    import json
+
+    from riskformula.cli import main
+    path, saved = tmp_path / "d.csv", tmp_path / "m.json"
+    _data().to_csv(path, index=False)
+    assert main(["fit", "y ~ a + b + c", "--data", str(path), "--max-size", "2", "--scale", "1,2",
+                 "--time-limit", "30", "--no-progress", "--json", str(saved), *flag]) == 0
+    doc = json.loads(saved.read_text())
+    assert doc["settings"]["real_intercept"] is real
+    assert float(doc["intercept"]).is_integer() is not real
+
+
+def test_classifier_passes_real_intercept_on():
+    pytest.importorskip("sklearn")
+    df = _data()
+    clf = rf.RiskScoreClassifier("y ~ a + b + c", max_size=2, scale=[1, 2], real_intercept=False, time_limit=30)
+    clf.fit(df)
+    assert clf.model_.settings.real_intercept is False and isinstance(clf.model_.intercept, int)

@@ -348,7 +348,8 @@ def intercept_bounds(problem: RiskProblem) -> tuple[int, int]:
 
     With scores s_i ∈ [s_min_i, s_max_i] fixed, the loss is convex in λ_0 and its derivative is
     positive once λ_0 > −min s + m·log(W+/W−)⁺ and negative once λ_0 < −max s − m·log(W−/W+)⁺
-    (score scale m: the logit is (λ_0 + s)/m); the best integer intercept is within 1 of the real one.  Rows that constrain the intercept
+    (score scale m: the logit is (λ_0 + s)/m); the best integer intercept is within 1 of the real one,
+    so the range holds both.  Rows that constrain the intercept
     (side information) are not seen here: :mod:`riskformula.problem.builder` widens the range for them,
     and the summary reports when the intercept ends at an end of its range.
     """

@@ -8,8 +8,9 @@ are listed one size unit at a time (a size group that may hold one nonzero colum
 among "none" and each column's values), over the rows collapsed to their distinct patterns on
 those columns.  A partial assignment is dropped when even its best case cannot beat the
 incumbent: each positive row at the highest score the units still open can add, each negative
-row at the lowest, at the best integer intercept for those scores.  Whatever is left when every
-unit is chosen is scored exactly, at its best integer intercept (Newton's proposal, kept where
+row at the lowest, at the best intercept for those scores.  Whatever is left when every
+unit is chosen is scored exactly, at its best intercept: a real one where the intercept is real
+(a safeguarded Newton search), else the best integer (Newton's proposal, kept where
 its integer neighbours are no better, else bisection on the sign of the loss's derivative: the
 loss is convex in the intercept).  The node is then closed, on a better point or on the proof
 that it holds none.
@@ -282,7 +283,7 @@ def _listed_with_bounds(problem: RiskProblem, free, fixed, fixed_used: int, inte
     """List the free units' assignments one unit at a time, keeping only the partial assignments
     whose bound is below ``ceiling``.  The bound of a partial assignment gives each positive row
     the highest score the units still to choose can add and each negative row the lowest (rows
-    choose independently, so no assignment scores less), at its best integer intercept, plus the
+    choose independently, so no assignment scores less), at its best intercept, plus the
     least c0 those units must add.  Returns (point, objective) for the best point below
     ``ceiling``, (None, bound) when there is none, None when the work (partial assignments ×
     patterns, summed over the units) passes ``max_work``."""
