@@ -3,7 +3,8 @@
 Data: the five data sets of Ustun & Rudin (2019) shipped with riskformula, and wdbc with
 ``threshold()`` on all 30 predictors (FasterRisk gets the quantile indicators of its own
 ``BinBinarizer``, fitted on each fit's training rows).  Both: model size ≤ 5, points −5…5.  Ours:
-c0 = 1e-6, ``scale="fit"`` unless ``--scale`` says otherwise, ``--time-limit`` seconds per fit.
+c0 = 1e-6, ``scale="fit"`` unless ``--scale`` says otherwise (with a real intercept, the default
+with a fitted scale; ``--integer-intercept`` for whole ones), ``--time-limit`` seconds per fit.
 FasterRisk: default settings, the first (lowest-loss) model of its pool.
 
 FasterRisk pins numpy < 2, pandas 1.5.2 and scikit-learn 1.2.0, so it runs in an environment of
@@ -21,6 +22,7 @@ FasterRisk's + 0.005; our time per fit ≤ 120 s (gap reported).
     python benchmarks/peers.py                         # all six, 120 s per fit (long: ~2 h)
     python benchmarks/peers.py mammo wdbc --time-limit 60
     python benchmarks/peers.py --scale 1               # our fixed-scale model instead
+    python benchmarks/peers.py --integer-intercept     # the fitted scale with a whole intercept
 """
 
 from __future__ import annotations
@@ -118,17 +120,17 @@ def fr_metrics(fit: dict, y_train, y_test=None) -> dict:
     return out
 
 
-def our_fit(formula, data, time_limit, scale):
+def our_fit(formula, data, time_limit, scale, real_intercept=None):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rf.OptimalityGapWarning)
         m = rf.risk_score(formula, data, max_size=K, coef_range=(LB, UB), c0=C0, time_limit=time_limit,
-                          scale=scale, progress=False)
+                          scale=scale, real_intercept=real_intercept, progress=False)
     return m, time.perf_counter() - t0
 
 
-def our_fold(formula, df, fold, f, time_limit, scale):
-    m, wall = our_fit(formula, df[fold != f], time_limit, scale)
+def our_fold(formula, df, fold, f, time_limit, scale, real_intercept=None):
+    m, wall = our_fit(formula, df[fold != f], time_limit, scale, real_intercept)
     test = df[fold == f]
     y = m.observed(test).to_numpy()
     s, risk = m.score(test).to_numpy(), m.predict(test).to_numpy()
@@ -141,11 +143,13 @@ def main() -> None:
     ap.add_argument("names", nargs="*", default=list(SETS))
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per fit of ours (default 120)")
     ap.add_argument("--scale", default="fit", help='our score scale: "fit" (default), a number or a list 1,2,4')
+    ap.add_argument("--integer-intercept", action="store_true", help="our intercept in whole points")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=1, help="our CV folds in parallel (joblib); times then overlap")
     ap.add_argument("--format", default="simple", help="tabulate format (simple, github, ...)")
     args = ap.parse_args()
     scale = args.scale if args.scale == "fit" else [float(x) for x in args.scale.split(",")]
+    real = False if args.integer_intercept else None
     py, why = fasterrisk_python()
     if py is None:
         print(f"FasterRisk is not available ({why}); showing riskformula only.", flush=True)
@@ -162,14 +166,14 @@ def main() -> None:
                 fr = run_fasterrisk(py, design.X, design.spec.columns, y, fold, binarize)
             except Exception as e:  # noqa: BLE001 -- the benchmark reports it and goes on
                 print(f"{name}: FasterRisk failed ({e}); showing riskformula only.", flush=True)
-        m, wall = our_fit(formula, df, args.time_limit, scale)
+        m, wall = our_fit(formula, df, args.time_limit, scale, real)
         print(f"{name}: {m.certificate_line()}  scale {m.scale:g}, size {m.size}", flush=True)
         if args.jobs == 1:
-            folds = [our_fold(formula, df, fold, f, args.time_limit, scale) for f in range(args.folds)]
+            folds = [our_fold(formula, df, fold, f, args.time_limit, scale, real) for f in range(args.folds)]
         else:
             from joblib import Parallel, delayed
             folds = Parallel(n_jobs=args.jobs, backend="loky")(
-                delayed(our_fold)(formula, df, fold, f, args.time_limit, scale) for f in range(args.folds))
+                delayed(our_fold)(formula, df, fold, f, args.time_limit, scale, real) for f in range(args.folds))
         row = {"data": name, "n": len(df), "loss": m.loss, "gap": m.gap, "status": m.status, "scale": m.scale,
                "time (s)": wall, "CV AUC": np.mean([f["auc"] for f in folds]),
                "CV CAL": np.mean([f["cal"] for f in folds]), "CAL floor": np.mean([f["floor"] for f in folds]),

@@ -123,7 +123,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         three scales added during the search where the best score's points fit best (rounded to
         three digits, e.g. 1.61), or a list of scales to choose from (e.g. ``[1, 2, 4]``, never
         extended).  With several scales the intercept is a real number unless ``real_intercept``
-        says otherwise (the points stay whole, so the card is read as before).  With several scales the
+        says otherwise (the points stay whole, so the card is read as before), and the
         certificate covers exactly the scales searched, which the summary lists with each one's
         bound: the model is optimal over every risk score at any of them (not at scales in
         between).
@@ -133,7 +133,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         through its score-to-risk table — so a real intercept costs no readability, and with a
         fitted scale an integer one is coarse: at m = 0.5 its steps are 2 logits, so the risk of
         a total score of 0 can only be 27 %, 50 % or 73 %.  ``False`` keeps the integer intercept
-        (the model of Ustun & Rudin, 2019, and the default with a fixed scale);  ``True`` with
+        (the model of Ustun & Rudin, 2019, and the default with a fixed scale); ``True`` with
         ``risk_at_least``/``risk_at_most`` or fairness constraints is an error (their rows need
         whole scores).
     objective : ``"logistic"`` (default: mean logistic loss, Ustun & Rudin, 2019) or

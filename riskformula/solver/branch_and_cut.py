@@ -668,7 +668,7 @@ class BranchAndCut:
                     return None
         # integer points but fractional indicators: the implied completion is a candidate
         if np.all(frac[lam_s] <= _INT_TOL):
-            self._offer(self._integer_point(x[lam_s]))
+            self._offer(np.round(x[lam_s]))  # a real intercept is re-chosen there
         elif self.nodes % self.heuristic_interval == 1 and self._heuristics_allowed():
             self._heuristic(x[lam_s], x[alpha_s])
         units = _only(frac, self.p.unit_columns)

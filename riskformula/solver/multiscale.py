@@ -24,11 +24,13 @@ such search per scale of a finite set and makes them one search:
   the roots' time (:attr:`MultiScaleSearch.root_share` of the time limit);
 * **one tree** — after the roots, the open node with the least bound over all scales is
   processed next (best-first over the union), under one time and node limit;
-* **refinement** (when the caller can build problems at new scales) — the best risk score's own
-  best scale lies between those of the set: with its points fixed the loss is convex in 1/m, so
-  that scale is found by a one-dimensional search and, when no scale of the set is within 1 % of
-  it, joins the set (rounded to three significant digits) with a search of its own.  This is how
-  FasterRisk's continuous multiplier is matched while the certificate stays over a stated set.
+* **refinement** (when the caller can build problems at new scales) — a risk score's own best
+  scale lies between those of the set: with its points fixed the loss is convex in 1/m, so that
+  scale is found by a one-dimensional search, for the best score of every scale; the one that
+  fits best at its own scale joins the set (rounded to three significant digits) with a search
+  of its own when it beats the best objective and no scale of the set is within 1 % of it.  This
+  is how FasterRisk's continuous multiplier is matched while the certificate stays over a stated
+  set.
 
 The certificate covers the finite set only: the global lower bound is the least of the scales'
 bounds (each scale's open nodes, its nodes pruned by the gap tolerance, and the best objective),
