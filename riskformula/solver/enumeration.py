@@ -90,13 +90,9 @@ def _best_intercepts(problem: RiskProblem, wp: np.ndarray, wn: np.ndarray, S: np
     real) and the loss there for every column of scores ``S`` (patterns × assignments)."""
     m = problem.loss.scale
     norm = problem.loss._norm
-    if problem.real_intercept:
-        b = real_intercepts(wp, wn, S, lo, hi, m)
-        z = (S + b[None, :]) / m
-        a = np.abs(z)
-        return b, norm * ((wp + wn) @ np.log1p(np.exp(-a)) + wp @ np.maximum(-z, 0) + wn @ np.maximum(z, 0))
-    # integer scores on scale 1: log(1 + exp(−|z|)) is a table look-up, as in the loss itself
-    table = m == 1.0 and bool(np.all(S == np.round(S)))
+    # integer scores on scale 1 (and an integer intercept): log(1 + exp(−|z|)) is a table
+    # look-up, as in the loss itself
+    table = not problem.real_intercept and m == 1.0 and bool(np.all(S == np.round(S)))
     w_all = wp + wn
 
     def loss(b, cols):
@@ -105,13 +101,17 @@ def _best_intercepts(problem: RiskProblem, wp: np.ndarray, wn: np.ndarray, S: np
         t = _TABLE[np.minimum(a, 745).astype(np.intp)] if table else np.log1p(np.exp(-a))
         return norm * (w_all @ t + wp @ np.maximum(-z, 0) + wn @ np.maximum(z, 0))
 
+    every = slice(None)
+    if problem.real_intercept:
+        b = real_intercepts(wp, wn, S, lo, hi, m)
+        return b, loss(b, every)
+
     def falling(b, cols):  # the sign of the loss's derivative in b, (Σ w− p − Σ w+ (1 − p)) / m
         p = 1.0 / (1.0 + np.exp(-np.clip((S[:, cols] + b[None, :]) / m, -700, 700)))
         return wn @ p - wp @ (1 - p) < 0, p
 
     # a few Newton steps on the real intercept propose an integer k, kept where
     # l(k − 1) ≥ l(k) ≤ l(k + 1): the loss is convex in the intercept, so k is the best integer
-    every = slice(None)
     b = np.zeros(S.shape[1])
     for _ in range(4):
         _, p = falling(b, every)
