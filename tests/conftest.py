@@ -37,3 +37,18 @@ def binary_frame(n: int, seed: int, levels=("a", "b", "c"), intercept: float = -
     lp = intercept + 1.5 * d.x1 + 1.0 * d.x2 + effect_c * (d.grp == "c")
     d["y"] = (rng.random(n) < 1 / (1 + np.exp(-lp))).astype(int)
     return d
+
+
+def oracle_real_intercepts(S, w_pos, w_neg, scale, lo, hi) -> np.ndarray:
+    """Brute-force side of the real-intercept tests, sharing no code with the package: for every
+    column s of ``S`` (rows × k), the b in [lo, hi] minimising Σ w+ ℓ(−(s + b)/m) + w− ℓ((s + b)/m).
+    The loss is convex in b, so 200 bisections on the sign of its derivative reach machine
+    precision."""
+    S = np.asarray(S, float)
+    left, right = np.full(S.shape[1], float(lo)), np.full(S.shape[1], float(hi))
+    for _ in range(200):
+        mid = 0.5 * (left + right)
+        q = 1 / (1 + np.exp(-(S + mid) / scale))
+        falling = w_neg @ q - w_pos @ (1 - q) < 0
+        left, right = np.where(falling, mid, left), np.where(falling, right, mid)
+    return 0.5 * (left + right)

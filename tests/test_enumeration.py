@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import oracle_real_intercepts
 
 import riskformula as rf
 from riskformula.problem import LogisticLoss, RiskProblem, SizeGroup
@@ -118,19 +119,12 @@ def _oracle(p: RiskProblem, X, y, w, lower, upper):
             loss = wt @ np.where(y == 1, pw * np.logaddexp(0, -z), np.logaddexp(0, z)) / wt.sum()
             best = min(best, loss + float(p.c0 @ (lam != 0)))
     if kept and lower[0] <= upper[0]:
-        # a real intercept in [lower, upper]: the loss is convex in it, so bisect on the sign of
-        # its derivative (to machine precision) for every point vector at once
+        # a real intercept in [lower, upper], for every point vector at once
         L = np.array(kept)
         S = X @ L.T
-        wp, wn = (wt * pw * (y == 1))[:, None], (wt * (y == 0))[:, None]
-        left, right = np.full(len(L), float(lower[0])), np.full(len(L), float(upper[0]))
-        for _ in range(200):
-            mid = 0.5 * (left + right)
-            q = 1 / (1 + np.exp(-(S + mid) / p.loss.scale))
-            falling = (wn * q - wp * (1 - q)).sum(axis=0) < 0
-            left, right = np.where(falling, mid, left), np.where(falling, right, mid)
-        z = (S + 0.5 * (left + right)) / p.loss.scale
-        loss = (wp * np.logaddexp(0, -z) + wn * np.logaddexp(0, z)).sum(axis=0) / wt.sum()
+        wp, wn = wt * pw * (y == 1), wt * (y == 0)
+        z = (S + oracle_real_intercepts(S, wp, wn, p.loss.scale, lower[0], upper[0])) / p.loss.scale
+        loss = (wp @ np.logaddexp(0, -z) + wn @ np.logaddexp(0, z)) / wt.sum()
         best = min(best, float(np.min(loss + (L != 0) @ p.c0)))
     return best
 

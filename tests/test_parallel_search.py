@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import oracle_real_intercepts
 
 import riskformula as rf
 from riskformula.errors import SettingsError
@@ -223,7 +224,7 @@ def test_every_scale_gets_its_nodes_back(seed, rounds, monkeypatch):
 
 def _scaled_brute_force(inst: Instance, m: float, real: bool = False) -> float:
     """The least objective at score scale m over every point vector and integer intercept (or, with
-    ``real``, real intercept: the loss is convex in it, minimised by bisection on its slope)."""
+    ``real``, the best real intercept: :func:`conftest.oracle_real_intercepts`)."""
     import itertools
     best = np.inf
     for pts in itertools.product(range(-3, 4), repeat=inst.d):
@@ -231,12 +232,7 @@ def _scaled_brute_force(inst: Instance, m: float, real: bool = False) -> float:
             continue
         s = inst.X @ np.array(pts, float)
         if real:
-            lo, hi = -60.0, 60.0
-            for _ in range(200):
-                mid = 0.5 * (lo + hi)
-                q = 1 / (1 + np.exp(-(s + mid) / m))
-                lo, hi = (mid, hi) if np.sum(q - inst.y) < 0 else (lo, mid)
-            b = np.array([[0.5 * (lo + hi)]])
+            b = oracle_real_intercepts(s[:, None], inst.y, 1.0 - inst.y, m, -60.0, 60.0)[:, None]
         else:
             b = np.arange(-60, 61, dtype=float)[:, None]
         z = (b + s) / m

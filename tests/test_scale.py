@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import oracle_real_intercepts
 
 import riskformula as rf
 from riskformula.design import build_design
@@ -48,14 +49,7 @@ def oracle(scores, y, w, sizes, c0, scales, b_range=None, real=False):
         M = int(math.ceil(np.abs(scores).max() + m * ratio)) + 3
         lo, hi = b_range or (-M, M)
         if real:
-            # the loss is convex in b: bisect on the sign of its derivative, to machine precision
-            left, right = np.full(scores.shape[1], float(lo)), np.full(scores.shape[1], float(hi))
-            for _ in range(200):
-                mid = 0.5 * (left + right)
-                q = 1 / (1 + np.exp(-(scores + mid) / m))
-                falling = wn @ q - wp @ (1 - q) < 0
-                left, right = np.where(falling, mid, left), np.where(falling, right, mid)
-            arg_b = 0.5 * (left + right)
+            arg_b = oracle_real_intercepts(scores, wp, wn, m, lo, hi)
             z = (scores + arg_b) / m
             obj = (wp @ np.logaddexp(0.0, -z) + wn @ np.logaddexp(0.0, z)) / W + c0 * sizes
         else:

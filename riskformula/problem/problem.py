@@ -225,7 +225,7 @@ class RiskProblem:
     @property
     def real_intercept(self) -> bool:
         """Whether the intercept is a real number (the loss's choice) rather than an integer."""
-        return bool(getattr(self.loss, "real_intercept", False))
+        return self.loss.real_intercept
 
     def integer_mask(self) -> np.ndarray:
         mask = np.concatenate([np.ones(2 * self.d + 1, dtype=bool), self.aux_integer.astype(bool)])

@@ -22,7 +22,7 @@ def best_intercept(problem: RiskProblem, s: np.ndarray) -> int | float:
     or a real number when the loss says the intercept is real."""
     L = problem.loss
     lo, hi = problem.intercept_bounds
-    if getattr(L, "real_intercept", False):
+    if L.real_intercept:
         return float(L.best_real_intercepts(np.asarray(s, float)[:, None], lo, hi)[0])
     m = L.scale
     b = 0.0
