@@ -216,12 +216,35 @@ def test_cal_uses_ten_quantile_bins_above_thirty_scores():
     assert binned and np.bincount(codes).tolist() == [4] * 10
     # oracle: pandas qcut into 10 equal groups
     df = pd.DataFrame({"y": y, "p": risk, "g": pd.qcut(score, 10, labels=False)})
+    # each bin is scored by its mean predicted risk (Naeini et al.'s ECE), not row by row
     pbar = df.groupby("g")["y"].transform("mean")
-    assert m.cal_by_score(y, risk, score) == pytest.approx(np.mean(np.abs(df.p - pbar)))
+    mean_risk = df.groupby("g")["p"].transform("mean")
+    assert m.cal_by_score(y, risk, score) == pytest.approx(np.mean(np.abs(mean_risk - pbar)))
     rel = m.reliability_table(y, risk, score)
     assert len(rel) == 10 and rel["score"].iloc[0] == "[0, 0.75]"
     # 30 distinct scores is still one group per score
     assert not m.score_groups(np.arange(30))[1]
+
+
+def test_binned_cal_matches_scikit_learns_calibration_curve():
+    # a second implementation: sklearn's quantile reliability curve gives each bin's observed
+    # and mean predicted risk; with 1 000 distinct scores its bins are ours
+    calibration_curve = pytest.importorskip("sklearn.calibration").calibration_curve
+    rng = np.random.default_rng(3)
+    score = rng.normal(size=1000)
+    risk = special.expit(1.5 * score - 0.5)
+    y = (rng.random(1000) < special.expit(score)).astype(int)  # miscalibrated on purpose
+    observed, predicted = calibration_curve(y, risk, n_bins=10, strategy="quantile")
+    assert m.cal_by_score(y, risk, score) == pytest.approx(np.mean(np.abs(observed - predicted)), rel=1e-12)
+
+
+def test_binned_cal_of_a_calibrated_model_vanishes_with_n():
+    # outcomes drawn from the risks themselves: only sampling noise is left, which shrinks with n
+    rng = np.random.default_rng(5)
+    score = rng.normal(size=200_000)
+    risk = special.expit(2 * score)
+    y = (rng.random(score.size) < risk).astype(int)
+    assert m.cal_by_score(y, risk, score) < 0.005
 
 
 def test_quantile_bins_never_split_ties():

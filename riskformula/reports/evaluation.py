@@ -468,7 +468,7 @@ def evaluate_arrays(model, y, risk, score, *, weights=None, by: str | None = Non
     notes = [
         "AUC counts tied scores as 1/2; 95% CI from the DeLong standard error (Wald, clipped to [0, 1]).",
         ("CAL and the reliability table group rows into 10 quantile bins of score (more than "
-         "30 distinct scores)." if binned else
+         "30 distinct scores); CAL compares each bin's mean predicted risk with its observed rate." if binned else
          "CAL and the reliability table group rows by distinct score; CIs are Wilson intervals."),
         "ECE uses 10 equal-width bins of predicted risk [0, 0.1), ..., [0.9, 1].",
         f"Hosmer–Lemeshow grouping: {hl.grouping}.",

@@ -78,7 +78,12 @@ def cal_by_score(y, risk, score, weights=None) -> float:
     ``CAL = (1/n) sum_s sum_{i: s_i = s} |p_i - pbar_s|`` where ``pbar_s`` is the observed
     event rate among rows with score ``s``. With more than 30 distinct scores (real-valued
     columns) the rows are grouped into 10 quantile bins of score instead, as the paper does
-    for its reliability diagrams (see :func:`score_groups`).
+    for its reliability diagrams (see :func:`score_groups`), and each bin is scored by its
+    mean predicted risk against its observed rate: the expected calibration error of Naeini
+    et al. (2015), and the distance of each point of :func:`reliability_table` from the
+    diagonal.  (Per-row risks within a bin would count the spread of risks inside the bin as
+    miscalibration, so even a perfectly calibrated model with real-valued scores would not
+    reach 0.)
 
     Examples
     --------
@@ -87,12 +92,14 @@ def cal_by_score(y, risk, score, weights=None) -> float:
     0.2333
     """
     a = prepare(y, risk, score, weights)
-    codes, _ = score_groups(a["score"], a["weights"])
-    w = a["weights"]
-    events = np.bincount(codes, weights=w * a["y"])
+    codes, binned = score_groups(a["score"], a["weights"])
+    w, risk = a["weights"], a["risk"]
     total = np.bincount(codes, weights=w)
+    events = np.bincount(codes, weights=w * a["y"])
+    if binned:
+        risk = (np.bincount(codes, weights=w * risk) / total)[codes]
     observed = (events / total)[codes]
-    return weighted_mean(np.abs(a["risk"] - observed), w)
+    return weighted_mean(np.abs(risk - observed), w)
 
 
 def _wilson(events: np.ndarray, n: np.ndarray, level: float):
