@@ -14,7 +14,8 @@ If that fails the table is printed without FasterRisk and a line says why.
 
 Printed per set: training loss of both (full data), our gap, status, scale and time, FasterRisk's
 multiplier and time, and the mean over 5 stratified folds (the same folds for both,
-:func:`riskformula.tuning.stratified_folds`, seed 0) of the test AUC and CAL (by score, Ustun &
+:func:`riskformula.tuning.stratified_folds`, seed 0; with ``--repeats R`` the mean over R such
+CVs with seeds 0..R-1, and the CAL difference per repeat) of the test AUC and CAL (by score, Ustun &
 Rudin, 2019), with each model's CAL floor: the mean CAL of outcomes drawn from the model's own test
 risks, i.e. what a perfectly calibrated model with those scores would show.  Targets: our training loss ≤ FasterRisk's; CV AUC ≥ FasterRisk's − 0.005; CV CAL ≤
 FasterRisk's + 0.005; our time per fit ≤ 120 s (gap reported).
@@ -23,6 +24,7 @@ FasterRisk's + 0.005; our time per fit ≤ 120 s (gap reported).
     python benchmarks/peers.py mammo wdbc --time-limit 60
     python benchmarks/peers.py --scale 1               # our fixed-scale model instead
     python benchmarks/peers.py --integer-intercept     # the fitted scale with a whole intercept
+    python benchmarks/peers.py mammo --repeats 5       # 5 x 5-fold CV (fold seeds 0-4): less noise
 """
 
 from __future__ import annotations
@@ -145,6 +147,8 @@ def main() -> None:
     ap.add_argument("--scale", default="fit", help='our score scale: "fit" (default), a number or a list 1,2,4')
     ap.add_argument("--integer-intercept", action="store_true", help="our intercept in whole points")
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="repeat the CV with fold seeds 0..R-1 and average over all R x folds (default 1)")
     ap.add_argument("--jobs", type=int, default=1, help="our CV folds in parallel (joblib); times then overlap")
     ap.add_argument("--format", default="simple", help="tabulate format (simple, github, ...)")
     args = ap.parse_args()
@@ -159,21 +163,24 @@ def main() -> None:
         df = rf.load_dataset(name)
         design = build_design(formula.replace("threshold(.)", "."), df)
         y = design.y.astype(int)
-        fold = stratified_folds(y, args.folds, seed=0)
+        splits = [(stratified_folds(y, args.folds, seed=r), f) for r in range(args.repeats) for f in range(args.folds)]
         fr = None
         if py is not None:
-            try:
-                fr = run_fasterrisk(py, design.X, design.spec.columns, y, fold, binarize)
+            try:  # one FasterRisk run per repeat: its full-data fit is the same each time
+                fr_runs = [run_fasterrisk(py, design.X, design.spec.columns, y, splits[r * args.folds][0], binarize)
+                           for r in range(args.repeats)]
+                fr = {"full": fr_runs[0]["full"],
+                      "folds": [run["folds"][f] for run in fr_runs for f in range(args.folds)]}
             except Exception as e:  # noqa: BLE001 -- the benchmark reports it and goes on
                 print(f"{name}: FasterRisk failed ({e}); showing riskformula only.", flush=True)
         m, wall = our_fit(formula, df, args.time_limit, scale, real)
         print(f"{name}: {m.certificate_line()}  scale {m.scale:g}, size {m.size}", flush=True)
         if args.jobs == 1:
-            folds = [our_fold(formula, df, fold, f, args.time_limit, scale, real) for f in range(args.folds)]
+            folds = [our_fold(formula, df, fold, f, args.time_limit, scale, real) for fold, f in splits]
         else:
             from joblib import Parallel, delayed
             folds = Parallel(n_jobs=args.jobs, backend="loky")(
-                delayed(our_fold)(formula, df, fold, f, args.time_limit, scale, real) for f in range(args.folds))
+                delayed(our_fold)(formula, df, fold, f, args.time_limit, scale, real) for fold, f in splits)
         row = {"data": name, "n": len(df), "loss": m.loss, "gap": m.gap, "status": m.status, "scale": m.scale,
                "time (s)": wall, "CV AUC": np.mean([f["auc"] for f in folds]),
                "CV CAL": np.mean([f["cal"] for f in folds]), "CAL floor": np.mean([f["floor"] for f in folds]),
@@ -181,12 +188,16 @@ def main() -> None:
                "max fold gap": max(f["gap"] for f in folds)}
         if fr is not None:
             full = fr_metrics(fr["full"], y)
-            fr_folds = [fr_metrics(fr["folds"][f], y[fold != f], y[fold == f]) for f in range(args.folds)]
+            fr_folds = [fr_metrics(run, y[fold != f], y[fold == f]) for run, (fold, f) in zip(fr["folds"], splits)]
             row.update({"FR loss": full["loss"], "FR m": fr["full"]["multiplier"],
                         "FR time (s)": fr["full"]["seconds"],
                         "FR CV AUC": np.mean([f["auc"] for f in fr_folds]),
                         "FR CV CAL": np.mean([f["cal"] for f in fr_folds]),
                         "FR CAL floor": np.mean([f["floor"] for f in fr_folds])})
+            if args.repeats > 1:  # how much of the CAL difference is the choice of folds
+                d = np.array([a["cal"] - b["cal"] for a, b in zip(folds, fr_folds)]).reshape(args.repeats, -1).mean(1)
+                print(f"  CV CAL ours - FasterRisk by repeat: {', '.join(f'{100 * x:+.1f}' for x in d)} points",
+                      flush=True)
         rows.append(row)
         print(f"  ours: loss {row['loss']:.5f}, CV AUC {row['CV AUC']:.3f}, CV CAL {100 * row['CV CAL']:.1f}%"
               + (f"; FasterRisk: loss {row['FR loss']:.5f} (m {row['FR m']:.2f}), CV AUC {row['FR CV AUC']:.3f}, "
