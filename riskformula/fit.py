@@ -346,15 +346,17 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
 
 def _real_intercept(choice, scales: tuple, constraints) -> bool:
     """Whether the intercept is real: ``choice``, or by default with a fitted scale (several
-    scales) unless a constraint bounds a risk (its rows are written for whole scores)."""
-    on_risk = [c for c in constraints if isinstance(c, (RiskBound, FairnessConstraint))]
+    scales) unless a risk bound or fairness constraint is given (their rows are written for
+    whole scores)."""
+    # not the scale-dependent _on_the_risk: every fairness row (at_score too) needs whole scores
+    whole_scores = [c for c in constraints if isinstance(c, (RiskBound, FairnessConstraint))]
     if choice is None:
-        return len(scales) > 1 and not on_risk
+        return len(scales) > 1 and not whole_scores
     if not isinstance(choice, (bool, np.bool_)):
         raise SettingsError(f"`real_intercept` must be True, False or None (real with a fitted scale); "
                             f"got {choice!r}.")
-    if choice and on_risk:
-        raise SettingsError(f"`real_intercept=True` does not combine with {type(on_risk[0]).__name__} "
+    if choice and whole_scores:
+        raise SettingsError(f"`real_intercept=True` does not combine with {type(whole_scores[0]).__name__} "
                             "constraints: their rows on the risk are written for whole scores. Leave "
                             "`real_intercept` at None (or False) to fit them with an integer intercept.")
     return bool(choice)

@@ -7,6 +7,8 @@ binary predictors the number of rows drops by orders of magnitude.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from scipy.special import expit
 
@@ -90,7 +92,6 @@ class LogisticLoss:
 
     def with_scale(self, scale: float) -> "LogisticLoss":
         """The same loss (sharing the collapsed rows) with score scale ``scale``."""
-        import copy
         other = copy.copy(self)
         other._set_scale(scale)
         return other
@@ -98,7 +99,6 @@ class LogisticLoss:
     def with_real_intercept(self, real: bool = True) -> "LogisticLoss":
         """The same loss (sharing the collapsed rows) for risk scores whose intercept is a real
         number (``real=True``) or an integer; copies made by :meth:`with_scale` keep the choice."""
-        import copy
         other = copy.copy(self)
         other.real_intercept = bool(real)
         other._set_scale(self.scale)
