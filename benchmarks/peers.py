@@ -25,6 +25,7 @@ FasterRisk's + 0.005; our time per fit ≤ 120 s (gap reported).
     python benchmarks/peers.py --scale 1               # our fixed-scale model instead
     python benchmarks/peers.py --integer-intercept     # the fitted scale with a whole intercept
     python benchmarks/peers.py mammo --repeats 5       # 5 x 5-fold CV (fold seeds 0-4): less noise
+    python benchmarks/peers.py wdbc --per-fold         # each fold's training loss, AUC and CAL
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ def our_fold(formula, df, fold, f, time_limit, scale, real_intercept=None):
     y = m.observed(test).to_numpy()
     s, risk = m.score(test).to_numpy(), m.predict(test).to_numpy()
     return {"auc": metrics.auc(y, s), "cal": metrics.cal_by_score(y, risk, s), "floor": cal_floor(risk, s), "wall": wall,
-            "gap": m.gap, "scale": m.scale}
+            "gap": m.gap, "scale": m.scale, "loss": m.loss}
 
 
 def main() -> None:
@@ -150,6 +151,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1,
                     help="repeat the CV with fold seeds 0..R-1 and average over all R x folds (default 1)")
     ap.add_argument("--jobs", type=int, default=1, help="our CV folds in parallel (joblib); times then overlap")
+    ap.add_argument("--per-fold", action="store_true",
+                    help="print each fold's training loss, test AUC and CAL for both")
     ap.add_argument("--format", default="simple", help="tabulate format (simple, github, ...)")
     args = ap.parse_args()
     scale = args.scale if args.scale == "fit" else [float(x) for x in args.scale.split(",")]
@@ -163,7 +166,8 @@ def main() -> None:
         df = rf.load_dataset(name)
         design = build_design(formula.replace("threshold(.)", "."), df)
         y = design.y.astype(int)
-        splits = [(stratified_folds(y, args.folds, seed=r), f) for r in range(args.repeats) for f in range(args.folds)]
+        fold_ids = [(r, f) for r in range(args.repeats) for f in range(args.folds)]
+        splits = [(stratified_folds(y, args.folds, seed=r), f) for r, f in fold_ids]
         fr = None
         if py is not None:
             try:  # one FasterRisk run per repeat: its full-data fit is the same each time
@@ -194,6 +198,13 @@ def main() -> None:
                         "FR CV AUC": np.mean([f["auc"] for f in fr_folds]),
                         "FR CV CAL": np.mean([f["cal"] for f in fr_folds]),
                         "FR CAL floor": np.mean([f["floor"] for f in fr_folds])})
+            if args.per_fold:
+                print(tabulate([{"seed": split[0], "fold": split[1], "loss": f"{a['loss']:.5f}",
+                                 "FR loss": f"{b['loss']:.5f}", "scale": f"{a['scale']:g}",
+                                 "AUC": f"{a['auc']:.3f}", "FR AUC": f"{b['auc']:.3f}",
+                                 "CAL": f"{100 * a['cal']:.1f}%", "FR CAL": f"{100 * b['cal']:.1f}%"}
+                                for split, a, b in zip(fold_ids, folds, fr_folds)],
+                               headers="keys", tablefmt=args.format, disable_numparse=True), flush=True)
             if args.repeats > 1:  # how much of the CAL difference is the choice of folds
                 d = np.array([a["cal"] - b["cal"] for a, b in zip(folds, fr_folds)]).reshape(args.repeats, -1).mean(1)
                 print(f"  CV CAL ours - FasterRisk by repeat: {', '.join(f'{100 * x:+.2f}' for x in d)} points "

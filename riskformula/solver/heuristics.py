@@ -284,3 +284,111 @@ def fill_to_min_size(problem: RiskProblem, lam: np.ndarray) -> np.ndarray:
         lam[1 + cj[k]] = cv[k]
         lam[0] = best_intercept(problem, X @ lam[1:])
     return lam
+
+
+def real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+              steps: int = 60) -> np.ndarray | None:
+    """Real points (intercept first, on ``loss``'s scale) on the columns ``support`` within the
+    bounds ``lower``/``upper`` that minimise the loss: projected Newton steps with a backtracking
+    line search on the collapsed rows (a handful of variables); None when it fails."""
+    cols = np.concatenate([[0], 1 + np.asarray(support, int)])
+    Z = loss.Z[:, cols]
+    w = (loss.w_pos + loss.w_neg) * loss._norm / loss.scale ** 2
+    x = np.clip(np.asarray(start, float)[cols], lower, upper)
+    f, g = loss.value_and_gradient_on(Z, x)
+    for _ in range(steps):
+        z = np.clip(Z @ x / loss.scale, -700, 700)
+        q = 1.0 / (1.0 + np.exp(-z))
+        H = (Z * (w * q * (1 - q))[:, None]).T @ Z
+        # variables at a bound that the gradient pushes outward stay there this step
+        free = ~(((x <= lower) & (g > 0)) | ((x >= upper) & (g < 0)))
+        if not free.any():
+            break
+        d = np.zeros_like(x)
+        Hf = H[np.ix_(free, free)]
+        try:
+            d[free] = -np.linalg.solve(Hf + 1e-10 * (1 + np.abs(Hf).max()) * np.eye(free.sum()), g[free])
+        except np.linalg.LinAlgError:
+            return None
+        t, moved = 1.0, False
+        while t > 1e-10:
+            xn = np.clip(x + t * d, lower, upper)
+            fn, gn = loss.value_and_gradient_on(Z, xn)
+            if fn <= f + 1e-4 * float(g @ (xn - x)):
+                moved = True
+                break
+            t *= 0.5
+        if not moved:
+            break
+        done = f - fn <= 1e-12 * (1 + abs(f))
+        x, f, g = xn, fn, gn
+        if done:
+            break
+    return x if np.all(np.isfinite(x)) else None
+
+
+def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
+                     deadline: float | None = None) -> list[np.ndarray]:
+    """Supports for risk scores: the sparse beam search of Liu et al. (2022) on real points.
+
+    From the intercept-only model, each of the ``width`` best models of a size grows by one
+    column: the ``expand`` columns whose loss gradient is steepest in a direction their bounds
+    allow, each child refitted on its support (:func:`real_fit`, real points within the bounds).
+    The children that fit within the size limit and the groups' ``max_used`` compete for the
+    next beam.  Columns of a group that may use one of them (the cut positions of one
+    ``threshold()``) count as one: a parent grows by ``expand`` different groups, and the beam
+    keeps the best cut positions of each set of groups, because neighbouring cuts have almost
+    the same gradient and would otherwise fill the beam with one support.  Returns the real
+    points (intercept first, ``problem.d + 1`` long) of the last beam, the lowest loss first;
+    rounding them (:func:`sequential_rounding`) is the caller's.  Constraints other than the
+    size limit and groups are not seen here.  ``deadline``: a ``time.perf_counter()`` value
+    after which each beam grows from its first parent only.
+
+    >>> beam = real_beam_search(problem)          # doctest: +SKIP
+    >>> lam = polish(problem, sequential_rounding(problem, beam[0]))[0]   # doctest: +SKIP
+    """
+    import time
+
+    L = problem.loss
+    lo_all = np.minimum(problem.coef_lower, 0).astype(float)
+    hi_all = np.maximum(problem.coef_upper, 0).astype(float)
+    ib = problem.intercept_bounds
+    # a column's unit in the beam: its group when the group uses one column at most, else itself
+    one_of = {g for g, grp in enumerate(problem.groups) if grp.max_used == 1}
+    group_of = np.asarray(problem._group_of)
+    unit = np.array([-1 - g if g in one_of else j for j, g in enumerate(group_of)], int)
+    root = np.zeros(problem.d + 1)
+    root[0] = best_intercept(problem, np.zeros(L.n_unique))
+    beam = [((), root)]
+    for _ in range(problem.max_size):
+        kids: dict = {}  # units of a support -> (loss, support, points)
+        for S, lam in beam:
+            if kids and deadline is not None and time.perf_counter() > deadline:
+                break
+            g = L.value_and_gradient(lam)[1][1:].copy()
+            g[list(S)] = 0.0
+            # a column can only enter in a direction its bounds allow
+            g[(g > 0) & (lo_all >= 0)] = 0.0
+            g[(g < 0) & (hi_all <= 0)] = 0.0
+            order = np.argsort(-np.abs(g), kind="stable")
+            order = order[g[order] != 0]
+            _, first = np.unique(unit[order], return_index=True)  # the steepest column of each unit
+            for j in order[np.sort(first)][:expand]:
+                S2 = tuple(sorted(S + (int(j),)))
+                if not problem.select_support(list(S2))[list(S2)].all():
+                    continue
+                idx = np.asarray(S2, int)
+                beta = real_fit(L, S2, lam, np.concatenate([[ib[0]], lo_all[idx]]),
+                                np.concatenate([[ib[1]], hi_all[idx]]))
+                if beta is None:
+                    continue
+                child = np.zeros(problem.d + 1)
+                child[0], child[1 + idx] = beta[0], beta[1:]
+                key = tuple(sorted(unit[idx]))
+                value = L.value(child)
+                if key not in kids or value < kids[key][0]:
+                    kids[key] = (value, S2, child)
+        if not kids:
+            break
+        beam = [(S, lam) for _, S, lam in sorted(kids.values(), key=lambda t: t[0])[:width]]
+    return [lam for S, lam in beam if S]
