@@ -4,13 +4,16 @@
   (coordinate, direction) pair with the lowest objective.
 * :func:`polish` — discrete coordinate descent (DCD): move the single coordinate that lowers
   the objective most, until no single move helps (1-opt), then try support swaps.
+* :func:`real_beam_search` — supports to round, from the sparse beam search of Liu et al.
+  (2022) on real points, each refitted by :func:`real_fit` (bounded real points on a support).
 
-Both work on scores of the collapsed unique rows, so a candidate move costs one vector update.
+All work on the collapsed unique rows, so a candidate move costs one vector update.
 """
 
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -347,8 +350,6 @@ def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
     >>> beam = real_beam_search(problem)          # doctest: +SKIP
     >>> lam = polish(problem, sequential_rounding(problem, beam[0]))[0]   # doctest: +SKIP
     """
-    import time
-
     L = problem.loss
     lo_all = np.minimum(problem.coef_lower, 0).astype(float)
     hi_all = np.maximum(problem.coef_upper, 0).astype(float)

@@ -19,9 +19,9 @@ such search per scale of a finite set and makes them one search:
 * **rays** — after the star-ray search of Liu et al. (2022): on the support of a good incumbent,
   the best real points within the bounds at every scale, rounded (sequential rounding) and
   polished (coordinate descent with swaps), once per support;
-* **beam** — before any root, the supports of their sparse beam search on real points
-  (:func:`~riskformula.solver.heuristics.real_beam_search`) get rays, the best first, for a
-  tenth of the time limit;
+* **beam** — before any root, the supports found by Liu et al.'s sparse beam search on real
+  points (:func:`~riskformula.solver.heuristics.real_beam_search`) get rays, the best first,
+  for a tenth of the time limit;
 * **order** — a quick coordinate descent at the middle scale and the rays rank the scales; the
   most promising one gets the root a fixed-scale search would get, the others share the rest of
   the roots' time (:attr:`MultiScaleSearch.root_share` of the time limit);
@@ -316,7 +316,7 @@ class MultiScaleSearch:
         set, where the bounds bind least, as (scale, λ) starts for rays, the lowest loss first.
         The search's own supports can miss what a real fit finds: on wdbc with a threshold on all
         30 predictors (4 055 cut columns), a 120 s search without it ended at 0.0830 on a training
-        fold where the rays on the beam's best support reach 0.0753 in 8 s."""
+        fold where the rays on the beam's best support reach 0.0753 in about 9 s."""
         m = min(self.problems)
         p = self.problems[m]
         if not p.can_complete or p.max_size < 1:
