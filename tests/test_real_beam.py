@@ -13,7 +13,7 @@ from scipy.optimize import minimize
 
 from riskformula.problem import LogisticLoss, RiskProblem
 from riskformula.problem.problem import SizeGroup
-from riskformula.solver.heuristics import real_beam_search, real_fit
+from riskformula.solver.heuristics import real_beam_search, real_fit, support_bounds
 from riskformula.solver.multiscale import MultiScaleSearch
 
 
@@ -30,16 +30,9 @@ def _problem(seed: int, scale: float = 1.0, lo=None, hi=None, groups=(), max_siz
                        groups=list(groups))
 
 
-def _bounds(p, S):
-    idx = np.asarray(S, int)
-    lo = np.concatenate([[p.intercept_bounds[0]], np.minimum(p.coef_lower[idx], 0)])
-    hi = np.concatenate([[p.intercept_bounds[1]], np.maximum(p.coef_upper[idx], 0)])
-    return lo, hi
-
-
 def _scipy_fit(p, S):
     """The same bounded fit by L-BFGS-B on the full rows, a second implementation."""
-    lo, hi = _bounds(p, S)
+    lo, hi = support_bounds(p, S)
     cols = np.concatenate([[0], 1 + np.asarray(S, int)])
 
     def f(beta):
@@ -59,7 +52,7 @@ def test_real_fit_is_the_bounded_logistic_fit(seed, scale):
     # tight, one-signed bounds, so some of them bind
     p = _problem(seed, scale, lo=[-1, 0, -3, 0, -0.5, -3, -3], hi=[1, 2, 0, 3, 0.5, 3, 3])
     for S in [(0, 1, 6), (2, 3, 4), (1, 4, 5)]:
-        lo, hi = _bounds(p, S)
+        lo, hi = support_bounds(p, S)
         beta = real_fit(p.loss, S, np.zeros(p.d + 1), lo, hi)
         assert np.all(beta >= lo - 1e-12) and np.all(beta <= hi + 1e-12)
         lam = np.zeros(p.d + 1)

@@ -289,6 +289,14 @@ def fill_to_min_size(problem: RiskProblem, lam: np.ndarray) -> np.ndarray:
     return lam
 
 
+def support_bounds(problem: RiskProblem, support) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds (intercept first) for a real fit on the columns ``support``: each column's range
+    with 0 included, as :func:`_value_ranges` has it for whole points."""
+    idx = np.asarray(support, int)
+    return (np.concatenate([[problem.intercept_bounds[0]], np.minimum(problem.coef_lower[idx], 0)]),
+            np.concatenate([[problem.intercept_bounds[1]], np.maximum(problem.coef_upper[idx], 0)]))
+
+
 def real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndarray,
               steps: int = 60) -> np.ndarray | None:
     """Real points (intercept first, on ``loss``'s scale) on the columns ``support`` within the
@@ -353,7 +361,6 @@ def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
     L = problem.loss
     lo_all = np.minimum(problem.coef_lower, 0).astype(float)
     hi_all = np.maximum(problem.coef_upper, 0).astype(float)
-    ib = problem.intercept_bounds
     # a column's unit in the beam: its group when the group uses one column at most, else itself
     one_of = {g for g, grp in enumerate(problem.groups) if grp.max_used == 1}
     group_of = np.asarray(problem._group_of)
@@ -379,14 +386,13 @@ def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
                 if not problem.select_support(list(S2))[list(S2)].all():
                     continue
                 idx = np.asarray(S2, int)
-                beta = real_fit(L, S2, lam, np.concatenate([[ib[0]], lo_all[idx]]),
-                                np.concatenate([[ib[1]], hi_all[idx]]))
+                beta = real_fit(L, S2, lam, *support_bounds(problem, S2))
                 if beta is None:
                     continue
                 child = np.zeros(problem.d + 1)
                 child[0], child[1 + idx] = beta[0], beta[1:]
                 key = tuple(sorted(unit[idx]))
-                value = L.value(child)
+                value = L.value_from_scores(L.Z[:, np.concatenate([[0], 1 + idx])] @ beta)  # the support's columns only
                 if key not in kids or value < kids[key][0]:
                     kids[key] = (value, S2, child)
         if not kids:

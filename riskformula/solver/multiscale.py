@@ -53,7 +53,8 @@ import numpy as np
 from ..problem.problem import loss_bounds
 from . import branch_and_cut as bc
 from .branch_and_cut import BranchAndCut
-from .heuristics import best_intercept, polish, real_beam_search, real_fit, sequential_rounding
+from .heuristics import (best_intercept, polish, real_beam_search, real_fit, sequential_rounding,
+                         support_bounds)
 from .report import SolverReport
 
 __all__ = ["MultiScaleSearch", "SCALE_STATUSES"]
@@ -289,9 +290,7 @@ class MultiScaleSearch:
             if not p.can_complete or time.perf_counter() > deadline:
                 continue
             # the best real points on this support within the bounds, at this scale
-            lo = np.concatenate([[p.intercept_bounds[0]], np.minimum(p.coef_lower[idx], 0)])
-            hi = np.concatenate([[p.intercept_bounds[1]], np.maximum(p.coef_upper[idx], 0)])
-            beta = real_fit(p.loss, support, np.asarray(lam, float) * (m / at), lo, hi)
+            beta = real_fit(p.loss, support, np.asarray(lam, float) * (m / at), *support_bounds(p, support))
             if beta is None:
                 continue
             real = np.zeros(p.d + 1)
