@@ -204,6 +204,19 @@ class NodeLP:
         if key is not None:
             self.archive.discard_key(key)
 
+    def bound_with_cut(self, lam: np.ndarray, value: float, grad: np.ndarray, seconds: float | None = None):
+        """``(status, objective)`` of the LP with one more cut (as :meth:`add_cut`), which is then
+        removed again: the pool, its bookkeeping and the search's LPs stay as they were."""
+        self.add_cut(lam, value, grad)
+        status, obj, _ = self.solve(seconds)
+        row = self.n_base_rows + self.n_cuts - 1
+        self.h.deleteRows(1, np.array([row], dtype=np.int32))
+        self.n_cuts -= 1
+        self._cut_rows.pop()
+        self._cut_keys.pop()
+        self._cut_ids.pop()
+        return status, obj
+
     def add_rows(self, cuts) -> None:
         """Add cut rows ``(rhs, columns, values, key[, serial])`` (as :meth:`cuts` returns them: with
         their serial numbers, saved bases that name them stay valid here)."""
