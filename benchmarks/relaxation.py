@@ -16,12 +16,12 @@ The script measures, against the best risk score the fit finds:
   certificate that bounds one support at a time by its relaxation, even one that enumerated all
   C(30, 5) = 142 506 supports, proves no more than the least of these.
 
-Each relaxation is solved by accelerated projected gradient (FISTA; Beck & Teboulle, 2009) on its
-feasible set: the loss it reaches is attained by feasible step functions, an upper bound on the
+Each relaxation is solved by the solver's own accelerated projected gradient (FISTA; Beck &
+Teboulle, 2009; :mod:`riskformula.solver.relaxation`) on its feasible set: the loss it reaches is attained by feasible step functions, an upper bound on the
 relaxation's minimum, which is the direction that limits a certificate.  The Frank–Wolfe bound
 beside it (a lower bound on the same minimum) shows how close the solve got.
 
-Run from the repository root (about 20 minutes; ``--supports`` sets most of it)::
+Run from the repository root (up to half an hour; ``--supports`` sets most of it)::
 
     PYTHONPATH=. python benchmarks/relaxation.py                    # grid=10 and every cut
     PYTHONPATH=. python benchmarks/relaxation.py --grid 10 --supports 1000
@@ -37,6 +37,8 @@ import numpy as np
 from tabulate import tabulate
 
 import riskformula as rf
+from riskformula.problem import LogisticLoss, RiskProblem, SizeGroup
+from riskformula.solver.relaxation import first_order_cut
 
 #: points of each side of a cut (``coef_range=(-5, 5)``); a cut column's δ spans twice that
 POINTS = 5
@@ -44,75 +46,19 @@ RADIUS = 2 * POINTS
 SIZE = 5
 
 
-def _shrink(a: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    return np.maximum(a - theta, 0.0)
-
-
-def _ball_level(a: np.ndarray, radius: float) -> float:
-    """The soft-threshold level that projects |v| = ``a`` onto the ℓ1 ball (Duchi et al., 2008)."""
-    if a.sum() <= radius:
-        return 0.0
-    u = np.sort(a)[::-1]
-    css = np.cumsum(u)
-    rho = np.flatnonzero(u > (css - radius) / np.arange(1, len(u) + 1))[-1]
-    return (css[rho] - radius) / (rho + 1)
-
-
 def relaxation(X: np.ndarray, y: np.ndarray, groups: list[np.ndarray], intercept: tuple[float, float],
-               total: float | None = None, iterations: int = 4000, seconds: float = 60.0,
-               tol: float = 1e-4) -> tuple[float, float]:
+               size: int, iterations: int = 4000, seconds: float = 60.0) -> tuple[float, float]:
     """(loss reached, Frank-Wolfe lower bound) of the least mean logistic loss over an intercept
-    in ``intercept`` and, per group of columns, points with Σ|δ| ≤ RADIUS, and Σ over all groups
-    ≤ ``total`` (None: no such limit)."""
+    in ``intercept`` and, per group of columns (one term's cuts), points with Σ|δ| ≤ RADIUS, at
+    most ``size`` terms in all: the solver's own first-order solve
+    (:func:`riskformula.solver.relaxation.first_order_cut`) on that problem."""
     cols = np.concatenate(groups)
-    A = np.column_stack([np.ones(len(y)), X[:, cols]])
-    s = 2.0 * y - 1.0
-    n = len(y)
-    group_of = np.concatenate([np.full(len(g), k) for k, g in enumerate(groups)])
-    lip = 0.25 * np.linalg.norm(A, 2) ** 2 / n
-
-    def loss_grad(w):
-        z = s * (A @ w)
-        return np.logaddexp(0.0, -z).mean(), A.T @ (-s / (1.0 + np.exp(z))) / n
-
-    def project(w):
-        # each group's own level, then (for the total) a common level: the larger one applies
-        out = np.empty_like(w)
-        out[0] = np.clip(w[0], *intercept)
-        a = np.abs(w[1:])
-        own = np.array([_ball_level(a[group_of == k], RADIUS) for k in range(len(groups))])
-        theta = own[group_of]
-        if total is not None and _shrink(a, theta).sum() > total:
-            lo, hi = 0.0, float(a.max())
-            for _ in range(50):
-                mid = 0.5 * (lo + hi)
-                lo, hi = (mid, hi) if _shrink(a, np.maximum(own, mid)[group_of]).sum() > total else (lo, mid)
-            theta = np.maximum(own, hi)[group_of]
-        out[1:] = np.sign(w[1:]) * _shrink(a, theta)
-        return out
-
-    def frank_wolfe(w, f, g):  # f + min over the feasible set of g·(v − w): below the minimum
-        lin = g[0] * (intercept[1] if g[0] < 0 else intercept[0])
-        per = np.array([RADIUS * np.abs(g[1:][group_of == k]).max() for k in range(len(groups))])
-        k = len(groups) if total is None else int(total // RADIUS)
-        return f + lin - np.sort(per)[::-1][:k].sum() - g @ w
-
-    w = np.zeros(A.shape[1])
-    v, t = w.copy(), 1.0
-    best, bound = np.inf, -np.inf
-    end = time.perf_counter() + seconds
-    for _ in range(iterations):
-        f, g = loss_grad(v)
-        w_new = project(v - g / lip)
-        t_new = 0.5 * (1 + np.sqrt(1 + 4 * t * t))
-        v = w_new + ((t - 1) / t_new) * (w_new - w)
-        w, t = w_new, t_new
-        fw, gw = loss_grad(w)
-        best = min(best, fw)
-        bound = max(bound, frank_wolfe(w, fw, gw))
-        if best - bound <= tol * best or time.perf_counter() > end:
-            break
-    return best, bound
+    ends = np.cumsum([0] + [len(g) for g in groups])
+    terms = [SizeGroup(tuple(range(a, b)), max_used=1) for a, b in zip(ends[:-1], ends[1:])]
+    p = RiskProblem(LogisticLoss(X[:, cols], y), np.full(len(cols), -RADIUS), np.full(len(cols), RADIUS),
+                    max_size=size, groups=terms, intercept_bounds=intercept)
+    cut = first_order_cut(p, max_iterations=iterations, rel_tol=1e-4, deadline=time.perf_counter() + seconds)
+    return cut.value, cut.bound
 
 
 def study(grid: int | None, supports: int, time_limit: float, seed: int) -> list[dict]:
@@ -135,13 +81,13 @@ def study(grid: int | None, supports: int, time_limit: float, seed: int) -> list
     loss = m.loss
 
     t0 = time.perf_counter()
-    root, root_bound = relaxation(X, y, groups, intercept, total=SIZE * RADIUS, iterations=100_000, seconds=300)
+    root, root_bound = relaxation(X, y, groups, intercept, SIZE, iterations=100_000, seconds=300)
     root_time = time.perf_counter() - t0
-    own, own_bound = relaxation(X, y, [groups[k] for k in used], intercept)
+    own, own_bound = relaxation(X, y, [groups[k] for k in used], intercept, SIZE)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     values = np.array([relaxation(X, y, [groups[k] for k in rng.choice(len(terms), SIZE, replace=False)],
-                                  intercept)[0] for _ in range(supports)])
+                                  intercept, SIZE)[0] for _ in range(supports)])
     least = min(own, values.min())
     share = float(np.mean(values < 0.8 * loss))
     return [

@@ -16,6 +16,7 @@ import riskformula as rf
 from riskformula.problem import LogisticLoss, RiskProblem, SizeGroup
 from riskformula.solver import branch_and_cut as bc
 from riskformula.solver.relaxation import RelaxedPoints, first_order_cut
+from test_thresholds import brute_two_thresholds  # points −2…2, intercept −10…10, c0 1e-6
 
 # two one-of groups (threshold-like), then two columns of their own; asymmetric and one-signed bounds
 LOWER = np.array([-3.0, -3.0, -3.0, 0.0, -2.0, -5.0, -1.0])
@@ -125,31 +126,6 @@ def test_a_known_bound_above_the_loss_reached_stops_it(problem):
 
 # --- in the search: Kelley's cuts stopped after two rounds, the first-order cut lifts the root ----
 
-def _mean_loss(s, y):
-    return (np.logaddexp(0, -s) * y[:, None] + np.logaddexp(0, s) * (1 - y[:, None])).mean(axis=0)
-
-
-def _brute(df, lo, hi, c0, b_range):
-    """min over one cut (or none) per predictor, its points in [lo − hi, hi − lo], the intercept in
-    ``b_range``, of loss + c0 · (cuts used)."""
-    y = df.y.to_numpy()
-    B = np.arange(b_range[0], b_range[1] + 1, dtype=float)
-    w = np.arange(lo - hi, hi - lo + 1, dtype=float)
-
-    def columns(x):
-        v = np.unique(x)
-        return [None] + [(x <= c).astype(float) for c in (v[:-1] + v[1:]) / 2]
-
-    best = np.inf
-    for a in columns(df.x1.to_numpy()):
-        for b in columns(df.x2.to_numpy()):
-            for w1 in (w if a is not None else [0.0]):
-                for w2 in (w if b is not None else [0.0]):
-                    s = (w1 * a if a is not None else 0.0) + (w2 * b if b is not None else 0.0) + np.zeros(len(y))
-                    best = min(best, _mean_loss(s[:, None] + B[None, :], y).min() + c0 * np.count_nonzero([w1, w2]))
-    return best
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_it_lifts_an_early_root_and_keeps_the_bound_below_the_optimum(seed, monkeypatch):
     rng = np.random.default_rng(seed)
@@ -158,7 +134,7 @@ def test_it_lifts_an_early_root_and_keeps_the_bound_below_the_optimum(seed, monk
     eta = 3.0 * ((X[:, 0] > 3) - 0.5) + 3.0 * ((X[:, 1] > 2) - 0.5) + rng.normal(size=n)
     df = pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": (eta > 0).astype(int)})
     kw = dict(coef_range=(-2, 2), intercept_range=(-10, 10), c0=1e-6, time_limit=30)
-    best = _brute(df, -2, 2, 1e-6, (-10, 10))
+    best = brute_two_thresholds(df.x1.to_numpy(), df.x2.to_numpy(), df.y.to_numpy())
     formula = "y ~ threshold(x1) + threshold(x2)"
     # Kelley's cuts stopped after two rounds, as the budget stops them on thousands of cut columns
     monkeypatch.setattr(bc.BranchAndCut, "_root_cutting_planes",

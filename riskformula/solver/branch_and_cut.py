@@ -529,7 +529,7 @@ class BranchAndCut:
         bound = -math.inf
         mix = 0.5
         stall = 0
-        budget = 0.25 * self.time_limit if self.root_budget is None else self.root_budget
+        budget = self._root_time()
         history = []
         for it in range(max_rounds):
             status, obj, x = lp.solve(self._left())
@@ -581,6 +581,10 @@ class BranchAndCut:
         self.root_relaxation_gap = (center_val - bound) / max(abs(center_val), 1e-12) if center is not None else math.inf
         return bound, iterates
 
+    def _root_time(self) -> float:
+        """Seconds the root's cutting planes may take: :attr:`root_budget`, else a quarter of the time limit."""
+        return 0.25 * self.time_limit if self.root_budget is None else self.root_budget
+
     def _first_order_root(self, bound: float) -> float:
         """When Kelley's cuts stalled on threshold terms (their bound below half of their best
         relaxed point), one cut at a near-minimiser of the relaxation found by a first-order method
@@ -593,7 +597,7 @@ class BranchAndCut:
             # D'Ambrosio (2025) their bound ends within 1-13 % of their best relaxed point, and a
             # first-order solve rarely beats it in its 3 s; on the designs above it ends at 0
             return -math.inf
-        budget = 0.25 * self.time_limit if self.root_budget is None else self.root_budget
+        budget = self._root_time()
         # precision beyond a hundredth of the gap to the incumbent would not show in the certificate
         enough = 0.01 * (self.upper - bound) if math.isfinite(self.upper) else 0.0
         cut = first_order_cut(p, abs_tol=enough, deadline=time.perf_counter() + 0.2 * budget, known_bound=bound)
