@@ -90,7 +90,7 @@ def sequential_rounding(problem: RiskProblem, lam: np.ndarray, alpha: np.ndarray
         # a term rounded to 0 no longer pays its penalty
         base_pen = problem.c0 @ (lam[1:] != 0)
         drops = (cc > 0) & (new_vals == 0)
-        sizes = base_pen - np.where(drops, problem.c0[np.maximum(cc - 1, 0)], 0.0)
+        sizes = base_pen - np.where(drops, np.concatenate(([0.0], problem.c0))[cc], 0.0)  # c0 of column cc
         k = int(np.argmin(problem.loss.value_from_scores(S) + sizes))
         j = int(cc[k])
         s = S[:, k]
