@@ -157,3 +157,14 @@ def test_readme_quick_start_certifies_the_worked_example(capsys):
     example = readme.split("## A worked example")[1]
     card = example[example.index("term "):example.index("score = sum of points")].splitlines()[2:]
     assert card and all(line.strip() in out for line in card)
+
+
+@pytest.mark.parametrize("quoted", ['Q("age years")', "Q('age years')", "Q( 'age years' )"])
+@pytest.mark.parametrize("call", ["threshold({}, grid=4)", "cut({}, [40, 60])"])
+def test_quoted_names_in_threshold_and_cut(df, quoted, call):
+    # formulaic cannot evaluate Q() inside a stateful transform; the name is read as backticks
+    spaced = df.rename(columns={"age": "age years"})
+    a = rf.risk_score(f"y ~ {call.format(quoted)} + male", spaced, **S)
+    b = rf.risk_score(f"y ~ {call.format('`age years`')} + male", spaced, **S)
+    assert a.objective == b.objective and list(a.coef.index) == list(b.coef.index)
+    assert np.array_equal(a.predict(spaced), rf.from_json(a.to_json()).predict(spaced))

@@ -17,6 +17,8 @@ from formulaic.errors import FormulaicError
 from ..errors import FormulaError
 
 _DOT = re.compile(r"(?<![\w.])threshold\(\s*\.\s*(?=[,)])")
+#: ``threshold(Q("age years")`` or ``cut(Q('age years')``: a quoted name as the first argument
+_QUOTED_ARG = re.compile(r"""(?<![\w.])(threshold|cut)\(\s*Q\(\s*(['"])([^`'"]*?)\2\s*\)""")
 
 
 def _quoted(name: str) -> str:
@@ -56,7 +58,8 @@ def _formula_variables(formula: str, columns: list) -> tuple[list, set]:
 
 
 def expand_threshold_dot(lhs: str, rhs: str, data: pd.DataFrame) -> str:
-    """``rhs`` with ``threshold(.)`` written out for ``data``; other formulas unchanged.
+    """``rhs`` with ``threshold(.)`` written out for ``data``, and ``Q("name")`` as the variable of
+    ``threshold()`` or ``cut()`` written ```name```; other formulas unchanged.
 
     ``threshold(.)`` covers the columns ``.`` would (every column except the outcome and the
     variables the formula names elsewhere; ``- x`` removes ``x``): each numeric column with more
@@ -72,6 +75,9 @@ def expand_threshold_dot(lhs: str, rhs: str, data: pd.DataFrame) -> str:
     >>> expand_threshold_dot("y", "threshold(., grid=10) - bmi", df)
     'threshold(age, grid=10) + male - bmi'
     """
+    # formulaic evaluates Q() without its data when Q() is the argument of a stateful transform
+    # such as threshold(), so the quoted name is written in backticks, which it reads everywhere
+    rhs = _QUOTED_ARG.sub(lambda m: f"{m[1]}(`{m[3]}`", rhs)
     hits = list(_DOT.finditer(rhs))
     if not hits:
         return rhs
