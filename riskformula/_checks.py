@@ -68,8 +68,14 @@ def check_coef_bounds(coef_range, terms) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
-def check_weights(weights, data: pd.DataFrame) -> np.ndarray | None:
-    """Sample weights from a column name or an array of len(data); finite and non-negative."""
+def check_weights(weights, data: pd.DataFrame, na_action: str | None = None) -> pd.Series | None:
+    """Sample weights as a float Series indexed like ``data``; finite and non-negative.
+
+    ``weights`` is a column name, a pandas Series (matched to the rows by index label, as pandas
+    matches columns) or one value per row in row order.  A missing weight is an error, except
+    with ``na_action="drop"``: it stays NaN and its row is dropped like any incomplete row.
+    ``na_action=None`` is for callers without that option (the error then does not offer it).
+    """
     if weights is None:
         return None
     if isinstance(weights, str):
@@ -77,19 +83,49 @@ def check_weights(weights, data: pd.DataFrame) -> np.ndarray | None:
             raise SettingsError(f"`weights={weights!r}` is not a column of `data`; pass a column name or "
                                 f"one weight per row. Columns: {list(data.columns)[:20]}.")
         w = data[weights]
+    elif isinstance(weights, pd.Series):
+        w = _by_label(weights, data.index)
     else:
-        w = pd.Series(np.asarray(weights), index=data.index) if len(np.asarray(weights)) == len(data) else None
-        if w is None:
-            raise SettingsError(f"`weights` must have one value per row of `data` ({len(data)}); got {len(np.asarray(weights))}.")
+        values = np.asarray(weights)
+        if values.ndim != 1 or len(values) != len(data):
+            raise SettingsError(f"`weights` must have one value per row of `data` ({len(data)}); "
+                                f"got shape {values.shape}.")
+        w = pd.Series(values, index=data.index)
     try:
         w = w.astype(float)
     except (TypeError, ValueError):
         raise DataError("`weights` must be numbers.") from None
-    if w.isna().any() or not np.isfinite(w.to_numpy()).all() or (w < 0).any():
-        raise DataError("`weights` must be finite and non-negative (no missing values).")
-    if float(w.sum()) <= 0:
+    missing = w.isna()
+    if missing.any() and na_action != "drop":
+        labels = list(w.index[missing][:5])
+        more = ", ..." if missing.sum() > 5 else ""
+        fix = ("Pass na_action='drop' to fit without those rows (reported in the summary), or fill them in."
+               if na_action is not None else "Fill them in or drop those rows.")
+        raise DataError(f"`weights` has {int(missing.sum())} missing value(s), in the row(s) labelled "
+                        f"{', '.join(map(repr, labels))}{more}. {fix}")
+    given = w[~missing]
+    if not np.isfinite(given.to_numpy()).all() or (given < 0).any():
+        raise DataError("`weights` must be finite and non-negative.")
+    if float(given.sum()) <= 0:
         raise DataError("`weights` sum to zero; at least one row needs a positive weight.")
     return w
+
+
+def _by_label(weights: pd.Series, index: pd.Index) -> pd.Series:
+    """``weights`` reordered by label to the rows ``index`` names: taken by position, a Series
+    with the same labels in another order (e.g. after a sort) would weight the wrong rows."""
+    if weights.index.equals(index):
+        return weights
+    if (len(weights) == len(index) and weights.index.is_unique and index.is_unique
+            and weights.index.isin(index).all()):
+        return weights.reindex(index)
+    strangers = weights.index[~weights.index.isin(index)]
+    detail = (f"{len(strangers)} of its labels are not in data.index (e.g. {list(strangers[:3])})" if len(strangers)
+              else f"it has {len(weights)} value(s) for {len(index)} row(s)" if len(weights) != len(index)
+              else "its index or data.index has duplicated labels")
+    raise DataError(f"`weights` is a pandas Series whose index does not match the rows of `data`: {detail}. "
+                    "A Series is matched to rows by index label; align it first (weights.reindex(data.index)), "
+                    "or pass weights.to_numpy() to use its values in row order.")
 
 
 #: the score scales ``scale="fit"`` searches: a geometric-like grid (steps of 1.25 to 1.5) from 0.5

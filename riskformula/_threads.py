@@ -14,6 +14,9 @@ import functools
 
 from threadpoolctl import threadpool_limits
 
+from ._checks import check_int
+from .errors import SettingsError
+
 
 def one_blas_thread(func):
     """Run ``func`` with the BLAS libraries numpy and scipy loaded limited to one thread (restored after)."""
@@ -22,3 +25,16 @@ def one_blas_thread(func):
         with threadpool_limits(limits=1, user_api="blas"):
             return func(*args, **kwargs)
     return wrapper
+
+
+def check_n_jobs(n_jobs, allow_none: bool = False):
+    """``n_jobs`` as a number of processes, with joblib's convention for negative values (users
+    of scikit-learn type ``n_jobs=-1``): -1 is every CPU, -2 all but one, and so on, at least 1."""
+    n = check_int("n_jobs", n_jobs, allow_none=allow_none)
+    if n is None or n > 0:
+        return n
+    if n == 0:
+        raise SettingsError("`n_jobs` must be a number of processes (1, 2, ...), or negative to count back "
+                            "from the number of CPUs (-1: all of them, -2: all but one); got 0.")
+    from joblib import cpu_count  # the CPUs this process may use (affinity, container limits)
+    return max(cpu_count() + 1 + n, 1)

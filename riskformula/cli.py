@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 from .datasets import _AVAILABLE, load_dataset
-from .errors import RiskFormulaError
+from .errors import DataError, RiskFormulaError, SettingsError
 
 
 def _read(path: str) -> pd.DataFrame:
@@ -17,10 +18,30 @@ def _read(path: str) -> pd.DataFrame:
         return load_dataset(path)
     p = Path(path)
     if not p.exists():
-        raise RiskFormulaError(f"no file {path!r} (and no bundled data set of that name: {sorted(_AVAILABLE)}).")
-    if p.suffix.lower() in (".parquet", ".pq"):
-        return pd.read_parquet(p)
-    return pd.read_csv(p)
+        raise DataError(f"no file {path!r} (and no bundled data set of that name: {sorted(_AVAILABLE)}).")
+    if p.is_dir():
+        raise DataError(f"--data {path!r} is a folder; give a CSV or Parquet file in it.")
+    parquet = p.suffix.lower() in (".parquet", ".pq")
+    try:
+        return pd.read_parquet(p) if parquet else pd.read_csv(p)
+    except (OSError, ValueError, ImportError) as e:
+        # pandas' ParserError, EmptyDataError and UnicodeDecodeError are all ValueErrors; a bad
+        # Parquet file raises pyarrow's ArrowInvalid (a ValueError) and a missing engine ImportError.
+        kind = "Parquet" if parquet else "CSV (comma-separated, UTF-8)"
+        raise DataError(f"could not read --data {path!r} as {kind}: {type(e).__name__}: {e}") from None
+
+
+def _check_output(path: str, option: str) -> None:
+    """Refuse an output file that cannot be written before the fit runs, so that no model is lost."""
+    p = Path(path)
+    if p.is_dir():
+        raise SettingsError(f"{option} {path!r} is a folder; give a file name such as {str(p / 'model.json')!r}.")
+    folder = p.parent
+    if not folder.is_dir():
+        raise SettingsError(f"{option} {path!r}: the folder {str(folder)!r} does not exist; create it first "
+                            "or choose another path.")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise SettingsError(f"{option} {path!r}: no permission to write there; choose another path.")
 
 
 def _scale(text: str):
@@ -59,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="a real-valued intercept (default: with a fitted scale, unless a constraint bounds "
                           "a risk); --no-real-intercept keeps whole points")
     fit.add_argument("--n-jobs", type=int, default=1, metavar="N",
-                     help="processes for the tree search (default 1)")
+                     help="processes for the tree search (default 1; -1: every CPU, -2: all but one)")
     fit.add_argument("--objective", choices=("logistic", "net_benefit"), default="logistic",
                      help="logistic loss (default) or net benefit over decision thresholds (Chi & Birbil, 2026)")
     fit.add_argument("--decision-thresholds", type=float, nargs="+", metavar="P",
@@ -79,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .fit import risk_score
     try:
+        if args.json:
+            _check_output(args.json, "--json")
         data = _read(args.data)
         model = risk_score(args.formula, data, max_size=args.max_size, coef_range=tuple(args.coef_range),
                            c0=args.c0, time_limit=args.time_limit, gap_tolerance=args.gap_tolerance,
@@ -92,7 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(model.summary().render(args.format))
     if args.json:
-        Path(args.json).write_text(model.to_json())
+        try:
+            Path(args.json).write_text(model.to_json())
+        except OSError as e:  # e.g. a full disk: checked paths can still fail to write
+            print(f"riskformula: error: could not save the model to {args.json!r}: {e}", file=sys.stderr)
+            return 1
     return 0
 
 

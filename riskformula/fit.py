@@ -17,7 +17,7 @@ import pandas as pd
 
 from . import _checks as v
 from . import _progress
-from ._threads import one_blas_thread
+from ._threads import check_n_jobs, one_blas_thread
 from .design import build_design
 from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
 from .model import FitSettings, RiskScore
@@ -94,7 +94,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         0 turns it off.
     node_limit : optional cap on branch-and-bound nodes.
     n_jobs : processes for the tree search (joblib's loky backend, so scripts need no
-        ``if __name__ == "__main__"`` guard); 1 (default) searches in this process.  The root runs
+        ``if __name__ == "__main__"`` guard); 1 (default) searches in this process; negative
+        values count back from the number of CPUs as in joblib (-1: all, -2: all but one).  The root runs
         here, then the open nodes are shared out in rounds of a fixed number of nodes per process,
         so a search that ends by its tolerances or ``node_limit`` returns the same model for the same
         call every time (a ``time_limit`` stops it wherever it is, on one process or several).
@@ -173,7 +174,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     2.0
     """
     started = time.perf_counter()  # the time limit covers the setup too, not only the search
-    n_jobs = v.check_int("n_jobs", n_jobs, minimum=1)
+    n_jobs = check_n_jobs(n_jobs)
     if objective == "net_benefit":
         if n_jobs != 1:
             raise SettingsError("`n_jobs` applies to the logistic fit's tree search; the net-benefit fit's "
@@ -235,10 +236,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         design = patterns.design
     else:
         design = build_design(formula, data, na_action=na_action, event=event, context=context,
-                              prune_cuts=not exact_cuts)
-        w = v.check_weights(weights, data)
-        if w is not None:
-            design = design.with_weights(w.loc[design.index].to_numpy())
+                              prune_cuts=not exact_cuts, weights=weights)
     design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=not exact_cuts)
     spec = design.spec
     loss = two_class_loss(design, positive_weight).with_real_intercept(real_intercept)

@@ -18,6 +18,7 @@ import pandas as pd
 
 from . import _progress
 from . import _checks as v
+from ._threads import check_n_jobs
 from .errors import CalibrationWarning, DataError, OptimalityGapWarning, SettingsError
 from .fit import risk_score
 from .design import build_design
@@ -147,7 +148,8 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     seed : seed of the fold assignment.
     n_jobs : worker processes (joblib's loky backend, safe in scripts without a
         ``__main__`` guard, notebooks and interactive sessions); by default
-        ``min(folds, os.cpu_count())``. 1 fits in this process. The results do not depend on it.
+        ``min(folds, os.cpu_count())``. 1 fits in this process; negative values count back from
+        the number of CPUs as in joblib (-1: all, -2: all but one). The results do not depend on it.
     progress : show a progress bar (tqdm, on stderr) that advances as folds finish. ``None``
         (default): only in interactive sessions (a terminal, IPython or Jupyter); ``True``:
         always; ``False``: never. The fold fits print no status lines of their own.
@@ -166,14 +168,15 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     """
     folds = v.check_int("folds", folds, minimum=2)
     seed = v.check_int("seed", seed, minimum=0)
-    n_jobs = v.check_int("n_jobs", n_jobs, minimum=1, allow_none=True)
+    n_jobs = check_n_jobs(n_jobs, allow_none=True)
     progress = _progress.resolve(progress)
     _check_fit_args(fit_args, ())
     if isinstance(data, pd.DataFrame) and not data.index.is_unique:
         raise DataError("`data` has a duplicated index, so fold rows cannot be selected by label; "
                         "call data.reset_index(drop=True) first.")
     design = build_design(formula, data, na_action=fit_args.get("na_action", "raise"),
-                          event=fit_args.get("event"), context=fit_args.get("context"))
+                          event=fit_args.get("event"), context=fit_args.get("context"),
+                          weights=fit_args.get("weights"))
     y = design.y
     smaller = int(min(y.sum(), len(y) - y.sum()))
     if folds > smaller:

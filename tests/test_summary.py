@@ -88,7 +88,7 @@ def test_print_shows_card_table_and_one_certificate_line(m, capsys):
     for s in attainable(m):
         risk = 1 / (1 + math.exp(-(m.intercept + s)))
         assert re.search(rf"^{s:d}\s+{re.escape(pct(risk))}\s*$", out, re.M), (s, out)
-    assert f"exp(-({m.intercept:+d} + score))" in out
+    assert ("exp(-score))" if m.intercept == 0 else f"exp(-({m.intercept:+d} + score))") in out
     cert = [line for line in out.splitlines() if "lower bound" in line.lower()]
     assert len(cert) == 1 and cert[0].startswith("Certificate: optimal")
     assert f"{m.objective:.6g}" in cert[0] and f"{m.lower_bound:.6g}" in cert[0]

@@ -33,6 +33,7 @@ import pandas as pd
 
 from ..design import DesignMatrix
 from ..design.formula import _event_of, build_design, split_formula
+from ..design.spec import plain_dtype as _plain_dtype, plain_strings
 from ..errors import DataError, FormulaError, SettingsError
 from ..thresholds import FORMULA_FUNCTIONS, PROBE, first_argument
 from ..thresholds import threshold as _base_threshold
@@ -77,24 +78,6 @@ def tree_reduce(ddf, chunk, combine, *args, split_every: int = SPLIT_EVERY):
         level = [dask.delayed(combine)(level[i:i + split_every]) for i in range(0, len(level), split_every)]
         if len(level) == 1:
             return dask.compute(level[0])[0]
-
-
-def plain_strings(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with pandas' nullable ``string`` columns as object columns.
-
-    dask reads text as the nullable ``string`` dtype, which formulaic does not encode as
-    categorical; the same data in pandas (``object`` or ``str``) would be.  Other columns,
-    and the caller's frame, are untouched.
-    """
-    cols = [c for c, t in frame.dtypes.items()
-            if isinstance(t, pd.StringDtype) and t.na_value is pd.NA]
-    if not cols:
-        return frame
-    return frame.astype({c: object for c in cols})
-
-
-def _plain_dtype(dtype):
-    return object if isinstance(dtype, pd.StringDtype) and dtype.na_value is pd.NA else dtype
 
 
 # --------------------------------------------------------------------------------------
@@ -338,8 +321,11 @@ def _weights_of(part: pd.DataFrame, name: str) -> np.ndarray:
         w = part[name].astype(float)
     except (TypeError, ValueError):
         raise DataError("`weights` must be numbers.") from None
-    if w.isna().any() or not np.isfinite(w.to_numpy()).all() or (w < 0).any():
-        raise DataError("`weights` must be finite and non-negative (no missing values).")
+    if w.isna().any():
+        raise DataError(f"`weights` has {int(w.isna().sum())} missing value(s) in a partition; fill them in "
+                        "(a dask fit does not drop rows for a missing weight).")
+    if not np.isfinite(w.to_numpy()).all() or (w < 0).any():
+        raise DataError("`weights` must be finite and non-negative.")  # as riskformula._checks.check_weights
     return w.to_numpy()
 
 

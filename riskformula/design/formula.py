@@ -16,10 +16,12 @@ import pandas as pd
 from formulaic import model_matrix
 from formulaic.errors import FormulaicError
 
+from .._checks import check_weights
 from ..errors import DataError, FormulaError, SettingsError
-from ..thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, threshold_terms
+from ..thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, first_argument, threshold_terms
+from ..thresholds.expansion import formula_variables  # reads a formula's variables
 from .matrix import DesignMatrix
-from .spec import DesignSpec, check_finite, check_frame, drop_intercept
+from .spec import DesignSpec, check_finite, check_frame, drop_intercept, plain_strings
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
 _IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
@@ -69,6 +71,10 @@ def _event_of(raw: pd.Series, name: str, event) -> object:
         shown = ", ".join(repr(v) for v in levels[:6])
         raise DataError(f"the outcome `{name}` must have two levels; it has {len(levels)} ({shown}...). "
                         f"Write a two-level outcome in the formula, e.g. {name} == {_q(levels[0])} ~ ...")
+    if isinstance(event, str) and event not in set(levels):
+        # the command line (and a config file) can only give text: "2" means the level 2
+        same = [v for v in levels if str(v) == event]
+        event = same[0] if len(same) == 1 else event
     if event is not None and event not in set(levels):
         raise DataError(f"`event={event!r}` is not a level of the outcome `{name}`; its levels are "
                         f"{', '.join(sorted(map(repr, levels)))}.")
@@ -85,11 +91,39 @@ def _event_of(raw: pd.Series, name: str, event) -> object:
                     f"event with `event=...` or in the formula, e.g. {name} == {_q(sorted(levels, key=str)[-1])} ~ ...")
 
 
+def _check_columns(lhs: str, rhs: str, data: pd.DataFrame, dot: bool) -> None:
+    """Refuse the columns of ``data`` the formula uses (by name or through ``.``) that formulaic
+    cannot use, before it fails on them deep inside: names that are not strings, and dates or
+    durations as plain terms or thresholds (their raw numbers are nanoseconds).  The formula is
+    only parsed here; unused columns are ignored.  ``dot``: the user's formula has a ``.``
+    (``threshold(.)`` is written out in ``rhs`` by now)."""
+    try:
+        lone, used = formula_variables(f"{lhs} ~ {rhs}", [str(c) for c in data.columns])
+    except FormulaError:  # building the design reports it, with the columns available
+        return
+    # `.` lists every column: formulaic fails on a name that is not a string even if removed, and
+    # threshold(.) would leave it out without a word
+    odd = [c for c in data.columns if not isinstance(c, str) and (dot or str(c) in used)]
+    if odd:
+        raise DataError(f"`data` has column names that are not strings, which a formula cannot use: {odd}. "
+                        "Name the columns with strings first, e.g. df.columns = df.columns.astype(str).")
+    direct = set(lone) | {first_argument(rhs[m.start():]).strip("`")
+                          for m in re.finditer(r"(?<![\w.])(?:threshold|cut)\(", rhs)}
+    dates = [c for c in data.columns if c in direct and (pd.api.types.is_datetime64_any_dtype(data[c])
+                                                         or pd.api.types.is_timedelta64_dtype(data[c]))]
+    if dates:
+        raise DataError(f"the column(s) {dates} hold dates or durations, which a risk score cannot use as they are. "
+                        "Convert them to numbers first (a date to a year with df[col].dt.year or to days since a start "
+                        "with (df[col] - start).dt.days; a duration to days with df[col].dt.days), or leave them out "
+                        f"of the formula (with `.`, write `. - {dates[0]}`).")
+
+
 def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", event=None,
                  context: dict | None = None, prune_cuts: bool = True,
-                 check_values: bool = True) -> DesignMatrix:
+                 check_values: bool = True, weights=None) -> DesignMatrix:
     """Build the training :class:`DesignMatrix` (and its :class:`DesignSpec`) of ``formula`` on
-    ``data`` (never modifying ``data``).
+    ``data`` (never modifying ``data``), with the sample ``weights`` of its rows (see
+    :func:`~riskformula._checks.check_weights`; ``na_action="drop"`` also drops rows without one).
 
     With ``threshold()`` terms the formula is evaluated twice: a cheap first pass finds the
     variables, missing values and the outcome; the second builds the candidate cuts, knowing the
@@ -100,6 +134,8 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     check_frame(data)
     if na_action not in ("raise", "drop"):
         raise SettingsError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
+    w = check_weights(weights, data, na_action)
+    data = plain_strings(data)  # text is categorical whatever its dtype (a copy if converted)
     lhs, rhs = split_formula(formula)
     if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
         raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
@@ -110,8 +146,10 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
         lhs = f"I({lhs})"
     if bare and lhs.strip("` ") != m.group(1):
         lhs = m.group(1)
+    dot = re.search(r"(?<![\w.])\.(?![\w.])", rhs) is not None
     rhs = expand_threshold_dot(lhs, rhs, data)
     full = f"{lhs} ~ {rhs}"
+    _check_columns(lhs, rhs, data, dot)
 
     # threshold()/cut() are formula functions; the user's own names win if they clash
     context = {**FORMULA_FUNCTIONS, **(context or {})}
@@ -136,14 +174,18 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     na_counts = {v: int(data[v].isna().sum()) for v in used if data[v].isna().any()}
     dropped_index: list = []
     frame = data
-    if na_counts:
+    # check_weights left missing weights only with na_action="drop": those rows are incomplete too
+    no_weight = w.isna() if w is not None else pd.Series(False, index=data.index)
+    if na_counts or no_weight.any():
         if na_action == "raise":
             raise DataError(f"missing values in the column(s) the formula uses: {na_counts} (column: count). "
                             "Pass na_action='drop' to fit on complete rows (reported in the summary), "
                             "or impute them first.")
-        keep = ~data[used].isna().any(axis=1)
+        keep = ~(data[used].isna().any(axis=1) | no_weight)
         dropped_index = list(data.index[~keep])
         frame = data.loc[keep]
+        if w is not None:
+            w = w[keep]
         if len(frame) == 0:
             raise DataError("no complete rows remain after dropping missing values.")
         mm = materialize(frame)
@@ -180,4 +222,5 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
                       columns=columns, labels=labels, column_terms=column_terms, variables=used,
                       outcome=outcome_name, event=ev, levels=tuple(pd.unique(pd.Series(raw))),
                       thresholds=thresholds, context=context)
-    return DesignMatrix(spec=spec, X=X, y=y, index=frame.index, dropped_index=tuple(dropped_index))
+    return DesignMatrix(spec=spec, X=X, y=y, index=frame.index, dropped_index=tuple(dropped_index),
+                        weights=None if w is None else w.to_numpy())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -39,10 +39,6 @@ class DesignMatrix:
     def dropped(self) -> int:
         """Number of rows dropped for missing values."""
         return len(self.dropped_index)
-
-    def with_weights(self, weights) -> "DesignMatrix":
-        """A copy with sample weights (one per row used, or None)."""
-        return replace(self, weights=None if weights is None else np.asarray(weights, float))
 
     # shortcuts to the spec, for code that holds a training design
     @property

@@ -112,7 +112,7 @@ class DesignSpec:
         with warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
             try:
-                mm = self.model_spec.get_model_matrix(data, context={**FORMULA_FUNCTIONS, **self.context})
+                mm = self.model_spec.get_model_matrix(plain_strings(data), context={**FORMULA_FUNCTIONS, **self.context})
             except DataMismatchWarning as e:
                 seen = re.search(r"\{.*\}", str(e))
                 seen = re.sub(r"np\.\w+\((.*?)\)", r"\1", seen.group(0) if seen else str(e))
@@ -134,7 +134,7 @@ class DesignSpec:
             raw = data[self.outcome]
         else:
             raw = pd.DataFrame(self.lhs_model_spec.get_model_matrix(
-                data, context={**FORMULA_FUNCTIONS, **self.context})).iloc[:, 0]
+                plain_strings(data), context={**FORMULA_FUNCTIONS, **self.context})).iloc[:, 0]
         if raw.isna().any():
             raise DataError(f"the outcome `{self.outcome}` has {int(raw.isna().sum())} missing value(s) in these data.")
         unknown = set(pd.unique(raw)) - set(self.levels)
@@ -155,6 +155,25 @@ def check_frame(data, what: str = "fit", name: str = "data") -> None:
                         "Wrap arrays with pd.DataFrame(...) and name the columns.")
     if len(data) == 0:
         raise DataError(f"`{name}` has no rows; there is nothing to {what}.")
+    dup = list(data.columns[data.columns.duplicated()].unique())
+    if dup:
+        # data[name] would be a frame, and a formula could not say which column it means
+        raise DataError(f"`{name}` has more than one column named {', '.join(map(repr, dup))}; a formula cannot "
+                        "tell them apart. Rename or drop the extra copies first.")
+
+
+def plain_dtype(dtype):
+    """``object`` for pandas' nullable ``string`` dtypes (``"string"``, ``"string[pyarrow]"``), which
+    formulaic encodes as text values rather than as categories; any other dtype unchanged."""
+    return object if isinstance(dtype, pd.StringDtype) and dtype.na_value is pd.NA else dtype
+
+
+def plain_strings(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with pandas' nullable ``string`` columns as object columns, so that text is
+    categorical whatever its dtype (``df.convert_dtypes()``, dask's text), at fit and at predict
+    alike.  Other columns, and the caller's frame, are untouched (a copy is made if needed)."""
+    cols = {c: object for c, t in frame.dtypes.items() if plain_dtype(t) is not t}
+    return frame.astype(cols) if cols else frame
 
 
 def drop_intercept(mm) -> pd.DataFrame:

@@ -241,11 +241,9 @@ class Setup:
 def prepare(formula, data, *, na_action="raise", event=None, context=None, weights=None, coef_range=(-5, 5),
             constraints=(), factors_as_one=False, c0=0.0, max_size=5, min_size=0) -> Setup:
     """Design and problem of a net-benefit fit (also used by the tests to reach the exact model)."""
-    design = build_design(formula, data, na_action=na_action, event=event, context=context, prune_cuts=True)
-    w = v.check_weights(weights, data)
-    if w is not None:
-        w = w.loc[design.index].to_numpy()
-        design = design.with_weights(w)
+    design = build_design(formula, data, na_action=na_action, event=event, context=context, prune_cuts=True,
+                          weights=weights)
+    w = design.weights
     # moving a cut across rows of one outcome moves their net benefit one way: ends suffice
     design, candidates, lower, upper = design_bounds(design, coef_range, min_size)
     spec = design.spec

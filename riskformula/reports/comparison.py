@@ -171,6 +171,9 @@ def _labels(models, names) -> list[str]:
     labels = [m.formula for m in models]
     if len(set(labels)) < len(labels):  # same formula, different limits: say which
         labels = [f"{m.formula} [max_size={m.settings.max_size}]" for m in models]
+    scales = [getattr(m, "scale", 1.0) for m in models]
+    if len(set(labels)) < len(labels) and len(set(scales)) > 1:  # e.g. a fixed and a fitted scale
+        labels = [f"{m.formula} [max_size={m.settings.max_size}, scale={s:g}]" for m, s in zip(models, scales)]
     if len(set(labels)) < len(labels):
         labels = [f"{i}: {lab}" for i, lab in enumerate(labels, 1)]
     return labels
@@ -349,7 +352,8 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
     *models : RiskScore
         Two or more fitted scores (one is allowed), smaller first for likelihood-ratio tests.
     names : list of str, optional
-        Row labels; by default each model's formula (plus its size limit when formulas repeat).
+        Row labels; by default each model's formula, plus its size limit when formulas repeat, and
+        its score scale when that still leaves two alike.
     data : DataFrame, optional
         The training data. Only used for the reference row: the unconstrained logistic
         regression (statsmodels GLM) on the design of the model with the most columns. Without

@@ -300,8 +300,7 @@ class Evaluation(render.Rendered):
              fmt_ci(c.intercept, c.intercept_lower, c.intercept_upper) if c else "NA"),
             ("Calibration slope (95% CI)",
              fmt_ci(c.slope, c.slope_lower, c.slope_upper) if c else "NA"),
-            ("Hosmer–Lemeshow", f"{fmt_fixed(hl.statistic, 2)} on {hl.df} df, p = "
-                                f"{fmt_fixed(hl.p_value, 3)}" if hl.df >= 1 else "NA (< 3 groups)"),
+            ("Hosmer–Lemeshow", hl.describe()),
             ("AUNBC", f"{self.aunbc:.4f}"),
         ]
         return items

@@ -13,12 +13,16 @@ or a fitted model plus the data to evaluate it on (the same functions are ``rf.p
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, SettingsError
+from ..errors import CalibrationWarning, DataError, SettingsError
+from .decision_curve import DecisionCurve
 from .evaluation import Evaluation, evaluate
 from .render import DEFAULT_GAP_TOLERANCE
+from .size_path import SizePath
 
 __all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
            "plot_size_path"]
@@ -53,7 +57,11 @@ def _evaluation(model_or_evaluation, data) -> Evaluation:
     if data is None:
         raise SettingsError("`data` is required when plotting a model: "
                         "plot_xxx(model, data), or plot_xxx(evaluate(model, data)).")
-    return evaluate(model_or_evaluation, data)
+    with warnings.catch_warnings():
+        # these warnings are about Hosmer–Lemeshow, the calibration slope and AUC, which no plot
+        # shows (plot_roc raises its own error when AUC is undefined)
+        warnings.simplefilter("ignore", CalibrationWarning)
+        return evaluate(model_or_evaluation, data)
 
 
 def plot_reliability(model_or_evaluation, data=None, ax=None):
@@ -119,7 +127,15 @@ def plot_decision_curve(model_or_evaluation, data=None, ax=None):
 
     The y-axis is cut a little below 0 because treat-all falls steeply at high thresholds
     and would otherwise flatten the part of the plot that matters.
+
+    A :class:`~riskformula.reports.decision_curve.DecisionCurve` (from :func:`riskformula.decision_curve`,
+    several models) is accepted too and drawn by its :meth:`~DecisionCurve.plot`.
     """
+    if isinstance(model_or_evaluation, DecisionCurve):
+        if data is not None:
+            raise SettingsError("Pass either a DecisionCurve, or a model together with `data`; "
+                                "a DecisionCurve already holds its data's results.")
+        return model_or_evaluation.plot(ax=ax)
     ev = _evaluation(model_or_evaluation, data)
     fig, ax = _new_axes(ax)
     nb = ev.net_benefit
@@ -162,21 +178,25 @@ def plot_score_distribution(model_or_evaluation, data=None, ax=None):
     return fig
 
 
-def plot_size_path(table: pd.DataFrame, ax=None):
+def plot_size_path(table, ax=None):
     """Loss (left axis) and AUC (right axis) of the best model at each model size.
 
     Parameters
     ----------
-    table : DataFrame
-        One row per size with columns ``size``, ``loss`` and ``auc``. Sizes whose model is not
+    table : SizePath or DataFrame
+        The result of :func:`riskformula.size_path` (its ``.table`` is drawn), or a table with
+        one row per size and columns ``size``, ``loss`` and ``auc``. Sizes whose model is not
         proven optimal are drawn hollow: ``status`` other than ``"optimal"`` when the table
         has that column (as :func:`riskformula.size_path` gives), else a ``gap`` above
         ``risk_score``'s default ``gap_tolerance`` (1e-6).
     ax : matplotlib Axes, optional
         Draw on these axes; a twin axis is added for AUC.
     """
+    if isinstance(table, SizePath):
+        table = table.table
     if not isinstance(table, pd.DataFrame):
-        raise DataError(f"`table` must be a DataFrame; got {type(table).__name__}.")
+        raise DataError(f"`table` must be a SizePath (from riskformula.size_path) or a DataFrame; "
+                        f"got {type(table).__name__}.")
     missing = [c for c in ("size", "loss", "auc") if c not in table.columns]
     if missing:
         raise DataError(f"`table` lacks column(s) {', '.join(missing)}; it needs `size`, "

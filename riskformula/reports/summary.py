@@ -23,10 +23,14 @@ def _card_display(model) -> pd.DataFrame:
 
 
 def _risk_formula(model) -> str:
-    b = r.fmt_points(model.intercept) if float(model.intercept).is_integer() else f"{model.intercept:+.4f}"
+    if model.intercept == 0:  # no "+0 + score"
+        z = "-score"
+    else:
+        b = r.fmt_points(model.intercept) if float(model.intercept).is_integer() else f"{model.intercept:+.4f}"
+        z = f"-({b} + score)"
     if model.scale == 1.0:
-        return f"risk = 1 / (1 + exp(-({b} + score)))"
-    return f"risk = 1 / (1 + exp(-({b} + score) / {model.scale:g}))"
+        return f"risk = 1 / (1 + exp({z}))"
+    return f"risk = 1 / (1 + exp({z} / {model.scale:g}))"
 
 
 def _scales_text(scales) -> str:
@@ -175,8 +179,7 @@ class Summary(r.Rendered):
                  if ev.auc.lower == ev.auc.lower else f"{ev.auc.auc:.3f}"),
                 ("CAL (by score)", r.fmt_percent(ev.cal)),
                 ("Brier score", f"{ev.brier:.4f}"),
-                ("Hosmer-Lemeshow", f"{ev.hosmer_lemeshow.statistic:.2f} on {ev.hosmer_lemeshow.df} df, "
-                 f"p = {ev.hosmer_lemeshow.p_value:.3g}"),
+                ("Hosmer–Lemeshow", ev.hosmer_lemeshow.describe()),
                 ("Calibration slope", "NA (risks of 0 or 1)" if ev.calibration is None
                  else f"{ev.calibration.slope:.3f}"),
             ]

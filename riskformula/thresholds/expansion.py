@@ -46,7 +46,7 @@ def _closing(text: str, start: int) -> int:
     raise FormulaError(f"`threshold(.` is not closed in {text!r}.")
 
 
-def _formula_variables(formula: str, columns: list) -> tuple[list, set]:
+def formula_variables(formula: str, columns: list) -> tuple[list, set]:
     """(variables the rhs's ``.`` brings in as plain terms, variables the rhs requires), by formulaic."""
     try:
         f = Formula.from_spec(formula, context={"__formulaic_variables_available__": columns})
@@ -94,8 +94,8 @@ def expand_threshold_dot(lhs: str, rhs: str, data: pd.DataFrame) -> str:
                            f"e.g. 'y ~ threshold(.) + C(sex)'; got {rhs!r}. It cannot be part of an "
                            "interaction or a function call.")
     columns = [c for c in data.columns if isinstance(c, str)]
-    dot_terms, _ = _formula_variables(f"{lhs} ~ {rhs[:start]}.{rhs[end:]}", columns)
-    _, named = _formula_variables(f"{lhs} ~ {rhs[:start]}1{rhs[end:]}", columns)
+    dot_terms, _ = formula_variables(f"{lhs} ~ {rhs[:start]}.{rhs[end:]}", columns)
+    _, named = formula_variables(f"{lhs} ~ {rhs[:start]}1{rhs[end:]}", columns)
     dot = set(dot_terms) - named
     covered = [c for c in columns if c in dot]
     if not covered:

@@ -195,6 +195,17 @@ class HosmerLemeshowResult:
         return {"statistic": self.statistic, "df": self.df, "p_value": self.p_value,
                 "groups": self.groups, "grouping": self.grouping}
 
+    def describe(self) -> str:
+        """The test in one line, as every report shows it: ``'5.31 on 3 df, p = 0.150'``, or NA
+        with the reason when the test is undefined (no p-value is shown next to an NA statistic)."""
+        if self.df < 1:
+            return "NA (< 3 groups)"
+        if not np.isfinite(self.statistic):
+            # a group predicted with certainty (risk 0 or 1) holds an outcome against it
+            return "NA (a predicted risk of 0% or 100% is contradicted by an outcome)"
+        p = f"p = {self.p_value:.3f}" if self.p_value >= 0.001 else "p < 0.001"
+        return f"{self.statistic:.2f} on {self.df} df, {p}"
+
 
 def hosmer_lemeshow(y, risk, groups: int = 10, weights=None) -> HosmerLemeshowResult:
     """Hosmer–Lemeshow test with tie-aware grouping of the predicted risk.
