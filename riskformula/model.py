@@ -205,9 +205,22 @@ class RiskScore:
         if is_dask_frame(newdata):
             from .backends.dask_scoring import map_rows
             return map_rows(self, "score", newdata)
-        X = self._design.transform(newdata)
+        X = self.encode(newdata)
         s = X @ self.coef.to_numpy(dtype=float) + self._shift
         return pd.Series(s, index=newdata.index, name="score")
+
+    def encode(self, newdata: pd.DataFrame, what: str = "predict") -> np.ndarray:
+        """Design matrix of ``newdata`` with the columns of the terms that carry points; the other
+        columns are 0, so their variables may be absent from ``newdata`` or missing there (a card's
+        3 items need 3 measurements, not every variable of the formula)."""
+        return self._design.transform(newdata, what, terms=self.scored_terms)
+
+    @property
+    def scored_terms(self) -> list | None:
+        """The formula terms (as in ``design.column_terms``) that carry points; None when a
+        column's term is unknown, and every term is then read."""
+        terms = [t for t, c in zip(self._design.column_terms, self.coef.to_numpy()) if c != 0]
+        return None if None in terms else list(dict.fromkeys(terms))
 
     def predict(self, newdata: pd.DataFrame) -> pd.Series:
         """Predicted risk (probability of the event) of every row of ``newdata``:

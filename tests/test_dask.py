@@ -226,8 +226,30 @@ def test_bad_weights_get_the_pandas_message(df):
         rf.risk_score("y ~ b", dd.from_pandas(df, npartitions=2), weights=df.w.to_numpy())
 
 
-def test_unseen_categories_and_missing_values_when_scoring(fitted, df):
+@pytest.fixture(scope="module")
+def on_g_and_x2(df, ddf):
+    """A score with points on the categorical g and on x2 (the `fitted` score has none there)."""
+    formula = "y ~ g + threshold(x2, grid=6)"
+    opts = dict(max_size=2, min_size=2, coef_range=(-3, 3), time_limit=60)
+    a, b = rf.risk_score(formula, df, **opts), rf.risk_score(formula, ddf, **opts)
+    assert a.scored_terms == b.scored_terms == ["g", "threshold(x2, grid=6)"]
+    return a, b
+
+
+def test_variables_without_points_are_not_read(fitted, df):
     a, b = fitted
+    assert a.scored_terms == ["b", "threshold(x1)"]
+    new = df.head(60).copy()
+    new.loc[new.index[:4], "g"] = "unknown"
+    new.loc[new.index[::10], "x2"] = np.nan
+    want = a.predict(df.head(60))
+    pd.testing.assert_series_equal(a.predict(new), want)
+    pd.testing.assert_series_equal(b.predict(dd.from_pandas(new.drop(columns=["g", "x2"]), npartitions=2)).compute(),
+                                   want)
+
+
+def test_unseen_categories_and_missing_values_when_scoring(on_g_and_x2, df):
+    a, b = on_g_and_x2
     new = df.head(60).copy()
     new.loc[new.index[:4], "g"] = "unknown"
     with pytest.raises(DataError) as want:
@@ -240,10 +262,10 @@ def test_unseen_categories_and_missing_values_when_scoring(fitted, df):
     gaps.loc[gaps.index[::10], "x2"] = np.nan
     _same_error(DataError, lambda d: rf.evaluate(b, d), gaps)       # totals over partitions
     with pytest.raises(DataError, match="lacks the column"):
-        b.predict(dd.from_pandas(df.drop(columns="x1"), npartitions=2))  # before anything is computed
+        b.predict(dd.from_pandas(df.drop(columns="x2"), npartitions=2))  # before anything is computed
 
 
-def test_unseen_categories_are_refused_in_every_thread(fitted, df):
+def test_unseen_categories_are_refused_in_every_thread(on_g_and_x2, df):
     """Encoding makes formulaic's unseen-category warning an error with process-wide warning
     filters; concurrent partitions must not undo each other's filter (which would score an unseen
     level as the reference level)."""
@@ -251,7 +273,7 @@ def test_unseen_categories_are_refused_in_every_thread(fitted, df):
 
     import dask
 
-    a, b = fitted
+    a, b = on_g_and_x2
     new = pd.concat([df.head(40)] * 24, ignore_index=True)
     new.loc[new.index % 40 == 0, "g"] = "unknown"
     ddf = dd.from_pandas(new, npartitions=24)

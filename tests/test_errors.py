@@ -30,7 +30,9 @@ def df():
 
 @pytest.fixture
 def model(df):
-    return rf.risk_score("y ~ a + sex", df, **S)
+    m = rf.risk_score("y ~ a + sex", df, min_size=2, **S)  # scoring reads only terms with points
+    assert m.scored_terms == ["a", "sex"]
+    return m
 
 
 @contextlib.contextmanager
@@ -335,7 +337,7 @@ def test_predict_not_a_data_frame(model):
 
 
 def test_predict_unseen_integer_level(df):
-    m = rf.risk_score("y ~ C(a)", df, **S)
+    m = rf.risk_score("y ~ C(a)", df, min_size=1, **S)
     with raises(DataError, "never saw", "2"):
         m.predict(pd.DataFrame({"a": [0, 1, 2]}))
 

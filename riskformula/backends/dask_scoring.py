@@ -20,14 +20,9 @@ __all__ = ["map_rows", "evaluate_dask", "evaluate_patterns"]
 _NAMES = {"score": "score", "predict": "risk", "observed": "event"}
 
 
-def _model_spec(design):
-    """formulaic's ModelSpec of a design (the right-hand side)."""
-    return design.model_spec
-
-
 def _needed(model) -> list:
-    design = model.design
-    return [v for v in design.variables if v in _model_spec(design).required_variables]
+    """The columns scoring reads: the variables of the terms with points."""
+    return model.design.required_variables(getattr(model, "scored_terms", None))
 
 
 def _check_columns(model, ddf, outcome: bool = False) -> None:
@@ -36,7 +31,7 @@ def _check_columns(model, ddf, outcome: bool = False) -> None:
     design.check_context()
     missing = [v for v in _needed(model) if v not in ddf.columns]
     if missing:
-        raise DataError(f"`newdata` lacks the column(s) {missing} that the formula uses; "
+        raise DataError(f"`newdata` lacks the column(s) {missing} that the score's points are on; "
                         f"it has {list(ddf.columns)[:20]}.")
     if outcome and design.lhs_model_spec is None and design.outcome not in ddf.columns:
         raise DataError(f"the data lack the outcome column `{design.outcome}`.")

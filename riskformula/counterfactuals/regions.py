@@ -398,7 +398,7 @@ def probe_points(space: Space, base: dict, columns: list) -> None:
     if not rows:
         return
     frame = pd.DataFrame(rows, columns=columns)
-    X = space.model.design.transform(frame)
+    X = space.model.encode(frame)
     for b in space.blocks:
         if b.single:
             n = len(b.features[0].candidates)

@@ -95,14 +95,41 @@ class DesignSpec:
                                 "these again when loading: "
                                 f"rf.from_json(text, context={{{example}}}).")
 
-    def transform(self, data: pd.DataFrame, what: str = "predict") -> np.ndarray:
-        """Design matrix of new data, encoded exactly as the training data were."""
+    def _encoder(self, terms=None):
+        """formulaic's spec that encodes ``terms`` (every term when None); None for no terms."""
+        if terms is None:
+            return self.model_spec
+        terms = [t for t in dict.fromkeys(self.column_terms) if t in set(terms)]  # formula order
+        if not terms:
+            return None
+        spec = self.model_spec
+        if spec.structure is not None:
+            return spec.subset(terms)
+        # a spec loaded from JSON has its terms but not their columns, which subset() needs; with
+        # the intercept kept, main effects encode as in the full formula (transform() checks)
+        return spec.update(formula=["1", *terms])
+
+    def required_variables(self, terms=None) -> list:
+        """The data columns that encoding ``terms`` (every term when None) reads."""
+        spec = self._encoder(terms)
+        return [] if spec is None else [v for v in self.variables if v in spec.required_variables]
+
+    def transform(self, data: pd.DataFrame, what: str = "predict", terms=None) -> np.ndarray:
+        """Design matrix of new data, encoded exactly as the training data were.
+
+        ``terms`` (formula terms as in :attr:`column_terms`) encodes only those terms' columns and
+        leaves the others 0, so only their variables need to be in ``data``: a score reads the
+        variables its points are on, not every variable of the formula."""
         check_frame(data, what, "newdata")
         self.check_context()
-        needed = [v for v in self.variables if v in self.model_spec.required_variables]
+        spec = self._encoder(terms)
+        if spec is None:
+            return np.zeros((len(data), self.n_columns))
+        uses = "the formula uses" if terms is None else "the score's points are on"
+        needed = self.required_variables(terms)
         missing = [v for v in needed if v not in data.columns]
         if missing:
-            raise DataError(f"`newdata` lacks the column(s) {missing} that the formula uses; "
+            raise DataError(f"`newdata` lacks the column(s) {missing} that {uses}; "
                             f"it has {list(data.columns)[:20]}.")
         na = {v: int(data[v].isna().sum()) for v in needed if data[v].isna().any()}
         if na:
@@ -112,7 +139,7 @@ class DesignSpec:
         with warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
             try:
-                mm = self.model_spec.get_model_matrix(plain_strings(data), context={**FORMULA_FUNCTIONS, **self.context})
+                mm = spec.get_model_matrix(plain_strings(data), context={**FORMULA_FUNCTIONS, **self.context})
             except DataMismatchWarning as e:
                 seen = re.search(r"\{.*\}", str(e))
                 seen = re.sub(r"np\.\w+\((.*?)\)", r"\1", seen.group(0) if seen else str(e))
@@ -120,7 +147,16 @@ class DesignSpec:
                                 "A risk score has no points for an unseen level; recode it to a known level.") from None
             except FormulaicError as e:
                 raise DataError(f"could not encode `newdata` with the model's formula: {e}") from e
-        X = drop_intercept(mm)[list(self.columns)].to_numpy(dtype=float)
+        mm = drop_intercept(mm)
+        if terms is None:
+            X = mm[list(self.columns)].to_numpy(dtype=float)
+        else:
+            encoded = [j for j, t in enumerate(self.column_terms) if t in set(terms)]
+            if not all(self.columns[j] in mm.columns for j in encoded):
+                # a loaded spec encodes e.g. an interaction without its main effects otherwise
+                return self.transform(data, what)
+            X = np.zeros((len(data), self.n_columns))
+            X[:, encoded] = mm[[self.columns[j] for j in encoded]].to_numpy(dtype=float)
         check_finite(X, self.columns, "newdata")
         return X
 
