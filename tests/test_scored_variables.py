@@ -69,3 +69,34 @@ def test_no_points_reads_nothing(data):
     m = rf.risk_score("y ~ bmi", data, max_size=0, time_limit=10)
     assert m.scored_terms == []
     pd.testing.assert_series_equal(m.predict(data[[]]), m.predict(data))
+
+
+def test_a_model_unpickled_in_another_process_scores(tmp_path):
+    # formulaic's terms keep the hash of the process that made them: matching them by hash in a
+    # process with another string-hash seed would miss every term
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    save = f"""
+import pickle, riskformula as rf
+df = rf.load_dataset("wdbc")
+m = rf.risk_score('diagnosis == "M" ~ threshold(radius_worst, grid=5) + texture_worst + C(I(area_worst > 700))',
+                  df, max_size=2, time_limit=10, progress=False)
+assert len(m.scored_terms) == 2
+pickle.dump(m, open({str(tmp_path / 'm.pkl')!r}, "wb"))
+print(m.predict(df).round(12).tolist())
+"""
+    load = f"""
+import pickle, riskformula as rf
+df = rf.load_dataset("wdbc")
+m = pickle.load(open({str(tmp_path / 'm.pkl')!r}, "rb"))
+print(m.predict(df[["radius_worst", "area_worst"]]).round(12).tolist())
+"""
+    out = []
+    for seed, code in (("1", save), ("2", load)):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": root}
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root)
+        assert run.returncode == 0, run.stderr[-2000:]
+        out.append(run.stdout)
+    assert out[0] == out[1]

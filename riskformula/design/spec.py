@@ -104,7 +104,10 @@ class DesignSpec:
             return None
         spec = self.model_spec
         if spec.structure is not None:
-            return spec.subset(terms)
+            # formulaic's subset(), matching terms by their text: a Term keeps the hash of the
+            # process that made it, so subset() misses the terms of a model unpickled elsewhere
+            structure = [st for st in spec.structure if str(st.term) in set(terms)]
+            return spec.update(formula=[st.term for st in structure], structure=structure)
         # a spec loaded from JSON has its terms but not their columns, which subset() needs; with
         # the intercept kept, main effects encode as in the full formula (transform() checks)
         return spec.update(formula=["1", *terms])
