@@ -68,6 +68,32 @@ def check_coef_bounds(coef_range, terms) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
+def sign_closed_ranges(coef_range, terms) -> list[tuple[str, list[int]]]:
+    """The entries of ``coef_range`` that forbid points of one sign or both (low ≥ 0 or high ≤ 0),
+    each as ``(the entry as the user wrote it, the columns it sets)``.
+
+    Only these bounds can conflict with a constraint that asks for a term to be used or to have a
+    sign, so they are what the infeasibility check (:func:`riskformula.solver.feasibility.raise_if_infeasible`)
+    tries relaxing when it names the conflicting settings.  ``coef_range`` must already have passed
+    :func:`check_coef_bounds`; a later dict key overrides an earlier one there, and here too."""
+    d = terms.n_columns
+    if not isinstance(coef_range, dict):
+        lo, hi = check_range("coef_range", coef_range)
+        return [(f"coef_range=({lo}, {hi})", list(range(d)))] if lo >= 0 or hi <= 0 else []
+    owner = ["default"] * d
+    for key in coef_range:
+        if key != "default":
+            for j in terms.columns(key, where="`coef_range`"):
+                owner[j] = key
+    out = []
+    for key in dict.fromkeys(["default", *coef_range]):
+        lo, hi = check_range("coef_range", coef_range.get(key, (-5, 5)))
+        cols = [j for j in range(d) if owner[j] == key]
+        if cols and (lo >= 0 or hi <= 0):
+            out.append((f"coef_range[{key!r}]=({lo}, {hi})", cols))
+    return out
+
+
 def check_weights(weights, data: pd.DataFrame, na_action: str | None = None) -> pd.Series | None:
     """Sample weights as a float Series indexed like ``data``; finite and non-negative.
 

@@ -27,7 +27,7 @@ from .problem.constraints import RiskBound, check_constraints
 from .problem.training import TrainingRows
 from .reports.render import fmt_gap
 from .solver import BranchAndCut
-from .solver.feasibility import has_feasible_point, raise_if_infeasible
+from .solver.feasibility import has_feasible_point, open_signs, raise_if_infeasible
 from .solver.multiscale import MultiScaleSearch
 from .solver.heuristics import best_intercept
 from .thresholds import drop_dominated_cuts
@@ -262,11 +262,15 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
             infeasible = [m for m in scales if has_feasible_point(problems[m]) is False]
             first = problems[infeasible[0]] if len(infeasible) == len(scales) else None
         if first is not None:
-            def rebuild(cons, max_size, min_size):  # the same problem with fewer constraints
-                return build_problem(spec, first.loss, lower, upper, constraints=cons, max_size=max_size,
+            def rebuild(cons, max_size, min_size, opened=()):
+                # the same problem with fewer constraints, and with the columns `opened` freed of a
+                # sign-closing coef_range entry: how the deletion filter tests whether that entry conflicts
+                lo, hi = open_signs(lower, upper, opened)
+                return build_problem(spec, first.loss, lo, hi, constraints=cons, max_size=max_size,
                                      min_size=min_size, **{**opts, "intercept_range": first.intercept_bounds})
             try:
-                raise_if_infeasible(first, constraints, rebuild, max_size=max_size, min_size=min_size)
+                raise_if_infeasible(first, constraints, rebuild, max_size=max_size, min_size=min_size,
+                                    coef_ranges=v.sign_closed_ranges(coef_range, spec.terms))
             except InfeasibleProblemError as e:
                 hint = _loosest_fairness_hint(getattr(e, "conflict", []), constraints,
                                               lambda cons: rebuild(cons, max_size, min_size))

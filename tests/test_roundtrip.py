@@ -54,7 +54,7 @@ CASES = {
     "max_thresholds": ("y ~ threshold(a, k=3, grid=12) + b",
                        dict(constraints=[rf.max_thresholds(2, "threshold(a, k=3, grid=12)")])),
     "risk_at_least, risk_at_most": ("y ~ threshold(a, grid=20) + flag + C(grp)",
-                                    dict(constraints=[rf.risk_at_least(0.5, when={"flag": 1, "grp": "hi"}),
+                                    dict(constraints=[rf.risk_at_least(0.5, when={"flag": 1, "grp": "hi", "a": 1.0}),
                                                       rf.risk_at_most(0.5, when={"a": 0.1})])),
     "factors_as_one": ("y ~ C(grp) + flag + n", dict(factors_as_one=True, max_size=2)),
     "weights": ("y ~ b + flag + grp", dict(weights="w")),

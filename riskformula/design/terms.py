@@ -21,6 +21,9 @@ Examples
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from ..errors import SettingsError
@@ -87,33 +90,99 @@ class TermResolver:
         ``1[x ≤ c]``): what "risk rises with the variable" means for its points."""
         return -1 if any(j in t.columns for t in self._spec.thresholds) else 1
 
-    def profile(self, when: dict, where: str = "a constraint") -> np.ndarray:
-        """Design row of a side-information profile: a factor takes a level, a threshold term
-        its variable's value, a column its value; columns not named are 0."""
+    def profile(self, when: dict, where: str = "a constraint", owner: str = "the profile") -> np.ndarray:
+        """Design row of a side-information profile (``when`` of ``risk_at_least``/``risk_at_most``).
+
+        A key takes, by what it names:
+
+        * a ``threshold()``/``cut()`` term or its variable: the variable's value (a number);
+        * a factor term or its variable (``"C(sex)"``, ``"sex"``): a level (the reference needs
+          no entry);
+        * a design column or its label (``"C(sex)[T.m]"``, ``"sex = m"``, ``"age"``): the
+          column's value;
+        * the variable of any other function-call term (``"x"`` for ``np.log(x)``) is refused:
+          its column is not the variable's value, so the term's name must be given instead.
+
+        Left out: a plain column is 0 (a numeric variable at 0, an indicator off) and a factor is at
+        its reference level.  A threshold term has no such neutral value (all its indicators off
+        means "above every cut", not 0), so a profile that leaves one out is refused.  Errors
+        name ``owner`` (the constraint); an unknown name is reported with ``where`` like every
+        other argument that names terms."""
         s = self._spec
         x = np.zeros(self.n_columns)
+        covered: set = set()
         for key, value in when.items():
             ths = [t for t in s.thresholds if key in (t.variable, t.term)]
             for t in ths:
-                x[list(t.columns)] = (float(value) <= np.asarray(t.cuts)).astype(float)
+                v = self._number(owner, key, value, f"a value of {t.variable!r} (the variable of {t.term!r})")
+                x[list(t.columns)] = (v <= np.asarray(t.cuts)).astype(float)
+                covered.update(t.columns)
             direct = [j for j in range(self.n_columns) if key in (s.columns[j], s.labels[j])]
             if ths and not direct:
                 continue
             cols = direct or self.columns(key, where)
-            levels = self._factor_levels(s.column_terms[cols[0]])
-            if len(cols) == 1 and (direct or not levels or not isinstance(value, str)):
-                x[cols[0]] = float(value)
+            term = s.column_terms[cols[0]]
+            covered.update(cols)
+            if direct:  # a column (or its label) takes the column's value
+                x[cols[0]] = self._number(owner, key, value, f"a value of {key!r}")
+                continue
+            levels = self._factor_levels(term)
+            if not levels:
+                if key != term:  # the variable inside another function-call term (np.log(x), I(x/10), ...)
+                    raise SettingsError(
+                        f"{owner}: `when` names {key!r}, the variable of the term {term!r}, whose column is "
+                        f"not {key!r} itself; give the term's own value instead, e.g. {{{term!r}: <value of "
+                        f"{term}>}}.")
+                if len(cols) > 1:
+                    raise SettingsError(f"{owner}: `when` names {key!r}, which covers {len(cols)} design columns; "
+                                        f"give each column's value by its name, e.g. {s.columns[cols[0]]!r}.")
+                x[cols[0]] = self._number(owner, key, value, f"the value of {key!r}")
                 continue
             # a factor (one column per non-reference level) takes a level
-            hit = [j for j in cols if s.labels[j].endswith(f"= {value}") or f"[T.{value}]" in s.columns[j]]
+            level = self._level(levels, value)
+            if level is None and len(cols) == 1 and value in (0, 1) and not isinstance(value, str) \
+                    and not any(_is_number(lv) for lv in levels):
+                x[cols[0]] = float(value)  # a two-level factor's one indicator, on (1) or off (0)
+                continue
+            hit = [j for j in cols if level is not None and
+                   (s.labels[j].endswith(f"= {level}") or f"[T.{level}]" in s.columns[j])]
             if hit:
                 x[hit[0]] = 1.0
-            elif str(value) not in levels:
-                levels = [s.labels[j].split("= ", 1)[-1] for j in cols]
-                raise SettingsError(f"`when={{{key!r}: {value!r}}}`: {value!r} is not a level of {key!r} with its own "
-                                    f"points; its levels (besides the reference) are {levels}. The reference level "
-                                    f"needs no entry.")
+            elif level is None:
+                shown = [s.labels[j].split("= ", 1)[-1] for j in cols]
+                raise SettingsError(f"{owner}: `when={{{key!r}: {value!r}}}`: {value!r} is not a level of {key!r} "
+                                    f"with its own points; its levels (besides the reference) are {shown}. The "
+                                    f"reference level needs no entry.")
+        missing = [t for t in s.thresholds if not set(t.columns) <= covered]
+        if missing:
+            t = missing[0]
+            raise SettingsError(
+                f"{owner}: the profile gives no value for {t.variable!r} ({t.term}). A threshold term has no "
+                f"neutral value (left out, its indicators would all be off, i.e. {t.variable} above every cut, "
+                f"not {t.variable} = 0), so name one, e.g. when={{..., {t.variable!r}: "
+                f"{float(np.median(t.cuts)):.6g}}}.")
         return x
+
+    @staticmethod
+    def _number(owner: str, key: str, value, what: str) -> float:
+        """``value`` as a finite float, or a SettingsError that names the constraint, key and value."""
+        if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.number, np.bool_)) \
+                or not math.isfinite(float(value)):
+            raise SettingsError(f"{owner}: `when={{{key!r}: {value!r}}}` needs {what} as a finite number; "
+                                f"got {value!r}.")
+        return float(value)
+
+    @staticmethod
+    def _level(levels: set, value):
+        """The level (as its string) that ``value`` names, or None: an exact string match, else a
+        number equal to a numeric level (5 or 5.0 for level "5")."""
+        if str(value) in levels:
+            return str(value)
+        if isinstance(value, (numbers.Real, np.number)) and not isinstance(value, bool):
+            for lv in levels:
+                if _is_number(lv) and float(lv) == float(value):
+                    return lv
+        return None
 
     def _factor_levels(self, term) -> set:
         """All levels of a factor term (including its reference level), as strings; empty for
@@ -123,3 +192,11 @@ class TermResolver:
         state = self._spec.model_spec.encoder_state.get(term)
         cats = state[1].get("categories", []) if state and len(state) > 1 and isinstance(state[1], dict) else []
         return {str(c) for c in cats}
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

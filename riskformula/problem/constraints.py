@@ -32,6 +32,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.special import logit
 
 from ..errors import SettingsError
@@ -266,26 +267,42 @@ class RiskBound(Constraint):
     def apply(self, b) -> None:
         # λ_0 + Σ λ_j x_j ≥ m·logit(risk) (≤ for risk_at_most) on score scale m; the builder
         # widens the intercept range
-        x = b.terms.profile(dict(self.when))
+        x = b.terms.profile(dict(self.when), owner=self.describe())
         lay = b.layout
         coefs = {lay.intercept: 1.0, **{lay.lam(j): float(x[j]) for j in range(len(x)) if x[j] != 0}}
         z = float(logit(self.risk)) * b.scale
         b.add_row(coefs, z if self.at_least else -math.inf, math.inf if self.at_least else z, self.describe())
 
 
-def _when(fn: str, when) -> tuple:
+def _when(fn: str, when, risk: float) -> tuple:
     if not isinstance(when, dict) or not when:
         raise SettingsError(f"`{fn}` needs `when=` as a dict of term or variable values, e.g. "
                             f"{{'male': 1, 'hypertension': 1}}; got {when!r}.")
-    return tuple(when.items())
+    for key, value in when.items():
+        if not isinstance(key, str):
+            raise SettingsError(f"`{fn}` needs `when=` keyed by term or variable names (strings); got {key!r}.")
+        # a missing value here would describe nobody (a threshold's NaN is above every cut, a
+        # column's NaN poisons the row): refuse it now, before the design is known; whether a
+        # string is a valid level is checked against the design when the fit applies the profile
+        number = isinstance(value, (numbers.Real, np.number, np.bool_))
+        if not (isinstance(value, str) or (number and math.isfinite(float(value)))):
+            raise SettingsError(f"{fn}({risk:g}, when={when!r}): {key!r} is {value!r}; a profile needs a finite "
+                                "number for a numeric or threshold variable or a level (a string) for a factor.")
+    # numpy scalars as Python numbers, so the constraint prints (and saves) as the user wrote it
+    return tuple((k, v.item() if isinstance(v, np.generic) else v) for k, v in when.items())
 
 
 def risk_at_least(risk: float, when: dict) -> RiskBound:
     """Side information: predicted risk is at least ``risk`` for the profile ``when``.
 
     ``when`` maps terms or variables to values; a factor takes a level (``{"sex": "male"}``), a
-    threshold term the variable's value (``{"age": 63}``), a column its value; every column not
-    named is 0 (indicators off, factors at their reference level).  The row is linear in the points
+    threshold term the variable's value (``{"age": 63}``), a column its value (``{"bmi": 31.2}``,
+    ``{"male": 1}``).  Left out, a column is 0 (a numeric variable at 0, an indicator off) and a
+    factor is at its reference level; a ``threshold()``/``cut()`` term has no neutral value (all
+    its indicators off would mean "above every cut"), so every one must be named.  A transformed
+    term (``np.log(x)``) is named by the term with the column's value, not by its variable.  Bad
+    values (missing, a string for a number, an unknown level) are a SettingsError naming the
+    constraint.  The row is linear in the points
     and the intercept: λ_0 + Σ λ_j x_j ≥ m·logit(risk) on score scale m (``scale=`` of
     :func:`riskformula.risk_score`; one row per scale when the scale is fitted).
 
@@ -294,7 +311,8 @@ def risk_at_least(risk: float, when: dict) -> RiskBound:
     >>> risk_at_least(0.9, when={"male": 1, "hypertension": 1}).describe()
     "risk_at_least(0.9, when={'male': 1, 'hypertension': 1})"
     """
-    return RiskBound(_prob("risk_at_least", risk), _when("risk_at_least", when), True)
+    risk = _prob("risk_at_least", risk)
+    return RiskBound(risk, _when("risk_at_least", when, risk), True)
 
 
 def risk_at_most(risk: float, when: dict) -> RiskBound:
@@ -306,7 +324,8 @@ def risk_at_most(risk: float, when: dict) -> RiskBound:
     >>> risk_at_most(0.05, when={"age": 30}).describe()
     "risk_at_most(0.05, when={'age': 30})"
     """
-    return RiskBound(_prob("risk_at_most", risk), _when("risk_at_most", when), False)
+    risk = _prob("risk_at_most", risk)
+    return RiskBound(risk, _when("risk_at_most", when, risk), False)
 
 
 def check_constraints(constraints) -> tuple:
