@@ -183,3 +183,16 @@ def check_scale(scale) -> tuple[float, ...]:
             raise SettingsError(f"`scale` values must be positive finite numbers (the points that make one "
                                 f"logit, e.g. 1, 2.5 or 4); got {m!r}.")
     return tuple(sorted({float(m) for m in values}))
+
+
+def group_column(frame: pd.DataFrame, name, what: str, rows: str = "these rows") -> np.ndarray:
+    """Values of the group column ``name`` of ``frame`` (fairness constraints at fit time, and
+    audits); missing values are an error: a row with no group cannot be counted in any (and
+    silently making "NA" a group, or dropping those rows, would change the rates compared)."""
+    v = frame[name]
+    n_missing = int(v.isna().sum())
+    if n_missing:
+        raise DataError(f"{what}: column {name!r} has {n_missing:,d} missing value(s) among {rows}; "
+                        f"every row must belong to a group. Drop those rows or code the missing values as a "
+                        f"level of their own (e.g. data[{name!r}].fillna('unknown')).")
+    return v.to_numpy()

@@ -209,11 +209,12 @@ class RiskScore:
         s = X @ self.coef.to_numpy(dtype=float) + self._shift
         return pd.Series(s, index=newdata.index, name="score")
 
-    def encode(self, newdata: pd.DataFrame, what: str = "predict") -> np.ndarray:
+    def encode(self, newdata: pd.DataFrame, what: str = "predict", name: str = "newdata") -> np.ndarray:
         """Design matrix of ``newdata`` with the columns of the terms that carry points; the other
         columns are 0, so their variables may be absent from ``newdata`` or missing there (a card's
-        3 items need 3 measurements, not every variable of the formula)."""
-        return self._design.transform(newdata, what, terms=self.scored_terms)
+        3 items need 3 measurements, not every variable of the formula).  ``name``: the argument
+        the rows came in as, for error messages."""
+        return self._design.transform(newdata, what, terms=self.scored_terms, name=name)
 
     @property
     def scored_terms(self) -> list | None:
@@ -263,7 +264,10 @@ class RiskScore:
         ----------
         data : rows to audit (any data: training, test, a new period); not modified.
         by : the protected attribute's column (need not be in the formula), or a list of columns
-            for intersectional groups.
+            for intersectional groups. As in a fit's fairness constraints, missing values in it are
+            an error, and so are a single group and a continuous column (more than 20 groups, most
+            under 30 rows: bin it with ``pd.cut``); groups under 30 rows, or with no events, non-events
+            or selected rows, give a :class:`~riskformula.SmallGroupWarning`.
         at_risk, at_score : the decision cut-off: predicted positive when risk ≥ ``at_risk``
             (default 0.5) or total points ≥ ``at_score``.
         reference : also show every group's difference from this group.

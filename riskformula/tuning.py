@@ -179,6 +179,11 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
                           weights=fit_args.get("weights"))
     y = design.y
     smaller = int(min(y.sum(), len(y) - y.sum()))
+    if smaller < 2:
+        # no number of folds works (folds must be >= 2): say so instead of suggesting folds <= 1
+        raise DataError(f"the data are too small for cross-validation: the rarer outcome class has {smaller} "
+                        "row(s), and every one of at least 2 folds needs both classes. Use more rows, or "
+                        "evaluate a fit on separate test data.")
     if folds > smaller:
         raise SettingsError(f"`folds={folds}` is more than the {smaller} rows of the rarer outcome class; "
                             f"every fold needs both classes. Use folds <= {smaller}.")

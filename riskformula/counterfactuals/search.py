@@ -110,7 +110,7 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
                             "it was saved by an older version; pass the training rows as `data=`.")
     space = build_space(model, profile, _check_groups(groups, people), list(people.columns))
     applied = _configure(space, people, immutable, actionable, directions, costs)
-    X = model.encode(people, "explain")
+    X = model.encode(people, "explain", name="people")
     probe_points(space, people.iloc[0].to_dict(), list(people.columns))
 
     risk_at = model._risk_at  # the model's own score → risk map (logistic, or a net-benefit score's bands)
@@ -404,6 +404,32 @@ def _check_groups(groups, people):
     return groups
 
 
+def _names_option(what: str, value, example: str) -> list:
+    """``immutable`` / ``actionable``: one column name or a list of them."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (dict, pd.DataFrame, pd.Series)) or not hasattr(value, "__iter__"):
+        raise SettingsError(f"`{what}` takes a column name or a list of column names, e.g. {what}={example}; "
+                            f"got {value!r}.")
+    return list(value)
+
+
+def _mapping_option(what: str, value, example: str) -> dict:
+    """``directions`` / ``costs``: a dict keyed by column name (a list says which columns but not
+    how, so it is refused rather than read as something it is not)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        hint = ""
+        if isinstance(value, (list, tuple, set)) or isinstance(value, str):
+            hint = " (a dict says how each feature may move or what it costs; a list of names does not)"
+        raise SettingsError(f"`{what}` must be a dict of column name -> setting, e.g. {what}={example}{hint}; "
+                            f"got {value!r}.")
+    return value
+
+
 def _configure(space, people, immutable, actionable, directions, costs) -> dict:
     """Apply immutability, directions and user costs to the features; returns what was applied."""
     names = {f.name for f in space.features} | {c for f in space.features for c in f.columns}
@@ -420,8 +446,10 @@ def _configure(space, people, immutable, actionable, directions, costs) -> dict:
         except KeyError:
             return None  # a column the score does not use never changes anyway
 
-    if isinstance(immutable, str):
-        immutable = [immutable]
+    immutable = _names_option("immutable", immutable, "['age', 'sex']")
+    actionable = None if actionable is None else _names_option("actionable", actionable, "['income', 'debt']")
+    directions = _mapping_option("directions", directions, "{'income': 'increase'}")
+    costs = _mapping_option("costs", costs, "{'income': 2.0}")
     fixed = []
     for name in immutable or ():
         f = resolve(name, "immutable")
@@ -429,8 +457,6 @@ def _configure(space, people, immutable, actionable, directions, costs) -> dict:
             f.mutable = False
             fixed.append(f.name)
     if actionable is not None:
-        if isinstance(actionable, str):
-            actionable = [actionable]
         keep = {f.name for f in (resolve(a, "actionable") for a in actionable) if f is not None}
         for f in space.features:
             if f.name not in keep and f.mutable:

@@ -117,13 +117,14 @@ class DesignSpec:
         spec = self._encoder(terms)
         return [] if spec is None else [v for v in self.variables if v in spec.required_variables]
 
-    def transform(self, data: pd.DataFrame, what: str = "predict", terms=None) -> np.ndarray:
+    def transform(self, data: pd.DataFrame, what: str = "predict", terms=None, name: str = "newdata") -> np.ndarray:
         """Design matrix of new data, encoded exactly as the training data were.
 
         ``terms`` (formula terms as in :attr:`column_terms`) encodes only those terms' columns and
         leaves the others 0, so only their variables need to be in ``data``: a score reads the
-        variables its points are on, not every variable of the formula."""
-        check_frame(data, what, "newdata")
+        variables its points are on, not every variable of the formula.  ``name`` is the argument
+        ``data`` came in as (``people`` for counterfactuals), so that errors name what the user passed."""
+        check_frame(data, what, name)
         self.check_context()
         spec = self._encoder(terms)
         if spec is None:
@@ -132,12 +133,12 @@ class DesignSpec:
         needed = self.required_variables(terms)
         missing = [v for v in needed if v not in data.columns]
         if missing:
-            raise DataError(f"`newdata` lacks the column(s) {missing} that {uses}; "
+            raise DataError(f"`{name}` lacks the column(s) {missing} that {uses}; "
                             f"it has {list(data.columns)[:20]}.")
         na = {v: int(data[v].isna().sum()) for v in needed if data[v].isna().any()}
         if na:
-            raise DataError(f"`newdata` has missing values in {na} (column: count). A risk score needs every "
-                            "variable it uses; fill them in or drop those rows (e.g. newdata.dropna(subset=[...])).")
+            raise DataError(f"`{name}` has missing values in {na} (column: count). A risk score needs every "
+                            f"variable it uses; fill them in or drop those rows (e.g. {name}.dropna(subset=[...])).")
         from formulaic.errors import DataMismatchWarning
         with warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
@@ -146,10 +147,10 @@ class DesignSpec:
             except DataMismatchWarning as e:
                 seen = re.search(r"\{.*\}", str(e))
                 seen = re.sub(r"np\.\w+\((.*?)\)", r"\1", seen.group(0) if seen else str(e))
-                raise DataError(f"`newdata` has categories the model never saw in training: {seen}. "
+                raise DataError(f"`{name}` has categories the model never saw in training: {seen}. "
                                 "A risk score has no points for an unseen level; recode it to a known level.") from None
             except FormulaicError as e:
-                raise DataError(f"could not encode `newdata` with the model's formula: {e}") from e
+                raise DataError(f"could not encode `{name}` with the model's formula: {e}") from e
         mm = drop_intercept(mm)
         if terms is None:
             X = mm[list(self.columns)].to_numpy(dtype=float)
@@ -157,11 +158,19 @@ class DesignSpec:
             encoded = [j for j, t in enumerate(self.column_terms) if t in set(terms)]
             if not all(self.columns[j] in mm.columns for j in encoded):
                 # a loaded spec encodes e.g. an interaction without its main effects otherwise
-                return self.transform(data, what)
+                return self.transform(data, what, name=name)
             X = np.zeros((len(data), self.n_columns))
             X[:, encoded] = mm[[self.columns[j] for j in encoded]].to_numpy(dtype=float)
-        check_finite(X, self.columns, "newdata")
+        check_finite(X, self.columns, f"`{name}`")
         return X
+
+    def lhs_variables(self) -> list:
+        """The data columns the outcome expression reads (not the functions and constants of the
+        formula's context); empty for a bare outcome column."""
+        if self.lhs_model_spec is None:
+            return []
+        known = {**FORMULA_FUNCTIONS, **self.context}
+        return sorted(v for v in self.lhs_model_spec.required_variables if v not in known)
 
     def outcome_of(self, data: pd.DataFrame) -> np.ndarray:
         """0/1 event indicators of new data (for evaluation on held-out rows)."""
@@ -172,6 +181,13 @@ class DesignSpec:
                 raise DataError(f"the data lack the outcome column `{self.outcome}`.")
             raw = data[self.outcome]
         else:
+            # the outcome expression (``diagnosis == "M"``) reads data columns: name a missing one
+            # here rather than let formulaic fail deep inside its evaluation of the expression
+            missing = [v for v in self.lhs_variables() if v not in data.columns]
+            if missing:
+                cols = ", ".join(f"`{v}`" for v in missing)
+                raise DataError(f"the data lack the outcome column{'s' if len(missing) > 1 else ''} {cols} that "
+                                f"the outcome `{self.outcome}` reads; evaluating a risk score needs the outcome.")
             raw = pd.DataFrame(self.lhs_model_spec.get_model_matrix(
                 plain_strings(data), context={**FORMULA_FUNCTIONS, **self.context})).iloc[:, 0]
         if raw.isna().any():

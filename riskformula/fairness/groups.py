@@ -19,8 +19,14 @@ Rates are weighted by the sample weights (frequency weights), so a row of weight
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 import pandas as pd
+
+from .._checks import group_column
+from ..errors import SettingsError, SmallGroupWarning
 
 #: the strata each notion compares rates in: "all", "non-events", "events" or "given"
 NOTION_STRATA = {
@@ -38,6 +44,56 @@ RATE_NAMES = {"all": "selection rate", "given": "selection rate", "non-events": 
 #: fewer rows than this in a group (within a stratum) give a warning: a rate from so few rows
 #: has a standard error up to 0.5/sqrt(n) ≈ 0.09
 SMALL_GROUP = 30
+
+
+#: more groups than this, most of them under SMALL_GROUP rows, is a continuous column (or an ID)
+#: rather than a protected attribute: every rate would come from a handful of rows
+MAX_GROUPS = 20
+
+
+def data_groups(data: pd.DataFrame, by: tuple, what: str) -> np.ndarray:
+    """Group label of every row of ``data`` (see :func:`group_labels`), refusing missing values."""
+    return group_labels([group_column(data, c, what) for c in by], by)
+
+
+def check_group_count(groups: np.ndarray, by, what: str, weights=None) -> None:
+    """Refuse a grouping with more than :data:`MAX_GROUPS` groups, most of them smaller than
+    :data:`SMALL_GROUP` rows: a continuous column (or an identifier) used as a group, whose
+    thousands of one-row "groups" give rates that are noise (and a warning per group).
+    ``weights``: rows per entry of ``groups`` when the rows come as counts (distinct rows)."""
+    labels = pd.Series(groups, dtype=object)
+    if weights is None:
+        sizes = labels.value_counts(dropna=False)
+    else:
+        sizes = pd.Series(np.asarray(weights, float)).groupby(labels, dropna=False, sort=False).sum()
+    n_small = int((sizes < SMALL_GROUP).sum())
+    if len(sizes) <= MAX_GROUPS or n_small <= len(sizes) / 2:
+        return
+    cols = [by] if isinstance(by, str) else list(by)
+    c = cols[0]
+    named = repr(c) if len(cols) == 1 else f"any of {cols}"
+    raise SettingsError(f"{what}: {len(sizes):,d} groups, {n_small:,d} of them with fewer than {SMALL_GROUP} rows, "
+                        f"are too many to compare (is {named} a continuous column?). Bin it into a few groups "
+                        f"first, e.g. data.assign({c}_group=pd.cut(data[{c!r}], 4)) and by='{c}_group', "
+                        f"or merge small levels.")
+
+
+def warn_small_groups(describe: str, table: list, consequence: str, stacklevel: int) -> None:
+    """One :class:`SmallGroupWarning` naming every group with fewer than :data:`SMALL_GROUP` rows
+    in a stratum; ``table`` holds ``(stratum, group, rows)``, ``consequence`` what follows for the
+    caller (a fit's bound, an audit's differences)."""
+    small = [(where, g, n) for where, g, n in table if n < SMALL_GROUP]
+    if not small:
+        return
+    items = "; ".join(f"{g!r} has {n:g} among {where}" for where, g, n in small[:8])
+    more = f"; and {len(small) - 8} more" if len(small) > 8 else ""
+    worst = 0.5 / math.sqrt(max(min(n for _, _, n in small), 1))
+    absent = (" A group with no rows in a stratum has no rate there and is left out of that comparison."
+              if any(n == 0 for _, _, n in small) else "")
+    warnings.warn(f"{describe}: groups too small to estimate a rate well (fewer than {SMALL_GROUP} rows): "
+                  f"{items}{more}. A rate from n rows has a standard error up to 0.5/sqrt(n) (here up to "
+                  f"{worst:.2f}), so {consequence}; consider merging small groups.{absent}",
+                  SmallGroupWarning, stacklevel=stacklevel + 1)
 
 
 def group_labels(frame_or_columns, by: tuple) -> np.ndarray:

@@ -41,17 +41,16 @@ from __future__ import annotations
 import abc
 import math
 import numbers
-import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 from scipy.special import expit, logit
 
-from ..errors import SettingsError, SmallGroupWarning
+from ..errors import SettingsError
 from ..problem.constraints import Constraint
-from .groups import (NOTION_STRATA, RATE_NAMES, SMALL_GROUP, disparity, group_labels, group_rates,
-                     sorted_groups, stratum_name, strata)
+from .groups import (NOTION_STRATA, RATE_NAMES, SMALL_GROUP, data_groups, disparity, group_column, group_labels,
+                     group_rates, sorted_groups, stratum_name, strata, warn_small_groups)
 
 __all__ = ["FairnessConstraint", "GroupParity", "MeanParity", "ScoreBalance", "statistical_parity",
            "conditional_statistical_parity", "predictive_equality", "equal_opportunity", "equalized_odds",
@@ -234,17 +233,8 @@ def _comparisons(rates_by_stratum: dict, reference, side: str):
 
 def _warn_small(describe: str, table: list) -> None:
     """One warning naming every group with fewer than :data:`SMALL_GROUP` rows in a stratum."""
-    small = [(where, g, n) for where, g, n in table if n < SMALL_GROUP]
-    if not small:
-        return
-    items = "; ".join(f"{g!r} has {n:g} among {where}" for where, g, n in small[:8])
-    more = f"; and {len(small) - 8} more" if len(small) > 8 else ""
-    worst = 0.5 / math.sqrt(max(min(n for _, _, n in small), 1))
     # stack: here, apply(), build_problem(), risk_score(), the caller
-    warnings.warn(f"{describe}: groups too small to estimate a rate well (fewer than {SMALL_GROUP} rows): "
-                  f"{items}{more}. A rate from n rows has a standard error up to 0.5/sqrt(n) (here up to "
-                  f"{worst:.2f}), so the bound mostly constrains noise; consider merging small groups.",
-                  SmallGroupWarning, stacklevel=5)
+    warn_small_groups(describe, table, "the bound mostly constrains noise", stacklevel=5)
 
 
 # --------------------------------------------------------------------------------------
@@ -396,8 +386,9 @@ class GroupParity(FairnessConstraint):
     def rates(self, model, data, weights=None):
         """The group rate table (:func:`riskformula.fairness.groups.group_rates`) of ``model`` on ``data``."""
         y = model.observed(data).to_numpy()
-        groups = group_labels([data[c].to_numpy() for c in self.by], self.by)
-        given = data[self.given].to_numpy() if self.given is not None else None
+        what = f"`{self.describe()}`"
+        groups = data_groups(data, self.by, what)
+        given = group_column(data, self.given, what) if self.given is not None else None
         w = np.ones(len(data)) if weights is None else np.asarray(weights, float)
         return group_rates(self.notion, self.predicted_positive(model, data), y, groups, w, given, self.given)
 
@@ -634,7 +625,7 @@ class ScoreBalance(MeanParity):
     def assess(self, model, data, weights=None) -> list[dict]:
         y = model.observed(data).to_numpy()
         mask = self._mask(y)
-        groups = group_labels([data[c].to_numpy() for c in self.by], self.by)
+        groups = data_groups(data, self.by, f"`{self.describe()}`")
         score = model.score(data).to_numpy()
         w = np.ones(len(data)) if weights is None else np.asarray(weights, float)
         import pandas as pd

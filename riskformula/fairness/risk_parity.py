@@ -53,7 +53,7 @@ import pandas as pd
 from scipy.special import expit
 
 from ..errors import SettingsError
-from .groups import disparity, group_labels, sorted_groups, stratum_name
+from .groups import data_groups, disparity, group_labels, sorted_groups, stratum_name
 from .notions import (_AMONG, FairnessConstraint, MeanParity, _by, _combine, _comparisons, _is, _mean_parity_args,
                       _Rate, _side, _warn_small, add_difference_penalty)
 
@@ -203,7 +203,7 @@ class RiskParity(MeanParity):
         y = model.observed(data).to_numpy()
         w = np.ones(len(data)) if weights is None else np.asarray(weights, float)
         mask = self._mask(y) & (w > 0)
-        groups = group_labels([data[c].to_numpy() for c in self.by], self.by)
+        groups = data_groups(data, self.by, f"`{self.describe()}`")
         risk = model.predict(data).to_numpy()
         where = stratum_name(_AMONG[self.among], None, None)
         rows = []
@@ -311,7 +311,7 @@ class CalibrationWithinGroups(FairnessConstraint):
         |observed − expected| / (the group's rows)."""
         y = model.observed(data).to_numpy()
         w = np.ones(len(data)) if weights is None else np.asarray(weights, float)
-        groups = group_labels([data[c].to_numpy() for c in self.by], self.by)
+        groups = data_groups(data, self.by, f"`{self.describe()}`")
         risk = model.predict(data).to_numpy()
         level = _clipped(model.intercept + model.score(data).to_numpy(), getattr(model, "scale", 1.0))
         t = pd.DataFrame({"group": list(groups), "level": level, "n": w, "observed": w * y, "expected": w * risk})

@@ -29,7 +29,7 @@ from ..problem.constraints import RiskBound, check_constraints
 from ..solver import SolverReport
 from ..solver.feasibility import feasible_point, raise_if_infeasible
 from ..thresholds import score_shift
-from .cutoffs import optimal_cutoffs, score_bands
+from .cutoffs import band_of, optimal_cutoffs, score_bands
 from .exact_search import PointsBranchAndBound, points_space
 from .grid import decision_grid
 from .heuristic import (ELITES, LocalSearch, NetBenefitScorer, logistic_direction, points_key, rounded_starts,
@@ -216,7 +216,8 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                           settings={k: _plain(x) for k, x in info.items()},
                           solution=tuple(lam))
     base = RiskScore.from_fit(design, lam, report, settings, loss=0.0)
-    nb = _net_benefit_fit(X @ points, pos, neg, grid, shift, c0, solver, info)
+    nb = _net_benefit_fit(X @ points, pos, neg, grid, shift, c0, solver, info,
+                          rows=(np.asarray(design.X, float) @ points, np.asarray(design.y)))
     model = NetBenefitScore.from_risk_score(base, nb)
     model.loss = training_log_loss(nb.band_n, nb.band_events, nb.band_risk)
     model._learn_training(design, data)  # with the band risks in place, so both see the net-benefit score
@@ -259,8 +260,11 @@ def prepare(formula, data, *, na_action="raise", event=None, context=None, weigh
     return Setup(design, problem, loss, lower, upper, w, candidates)
 
 
-def _net_benefit_fit(s, pos, neg, grid, shift, c0, solver, info) -> NetBenefitFit:
-    """Exact cut-offs and bands of the final points, in the units of ``score()`` (raw + shift)."""
+def _net_benefit_fit(s, pos, neg, grid, shift, c0, solver, info, rows=None) -> NetBenefitFit:
+    """Exact cut-offs and bands of the final points, in the units of ``score()`` (raw + shift).
+
+    ``rows``: (score, 0/1 outcome) of every training row, to count the rows and events of each
+    band as well (``pos``/``neg`` are sample weights of the distinct rows, not row counts)."""
     cut = optimal_cutoffs(s, pos, neg, grid)
     dec = grid.p > 0
     bands = score_bands(s, pos, neg, cut.cutoffs[dec], grid.decision)
@@ -271,7 +275,14 @@ def _net_benefit_fit(s, pos, neg, grid, shift, c0, solver, info) -> NetBenefitFi
     fp = np.array([neg[np.round(s, 9) >= c].sum() for c in cutoffs])
     n = pos.sum() + neg.sum()
     nb = (tp - grid.odds * fp) / n
-    return NetBenefitFit(grid=grid, cutoffs=tuple(float(c + shift) for c in cutoffs),
+    band_rows = band_row_events = None
+    if rows is not None:
+        row_band = band_of(rows[0], bands.cutoffs)
+        size = len(bands.n)
+        band_rows = tuple(int(x) for x in np.bincount(row_band, minlength=size))
+        band_row_events = tuple(int(x) for x in np.bincount(row_band, weights=rows[1], minlength=size))
+    return NetBenefitFit(band_rows=band_rows, band_row_events=band_row_events,
+                         grid=grid, cutoffs=tuple(float(c + shift) for c in cutoffs),
                          band_n=tuple(float(x) for x in bands.n), band_events=tuple(float(x) for x in bands.events),
                          band_risk=tuple(float(x) for x in bands.risk), net_benefit=tuple(float(x) for x in nb),
                          value=float(grid.w @ nb), c0=float(c0), solver=solver,

@@ -20,7 +20,9 @@ class NetBenefitFit:
     """What a net-benefit fit adds to a risk score (all in the score units ``score()`` returns).
 
     ``cutoffs`` has one entry per threshold of ``grid`` (``-inf`` at 0: everyone is treated;
-    ``inf``: no one), ``band_*`` one per band between the cut-offs of the thresholds above 0,
+    ``inf``: no one), ``band_*`` one per band between the cut-offs of the thresholds above 0
+    (``band_n`` and ``band_events`` in sample weights, the units of the net benefit and the band
+    risks; ``band_rows`` and ``band_row_events`` in rows, None for a model saved without them),
     ``net_benefit`` the training net benefit at each threshold, ``value`` the weighted sum
     ``Σ w_i NB(p_i)``, and ``search`` the effort (local search and exact solver) as plain values.
     """
@@ -35,10 +37,25 @@ class NetBenefitFit:
     c0: float
     solver: str | None
     search: dict
+    band_rows: tuple | None = None
+    band_row_events: tuple | None = None
+
+    @property
+    def total_weight(self) -> float:
+        """Weight of the training rows (their number without sample weights)."""
+        return float(sum(self.band_n))
+
+    @property
+    def prevalence(self) -> float:
+        """Event share of the training rows in the units of the net benefit (weighted with
+        sample weights): the net benefit of treating everyone at threshold 0."""
+        return float(sum(self.band_events)) / self.total_weight
 
     def to_dict(self) -> dict:
         from ..io import _encode
-        return {"grid": self.grid.to_dict(), "cutoffs": [_encode(float(c)) for c in self.cutoffs],
+        rows = {} if self.band_rows is None else {
+            "band_rows": [int(x) for x in self.band_rows], "band_row_events": [int(x) for x in self.band_row_events]}
+        return {**rows, "grid": self.grid.to_dict(), "cutoffs": [_encode(float(c)) for c in self.cutoffs],
                 "band_n": [float(x) for x in self.band_n], "band_events": [float(x) for x in self.band_events],
                 "band_risk": [float(x) for x in self.band_risk],
                 "net_benefit": [float(x) for x in self.net_benefit], "value": float(self.value),
@@ -51,7 +68,8 @@ class NetBenefitFit:
         return cls(grid=DecisionGrid.from_dict(d["grid"]), cutoffs=tuple(float(_decode(c)) for c in d["cutoffs"]),
                    band_n=tuple(d["band_n"]), band_events=tuple(d["band_events"]), band_risk=tuple(d["band_risk"]),
                    net_benefit=tuple(d["net_benefit"]), value=float(d["value"]), c0=float(d["c0"]), solver=d["solver"],
-                   search=_decode(d["search"]))
+                   search=_decode(d["search"]), band_rows=_ints(d.get("band_rows")),
+                   band_row_events=_ints(d.get("band_row_events")))
 
 
 class NetBenefitScore(RiskScore):
@@ -180,9 +198,12 @@ class NetBenefitScore(RiskScore):
     def decisions(self) -> pd.DataFrame:
         """One row per decision threshold: ``threshold``, ``weight``, ``cutoff`` (act when the
         score is at least this; ``-inf``: act on everyone, ``inf``: on no one), ``rule`` (in words),
-        ``net_benefit`` on the training data and ``treat_all`` (its net benefit)."""
+        ``net_benefit`` on the training data and ``treat_all`` (its net benefit). Both use the
+        sample weights of the fit, so at threshold 0 (act on everyone) they are equal."""
         g = self.nb.grid
-        prev = self.events / self.nobs
+        # the prevalence in the net benefit's own units: with sample weights, the weighted
+        # event share (self.events / self.nobs counts rows and would mix units)
+        prev = self.nb.prevalence
         rows = []
         for p, w, c, nb in zip(g.p, g.w, self.nb.cutoffs, self.nb.net_benefit):
             rows.append({"threshold": p, "weight": w, "cutoff": c, "rule": _rule(c), "net_benefit": nb,
@@ -193,9 +214,11 @@ class NetBenefitScore(RiskScore):
         """Score band → risk: one row per band a score can fall in.
 
         Columns: ``score`` (a label), ``score_from``, ``score_to``, ``risk_from`` = ``risk_to``
-        (the band's risk), ``n`` and ``events`` (training rows in the band; 0 for a band no
-        training row fell in, whose risk is the middle of its threshold interval), and
-        ``act_from`` (the highest decision threshold at which to act on the band; NaN: none).
+        (the band's risk), ``n`` and ``events`` (training rows and events in the band, weighted
+        by the sample weights when the fit had them: the band risk is ``events / n``; 0 for a band
+        no training row fell in, whose risk is the middle of its threshold interval), ``rows``
+        and ``row_events`` (the same as plain row counts; NaN for a model saved without them),
+        and ``act_from`` (the highest decision threshold at which to act on the band; NaN: none).
         ``tail`` is accepted for compatibility and not used: bands are never merged.
         """
         cut = self._decision_cutoffs()
@@ -216,8 +239,18 @@ class NetBenefitScore(RiskScore):
             rows.append({"score": _band_label(a, z, integral), "score_from": float(lo), "score_to": float(hi),
                          "risk_from": float(self.nb.band_risk[b]), "risk_to": float(self.nb.band_risk[b]),
                          "n": float(self.nb.band_n[b]), "events": float(self.nb.band_events[b]),
+                         "rows": self._band_rows(b)[0], "row_events": self._band_rows(b)[1],
                          "act_from": float(dec[b - 1]) if b > 0 else math.nan})
         return pd.DataFrame(rows)
+
+    def _band_rows(self, b: int) -> tuple[float, float]:
+        """(rows, events) of band ``b`` as plain counts; without sample weights they are the
+        weighted ones, and unknown (NaN) for a weighted model saved without them."""
+        if self.nb.band_rows is not None:
+            return float(self.nb.band_rows[b]), float(self.nb.band_row_events[b])
+        if not self.settings.weighted:
+            return float(self.nb.band_n[b]), float(self.nb.band_events[b])
+        return math.nan, math.nan
 
     # --- reports --------------------------------------------------------------------------
     def summary(self):
@@ -251,6 +284,10 @@ class NetBenefitScore(RiskScore):
     def __str__(self) -> str:
         from .report import short_report
         return short_report(self)
+
+
+def _ints(values) -> tuple | None:
+    return None if values is None else tuple(int(x) for x in values)
 
 
 def _fmt(v: float) -> str:

@@ -16,11 +16,28 @@ def _decisions_display(model) -> pd.DataFrame:
                          "treat all": [f"{x:.4f}" for x in t["treat_all"]]})
 
 
+def _count(x) -> str:
+    if x != x:
+        return "NA"
+    return f"{x:,.0f}" if x == int(x) else f"{x:,.2f}"
+
+
 def _bands_display(model) -> pd.DataFrame:
     t = model.risk_table()
-    return pd.DataFrame({"score": t["score"], "risk": [r.fmt_percent(x) for x in t["risk_from"]],
-                         "training rows": [f"{x:,.0f}" if x == int(x) else f"{x:,.2f}" for x in t["n"]],
-                         "events": [f"{x:,.0f}" if x == int(x) else f"{x:,.2f}" for x in t["events"]]})
+    out = pd.DataFrame({"score": t["score"], "risk": [r.fmt_percent(x) for x in t["risk_from"]],
+                        "training rows": [_count(x) for x in t["rows"]],
+                        "events": [_count(x) for x in t["row_events"]]})
+    if model.settings.weighted:
+        # the band risk is weighted events / weighted rows: show both, labelled as weights
+        out["weighted rows"] = [_count(x) for x in t["n"]]
+        out["weighted events"] = [_count(x) for x in t["events"]]
+    return out
+
+
+def _risk_line(model) -> str:
+    if model.settings.weighted:
+        return "risk = observed event rate of the training rows in the score band (weighted events / weighted rows)"
+    return "risk = observed event rate of the training rows in the score band"
 
 
 def _objective_name(model) -> str:
@@ -34,7 +51,7 @@ def short_report(model) -> str:
         r.table(_card_display(model)),
         r.table(_decisions_display(model)),
         r.table(_bands_display(model)),
-        "risk = observed event rate of the training rows in the score band",
+        _risk_line(model),
         "Certificate: " + model.certificate_line(),
     ])
 
@@ -45,7 +62,7 @@ def card(model, kind: str = "text") -> str:
     return r.document([r.heading(r.escape(f"Net-benefit risk score: {model.formula}", kind), kind, 2),
                        r.table(_card_display(model), kind), r.table(_decisions_display(model), kind),
                        r.table(_bands_display(model), kind),
-                       r.paragraph("risk = observed event rate of the training rows in the score band", kind)], kind)
+                       r.paragraph(_risk_line(model), kind)], kind)
 
 
 class NetBenefitSummary(Summary):
@@ -60,6 +77,11 @@ class NetBenefitSummary(Summary):
     def header(self) -> list[tuple[str, str]]:
         m = self.model
         rows = [row for row in super().header() if row[0] != "Intercept range searched"]
+        if m.settings.weighted:
+            # the prevalence the net benefit and treat-all use (the "Events" row counts rows)
+            at = next((k + 1 for k, row in enumerate(rows) if row[0] == "Events"), len(rows))
+            rows.insert(at, ("Weighted events", f"{_count(sum(m.nb.band_events))} of {_count(m.nb.total_weight)} "
+                                                f"({r.fmt_percent(m.nb.prevalence)})"))
         rows += [("Objective", m.nb.grid.describe() + " - c0 x size"),
                  ("Score to risk", "observed event rate per score band (training data)")]
         return rows
@@ -119,7 +141,7 @@ class NetBenefitSummary(Summary):
             out.append("A band no training row fell in takes the middle of its threshold interval as its risk.")
         out += grid_and_constraint_notes(m, "do")
         if m.settings.weighted:
-            out.append("Net benefit, band risks and certificate use the sample weights; the training "
+            out.append("Net benefit, treat-all, band risks and certificate use the sample weights; the training "
                        "diagnostics are unweighted.")
         return out
 

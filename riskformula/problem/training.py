@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, SettingsError
+from .._checks import group_column
+from ..errors import SettingsError
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,13 +43,7 @@ class TrainingRows:
             cols = ", ".join(map(str, list(self.frame.columns)[:12]))
             raise SettingsError(f"{what}: {name!r} is not a column of `data`. Columns: {cols}"
                                 f"{', ...' if self.frame.shape[1] > 12 else ''}.")
-        v = self.frame[name]
-        n_missing = int(v.isna().sum())
-        if n_missing:
-            raise DataError(f"{what}: column {name!r} has {n_missing:,d} missing value(s) among the training rows; "
-                            f"every row must belong to a group. Drop those rows or code the missing values as a "
-                            f"level of their own (e.g. data[{name!r}].fillna('unknown')).")
-        return v.to_numpy()
+        return group_column(self.frame, name, what, rows="the training rows")
 
     @classmethod
     def of_design(cls, design, data: pd.DataFrame | None) -> "TrainingRows":

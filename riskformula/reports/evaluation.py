@@ -385,6 +385,8 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
     by : str, optional
         Column of ``data`` to split on: the headline metrics are repeated per level (missing
         values form their own level) plus an ``overall`` row, e.g. a fairness audit by sex.
+        One column name (combine several into one column first); a continuous column (more than
+        20 levels, most under 30 rows) is refused, as in :meth:`RiskScore.fairness`.
     thresholds : array-like, optional
         Risk thresholds in [0, 1) for the net-benefit table *and* the AUNBC. By default the
         table uses 0.01, 0.02, ..., 0.99 and the AUNBC the grid 0.1, ..., 0.9 of Chi & Birbil (2026), so the
@@ -400,6 +402,8 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
         When a statistic is undefined (a group with one class has no AUC; equal risks have
         no calibration slope; fewer than 3 risk groups give no HL p-value). It is reported
         as NA and explained in the notes.
+    SmallGroupWarning
+        With ``by``, when a level has fewer than 30 rows.
 
     Examples
     --------
@@ -407,6 +411,11 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
     >>> print(ev)  # doctest: +SKIP
     >>> ev.to_frame()  # doctest: +SKIP
     """
+    if isinstance(by, (list, tuple)):
+        # a list is not a column name; m.fairness(by=[...]) forms intersectional groups, this does not
+        raise SettingsError(f"`by` takes one column name here; got {by!r}. For groups of several columns, "
+                            "combine them into one first, e.g. data.assign(group=data['a'].astype(str) + ', ' + "
+                            "data['b'].astype(str)) and by='group', or audit the rates with m.fairness(data, by=[...]).")
     if is_dask_frame(data):
         from ..backends.dask_scoring import evaluate_dask
         return evaluate_dask(model, data, by=by, thresholds=thresholds)
@@ -442,6 +451,9 @@ def evaluate_arrays(model, y, risk, score, *, weights=None, by: str | None = Non
 
     by_group = None
     if by is not None:
+        from ..fairness.groups import check_group_count, warn_small_groups
+        # a continuous `by` gives one group per value, each with a warning: refused as in m.fairness()
+        check_group_count(by_values, by, f"evaluate(by={by!r})", weights=w)
         rows = []
         levels = pd.Series(by_values)
         for level, idx in levels.groupby(levels, dropna=False, sort=True, observed=True).indices.items():
@@ -450,6 +462,9 @@ def evaluate_arrays(model, y, risk, score, *, weights=None, by: str | None = Non
                                                 problems, None if w is None else w[idx])})
         rows.append({by: "overall", **overall})
         by_group = pd.DataFrame(rows, columns=[by, *HEADLINE])
+        warn_small_groups(f"evaluate(by={by!r})", [("all rows", r[by], r["n"]) for r in rows[:-1]],
+                          "their AUC and calibration are mostly noise (read them with their intervals)",
+                          stacklevel=3)
 
     with warnings.catch_warnings():
         # already recorded in `problems` by _headline

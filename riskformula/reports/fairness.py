@@ -18,7 +18,7 @@ from scipy.stats import norm
 
 from .. import _checks as v
 from ..errors import DataError, SettingsError
-from ..fairness.groups import SMALL_GROUP, sorted_groups
+from ..fairness.groups import SMALL_GROUP, check_group_count, data_groups, sorted_groups, warn_small_groups
 from . import render
 from .evaluation import _collect
 from .metrics.calibration import _wilson
@@ -55,7 +55,8 @@ class FairnessAudit(render.Rendered):
     differences : DataFrame
         Per compared rate: ``metric, notion, lowest, lowest_group, highest, highest_group,
         difference`` (max − min) and ``ratio`` (min / max), plus ``equalized odds`` (the larger
-        difference and the smaller ratio of TPR and FPR).
+        difference and the smaller ratio of TPR and FPR, of those defined: with a group that has
+        no events the TPR difference is NA and equalized odds is the FPR's, as in a fit).
     vs_reference : DataFrame or None
         With ``reference=``: each group's difference from the reference group per rate.
     constraints : DataFrame or None
@@ -207,17 +208,22 @@ def _differences(t: pd.DataFrame) -> pd.DataFrame:
         r = t.set_index("group")[key].dropna()
         if len(r) < 2:
             rows.append((name, notion, math.nan, None, math.nan, None, math.nan, math.nan))
-            continue
-        lo_g, hi_g = r.idxmin(), r.idxmax()
-        lo, hi = float(r.min()), float(r.max())
-        rows.append((name, notion, lo, lo_g, hi, hi_g, hi - lo, (lo / hi) if hi > 0 else math.nan))
-    out = pd.DataFrame(rows, columns=["metric", "notion", "lowest", "lowest_group", "highest", "highest_group",
-                                      "difference", "ratio"])
-    tpr, fpr = out.iloc[1], out.iloc[2]
-    eo = pd.DataFrame([("true and false positive rates", "equalized odds", math.nan, None, math.nan, None,
-                        max(tpr["difference"], fpr["difference"]), min(tpr["ratio"], fpr["ratio"]))],
-                      columns=out.columns)
-    return pd.concat([out.iloc[:3], eo, out.iloc[3:]], ignore_index=True)
+        else:
+            lo_g, hi_g = r.idxmin(), r.idxmax()
+            lo, hi = float(r.min()), float(r.max())
+            rows.append((name, notion, lo, lo_g, hi, hi_g, hi - lo, (lo / hi) if hi > 0 else math.nan))
+        if key == "fpr":
+            # equalized odds bounds TPR and FPR together: its gap is the larger of the two that are
+            # defined (as the fit's equalized_odds constraint skips a stratum with fewer than two
+            # groups); NaN only when neither is
+            tpr, fpr = rows[-2], rows[-1]
+            diff = [x for x in (tpr[6], fpr[6]) if x == x]
+            ratio = [x for x in (tpr[7], fpr[7]) if x == x]
+            rows.append(("true and false positive rates", "equalized odds", math.nan, None, math.nan, None,
+                         max(diff) if diff else math.nan, min(ratio) if ratio else math.nan))
+    # one frame from the rows (concatenating frames with all-NA columns warns in pandas ≥ 2.1)
+    return pd.DataFrame(rows, columns=["metric", "notion", "lowest", "lowest_group", "highest", "highest_group",
+                                       "difference", "ratio"])
 
 
 def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None, reference=None, weights=None,
@@ -245,11 +251,16 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
     pred = ((risk >= risk_cut) if score_cut is None else (score >= score_cut)).astype(float)
     w = np.ones(len(frame)) if w_all is None else (w_all.to_numpy() if len(frame) == len(data)
                                                   else w_all.loc[frame.index].to_numpy())
-    from ..fairness.groups import group_labels
-    raw = [sub[c] for c in cols]
-    n_na = int(sum(int(r.isna().sum()) for r in raw))
-    groups = group_labels([r.astype(object).where(r.notna(), "NA").to_numpy() for r in raw], cols)
+    # the same group checks as a fit's fairness constraints (groups.py owns them): missing
+    # values are an error, a continuous column is refused, a single group has nothing to compare
+    what = f"fairness audit by {cols[0]!r}" if len(cols) == 1 else f"fairness audit by {list(cols)}"
+    groups = data_groups(sub, cols, what)
+    check_group_count(groups, cols, what)
     levels = sorted_groups(groups)
+    if len(levels) < 2:
+        raise SettingsError(f"{what}: these rows hold only one group of {list(cols)} ({levels}); there is nothing "
+                            "to compare. Audit rows with at least two groups, or see every row's rates with "
+                            "m.evaluate(data).")
     if reference is not None:
         reference = tuple(reference) if isinstance(reference, list) else reference
         if not any(_eq(reference, g) for g in levels):
@@ -260,6 +271,17 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
         rows.append(_group_row(g, y[m], risk[m], pred[m], w[m], level))
     t = pd.DataFrame(rows)
     diffs = _differences(t)
+    # rows per group, and groups absent from the strata a rate needs (no events: no TPR; no
+    # non-events: no FPR; no one selected: no PPV), in one warning as a fit gives
+    table = []
+    for _, r in t.iterrows():
+        table.append(("all rows", r["group"], r["n"]))
+        for where, count in (("events (y = 1)", r["events"]), ("non-events (y = 0)", r["n"] - r["events"]),
+                             ("predicted positive", r["selected"])):
+            if count <= 0:
+                table.append((where, r["group"], 0.0))
+    warn_small_groups(what, table, "the differences between groups are mostly noise (read the rates with their "
+                      "intervals)", stacklevel=3)
     vs_ref = None
     if reference is not None:
         ref = t[[_eq(reference, g) for g in t["group"]]].iloc[0]
@@ -295,8 +317,12 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
     small = [f"{_label(r['group'])} ({_number(r['n'])})" for _, r in t.iterrows() if r["n"] < SMALL_GROUP]
     if small:
         notes.append(f"Groups with fewer than {SMALL_GROUP} rows have wide intervals: {', '.join(small)}.")
-    if n_na:
-        notes.append(f"{n_na:,d} row(s) with a missing {', '.join(cols)} form the group 'NA'.")
+    eo = diffs[diffs["notion"] == "equalized odds"].iloc[0]
+    parts = diffs[diffs["notion"].isin(["equal opportunity", "predictive equality"])]
+    undefined = parts.loc[parts["difference"].isna(), "metric"].tolist()
+    if undefined and eo["difference"] == eo["difference"]:
+        notes.append(f"Equalized odds: the larger of the TPR and FPR differences that are defined; the "
+                     f"{undefined[0]} is undefined here (fewer than two groups have the rows it needs).")
     if dropped:
         notes.append(f"{dropped:,d} row(s) dropped: the model returned no risk, score or outcome for them.")
     if w_all is not None:

@@ -361,12 +361,22 @@ def calibration_intercept_slope(y, risk, level: float = 0.95, weights=None) -> C
     lp = special.logit(p)
     alpha = 1 - level
     family = Binomial()
-    citl = GLM(yv, np.ones((p.size, 1)), family=family, offset=lp, **freq).fit()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # with as many distinct (outcome, risk) pairs as parameters statsmodels divides by zero
+        # residual degrees of freedom for a scale the binomial family does not use
+        citl = GLM(yv, np.ones((p.size, 1)), family=family, offset=lp, **freq).fit()
     ci = np.asarray(citl.conf_int(alpha=alpha))
     intercept, ilo, ihi = float(np.asarray(citl.params)[0]), float(ci[0, 0]), float(ci[0, 1])
+    events, others = lp[yv == 1], lp[yv == 0]
     if np.ptp(lp) == 0:
         warnings.warn("All predicted risks are equal, so the calibration slope is undefined; "
                       "it is reported as NA.", CalibrationWarning, stacklevel=2)
+        slope = slo = shi = float("nan")
+    elif events.min() >= others.max() or events.max() <= others.min():
+        # the risk separates events from non-events (a small group, typically): the slope's
+        # likelihood has no finite maximum, and the GLM would return an arbitrary large number
+        warnings.warn("The predicted risks separate events from non-events completely, so the calibration "
+                      "slope has no finite estimate; it is reported as NA.", CalibrationWarning, stacklevel=2)
         slope = slo = shi = float("nan")
     else:
         fit = GLM(yv, np.column_stack([np.ones(p.size), lp]), family=family, **freq).fit()

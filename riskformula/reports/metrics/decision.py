@@ -19,9 +19,13 @@ def check_thresholds(thresholds, *, allow_zero: bool = True) -> np.ndarray:
         raise SettingsError(str(e)) from None
     if t.size == 0:
         raise SettingsError("`thresholds` is empty; pass at least one threshold in [0, 1).")
-    if np.isnan(t).any() or (t < 0).any() or (t >= 1).any():
+    n_nan = int(np.isnan(t).sum())
+    if n_nan:
+        # min/max ignore NaN, so they would hide the actual problem
+        raise SettingsError(f"`thresholds` holds {n_nan} NaN value(s); pass risk thresholds in [0, 1) only.")
+    if (t < 0).any() or (t >= 1).any():
         raise SettingsError("`thresholds` must lie in [0, 1): the net benefit weight t/(1-t) is "
-                        f"infinite at 1. Got min {np.nanmin(t):g}, max {np.nanmax(t):g}.")
+                        f"infinite at 1. Got min {t.min():g}, max {t.max():g}.")
     if not allow_zero:
         t = t[t > 0]
     return np.unique(t)
