@@ -21,6 +21,7 @@ untrusted text can run code.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, fields
 
 import numpy as np
@@ -158,6 +159,18 @@ def to_json(model: RiskScore, indent: int | None = 2) -> str:
     return json.dumps(to_dict(model), indent=indent, allow_nan=False)
 
 
+def _looks_like_path(text) -> bool:
+    """A short one-line string naming a ``.json`` file or an existing file (never JSON: those
+    failed to parse)."""
+    if not isinstance(text, str) or "\n" in text or len(text) > 4096:
+        return False
+    t = text.strip()
+    try:
+        return t.lower().endswith(".json") or os.path.isfile(t)
+    except (OSError, ValueError):  # e.g. a NUL character
+        return False
+
+
 def from_json(text: str, *, allow_pickle: bool = False, context: dict | None = None) -> RiskScore:
     """Load a risk score saved with :meth:`RiskScore.to_json`.
 
@@ -190,6 +203,9 @@ def from_json(text: str, *, allow_pickle: bool = False, context: dict | None = N
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
+        if _looks_like_path(text):  # rf.from_json("model.json"): the file, not its text
+            raise DataError(f"rf.from_json takes the JSON text, not a file name; got {text!r}. Read the file "
+                            "first: rf.from_json(Path(path).read_text()).") from None
         raise DataError(f"`text` is not valid JSON: {e}.") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise DataError(f"`text` is not a riskformula risk score document (expected \"format\": "

@@ -1,4 +1,5 @@
-"""Printed optimality gaps: 0% within the gap tolerance, honest digits above it, NA when undefined;
+"""Printed optimality gaps: 0% within the default gap tolerance, honest digits above it (also within
+a looser tolerance the user set), NA when undefined;
 the unrounded gap stays in the numbers (``.gap``, ``to_dict()``, JSON)."""
 
 import json
@@ -28,7 +29,8 @@ FORMULA = 'diagnosis == "M" ~ radius_worst + concave_points_worst'
     (0.283, 1e-6, "28.3%"),
     (0.9999, 1e-6, ">99.9%"),         # not rounded up to a zero lower bound
     (1.0, 1e-6, "100%"),
-    (0.05, 0.1, "0%"),                # a user's looser tolerance
+    (0.05, 0.1, "5%"),                # a user's looser tolerance: the real gap, not 0%
+    (5e-7, 0.1, "0%"),                # within the default tolerance too: LP noise
     (math.nan, 1e-6, "NA"),
     (math.inf, 1e-6, "NA"),
     (None, 1e-6, "NA"),
@@ -38,9 +40,10 @@ def test_fmt_gap_rule(gap, tol, expected):
     assert fmt_gap(gap, tol) == expected
 
 
-def test_fmt_gap_states_the_tolerance_only_when_it_rounds_to_zero():
+def test_fmt_gap_states_the_tolerance_only_when_the_gap_is_within_it():
     assert fmt_gap(5e-7, 1e-6, state_tolerance=True) == "0% within tolerance 1e-06"
     assert fmt_gap(0.05, 1e-6, state_tolerance=True) == "5%"
+    assert fmt_gap(0.04567, 0.5, state_tolerance=True) == "4.57% within tolerance 50%"
     assert fmt_gap(math.inf, 1e-6, state_tolerance=True) == "NA"
 
 

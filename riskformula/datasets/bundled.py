@@ -158,7 +158,7 @@ def list_datasets() -> pd.DataFrame:
 
     Examples
     --------
-    >>> list_datasets().set_index("name").loc["adult", ["rows", "events"]].tolist()
+    >>> list_datasets().set_index("name")[["rows", "events"]].loc["adult"].tolist()
     [32561, 7841]
     """
     return pd.DataFrame([

@@ -125,7 +125,12 @@ class NetBenefitSummary(Summary):
     def notes(self) -> list[str]:
         m = self.model
         out = []
-        if m.status == "optimal":
+        if m.status == "optimal" and not r.gap_is_zero(m.gap, m.settings.gap_tolerance):
+            # a loose gap_tolerance stopped the search: that is no proof of optimality
+            out.append(f"Optimal within the tolerance (gap {r.fmt_gap(m.gap, m.settings.gap_tolerance)}), not proven "
+                       f"optimal: no score within these limits has an objective above {m.upper_bound:.8g} and this "
+                       f"model's is {m.objective:.8g}, so a better one may exist.")
+        elif m.status == "optimal":
             out.append(f"Proven optimal: no score within these limits has an objective above {m.upper_bound:.8g}.")
         elif m.solver.settings and "milp_time" in m.solver.settings:
             out.append(f"Stopped at the time limit: the model is not proven optimal; the best possible objective "

@@ -20,6 +20,7 @@ from ..errors import CalibrationWarning, DataError, SettingsError
 from ..design import build_design
 from ..model import RiskScore, index_digest
 from . import metrics, render
+from .summary import within_tolerance
 
 __all__ = ["compare", "anova", "ComparisonTable", "points_table"]
 
@@ -55,7 +56,7 @@ class ComparisonTable(render.Rendered):
     short_names : bool
         Show model numbers and a key instead of the (long) labels in the tables.
     gap_tolerances : list of float, optional
-        Each model's ``gap_tolerance``: a gap within it prints as 0%.
+        Each model's ``gap_tolerance`` (see :func:`~riskformula.reports.render.fmt_gap`).
     """
 
     frame: pd.DataFrame
@@ -168,15 +169,21 @@ def _labels(models, names) -> list[str]:
         if len(set(map(str, names))) != len(names):
             raise SettingsError(f"`names` must be distinct; got {names}.")
         return [str(n) for n in names]
+    # only labels that repeat get more detail: a model with a formula of its own keeps just that
     labels = [m.formula for m in models]
-    if len(set(labels)) < len(labels):  # same formula, different limits: say which
-        labels = [f"{m.formula} [max_size={m.settings.max_size}]" for m in models]
-    scales = [getattr(m, "scale", 1.0) for m in models]
-    if len(set(labels)) < len(labels) and len(set(scales)) > 1:  # e.g. a fixed and a fitted scale
-        labels = [f"{m.formula} [max_size={m.settings.max_size}, scale={s:g}]" for m, s in zip(models, scales)]
-    if len(set(labels)) < len(labels):
-        labels = [f"{i}: {lab}" for i, lab in enumerate(labels, 1)]
-    return labels
+    same = _repeated(labels)  # same formula, different limits: say which
+    labels = [f"{m.formula} [max_size={m.settings.max_size}]" if lab in same else lab for m, lab in zip(models, labels)]
+    same = _repeated(labels)
+    if len({getattr(m, "scale", 1.0) for m in models}) > 1:  # e.g. a fixed and a fitted scale
+        labels = [f"{m.formula} [max_size={m.settings.max_size}, scale={getattr(m, 'scale', 1.0):g}]"
+                  if lab in same else lab for m, lab in zip(models, labels)]
+    same = _repeated(labels)
+    return [f"{i}: {lab}" if lab in same else lab for i, lab in enumerate(labels, 1)]
+
+
+def _repeated(labels: list[str]) -> set[str]:
+    """The labels that occur more than once."""
+    return {lab for lab in labels if labels.count(lab) > 1}
 
 
 def _check_same_problem(models, labels) -> None:
@@ -247,10 +254,11 @@ def _model_row(m: RiskScore, label: str, newdata, notes: list[str]) -> dict:
             dev = 2 * m.nobs * m.loss
         return _row(label, m.nobs, m.size, points, m.loss, dev, True, t["auc"], t["cal"], m.gap, m.status,
                     m.scale, _fitted_scale(m))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CalibrationWarning)
+    with warnings.catch_warnings():
+        # calibration warnings concern Hosmer–Lemeshow and the calibration slope, which the
+        # comparison does not show: they would be notes about absent columns
+        warnings.simplefilter("ignore", CalibrationWarning)
         ev = m.evaluate(newdata)
-    notes += [f"{label}: {w.message}" for w in caught if issubclass(w.category, CalibrationWarning)]
     auc = ev.auc.auc if ev.auc is not None else np.nan
     return _row(label, ev.n, m.size, points, ev.log_loss, 2 * ev.n * ev.log_loss, False, auc, ev.cal,
                 m.gap, m.status, m.scale, _fitted_scale(m))
@@ -310,13 +318,16 @@ def _lr_tests(models, rows, labels, notes: list[str], numbered: bool) -> pd.Data
         change = rows[i - 1]["deviance"] - rows[i]["deviance"]
         nested = _nested(a, b)
         p = float(stats.chi2.sf(change, df)) if nested and df > 0 else np.nan
-        out.append({"test": f"{i} vs {i + 1}" if numbered else f"{labels[i - 1]} vs {labels[i]}", "from_model": labels[i - 1], "to_model": labels[i],
+        # the notes name the models as the table does: by number, or by the user's names
+        small, large = (f"model {i}", f"model {i + 1}") if numbered else (repr(labels[i - 1]), repr(labels[i]))
+        test = f"{i} vs {i + 1}" if numbered else f"{labels[i - 1]} vs {labels[i]}"
+        out.append({"test": test, "from_model": labels[i - 1], "to_model": labels[i],
                     "df": int(df), "deviance_change": float(change), "p_value": p, "nested": nested})
         if not nested:
-            notes.append(f"Test {i} vs {i + 1}: model {i + 1} cannot express every score model {i} can (its "
-                         "columns, point bounds, size limit or score scales are narrower), so no p-value is given.")
+            notes.append(f"Test {test}: {large} cannot express every score {small} can (its columns, point "
+                         "bounds, size limit or score scales are narrower), so no p-value is given.")
         elif df <= 0:
-            notes.append(f"Test {i} vs {i + 1}: model {i + 1} uses no more terms than model {i}; list models "
+            notes.append(f"Test {test}: {large} uses no more terms than {small}; list models "
                          "from smaller to larger for a likelihood-ratio test.")
     notes.append("Likelihood-ratio tests compare consecutive models: deviance change = deviance(smaller) − "
                  "deviance(larger), df = difference in size, p from χ²(df). The χ² reference assumes nested "
@@ -431,6 +442,9 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
         if m.status != "optimal":
             gap = render.fmt_gap(m.gap, m.settings.gap_tolerance)
             notes.append(f"{lab}: not proven optimal ({m.status.replace('_', ' ')}, gap {gap}); "
+                         "a better score within its limits may exist.")
+        elif within_tolerance(m) is not None:
+            notes.append(f"{lab}: optimal only within its tolerance ({within_tolerance(m)}); "
                          "a better score within its limits may exist.")
     outcome = models[0].outcome if len({(m.outcome, str(m.event)) for m in models}) == 1 else "(differs by model)"
     return ComparisonTable(pd.DataFrame(rows, columns=COLUMNS), lr, points_table(models, labels),

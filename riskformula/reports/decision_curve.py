@@ -114,10 +114,24 @@ class DecisionCurve(render.Rendered):
         return f"<DecisionCurve: {', '.join(self.names)}; {self.n:,d} rows>"
 
 
-def _label(model, k: int) -> str:
-    f = getattr(model, "formula", None)
-    kind = type(model).__name__
-    return f"{kind} {k + 1}" if f is None else f"{k + 1}: {f}" if len(str(f)) < 40 else f"{kind} {k + 1}"
+def _label(model) -> str:
+    """A curve's default name: the model's formula (shortened past 40 characters), and what kind of
+    model it is when that is not a plain risk score, so a model and its AUNBC-improved version differ."""
+    from ..netbenefit.improve import AUNBCImproved
+    from ..netbenefit.model import NetBenefitScore
+
+    base = model.model if isinstance(model, AUNBCImproved) else model
+    f = getattr(base, "formula", None)
+    text = type(base).__name__ if f is None else str(f) if len(str(f)) <= 40 else str(f)[:39] + "…"
+    kinds = (["net benefit"] if isinstance(base, NetBenefitScore) else []) + (
+        ["AUNBC improved"] if isinstance(model, AUNBCImproved) else [])
+    return text + (f" ({', '.join(kinds)})" if kinds else "")
+
+
+def _default_names(models) -> list[str]:
+    """:func:`_label` of each model, numbered (``"2: y ~ ."``) where two would read alike."""
+    names = [_label(m) for m in models]
+    return [f"{k}: {n}" if names.count(n) > 1 else n for k, n in enumerate(names, 1)]
 
 
 def decision_curve(*models, data: pd.DataFrame, thresholds=None, names=None) -> DecisionCurve:
@@ -129,7 +143,8 @@ def decision_curve(*models, data: pd.DataFrame, thresholds=None, names=None) -> 
         NetBenefitScore, an :func:`~riskformula.netbenefit.improve.improve_aunbc` result...).
     data : the rows to evaluate on (test data for an honest curve).
     thresholds : risks in [0, 1); default 0.01, 0.02, ..., 0.99.
-    names : one label per model; default their formulas or ``"RiskScore 1"``...
+    names : one label per model; default each model's formula, with ``(net benefit)`` or
+        ``(AUNBC improved)`` for those kinds of model, numbered where two would read alike.
 
     Examples
     --------
@@ -145,7 +160,7 @@ def decision_curve(*models, data: pd.DataFrame, thresholds=None, names=None) -> 
             raise SettingsError(f"model {k + 1} ({type(m).__name__}) has no predict(data)/observed(data); pass "
                                 "fitted scores.")
     if names is None:
-        names = [_label(m, k) for k, m in enumerate(models)]
+        names = _default_names(models)
     else:
         names = [str(x) for x in names]
         if len(names) != len(models):

@@ -10,6 +10,7 @@ report out in the same order.
 from __future__ import annotations
 
 import math
+import re
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -68,50 +69,93 @@ def fmt_p(p) -> str:
 
 #: the solver's default relative gap tolerance (``risk_score(gap_tolerance=...)``)
 DEFAULT_GAP_TOLERANCE = 1e-6
+#: the solver's default absolute gap tolerance (``risk_score(absolute_gap_tolerance=...)``)
+DEFAULT_ABSOLUTE_GAP_TOLERANCE = 1e-8
+
+
+def _zero_floor(tolerance: float | None, default: float) -> float:
+    """The largest gap printed as 0: the run's tolerance, but never above the default one.
+
+    Gaps within the default tolerances are the LP's rounding noise, so they print as 0. A
+    looser tolerance the user chose only stops the search earlier: the gap it leaves is real
+    and is printed (a gap of 4.57% "within tolerance 50%" is not a 0% gap).
+    """
+    tol = tolerance if tolerance is not None and math.isfinite(tolerance) else 0.0
+    return min(max(tol, 0.0), default)
+
+
+def _tolerance_text(tol: float) -> str:
+    """A relative tolerance as a percentage, like the gap it bounds (``50%``), except a tiny one
+    (below 0.01%), which reads better as the parameter is written (``1e-06``) than with many zeros."""
+    if tol < 1e-4:
+        return f"{tol:g}"
+    return np.format_float_positional(100.0 * tol, precision=3, fractional=False, trim="-") + "%"
+
+
+def gap_is_zero(gap, tolerance: float | None = DEFAULT_GAP_TOLERANCE) -> bool:
+    """Does :func:`fmt_gap` print this relative gap as ``0%``? (A run whose gap is within its
+    tolerance but not zero is optimal only *within the tolerance*, and reports say so.)"""
+    return _finite(gap) and float(gap) <= _zero_floor(tolerance, DEFAULT_GAP_TOLERANCE)
+
+
+def absolute_gap_is_zero(objective, lower, tolerance: float | None = DEFAULT_ABSOLUTE_GAP_TOLERANCE) -> bool:
+    """Does :func:`fmt_absolute_gap` print this absolute gap as ``0``?"""
+    return (_finite(objective) and _finite(lower)
+            and float(objective) - float(lower) <= _zero_floor(tolerance, DEFAULT_ABSOLUTE_GAP_TOLERANCE))
 
 
 def fmt_gap(gap, tolerance: float | None = DEFAULT_GAP_TOLERANCE, *, state_tolerance: bool = False) -> str:
     """An optimality gap (a fraction) as a percentage, as MIP solvers print it.
 
-    A gap at or below ``tolerance`` — what the solver certifies as optimal — prints as ``0%``
-    (with ``state_tolerance``, ``0% within tolerance 1e-06``); a larger one with three
-    significant digits and never in exponent notation; NaN or infinity (no bound) as ``NA``.
-    The unrounded gap stays in ``RiskScore.gap``, ``to_dict()`` and JSON.
+    A gap within both ``tolerance`` and the default tolerance (1e-6: LP rounding noise) prints
+    as ``0%``; any other gap with three significant digits, never in exponent notation, even
+    when a looser ``tolerance`` certified the run. With ``state_tolerance`` a gap within
+    ``tolerance`` says so (``0% within tolerance 1e-06``, ``4.57% within tolerance 50%``).
+    NaN or infinity (no bound) prints as ``NA``. The unrounded gap stays in
+    ``RiskScore.gap``, ``to_dict()`` and JSON.
 
     Examples
     --------
     >>> fmt_gap(6.8e-9), fmt_gap(6.8e-9, state_tolerance=True), fmt_gap(0.50512), fmt_gap(2.5e-6)
     ('0%', '0% within tolerance 1e-06', '50.5%', '0.00025%')
+    >>> fmt_gap(0.04567, 0.5, state_tolerance=True)
+    '4.57% within tolerance 50%'
     """
     if not _finite(gap):
         return "NA"
     g = float(gap)
     tol = tolerance if tolerance is not None and math.isfinite(tolerance) else 0.0
-    if g <= tol:
-        return "0%" + (f" within tolerance {tol:g}" if state_tolerance else "")
-    text = np.format_float_positional(100.0 * g, precision=3, fractional=False, trim="-")
-    if text == "100" and g < 1:  # rounded up: the lower bound is above zero
-        text = ">99.9"
-    return f"{text}%"
+    if gap_is_zero(g, tol):
+        text = "0"
+    else:
+        text = np.format_float_positional(100.0 * g, precision=3, fractional=False, trim="-")
+        if text == "100" and g < 1:  # rounded up: the lower bound is above zero
+            text = ">99.9"
+    within = state_tolerance and g <= tol
+    return f"{text}%" + (f" within tolerance {_tolerance_text(tol)}" if within else "")
 
 
 def fmt_absolute_gap(objective, lower, tolerance: float | None = None, *, state_tolerance: bool = False) -> str:
     """Objective minus lower bound, in objective units, as :func:`fmt_gap` prints the relative gap:
-    ``0`` at or below ``tolerance`` (with ``state_tolerance``, ``0 within tolerance 1e-08``),
-    otherwise three significant digits, never in exponent notation; ``NA`` without a finite bound.
+    ``0`` within both ``tolerance`` and the default 1e-8, otherwise three significant digits,
+    never in exponent notation; with ``state_tolerance`` a gap within a positive ``tolerance``
+    says so; ``NA`` without a finite bound.
 
     Examples
     --------
     >>> fmt_absolute_gap(0.25, 0.2493), fmt_absolute_gap(2.2e-4, 2.2e-4 - 1e-9, 1e-8, state_tolerance=True)
     ('0.0007', '0 within tolerance 1e-08')
+    >>> fmt_absolute_gap(0.480082, 0.458155, 0.05, state_tolerance=True)
+    '0.0219 within tolerance 0.05'
     """
     if not (_finite(objective) and _finite(lower)):
         return "NA"
     g = max(float(objective) - float(lower), 0.0)
     tol = tolerance if tolerance is not None and math.isfinite(tolerance) else 0.0
-    if g <= tol:
-        return "0" + (f" within tolerance {tol:g}" if state_tolerance and tol > 0 else "")
-    return np.format_float_positional(g, precision=3, fractional=False, trim="-")
+    text = "0" if g <= _zero_floor(tol, DEFAULT_ABSOLUTE_GAP_TOLERANCE) else \
+        np.format_float_positional(g, precision=3, fractional=False, trim="-")
+    # in objective units, like the gap itself: no percentage
+    return text + (f" within tolerance {tol:g}" if state_tolerance and 0 < tol and g <= tol else "")
 
 
 def fmt_points(v: float) -> str:
@@ -175,18 +219,36 @@ def check_kind(kind) -> str:
     return kind
 
 
+def _escape_cells(df: pd.DataFrame, kind: str, index: bool) -> pd.DataFrame:
+    """``df`` with its text cells, column names (and index labels) escaped for ``kind``; numbers
+    stay numbers, so ``floatfmt`` still formats them."""
+    esc = (lambda v: escape(v, kind, cell=True) if isinstance(v, str) else v)
+    # column by column: DataFrame.map needs pandas 2.1
+    out = df.apply(lambda col: col.map(esc)).rename(columns=lambda c: escape(str(c), kind, cell=True))
+    if index:
+        out.index = out.index.map(esc)
+    return out
+
+
 def table(df: pd.DataFrame, kind: str = "text", floatfmt: str = ".4g", index: bool = False) -> str:
-    """Render a DataFrame with tabulate in one of :data:`FORMATS`."""
-    return tabulate(df, headers="keys", tablefmt=FORMATS[kind], showindex=index,
+    """Render a DataFrame with tabulate in one of :data:`FORMATS`, its text escaped for ``kind``."""
+    fmt = FORMATS[kind]
+    if kind in _SELF_ESCAPED:
+        df = _escape_cells(df, kind, index)
+        fmt = _SELF_ESCAPED[kind]
+    return tabulate(df, headers="keys", tablefmt=fmt, showindex=index,
                     floatfmt=floatfmt, disable_numparse=True)
 
 
 def pairs(items: Iterable[tuple[str, object]], kind: str = "text") -> str:
     """Render ``(label, value)`` header pairs as a two-column table without headers."""
     rows = [(label, value if isinstance(value, str) else fmt_number(value)) for label, value in items]
+    if kind in _SELF_ESCAPED:
+        rows = [(escape(str(label), kind, cell=True), escape(value, kind, cell=True)) for label, value in rows]
     if kind == "markdown":  # Markdown tables need a header row
         return tabulate(rows, headers=["", ""], tablefmt=FORMATS[kind], disable_numparse=True)
-    return tabulate(rows, tablefmt={"text": "plain"}.get(kind, FORMATS[kind]), disable_numparse=True)
+    return tabulate(rows, tablefmt={"text": "plain"}.get(kind, _SELF_ESCAPED.get(kind, FORMATS[kind])),
+                    disable_numparse=True)
 
 
 def heading(title: str, kind: str = "text", level: int = 2) -> str:
@@ -217,21 +279,70 @@ def notes(lines: Sequence[str], kind: str = "text") -> str:
 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                    "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                   "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+                   "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+                   "|": r"\textbar{}",  # a bare | prints as a dash in LaTeX's default (OT1) fonts
+                   # the symbols riskformula's own reports and notes use: stock pdflatex has no
+                   # definition for most of them ("Unicode character ... not set up for use with LaTeX")
+                   "≥": r"\ensuremath{\geq}", "≤": r"\ensuremath{\leq}", "≠": r"\ensuremath{\neq}",
+                   "≈": r"\ensuremath{\approx}", "±": r"\ensuremath{\pm}", "×": r"\ensuremath{\times}",
+                   "·": r"\ensuremath{\cdot}", "÷": r"\ensuremath{\div}", "∞": r"\ensuremath{\infty}",
+                   "→": r"\ensuremath{\rightarrow}", "⇒": r"\ensuremath{\Rightarrow}",
+                   "↑": r"\ensuremath{\uparrow}", "↓": r"\ensuremath{\downarrow}", "∈": r"\ensuremath{\in}",
+                   "²": r"\ensuremath{^{2}}", "χ": r"\ensuremath{\chi}", "λ": r"\ensuremath{\lambda}",
+                   "α": r"\ensuremath{\alpha}", "β": r"\ensuremath{\beta}", "γ": r"\ensuremath{\gamma}",
+                   "δ": r"\ensuremath{\delta}", "Δ": r"\ensuremath{\Delta}", "σ": r"\ensuremath{\sigma}",
+                   "Σ": r"\ensuremath{\Sigma}", "μ": r"\ensuremath{\mu}", "ρ": r"\ensuremath{\rho}",
+                   "θ": r"\ensuremath{\theta}", "−": "-", "–": "--", "—": "---", "…": r"\ldots{}",
+                   "\u00a0": "~"}
+
+# Markdown (CommonMark/GitHub): ``|`` would end a table cell, ``<...>`` passes as raw HTML, ``*``
+# starts emphasis (``y ~ a*b + c*d``) and a backslash would escape what follows it. Backticks are
+# left alone (the notes quote code with them on purpose), and so is the text of a code span.
+_MARKDOWN_SPECIALS = {"\\": "\\\\", "|": "\\|", "*": "\\*", "<": "&lt;", ">": "&gt;"}
+#: an ``&`` that Markdown would read as the start of an entity (``&amp;``, ``&#60;``); others stay readable
+_MARKDOWN_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+#: a Markdown code span: a run of backticks, text, the same run
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+
+#: formats whose cells :func:`table` escapes itself (tabulate escapes neither Markdown nor the
+#: Unicode symbols above), with tabulate formats that leave the escaped text as it is
+try:
+    # booktabs rules around cells tabulate leaves as they are; its table of formats is private,
+    # so a tabulate without it gets plain \hline rules (latex_raw) instead
+    from tabulate import _table_formats as _tabulate_formats
+    _LATEX = _tabulate_formats["latex_booktabs"]._replace(headerrow=_tabulate_formats["latex_raw"].headerrow,
+                                                          datarow=_tabulate_formats["latex_raw"].datarow)
+except (ImportError, KeyError, AttributeError):
+    _LATEX = "latex_raw"
+_SELF_ESCAPED = {"markdown": FORMATS["markdown"], "latex": _LATEX}
 
 
-def escape(text: str, kind: str = "text") -> str:
-    """Escape free text (headings, notes) for HTML or LaTeX; text and Markdown pass through.
+def escape(text: str, kind: str = "text", *, cell: bool = False) -> str:
+    """Escape text (headings, notes, table cells) for Markdown, HTML or LaTeX; text passes through.
 
-    Table cells need no escaping: tabulate escapes them itself.
+    :func:`table` and :func:`pairs` escape their cells with it (``cell=True``) for Markdown and
+    LaTeX; tabulate escapes HTML cells itself.
     """
     if kind == "html":
         import html
 
         return html.escape(text, quote=False)
     if kind == "latex":
-        return "".join(_LATEX_SPECIALS.get(c, c) for c in text)
+        out = "".join(_LATEX_SPECIALS.get(c, c) for c in text)
+        return out.replace(_LATEX_SPECIALS["χ"] + _LATEX_SPECIALS["²"], r"\ensuremath{\chi^{2}}")  # one symbol
+    if kind == "markdown":
+        # code spans (`i|j`, as formulas quote odd names) are shown literally: escapes there would
+        # show up as typed. Only a pipe needs one, in a table cell, where GitHub splits cells first.
+        out, pos = [], 0
+        for span in _CODE_SPAN.finditer(text):
+            out += [_markdown_plain(text[pos:span.start()]), span[0].replace("|", "\\|") if cell else span[0]]
+            pos = span.end()
+        return "".join(out) + _markdown_plain(text[pos:])
     return text
+
+
+def _markdown_plain(text: str) -> str:
+    return "".join(_MARKDOWN_SPECIALS.get(c, c) for c in _MARKDOWN_ENTITY.sub("&amp;", text))
 
 
 def document(blocks: Sequence[str], kind: str = "text") -> str:

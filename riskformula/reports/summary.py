@@ -213,9 +213,13 @@ class Summary(r.Rendered):
             out.append(f"Stopped at the {m.status.replace('_', ' ')}: the model is not proven optimal; the "
                        f"best possible objective lies between {m.lower_bound:.6g} and {m.objective:.6g} "
                        f"(gap {r.fmt_gap(m.gap, m.settings.gap_tolerance)}).")
-        else:
+        elif within_tolerance(m) is None:
             out.append(f"Proven optimal: no risk score within these limits has an objective below "
                        f"{m.lower_bound:.8g}.")
+        else:
+            out.append(f"Optimal within the tolerance ({within_tolerance(m)}), not proven optimal: no risk score "
+                       f"within these limits has an objective below {m.lower_bound:.8g} and this model's is "
+                       f"{m.objective:.8g}, so a better one may exist (a smaller tolerance narrows the gap).")
         if len(m.settings.scales) > 1:
             added = [row["scale"] for row in m.solver.scales if row.get("added")]
             out.append(f"The certificate covers the score scales {_scales_text(m.settings.scales)} (a finite set"
@@ -319,6 +323,23 @@ def certified_by(m) -> str:
     if rel or ab:
         return "relative gap tolerance" if rel else "absolute gap tolerance"
     return "the LP's precision (whole tree searched)"
+
+
+def within_tolerance(m) -> str | None:
+    """For an optimal model whose gap is not ~0 (a loose tolerance the user set stopped the search):
+    the gap that certified it, e.g. ``"gap 4.57% within tolerance 50%"``; else ``None`` (proven
+    optimal, or not optimal at all). A 4.57% gap is no proof of optimality, and reports must not
+    call it one."""
+    s = m.settings
+    if (m.status != "optimal" or r.gap_is_zero(m.gap, s.gap_tolerance)
+            or r.absolute_gap_is_zero(m.objective, m.lower_bound, s.absolute_gap_tolerance)):
+        return None
+    if m.gap <= s.gap_tolerance:
+        return "gap " + r.fmt_gap(m.gap, s.gap_tolerance, state_tolerance=True)
+    if m.objective - m.lower_bound <= s.absolute_gap_tolerance:
+        return "absolute gap " + r.fmt_absolute_gap(m.objective, m.lower_bound, s.absolute_gap_tolerance,
+                                                     state_tolerance=True)
+    return None  # the whole tree was searched: proven up to the LP's precision
 
 
 def _nodes(rep) -> str:
