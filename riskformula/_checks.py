@@ -31,6 +31,18 @@ def check_positive(name: str, value, allow_zero: bool = False, allow_none: bool 
     return float(value)
 
 
+def check_gap_tolerance(value) -> float:
+    """``gap_tolerance``: a relative optimality gap in [0, 1). The gap is (objective − bound) /
+    objective, and a search whose bound is still 0 has gap 1 (100%), so a tolerance of 1 or more
+    would accept any model as proven optimal."""
+    value = check_positive("gap_tolerance", value, allow_zero=True)
+    if value >= 1:
+        raise SettingsError(f"`gap_tolerance` must be a relative gap in [0, 1), such as 1e-6 or 0.01 (1%); got "
+                            f"{value:g}. At 1 or more any model, even one the search has not improved on, "
+                            "would count as proven optimal.")
+    return value
+
+
 def check_range(name: str, value) -> tuple[int, int]:
     """An integer ``(low, high)`` pair with low ≤ high."""
     try:

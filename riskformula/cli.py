@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -55,6 +56,27 @@ def _scale(text: str):
     return values[0] if len(values) == 1 else values
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """Send everything the fit writes to stdout (the ``--verbose`` solver log, a MILP solver's own
+    log) to stderr, so stdout holds only the report and ``--format markdown > file`` is clean.
+    Both levels: Python's ``sys.stdout`` and file descriptor 1 (solvers written in C print there)."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no usable descriptor 1 (e.g. closed): the Python-level redirect still holds
+        saved = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="riskformula", description="Certified-optimal integer risk scores.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -69,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--c0", type=float, default=1e-6, help="penalty per term used (default 1e-6)")
     fit.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
     fit.add_argument("--gap-tolerance", type=float, default=1e-6,
-                     help="stop at this relative gap (objective - bound) / objective (default 1e-6)")
+                     help="stop at this relative gap (objective - bound) / objective, in [0, 1) (default 1e-6)")
     fit.add_argument("--absolute-gap-tolerance", type=float, default=1e-8,
                      help="or at this absolute gap objective - bound (default 1e-8)")
     fit.add_argument("--scale", type=_scale, default=1.0, metavar="M",
@@ -89,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--na-action", choices=("raise", "drop"), default="raise")
     fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text")
     fit.add_argument("--json", metavar="FILE", help="also save the model as JSON")
-    fit.add_argument("--verbose", action="store_true", help="print the solver log")
+    fit.add_argument("--verbose", action="store_true", help="print the solver log (to stderr)")
     fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="print a status line to stderr every 10 s while the search runs "
                           "(default: only when stderr is a terminal)")
@@ -103,13 +125,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             _check_output(args.json, "--json")
         data = _read(args.data)
-        model = risk_score(args.formula, data, max_size=args.max_size, coef_range=tuple(args.coef_range),
-                           c0=args.c0, time_limit=args.time_limit, gap_tolerance=args.gap_tolerance,
-                           absolute_gap_tolerance=args.absolute_gap_tolerance, event=args.event,
-                           na_action=args.na_action, verbose=args.verbose, progress=args.progress,
-                           scale=args.scale, real_intercept=args.real_intercept, objective=args.objective,
-                           n_jobs=args.n_jobs,
-                           decision_thresholds=args.decision_thresholds)
+        with _stdout_to_stderr():
+            model = risk_score(args.formula, data, max_size=args.max_size, coef_range=tuple(args.coef_range),
+                               c0=args.c0, time_limit=args.time_limit, gap_tolerance=args.gap_tolerance,
+                               absolute_gap_tolerance=args.absolute_gap_tolerance, event=args.event,
+                               na_action=args.na_action, verbose=args.verbose, progress=args.progress,
+                               scale=args.scale, real_intercept=args.real_intercept, objective=args.objective,
+                               n_jobs=args.n_jobs,
+                               decision_thresholds=args.decision_thresholds)
     except RiskFormulaError as e:
         print(f"riskformula: error: {e}", file=sys.stderr)
         return 2

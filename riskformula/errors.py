@@ -3,6 +3,27 @@
 Every error says what is wrong, what was received and how to fix it.
 """
 
+import os
+import sys
+import warnings
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_caller(message: str, category: type) -> None:
+    """``warnings.warn`` attributed to the user's line: the first frame outside riskformula.
+
+    A fixed ``stacklevel`` breaks whenever a call path gains a frame (the fit's
+    ``one_blas_thread`` wrapper, ``cross_validate`` or the scikit-learn estimator calling
+    ``risk_score``), and the warning then points into riskformula's own files."""
+    if sys.version_info >= (3, 12):
+        warnings.warn(message, category, skip_file_prefixes=(_PACKAGE,))
+        return
+    frame, level = sys._getframe(1), 2  # stacklevel 2: the caller of warn_caller
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
 
 class RiskFormulaError(Exception):
     """Base class of every error raised by riskformula."""

@@ -19,7 +19,7 @@ from . import _checks as v
 from . import _progress
 from ._threads import check_n_jobs, one_blas_thread
 from .design import build_design
-from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
+from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError, warn_caller
 from .model import FitSettings, RiskScore
 from .fairness import FairnessConstraint
 from .problem import LogisticLoss, build_problem
@@ -82,7 +82,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     na_action : ``"raise"`` (default) or ``"drop"`` rows with missing values in used variables.
     time_limit : seconds for the whole fit, from building the design to evaluating the model on
         its training rows; at the limit the best model is returned with its honest gap.
-    gap_tolerance : stop once (objective − lower bound) / objective is at most this.
+    gap_tolerance : stop once (objective − lower bound) / objective is at most this; in [0, 1).
     absolute_gap_tolerance : or once objective − lower bound is at most this (as HiGHS'
         ``mip_abs_gap`` and CPLEX's ``EpAGap``); either tolerance makes the run "optimal". The default,
         1e-8, is 1% of the default ``c0``, so a certified model is never worse than the best by more
@@ -110,9 +110,11 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         toward ``max_size`` (a thresholded variable always counts once).
     initial : a starting model for the search (a warm start): a fitted :class:`RiskScore`, or a
         dict of points keyed by the names ``coef_range`` takes, each naming one design column
-        (``"intercept"`` optional). Its
-        intercept is re-optimised for these data; a start that breaks the bounds or size
-        limits is ignored. It can only speed the search up, never change the optimum.
+        (``"intercept"`` optional). Its intercept is re-optimised for these data. It gives the
+        search a first incumbent, which changes which nodes are pruned and in what order the tree
+        is explored, so the search may take more or less time (even the optimal model as a start
+        can lead to more nodes); it never changes what "optimal" means. A start that breaks the
+        bounds, size limits or constraints is not used, with a ``UserWarning`` saying why.
     progress : while the search runs, print one status line (elapsed time, nodes, objective, lower
         bound, gap) to stderr every 10 s
         (:data:`riskformula.solver.branch_and_cut.STATUS_INTERVAL`), and how it ended if any was
@@ -169,7 +171,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     ...                   max_size=2, time_limit=10)
     >>> m.status
     'optimal'
-    >>> rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst', df,
+    >>> rf.risk_score('diagnosis == "M" ~ threshold(radius_worst) + threshold(concave_points_worst)', df,
     ...               max_size=2, scale=[1, 2, 4], time_limit=30).scale  # doctest: +SKIP
     2.0
     """
@@ -212,7 +214,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     c0 = v.check_positive("c0", c0, allow_zero=True)
     positive_weight = v.check_positive("positive_weight", positive_weight)
     time_limit = v.check_positive("time_limit", time_limit)
-    gap_tolerance = v.check_positive("gap_tolerance", gap_tolerance, allow_zero=True)
+    gap_tolerance = v.check_gap_tolerance(gap_tolerance)
     absolute_gap_tolerance = v.check_positive("absolute_gap_tolerance", absolute_gap_tolerance, allow_zero=True)
     node_limit = v.check_int("node_limit", node_limit, minimum=1, allow_none=True)
     progress = _progress.resolve(progress)
@@ -280,7 +282,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         for m in infeasible:
             del problems[m]
     problem = next(iter(problems.values()))
-    starts = None if initial is None else initial_points(initial, spec.terms, problem)
+    starts = None if initial is None else _usable_starts(initial_points(initial, spec.terms, problem),
+                                                         problems, list(spec.columns), max_size, min_size)
     # the search ends a little early (1 % of the limit, at most 1 s) so that evaluating the model
     # on its training rows still fits in the limit (0.2 s on 32 000 rows)
     search_limit = time_limit - min(1.0, 0.01 * time_limit)
@@ -315,14 +318,14 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
             f"`{limit}` (now {value}) or loosen the constraints.")
     bc_lam = np.asarray(report.solution, dtype=float)
     if report.status == "numerical_gap":
-        warnings.warn(f"the search finished, but the LP's numerical tolerances leave a proven gap of "
-                      f"{fmt_gap(report.gap, gap_tolerance)}; the model is likely optimal but not proven so.",
-                      OptimalityGapWarning, stacklevel=2)
+        warn_caller(f"the search finished, but the LP's numerical tolerances leave a proven gap of "
+                    f"{fmt_gap(report.gap, gap_tolerance)}; the model is likely optimal but not proven so.",
+                    OptimalityGapWarning)
     elif report.status != "optimal":
         limit = "node_limit" if report.status == "node_limit" else "time_limit"
-        warnings.warn(f"stopped at the {limit.replace('_', ' ')} before proving optimality: gap "
-                      f"{fmt_gap(report.gap, gap_tolerance)}. Raise `{limit}` for a smaller gap.",
-                      OptimalityGapWarning, stacklevel=2)
+        warn_caller(f"stopped at the {limit.replace('_', ' ')} before proving optimality: gap "
+                    f"{fmt_gap(report.gap, gap_tolerance)}. Raise `{limit}` for a smaller gap.",
+                    OptimalityGapWarning)
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
                            c0=c0, positive_weight=positive_weight, weighted=weights is not None,
@@ -428,6 +431,32 @@ def _loosest_fairness_hint(conflict, constraints, rebuild) -> str:
                 f"tightest feasible {field} lies between {a:.3g} and {b:.3g}.")
     return (f"With the other constraints, `{c.describe()}` needs {field} {'≥' if field == 'max_diff' else '≤'} "
             f"about {value(found[1]):.3g} to be feasible.")
+
+
+def _usable_starts(starts, problems, columns, max_size, min_size) -> list[np.ndarray]:
+    """The starts the search can use; a :class:`UserWarning` for each it cannot (the search
+    would drop it without a word, and the user would think the warm start had been used)."""
+    usable = []
+    for lam in starts:
+        if any(not p.can_complete or p.complete(lam) is not None for p in problems.values()):
+            usable.append(lam)  # feasible at some scale (or not checkable here): the search decides
+            continue
+        p = next(iter(problems.values()))
+        lower, upper = (b[p.layout.lam_slice] for b in p.column_bounds())
+        names = ["intercept"] + columns
+        out = [f"{names[k]} = {lam[k]:g} (allowed {lower[k]:g} to {upper[k]:g})"
+               for k in np.flatnonzero((lam < lower - 1e-9) | (lam > upper + 1e-9))]
+        used = int(np.count_nonzero(lam[1:]))
+        if out:
+            why = "points outside their bounds: " + ", ".join(out[:5]) + ("..." if len(out) > 5 else "")
+        elif used > max_size or used < min_size:
+            why = f"it uses {used} terms, outside min_size {min_size} to max_size {max_size}"
+        else:
+            why = "it breaks the constraints (or the size limits of grouped terms)"
+        shown = ", ".join(f"{names[k]}: {lam[k]:g}" for k in np.flatnonzero(lam)[:8])
+        warn_caller(f"the starting model ({shown}) given as `initial` is not used: {why}. The search runs "
+                    "without it.", UserWarning)
+    return usable
 
 
 def initial_points(initial, terms, problem) -> list[np.ndarray]:

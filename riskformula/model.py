@@ -224,8 +224,9 @@ class RiskScore:
         return None if None in terms else list(dict.fromkeys(terms))
 
     def predict(self, newdata: pd.DataFrame) -> pd.Series:
-        """Predicted risk (probability of the event) of every row of ``newdata``:
-        1 / (1 + exp(−(intercept + score)/scale)); a lazy dask Series for a dask DataFrame."""
+        """Predicted risk (probability of the event) of every row of ``newdata``: ``risk_of`` of
+        its score (here 1 / (1 + exp(−(intercept + score)/scale))); a lazy dask Series for a dask
+        DataFrame."""
         if is_dask_frame(newdata):
             from .backends.dask_scoring import map_rows
             return map_rows(self, "predict", newdata)
@@ -233,7 +234,9 @@ class RiskScore:
         return pd.Series(self.risk_of(s.to_numpy()), index=newdata.index, name="risk")
 
     def risk_of(self, score) -> np.ndarray:
-        """Risk at total score(s) ``score`` (points, intercept not included).
+        """Risk at total score(s) ``score`` (points, intercept not included): the model's score →
+        risk map, which :meth:`predict`, the risk table and counterfactual targets all use.
+        Subclasses with another map (a net-benefit score's bands) override this method.
 
         Examples
         --------
@@ -413,7 +416,7 @@ class RiskScore:
         })
 
     def _risk_at(self, scores):
-        """Risk of the given scores, as :meth:`predict` computes it (``expit((intercept + score)/scale)``)."""
+        """:meth:`risk_of` of the given scores, a float for a single score."""
         r = self.risk_of(scores)
         return r if np.ndim(scores) else float(r)
 

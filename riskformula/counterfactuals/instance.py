@@ -139,6 +139,7 @@ def _single(b: Block, cur: tuple, pcur: float, sign: int) -> BlockInstance:
         lo, hi = np.full(n, np.nan), np.full(n, np.nan)
         alpha = sign * f.slope
         beta = np.zeros(n)
+        down, up = _step_away(x, f.step)
         for o in range(1, n):
             c = f.candidates[o - 1]
             beta[o] = sign * (b.static_level[o - 1] - pcur)
@@ -152,6 +153,14 @@ def _single(b: Block, cur: tuple, pcur: float, sign: int) -> BlockInstance:
                 a = max(a, _above(v0 + TOL, f.step))
             else:
                 z = min(z, _below(v0 - TOL, f.step))
+            # x may carry more decimals than the data's precision (the profile caps it): moving
+            # to the grid value x rounds to is no change at that precision (it prints as the
+            # current value), yet it costs next to nothing and would be reported as one
+            if a < up and z > down:
+                if z >= up and (a > down or alpha > 0):
+                    a = max(a, up)
+                else:
+                    z = min(z, down)
             if not f.mutable or a > z + 1e-12 or a > z:
                 continue
             lo[o], hi[o] = a, z
@@ -210,3 +219,15 @@ def _below(c: float, step: float) -> float:
     while v >= c:
         v = round(v - step, 12)
     return v
+
+
+def _step_away(x: float, step: float) -> tuple[float, float]:
+    """The grid values (multiples of ``step``) nearest ``x`` below and above it that differ from
+    ``x`` at the data's precision, i.e. from ``x`` rounded to the grid."""
+    x_r = round(round(x / step) * step, 12)
+    down, up = _below(x, step), _above(x, step)
+    if down == x_r:
+        down = round(down - step, 12)
+    if up == x_r:
+        up = round(up + step, 12)
+    return down, up

@@ -75,7 +75,11 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
     Moves follow the model: a thresholded variable moves to the nearest value on the other side
     of a cut (in the data's precision, inside the observed range); a linear term moves by the
     smallest change that earns the points; levels, 0/1 items and one-hot groups switch; features
-    in an interaction move as one block.  Every change earns points toward the target.  Every
+    in an interaction move as one block.  Every change earns points toward the target, and a
+    numeric value only counts as changed when it differs at the data's precision.  Costs that
+    differ by less than one step of that precision are equal: a change that only fills the last
+    fraction of another continuous feature's step is folded into that feature, so the answer may
+    cost up to one such step more than the solver's and has fewer changes.  Every
     counterfactual is re-scored by the model before it is returned.
 
     Examples
@@ -211,12 +215,73 @@ def _solve(inst, space, n, K, mode, method, closeness, diversity_weight, L_mu, p
                 ("the time limit ended the search before any counterfactual was found" if r.status == "time_limit"
                  else "no counterfactual meets the limits"), "milp"
         sols = sorted(r.solutions, key=lambda s: s.cost)
+        if not inst.integral:
+            sols = _fold_slack_changes(inst, sols, offsets)
         status = "optimal" if r.status == "optimal" else "time limit"
         note = _fewer(len(sols), n, mode)
         if status == "time limit":
             note = (note + "; " if note else "") + f"best found at the time limit (gap {r.gap:.1%})"
         return sols, status, note, "milp"
     return [], "infeasible", "no counterfactual meets the limits", "milp"
+
+
+def _fold_slack_changes(inst, sols, offsets) -> list:
+    """Drop a change that only fills the last fraction of a step of another continuous change.
+
+    With a real-valued score target a continuous feature moves on its data grid, so it can stop
+    a fraction of a step short of the target; the MILP may then fill the rest with a tiny move
+    of a second feature (a move its feasibility tolerances make look free), and the user is told
+    to change two features. Costs that differ by less than one step of the data's precision are
+    equal, so a change is dropped when another changed continuous feature can cover its gain for
+    at most one more of its steps' cost. Answers that would then repeat another are kept as
+    they were (the diversity constraints chose them)."""
+    out = []
+    for sol in sols:
+        new = _fold_one(inst, sol, offsets)
+        if new is not sol and any(new.feats == o.feats or new.picks == o.picks for o in sols if o is not sol):
+            new = sol
+        out.append(new)
+    return sorted(out, key=lambda s: s.cost)
+
+
+def _fold_one(inst, sol, offsets):
+    picks = list(sol.picks)
+    while True:
+        moved = [b for b, (o, _) in enumerate(picks) if o > 0]
+        if len(moved) < 2:
+            break
+        found = None
+        for b in sorted(moved, key=lambda b: inst.blocks[b].gain_at(*picks[b])):
+            for c in moved:
+                blc = inst.blocks[c]
+                if c == b or not blc.block.continuous:
+                    continue
+                # the gain c must earn alone once b is dropped
+                short = inst.deficit - sum(inst.blocks[d].gain_at(*picks[d]) for d in moved if d not in (b, c))
+                o, v = picks[c]
+                f = blc.block.features[0]
+                u = (short - blc.beta[o]) / blc.alpha        # gain(u) = short
+                v2 = dp._ceil_step(u, f.step) if blc.alpha > 0 else dp._floor_step(u, f.step)
+                if not blc.lo[o] - 1e-12 <= v2 <= blc.hi[o] + 1e-12 or blc.gain_at(o, v2) < short - TOL:
+                    continue
+                extra = blc.cost_at(o, v2) - blc.cost_at(o, v) - inst.blocks[b].cost_at(*picks[b])
+                if extra <= f.weight / f.scale * f.step * (1 + 1e-9):
+                    found = (b, c, v2)
+                    break
+            if found:
+                break
+        if not found:
+            break
+        b, c, v2 = found
+        picks[b] = (0, None)
+        picks[c] = (picks[c][0], v2)
+    if picks == list(sol.picks):
+        return sol
+    cost = sum(bl.cost_at(o, v) for bl, (o, v) in zip(inst.blocks, picks) if o > 0)
+    gain = sum(bl.gain_at(o, v) for bl, (o, v) in zip(inst.blocks, picks) if o > 0)
+    feats = frozenset(off + i for bl, (o, _), off in zip(inst.blocks, picks, offsets) if o > 0
+                      for i in bl.block.changed(o))
+    return dp.Solution(cost, picks, gain, len(feats), feats)
 
 
 def _fewer(found: int, n: int, mode: str) -> str:

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
+
+from .._checks import check_int
+from ..errors import SettingsError
+
+#: generating models drawn before giving up on ``min_class_share``
+MAX_DRAWS = 1000
 
 
 def synthetic_thresholds(n: int = 200, p: int = 1, seed: int | None = 0, return_truth: bool = False,
@@ -18,10 +26,11 @@ def synthetic_thresholds(n: int = 200, p: int = 1, seed: int | None = 0, return_
 
     Parameters
     ----------
-    n, p : number of rows and of predictors.
+    n, p : number of rows (at least 2, one per class) and of predictors (at least 1).
     seed : seed of ``numpy.random.default_rng``.
     return_truth : also return the generating points and thresholds as a dict.
-    min_class_share : redraw the generating model until each class has at least this share of rows.
+    min_class_share : redraw the generating model until each class has at least this share of rows
+        (in [0, 0.5]); a :class:`~riskformula.SettingsError` if none of 1 000 draws does.
 
     Returns
     -------
@@ -33,11 +42,17 @@ def synthetic_thresholds(n: int = 200, p: int = 1, seed: int | None = 0, return_
     >>> df.shape
     (200, 3)
     """
+    n = check_int("n", n, minimum=2)
+    p = check_int("p", p, minimum=1)
+    if isinstance(min_class_share, bool) or not isinstance(min_class_share, numbers.Real) \
+            or not 0 <= min_class_share <= 0.5:
+        raise SettingsError(f"`min_class_share` must be a share of rows in [0, 0.5] (the smaller class holds at "
+                            f"most half of them); got {min_class_share!r}.")
     rng = np.random.default_rng(seed)
     X = rng.uniform(0.0, 1.0, size=(n, p))
     # the paper does not say what it did when a draw gives one class only; we redraw the
     # generating model (not X) until both labels occur
-    for _ in range(1000):
+    for _ in range(MAX_DRAWS):
         w0 = int(rng.integers(-5, 6))
         w_le = rng.integers(-5, 6, size=p)
         w_ge = rng.integers(-5, 6, size=p)
@@ -46,6 +61,10 @@ def synthetic_thresholds(n: int = 200, p: int = 1, seed: int | None = 0, return_
         y = (score >= 0).astype(int)  # σ(score) ≥ 0.5 exactly when score ≥ 0
         if 0 < y.sum() < n and min(y.mean(), 1 - y.mean()) >= min_class_share:
             break
+    else:
+        raise SettingsError(f"none of {MAX_DRAWS:,d} generating models gave each class at least "
+                            f"{min_class_share:g} of the {n} rows (seed {seed!r}); lower `min_class_share`, "
+                            "add rows or try another seed.")
     data = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(p)])
     data["y"] = y
     if not return_truth:

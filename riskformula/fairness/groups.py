@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .._checks import group_column
-from ..errors import SettingsError, SmallGroupWarning
+from ..errors import SettingsError, SmallGroupWarning, warn_caller
 
 #: the strata each notion compares rates in: "all", "non-events", "events" or "given"
 NOTION_STRATA = {
@@ -78,7 +78,7 @@ def check_group_count(groups: np.ndarray, by, what: str, weights=None) -> None:
                         f"or merge small levels.")
 
 
-def warn_small_groups(describe: str, table: list, consequence: str, stacklevel: int) -> None:
+def warn_small_groups(describe: str, table: list, consequence: str, stacklevel: int | None = None) -> None:
     """One :class:`SmallGroupWarning` naming every group with fewer than :data:`SMALL_GROUP` rows
     in a stratum; ``table`` holds ``(stratum, group, rows)``, ``consequence`` what follows for the
     caller (a fit's bound, an audit's differences)."""
@@ -90,10 +90,13 @@ def warn_small_groups(describe: str, table: list, consequence: str, stacklevel: 
     worst = 0.5 / math.sqrt(max(min(n for _, _, n in small), 1))
     absent = (" A group with no rows in a stratum has no rate there and is left out of that comparison."
               if any(n == 0 for _, _, n in small) else "")
-    warnings.warn(f"{describe}: groups too small to estimate a rate well (fewer than {SMALL_GROUP} rows): "
-                  f"{items}{more}. A rate from n rows has a standard error up to 0.5/sqrt(n) (here up to "
-                  f"{worst:.2f}), so {consequence}; consider merging small groups.{absent}",
-                  SmallGroupWarning, stacklevel=stacklevel + 1)
+    msg = (f"{describe}: groups too small to estimate a rate well (fewer than {SMALL_GROUP} rows): "
+           f"{items}{more}. A rate from n rows has a standard error up to 0.5/sqrt(n) (here up to "
+           f"{worst:.2f}), so {consequence}; consider merging small groups.{absent}")
+    if stacklevel is None:  # attributed to the user's line, however deep in a fit this runs
+        warn_caller(msg, SmallGroupWarning)
+    else:
+        warnings.warn(msg, SmallGroupWarning, stacklevel=stacklevel + 1)
 
 
 def group_labels(frame_or_columns, by: tuple) -> np.ndarray:

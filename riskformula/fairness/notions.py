@@ -233,8 +233,7 @@ def _comparisons(rates_by_stratum: dict, reference, side: str):
 
 def _warn_small(describe: str, table: list) -> None:
     """One warning naming every group with fewer than :data:`SMALL_GROUP` rows in a stratum."""
-    # stack: here, apply(), build_problem(), risk_score(), the caller
-    warn_small_groups(describe, table, "the bound mostly constrains noise", stacklevel=5)
+    warn_small_groups(describe, table, "the bound mostly constrains noise")
 
 
 # --------------------------------------------------------------------------------------

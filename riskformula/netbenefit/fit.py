@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +19,7 @@ import pandas as pd
 
 from .. import _checks as v
 from ..design import build_design
-from ..errors import InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError
+from ..errors import InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError, warn_caller
 from ..model import FitSettings, RiskScore
 from ..problem import LogisticLoss, build_problem
 from ..fairness import FairnessConstraint
@@ -69,7 +68,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
         raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
     c0 = v.check_positive("c0", c0, allow_zero=True)
     time_limit = v.check_positive("time_limit", time_limit)
-    gap_tolerance = v.check_positive("gap_tolerance", gap_tolerance, allow_zero=True)
+    gap_tolerance = v.check_gap_tolerance(gap_tolerance)
     if intercept_range is not None:
         raise SettingsError("`intercept_range` does not apply with objective='net_benefit': the score has no "
                             "intercept, the cut-off of each decision threshold plays its part. Leave it out.")
@@ -186,16 +185,15 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
     if gap <= gap_tolerance:
         status = "optimal"
     elif solver is None:
-        warnings.warn(f"local search only (solver=None): the score is not proven optimal; gap to the simple "
-                      f"bound {100 * gap:.3g}%. Pass a solver for a tighter bound.", OptimalityGapWarning,
-                      stacklevel=3)
+        warn_caller(f"local search only (solver=None): the score is not proven optimal; gap to the simple "
+                    f"bound {100 * gap:.3g}%. Pass a solver for a tighter bound.", OptimalityGapWarning)
     elif milp is None and exact is None:
-        warnings.warn(f"local search only: the exact model needs integer predictors (or decimals with few "
-                      f"digits); the score is not proven optimal, gap to the simple bound {100 * gap:.3g}%.",
-                      OptimalityGapWarning, stacklevel=3)
+        warn_caller(f"local search only: the exact model needs integer predictors (or decimals with few "
+                    f"digits); the score is not proven optimal, gap to the simple bound {100 * gap:.3g}%.",
+                    OptimalityGapWarning)
     else:
-        warnings.warn(f"stopped at the time limit before proving optimality: gap {100 * gap:.3g}%. Raise "
-                      "`time_limit` for a smaller gap.", OptimalityGapWarning, stacklevel=3)
+        warn_caller(f"stopped at the time limit before proving optimality: gap {100 * gap:.3g}%. Raise "
+                    "`time_limit` for a smaller gap.", OptimalityGapWarning)
     elapsed = time.perf_counter() - t_start
 
     # the score has no intercept: λ_0 is the threshold terms' shift (moved out of the printed

@@ -140,16 +140,19 @@ class NetBenefitScore(RiskScore):
         s = self.score(newdata)
         return pd.Series(band_of(s.to_numpy(), self._decision_cutoffs()), index=newdata.index, name="band")
 
-    def predict(self, newdata: pd.DataFrame) -> pd.Series:
-        """Predicted risk of every row: the training event rate of its score band."""
-        b = self.band(newdata).to_numpy()
-        return pd.Series(np.asarray(self.nb.band_risk, float)[b], index=newdata.index, name="risk")
+    # predict (inherited) is risk_of(score): this override is the model's one score → risk map,
+    # used alike by predict, risk tables, evaluation and counterfactual targets
+    def risk_of(self, score) -> np.ndarray:
+        """Risk at total score(s) ``score``: the training event rate of the score's band (the
+        risk :meth:`predict` gives a row with that score).
 
-    def _risk_at(self, scores):
-        """Band risk of the given scores, as :meth:`predict` computes it."""
-        s = np.atleast_1d(np.asarray(scores, dtype=float))
-        r = np.asarray(self.nb.band_risk, float)[band_of(s, self._decision_cutoffs())]
-        return r if np.ndim(scores) else float(r[0])
+        Examples
+        --------
+        >>> m.risk_of([0, 2])  # doctest: +SKIP
+        """
+        s = np.asarray(score, dtype=float)
+        r = np.asarray(self.nb.band_risk, float)[band_of(s.ravel(), self._decision_cutoffs())]
+        return r.reshape(s.shape)[()]  # a scalar for one score, as expit gives the base class
 
     def _score_for_risk(self, target_risk: float, sign: int) -> tuple[float, float]:
         """(whole-number, real) score target equivalent to risk ≤ ``target_risk`` (``sign`` = −1)
