@@ -256,3 +256,25 @@ def test_list_datasets_doctest():
     from riskformula.datasets import bundled
 
     assert doctest.testmod(bundled).failed == 0
+
+
+def test_counterfactuals_and_reasons_render_in_every_format():
+    import json
+
+    import riskformula as rf
+    df = rf.load_dataset("wdbc")
+    worst = df[["diagnosis", "radius_worst", "concave_points_worst"]]
+    m = rf.risk_score('diagnosis == "M" ~ threshold(., grid=5)', worst, max_size=2, coef_range=(0, 3),
+                      time_limit=30, progress=False)
+    people = worst.loc[[0, 5]]
+    for result in (m.counterfactuals(people, target_risk=0.5), m.reasons(people)):
+        assert result.render("text") == str(result)  # print is unchanged
+        md, html, tex = result.to_markdown(), result.to_html(), result.to_latex()
+        for person in ("person 0", "person 5"):
+            assert person in md and person in html and person in tex
+        assert "| radius_worst" in md or "| concave_points_worst" in md  # a table row
+        assert "<table>" in html and "\\begin{tabular}" in tex and "≤" not in tex
+        assert result._repr_html_() == html
+    d = m.reasons(people).to_dict()
+    assert d["goal"] == "below" and {r["person"] for r in d["reasons"]} == {0, 5}
+    json.dumps(d, allow_nan=False)  # plain JSON: missing values are None

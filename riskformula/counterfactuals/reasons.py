@@ -14,6 +14,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from ..errors import SettingsError
+from ..reports import render as r
 from .instance import build_instances
 from .profile import TrainingProfile
 from .regions import build_space, probe_points
@@ -30,20 +31,64 @@ class Reasons:
     def to_frame(self) -> pd.DataFrame:
         return self._frame.copy()
 
-    def __str__(self) -> str:
+    _COLUMNS = ["#", "feature", "value", "region", "points", "best", "excess"]
+
+    def _title(self) -> str:
         word = "adds the most risk" if self.goal == "below" else "loses the most points"
-        out = [f"Principal reasons (the features whose current value {word})"]
+        return f"Principal reasons (the features whose current value {word})"
+
+    def _people(self):
+        """(person, rows of their table, or None when no feature costs them points), in order."""
         for person, g in self._frame.groupby("person", sort=False):
             if g["feature"].isna().all():
+                yield person, None
+                continue
+            yield person, [[int(x.rank), x.feature, x.value, x.region, _num(x.points), _num(x.best_points),
+                            _num(x.reason_points)] for x in g.itertuples()]
+
+    def __str__(self) -> str:
+        out = [self._title()]
+        for person, rows in self._people():
+            if rows is None:
                 out.append(f"\nperson {person}: no feature costs any points")
                 continue
-            rows = [[int(r.rank), r.feature, r.value, r.region, _num(r.points), _num(r.best_points),
-                     _num(r.reason_points)] for r in g.itertuples()]
             out.append(f"\nperson {person}:\n" + "\n".join(
-                "  " + line for line in tabulate(rows, headers=["#", "feature", "value", "region", "points",
-                                                                "best", "excess"],
-                                                 disable_numparse=True).splitlines()))
+                "  " + line for line in tabulate(rows, headers=self._COLUMNS, disable_numparse=True).splitlines()))
         return "\n".join(out)
+
+    def render(self, kind: str = "text") -> str:
+        """The reasons as ``"text"`` (what ``print`` shows), ``"markdown"``, ``"html"`` or ``"latex"``."""
+        r.check_kind(kind)
+        if kind == "text":
+            return str(self)
+        blocks = [r.heading(r.escape(self._title(), kind), kind, 1)]
+        for person, rows in self._people():
+            if rows is None:
+                blocks.append(r.paragraph(f"person {person}: no feature costs any points", kind))
+                continue
+            blocks.append(r.heading(r.escape(f"person {person}", kind), kind))
+            blocks.append(r.table(pd.DataFrame(rows, columns=self._COLUMNS).astype(str), kind))
+        return r.document(blocks, kind)
+
+    def to_markdown(self) -> str:
+        """The reasons as GitHub Markdown."""
+        return self.render("markdown")
+
+    def to_html(self) -> str:
+        """The reasons as an HTML fragment."""
+        return self.render("html")
+
+    def to_latex(self) -> str:
+        """The reasons as LaTeX (booktabs tables)."""
+        return self.render("latex")
+
+    def _repr_html_(self) -> str:
+        return self.render("html")
+
+    def to_dict(self) -> dict:
+        """``goal`` and one record per person and reason (missing values as None), for JSON."""
+        frame = self._frame.astype(object).where(self._frame.notna(), None)
+        return {"goal": self.goal, "reasons": r.records(frame)}
 
     def __repr__(self) -> str:
         return f"<Reasons: {self._frame['person'].nunique()} people>"

@@ -8,8 +8,12 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from ..reports import render as r
+
 #: people shown in full by ``print``; ``to_frame()`` has them all
 MAX_PRINTED = 10
+#: the columns of a person's table
+_COLUMNS = ["#", "feature", "current", "required", "region", "points", "new score", "new risk", "cost"]
 
 
 @dataclass
@@ -192,12 +196,13 @@ class Counterfactuals:
                           if s in counts)
         return "; ".join(parts) + f"\n{len(self)} {'person' if len(self) == 1 else 'people'}: {tally}"
 
-    def _person_text(self, p: PersonResult) -> str:
+    def _person_rows(self, p: PersonResult) -> tuple[str, list]:
+        """A person's heading line and the rows of their table (none when there is nothing to show)."""
         head = f"person {p.person}: score {_num(p.score)}, risk {_pct(p.risk)}"
         if p.status == "already met":
-            return f"{head} — already meets the target"
+            return f"{head} — already meets the target", []
         if not p.counterfactuals:
-            return f"{head} — {p.status}: {p.reason}"
+            return f"{head} — {p.status}: {p.reason}", []
         n = len(p.counterfactuals)
         head += f" — {n} counterfactual{'s' if n > 1 else ''} ({p.status})"
         if p.reason:
@@ -209,8 +214,13 @@ class Counterfactuals:
                 rows.append([k if first else "", ch.feature, ch.current, ch.required, ch.region, _signed(ch.points),
                              _num(c.score) if first else "", _pct(c.risk) if first else "",
                              f"{c.cost:.3g}" if first else ""])
-        table = tabulate(rows, headers=["#", "feature", "current", "required", "region", "points", "new score",
-                                        "new risk", "cost"], disable_numparse=True)
+        return head, rows
+
+    def _person_text(self, p: PersonResult) -> str:
+        head, rows = self._person_rows(p)
+        if not rows:
+            return head
+        table = tabulate(rows, headers=_COLUMNS, disable_numparse=True)
         return head + "\n" + "\n".join("  " + line for line in table.splitlines())
 
     def __str__(self) -> str:
@@ -219,6 +229,37 @@ class Counterfactuals:
         if len(self.people) > MAX_PRINTED:
             text += f"\n\n... and {len(self.people) - MAX_PRINTED} more people (cf.to_frame() has them all)"
         return text
+
+    def render(self, kind: str = "text") -> str:
+        """The result as ``"text"`` (what ``print`` shows), ``"markdown"``, ``"html"`` or ``"latex"``:
+        the target and tally, then each person's heading and table (every person; ``print``
+        shows the first :data:`MAX_PRINTED`)."""
+        r.check_kind(kind)
+        if kind == "text":
+            return str(self)
+        title, tally = self.header().split("\n", 1)
+        blocks = [r.heading(r.escape(title, kind), kind, 1), r.paragraph(tally, kind)]
+        for p in self.people:
+            head, rows = self._person_rows(p)
+            blocks.append(r.heading(r.escape(head, kind), kind))
+            if rows:
+                blocks.append(r.table(pd.DataFrame(rows, columns=_COLUMNS).astype(str), kind))
+        return r.document(blocks, kind)
+
+    def to_markdown(self) -> str:
+        """The result as GitHub Markdown."""
+        return self.render("markdown")
+
+    def to_html(self) -> str:
+        """The result as an HTML fragment."""
+        return self.render("html")
+
+    def to_latex(self) -> str:
+        """The result as LaTeX (booktabs tables)."""
+        return self.render("latex")
+
+    def _repr_html_(self) -> str:
+        return self.render("html")
 
     def __repr__(self) -> str:
         counts = self.status.value_counts().to_dict()
