@@ -21,7 +21,7 @@ from .regions import build_space, probe_points
 from .search import _as_frame, _check_groups, _check_int
 
 
-class Reasons:
+class Reasons(r.Formats):
     """Principal reasons per person: ``print(r)`` or ``r.to_frame()`` (one row per person and reason)."""
 
     def __init__(self, frame: pd.DataFrame, goal: str):
@@ -69,21 +69,6 @@ class Reasons:
             blocks.append(r.heading(r.escape(f"person {person}", kind), kind))
             blocks.append(r.table(pd.DataFrame(rows, columns=self._COLUMNS).astype(str), kind))
         return r.document(blocks, kind)
-
-    def to_markdown(self) -> str:
-        """The reasons as GitHub Markdown."""
-        return self.render("markdown")
-
-    def to_html(self) -> str:
-        """The reasons as an HTML fragment."""
-        return self.render("html")
-
-    def to_latex(self) -> str:
-        """The reasons as LaTeX (booktabs tables)."""
-        return self.render("latex")
-
-    def _repr_html_(self) -> str:
-        return self.render("html")
 
     def to_dict(self) -> dict:
         """``goal`` and one record per person and reason (missing values as None), for JSON."""

@@ -63,7 +63,7 @@ class PersonResult:
     seconds: float = 0.0
 
 
-class Counterfactuals:
+class Counterfactuals(r.Formats):
     """Counterfactual explanations of a fitted risk score for a set of people.
 
     ``print(cf)`` shows each person's counterfactuals; ``cf.to_frame()`` is a tidy table (one
@@ -245,21 +245,6 @@ class Counterfactuals:
             if rows:
                 blocks.append(r.table(pd.DataFrame(rows, columns=_COLUMNS).astype(str), kind))
         return r.document(blocks, kind)
-
-    def to_markdown(self) -> str:
-        """The result as GitHub Markdown."""
-        return self.render("markdown")
-
-    def to_html(self) -> str:
-        """The result as an HTML fragment."""
-        return self.render("html")
-
-    def to_latex(self) -> str:
-        """The result as LaTeX (booktabs tables)."""
-        return self.render("latex")
-
-    def _repr_html_(self) -> str:
-        return self.render("html")
 
     def __repr__(self) -> str:
         counts = self.status.value_counts().to_dict()

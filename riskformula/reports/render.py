@@ -355,7 +355,27 @@ def document(blocks: Sequence[str], kind: str = "text") -> str:
 # --------------------------------------------------------------------------------------
 
 
-class Rendered:
+class Formats:
+    """``to_markdown()``, ``to_html()``, ``to_latex()`` and Jupyter's HTML, for any result with a
+    ``render(kind)`` method (every report, and results such as counterfactuals)."""
+
+    def _repr_html_(self) -> str:
+        return self.render("html")
+
+    def to_markdown(self) -> str:
+        """As GitHub Markdown."""
+        return self.render("markdown")
+
+    def to_html(self) -> str:
+        """As an HTML fragment."""
+        return self.render("html")
+
+    def to_latex(self) -> str:
+        """As LaTeX (booktabs tables)."""
+        return self.render("latex")
+
+
+class Rendered(Formats):
     """Base class of every report: a report declares its content, this class lays it out.
 
     Every report reads, in order: a title, ``(label, value)`` header pairs, its sections and
@@ -415,17 +435,3 @@ class Rendered:
     def __str__(self) -> str:
         return self.render("text")
 
-    def _repr_html_(self) -> str:
-        return self.render("html")
-
-    def to_markdown(self) -> str:
-        """The report as GitHub Markdown."""
-        return self.render("markdown")
-
-    def to_html(self) -> str:
-        """The report as an HTML fragment."""
-        return self.render("html")
-
-    def to_latex(self) -> str:
-        """The report as LaTeX (booktabs tables)."""
-        return self.render("latex")
