@@ -57,26 +57,40 @@ def check_range(name: str, value) -> tuple[int, int]:
     return int(lo), int(hi)
 
 
-def check_coef_bounds(coef_range, terms) -> tuple[np.ndarray, np.ndarray]:
-    """Per-column integer bounds from one ``(low, high)`` pair or a dict keyed by term names.
-
-    Keys of a dict are resolved by the design's :class:`~riskformula.design.terms.TermResolver`
-    (``terms``): a design column (``"C(sex)[T.m]"``), its label (``"sex = m"``), a formula term
-    (``"C(sex)"``: all its columns) or a variable (``"sex"``, ``"age"`` of ``threshold(age)``);
-    ``"default"`` sets the rest.
-    """
+def coef_range_entries(coef_range, terms) -> list[tuple[str, int, int, list[int]]]:
+    """``coef_range`` as its entries, each ``(the entry as the user wrote it, low, high, the design
+    columns it sets)``: one ``(low, high)`` pair sets every column; in a dict, keys are resolved by
+    the design's :class:`~riskformula.design.terms.TermResolver` (``terms``): a design column
+    (``"C(sex)[T.m]"``), its label (``"sex = m"``), a formula term (``"C(sex)"``: all its columns)
+    or a variable (``"sex"``, ``"age"`` of ``threshold(age)``); a later key overrides an earlier
+    one, and ``"default"`` (−5…5 unless given) sets the rest."""
     d = terms.n_columns
     if not isinstance(coef_range, dict):
         lo, hi = check_range("coef_range", coef_range)
-        return np.full(d, float(lo)), np.full(d, float(hi))
-    default = check_range("coef_range['default']", coef_range.get("default", (-5, 5)))
-    lower, upper = np.full(d, float(default[0])), np.full(d, float(default[1]))
+        return [(f"coef_range=({lo}, {hi})", lo, hi, list(range(d)))]
+    ranges = {"default": check_range("coef_range['default']", coef_range.get("default", (-5, 5)))}
+    owner = ["default"] * d
     for key, rng in coef_range.items():
         if key == "default":
             continue
         hits = terms.columns(key, where="`coef_range`")
-        lo, hi = check_range(f"coef_range[{key!r}]", rng)
-        lower[hits], upper[hits] = lo, hi
+        ranges[key] = check_range(f"coef_range[{key!r}]", rng)
+        for j in hits:
+            owner[j] = key
+    entries = []
+    for key, (lo, hi) in ranges.items():
+        cols = [j for j in range(d) if owner[j] == key]
+        if cols:
+            entries.append((f"coef_range[{key!r}]=({lo}, {hi})", lo, hi, cols))
+    return entries
+
+
+def check_coef_bounds(coef_range, terms) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column integer bounds (lower, upper arrays) from ``coef_range``: one ``(low, high)``
+    pair or a dict keyed by term names (see :func:`coef_range_entries`)."""
+    lower, upper = np.zeros(terms.n_columns), np.zeros(terms.n_columns)
+    for _, lo, hi, cols in coef_range_entries(coef_range, terms):
+        lower[cols], upper[cols] = lo, hi
     return lower, upper
 
 
@@ -86,24 +100,8 @@ def sign_closed_ranges(coef_range, terms) -> list[tuple[str, list[int]]]:
 
     Only these bounds can conflict with a constraint that asks for a term to be used or to have a
     sign, so they are what the infeasibility check (:func:`riskformula.solver.feasibility.raise_if_infeasible`)
-    tries relaxing when it names the conflicting settings.  ``coef_range`` must already have passed
-    :func:`check_coef_bounds`; a later dict key overrides an earlier one there, and here too."""
-    d = terms.n_columns
-    if not isinstance(coef_range, dict):
-        lo, hi = check_range("coef_range", coef_range)
-        return [(f"coef_range=({lo}, {hi})", list(range(d)))] if lo >= 0 or hi <= 0 else []
-    owner = ["default"] * d
-    for key in coef_range:
-        if key != "default":
-            for j in terms.columns(key, where="`coef_range`"):
-                owner[j] = key
-    out = []
-    for key in dict.fromkeys(["default", *coef_range]):
-        lo, hi = check_range("coef_range", coef_range.get(key, (-5, 5)))
-        cols = [j for j in range(d) if owner[j] == key]
-        if cols and (lo >= 0 or hi <= 0):
-            out.append((f"coef_range[{key!r}]=({lo}, {hi})", cols))
-    return out
+    tries relaxing when it names the conflicting settings."""
+    return [(name, cols) for name, lo, hi, cols in coef_range_entries(coef_range, terms) if lo >= 0 or hi <= 0]
 
 
 def check_weights(weights, data: pd.DataFrame, na_action: str | None = None) -> pd.Series | None:

@@ -99,14 +99,15 @@ class DesignSpec:
         """formulaic's spec that encodes ``terms`` (every term when None); None for no terms."""
         if terms is None:
             return self.model_spec
-        terms = [t for t in dict.fromkeys(self.column_terms) if t in set(terms)]  # formula order
+        wanted = set(terms)
+        terms = [t for t in dict.fromkeys(self.column_terms) if t in wanted]  # formula order
         if not terms:
             return None
         spec = self.model_spec
         if spec.structure is not None:
             # formulaic's subset(), matching terms by their text: a Term keeps the hash of the
             # process that made it, so subset() misses the terms of a model unpickled elsewhere
-            structure = [st for st in spec.structure if str(st.term) in set(terms)]
+            structure = [st for st in spec.structure if str(st.term) in wanted]
             return spec.update(formula=[st.term for st in structure], structure=structure)
         # a spec loaded from JSON has its terms but not their columns, which subset() needs; with
         # the intercept kept, main effects encode as in the full formula (transform() checks)
@@ -114,7 +115,10 @@ class DesignSpec:
 
     def required_variables(self, terms=None) -> list:
         """The data columns that encoding ``terms`` (every term when None) reads."""
-        spec = self._encoder(terms)
+        return self._reads(self._encoder(terms))
+
+    def _reads(self, spec) -> list:
+        """The data columns formulaic's ``spec`` (from :meth:`_encoder`) reads."""
         return [] if spec is None else [v for v in self.variables if v in spec.required_variables]
 
     def transform(self, data: pd.DataFrame, what: str = "predict", terms=None, name: str = "newdata") -> np.ndarray:
@@ -130,7 +134,7 @@ class DesignSpec:
         if spec is None:
             return np.zeros((len(data), self.n_columns))
         uses = "the formula uses" if terms is None else "the score's points are on"
-        needed = self.required_variables(terms)
+        needed = self._reads(spec)
         missing = [v for v in needed if v not in data.columns]
         if missing:
             raise DataError(f"`{name}` lacks the column(s) {missing} that {uses}; "
@@ -155,7 +159,8 @@ class DesignSpec:
         if terms is None:
             X = mm[list(self.columns)].to_numpy(dtype=float)
         else:
-            encoded = [j for j, t in enumerate(self.column_terms) if t in set(terms)]
+            wanted = set(terms)
+            encoded = [j for j, t in enumerate(self.column_terms) if t in wanted]
             if not all(self.columns[j] in mm.columns for j in encoded):
                 # a loaded spec encodes e.g. an interaction without its main effects otherwise
                 return self.transform(data, what, name=name)
