@@ -465,9 +465,9 @@ def initial_points(initial, terms, problem) -> list[np.ndarray]:
     :class:`~riskformula.design.terms.TermResolver`): the given intercept if any, and the best
     intercept for these data."""
     if isinstance(initial, RiskScore):
-        points = {c: int(p) for c, p in initial.coef.items() if p != 0}
-        # the printed intercept leaves out the top intervals' points of threshold terms
-        given = initial.intercept + initial._shift
+        # the fit's points per design column (a threshold term's top interval in the intercept)
+        points = {c: int(p) for c, p in zip(initial.design.columns, initial._points) if p != 0}
+        given = initial._base
     elif isinstance(initial, dict):
         points = {k: v for k, v in initial.items() if k != "intercept"}
         given = initial.get("intercept")

@@ -1,57 +1,60 @@
 """Save a fitted risk score as plain JSON and load it back (:func:`to_json`, :func:`from_json`).
 
-The document is ordinary JSON (no NaN/Infinity literals) that a person or another language
-can read (tuples, arrays, non-finite floats and non-string dict keys inside the formula
-encoder's state are tagged ``__tuple__``, ``__ndarray__``, ``__float__``, ``__items__``): formula, outcome coding, design columns with readable labels, points, intercept,
-the threshold terms' cut points and score shift (risk = expit((intercept + score_shift + Σ points ×
-column) / scale), with the score scale, 1 unless fitted otherwise), the per-term score contributions behind the score-to-risk table, the optimality
-certificate, the fit settings with their constraints, the constants the formula takes from
-``context=`` and the package version. No training data are stored. Functions passed as
-``context=`` cannot be stored: they are named in the document and must be passed again to
-:func:`from_json` before the model can score data.
+The document (format ``riskformula/risk-score``, version 1) is ordinary JSON, readable by a person
+or another language:
 
-The design spec (formula, outcome coding, columns, thresholds, context and formulaic's
-``ModelSpec``) is written and read by :mod:`riskformula.design.serialize`; this module adds the
-points, certificate, settings with their constraints and the training summary.  A spec whose
-encoder state JSON cannot hold is embedded as a base64 pickle, labelled as such;
-:func:`from_json` then refuses to load it unless ``allow_pickle=True``, because unpickling
-untrusted text can run code.
+* ``card`` — the score card itself: intercept, score scale, the items (an interval of a
+  variable, a level, a variable's value) with their points, and the value terms' training
+  supports; ``risk`` says how a row's risk follows from it;
+* ``design`` and ``outcome`` — each design column with its declarative rule (a cut, a level, a
+  value, a product) and the outcome as a column (or one compared with a literal);
+* ``certificate``, ``settings``, ``training`` and ``profile`` — the optimality certificate, the fit
+  settings with their constraints, a summary of the training rows (no rows) and what
+  counterfactual search needs;
+* ``digest`` — the SHA-256 of everything else, so that a corrupted or edited file is refused.
+
+Loading never runs code: a declarative model scores data from its rules alone, and every field is
+checked (points whole and within the stored ranges, the card consistent with the fitted design,
+the certificate consistent, outcome levels valid, sizes bounded).  A model whose formula computes
+columns with Python (``np.log(x)``, a user's function) stores formulaic's encoder under
+``expressions`` and loads only with ``trusted=True``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
+import re
 from dataclasses import asdict, fields
 
 import numpy as np
 
+from . import _doc
 from ._json import decode as _decode, encode as _encode
-from .design.serialize import spec_from_json, spec_to_json
+from .card import Item, ScoreCard
+from .design.serialize import MAX_COLUMNS, design_from_json, design_to_json
 from .errors import DataError, SettingsError
 from .model import FitSettings, RiskScore, TrainingSummary
 from .fairness import notions as _fairness
 from .fairness import CalibrationWithinGroups, RiskParity
 from .problem import constraints as _constraints
 from .solver import SolverReport
-from .thresholds import score_shift
 
 __all__ = ["to_json", "from_json"]
 
-#: identifies riskformula documents; bump FORMAT_VERSION on incompatible layout changes
+#: identifies riskformula documents
 FORMAT = "riskformula/risk-score"
 FORMAT_VERSION = 1
+#: the largest document read (characters)
+MAX_CHARS = 64 * 2 ** 20
+#: the most items a card may hold
+MAX_ITEMS = 10_000
 
 _REPORT_FIELDS = ("status", "objective", "lower_bound", "gap", "time", "nodes", "cuts",
                   "lp_solves", "root_bound", "solver", "settings", "scale", "scales", "listed")
-#: report fields that documents written before they existed lack, with their values then
-_REPORT_DEFAULTS = {"scale": 1.0, "scales": [], "listed": 0}
-
-
-# --------------------------------------------------------------------------------------
-# the document
-# --------------------------------------------------------------------------------------
-
+_STATUSES = ("optimal", "time_limit", "node_limit", "numerical_gap", "heuristic")
 
 #: constraint classes by name, to rebuild a model's constraints from the document
 _CONSTRAINTS = {cls.__name__: cls for cls in (_constraints.Sign, _constraints.Count, _constraints.Implies,
@@ -60,28 +63,20 @@ _CONSTRAINTS = {cls.__name__: cls for cls in (_constraints.Sign, _constraints.Co
                                                _fairness.ScoreBalance, RiskParity, CalibrationWithinGroups)}
 
 
+# --------------------------------------------------------------------------------------
+# writing
+# --------------------------------------------------------------------------------------
+
+
 def _constraint_to_json(c) -> dict:
     return {"constraint": c.describe(), "type": type(c).__name__,
-            "fields": {f.name: getattr(c, f.name) for f in fields(c)}}
-
-
-def _constraint_from_json(d: dict):
-    if "type" not in d:
-        # documents that stored a constraint's fields only: the field names identify the class
-        hits = [c for c in _CONSTRAINTS.values() if {f.name for f in fields(c)} == set(d)]
-        d = {"type": hits[0].__name__ if hits else None, "fields": d, "constraint": str(d)}
-    cls = _CONSTRAINTS.get(d.get("type"))
-    if cls is None:
-        raise DataError(f"the document holds a constraint of unknown type {d.get('type')!r} "
-                        f"({d.get('constraint')!r}); it was written by a newer riskformula or edited.")
-    return cls(**d["fields"])
+            "fields": _encode({f.name: getattr(c, f.name) for f in fields(c)})}
 
 
 def to_dict(model: RiskScore) -> dict:
     """The JSON document of ``model`` as a Python dict (see :func:`to_json`)."""
     from . import __version__
 
-    spec = spec_to_json(model.design)
     rep = model.solver
     cert = {k: getattr(rep, k) for k in _REPORT_FIELDS}
     try:
@@ -95,19 +90,13 @@ def to_dict(model: RiskScore) -> dict:
     settings = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(model.settings).items()
                 if k != "constraints"}
     settings["constraints"] = [_constraint_to_json(c) for c in model.settings.constraints]
-    return {
+    design = design_to_json(model.design)
+    doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "riskformula_version": __version__,
-        "formula": spec["formula"], "outcome": spec["outcome"],
-        "risk": "1 / (1 + exp(-(intercept + score) / scale)); "
-                "score = score_shift + sum of points x design column",
-        "intercept": model.intercept,
-        "scale": model.scale,
-        # the top intervals' points of threshold terms, moved out of the printed intercept
-        "score_shift": int(model._shift),
-        "points": {c: int(p) for c, p in model.coef.items()},
-        "design": spec["design"],
-        # distinct score contributions of each used term in training: the score-to-risk table
-        "term_contributions": [[float(x) for x in c] for c in model._term_contributions],
+        "formula": model.formula,
+        "risk": _risk_text(model),
+        "card": model.scorecard.to_dict(),
+        "outcome": design["outcome"], "design": design["design"],
         "training": {"nobs": model.nobs, "events": model.events, "rows_dropped": model.rows_dropped,
                      "rows_digest": model.rows_digest,
                      "metrics": _encode({k: float(v) for k, v in model.training_metrics.items()}),
@@ -118,18 +107,28 @@ def to_dict(model: RiskScore) -> dict:
         "settings": _encode(settings),
         # ranges, scales and one-hot groups of the training variables, for counterfactuals
         "profile": _profile_json(model),
-        **_extra_to_json(model),
     }
-
-
-def _extra_to_json(model) -> dict:
-    """Fields of a net-benefit score (its cut-offs and band risks replace the logistic risk)."""
+    if "expressions" in design:
+        doc["expressions"] = design["expressions"]
     nb = getattr(model, "nb", None)
-    if nb is None:
-        return {}
-    return {"risk": "band risk of the score: see net_benefit (cutoffs per threshold, band_risk per band); "
-                    "score = score_shift + sum of points x design column",
-            "net_benefit": nb.to_dict()}
+    if nb is not None:
+        doc["net_benefit"] = nb.to_dict()
+    doc["digest"] = _digest(doc)
+    return doc
+
+
+def _risk_text(model) -> str:
+    if getattr(model, "nb", None) is not None:
+        return ("band risk of the score: see net_benefit (cutoffs per decision threshold, band_risk per band); "
+                "score = sum of the card's item points x item (1 when its condition holds, or the variable's value)")
+    return ("risk = 1 / (1 + exp(-(intercept + score) / scale)); score = sum of the card's item points x item "
+            "(1 when its condition holds, or the variable's value)")
+
+
+def _digest(doc: dict) -> str:
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def _profile_json(model: RiskScore):
@@ -159,6 +158,11 @@ def to_json(model: RiskScore, indent: int | None = 2) -> str:
     return json.dumps(to_dict(model), indent=indent, allow_nan=False)
 
 
+# --------------------------------------------------------------------------------------
+# reading
+# --------------------------------------------------------------------------------------
+
+
 def _looks_like_path(text) -> bool:
     """A short one-line string naming a ``.json`` file or an existing file (never JSON: those
     failed to parse)."""
@@ -171,38 +175,61 @@ def _looks_like_path(text) -> bool:
         return False
 
 
-def from_json(text: str, *, allow_pickle: bool = False, context: dict | None = None) -> RiskScore:
+def _no_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def from_json(text: str, *, trusted: bool = False, context: dict | None = None) -> RiskScore:
     """Load a risk score saved with :meth:`RiskScore.to_json`.
+
+    Loading never runs code: the score card's items are cuts, levels and variables' values,
+    computed from the data by comparisons.  Every field is checked, and a corrupt, edited or
+    oversized document is refused with a :class:`~riskformula.DataError` that says what is wrong.
 
     Parameters
     ----------
-    text : the JSON document (a string; read files with ``Path(p).read_text()``).
-    allow_pickle : accept a document whose formula encoder had to be stored as a Python
-        pickle (rare: user transforms with non-JSON state). Only for files you trust.
-    context : the functions the formula uses that were passed to ``risk_score(context=...)``.
-        JSON cannot hold functions, so a model whose formula calls one (``y ~ f(x)``) needs
-        them again to score data; constants (numbers, strings, lists) are stored.
+    text : str
+        The JSON document (read a file with ``Path(p).read_text()``).
+    trusted : bool, default False
+        Accept a model whose formula computes some columns (or the outcome) with Python
+        expressions (``np.log(x)``, ``I(age / 10)``, a user's function): scoring such a model
+        evaluates the formula's stored text, as unpickling a file can run code.  Only for files
+        you trust.
+    context : dict, optional
+        With ``trusted=True``: the functions the formula calls that were passed to
+        ``risk_score(context=...)`` (JSON cannot hold functions).
 
     Returns
     -------
     RiskScore
         Predicts, scores, evaluates and prints like the original; it holds no training
-        evaluation, so ``summary()`` shows the training loss only.
+        evaluation, so ``summary()`` shows the stored training metrics.
 
     Examples
     --------
     >>> m2 = rf.from_json(Path("score.json").read_text())  # doctest: +SKIP
-    >>> m3 = rf.from_json(text, context={"f": my_function})  # doctest: +SKIP
+    >>> m3 = rf.from_json(text, trusted=True, context={"f": my_function})  # doctest: +SKIP
     """
     if not isinstance(text, (str, bytes, bytearray)):
         raise SettingsError(f"`text` must be the JSON document as a string; got {type(text).__name__}. "
                             "Read a file with Path(path).read_text().")
+    if not isinstance(trusted, bool):
+        raise SettingsError(f"`trusted` must be True or False; got {trusted!r}.")
     if context is not None and not isinstance(context, dict):
         raise SettingsError(f"`context` must be a dict of names the formula uses, such as "
                             f"{{'f': my_function}}; got {type(context).__name__}.")
+    if len(text) > MAX_CHARS:
+        raise DataError(f"the document has {len(text):,d} characters, more than a risk score document may have "
+                        f"({MAX_CHARS:,d}); it is not a riskformula model or it is corrupt.")
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8")
+        doc = json.loads(text, parse_constant=_no_constant)
+    except UnicodeDecodeError as e:
+        raise DataError(f"`text` is not UTF-8 text ({e.reason} at byte {e.start}).") from None
+    except RecursionError:
+        raise DataError("`text` nests JSON deeper than Python can read; it is not a riskformula model.") from None
+    except ValueError as e:
         if _looks_like_path(text):  # rf.from_json("model.json"): the file, not its text
             raise DataError(f"rf.from_json takes the JSON text, not a file name; got {text!r}. Read the file "
                             "first: rf.from_json(Path(path).read_text()).") from None
@@ -210,51 +237,345 @@ def from_json(text: str, *, allow_pickle: bool = False, context: dict | None = N
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise DataError(f"`text` is not a riskformula risk score document (expected \"format\": "
                         f"\"{FORMAT}\"). Create one with RiskScore.to_json().")
-    if doc.get("format_version", 0) > FORMAT_VERSION:
-        raise DataError(f"this document has format version {doc['format_version']}, newer than this "
-                        f"riskformula ({FORMAT_VERSION}) reads; upgrade riskformula (the file was "
-                        f"written by version {doc.get('riskformula_version')}).")
+    version = doc.get("format_version")
+    if version != FORMAT_VERSION:
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION
+        raise DataError(f"this document has format version {_doc.short(version)}; this riskformula reads version "
+                        f"{FORMAT_VERSION}" + (" (upgrade riskformula)." if newer else "."))
+    if doc.get("digest") != _digest(doc):
+        raise DataError("the document's digest does not match its contents: the file was changed after it was saved "
+                        "(corrupted, or edited by hand). Save the model again with RiskScore.to_json().")
     try:
-        return _model(doc, allow_pickle, context or {})
-    except KeyError as e:
-        raise DataError(f"the risk score document lacks the field {e}; it is incomplete or was edited.") from None
+        return _model(doc, trusted, context or {})
+    except DataError:
+        raise
+    except RecursionError:
+        raise DataError("the document nests values deeper than a risk score document does; it is corrupt.") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
+        # a field the checks below do not cover by name: still one message, never a traceback
+        raise DataError(f"the risk score document is invalid ({type(e).__name__}: {_doc.short(str(e))}); it is "
+                        "corrupt or was edited. Save the model again with RiskScore.to_json().") from None
 
 
-def _model(doc: dict, allow_pickle: bool, user_context: dict) -> RiskScore:
-    tr = doc["training"]
-    design = spec_from_json(doc, allow_pickle, user_context)
-    columns = design.columns
-    unknown = set(doc["points"]) - set(columns)
-    if unknown:
-        raise DataError(f"the document gives points to {sorted(unknown)}, which are not design columns.")
-    points = np.array([doc["points"].get(c, 0) for c in columns], dtype=float)
-    s = _decode(doc["settings"])
-    s["constraints"] = [_constraint_from_json(c) for c in s.get("constraints", [])]
-    settings = FitSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in s.items()})
-    # the document's intercept is the printed one; the fitted one also holds the top intervals'
-    # points of the threshold terms, which RiskScore moves out again
-    shift = score_shift(design.thresholds, points, settings.threshold_ranges)
-    if "score_shift" in doc and doc["score_shift"] != shift:
-        raise DataError(f"the document's score_shift ({doc['score_shift']}) does not match its threshold "
-                        f"terms' points (which give {shift:g}); it is inconsistent or was edited.")
-    lam = np.concatenate([[doc["intercept"] + shift], points])
-    cert = {**_REPORT_DEFAULTS, **{k: _decode(v) for k, v in doc["certificate"].items()}}
-    cert["scales"] = tuple(dict(r) for r in cert["scales"])
-    if "scale" in doc:
-        cert["scale"] = doc["scale"]
-    scale = cert["scale"]
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
-        raise DataError(f"the document's score scale {scale!r} is not a positive number; it was edited.")
-    cert["scale"] = float(scale)
-    report = SolverReport(**{k: cert[k] for k in _REPORT_FIELDS}, solution=tuple(lam))
-    training = TrainingSummary(nobs=tr["nobs"], events=tr["events"], rows_dropped=tr["rows_dropped"],
-                               rows_digest=tr["rows_digest"], metrics=_decode(tr["metrics"]),
-                               constraint_values=tuple(_decode(tr.get("constraint_values", []))))
-    model = RiskScore(design, lam, report, settings, loss=_decode(tr["loss"]), training=training,
-                      term_contributions=[np.asarray(c, float) for c in doc["term_contributions"]])
+_TOP = ("format", "format_version", "riskformula_version", "formula", "risk", "card", "outcome", "design",
+        "training", "certificate", "settings", "profile", "expressions", "net_benefit", "digest")
+
+
+def _model(doc: dict, trusted: bool, user_context: dict) -> RiskScore:
+    _doc.only(doc, _TOP, "$")
+    design = design_from_json(doc, trusted, user_context)
+    settings = _settings(_doc.obj(_doc.field(doc, "settings", "$"), "$.settings"), design)
+    card_doc = _doc.obj(_doc.field(doc, "card", "$"), "$.card")
+    card = _card(card_doc, design, settings)
+    report = _report(_doc.obj(_doc.field(doc, "certificate", "$"), "$.certificate"), card, settings)
+    training = _training(_doc.obj(_doc.field(doc, "training", "$"), "$.training"))
+    lam = card.design_points()
+    lo, hi = settings.intercept_range
+    if "net_benefit" not in doc and not lo - 1e-9 <= lam[0] <= hi + 1e-9:
+        raise _doc.fail("$.card.intercept", f"the fitted intercept ({lam[0]:g}, the card's intercept plus its threshold "
+                        f"terms' top intervals) must lie in the intercept range [{lo:g}, {hi:g}] searched",
+                        card.intercept)
+    model = RiskScore(design, lam, report, settings, loss=training.pop("loss"), training=TrainingSummary(**training),
+                      support=card.support)
+    if model.scorecard.items != card.items or model.scorecard.intercept != card.intercept:
+        raise DataError("the risk score document's card is not the card of its points: each threshold term's "
+                        "intervals must partition the line between its chosen cuts, neighbouring intervals differ in "
+                        "points, and only items with points are listed. It was edited; save the model again.")
     from .counterfactuals.profile import TrainingProfile
-    model.profile = TrainingProfile.from_dict(_decode(doc.get("profile")))
+    model.profile = TrainingProfile.from_dict(_profile(doc.get("profile")))
     if "net_benefit" in doc:
         from .netbenefit.model import NetBenefitFit, NetBenefitScore
-        return NetBenefitScore.from_risk_score(model, NetBenefitFit.from_dict(doc["net_benefit"]))
+        return NetBenefitScore.from_risk_score(model, _net_benefit(doc["net_benefit"]))
     return model
+
+
+def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
+    _doc.only(d, ("intercept", "scale", "items", "support"), "$.card")
+    scale = float(_doc.number(_doc.field(d, "scale", "$.card"), "$.card.scale", lo=1e-12))
+    if settings.real_intercept:
+        intercept = float(_doc.number(_doc.field(d, "intercept", "$.card"), "$.card.intercept"))
+    else:
+        intercept = _doc.integer(_doc.field(d, "intercept", "$.card"), "$.card.intercept", -10 ** 9, 10 ** 9)
+    where = {c: j for j, c in enumerate(design.columns)}
+    thresholds = {t.term: t for t in design.thresholds}
+    items = []
+    for i, raw in enumerate(_doc.array(_doc.field(d, "items", "$.card"), "$.card.items", MAX_ITEMS)):
+        path = f"$.card.items[{i}]"
+        it = _doc.obj(raw, path)
+        kind = _doc.field(it, "kind", path)
+        _doc.only(it, ("label", "term", "kind", "points", "variable", "lower", "upper", "columns", "column", "level"),
+                  path)
+        label = _doc.text(_doc.field(it, "label", path), path + ".label")
+        term = _doc.text(_doc.field(it, "term", path), path + ".term")
+        points = _doc.integer(_doc.field(it, "points", path), path + ".points", -10 ** 6, 10 ** 6)
+        if points == 0:
+            raise _doc.fail(path + ".points", "a card lists only items with points", points)
+        if kind == "interval":
+            t = thresholds.get(term)
+            if t is None:
+                raise _doc.fail(path + ".term", "an interval must belong to a threshold() or cut() term of the design", term)
+            lb, ub = settings.threshold_ranges.get(term, (-5, 5))
+            if not lb <= points <= ub:
+                raise _doc.fail(path + ".points", f"the points of {term}'s intervals must lie in [{lb}, {ub}]", points)
+            lower = _doc.field(it, "lower", path)
+            upper = _doc.field(it, "upper", path)
+            cols = []
+            for end, name in ((upper, "upper"), (lower, "lower")):
+                if end is None:
+                    cols.append(None)
+                    continue
+                end = _doc.number(end, f"{path}.{name}")
+                if end not in t.cuts:
+                    raise _doc.fail(f"{path}.{name}", f"an interval's ends must be candidate cuts of {term}", end)
+                cols.append(t.columns[t.cuts.index(end)])
+            if lower is not None and upper is not None and not float(lower) < float(upper):
+                raise _doc.fail(path, "an interval's lower end must lie below its upper end", [lower, upper])
+            items.append(Item(label=label, term=term, kind="interval", points=points, variable=t.variable,
+                              lower=None if lower is None else float(lower),
+                              upper=None if upper is None else float(upper), columns=tuple(cols)))
+        elif kind in ("level", "value"):
+            col = _doc.text(_doc.field(it, "column", path), path + ".column")
+            j = where.get(col)
+            if j is None or any(j in t.columns for t in design.thresholds):
+                raise _doc.fail(path + ".column", "expected a design column that is not a threshold cut", col)
+            lo, hi = settings.coef_lower[j], settings.coef_upper[j]
+            if not lo <= points <= hi:
+                raise _doc.fail(path + ".points", f"the points of {col!r} must lie in its range [{lo}, {hi}]", points)
+            rule = design.rules[j]
+            items.append(Item(label=label, term=term, kind=kind, points=points,
+                              variable=_doc.text(it.get("variable"), path + ".variable", optional=True),
+                              level=_doc.level(it.get("level"), path + ".level") if kind == "level" else None,
+                              columns=(j,)))
+            if kind == "level" and rule.kind != "level":
+                raise _doc.fail(path + ".kind", f"the column {col!r} is not a level", kind)
+        else:
+            raise _doc.fail(path + ".kind", "expected \"interval\", \"level\" or \"value\"", kind)
+    support = {}
+    sup = _doc.obj(_doc.field(d, "support", "$.card"), "$.card.support")
+    value_terms: dict = {}
+    for it in items:
+        if it.kind == "value" or (it.kind == "level" and any(o.kind == "value" for o in items if o.term == it.term)):
+            value_terms[it.term] = value_terms.get(it.term, 0) + 1
+    for term, s in sup.items():
+        path = f"$.card.support[{term!r}]"
+        s = _doc.obj(s, path)
+        how = _doc.field(s, "how", path)
+        if how not in ("rows", "box") or term not in value_terms:
+            raise _doc.fail(path, "expected {\"how\": \"rows\" or \"box\", \"values\": ...} for a value term of the card",
+                            how)
+        rows = _doc.array(_doc.field(s, "values", path), path + ".values", 64 if how == "rows" else MAX_ITEMS)
+        table = [[_doc.number(x, path + ".values") for x in _doc.array(r, path + ".values", MAX_ITEMS)] for r in rows]
+        width = value_terms[term]
+        if how == "rows" and (not table or any(len(r) != width for r in table)):
+            raise _doc.fail(path + ".values", f"expected rows of {width} values", rows[:3])
+        if how == "box" and (len(table) != width or any(len(r) != 2 or r[0] > r[1] for r in table)):
+            raise _doc.fail(path + ".values", f"expected {width} [lowest, highest] pairs", rows[:3])
+        support[term] = (how, np.asarray(table, float))
+    missing = [t for t in value_terms if t not in support]
+    if missing:
+        raise _doc.fail("$.card.support", f"the value terms {missing[:3]} need their training supports", sorted(sup))
+    return ScoreCard(design=design, items=tuple(items), intercept=intercept, scale=scale, support=support)
+
+
+def _settings(s: dict, design) -> FitSettings:
+    n = len(design.columns)
+    path = "$.settings"
+    known = {f.name for f in fields(FitSettings)}
+    _doc.only(s, known, path)
+    for k in known:
+        _doc.field(s, k, path)
+    s = _decode(s)
+
+    def ints(key, length):
+        v = _doc.array(_doc.field(s, key, path), f"{path}.{key}", MAX_COLUMNS)
+        if len(v) != length:
+            raise _doc.fail(f"{path}.{key}", f"expected {length} entries, one per design column", len(v))
+        return tuple(_doc.integer(x, f"{path}.{key}", -10 ** 6, 10 ** 6) for x in v)
+
+    lower, upper = ints("coef_lower", n), ints("coef_upper", n)
+    if any(a > b for a, b in zip(lower, upper)):
+        raise _doc.fail(f"{path}.coef_lower", "each column's lower bound must not exceed its upper bound", None)
+    ir = _doc.array(_doc.field(s, "intercept_range", path), f"{path}.intercept_range", 2)
+    if len(ir) != 2:
+        raise _doc.fail(f"{path}.intercept_range", "expected [lowest, highest]", ir)
+    ir = tuple(_doc.number(x, f"{path}.intercept_range") for x in ir)
+    ranges = {}
+    for term, r in _doc.obj(s.get("threshold_ranges", {}), f"{path}.threshold_ranges").items():
+        r = _doc.array(r, f"{path}.threshold_ranges", 2)
+        if len(r) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in r) or r[0] > r[1]:
+            raise _doc.fail(f"{path}.threshold_ranges[{term!r}]", "expected [lowest, highest] whole points", r)
+        ranges[term] = (int(r[0]), int(r[1]))
+    groups = []
+    for g in _doc.array(s.get("size_groups", []), f"{path}.size_groups", MAX_COLUMNS):
+        groups.append(tuple(_doc.integer(j, f"{path}.size_groups", 0, n - 1)
+                            for j in _doc.array(g, f"{path}.size_groups", MAX_COLUMNS)))
+    candidates = {}
+    for term, v in _doc.obj(s.get("threshold_candidates", {}), f"{path}.threshold_candidates").items():
+        v = _doc.array(list(v) if isinstance(v, tuple) else v, f"{path}.threshold_candidates", 2)
+        candidates[term] = tuple(_doc.integer(x, f"{path}.threshold_candidates", 0) for x in v)
+    scales = tuple(_doc.number(x, f"{path}.scales", lo=1e-12)
+                   for x in _doc.array(s.get("scales", [1.0]), f"{path}.scales", 10_000))
+    na = s.get("na_action")
+    if na not in ("raise", "drop"):
+        raise _doc.fail(f"{path}.na_action", "expected \"raise\" or \"drop\"", na)
+    max_size = _doc.integer(_doc.field(s, "max_size", path), f"{path}.max_size", 0)
+    constraints = tuple(_constraint(c, i) for i, c in
+                        enumerate(_doc.array(s.get("constraints", []), f"{path}.constraints", 10_000)))
+    return FitSettings(
+        max_size=max_size, min_size=_doc.integer(_doc.field(s, "min_size", path), f"{path}.min_size", 0, max_size),
+        coef_lower=lower, coef_upper=upper, intercept_range=ir,
+        c0=_doc.number(_doc.field(s, "c0", path), f"{path}.c0", lo=0),
+        positive_weight=_doc.number(_doc.field(s, "positive_weight", path), f"{path}.positive_weight", lo=1e-300),
+        weighted=_doc.boolean(_doc.field(s, "weighted", path), f"{path}.weighted"),
+        time_limit=_doc.number(_doc.field(s, "time_limit", path), f"{path}.time_limit", lo=0, finite=False),
+        gap_tolerance=_doc.number(_doc.field(s, "gap_tolerance", path), f"{path}.gap_tolerance", 0, 0.999999),
+        na_action=na, constraints=constraints,
+        factors_as_one=_doc.boolean(s.get("factors_as_one", False), f"{path}.factors_as_one"),
+        threshold_ranges=ranges, size_groups=tuple(groups), threshold_candidates=candidates,
+        absolute_gap_tolerance=_doc.number(s.get("absolute_gap_tolerance", 0.0), f"{path}.absolute_gap_tolerance", lo=0),
+        scales=scales, real_intercept=_doc.boolean(s.get("real_intercept", False), f"{path}.real_intercept"))
+
+
+def _constraint(d, i: int):
+    path = f"$.settings.constraints[{i}]"
+    d = _doc.obj(d, path)
+    cls = _CONSTRAINTS.get(d.get("type"))
+    if cls is None:
+        raise DataError(f"the document holds a constraint of unknown type {_doc.short(d.get('type'))} "
+                        f"({_doc.short(d.get('constraint'))}); it was written by a newer riskformula or edited.")
+    values = _decode(_doc.obj(_doc.field(d, "fields", path), path + ".fields"))
+    names = {f.name for f in fields(cls)}
+    if set(values) - names:
+        raise _doc.fail(path + ".fields", f"unknown fields of {cls.__name__}", sorted(set(values) - names))
+    try:
+        return cls(**values)
+    except Exception as e:  # the constraint's own checks: one message
+        raise _doc.fail(path, f"not a valid {cls.__name__} ({e})", values) from None
+
+
+def _report(c: dict, card: ScoreCard, settings: FitSettings) -> SolverReport:
+    path = "$.certificate"
+    _doc.only(c, _REPORT_FIELDS, path)
+    for k in _REPORT_FIELDS:
+        _doc.field(c, k, path)
+    c = {k: _decode(v) for k, v in c.items()}
+    status = _doc.field(c, "status", path)
+    if not isinstance(status, str) or not re.fullmatch(r"[A-Za-z_]{1,40}", status):
+        raise _doc.fail(path + ".status", f"expected a status such as {', '.join(_STATUSES)}", status)
+    objective = float(_doc.number(_doc.field(c, "objective", path), path + ".objective"))
+    lower = float(_doc.number(_doc.field(c, "lower_bound", path), path + ".lower_bound"))
+    gap = float(_doc.number(_doc.field(c, "gap", path), path + ".gap", 0))
+    tol = 1e-9 * max(1.0, abs(objective))
+    if lower > objective + tol:
+        raise _doc.fail(path + ".lower_bound", f"a lower bound cannot exceed the objective ({objective:.9g})", lower)
+    expected = 0.0 if lower >= objective else (objective - lower) / max(abs(objective), 1e-12)
+    if abs(gap - expected) > 1e-6 * max(1.0, expected):
+        raise _doc.fail(path + ".gap", f"the gap must be (objective − lower bound) / objective = {expected:.6g}", gap)
+    if status == "optimal" and not (gap <= settings.gap_tolerance + 1e-12
+                                    or objective - lower <= settings.absolute_gap_tolerance + 1e-12):
+        raise _doc.fail(path + ".status", f"\"optimal\" needs a gap within the tolerance ({settings.gap_tolerance:g}); "
+                        f"the gap is {gap:.6g}", status)
+    scale = float(_doc.number(_doc.field(c, "scale", path), path + ".scale", lo=1e-12))
+    if scale != card.scale or (settings.scales and scale not in settings.scales):
+        raise _doc.fail(path + ".scale", f"the certificate's scale must be the card's ({card.scale:g}) and one of the "
+                        "scales searched", scale)
+    scales = tuple(dict(_doc.obj(r, path + ".scales")) for r in _doc.array(c["scales"], path + ".scales", 10_000))
+    return SolverReport(status=status, objective=objective, lower_bound=lower, gap=gap,
+                        time=float(_doc.number(c["time"], path + ".time", 0)),
+                        nodes=_doc.integer(c["nodes"], path + ".nodes", 0),
+                        cuts=_doc.integer(c["cuts"], path + ".cuts", 0),
+                        lp_solves=_doc.integer(c["lp_solves"], path + ".lp_solves", 0),
+                        root_bound=_root_bound(c["root_bound"], path + ".root_bound"),
+                        solver=_doc.text(c["solver"], path + ".solver", empty=True),
+                        settings=dict(_doc.obj(c["settings"], path + ".settings")),
+                        solution=(), scale=scale, scales=scales,
+                        listed=_doc.integer(c["listed"], path + ".listed", 0))
+
+
+def _root_bound(v, path: str) -> float:
+    """The root's bound: a number, or NaN / ±inf when the root gave none."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return v
+    return float(_doc.number(v, path))
+
+
+def _training(t: dict) -> dict:
+    path = "$.training"
+    _doc.only(t, ("nobs", "events", "rows_dropped", "rows_digest", "metrics", "loss", "constraint_values"), path)
+    nobs = _doc.integer(_doc.field(t, "nobs", path), path + ".nobs", 1)
+    events = _doc.integer(_doc.field(t, "events", path), path + ".events", 0, nobs)
+    metrics = _decode(_doc.obj(_doc.field(t, "metrics", path), path + ".metrics"))
+    keys = ("n", "events", "auc", "cal", "brier", "log_loss")
+    _doc.only(metrics, keys + ("net_benefit",), path + ".metrics")
+    for k in keys + (("net_benefit",) if "net_benefit" in metrics else ()):
+        v = _doc.field(metrics, k, path + ".metrics")
+        if not (isinstance(v, float) and math.isnan(v)):
+            _doc.number(v, f"{path}.metrics.{k}", lo=0 if k != "net_benefit" else -math.inf)
+    values = _decode(_doc.array(t.get("constraint_values", []), path + ".constraint_values", 10_000))
+    for v in values:
+        _doc.obj(v, path + ".constraint_values")
+    return {"nobs": nobs, "events": events,
+            "rows_dropped": _doc.integer(_doc.field(t, "rows_dropped", path), path + ".rows_dropped", 0),
+            "rows_digest": _doc.text(_doc.field(t, "rows_digest", path), path + ".rows_digest"),
+            "metrics": metrics, "constraint_values": tuple(values),
+            "loss": _doc.number(_decode(_doc.field(t, "loss", path)), path + ".loss", 0)}
+
+
+def _profile(p):
+    """The counterfactual profile, checked value by value (None when absent)."""
+    if p is None:
+        return None
+    path = "$.profile"
+    p = _decode(_doc.obj(p, path))
+    _doc.only(p, ("variables", "partitions", "term_names", "term_mean", "term_cov", "nobs"), path)
+    from .counterfactuals.profile import VariableProfile
+    allowed = {f.name for f in fields(VariableProfile)}
+    for name, v in _doc.obj(_doc.field(p, "variables", path), path + ".variables").items():
+        vp = f"{path}.variables[{name!r}]"
+        v = _doc.obj(v, vp)
+        if set(v) - allowed or v.get("name") != name or v.get("kind") not in ("numeric", "categorical", "boolean"):
+            raise _doc.fail(vp, "expected a variable's profile (name, kind, range, scale, values, levels)", v)
+        for k in ("min", "max"):
+            if v.get(k) is not None:
+                _doc.number(v[k], f"{vp}.{k}")
+        _doc.number(v.get("scale", 1.0), vp + ".scale", lo=1e-300)
+        _doc.integer(v.get("decimals", 0), vp + ".decimals", 0, 12)
+        _doc.integer(v.get("n_distinct", 0), vp + ".n_distinct", 0)
+        for x in _doc.array(v.get("values", []), vp + ".values", 100_000):
+            _doc.number(x, vp + ".values")
+        for x in _doc.array(v.get("levels", []), vp + ".levels", 100_000):
+            _doc.level(x, vp + ".levels")
+        _doc.boolean(v.get("ordered", False), vp + ".ordered")
+    for part in _doc.array(p.get("partitions", []), path + ".partitions", 10_000):
+        for c in _doc.array(part, path + ".partitions", 10_000):
+            _doc.text(c, path + ".partitions")
+    names = [_doc.text(x, path + ".term_names") for x in _doc.array(p.get("term_names", []), path + ".term_names", MAX_ITEMS)]
+    mean = [_doc.number(x, path + ".term_mean") for x in _doc.array(p.get("term_mean", []), path + ".term_mean", MAX_ITEMS)]
+    cov = [[_doc.number(x, path + ".term_cov") for x in _doc.array(r, path + ".term_cov", MAX_ITEMS)]
+           for r in _doc.array(p.get("term_cov", []), path + ".term_cov", MAX_ITEMS)]
+    if len(mean) != len(names) or len(cov) != len(names) or any(len(r) != len(names) for r in cov):
+        raise _doc.fail(path, "the scored terms' means and covariances must match their names", len(names))
+    _doc.integer(p.get("nobs", 0), path + ".nobs", 0)
+    return p
+
+
+def _net_benefit(d):
+    from .netbenefit.model import NetBenefitFit
+    path = "$.net_benefit"
+    d = _doc.obj(d, path)
+    n_bands = len(_doc.array(_doc.field(d, "band_risk", path), path + ".band_risk", 10_000))
+    for key in ("band_n", "band_events", "band_risk", "net_benefit"):
+        for x in _doc.array(_doc.field(d, key, path), f"{path}.{key}", 10_000):
+            _doc.number(x, f"{path}.{key}", lo=-1e300)
+    if any(not 0 <= x <= 1 for x in d["band_risk"]):
+        raise _doc.fail(path + ".band_risk", "band risks are probabilities", d["band_risk"][:5])
+    if len(d["band_n"]) != n_bands or len(d["band_events"]) != n_bands:
+        raise _doc.fail(path, "every band needs its rows, events and risk", n_bands)
+    for c in _doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000):
+        x = _decode(c)
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or math.isnan(x):
+            raise _doc.fail(path + ".cutoffs", "expected numbers (±inf allowed)", c)
+    try:
+        return NetBenefitFit.from_dict(d)
+    except (KeyError, TypeError, ValueError) as e:
+        raise _doc.fail(path, f"not a valid net-benefit fit ({e})", None) from None

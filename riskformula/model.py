@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, logit
+from scipy.special import logit
 
 from .backends import is_dask_frame
 from .design import DesignMatrix, DesignSpec
 from .errors import SettingsError
 from .solver import SolverReport
-from .thresholds import levels_by_term
+from .card import ScoreCard, value_supports
 
 #: more attainable scores than this are shown as score bands
 MAX_TABLE_ROWS = 40
@@ -69,7 +69,11 @@ class RiskScore:
 
     Risk of a row = 1 / (1 + exp(−(intercept + score)/scale)), where score is the sum of the points
     of its terms and ``scale`` the score scale (1 unless fitted with ``scale=``: then ``scale``
-    points make one logit).  Attributes: ``coef`` (points per design column), ``intercept``,
+    points make one logit).  Attributes: ``scorecard`` (the :class:`~riskformula.card.ScoreCard`
+    every use reads), ``coef`` (points per design column, 0 when unused, and a threshold term's
+    points per interval, indexed by the interval's condition; with :meth:`encode`,
+    ``intercept + encode(newdata) @ coef`` is ``scale`` × the logit of ``predict``), ``points``
+    (the card as a tidy frame), ``intercept``,
     ``scale``, ``objective``
     (mean logistic loss + c0·size), ``loss``, ``lower_bound``, ``gap``, ``status``, ``formula``,
     ``nobs``, ``events``, ``size``, ``solver`` (the :class:`SolverReport`), ``design`` (the frozen
@@ -86,18 +90,26 @@ class RiskScore:
     """
 
     def __init__(self, design: DesignSpec, lam: np.ndarray, report: SolverReport, settings: FitSettings,
-                 loss: float, training: TrainingSummary, term_contributions: list, training_evaluation=None):
-        """A model from its design spec and fitted quantities (:meth:`from_fit` after a fit,
-        :func:`riskformula.from_json` from a document); ``lam`` holds the fitted intercept first."""
+                 loss: float, training: TrainingSummary, support: dict, training_evaluation=None):
+        """A model from its design spec and fitted points ``lam`` (intercept first, then one per
+        design column), as :meth:`from_fit` builds it after a fit and :func:`riskformula.from_json`
+        from a document; ``support`` holds the value terms' training rows (see
+        :func:`riskformula.card.value_supports`)."""
         self._design = design
-        self.coef = pd.Series(np.round(lam[1:]).astype(int), index=list(design.columns), name="points")
-        # a threshold term's top interval may carry points too (Molero-Río & D'Ambrosio's w≥); they come out of
-        # the base so the card shows each interval's points within the coefficient range
-        self._levels = levels_by_term(design.thresholds, self.coef.to_numpy(), settings.threshold_ranges)
-        self._shift = int(sum(t for _, _, t in self._levels.values()))
-        # a real intercept (see ``risk_score(real_intercept=)``) is kept as fitted
-        self.intercept = (float(lam[0]) - self._shift if settings.real_intercept
-                          else int(round(lam[0])) - self._shift)
+        lam = np.asarray(lam, dtype=float)
+        #: the fitted points per design column and the fitted intercept (the search's variables)
+        self._points = np.round(lam[1:]).astype(int)
+        self._base = float(lam[0]) if settings.real_intercept else int(round(float(lam[0])))
+        #: the declarative score card every use of the model reads
+        self.scorecard = ScoreCard.from_points(design, lam, settings.threshold_ranges, report.scale, support,
+                                               real_intercept=settings.real_intercept)
+        self._layout = coef_layout(design, self.scorecard)
+        self.coef = pd.Series(np.array([self._points[ref] if how == "column" else self.scorecard.items[ref].points
+                                        for _, how, ref in self._layout], dtype=int),
+                              index=pd.Index([name for name, _, _ in self._layout], dtype=object), name="points")
+        self.intercept = self.scorecard.intercept
+        # the threshold terms' top-interval points: on the card, in the fit's intercept
+        self._shift = self._base - self.intercept
         #: the score scale m: risk = expit((intercept + score) / m)
         self.scale = float(report.scale)
         self.solver = report
@@ -114,7 +126,6 @@ class RiskScore:
         self.outcome = design.outcome
         self.event = design.event
         self.rows_dropped = training.rows_dropped
-        self._term_contributions = term_contributions
         self.training_evaluation = training_evaluation
         #: ranges, scales and one-hot groups of the training variables (no rows), for counterfactuals
         self.profile = None
@@ -126,8 +137,7 @@ class RiskScore:
         points = np.round(lam[1:])
         training = TrainingSummary(nobs=design.nobs, events=int(design.y.sum()), rows_dropped=design.dropped,
                                    rows_digest=index_digest(design.index))
-        model = cls(design.spec, lam, report, settings, loss, training,
-                    term_contributions(design, points, settings.threshold_ranges))
+        model = cls(design.spec, lam, report, settings, loss, training, value_supports(design.spec, design.X, points))
         if data is not None:
             model._learn_training(design, data)
         return model
@@ -139,7 +149,7 @@ class RiskScore:
         numbers as ``evaluate(model, rows)``, without a second pass through the formula."""
         from .reports.evaluation import evaluate_arrays
         rows = data.loc[design.index]
-        score = design.X @ self.coef.to_numpy(dtype=float) + self._shift
+        score = self.scorecard.matrix_of_design(design.X) @ self.scorecard.points
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.training_evaluation = evaluate_arrays(self, design.y, self._risk_at(score), score)
@@ -154,7 +164,7 @@ class RiskScore:
     def size(self) -> int:
         """Number of terms with nonzero points; a thresholded variable (and a factor, with
         ``factors_as_one`` or ``one_variable``) counts once."""
-        used = self.coef.to_numpy() != 0
+        used = self._points != 0
         grouped = {j for g in self.settings.size_groups for j in g}
         n = sum(1 for j in range(len(used)) if used[j] and j not in grouped)
         return n + sum(1 for g in self.settings.size_groups if used[list(g)].any())
@@ -162,7 +172,7 @@ class RiskScore:
     @property
     def intercept_at_bound(self) -> bool:
         """Whether the fitted base points sit at an end of the intercept range searched."""
-        b = self.intercept + self._shift
+        b = self._base
         return any(abs(b - end) <= 1e-9 * (1 + abs(end)) for end in self.settings.intercept_range)
 
     @property
@@ -200,27 +210,39 @@ class RiskScore:
 
     # --- new data ---------------------------------------------------------------------
     def score(self, newdata: pd.DataFrame) -> pd.Series:
-        """Total points of every row of ``newdata`` (intercept not included); a lazy dask Series
-        for a dask DataFrame."""
+        """Total points of every row of ``newdata`` (intercept not included), from the score card;
+        a lazy dask Series for a dask DataFrame."""
         if is_dask_frame(newdata):
             from .backends.dask_scoring import map_rows
             return map_rows(self, "score", newdata)
-        X = self.encode(newdata)
-        s = X @ self.coef.to_numpy(dtype=float) + self._shift
+        s = self.scorecard.score(newdata)
         return pd.Series(s, index=newdata.index, name="score")
 
     def encode(self, newdata: pd.DataFrame, what: str = "predict", name: str = "newdata") -> np.ndarray:
-        """Design matrix of ``newdata`` with the columns of the terms that carry points; the other
-        columns are 0, so their variables may be absent from ``newdata`` or missing there (a card's
-        3 items need 3 measurements, not every variable of the formula).  ``name``: the argument
-        the rows came in as, for error messages."""
-        return self._design.transform(newdata, what, terms=self.scored_terms, name=name)
+        """One column per entry of ``coef``: a design column's value (1/0 for a level) and, for a
+        threshold term, 1/0 for each of its scored intervals, so that ``intercept +
+        encode(newdata) @ coef`` is every row's ``scale`` × logit of its risk.  Columns without
+        points are 0: only the card's variables need to be in ``newdata`` (a card's 3 items need
+        3 measurements, not every variable of the formula).  ``name``: the argument the rows came
+        in as, for error messages."""
+        X = self._design.transform(newdata, what, name=name, columns=self.scorecard.read_columns)
+        items = self.scorecard.items
+        out = np.empty((len(X), len(self._layout)))
+        for i, (_, how, ref) in enumerate(self._layout):
+            out[:, i] = X[:, ref] if how == "column" else items[ref].values(X)
+        return out
+
+    def _encode_design(self, newdata: pd.DataFrame, what: str = "predict", name: str = "newdata") -> np.ndarray:
+        """The fit's design matrix of ``newdata`` (one column per design column) on the columns of
+        the scored terms, the others 0: what the counterfactual search moves in."""
+        terms = self.scored_terms
+        return self._design.transform(newdata, what, terms=terms, name=name)
 
     @property
     def scored_terms(self) -> list | None:
         """The formula terms (as in ``design.column_terms``) that carry points; None when a
         column's term is unknown, and every term is then read."""
-        terms = [t for t, c in zip(self._design.column_terms, self.coef.to_numpy()) if c != 0]
+        terms = [t for t, c in zip(self._design.column_terms, self._points) if c != 0]
         return None if None in terms else list(dict.fromkeys(terms))
 
     def predict(self, newdata: pd.DataFrame) -> pd.Series:
@@ -242,8 +264,7 @@ class RiskScore:
         --------
         >>> m.risk_of([0, 2])  # doctest: +SKIP
         """
-        z = self.intercept + np.asarray(score, dtype=float)
-        return expit(z if self.scale == 1.0 else z / self.scale)
+        return self.scorecard.risk_of(score)
 
     def observed(self, newdata: pd.DataFrame) -> pd.Series:
         """The 0/1 event indicator of every row of ``newdata`` (its outcome, coded as in training)."""
@@ -334,39 +355,48 @@ class RiskScore:
     def thresholds(self) -> pd.DataFrame:
         """Chosen cuts of every ``threshold()``/``cut()`` term: ``term``, ``variable``, ``cut``."""
         rows = []
-        for t in self._design.thresholds:
-            chosen, _, _ = self._levels[t.term]
-            rows += [(t.term, t.variable, t.cuts[i]) for i in chosen]
+        for term, items in self.scorecard.terms().items():
+            if items[0].kind == "interval":
+                cuts = sorted({c for it in items for c in (it.lower, it.upper) if c is not None})
+                rows += [(term, items[0].variable, c) for c in cuts]
         return pd.DataFrame(rows, columns=["term", "variable", "cut"])
 
     def score_card(self) -> pd.DataFrame:
-        """Terms with nonzero points: ``term`` (a readable condition such as ``age ≤ 57.5``),
-        ``column`` (design column, or the formula term of a threshold) and ``points``."""
-        rows, done = [], set()
-        by_col = {j: t for t in self._design.thresholds for j in t.columns}
-        ranges = self.settings.threshold_ranges
-        for j, col in enumerate(self._design.columns):
-            t = by_col.get(j)
-            if t is None:
-                if self.coef.iloc[j] != 0:
-                    rows.append((self._design.labels[j], col, int(self.coef.iloc[j])))
-            elif t.term not in done:
-                done.add(t.term)
-                rows += [(cond, t.term, p) for cond, p in
-                         t.card_rows(self.coef.to_numpy(), ranges.get(t.term, (-5, 5)))]
-        return pd.DataFrame(rows, columns=["term", "column", "points"])
+        """The card's items: ``term`` (the printed condition, such as ``age ≤ 57.5``), ``column``
+        (the design column, or the formula term of a threshold), ``points``, ``variable`` (the
+        data column it reads; None for an expression) and ``kind`` (``interval``, ``level`` or
+        ``value``)."""
+        cols = self._design.columns
+        rows = [(it.label, it.term if it.kind == "interval" else cols[it.columns[0]], int(it.points), it.variable,
+                 it.kind) for it in self.scorecard.items]
+        return pd.DataFrame(rows, columns=["term", "column", "points", "variable", "kind"])
+
+    @property
+    def design_points(self) -> pd.Series:
+        """The search's solution: the fitted intercept (``"(intercept)"``, first) and the points of
+        every design column (0 for the unused ones), so that ``design_points.iloc[0] +
+        design.transform(newdata) @ design_points.iloc[1:]`` is ``scale`` × the logit of
+        ``predict`` too.  With ``threshold()`` terms the fitted intercept includes each term's
+        top-interval points, which the card shows as an item of its own; read the card
+        (``coef``, ``points``) for what a person adds up."""
+        return pd.Series(np.concatenate([[self._base], self._points]), name="points",
+                         index=pd.Index(["(intercept)", *self._design.columns], dtype=object))
+
+    @property
+    def points(self) -> pd.DataFrame:
+        """The card as a tidy frame: ``item`` (the printed condition), ``term``, ``kind``,
+        ``variable``, ``lower``/``upper`` (an interval's ends), ``level`` and ``points``."""
+        return pd.DataFrame([{"item": it.label, "term": it.term, "kind": it.kind, "variable": it.variable,
+                              "lower": it.lower, "upper": it.upper, "level": it.level, "points": int(it.points)}
+                             for it in self.scorecard.items],
+                            columns=["item", "term", "kind", "variable", "lower", "upper", "level", "points"])
 
     def attainable_scores(self) -> np.ndarray:
-        """Every total score the card can produce (sums of per-term contributions seen in training).
+        """Every total score the card can produce (the sum of one contribution per term).
 
         Returns None when there are too many (real-valued predictors): reports then use bands.
         """
-        scores = np.zeros(1)
-        for contrib in self._term_contributions:
-            scores = np.unique((scores[:, None] + contrib[None, :]).ravel().round(9))
-            if len(scores) > 5000:
-                return None
-        return scores
+        return self.scorecard.attainable_scores()
 
     def risk_table(self, tail: float = 0.005) -> pd.DataFrame:
         """Score-to-risk table over every attainable score.
@@ -441,9 +471,7 @@ class RiskScore:
         return float(s), tau - sign * margin
 
     def _score_limits(self) -> tuple[float, float]:
-        lo = sum(float(c.min()) for c in self._term_contributions)
-        hi = sum(float(c.max()) for c in self._term_contributions)
-        return lo, hi
+        return self.scorecard.score_limits()
 
     # --- reports ----------------------------------------------------------------------
     def summary(self):
@@ -454,9 +482,8 @@ class RiskScore:
     def to_dict(self) -> dict:
         """Points, intercept and certificate as plain Python values."""
         return {"formula": self.formula, "outcome": self.outcome, "event": _plain(self.event),
-                "intercept": self.intercept, "scale": self.scale, "points": dict(zip(self.score_card()["term"] if self._design.thresholds else self.coef.index[self.coef != 0],
-                                   (int(v) for v in (self.score_card()["points"] if self._design.thresholds
-                                                     else self.coef[self.coef != 0])))),
+                "intercept": self.intercept, "scale": self.scale,
+                "points": {it.label: int(it.points) for it in self.scorecard.items},
                 "objective": self.objective, "loss": self.loss, "lower_bound": self.lower_bound,
                 "gap": self.gap, "status": self.status, "nobs": self.nobs, "events": self.events,
                 "size": self.size}
@@ -521,18 +548,21 @@ def _plain(v):
     return v.item() if hasattr(v, "item") else v
 
 
-def term_contributions(design: DesignMatrix, points: np.ndarray, threshold_ranges: dict | None = None) -> list:
-    """Distinct values of each used term's points in the training rows (a factor's levels are
-    mutually exclusive, so they are combined within the term, not across columns; a threshold
-    term contributes its interval points, see :func:`riskformula.thresholds.levels`)."""
-    spec = design.spec
-    shifts = {t: s for t, (_, _, s) in levels_by_term(spec.thresholds, points, threshold_ranges or {}).items()}
-    out = []
-    terms: dict = {}
-    for j, t in enumerate(spec.column_terms):
-        if points[j] != 0:
-            terms.setdefault(t if t is not None else spec.columns[j], []).append(j)
-    for cols in terms.values():
-        contrib = design.X[:, cols] @ points[cols] + shifts.get(spec.column_terms[cols[0]], 0.0)
-        out.append(np.unique(contrib.round(9)))
+def coef_layout(design: DesignSpec, card: ScoreCard) -> list:
+    """The entries of ``coef``, in design order: ``(name, "column", j)`` for a design column that
+    is not a threshold cut (its points, 0 when unused) and ``(label, "item", k)`` for each scored
+    interval of a threshold term (at the term's first column)."""
+    by_col = {j: t for t in design.thresholds for j in t.columns}
+    intervals: dict = {}
+    for k, it in enumerate(card.items):
+        if it.kind == "interval":
+            intervals.setdefault(it.term, []).append(k)
+    out, done = [], set()
+    for j, col in enumerate(design.columns):
+        t = by_col.get(j)
+        if t is None:
+            out.append((col, "column", j))
+        elif t.term not in done:
+            done.add(t.term)
+            out += [(card.items[k].label, "item", k) for k in intervals.get(t.term, [])]
     return out

@@ -176,8 +176,8 @@ def test_reference_row_uses_the_models_context(data):
     assert len(ref) == 1 and np.isfinite(ref["loss"].iloc[0])
     new = make_data(120, seed=5)
     assert (rf.compare(small, big, data=data, newdata=new).frame["status"] == "reference").sum() == 1
-    loaded = rf.from_json(big.to_json())
+    loaded = rf.from_json(big.to_json(), trusted=True)
     with pytest.raises(rf.SettingsError, match=r"context=\{'f': \.\.\.\}"):
         rf.compare(small, loaded, data=data)
-    again = rf.from_json(big.to_json(), context={"f": _above_half})
+    again = rf.from_json(big.to_json(), trusted=True, context={"f": _above_half})
     pd.testing.assert_frame_equal(rf.compare(small, again, data=data).frame, t.frame)

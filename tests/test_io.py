@@ -46,8 +46,11 @@ def _strict(text):
 def test_json_round_trip_predicts_the_same(model, data):
     text = model.to_json()
     doc = _strict(text)
-    assert doc["design"]["rhs_spec"]["encoding"] == "json"
-    loaded = rf.from_json(text)
+    # center(age) is computed by formulaic: stored, and loaded only from a trusted file
+    assert doc["expressions"]["rhs_spec"]["encoding"] == "json"
+    with pytest.raises(DataError, match="trusted=True"):
+        rf.from_json(text)
+    loaded = rf.from_json(text, trusted=True)
     new = make_data(60, seed=11)
     for frame in (data, new, new.iloc[:3]):  # .iloc[:3] may miss levels: encoding must be kept
         pd.testing.assert_series_equal(loaded.predict(frame), model.predict(frame))
@@ -65,17 +68,20 @@ def test_json_document_is_readable(model):
     doc = json.loads(model.to_json())
     assert doc["riskformula_version"] == rf.__version__ and doc["format_version"] == 1
     assert doc["outcome"]["name"] == 'outcome == "yes"'
-    assert doc["points"] == {c: int(p) for c, p in model.coef.items()}
+    card = model.score_card()
+    assert [(it["label"], it["points"]) for it in doc["card"]["items"]] == list(zip(card["term"], card["points"]))
     assert doc["certificate"]["status"] == model.status
-    assert doc["design"]["labels"] == list(model.labels)
-    enc = doc["design"]["rhs_spec"]["encoder_state"]
-    assert enc["C(stage, contr.treatment('II'))"]["categories"] == ["I", "II", "III"]
-    assert "center(age)" in doc["design"]["rhs_spec"]["transform_state"]
+    assert [c["label"] for c in doc["design"]["columns"]] == list(model.labels)
+    rules = {c["name"]: c["rule"] for c in doc["design"]["columns"]}
+    assert rules["C(stage, contr.treatment('II'))[T.III]"] == {"kind": "level", "variable": "stage", "value": "III"}
+    assert rules["center(age)"] == {"kind": "expression"}
+    assert doc["design"]["categories"]["stage"] == ["I", "II", "III"]
+    assert "center(age)" in doc["expressions"]["rhs_spec"]["transform_state"]
     assert doc["settings"]["max_size"] == 3 and doc["settings"]["coef_lower"][0] == -3
 
 
 def test_loaded_model_reports_and_refuses_unseen_levels(model, data):
-    loaded = rf.from_json(model.to_json())
+    loaded = rf.from_json(model.to_json(), trusted=True)
     assert "Score card" in str(loaded.summary()) and "AUC" in str(loaded.summary())
     assert loaded.card() == model.card()
     bad = data.head(3).assign(stage="IV")
@@ -91,15 +97,16 @@ def test_pickle_round_trip(model, data):
     assert str(back.summary()) == str(model.summary())
 
 
-def test_pickled_spec_needs_allow_pickle(model, data):
+def test_pickled_spec_needs_trust(model, data):
     doc = io.to_dict(model)
     spec = model.design.model_spec
-    doc["design"]["rhs_spec"] = {"encoding": "pickle-base64", "formula": str(spec.formula),
-                                 "data": base64.b64encode(pickle.dumps(spec)).decode()}
+    doc["expressions"]["rhs_spec"] = {"encoding": "pickle-base64", "formula": str(spec.formula),
+                                      "data": base64.b64encode(pickle.dumps(spec)).decode()}
+    doc["digest"] = io._digest(doc)
     text = json.dumps(doc)
-    with pytest.raises(DataError, match="allow_pickle=True"):
+    with pytest.raises(DataError, match="trusted=True"):
         rf.from_json(text)
-    loaded = rf.from_json(text, allow_pickle=True)
+    loaded = rf.from_json(text, trusted=True)
     pd.testing.assert_series_equal(loaded.predict(data), model.predict(data))
 
 
@@ -124,10 +131,11 @@ def test_from_json_errors(model):
     doc["format_version"] = 99
     with pytest.raises(DataError, match="upgrade"):
         rf.from_json(json.dumps(doc))
-    del doc["points"]
+    del doc["card"]
     doc["format_version"] = 1
+    doc["digest"] = io._digest(doc)
     with pytest.raises(DataError, match="lacks the field"):
-        rf.from_json(json.dumps(doc))
+        rf.from_json(json.dumps(doc), trusted=True)
     with pytest.raises(SettingsError, match="string"):
         rf.from_json(model)
 
@@ -168,6 +176,8 @@ def test_stateful_transforms_survive_json(rhs):
     d["y"] = (rng.random(150) < 1 / (1 + np.exp(-d.a))).astype(int)
     m = rf.risk_score(f"y ~ {rhs}", d, max_size=2, time_limit=5)
     text = m.to_json()
-    assert _strict(text)["design"]["rhs_spec"]["encoding"] == "json"
+    doc = _strict(text)
+    trusted = "expressions" in doc  # "." is declarative; poly, bs and scale are formulaic's
+    assert not trusted or doc["expressions"]["rhs_spec"]["encoding"] == "json"
     new = d.iloc[:10] * 1  # a copy; predictions must use the training state, not these rows'
-    np.testing.assert_allclose(rf.from_json(text).predict(new), m.predict(new), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rf.from_json(text, trusted=trusted).predict(new), m.predict(new), rtol=0, atol=1e-12)

@@ -151,7 +151,7 @@ def test_cli_real_intercept(tmp_path, flag, real):
                  "--time-limit", "30", "--no-progress", "--json", str(saved), *flag]) == 0
     doc = json.loads(saved.read_text())
     assert doc["settings"]["real_intercept"] is real
-    assert float(doc["intercept"]).is_integer() is not real
+    assert float(doc["card"]["intercept"]).is_integer() is not real
 
 
 def test_classifier_passes_real_intercept_on():

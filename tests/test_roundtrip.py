@@ -149,7 +149,7 @@ def test_training_evaluation_is_evaluate_on_the_training_rows(case):
 def test_json_round_trip(case):
     name, m = case
     text = m.to_json()
-    back = rf.from_json(text)
+    back = rf.from_json(text, trusted="expressions" in json.loads(text))
     _check_same_model(m, back, name, full_summary=False)
     # the loaded model saves the very same document
     assert back.to_json() == text
@@ -165,12 +165,13 @@ def test_pickle_round_trip(case):
 def test_cases_cover_what_they_name(models):
     """The cases exercise what their names say (so a round trip cannot pass vacuously)."""
     one = _model(models, "threshold one side")
-    chosen, points, _ = one._levels["threshold(a)"]
-    assert len(chosen) == 1 and sorted(points != 0) == [False, True]  # one side scored
+    items = one.scorecard.terms()["threshold(a)"]
+    assert len(items) == 1 and len(one.thresholds) == 1  # one cut, one side scored
     assert _model(models, "node limit (not proven optimal)").status == "node_limit"
     assert len(_model(models, "threshold and cut with sign").design.thresholds) == 2
     k2 = _model(models, "threshold k=2")
-    assert len(k2._levels["threshold(a, k=2, grid=15)"][0]) == 2 and k2._shift != 0  # two cuts, top scored
+    items = k2.scorecard.terms()["threshold(a, k=2, grid=15)"]
+    assert len(k2.thresholds) == 2 and any(it.upper is None for it in items)  # two cuts, top scored
 
 
 @pytest.mark.parametrize("seed", [2, 4])
@@ -185,30 +186,14 @@ def test_two_sided_thresholds_predict_the_same_after_loading(seed):
     np.testing.assert_array_equal(back.score(df).to_numpy(), m.score(df).to_numpy())
     pd.testing.assert_frame_equal(back.score_card(), m.score_card())
     doc = json.loads(m.to_json())
-    # the document's risk formula holds as written: intercept + score_shift + Σ points × column
-    X = m.design.transform(df)
-    s = doc["score_shift"] + X @ np.array([doc["points"][c] for c in doc["design"]["columns"]])
-    np.testing.assert_allclose(1 / (1 + np.exp(-(doc["intercept"] + s))), m.predict(df), rtol=0, atol=1e-12)
-
-
-def test_documents_without_stored_thresholds_still_load():
-    """A document written before threshold terms were stored rebuilds them from the encoder state."""
-    df = rf.synthetic_thresholds(400, 2, seed=2)
-    m = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, time_limit=30)
-    doc = json.loads(m.to_json())
-    del doc["design"]["thresholds"], doc["score_shift"]
-    back = rf.from_json(json.dumps(doc))
-    np.testing.assert_array_equal(back.predict(df).to_numpy(), m.predict(df).to_numpy())
-    pd.testing.assert_frame_equal(back.score_card(), m.score_card())
-
-
-def test_edited_score_shift_is_refused():
-    df = rf.synthetic_thresholds(400, 2, seed=2)
-    m = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, time_limit=30)
-    doc = json.loads(m.to_json())
-    doc["score_shift"] += 1
-    with pytest.raises(DataError, match="score_shift"):
-        rf.from_json(json.dumps(doc))
+    # the document's risk formula holds as written: intercept + Σ points of the items a row meets
+    s = np.zeros(len(df))
+    for it in doc["card"]["items"]:
+        x = df[it["variable"]].to_numpy()
+        inside = (x > (it["lower"] if it["lower"] is not None else -np.inf)) & \
+            (x <= (it["upper"] if it["upper"] is not None else np.inf))
+        s += it["points"] * inside
+    np.testing.assert_allclose(1 / (1 + np.exp(-(doc["card"]["intercept"] + s))), m.predict(df), rtol=0, atol=1e-12)
 
 
 def test_constraints_are_stored_readably(models):
@@ -217,6 +202,7 @@ def test_constraints_are_stored_readably(models):
     doc = json.loads(m.to_json())
     assert [c["constraint"] for c in doc["settings"]["constraints"]] == [c.describe() for c in kw["constraints"]]
     doc["settings"]["constraints"][0]["type"] = "Telepathy"
+    doc["digest"] = io._digest(doc)
     with pytest.raises(DataError, match="unknown type 'Telepathy'"):
         rf.from_json(json.dumps(doc))
 
@@ -229,33 +215,37 @@ def _user_function_model():
 def test_user_function_must_be_passed_again_when_loading():
     m, d = _user_function_model()
     text = m.to_json()
-    assert "f" in json.loads(text)["design"]["context"]["not_stored"]
-    back = rf.from_json(text)
+    assert "f" in json.loads(text)["expressions"]["context"]["not_stored"]
+    with pytest.raises(DataError, match="trusted=True"):
+        rf.from_json(text)
+    back = rf.from_json(text, trusted=True)
     print(back.summary())  # reports need no data
-    for call in (back.predict, back.score, back.observed):
-        with pytest.raises(SettingsError, match=r"context=\{'f': \.\.\.\}"):
+    for call in (back.predict, back.score):
+        with pytest.raises(SettingsError, match=r"trusted=True, context=\{'f': \.\.\.\}"):
             call(d)
-    again = rf.from_json(text, context={"f": lambda x: x > 0.5})
+    back.observed(d)  # the outcome is a column: no function needed
+    again = rf.from_json(text, trusted=True, context={"f": lambda x: x > 0.5})
     _same_rows(again.predict(d), m.predict(d))
     with pytest.raises(SettingsError, match="`context` must be a dict"):
-        rf.from_json(text, context=[("f", abs)])
+        rf.from_json(text, trusted=True, context=[("f", abs)])
 
 
 def test_module_in_context_is_named_by_its_root():
     """`mm.exp(b)` takes `mm` from the context: it is required on loading, by that name."""
     d = make_data()
     m = rf.risk_score("y ~ mm.exp(b) + n", d, context={"mm": np, "K": 2})
-    assert json.loads(m.to_json())["design"]["context"] == {"values": {}, "not_stored": {"mm": "module numpy"}}
+    assert json.loads(m.to_json())["expressions"]["context"] == {"values": {}, "not_stored": {"mm": "module numpy"}}
+    assert "mm.exp(b)" not in set(m.points["term"])  # no points on it: scoring needs no mm
+    _same_rows(rf.from_json(m.to_json(), trusted=True).predict(d), m.predict(d))
     with pytest.raises(SettingsError, match=r"'mm' \(module numpy\)"):
-        rf.from_json(m.to_json()).predict(d)
-    _same_rows(rf.from_json(m.to_json(), context={"mm": np}).predict(d), m.predict(d))
+        rf.from_json(m.to_json(), trusted=True).design.transform(d)  # the whole design does
+    _same_rows(rf.from_json(m.to_json(), trusted=True, context={"mm": np}).predict(d), m.predict(d))
 
 
 def test_unused_context_entries_are_not_required():
     d = make_data()
     m = rf.risk_score("y ~ b + n", d, context={"f": lambda x: x, "K": 1})
-    ctx = json.loads(m.to_json())["design"]["context"]
-    assert ctx == {"values": {}, "not_stored": {}}
+    assert "expressions" not in json.loads(m.to_json())  # plain variables: nothing of the context is needed
     _same_rows(rf.from_json(m.to_json()).predict(d), m.predict(d))
 
 

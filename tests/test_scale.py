@@ -388,20 +388,17 @@ def test_json_round_trip_keeps_the_scale(wdbc_fit):
     df, m = wdbc_fit
     text = m.to_json()
     doc = json.loads(text)
-    assert doc["scale"] == 4.0 and "/ scale" in doc["risk"]
+    assert doc["card"]["scale"] == 4.0 and "/ scale" in doc["risk"]
     m2 = rf.from_json(text)
     assert m2.scale == m.scale and m2.settings.scales == (1.0, 2.0, 4.0)
     np.testing.assert_array_equal(m2.predict(df).to_numpy(), m.predict(df).to_numpy())
     assert m2.card() == m.card()
     assert m2.solver.scales == m.solver.scales
-    # an old document (no scale anywhere) is a model at scale 1
-    for k in ("scale",):
-        doc.pop(k)
-    doc["certificate"].pop("scale")
-    doc["certificate"].pop("scales")
-    doc["settings"].pop("scales")
-    old = rf.from_json(json.dumps(doc))
-    assert old.scale == 1.0 and old.settings.scales == (1.0,)
+    # a card whose scale is not the certificate's is refused (digest recomputed, as an editor would)
+    doc["card"]["scale"] = 2.0
+    doc["digest"] = rf.io._digest(doc)
+    with pytest.raises(rf.DataError, match="scale"):
+        rf.from_json(json.dumps(doc))
 
 
 def test_a_fixed_scale_of_one_reproduces_the_fixed_model_exactly():
@@ -436,8 +433,8 @@ def test_a_fixed_scale_of_one_reproduces_a_threshold_search_exactly():
                               **kw)
         assert m.solver.nodes == 400 and m.lower_bound < m.objective
         assert m.objective == pytest.approx(0.15468406566652357, rel=1e-12, abs=0)
-        assert m.coef[m.coef != 0].to_dict() == {"threshold(radius_worst)[<=16.795]": -5,
-                                                  "threshold(concave_points_worst)[<=0.1358]": -4}
+        assert m.coef[m.coef != 0].to_dict() == {"radius_worst ≤ 16.795": -5,
+                                                  "concave_points_worst ≤ 0.1358": -4}
         runs.append((m.objective, m.lower_bound, m.solver.nodes))
     assert runs[0] == runs[1]
 

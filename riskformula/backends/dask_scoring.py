@@ -21,20 +21,20 @@ _NAMES = {"score": "score", "predict": "risk", "observed": "event"}
 
 
 def _needed(model) -> list:
-    """The columns scoring reads: the variables of the terms with points."""
-    return model.design.required_variables(getattr(model, "scored_terms", None))
+    """The columns scoring reads: the variables of the card's items."""
+    return model.design.required_variables(columns=model.scorecard.read_columns)
 
 
 def _check_columns(model, ddf, outcome: bool = False) -> None:
     """The checks that need no data: the model can encode data, and the columns exist."""
     design = model.design
-    design.check_context()
     missing = [v for v in _needed(model) if v not in ddf.columns]
     if missing:
         raise DataError(f"`newdata` lacks the column(s) {missing} that the score's points are on; "
                         f"it has {list(ddf.columns)[:20]}.")
-    if outcome and design.lhs_model_spec is None and design.outcome not in ddf.columns:
-        raise DataError(f"the data lack the outcome column `{design.outcome}`.")
+    absent = [v for v in design.lhs_variables() if v not in ddf.columns] if outcome else []
+    if absent:
+        raise DataError(f"the data lack the outcome column(s) {absent} that the outcome `{design.outcome}` reads.")
 
 
 def _apply(part: pd.DataFrame, model, method: str) -> pd.Series:
@@ -69,7 +69,7 @@ def _eval_counts(part: pd.DataFrame, model, by) -> dict:
     design = model.design
     needed = _needed(model)
     na = {v: int(part[v].isna().sum()) for v in needed if part[v].isna().any()}
-    outcome_na = int(part[design.outcome].isna().sum()) if design.lhs_model_spec is None else 0
+    outcome_na = int(part[design.lhs_variables()].isna().any(axis=1).sum())
     if na or outcome_na or len(part) == 0:
         return {"table": None, "dropped": 0, "na": na, "outcome_na": outcome_na}
     with ENCODING_LOCK:
@@ -130,5 +130,5 @@ def evaluate_patterns(model, X: np.ndarray, y: np.ndarray, counts: np.ndarray):
     ``y``, ``counts`` rows each): scores and risks are computed exactly as ``predict`` does."""
     from ..reports.evaluation import evaluate_arrays
 
-    s = X @ model.coef.to_numpy(dtype=float) + model._shift
+    s = model.scorecard.matrix_of_design(X) @ model.scorecard.points
     return evaluate_arrays(model, y, model.risk_of(s), s, weights=counts)

@@ -92,7 +92,7 @@ class TrainingProfile:
         scored = {v for t, _ in scored_terms(model) for v in tvars.get(t, ())}
         partitions = _partitions(data, binary, seeds=[v for v in binary if v in scored])
         if X is None:
-            X = model.design.transform(data)
+            X = model.design.transform(data, terms=model.scored_terms)
         terms, mean, cov = _term_moments(model, X)
         return cls(variables=variables, partitions=partitions, term_names=terms, term_mean=mean,
                    term_cov=cov, nobs=int(len(data)))
@@ -224,22 +224,30 @@ def _exact_covers(M: np.ndarray, excl: np.ndarray, a: int, limit: int = 5000) ->
 
 
 def term_variables(design) -> dict:
-    """Formula term (as printed in ``column_terms``) -> the data variables it reads."""
-    spec = getattr(design, "model_spec", None)
-    spec = spec if spec is not None else design.spec
+    """Formula term (as printed in ``column_terms``) -> the data variables it reads: from the
+    columns' declarative rules, and from formulaic's spec for expression columns."""
     known = set(design.variables)
-    out = {}
-    for term in spec.formula:
-        names = set()
-        for f in term.factors:
-            names |= set(f.required_variables)
-        out[str(term)] = names & known
+    out: dict = {}
+    expr = set()
+    for j, t in enumerate(design.column_terms):
+        key = t if t is not None else design.columns[j]
+        names = out.setdefault(key, set())
+        rule = design.rules[j]
+        if rule.declarative:
+            names.update(v for v in rule.variables() if v in known)
+        else:
+            expr.add(key)
+    if expr and design.model_spec is not None:
+        for term in design.model_spec.formula:
+            if str(term) in expr:
+                for f in term.factors:
+                    out[str(term)] |= set(f.required_variables) & known
     return out
 
 
 def scored_terms(model) -> list:
     """(term, design column positions) of every formula term with nonzero points."""
-    coef = model.coef.to_numpy()
+    coef = model._points
     terms: dict = {}
     for j, t in enumerate(model.design.column_terms):
         if coef[j] != 0:
@@ -248,7 +256,7 @@ def scored_terms(model) -> list:
 
 
 def _term_moments(model, X: np.ndarray):
-    coef = model.coef.to_numpy(dtype=float)
+    coef = model._points.astype(float)
     terms = scored_terms(model)
     if not terms:
         return [], [], []

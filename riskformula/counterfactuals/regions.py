@@ -189,7 +189,7 @@ class Space:
 
 def _threshold_breaks(model) -> dict:
     """variable -> sorted chosen cuts over its threshold/cut terms with nonzero points."""
-    coef = model.coef.to_numpy()
+    coef = model._points
     out: dict = {}
     for t in model.design.thresholds:
         cuts = [c for j, c in zip(t.columns, t.cuts) if j is not None and coef[j] != 0]
@@ -201,7 +201,7 @@ def _threshold_breaks(model) -> dict:
 def build_space(model, profile, groups: dict | None = None, columns=None) -> Space:
     """The features and blocks of ``model``'s scored terms, with static points of every option."""
     design = model.design
-    coef = model.coef.to_numpy(dtype=float)
+    coef = model._points.astype(float)
     shift = float(getattr(model, "_shift", 0.0))
     tvars = term_variables(design)
     terms = scored_terms(model)
@@ -398,7 +398,7 @@ def probe_points(space: Space, base: dict, columns: list) -> None:
     if not rows:
         return
     frame = pd.DataFrame(rows, columns=columns)
-    X = space.model.encode(frame)
+    X = space.model._encode_design(frame)
     for b in space.blocks:
         if b.single:
             n = len(b.features[0].candidates)

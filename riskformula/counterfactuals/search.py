@@ -114,7 +114,7 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
                             "it was saved by an older version; pass the training rows as `data=`.")
     space = build_space(model, profile, _check_groups(groups, people), list(people.columns))
     applied = _configure(space, people, immutable, actionable, directions, costs)
-    X = model.encode(people, "explain", name="people")
+    X = model._encode_design(people, "explain", name="people")
     probe_points(space, people.iloc[0].to_dict(), list(people.columns))
 
     risk_at = model._risk_at  # the model's own score → risk map (logistic, or a net-benefit score's bands)

@@ -21,6 +21,7 @@ from ..errors import DataError, FormulaError, SettingsError
 from ..thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, first_argument, threshold_terms
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
 from .matrix import DesignMatrix
+from .rules import derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, drop_intercept, plain_strings
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
@@ -218,9 +219,12 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     for t in thresholds:
         for j, c in zip(t.columns, t.cuts):
             labels[j] = f"{t.variable} ≤ {c:.6g}"
+    rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X)
+    outcome_rule = derive_outcome(lhs, m.group(1) if bare else None, frame, raw)
     spec = DesignSpec(formula=formula, model_spec=spec, lhs_model_spec=None if bare else mm.lhs.model_spec,
                       columns=columns, labels=labels, column_terms=column_terms, variables=used,
                       outcome=outcome_name, event=ev, levels=tuple(pd.unique(pd.Series(raw))),
-                      thresholds=thresholds, context=context)
+                      thresholds=thresholds, context=context, rules=rules, categories=categories,
+                      outcome_rule=outcome_rule)
     return DesignMatrix(spec=spec, X=X, y=y, index=frame.index, dropped_index=tuple(dropped_index),
                         weights=None if w is None else w.to_numpy())

@@ -1,90 +1,201 @@
 """The design spec as JSON, and back: what :mod:`riskformula.io` stores to score new data.
 
-The formula, outcome coding, design columns with labels, the threshold terms' cut points and
-the constants the formula takes from ``context=`` are stored as they are; functions passed as
-``context=`` cannot be, so they are named and must be passed again when loading.
+Every design column is stored with its declarative rule (:mod:`riskformula.design.rules`): a cut,
+a level, a variable's value or a product of those.  A model whose columns and outcome are all
+declarative scores new data from these rules alone, and loading it never evaluates text.
 
-Scoring new data needs formulaic's :class:`~formulaic.ModelSpec`. It is stored as JSON too:
-its formula, its materializer options, the state of stateful transforms (``center``, ``bs``,
-``poly``...) and the levels of every categorical factor, which is all formulaic reads when it
-re-encodes data (it rebuilds the rest of the spec from the formula). Only when that state
-holds something JSON cannot express (e.g. an object from a user transform) is the spec
-embedded as a base64 pickle, labelled as such; loading refuses it unless ``allow_pickle=True``,
-because unpickling untrusted text can run code.
+Columns that only formulaic can compute (``np.log(x)``, a user's function: rule ``expression``)
+need formulaic's :class:`~formulaic.ModelSpec`, which is stored beside them under
+``expressions`` — as JSON (its formula, materializer options, the state of stateful transforms and
+the levels of every categorical factor), or as a base64 pickle when that state holds something
+JSON cannot.  Either way it evaluates the formula's text, which is Python: a document with
+expressions loads only with ``trusted=True``.
 """
 
 from __future__ import annotations
 
 import base64
+import math
 import pickle
 
+from .. import _doc
 from .._json import decode, encode
 from ..errors import DataError, FormulaError
-from ..thresholds import FORMULA_FUNCTIONS, ThresholdTerm, threshold_terms
+from ..thresholds import FORMULA_FUNCTIONS, ThresholdTerm
+from .rules import outcome_from_dict, rule_from_dict
 from .spec import DesignSpec
 
-__all__ = ["spec_to_json", "spec_from_json", "model_spec_to_json", "model_spec_from_json"]
+__all__ = ["design_to_json", "design_from_json", "model_spec_to_json", "model_spec_from_json"]
+
+#: the most design columns (and threshold cuts) a document may hold
+MAX_COLUMNS = 100_000
 
 
-def spec_to_json(spec: DesignSpec) -> dict:
-    """The ``formula``, ``outcome`` and ``design`` fields of a saved model's document."""
-    return {
-        "formula": spec.formula,
-        "outcome": {"name": spec.outcome, "event": encode(_plain(spec.event)),
-                    "levels": encode([_plain(v) for v in spec.levels])},
-        "design": {"columns": list(spec.columns), "labels": list(spec.labels),
-                   "column_terms": list(spec.column_terms), "variables": list(spec.variables),
-                   "thresholds": _thresholds_to_json(spec), "context": _context_to_json(spec),
-                   "rhs_spec": model_spec_to_json(spec.model_spec),
-                   "lhs_spec": model_spec_to_json(spec.lhs_model_spec)},
+def _level(v, what: str):
+    v = _plain(v)
+    if isinstance(v, (str, bool, int)) or (isinstance(v, float) and math.isfinite(v)):
+        return v
+    raise FormulaError(f"cannot save this model: {what} has the level {v!r} ({type(v).__name__}); a saved score "
+                       "holds levels as strings, numbers or booleans. Convert the column first (e.g. to str).")
+
+
+def design_to_json(spec: DesignSpec) -> dict:
+    """The ``outcome`` and ``design`` fields of a saved model's document (and ``expressions``,
+    formulaic's specs, when a column or the outcome is an expression)."""
+    rules = []
+    for name, r in zip(spec.columns, spec.rules):
+        d = r.to_dict()
+        if r.kind == "level":
+            d["value"] = _level(r.value, f"the column {name!r}")
+        for part in d.get("parts", []):
+            if part["kind"] == "level":
+                part["value"] = _level(part["value"], f"the column {name!r}")
+        rules.append(d)
+    rule = spec.outcome_rule
+    out = {
+        "outcome": {"name": spec.outcome, "event": _level(spec.event, "the outcome"),
+                    "levels": [_level(v, "the outcome") for v in spec.levels],
+                    "rule": None if rule is None else {**rule.to_dict(), "value": None if rule.op is None
+                                                       else _level(rule.value, "the outcome")}},
+        "design": {"columns": [{"name": c, "label": lab, "term": t, "rule": r}
+                               for c, lab, t, r in zip(spec.columns, spec.labels, spec.column_terms, rules)],
+                   "variables": list(spec.variables),
+                   "categories": {v: [_level(x, f"the variable {v!r}") for x in cats]
+                                  for v, cats in spec.categories.items()},
+                   "thresholds": _thresholds_to_json(spec)},
     }
+    if not spec.declarative:
+        out["expressions"] = {"rhs_spec": model_spec_to_json(spec.model_spec),
+                              "lhs_spec": model_spec_to_json(spec.lhs_model_spec),
+                              "context": _context_to_json(spec)}
+    return out
 
 
-def spec_from_json(doc: dict, allow_pickle: bool, context: dict | None = None) -> DesignSpec:
-    """The :class:`DesignSpec` of a saved model's document (see :func:`spec_to_json`);
-    ``context`` holds the functions the formula uses that the document could not store."""
-    des, out = doc["design"], doc["outcome"]
-    user_context = context or {}
-    model_spec = model_spec_from_json(des["rhs_spec"], allow_pickle)
-    stored = des.get("context", {"values": {}, "not_stored": {}})
-    return DesignSpec(formula=doc["formula"], model_spec=model_spec,
-                      lhs_model_spec=model_spec_from_json(des["lhs_spec"], allow_pickle),
-                      columns=des["columns"], labels=des["labels"], column_terms=des["column_terms"],
-                      variables=des["variables"], outcome=out["name"], event=decode(out["event"]),
-                      levels=tuple(decode(out["levels"])), thresholds=_thresholds_from_json(des, model_spec),
-                      context={**FORMULA_FUNCTIONS, **decode(stored["values"]), **user_context},
-                      unresolved_context={k: v for k, v in stored["not_stored"].items() if k not in user_context})
+def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> DesignSpec:
+    """The :class:`DesignSpec` of a saved model's document (see :func:`design_to_json`), checked
+    field by field.  Columns or an outcome that only formulaic can compute are refused unless
+    ``trusted``; ``context`` then holds the functions their formula uses."""
+    formula = _doc.text(_doc.field(doc, "formula", "$"), "$.formula")
+    des = _doc.only(_doc.obj(_doc.field(doc, "design", "$"), "$.design"),
+                    ("columns", "variables", "categories", "thresholds"), "$.design")
+    out = _doc.only(_doc.obj(_doc.field(doc, "outcome", "$"), "$.outcome"), ("name", "event", "levels", "rule"),
+                    "$.outcome")
+    cols = _doc.array(_doc.field(des, "columns", "$.design"), "$.design.columns", MAX_COLUMNS)
+    names, labels, terms, rules = [], [], [], []
+    for i, c in enumerate(cols):
+        path = f"$.design.columns[{i}]"
+        c = _doc.only(_doc.obj(c, path), ("name", "label", "term", "rule"), path)
+        names.append(_doc.text(_doc.field(c, "name", path), path + ".name"))
+        labels.append(_doc.text(_doc.field(c, "label", path), path + ".label"))
+        terms.append(_doc.text(_doc.field(c, "term", path), path + ".term", optional=True))
+        rules.append(rule_from_dict(_doc.field(c, "rule", path), path + ".rule"))
+    if len(set(names)) != len(names):
+        raise _doc.fail("$.design.columns", "column names must be distinct", sorted(n for n in names
+                                                                                   if names.count(n) > 1)[:3])
+    variables = [_doc.text(v, f"$.design.variables[{i}]") for i, v in
+                 enumerate(_doc.array(_doc.field(des, "variables", "$.design"), "$.design.variables", MAX_COLUMNS))]
+    cats = _doc.obj(_doc.field(des, "categories", "$.design"), "$.design.categories")
+    categories = {}
+    for v, levels in cats.items():
+        path = f"$.design.categories[{v!r}]"
+        levels = [_doc.level(x, path) for x in _doc.array(levels, path, MAX_COLUMNS)]
+        if len(set(map(repr, levels))) != len(levels) or not levels:
+            raise _doc.fail(path, "expected distinct levels", levels)
+        categories[v] = tuple(levels)
+    for i, r in enumerate(rules):
+        for part in (r.parts if r.kind == "product" else (r,)):
+            if part.kind == "level" and (part.variable not in categories or part.value not in categories[part.variable]):
+                raise _doc.fail(f"$.design.columns[{i}].rule", f"the level is not one of the variable's categories "
+                                f"({short_levels(categories.get(part.variable))})", part.value)
+    thresholds = _thresholds_from_json(des, names, rules)
+    name = _doc.text(_doc.field(out, "name", "$.outcome"), "$.outcome.name")
+    levels = [_doc.level(v, "$.outcome.levels") for v in _doc.array(_doc.field(out, "levels", "$.outcome"),
+                                                                     "$.outcome.levels", 2)]
+    if len(levels) != 2 or levels[0] == levels[1]:
+        raise _doc.fail("$.outcome.levels", "expected the two outcome levels seen in training", levels)
+    event = _doc.level(_doc.field(out, "event", "$.outcome"), "$.outcome.event")
+    if event not in levels:
+        raise _doc.fail("$.outcome.event", f"the event must be one of the outcome levels {levels}", event)
+    raw_rule = _doc.field(out, "rule", "$.outcome")
+    outcome_rule = None if raw_rule is None else outcome_from_dict(raw_rule, "$.outcome.rule")
+    expressions = [names[j] for j, r in enumerate(rules) if not r.declarative]
+    model_spec = lhs_spec = None
+    ctx: dict = dict(FORMULA_FUNCTIONS)
+    unresolved: dict = {}
+    if expressions or outcome_rule is None:
+        what = (f"the design column(s) {expressions[:5]}{'...' if len(expressions) > 5 else ''}" if expressions
+                else "the outcome")
+        if not trusted:
+            raise DataError(f"this model computes {what} with Python expressions from its formula {formula!r}, "
+                            "which loading would evaluate. Load it with rf.from_json(text, trusted=True) only if you "
+                            "trust the file (a score whose terms are cuts, levels and variables loads without it).")
+        ex = _doc.obj(_doc.field(doc, "expressions", "$"), "$.expressions")
+        model_spec = model_spec_from_json(ex.get("rhs_spec"))
+        lhs_spec = model_spec_from_json(ex.get("lhs_spec"))
+        stored = _doc.obj(ex.get("context", {"values": {}, "not_stored": {}}), "$.expressions.context")
+        user = context or {}
+        ctx.update({**decode(stored.get("values", {})), **user})
+        unresolved = {k: v for k, v in stored.get("not_stored", {}).items() if k not in user}
+    return DesignSpec(formula=formula, model_spec=model_spec, lhs_model_spec=lhs_spec, columns=names, labels=labels,
+                      column_terms=terms, variables=variables, outcome=name, event=event, levels=tuple(levels),
+                      thresholds=thresholds, context=ctx, unresolved_context=unresolved, rules=rules,
+                      categories=categories, outcome_rule=outcome_rule)
+
+
+def short_levels(levels) -> str:
+    if not levels:
+        return "none"
+    return ", ".join(map(repr, list(levels)[:6])) + (", ..." if len(levels) > 6 else "")
 
 
 def _thresholds_to_json(spec: DesignSpec) -> list:
-    """The threshold()/cut() terms: their cut points and the design columns of those cuts.
-
-    ``predict`` needs them: the points of a term's top interval are kept out of the printed
-    intercept (see :func:`riskformula.thresholds.levels`) and added back to every score."""
+    """The threshold()/cut() terms: their candidate cuts and the design columns of those cuts."""
     return [{"term": t.term, "variable": t.variable, "kind": t.kind, "cuts": [float(c) for c in t.cuts],
              "columns": [spec.columns[j] for j in t.columns], "k": int(t.k), "on_grid": bool(t.on_grid),
              "n_distinct": None if t.n_distinct is None else int(t.n_distinct)} for t in spec.thresholds]
 
 
-def _thresholds_from_json(des: dict, model_spec) -> list:
-    columns = des["columns"]
-    if "thresholds" not in des:
-        # documents written before the terms were stored: the cuts are in the encoder state
-        terms = threshold_terms(model_spec, columns, des["column_terms"]) if model_spec is not None else []
-        out = []
-        for t in terms:
-            kept = [(c, j) for c, j in zip(t.cuts, t.columns) if j is not None]
-            out.append(ThresholdTerm(t.term, t.variable, t.kind, tuple(c for c, _ in kept),
-                                     tuple(j for _, j in kept), t.k, t.on_grid, t.n_distinct))
-        return out
-    where = {c: j for j, c in enumerate(columns)}
-    unknown = [c for t in des["thresholds"] for c in t["columns"] if c not in where]
-    if unknown:
-        raise DataError(f"the document's threshold terms name {unknown[:5]}, which are not design columns; "
-                        "it is inconsistent or was edited.")
-    return [ThresholdTerm(term=t["term"], variable=t["variable"], kind=t["kind"], cuts=tuple(t["cuts"]),
-                          columns=tuple(where[c] for c in t["columns"]), k=int(t["k"]),
-                          on_grid=bool(t["on_grid"]), n_distinct=t["n_distinct"]) for t in des["thresholds"]]
+def _thresholds_from_json(des: dict, names: list, rules: list) -> list:
+    where = {c: j for j, c in enumerate(names)}
+    out, seen = [], set()
+    terms = _doc.array(_doc.field(des, "thresholds", "$.design"), "$.design.thresholds", MAX_COLUMNS)
+    for i, t in enumerate(terms):
+        path = f"$.design.thresholds[{i}]"
+        t = _doc.only(_doc.obj(t, path), ("term", "variable", "kind", "cuts", "columns", "k", "on_grid", "n_distinct"),
+                      path)
+        term = _doc.text(_doc.field(t, "term", path), path + ".term")
+        variable = _doc.text(_doc.field(t, "variable", path), path + ".variable")
+        kind = _doc.field(t, "kind", path)
+        if kind not in ("threshold", "cut"):
+            raise _doc.fail(path + ".kind", "expected \"threshold\" or \"cut\"", kind)
+        cuts = [float(_doc.number(c, f"{path}.cuts")) for c in _doc.array(_doc.field(t, "cuts", path), path + ".cuts",
+                                                                    MAX_COLUMNS)]
+        cols = [_doc.text(c, f"{path}.columns") for c in _doc.array(_doc.field(t, "columns", path),
+                                                                     path + ".columns", MAX_COLUMNS)]
+        if not cuts or len(cuts) != len(cols) or any(a >= b for a, b in zip(cuts, cuts[1:])):
+            raise _doc.fail(path + ".cuts", "expected increasing cut points, one per column", cuts[:10])
+        idx = []
+        for c, cut in zip(cols, cuts):
+            j = where.get(c)
+            if j is None or j in seen:
+                raise _doc.fail(path + ".columns", "expected design columns of this term only", c)
+            r = rules[j]
+            if r.kind == "le" and (r.variable != variable or r.value != cut):
+                raise _doc.fail(path + ".columns", f"the column {c!r} must be the cut {variable} ≤ {cut:g}", r.to_dict())
+            if r.kind not in ("le", "expression"):
+                raise _doc.fail(path + ".columns", f"the column {c!r} must be a cut", r.to_dict())
+            seen.add(j)
+            idx.append(j)
+        k = _doc.integer(_doc.field(t, "k", path), path + ".k", 1, len(cuts))
+        n_distinct = _doc.field(t, "n_distinct", path)
+        if n_distinct is not None or kind == "threshold":
+            _doc.integer(n_distinct, path + ".n_distinct", len(cuts) + 1 if kind == "threshold" else 0)
+        out.append(ThresholdTerm(term=term, variable=variable, kind=kind, cuts=tuple(cuts), columns=tuple(idx), k=k,
+                                 on_grid=_doc.boolean(_doc.field(t, "on_grid", path), path + ".on_grid"),
+                                 n_distinct=n_distinct))
+    if len({t.term for t in out}) != len(out):
+        raise _doc.fail("$.design.thresholds", "expected each threshold term once", [t.term for t in out][:5])
+    return out
 
 
 def _context_to_json(spec: DesignSpec) -> dict:
@@ -146,32 +257,36 @@ def model_spec_to_json(spec) -> dict | None:
                                "strings or arrays.") from None
         return {"encoding": "pickle-base64",
                 "note": f"formulaic ModelSpec stored as a Python pickle because its state is not "
-                        f"expressible in JSON ({e}); load with from_json(text, allow_pickle=True) "
+                        f"expressible in JSON ({e}); load with from_json(text, trusted=True) "
                         "only if you trust this file.",
                 "formula": str(spec.formula),
                 "data": base64.b64encode(blob).decode("ascii")}
 
 
-def model_spec_from_json(d: dict | None, allow_pickle: bool):
+def model_spec_from_json(d: dict | None):
+    """formulaic's ModelSpec from its stored form (only for a trusted document: formulaic evaluates
+    the formula's text, and a pickle can run code when it is loaded)."""
     if d is None:
         return None
-    if d.get("encoding") == "pickle-base64":
-        if not allow_pickle:
-            raise DataError("this model's formula encoder is stored as a Python pickle (its "
-                            f"formula {d.get('formula')!r} uses a transform whose state JSON cannot "
-                            "hold). Unpickling can run code: pass allow_pickle=True only if you "
-                            "trust the file.")
-        return pickle.loads(base64.b64decode(d["data"]))
-    if d.get("encoding") != "json":
-        raise DataError(f"unknown formula-encoder encoding {d.get('encoding')!r} in the document.")
-    from formulaic import ModelSpec
-    from formulaic.parser.types import Factor
+    if not isinstance(d, dict):
+        raise _doc.fail("$.expressions", "expected a stored formula encoder", d)
+    try:
+        if d.get("encoding") == "pickle-base64":
+            return pickle.loads(base64.b64decode(d["data"]))
+        if d.get("encoding") != "json":
+            raise DataError(f"unknown formula-encoder encoding {d.get('encoding')!r} in the document.")
+        from formulaic import ModelSpec
+        from formulaic.parser.types import Factor
 
-    encoders = {f: (Factor.Kind(e["kind"]),
-                    {} if e["categories"] is None else {"categories": decode(e["categories"])})
-                for f, e in d["encoder_state"].items()}
-    return ModelSpec(formula=list(d["terms"]), materializer=d["materializer"],
-                     materializer_params=decode(d["materializer_params"]),
-                     ensure_full_rank=d["ensure_full_rank"], na_action=d["na_action"],
-                     output=d["output"], cluster_by=d["cluster_by"],
-                     transform_state=decode(d["transform_state"]), encoder_state=encoders)
+        encoders = {f: (Factor.Kind(e["kind"]),
+                        {} if e["categories"] is None else {"categories": decode(e["categories"])})
+                    for f, e in d["encoder_state"].items()}
+        return ModelSpec(formula=list(d["terms"]), materializer=d["materializer"],
+                         materializer_params=decode(d["materializer_params"]),
+                         ensure_full_rank=d["ensure_full_rank"], na_action=d["na_action"],
+                         output=d["output"], cluster_by=d["cluster_by"],
+                         transform_state=decode(d["transform_state"]), encoder_state=encoders)
+    except DataError:
+        raise
+    except Exception as e:  # a trusted but corrupt encoder: say so in one message
+        raise DataError(f"the document's stored formula encoder could not be read ({type(e).__name__}: {e}).") from None

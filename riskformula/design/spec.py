@@ -42,6 +42,14 @@ class DesignSpec:
     context : names (functions, constants) the formula may use.
     unresolved_context : names the formula takes from the user's ``context=`` that a loaded
         model lacks (name -> what it was); encoding data is refused until they are given.
+    rules : a :class:`~riskformula.design.rules.Rule` per column: what it computes from the data
+        (comparisons, levels, values, products; ``expression`` for what only formulaic can compute).
+    categories : the training levels of every categorical variable a rule reads.
+    outcome_rule : the outcome as a data column, or one compared with a literal; None when it is an
+        expression (then ``lhs_model_spec`` computes it).
+
+    ``model_spec`` and ``lhs_model_spec`` are None for a model loaded from a document whose columns
+    and outcome are all declarative: such a model never evaluates formula text.
     """
 
     formula: str
@@ -57,9 +65,12 @@ class DesignSpec:
     thresholds: tuple = ()
     context: dict = field(default_factory=dict)
     unresolved_context: dict = field(default_factory=dict)
+    rules: tuple = ()
+    categories: dict = field(default_factory=dict)
+    outcome_rule: object = None
 
     def __post_init__(self):
-        for name in ("columns", "labels", "column_terms", "variables", "levels", "thresholds"):
+        for name in ("columns", "labels", "column_terms", "variables", "levels", "thresholds", "rules"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def update(self, **changes) -> "DesignSpec":
@@ -76,13 +87,6 @@ class DesignSpec:
         from .terms import TermResolver
         return TermResolver(self)
 
-    @property
-    def spec(self):
-        """Deprecated name of :attr:`model_spec`."""
-        warnings.warn("`DesignSpec.spec` is deprecated; use `model_spec` (the formulaic ModelSpec).",
-                      DeprecationWarning, stacklevel=2)
-        return self.model_spec
-
     # --- new data -----------------------------------------------------------------------
     def check_context(self) -> None:
         """Refuse to encode data while functions the formula calls are missing (a model loaded
@@ -93,48 +97,73 @@ class DesignSpec:
             raise SettingsError(f"this model's formula {self.formula!r} uses {names} from the `context=` it was "
                                 "fitted with; a saved model keeps only numbers, strings and arrays from it, so pass "
                                 "these again when loading: "
-                                f"rf.from_json(text, context={{{example}}}).")
+                                f"rf.from_json(text, trusted=True, context={{{example}}}).")
 
-    def _encoder(self, terms=None):
-        """formulaic's spec that encodes ``terms`` (every term when None); None for no terms."""
-        if terms is None:
-            return self.model_spec
+    @property
+    def declarative(self) -> bool:
+        """Whether every column and the outcome are computed by declarative rules (no formula text
+        is evaluated to score or evaluate data)."""
+        return all(r.declarative for r in self.rules) and self.outcome_rule is not None
+
+    def _encoder(self, terms):
+        """formulaic's spec that encodes ``terms`` (formula terms of ``expression`` columns)."""
+        if self.model_spec is None:
+            raise DataError("this model computes some design columns with Python expressions from its formula, "
+                            "and it was loaded without them; load it with rf.from_json(text, trusted=True) if you "
+                            "trust the file.")
         wanted = set(terms)
-        terms = [t for t in dict.fromkeys(self.column_terms) if t in wanted]  # formula order
-        if not terms:
-            return None
         spec = self.model_spec
         if spec.structure is not None:
             # formulaic's subset(), matching terms by their text: a Term keeps the hash of the
             # process that made it, so subset() misses the terms of a model unpickled elsewhere
             structure = [st for st in spec.structure if str(st.term) in wanted]
             return spec.update(formula=[st.term for st in structure], structure=structure)
-        # a spec loaded from JSON has its terms but not their columns, which subset() needs; with
-        # the intercept kept, main effects encode as in the full formula (transform() checks)
-        return spec.update(formula=["1", *terms])
+        # a spec loaded from JSON has its terms but not their columns; with the intercept kept,
+        # main effects encode as in the full formula
+        ordered = [t for t in dict.fromkeys(self.column_terms) if t in wanted]
+        return spec.update(formula=["1", *ordered])
 
-    def required_variables(self, terms=None) -> list:
-        """The data columns that encoding ``terms`` (every term when None) reads."""
-        return self._reads(self._encoder(terms))
+    def _columns_of(self, terms=None, columns=None) -> list:
+        if columns is not None:
+            return sorted(set(int(j) for j in columns))
+        if terms is None:
+            return list(range(self.n_columns))
+        wanted = set(terms)
+        return [j for j, t in enumerate(self.column_terms) if t in wanted]
 
-    def _reads(self, spec) -> list:
-        """The data columns formulaic's ``spec`` (from :meth:`_encoder`) reads."""
-        return [] if spec is None else [v for v in self.variables if v in spec.required_variables]
+    def required_variables(self, terms=None, columns=None) -> list:
+        """The data columns that encoding ``terms`` (or design ``columns``; every column when
+        both are None) reads."""
+        cols = self._columns_of(terms, columns)
+        from .rules import rule_variables
+        names = rule_variables([self.rules[j] for j in cols if self.rules[j].declarative])
+        expr = [self.column_terms[j] for j in cols if not self.rules[j].declarative]
+        if expr:
+            reads = self._encoder(expr).required_variables
+            names += [v for v in self.variables if v in reads]
+        return list(dict.fromkeys(names))
 
-    def transform(self, data: pd.DataFrame, what: str = "predict", terms=None, name: str = "newdata") -> np.ndarray:
+    def transform(self, data: pd.DataFrame, what: str = "predict", terms=None, name: str = "newdata",
+                  columns=None) -> np.ndarray:
         """Design matrix of new data, encoded exactly as the training data were.
 
-        ``terms`` (formula terms as in :attr:`column_terms`) encodes only those terms' columns and
-        leaves the others 0, so only their variables need to be in ``data``: a score reads the
+        Each column is computed by its declarative rule (see :mod:`riskformula.design.rules`);
+        only ``expression`` columns go through formulaic.  ``terms`` (formula terms as in
+        :attr:`column_terms`) or ``columns`` (design column positions) encode only those columns
+        and leave the others 0, so only their variables need to be in ``data``: a score reads the
         variables its points are on, not every variable of the formula.  ``name`` is the argument
         ``data`` came in as (``people`` for counterfactuals), so that errors name what the user passed."""
         check_frame(data, what, name)
-        self.check_context()
-        spec = self._encoder(terms)
-        if spec is None:
-            return np.zeros((len(data), self.n_columns))
-        uses = "the formula uses" if terms is None else "the score's points are on"
-        needed = self._reads(spec)
+        cols = self._columns_of(terms, columns)
+        X = np.zeros((len(data), self.n_columns))
+        if not cols:
+            return X
+        decl = [j for j in cols if self.rules[j].declarative]
+        expr = [j for j in cols if not self.rules[j].declarative]
+        if expr:
+            self.check_context()
+        needed = self.required_variables(columns=cols)
+        uses = "the formula uses" if terms is None and columns is None else "the score's points are on"
         missing = [v for v in needed if v not in data.columns]
         if missing:
             raise DataError(f"`{name}` lacks the column(s) {missing} that {uses}; "
@@ -143,11 +172,23 @@ class DesignSpec:
         if na:
             raise DataError(f"`{name}` has missing values in {na} (column: count). A risk score needs every "
                             f"variable it uses; fill them in or drop those rows (e.g. {name}.dropna(subset=[...])).")
+        frame = plain_strings(data[needed]) if needed else data
+        if decl:
+            from .rules import evaluate_rules
+            X[:, decl] = evaluate_rules([self.rules[j] for j in decl], frame, self.categories, name)
+        if expr:
+            X[:, expr] = self._formulaic_columns(frame, expr, name)
+        check_finite(X, self.columns, f"`{name}`")
+        return X
+
+    def _formulaic_columns(self, frame: pd.DataFrame, cols: list, name: str) -> np.ndarray:
+        """The ``expression`` columns ``cols`` of ``frame``, computed by formulaic."""
         from formulaic.errors import DataMismatchWarning
+        spec = self._encoder([self.column_terms[j] for j in cols])
         with warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
             try:
-                mm = spec.get_model_matrix(plain_strings(data), context={**FORMULA_FUNCTIONS, **self.context})
+                mm = spec.get_model_matrix(frame, context={**FORMULA_FUNCTIONS, **self.context})
             except DataMismatchWarning as e:
                 seen = re.search(r"\{.*\}", str(e))
                 seen = re.sub(r"np\.\w+\((.*?)\)", r"\1", seen.group(0) if seen else str(e))
@@ -156,43 +197,42 @@ class DesignSpec:
             except FormulaicError as e:
                 raise DataError(f"could not encode `{name}` with the model's formula: {e}") from e
         mm = drop_intercept(mm)
-        if terms is None:
-            X = mm[list(self.columns)].to_numpy(dtype=float)
-        else:
-            wanted = set(terms)
-            encoded = [j for j, t in enumerate(self.column_terms) if t in wanted]
-            if not all(self.columns[j] in mm.columns for j in encoded):
-                # a loaded spec encodes e.g. an interaction without its main effects otherwise
-                return self.transform(data, what, name=name)
-            X = np.zeros((len(data), self.n_columns))
-            X[:, encoded] = mm[[self.columns[j] for j in encoded]].to_numpy(dtype=float)
-        check_finite(X, self.columns, f"`{name}`")
-        return X
+        wanted = [self.columns[j] for j in cols]
+        if not all(c in mm.columns for c in wanted):
+            raise DataError(f"could not encode `{name}`: the model's formula gives no column(s) "
+                            f"{[c for c in wanted if c not in mm.columns][:5]}.")
+        return mm[wanted].to_numpy(dtype=float)
 
     def lhs_variables(self) -> list:
-        """The data columns the outcome expression reads (not the functions and constants of the
-        formula's context); empty for a bare outcome column."""
+        """The data columns the outcome reads (not the functions and constants of the formula's
+        context)."""
+        if self.outcome_rule is not None:
+            return [self.outcome_rule.variable]
         if self.lhs_model_spec is None:
-            return []
+            return [self.outcome]
         known = {**FORMULA_FUNCTIONS, **self.context}
         return sorted(v for v in self.lhs_model_spec.required_variables if v not in known)
 
     def outcome_of(self, data: pd.DataFrame) -> np.ndarray:
         """0/1 event indicators of new data (for evaluation on held-out rows)."""
         check_frame(data, "evaluate")
-        self.check_context()
-        if self.lhs_model_spec is None:
-            if self.outcome not in data.columns:
+        missing = [v for v in self.lhs_variables() if v not in data.columns]
+        if missing:
+            if self.outcome_rule is not None and self.outcome_rule.op is None:
                 raise DataError(f"the data lack the outcome column `{self.outcome}`.")
-            raw = data[self.outcome]
+            cols = ", ".join(f"`{v}`" for v in missing)
+            raise DataError(f"the data lack the outcome column{'s' if len(missing) > 1 else ''} {cols} that "
+                            f"the outcome `{self.outcome}` reads; evaluating a risk score needs the outcome.")
+        if self.outcome_rule is not None:
+            col = data[self.outcome_rule.variable]
+            if col.isna().any():
+                raise DataError(f"the outcome `{self.outcome}` has {int(col.isna().sum())} missing value(s) in these data.")
+            raw = self.outcome_rule.values(plain_strings(data[[self.outcome_rule.variable]]))
         else:
-            # the outcome expression (``diagnosis == "M"``) reads data columns: name a missing one
-            # here rather than let formulaic fail deep inside its evaluation of the expression
-            missing = [v for v in self.lhs_variables() if v not in data.columns]
-            if missing:
-                cols = ", ".join(f"`{v}`" for v in missing)
-                raise DataError(f"the data lack the outcome column{'s' if len(missing) > 1 else ''} {cols} that "
-                                f"the outcome `{self.outcome}` reads; evaluating a risk score needs the outcome.")
+            if self.lhs_model_spec is None:
+                raise DataError("this model's outcome is a Python expression that was not loaded; load the model "
+                                "with rf.from_json(text, trusted=True) if you trust the file.")
+            self.check_context()
             raw = pd.DataFrame(self.lhs_model_spec.get_model_matrix(
                 plain_strings(data), context={**FORMULA_FUNCTIONS, **self.context})).iloc[:, 0]
         if raw.isna().any():

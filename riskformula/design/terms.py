@@ -189,7 +189,14 @@ class TermResolver:
         other terms."""
         if term is None:
             return set()
-        state = self._spec.model_spec.encoder_state.get(term)
+        s = self._spec
+        variables = {s.rules[j].variable for j, t in enumerate(s.column_terms)
+                     if t == term and s.rules and s.rules[j].kind == "level"}
+        if len(variables) == 1 and next(iter(variables)) in s.categories:
+            return {str(c) for c in s.categories[next(iter(variables))]}
+        if s.model_spec is None:
+            return set()
+        state = s.model_spec.encoder_state.get(term)
         cats = state[1].get("categories", []) if state and len(state) > 1 and isinstance(state[1], dict) else []
         return {str(c) for c in cats}
 

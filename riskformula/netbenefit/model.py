@@ -227,7 +227,7 @@ class NetBenefitScore(RiskScore):
         cut = self._decision_cutoffs()
         dec = self.nb.grid.decision
         lo_all, hi_all = self._score_limits()
-        integral = all(np.allclose(c, np.round(c)) for c in self._term_contributions) and self._shift == int(self._shift)
+        integral = all(not isinstance(c, tuple) and np.allclose(c, np.round(c)) for c in self.scorecard.contributions())
         edges = np.concatenate([[-np.inf], cut, [np.inf]])
         rows = []
         for b in range(len(cut) + 1):

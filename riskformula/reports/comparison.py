@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import CalibrationWarning, DataError, SettingsError
-from ..design import build_design
+from ..design import DesignMatrix
 from ..model import RiskScore, index_digest
 from . import metrics, render
 from .summary import within_tolerance
@@ -269,15 +269,22 @@ def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[
     import statsmodels.api as sm
     from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
-    largest.design.check_context()
-    # the user's functions and constants (context=) that the formula calls, kept on the design
-    design = build_design(largest.formula, data, na_action=largest.settings.na_action, event=largest.event,
-                          context=largest.design.context)
-    if len(design.index) != largest.nobs or index_digest(design.index) != largest.rows_digest:
+    # the largest model's own encoding (its declarative rules; no formula text is evaluated) on
+    # the rows it was fitted to
+    spec = largest.design
+    reads = list(dict.fromkeys(spec.required_variables() + spec.lhs_variables()))
+    absent = [v for v in reads if v not in data.columns]
+    if absent:
+        raise DataError(f"`data` lacks the column(s) {absent} that the models use; pass the data frame the "
+                        "models were fitted to as `data=` (it is only used for the reference row).")
+    rows = data.dropna(subset=reads) if largest.settings.na_action == "drop" else data
+    if len(rows) == 0 or len(rows.index) != largest.nobs or index_digest(rows.index) != largest.rows_digest:
         raise DataError(
-            f"`data` are not the rows the models were fitted to: the formula selects {len(design.index):,d} "
+            f"`data` are not the rows the models were fitted to: the formula selects {len(rows.index):,d} "
             f"row(s) of `data`, the models used {largest.nobs:,d} (or other index labels). Pass the data "
             "frame the models were fitted to as `data=` (it is only used for the reference row).")
+    design = DesignMatrix(spec=spec, X=spec.transform(rows, "fit", name="data"), y=spec.outcome_of(rows),
+                          index=rows.index)
     X = np.column_stack([np.ones(design.nobs), design.X])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -336,15 +343,13 @@ def _lr_tests(models, rows, labels, notes: list[str], numbered: bool) -> pd.Data
 
 
 def points_table(models, labels) -> pd.DataFrame:
-    """Points of every model (columns ``labels``) per term (rows, in order of first use), intercept last."""
-    names: dict[str, str] = {}  # column -> label, in order of first use
-    for m in models:
-        for c, p in m.coef.items():
-            if p != 0 and c not in names:
-                names[c] = m.labels[c]
-    table = pd.DataFrame({lab: [int(m.coef.get(c, 0)) for c in names] + [m.intercept]
-                          for m, lab in zip(models, labels)},
-                         index=list(names.values()) + ["intercept"])
+    """Points of every model (columns ``labels``) per card item (rows, as the card prints them, in
+    order of first use), the intercept last: each model's column is its card, so intercept + the
+    points of a row's items is its score as ``predict`` computes it."""
+    cards = [{it.label: int(it.points) for it in m.scorecard.items} for m in models]
+    names = list(dict.fromkeys(k for c in cards for k in c))
+    table = pd.DataFrame({lab: [c.get(k, 0) for k in names] + [m.intercept]
+                          for m, c, lab in zip(models, cards, labels)}, index=names + ["intercept"])
     table.index.name = "term"
     return table
 

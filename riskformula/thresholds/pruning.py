@@ -62,6 +62,7 @@ def drop_dominated_cuts(design) -> tuple[object, dict]:
     new_spec = spec.update(columns=tuple(spec.columns[j] for j in keep),
                            labels=tuple(spec.labels[j] for j in keep),
                            column_terms=tuple(spec.column_terms[j] for j in keep),
+                           rules=tuple(spec.rules[j] for j in keep) if spec.rules else (),
                            thresholds=tuple(dataclasses.replace(t, columns=tuple(remap[j] for j in t.columns))
                                             for t in new_terms))
     return dataclasses.replace(design, spec=new_spec, X=design.X[:, keep]), kept

@@ -1,0 +1,273 @@
+"""The score card: the declarative model behind every use of a fitted risk score.
+
+A card is a list of items — each a condition on one variable, or a value, with its points — an
+intercept, a score scale and the score → risk map::
+
+    risk = 1 / (1 + exp(−(intercept + score) / scale)),   score = Σ points × item
+
+Items read the data through the design's declarative rules (:mod:`riskformula.design.rules`):
+
+* ``interval`` — ``lower < x ≤ upper`` (either end open) of a ``threshold()``/``cut()`` term: 1 for
+  the rows in it; a term's intervals partition the line, and those without points are left off;
+* ``level`` — ``x == level`` of a categorical variable (its reference level has no item);
+* ``value`` — the value of a numeric variable (points per unit), of an interaction, or of an
+  expression the formula computes.
+
+``predict``, ``score``, the printed card, the risk table, ``coef``/``intercept``, comparisons,
+counterfactual targets, dask scoring and the saved document all read this one card: the
+intercept is the card's, with nothing kept aside.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .thresholds import levels as threshold_levels
+
+__all__ = ["Item", "ScoreCard"]
+
+#: a value term's distinct training rows are kept up to this many (else its range)
+MAX_SUPPORT_ROWS = 64
+#: more attainable total scores than this and the risk table shows bands
+MAX_ATTAINABLE = 5000
+
+
+@dataclass(frozen=True)
+class Item:
+    """One row of the card: its printed condition (``label``), formula ``term``, ``kind``
+    (``interval``, ``level`` or ``value``), ``points``, the ``variable`` it reads (None for an
+    expression), an interval's ``lower``/``upper`` ends (None: open), a level's ``level``, and
+    the design column positions it reads (an interval: the ``1[x ≤ upper]`` and ``1[x ≤ lower]``
+    columns, None for an open end)."""
+
+    label: str
+    term: str
+    kind: str
+    points: int
+    variable: str | None = None
+    lower: float | None = None
+    upper: float | None = None
+    level: object = None
+    columns: tuple = ()
+
+    def values(self, X: np.ndarray) -> np.ndarray:
+        """The item's value (1/0, or the variable's value) on the design matrix ``X``."""
+        if self.kind == "interval":
+            up, lo = self.columns
+            below_upper = X[:, up] if up is not None else 1.0
+            below_lower = X[:, lo] if lo is not None else 0.0
+            return np.asarray(below_upper - below_lower, float) * np.ones(len(X))
+        return X[:, self.columns[0]]
+
+
+@dataclass(frozen=True)
+class ScoreCard:
+    """Items, intercept, score scale and the supports of the value terms (their distinct training
+    rows, or their ranges): all a risk score is.  ``design`` holds the rules the items read."""
+
+    design: object
+    items: tuple
+    intercept: float
+    scale: float
+    #: term -> ("rows", array) or ("box", array of [lo, hi]): its value items' columns in training
+    support: dict
+
+    # --- from fitted points -------------------------------------------------------------
+    @classmethod
+    def from_points(cls, design, lam: np.ndarray, threshold_ranges: dict, scale: float, support: dict,
+                    real_intercept: bool = False) -> "ScoreCard":
+        """The card of fitted points ``lam`` (intercept first, then one per design column): each
+        threshold term's interval points (the top interval's points, which the fit keeps in the
+        intercept, moved onto the card) and every other column with points."""
+        points = np.round(np.asarray(lam[1:], float)).astype(int)
+        by_col = {j: t for t in design.thresholds for j in t.columns}
+        items, shift, done = [], 0.0, set()
+        for j, col in enumerate(design.columns):
+            t = by_col.get(j)
+            if t is None:
+                if points[j] != 0:
+                    rule = design.rules[j] if design.rules else None
+                    kind = "level" if rule is not None and rule.kind == "level" else "value"
+                    items.append(Item(label=design.labels[j], term=design.column_terms[j] or col, kind=kind,
+                                      points=int(points[j]), variable=None if rule is None else rule.variable,
+                                      level=rule.value if kind == "level" else None, columns=(j,)))
+                continue
+            if t.term in done:
+                continue
+            done.add(t.term)
+            lb, ub = threshold_ranges.get(t.term, (-5, 5))
+            chosen, lv, top = threshold_levels(points[list(t.columns)], lb, ub)
+            shift += top
+            cuts = [t.cuts[i] for i in chosen]
+            cols = [t.columns[i] for i in chosen]
+            for r, p in enumerate(lv if chosen else []):
+                if p == 0:
+                    continue
+                items.append(Item(label=t.condition(r, chosen), term=t.term, kind="interval", points=int(p),
+                                  variable=t.variable, lower=float(cuts[r - 1]) if r > 0 else None,
+                                  upper=float(cuts[r]) if r < len(cuts) else None,
+                                  columns=(cols[r] if r < len(cols) else None, cols[r - 1] if r > 0 else None)))
+        base = float(lam[0]) - shift
+        intercept = base if real_intercept else int(round(float(lam[0]))) - int(round(shift))
+        return cls(design=design, items=tuple(items), intercept=intercept, scale=float(scale), support=support)
+
+    def design_points(self) -> np.ndarray:
+        """The fitted points per design column, intercept first, that give this card: each threshold
+        term's intervals back as points on its cut columns (the top interval's points in the
+        intercept).  The inverse of :meth:`from_points`."""
+        lam = np.zeros(len(self.design.columns) + 1)
+        lam[0] = self.intercept
+        by_term: dict = {}
+        for it in self.items:
+            if it.kind == "interval":
+                by_term.setdefault(it.term, []).append(it)
+            else:
+                lam[1 + it.columns[0]] += it.points
+        for term, items in by_term.items():
+            t = next(t for t in self.design.thresholds if t.term == term)
+            cuts = sorted({c for it in items for c in (it.lower, it.upper) if c is not None})
+            col_of = {float(c): j for c, j in zip(t.cuts, t.columns)}
+            level = [0] * (len(cuts) + 1)
+            for it in items:
+                r = 0 if it.lower is None else cuts.index(it.lower) + 1
+                level[r] = it.points
+            lam[0] += level[-1]
+            for r, c in enumerate(cuts):
+                lam[1 + col_of[c]] = level[r] - level[r + 1]
+        return lam
+
+    # --- facts --------------------------------------------------------------------------
+    @property
+    def points(self) -> np.ndarray:
+        return np.array([it.points for it in self.items], dtype=float)
+
+    @property
+    def labels(self) -> list:
+        return [it.label for it in self.items]
+
+    @property
+    def read_columns(self) -> list:
+        """Design column positions the items read."""
+        return sorted({j for it in self.items for j in it.columns if j is not None})
+
+    def terms(self) -> dict:
+        """term -> its items, in card order."""
+        out: dict = {}
+        for it in self.items:
+            out.setdefault(it.term, []).append(it)
+        return out
+
+    def contributions(self) -> list:
+        """Per term, the points a row can get from it: an array of values, or (lo, hi) for a value
+        term whose training rows are summarised by their range."""
+        out = []
+        for term, items in self.terms().items():
+            pts = np.array([it.points for it in items], float)
+            if items[0].kind == "interval":
+                cuts = {c for it in items for c in (it.lower, it.upper) if c is not None}
+                zero = [0.0] if len(items) < len(cuts) + 1 else []
+                out.append(np.unique(np.concatenate([pts, zero])))
+            elif all(it.kind == "level" for it in items):
+                out.append(np.unique(np.concatenate([pts, [0.0]])))
+            else:
+                how, table = self.support[term]
+                if how == "rows":
+                    out.append(np.unique((np.asarray(table, float) @ pts).round(9)))
+                else:
+                    box = np.asarray(table, float)
+                    out.append((float(np.minimum(box[:, 0] * pts, box[:, 1] * pts).sum()),
+                                float(np.maximum(box[:, 0] * pts, box[:, 1] * pts).sum())))
+        return out
+
+    def attainable_scores(self) -> np.ndarray | None:
+        """Every total score the card can give, or None when there are too many (real values)."""
+        scores = np.zeros(1)
+        for c in self.contributions():
+            if isinstance(c, tuple):
+                return None
+            scores = np.unique((scores[:, None] + c[None, :]).ravel().round(9))
+            if len(scores) > MAX_ATTAINABLE:
+                return None
+        return scores
+
+    def score_limits(self) -> tuple[float, float]:
+        lo = hi = 0.0
+        for c in self.contributions():
+            a, b = (c if isinstance(c, tuple) else (float(c.min()), float(c.max())))
+            lo, hi = lo + a, hi + b
+        return lo, hi
+
+    # --- data -----------------------------------------------------------------------------
+    def matrix(self, data, what: str = "predict", name: str = "newdata") -> np.ndarray:
+        """One column per item: its value on every row of ``data`` (1/0 for conditions)."""
+        X = self.design.transform(data, what, name=name, columns=self.read_columns)
+        return self.matrix_of_design(X)
+
+    def matrix_of_design(self, X: np.ndarray) -> np.ndarray:
+        """The item matrix of rows already encoded as design columns ``X``."""
+        out = np.empty((len(X), len(self.items)))
+        for k, it in enumerate(self.items):
+            out[:, k] = it.values(X)
+        return out
+
+    def score(self, data, what: str = "predict", name: str = "newdata") -> np.ndarray:
+        """Total points of every row (intercept not included)."""
+        return self.matrix(data, what, name) @ self.points if self.items else np.zeros(len(data))
+
+    def risk_of(self, score) -> np.ndarray:
+        """The logistic risk at total score(s) ``score``."""
+        from scipy.special import expit
+        z = self.intercept + np.asarray(score, dtype=float)
+        return expit(z if self.scale == 1.0 else z / self.scale)
+
+    # --- document -----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Plain JSON values: intercept, scale, items (design columns by name) and supports."""
+        cols = self.design.columns
+
+        def name(j):
+            return None if j is None else cols[j]
+
+        items = []
+        for it in self.items:
+            d = {"label": it.label, "term": it.term, "kind": it.kind, "points": int(it.points)}
+            if it.kind == "interval":
+                d.update(variable=it.variable, lower=it.lower, upper=it.upper,
+                         columns=[name(j) for j in it.columns])
+            else:
+                d.update(variable=it.variable, column=cols[it.columns[0]])
+                if it.kind == "level":
+                    d["level"] = it.level
+            items.append(d)
+        support = {t: {"how": how, "values": np.asarray(v, float).tolist()} for t, (how, v) in self.support.items()}
+        return {"intercept": self.intercept, "scale": self.scale, "items": items, "support": support}
+
+
+def value_supports(design, X: np.ndarray, points: np.ndarray) -> dict:
+    """term -> its value items' columns in the training rows ``X``: ("rows", distinct rows) when
+    there are few, else ("box", per-column [min, max]).  Value items are the points on columns that
+    are not threshold cuts (a term whose columns are all levels needs none)."""
+    thr = {j for t in design.thresholds for j in t.columns}
+    by_term: dict = {}
+    for j, p in enumerate(points):
+        if p != 0 and j not in thr:
+            by_term.setdefault(design.column_terms[j] or design.columns[j], []).append(j)
+    out = {}
+    for term, cols in by_term.items():
+        if design.rules and all(design.rules[j].kind == "level" for j in cols):
+            continue  # a factor's levels: its contributions are its points and 0
+        # the term's items in card order are its columns in design order
+        sub = X[:, cols]
+        rows = np.unique(sub, axis=0) if len(sub) else sub
+        if len(rows) <= MAX_SUPPORT_ROWS:
+            out[term] = ("rows", rows)
+        else:
+            out[term] = ("box", np.column_stack([sub.min(axis=0), sub.max(axis=0)]))
+    return out
+
+
+def finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)

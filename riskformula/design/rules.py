@@ -1,0 +1,305 @@
+"""Declarative design columns: what each column of a fitted design computes from the data.
+
+Every design column is described by a :class:`Rule` that reads data columns by name and compares
+or multiplies their values; no text is ever evaluated:
+
+* ``le``      — ``1[x ≤ c]``: one candidate cut of a ``threshold()``/``cut()`` term;
+* ``level``   — ``1[x == v]``: one level of a categorical variable (``C(sex)[T.m]``, ``sex[T.m]``);
+* ``linear``  — ``x``: a numeric variable as it is (booleans as 0/1);
+* ``product`` — the product of the above (an interaction such as ``sex:age``);
+* ``expression`` — anything else (``np.log(x)``, ``I(age / 10)``, a user's function): computed by
+  formulaic from the formula's text, which evaluates Python.  A saved model with such a column
+  loads only when the caller trusts the file (``rf.from_json(text, trusted=True)``).
+
+:func:`derive_rules` proposes a rule for each column of a training design from formulaic's
+structure and keeps it only if it reproduces formulaic's own column on the training rows exactly;
+otherwise the column is an ``expression``.  The outcome side is described the same way by an
+:class:`OutcomeRule` (a bare column, or a column compared with a literal: ``diagnosis == "M"``).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError
+
+__all__ = ["Rule", "OutcomeRule", "derive_rules", "derive_outcome", "evaluate_rules", "rule_variables"]
+
+KINDS = ("le", "level", "linear", "product", "expression")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What one design column computes: see the module docstring for the kinds."""
+
+    kind: str
+    variable: str | None = None
+    value: object = None
+    parts: tuple = ()
+
+    @property
+    def declarative(self) -> bool:
+        """Computed from the data by comparisons and products alone (no evaluated text)."""
+        return self.kind != "expression"
+
+    def variables(self) -> list:
+        if self.kind == "product":
+            return [v for p in self.parts for v in p.variables()]
+        return [] if self.variable is None else [self.variable]
+
+    def to_dict(self) -> dict:
+        if self.kind == "product":
+            return {"kind": "product", "parts": [p.to_dict() for p in self.parts]}
+        d = {"kind": self.kind}
+        if self.variable is not None:
+            d["variable"] = self.variable
+        if self.kind in ("le", "level"):
+            d["value"] = self.value
+        return d
+
+    def values(self, frame: pd.DataFrame) -> np.ndarray:
+        """The column's values on ``frame`` (which has the rule's variables, complete and checked)."""
+        if self.kind == "product":
+            out = np.ones(len(frame))
+            for p in self.parts:
+                out = out * p.values(frame)
+            return out
+        col = frame[self.variable]
+        if self.kind == "level":
+            return (col == self.value).to_numpy(dtype=bool).astype(float)
+        x = _numbers(col, self.variable)
+        if self.kind == "le":
+            return (x <= float(self.value)).astype(float)
+        return x
+
+
+@dataclass(frozen=True)
+class OutcomeRule:
+    """The outcome's raw values: a data column (``op`` None) or the column compared with a literal."""
+
+    variable: str
+    op: str | None = None
+    value: object = None
+
+    def to_dict(self) -> dict:
+        return {"variable": self.variable, "op": self.op, "value": self.value}
+
+    def values(self, frame: pd.DataFrame) -> pd.Series:
+        col = frame[self.variable]
+        if self.op is None:
+            return col
+        return pd.Series(_COMPARE[self.op](col, self.value), index=frame.index)
+
+
+_COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+            "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_AST_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+def _numbers(col: pd.Series, name: str) -> np.ndarray:
+    if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
+        return col.to_numpy(dtype=float)
+    try:
+        return pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        shown = list(pd.unique(col))[:3]
+        raise DataError(f"the column `{name}` must be numeric for this score (it was numeric in training); "
+                        f"got values like {shown!r}.") from None
+
+
+# --------------------------------------------------------------------------------------
+# rules of a training design
+# --------------------------------------------------------------------------------------
+
+_C_CALL = re.compile(r"^C\(\s*`?([^`,()]+?)`?\s*(?:,.*)?\)$", re.S)
+
+
+def _lookup_variable(factor, data_columns) -> str | None:
+    """The data column a formulaic factor reads as it is, or None."""
+    expr = str(factor.expr)
+    if factor.eval_method.value == "lookup":
+        name = expr.strip("`")
+        return name if name in data_columns else None
+    m = _C_CALL.match(expr)
+    if m and m.group(1).strip() in data_columns:
+        return m.group(1).strip()
+    return None
+
+
+def _single_rule(factor, name_part: str, spec, data_columns, categories: dict) -> Rule | None:
+    """The rule of one factor's share of a column name (``C(sex)[T.m]``, ``age``), or None."""
+    var = _lookup_variable(factor, data_columns)
+    if var is None:
+        return None
+    kind, state = spec.encoder_state.get(str(factor.expr), (None, {}))
+    if kind is not None and kind.value == "categorical":
+        cats = list(state.get("categories", []))
+        prefix = str(factor.expr)
+        for c in cats:
+            if name_part in (f"{prefix}[T.{c}]", f"{prefix}[{c}]"):
+                categories.setdefault(var, tuple(_plain(x) for x in cats))
+                return Rule("level", var, _plain(c))
+        return None
+    if name_part == str(factor.expr):
+        return Rule("linear", var)
+    return None
+
+
+def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFrame, X: np.ndarray):
+    """(rules, categories): a :class:`Rule` per design column, each checked against formulaic's own
+    column ``X[:, j]`` on the training ``frame``, and the levels of every categorical variable a
+    ``level`` rule reads (the training categories, for "unseen level" checks on new data)."""
+    data_columns = set(frame.columns)
+    index = {c: j for j, c in enumerate(columns)}
+    rules: list = [Rule("expression")] * len(columns)
+    categories: dict = {}
+    for t in thresholds:
+        if t.variable in data_columns:
+            for j, c in zip(t.columns, t.cuts):
+                if j is not None:
+                    rules[j] = Rule("le", t.variable, float(c))
+    threshold_cols = {j for t in thresholds for j in t.columns}
+    for st in (model_spec.structure or []):
+        factors = list(st.term.factors)
+        for name in st.columns:
+            j = index.get(name)
+            if j is None or j in threshold_cols:
+                continue
+            parts = name.split(":") if len(factors) > 1 else [name]
+            if len(parts) != len(factors):
+                continue
+            found = [_single_rule(f, p, model_spec, data_columns, categories) for f, p in zip(factors, parts)]
+            if all(r is not None for r in found):
+                rules[j] = found[0] if len(found) == 1 else Rule("product", parts=tuple(found))
+    # keep a rule only where it reproduces formulaic's column exactly on the training rows
+    for j, r in enumerate(rules):
+        if r.declarative:
+            try:
+                ok = np.array_equal(r.values(frame), X[:, j])
+            except (DataError, TypeError, ValueError):
+                ok = False
+            if not ok:
+                rules[j] = Rule("expression")
+    used = {v for r in rules if r.kind in ("level", "product") for v in r.variables()}
+    return tuple(rules), {v: c for v, c in categories.items() if v in used}
+
+
+def derive_outcome(lhs: str, bare_name: str | None, frame: pd.DataFrame, raw) -> OutcomeRule | None:
+    """The outcome's :class:`OutcomeRule` (checked against the training values ``raw``), or None
+    when the outcome is an expression only formulaic can compute."""
+    if bare_name is not None:
+        return OutcomeRule(bare_name)
+    text = re.sub(r"^I\((.*)\)$", r"\1", lhs.strip(), flags=re.S)
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _AST_OPS
+            and isinstance(node.left, ast.Name) and node.left.id in frame.columns):
+        return None
+    try:
+        value = ast.literal_eval(node.comparators[0])
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    if not isinstance(value, (str, int, float, bool)) or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    rule = OutcomeRule(node.left.id, _AST_OPS[type(node.ops[0])], value)
+    try:
+        same = np.array_equal(rule.values(frame).to_numpy(), pd.Series(raw).to_numpy())
+    except (TypeError, ValueError):
+        same = False
+    return rule if same else None
+
+
+def rule_variables(rules) -> list:
+    """The data columns the declarative rules read, in first-use order."""
+    return list(dict.fromkeys(v for r in rules for v in r.variables()))
+
+
+def evaluate_rules(rules, frame: pd.DataFrame, categories: dict, name: str) -> np.ndarray:
+    """Columns of the declarative ``rules`` on ``frame`` (checked complete by the caller); a level
+    never seen in training is an error, as a score has no points for it."""
+    unseen = {}
+    for v in dict.fromkeys(x for r in rules if r.kind in ("level", "product") for x in r.variables()):
+        if v in categories:
+            bad = ~frame[v].isin(list(categories[v]))
+            if bad.any():
+                unseen[v] = sorted(repr(_plain(x)) for x in pd.unique(frame[v][bad]))[:10]
+    if unseen:
+        shown = "; ".join(f"{v}: {', '.join(vals)}" for v, vals in unseen.items())
+        raise DataError(f"`{name}` has categories the model never saw in training ({shown}). A risk score has "
+                        "no points for an unseen level; recode it to a known level.")
+    out = np.empty((len(frame), len(rules)))
+    for k, r in enumerate(rules):
+        out[:, k] = r.values(frame)
+    return out
+
+
+def rule_from_dict(d, where: str) -> Rule:
+    """A :class:`Rule` from its document form, checked (a :class:`DataError` names ``where``)."""
+    if not isinstance(d, dict) or d.get("kind") not in KINDS:
+        raise DataError(f"{where}: a design column's rule must be an object whose \"kind\" is one of {list(KINDS)}; "
+                        f"got {_short(d)}.")
+    kind = d["kind"]
+    allowed = {"expression": ("kind",), "product": ("kind", "parts"), "linear": ("kind", "variable")}.get(
+        kind, ("kind", "variable", "value"))
+    if set(d) - set(allowed):
+        raise DataError(f"{where}: unknown field(s) {sorted(set(d) - set(allowed))[:3]} in a {kind} rule.")
+    if kind == "expression":
+        return Rule("expression")
+    if kind == "product":
+        parts = d.get("parts")
+        if not isinstance(parts, list) or not 2 <= len(parts) <= 8:
+            raise DataError(f"{where}: a product rule needs 2 to 8 parts; got {_short(parts)}.")
+        sub = tuple(rule_from_dict(p, where) for p in parts)
+        if any(p.kind in ("product", "expression") for p in sub):
+            raise DataError(f"{where}: a product rule's parts must be le, level or linear rules.")
+        return Rule("product", parts=sub)
+    var = d.get("variable")
+    if not isinstance(var, str) or not var or len(var) > 1000:
+        raise DataError(f"{where}: a {kind} rule needs the name of a data column as \"variable\"; got {_short(var)}.")
+    if kind == "le":
+        v = d.get("value")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
+            raise DataError(f"{where}: a cut (le rule) needs a finite number as \"value\"; got {_short(v)}.")
+        return Rule("le", var, float(v))
+    if kind == "level":
+        v = d.get("value")
+        if not _is_level(v):
+            raise DataError(f"{where}: a level rule's \"value\" must be a string, number or boolean; got {_short(v)}.")
+        return Rule("level", var, v)
+    return Rule("linear", var)
+
+
+def outcome_from_dict(d, where: str) -> OutcomeRule:
+    if isinstance(d, dict) and set(d) - {"variable", "op", "value"}:
+        raise DataError(f"{where}: unknown field(s) {sorted(set(d) - {'variable', 'op', 'value'})[:3]} in the outcome rule.")
+    if not isinstance(d, dict) or not isinstance(d.get("variable"), str) or not d["variable"]:
+        raise DataError(f"{where}: the outcome rule needs the outcome's data column as \"variable\"; got {_short(d)}.")
+    op = d.get("op")
+    if op is not None and op not in _COMPARE:
+        raise DataError(f"{where}: the outcome comparison must be one of {list(_COMPARE)}; got {_short(op)}.")
+    if op is not None and not _is_level(d.get("value")):
+        raise DataError(f"{where}: the outcome is compared with a string, number or boolean; got {_short(d.get('value'))}.")
+    return OutcomeRule(d["variable"], op, d.get("value") if op is not None else None)
+
+
+def _is_level(v) -> bool:
+    if isinstance(v, (str, bool, int)):
+        return not isinstance(v, str) or len(v) <= 10_000
+    return isinstance(v, float) and math.isfinite(v)
+
+
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
