@@ -163,3 +163,15 @@ def test_declarative_model_loads_and_scores_without_formulaic(monkeypatch):
     m2.counterfactuals(DATA.head(3), target_risk=0.2, n=1)
     m2.reasons(DATA.head(2))
     rf.compare(m2, data=DATA)
+
+
+def test_net_benefit_score_views_agree():
+    df = rf.load_dataset("breastcancer")
+    m = rf.risk_score("Benign ~ ClumpThickness + BareNuclei + UniformityOfCellShape", df,
+                      objective="net_benefit", max_size=2, coef_range=(0, 3), time_limit=10)
+    s = m.intercept + m.encode(df) @ m.coef.to_numpy(dtype=float)
+    np.testing.assert_allclose(s, m.score(df).to_numpy(), atol=1e-12)
+    np.testing.assert_array_equal(m.risk_of(s), m.predict(df).to_numpy())
+    m2 = rf.from_json(m.to_json())
+    np.testing.assert_array_equal(m2.predict(df).to_numpy(), m.predict(df).to_numpy())
+    assert m2.risk_table().equals(m.risk_table())
