@@ -479,7 +479,16 @@ def _report(c: dict, card: ScoreCard, settings: FitSettings) -> SolverReport:
     if scale != card.scale or (settings.scales and scale not in settings.scales):
         raise _doc.fail(path + ".scale", f"the certificate's scale must be the card's ({card.scale:g}) and one of the "
                         "scales searched", scale)
-    scales = tuple(dict(_doc.obj(r, path + ".scales")) for r in _doc.array(c["scales"], path + ".scales", 10_000))
+    scales = tuple(_scale_row(r, f"{path}.scales[{i}]") for i, r in
+                   enumerate(_doc.array(c["scales"], path + ".scales", 10_000)))
+    info = _doc.obj(c["settings"], path + ".settings")
+    for k, v in info.items():  # the solver's options and counters: plain values, numbers where reports format them
+        if k in _NUMERIC_INFO:
+            _doc.number(v, f"{path}.settings.{k}")
+        elif not (v is None or isinstance(v, (str, bool, int, float))):
+            raise _doc.fail(f"{path}.settings.{k}", "expected a plain value", v)
+    if "indicators" in info:
+        _doc.integer(info["indicators"], f"{path}.settings.indicators", 0)
     return SolverReport(status=status, objective=objective, lower_bound=lower, gap=gap,
                         time=float(_doc.number(c["time"], path + ".time", 0)),
                         nodes=_doc.integer(c["nodes"], path + ".nodes", 0),
@@ -490,6 +499,24 @@ def _report(c: dict, card: ScoreCard, settings: FitSettings) -> SolverReport:
                         settings=dict(_doc.obj(c["settings"], path + ".settings")),
                         solution=(), scale=scale, scales=scales,
                         listed=_doc.integer(c["listed"], path + ".listed", 0))
+
+
+#: solver counters the reports format as numbers
+_NUMERIC_INFO = ("search_objective", "search_time", "milp_time", "indicators")
+
+
+def _scale_row(r, path: str) -> dict:
+    """One row of a fit over several score scales, checked."""
+    r = _doc.only(_doc.obj(r, path), ("scale", "objective", "lower_bound", "root_bound", "nodes", "status", "added"),
+                  path)
+    out = {"scale": float(_doc.number(_doc.field(r, "scale", path), path + ".scale", lo=1e-12)),
+           "nodes": _doc.integer(_doc.field(r, "nodes", path), path + ".nodes", 0),
+           "status": _doc.text(_doc.field(r, "status", path), path + ".status")}
+    for k in ("objective", "lower_bound", "root_bound"):
+        out[k] = _root_bound(_decode(_doc.field(r, k, path)), f"{path}.{k}")
+    if "added" in r:
+        out["added"] = r["added"] if r["added"] is None else _doc.boolean(r["added"], path + ".added")
+    return out
 
 
 def _root_bound(v, path: str) -> float:
@@ -571,6 +598,33 @@ def _net_benefit(d):
         raise _doc.fail(path + ".band_risk", "band risks are probabilities", d["band_risk"][:5])
     if len(d["band_n"]) != n_bands or len(d["band_events"]) != n_bands:
         raise _doc.fail(path, "every band needs its rows, events and risk", n_bands)
+    grid = _doc.obj(_doc.field(d, "grid", path), path + ".grid")
+    _doc.only(grid, ("thresholds", "weights", "aunbc"), path + ".grid")
+    p = [float(_doc.number(x, path + ".grid.thresholds", 0, 0.999999)) for x in
+         _doc.array(_doc.field(grid, "thresholds", path + ".grid"), path + ".grid.thresholds", 10_000)]
+    w = [_doc.number(x, path + ".grid.weights", 0) for x in
+         _doc.array(_doc.field(grid, "weights", path + ".grid"), path + ".grid.weights", 10_000)]
+    _doc.boolean(_doc.field(grid, "aunbc", path + ".grid"), path + ".grid.aunbc")
+    if len(w) != len(p) or not p or any(a >= b for a, b in zip(p, p[1:])):
+        raise _doc.fail(path + ".grid", "expected increasing thresholds in [0, 1), one weight each", grid)
+    if n_bands != sum(x > 0 for x in p) + 1:
+        raise _doc.fail(path + ".band_risk", "expected one band per decision threshold above 0, plus one", n_bands)
+    if len(d["net_benefit"]) != len(p):
+        raise _doc.fail(path + ".net_benefit", "expected one net benefit per decision threshold", len(d["net_benefit"]))
+    for key in ("band_rows", "band_row_events"):
+        if d.get(key) is not None:
+            rows = [_doc.integer(x, f"{path}.{key}", 0) for x in _doc.array(d[key], f"{path}.{key}", 10_000)]
+            if len(rows) != n_bands:
+                raise _doc.fail(f"{path}.{key}", f"expected {n_bands} bands", len(rows))
+    if ("band_rows" in d) != ("band_row_events" in d):
+        raise _doc.fail(path, "band_rows and band_row_events go together", sorted(d))
+    _doc.only(d, ("grid", "cutoffs", "band_n", "band_events", "band_risk", "net_benefit", "value", "c0", "solver",
+                  "search", "band_rows", "band_row_events"), path)
+    _doc.number(_doc.field(d, "value", path), path + ".value")
+    _doc.number(_doc.field(d, "c0", path), path + ".c0", 0)
+    _doc.text(_doc.field(d, "solver", path), path + ".solver", empty=True)
+    if len(_doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000)) != len(p):
+        raise _doc.fail(path + ".cutoffs", "expected one score cut-off per decision threshold", len(d["cutoffs"]))
     for c in _doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000):
         x = _decode(c)
         if isinstance(x, bool) or not isinstance(x, (int, float)) or math.isnan(x):
