@@ -17,11 +17,8 @@ from .fairness import (calibration_within_groups, conditional_statistical_parity
                        statistical_parity)
 from .fit import risk_score
 from .model import RiskScore
-# the old module paths, loaded first: a later `import riskformula.compare` must not rebind
-# `rf.compare` (the function below) to the module; they warn only when a name is used
-from . import compare, metrics, validation  # noqa: F401
 from .reports.evaluation import Evaluation, evaluate
-from .reports.comparison import ComparisonTable, anova, compare  # noqa: F811
+from .reports.comparison import ComparisonTable, anova, compare
 from .io import from_json
 from .reports.cross_validation import CrossValidation
 from .reports.size_path import SizePath

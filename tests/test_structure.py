@@ -124,20 +124,17 @@ def test_design_spec_is_frozen_and_holds_no_training_data(data):
     assert m.training.nobs == len(data) and m.training.rows_digest == m.rows_digest
 
 
-@pytest.mark.parametrize("module, name, where", [
-    ("riskformula.compile", "build_problem", "riskformula.problem.builder"),
-    ("riskformula.compile", "ProblemBuilder", "riskformula.problem.builder"),
-    ("riskformula.compile", "check_constraints", "riskformula.problem.constraints"),
-    ("riskformula.compile", "raise_if_infeasible", "riskformula.solver.feasibility"),
-    ("riskformula.formula", "build_design", "riskformula.design"),
-    ("riskformula.formula", "DesignSpec", "riskformula.design"),
-    ("riskformula._validate", "check_coef_bounds", "riskformula._checks"),
-])
-def test_old_module_paths_warn_and_give_the_moved_object(module, name, where):
-    old = importlib.import_module(module)
-    with pytest.warns(DeprecationWarning, match=rf"`{module}` is deprecated"):
-        got = getattr(old, name)
-    assert got is getattr(importlib.import_module(where), name)
+@pytest.mark.parametrize("module", ["riskformula.compile", "riskformula.formula", "riskformula._validate",
+                                    "riskformula.validation", "riskformula.metrics", "riskformula._moved"])
+def test_pre_release_module_paths_are_gone(module):
+    """Nothing was released, so moved modules leave no forwarding shims behind."""
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(module)
+
+
+def test_rf_compare_is_the_function():
+    import riskformula.reports.comparison  # noqa: F401
+    assert callable(rf.compare) and rf.compare is rf.reports.comparison.compare
 
 
 def test_public_old_paths_need_no_warning():
