@@ -46,21 +46,47 @@ def _frame(n=300, seed=7):
 
 DATA = _frame()
 
-#: one card per term kind and score → risk map: formula, fit arguments, the item kinds it must have
+#: one card per term kind and score → risk map: formula and fit arguments (each proven optimal in
+#: well under its time limit on a 2-core machine)
 CASES = {
     "threshold, one side": ("y == 'yes' ~ threshold(age) + male", {"coef_range": (0, 3)}),
-    "threshold, both sides, fitted scale": ("y == 'yes' ~ threshold(age) + dose + C(grp)",
-                                            {"scale": "fit", "max_size": 4}),
-    "threshold, k=2": ("y == 'yes' ~ threshold(age, k=2) + smoker", {"coef_range": (-3, 3)}),
+    "threshold, both sides, fitted scale": ("y == 'yes' ~ threshold(age, grid=3) + dose + C(grp)",
+                                            {"scale": "fit", "max_size": 4, "coef_range": (-3, 3)}),
+    "threshold, k=2": ("y == 'yes' ~ threshold(age, k=2, grid=6) + smoker", {"coef_range": (-3, 3)}),
     "cut": ("y == 'yes' ~ cut(bmi, [25, 30]) + male", {"coef_range": (-3, 3)}),
     "factors: string, int and bool levels": ("y == 'yes' ~ C(grp) + C(stage) + C(flag) + male", {"max_size": 8}),
     "linear: 0/1, bool and numeric": ("y == 'yes' ~ dose + male + smoker", {"max_size": 3}),
     "interaction: level x linear": ("y == 'yes' ~ C(grp):dose + male", {"coef_range": (-3, 3)}),
-    "net benefit": ("y == 'yes' ~ threshold(age) + male + smoker",
-                    {"objective": "net_benefit", "coef_range": (0, 5)}),
+    "net benefit": ("y == 'yes' ~ threshold(age, grid=5) + male + smoker",
+                    {"objective": "net_benefit", "coef_range": (0, 5), "time_limit": 10}),
+}
+
+#: what each case's page must hold (so that a weaker fit cannot quietly drop a term kind): factor
+#: kinds (iv: interval, eq: level, x: value, product: several factors), controls and the risk map
+EXPECT = {
+    "threshold, one side": {"iv", "number"},
+    "threshold, both sides, fitted scale": {"iv", "x", "eq", "number", "select", "fitted scale"},
+    "threshold, k=2": {"iv", "bounded interval", "checkbox"},
+    "cut": {"iv", "x", "number", "checkbox"},
+    "factors: string, int and bool levels": {"eq", "select", "str level", "int level", "bool level"},
+    "linear: 0/1, bool and numeric": {"x", "number", "checkbox"},
+    "interaction: level x linear": {"product", "eq", "x", "select", "number"},
+    "net benefit": {"iv", "x", "checkbox", "bands"},
 }
 
 _FITTED: dict = {}
+
+
+def features(m, spec: dict) -> set:
+    """What a page holds, in the words of :data:`EXPECT`."""
+    out = {i["control"] for i in spec["inputs"]} | {spec["map"]["kind"]}
+    for it in spec["items"]:
+        out |= {f["t"] for f in it["factors"]} | ({"product"} if len(it["factors"]) > 1 else set())
+        out |= {"bounded interval" for f in it["factors"] if f["t"] == "iv" and None not in (f["lo"], f["hi"])}
+    out |= {f"{type(it.level).__name__} level" for it in m.scorecard.items if it.kind == "level"}
+    if spec["map"]["kind"] == "logistic" and spec["map"]["scale"] != 1:
+        out.add("fitted scale")
+    return out
 
 
 def fitted(case: str):
@@ -247,6 +273,16 @@ def test_expression_terms_are_refused():
         to_html_calculator(m)
 
 
+def test_loaded_and_empty_cards():
+    m = fitted("factors: string, int and bool levels")
+    assert calculator_spec(rf.from_json(m.to_json())) == calculator_spec(m)
+    empty = rf.risk_score("y == 'yes' ~ male", DATA, max_size=0, time_limit=5)
+    spec = calculator_spec(empty)
+    assert spec["inputs"] == [] and spec["items"] == []
+    assert mirror(spec, [])[1] == pytest.approx(empty.predict(DATA.head(1)).iloc[0], abs=1e-12)
+    assert "<form" in to_html_calculator(empty)
+
+
 @pytest.mark.parametrize("case", ["threshold, k=2", "factors: string, int and bool levels",
                                   "interaction: level x linear", "net benefit"])
 def test_script_arithmetic_mirrored_in_python_equals_predict(case):
@@ -326,6 +362,7 @@ def _open(driver, m, tmp_path, name="calc.html", **kw) -> dict:
 def test_page_risk_equals_predict(browser, case, tmp_path):
     m = fitted(case)
     spec = _open(browser, m, tmp_path)
+    assert EXPECT[case] <= features(m, spec), features(m, spec)
     assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
     assert browser.find_element("id", "rf-result").get_attribute("data-complete") == "false"
     rows, values = random_people(m, spec, 300, seed=zlib.crc32(case.encode()))

@@ -97,9 +97,12 @@ def calculator_spec(model) -> dict:
         if it.kind == "interval":
             use(it.variable, "interval")
             return [("iv", it.variable, it)]
-        rule = design.rules[it.columns[0]] if design.rules else None
-        parts = [] if rule is None else (list(rule.parts) if rule.kind == "product" else [rule])
-        if rule is None or rule.kind == "expression" or not parts or any(
+        if not design.rules:
+            raise SettingsError("the calculator page reads the design's declarative rules, and this model has none "
+                                "(saved by an older version of riskformula): refit it.")
+        rule = design.rules[it.columns[0]]
+        parts = list(rule.parts) if rule.kind == "product" else [rule]
+        if rule.kind == "expression" or not parts or any(
                 p.kind not in ("le", "level", "linear") or p.variable is None for p in parts):
             raise SettingsError(
                 f"the calculator page cannot compute the term `{it.term}` (item `{it.label}`): it is an "
@@ -226,24 +229,38 @@ def _risk_text(a: float, b: float) -> str:
     return x if x == y else f"{x} to {y}"
 
 
+def _act_text(p: float) -> str:
+    return "never" if not math.isfinite(p) else r.fmt_percent(p)
+
+
 def _page(model, spec: dict, title: str) -> str:
     from .. import __version__
     card = model.scorecard
     notes: dict = {k: [] for k in range(len(spec["inputs"]))}
+    per = []                       # what an item's points multiply, shown next to them
     for it, s in zip(card.items, spec["items"]):
+        pts, alone = r.fmt_points(it.points), len(s["factors"]) == 1 and s["factors"][0]["t"] == "x"
+        ticked = alone and spec["inputs"][s["factors"][0]["in"]]["control"] == "checkbox"
+        per.append("" if it.kind != "value" or ticked else " per unit" if alone else " \u00d7 value")
         for k in dict.fromkeys(f["in"] for f in s["factors"]):
-            notes[k].append(f"{it.label}: {r.fmt_points(it.points)}")
+            notes[k].append(f"{pts} when ticked" if ticked else f"{pts} per unit" if alone
+                            else f"{it.label}: {pts}{per[-1]}")
     fields = "\n".join(_field(e, notes[k]) for k, e in enumerate(spec["inputs"]))
-    rows = "\n".join(f'<tr><th scope="row">{_e(it.label)}</th><td class="num">{_e(r.fmt_points(it.points))}</td>'
+    rows = "\n".join(f'<tr><th scope="row">{_e(it.label)}</th><td class="num">{_e(r.fmt_points(it.points))}'
+                     f'<span class="unit">{_e(u)}</span></td>'
                      f'<td class="num counted" id="rf-item-{k}">&ndash;</td></tr>'
-                     for k, it in enumerate(card.items))
+                     for k, (it, u) in enumerate(zip(card.items, per)))
     if spec["map"]["kind"] == "bands":
         from ..netbenefit.report import _risk_line
     else:
         from ..reports.summary import _risk_formula as _risk_line
     table = model.risk_table()
-    risk_rows = "\n".join(f'<tr id="rf-row-{k}"><td>{_e(s)}</td><td class="num">{_e(_risk_text(a, b))}</td></tr>'
-                          for k, (s, a, b) in enumerate(zip(table["score"], table["risk_from"], table["risk_to"])))
+    act = table["act_from"] if "act_from" in table else None   # a net-benefit score's decisions
+    risk_rows = "\n".join(
+        f'<tr id="rf-row-{k}"><td>{_e(s)}</td><td class="num">{_e(_risk_text(a, b))}</td>'
+        + ("" if act is None else f'<td class="num">{_e(_act_text(act.iloc[k]))}</td>') + "</tr>"
+        for k, (s, a, b) in enumerate(zip(table["score"], table["risk_from"], table["risk_to"])))
+    act_head = "" if act is None else '<th scope="col" class="num">Act at thresholds up to</th>'
     written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     provenance = [("Formula", f"<code>{_e(model.formula)}</code>"),
                   ("Training rows", _e(f"{model.nobs:,d} ({model.events:,d} events)")),
@@ -252,7 +269,7 @@ def _page(model, spec: dict, title: str) -> str:
     dl = "\n".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in provenance)
     return _TEMPLATE % dict(
         title=_e(title), formula=_e(model.formula), fields=fields, rows=rows, risk_rows=risk_rows,
-        risk_line=_e(_risk_line(model)), provenance=dl, data=_script_json(spec), css=_CSS, js=_JS)
+        risk_line=_e(_risk_line(model)), provenance=dl, act_head=act_head, data=_script_json(spec), css=_CSS, js=_JS)
 
 
 _TEMPLATE = """<!DOCTYPE html>
@@ -291,7 +308,7 @@ _TEMPLATE = """<!DOCTYPE html>
 <tfoot><tr><th scope="row">Score = sum of points</th><td></td><td class="num" id="rf-total">&ndash;</td></tr></tfoot></table>
 </section>
 <section aria-labelledby="rf-h-risk"><h2 id="rf-h-risk">Score &rarr; risk</h2>
-<table class="risk"><thead><tr><th scope="col">Score</th><th scope="col" class="num">Risk</th></tr></thead>
+<table class="risk"><thead><tr><th scope="col">Score</th><th scope="col" class="num">Risk</th>%(act_head)s</tr></thead>
 <tbody>
 %(risk_rows)s
 </tbody></table>
@@ -348,6 +365,7 @@ tr.current td,tr.current th{background:var(--hi);font-weight:700}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
 dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
 @media (max-width:44rem){main{grid-template-columns:1fr}}
+@page{margin:1.5cm}
 @media print{
  body{font-size:10.5pt}
  header{padding:0 0 .3rem}
@@ -355,7 +373,7 @@ dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
  section{break-inside:avoid;margin-bottom:.7rem}
  .buttons{display:none}
  input[type=number],select{border:1px solid #000}
- tr.current td,tr.current th{background:none;outline:1.5px solid #000}
+ tr.current td,tr.current th{background:none;border-top:2px solid #000;border-bottom:2px solid #000}
  :focus-visible{outline:none}
 }
 """
