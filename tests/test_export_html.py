@@ -271,6 +271,10 @@ def test_expression_terms_are_refused():
     assert any(m.design.rules[it.columns[0]].kind == "expression" for it in m.scorecard.items)
     with pytest.raises(rf.SettingsError, match=r"np\.log\(dose \+ 1\).*evaluates no code"):
         to_html_calculator(m)
+    m = rf.risk_score("y == 'yes' ~ threshold(np.log(age), grid=4) + male", DATA, max_size=2, time_limit=5)
+    assert any(it.kind == "interval" for it in m.scorecard.items)
+    with pytest.raises(rf.SettingsError, match=r"threshold\(np\.log\(age\), grid=4\)"):
+        to_html_calculator(m)
 
 
 def test_loaded_and_empty_cards():

@@ -93,21 +93,30 @@ def calculator_spec(model) -> dict:
     def use(var, how):
         uses.setdefault(var, set()).add(how)
 
+    def refuse(it):
+        return SettingsError(
+            f"the calculator page cannot compute the term `{it.term}` (item `{it.label}`): it is an expression "
+            "only the formula's Python code computes, and the page evaluates no code. Put the computed value "
+            "in a data column and refit with that column in the formula.")
+
     def parts_of(it):
-        if it.kind == "interval":
-            use(it.variable, "interval")
-            return [("iv", it.variable, it)]
         if not design.rules:
             raise SettingsError("the calculator page reads the design's declarative rules, and this model has none "
                                 "(saved by an older version of riskformula): refit it.")
+        if it.kind == "interval":   # its cut columns must compare a data column, not an expression
+            if any(design.rules[j].kind != "le" or design.rules[j].variable != it.variable
+                   for j in it.columns if j is not None) or it.variable is None:
+                raise refuse(it)
+            use(it.variable, "interval")
+            return [("iv", it.variable, it)]
         rule = design.rules[it.columns[0]]
         parts = list(rule.parts) if rule.kind == "product" else [rule]
         if rule.kind == "expression" or not parts or any(
                 p.kind not in ("le", "level", "linear") or p.variable is None for p in parts):
-            raise SettingsError(
-                f"the calculator page cannot compute the term `{it.term}` (item `{it.label}`): it is an "
-                "expression only the formula's Python code computes, and the page evaluates no code. Put the "
-                "computed value in a data column and refit with that column in the formula.")
+            raise refuse(it)
+        if any(p.kind == "level" and p.variable not in categories for p in parts):
+            raise SettingsError(f"the calculator page needs the training levels of the factor in `{it.term}`, "
+                                "and the model does not hold them.")
         out = []
         for p in parts:
             use(p.variable, {"le": "interval", "level": "level", "linear": "linear"}[p.kind])
