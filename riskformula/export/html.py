@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import SettingsError
 from ..reports import render as r
 
-__all__ = ["to_html_calculator", "calculator_spec"]
+__all__ = ["calculator_spec", "to_html_calculator"]
 
 
 def to_html_calculator(model, path=None, *, title: str | None = None) -> str:
@@ -73,19 +73,40 @@ def to_html_calculator(model, path=None, *, title: str | None = None) -> str:
 # --------------------------------------------------------------------------------------
 
 def calculator_spec(model) -> dict:
-    """What the page's script computes, as plain JSON values.
+    """What the page's script computes, as plain JSON values (embedded in the page).
 
-    ``inputs``: one per variable, ``{"id", "variable", "control", "levels", "numbers"}`` with
-    ``control`` ``"number"``, ``"checkbox"`` or ``"select"`` (``levels``: the training levels'
-    texts, ``numbers``: their numeric values where a rule reads one, else None).  ``items``: the
-    card in order, ``{"label", "term", "points", "factors"}``; an item's value is the product of
-    its factors, each ``{"t": "iv", "in", "lo", "hi"}`` (``lo < x ≤ hi``, None open), ``{"t": "le",
-    "in", "c"}`` (``x ≤ c``), ``{"t": "eq", "in", "idx"}`` (the selected level is one of ``idx``) or
-    ``{"t": "x", "in"}`` (the value).  ``map``: ``{"kind": "logistic", "intercept", "scale"}`` or
-    ``{"kind": "bands", "cutoffs", "risks"}`` (band = number of cut-offs the score, rounded to 9
-    decimals, reaches; infinite cut-offs as the strings ``"Infinity"``/``"-Infinity"``).  ``table``:
-    the risk table's ``[score_from, score_to]`` rows.  Raises :class:`SettingsError` for a card
-    the page cannot compute."""
+    Parameters
+    ----------
+    model : RiskScore or NetBenefitScore
+        A fitted (or loaded) risk score.
+
+    Returns
+    -------
+    dict
+        ``formula``; ``inputs``, one per variable the card reads, ``{"id", "variable", "control",
+        "levels", "numbers"}`` with ``control`` ``"number"``, ``"checkbox"`` (a value that was 0/1
+        in training) or ``"select"`` (``levels``: the training levels' texts; ``numbers``: their
+        numeric values where a rule also reads the factor as a number, else None); ``items``, the
+        card in order, ``{"label", "term", "points", "factors"}``, an item's value being the
+        product of its factors: ``{"t": "iv", "in", "lo", "hi"}`` (``lo < x ≤ hi``, None open),
+        ``{"t": "le", "in", "c"}`` (``x ≤ c``), ``{"t": "eq", "in", "idx"}`` (the selected level is
+        one of ``idx``) or ``{"t": "x", "in"}`` (the value), ``in`` indexing ``inputs``; ``map``,
+        ``{"kind": "logistic", "intercept", "scale"}`` or ``{"kind": "bands", "cutoffs", "risks"}``
+        (the band is the number of cut-offs the score, rounded to 9 decimals, reaches; infinite
+        cut-offs as the strings ``"Infinity"``/``"-Infinity"``); ``table``, the risk table's
+        ``[score_from, score_to]`` rows.
+
+    Raises
+    ------
+    SettingsError
+        As :func:`to_html_calculator`.
+
+    Examples
+    --------
+    >>> spec = calculator_spec(m)  # doctest: +SKIP
+    >>> [i["control"] for i in spec["inputs"]]  # doctest: +SKIP
+    ['number', 'checkbox']
+    """
     card, design = model.scorecard, model.design
     categories = dict(getattr(design, "categories", None) or {})
     uses: dict = {}          # variable -> set of uses, in first-use order
@@ -264,7 +285,7 @@ def _page(model, spec: dict, title: str) -> str:
     else:
         from ..reports.summary import _risk_formula as _risk_line
     table = model.risk_table()
-    act = table["act_from"] if "act_from" in table else None   # a net-benefit score's decisions
+    act = table.get("act_from")   # a net-benefit score's decisions
     risk_rows = "\n".join(
         f'<tr id="rf-row-{k}"><td>{_e(s)}</td><td class="num">{_e(_risk_text(a, b))}</td>'
         + ("" if act is None else f'<td class="num">{_e(_act_text(act.iloc[k]))}</td>') + "</tr>"
@@ -276,9 +297,10 @@ def _page(model, spec: dict, title: str) -> str:
                   ("Certificate", _e(model.certificate_line())),
                   ("Written by", _e(f"riskformula {__version__}, {written}"))]
     dl = "\n".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in provenance)
-    return _TEMPLATE % dict(
-        title=_e(title), formula=_e(model.formula), fields=fields, rows=rows, risk_rows=risk_rows,
-        risk_line=_e(_risk_line(model)), provenance=dl, act_head=act_head, data=_script_json(spec), css=_CSS, js=_JS)
+    return _TEMPLATE % {
+        "title": _e(title), "formula": _e(model.formula), "fields": fields, "rows": rows, "risk_rows": risk_rows,
+        "risk_line": _e(_risk_line(model)), "provenance": dl, "act_head": act_head, "data": _script_json(spec),
+        "css": _CSS, "js": _JS}
 
 
 _TEMPLATE = """<!DOCTYPE html>
