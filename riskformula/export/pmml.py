@@ -1,0 +1,4 @@
+"""PMML export (in progress)."""
+
+def to_pmml(model, **kw):
+    raise NotImplementedError

@@ -1,0 +1,307 @@
+"""The score card as SQL: one ``SELECT`` whose ``CASE`` expressions compute score and risk.
+
+The statement reads the raw columns of a table: a threshold's interval is ``lower < x <= upper``,
+a level ``x = level``, a value the column as a number (booleans as 0/1), an interaction the
+product of its parts.  Identifiers are double-quoted (quotes doubled) and strings are literals
+with single quotes doubled, so names and levels are data, never SQL.  Numbers are written so
+that they read back as the same doubles.
+
+A row with NULL in any variable the card reads — or a value ``predict`` refuses: NaN or an
+infinite number, a non-number where a number is read, a level not seen in training — gets NULL
+score and NULL risk, never a number.
+
+The risk is the model's own score → risk map:
+
+* ``"formula"``: the logistic curve with ``EXP`` (clamped so that no engine overflows), or a
+  net-benefit score's bands as a ``CASE`` on the number of cut-offs the score reaches;
+* ``"table"``: a ``CASE`` over every score the card can give, with the risks ``predict`` gives
+  (only for a card of conditions, whose scores are whole numbers of a known finite set).
+
+``"auto"`` (the default) takes the table for a logistic score in SQLite when it exists — SQLite has ``exp()`` only
+from 3.35 and when built with its math functions — and the formula otherwise; a SQLite
+statement with ``EXP`` needs those functions (Python's ``sqlite3`` has them in current builds;
+else ``con.create_function("exp", 1, math.exp)``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import DataError, SettingsError
+from . import card_plan, provenance
+
+__all__ = ["to_sql"]
+
+DIALECTS = ("sqlite", "duckdb", "postgres")
+_DOUBLE = {"sqlite": "REAL", "duckdb": "DOUBLE", "postgres": "DOUBLE PRECISION"}
+#: |z| beyond which the logistic risk is 0 or 1 to well under 1e-300 (no engine overflows exp)
+_Z_LIMIT = 700
+
+
+def to_sql(model, table="data", *, dialect: str = "sqlite", keep="*", score: str = "score",
+           risk: str = "risk", risk_map: str = "auto") -> str:
+    """A ``SELECT`` that scores every row of ``table`` with the score card.
+
+    Parameters
+    ----------
+    model : RiskScore or NetBenefitScore
+        A fitted or loaded risk score.
+    table : str or tuple of str, default "data"
+        The table (or view) to score; a tuple names a schema-qualified table, such as
+        ``("clinic", "patients")``.  Quoted as identifiers: any name is safe.
+    dialect : {"sqlite", "duckdb", "postgres"}, default "sqlite"
+        The SQL engine.
+    keep : "*", sequence of str or None, default "*"
+        The table's columns to return beside the score and risk: ``"*"`` all of them, a list
+        those (an id column, say), None none.
+    score, risk : str, default "score" and "risk"
+        Names of the two computed columns.
+    risk_map : {"auto", "formula", "table"}, default "auto"
+        How the risk is computed from the score (see the module docstring): ``"formula"`` the
+        model's map as an expression, ``"table"`` a lookup over every attainable score (a card of
+        conditions only), ``"auto"`` the table for SQLite when there is one, else the formula.
+
+    Returns
+    -------
+    str
+        The statement, with comments saying what it computes, ending in ``;``.
+
+    Raises
+    ------
+    SettingsError
+        An unknown dialect or option, or a card term only Python computes (such as ``np.log(x)``).
+    DataError
+        A name or level SQL cannot hold (a NUL character).
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> import riskformula as rf
+    >>> df = rf.load_dataset("breastcancer")
+    >>> m = rf.risk_score("Benign ~ ClumpThickness + BareNuclei", df, max_size=2,
+    ...                   time_limit=10)  # doctest: +SKIP
+    >>> con = sqlite3.connect(":memory:")
+    >>> df.to_sql("patients", con)  # doctest: +SKIP
+    >>> sql = rf.export.to_sql(m, table="patients", keep=["index"])  # doctest: +SKIP
+    >>> con.execute(sql).fetchmany(2)  # doctest: +SKIP
+    """
+    if dialect not in DIALECTS:
+        raise SettingsError(f"`dialect` must be one of {list(DIALECTS)}; got {dialect!r}.")
+    if risk_map not in ("auto", "formula", "table"):
+        raise SettingsError(f"`risk_map` must be 'auto', 'formula' or 'table'; got {risk_map!r}.")
+    plan = card_plan(model, "SQL")
+    q = _Writer(dialect, plan)
+    out_names = [_check_name(score, "score"), _check_name(risk, "risk")]
+    if out_names[0] == out_names[1]:
+        raise SettingsError(f"`score` and `risk` must be different column names; both are {score!r}.")
+    kept = _keep(keep, out_names)
+    source = _table(table)
+
+    lines = [f"-- {line}" for text in provenance(model) + _explain(plan) for line in _comment(text)]
+    inner_keep = "*" if kept == "*" else ", ".join(q.ident(c) for c in kept)
+    lines.append("SELECT " + ("*" if kept == "*" else ", ".join([*(q.ident(c) for c in kept), q.ident(score)])
+                              if kept else q.ident(score)) + ",")
+    lines.append(f"  {q.risk(q.ident(score), risk_map, model)} AS {q.ident(risk)}")
+    lines.append("FROM (")
+    lines.append("  SELECT " + (inner_keep + "," if kept else ""))
+    lines.append(f"    {q.score()} AS {q.ident(score)}")
+    lines.append(f"  FROM {source}")
+    lines.append(") AS " + q.ident("riskformula_scored") + ";")
+    return "\n".join(lines) + "\n"
+
+
+class _Writer:
+    """SQL text for one dialect and card."""
+
+    def __init__(self, dialect: str, plan):
+        self.dialect = dialect
+        self.plan = plan
+
+    # --- literals ---------------------------------------------------------------------
+    @staticmethod
+    def ident(name: str) -> str:
+        return '"' + _no_nul(name, "a column name").replace('"', '""') + '"'
+
+    def number(self, v) -> str:
+        if isinstance(v, bool):
+            raise TypeError("a boolean is not a number here")
+        if isinstance(v, int):
+            text = str(v)
+        else:
+            v = float(v)
+            if not math.isfinite(v):
+                raise DataError(f"cannot write the non-finite number {v!r} in SQL.")
+            text = repr(v)
+            if "e" not in text:
+                text += "e0"          # a double (not a decimal) in DuckDB and SQLite
+            if self.dialect == "postgres":
+                text = f"CAST({text} AS DOUBLE PRECISION)"
+        return f"({text})" if text.startswith("-") else text
+
+    def literal(self, v) -> str:
+        if isinstance(v, bool):
+            return "TRUE" if v else "FALSE"
+        if isinstance(v, (int, float)):
+            return self.number(v)
+        return "'" + _no_nul(str(v), "a level").replace("'", "''") + "'"
+
+    # --- reading the data ---------------------------------------------------------------
+    def num(self, var: str) -> str:
+        """The variable as a number (NULL when it is not one, in DuckDB)."""
+        x = self.ident(var)
+        if self.dialect == "duckdb":
+            return f"TRY_CAST({x} AS DOUBLE)"
+        if self.dialect == "postgres":
+            if var in self.plan.zero_one:   # perhaps a boolean column: true/false as 1/0
+                return (f"CAST(CASE CAST({x} AS TEXT) WHEN 'true' THEN '1' WHEN 'false' THEN '0' "
+                        f"ELSE CAST({x} AS TEXT) END AS DOUBLE PRECISION)")
+            return f"CAST({x} AS DOUBLE PRECISION)"
+        return x
+
+    def guard(self) -> list:
+        """Conditions that hold exactly when ``predict`` would score the row."""
+        out = []
+        for var in self.plan.numeric:
+            x = self.ident(var)
+            if self.dialect == "sqlite":
+                out.append(f"typeof({x}) IN ('integer', 'real') AND {x} NOT IN (9e999, -9e999)")
+            elif self.dialect == "duckdb":
+                out.append(f"isfinite({self.num(var)})")
+            else:
+                special = ", ".join(f"CAST('{s}' AS DOUBLE PRECISION)" for s in ("NaN", "Infinity", "-Infinity"))
+                out.append(f"{x} IS NOT NULL AND {self.num(var)} NOT IN ({special})")
+        for var, levels in self.plan.levels.items():
+            out.append(f"{self.ident(var)} IN ({', '.join(self.literal(v) for v in levels)})")
+        return out
+
+    def condition(self, f) -> str:
+        if f.kind == "level":
+            return f"{self.ident(f.variable)} = {self.literal(f.value)}"
+        x = self.num(f.variable)
+        if f.kind == "le":
+            return f"{x} <= {self.number(f.value)}"
+        parts = ([] if f.lower is None else [f"{x} > {self.number(f.lower)}"]) + \
+                ([] if f.upper is None else [f"{x} <= {self.number(f.upper)}"])
+        return " AND ".join(parts) if parts else "TRUE"
+
+    def term(self, e) -> str:
+        """One item's points on a row."""
+        p = self.number(int(e.item.points))
+        if all(f.kind != "linear" for f in e.factors):
+            cond = " AND ".join(self.condition(f) for f in e.factors)
+            return f"CASE WHEN {cond} THEN {p} ELSE 0 END"
+        parts = [self.num(f.variable) if f.kind == "linear" else f"CASE WHEN {self.condition(f)} THEN 1 ELSE 0 END"
+                 for f in e.factors]
+        return f"{p} * " + " * ".join(parts)
+
+    def score(self) -> str:
+        terms = [(self.term(e), e.item.label) for e in self.plan.entries]
+        body = "0" if not terms else "\n".join(
+            ("          " if k == 0 else "        + ") + t + "  -- " + _one_line(label)
+            for k, (t, label) in enumerate(terms))
+        guard = self.guard()
+        if not guard:
+            return body if not terms else "(\n" + body + "\n    )"
+        cond = "\n      AND ".join(f"({g})" for g in guard)
+        return f"CASE WHEN {cond}\n      THEN (\n{body}\n      ) END"
+
+    # --- score -> risk -------------------------------------------------------------------
+    def risk(self, s: str, how: str, model) -> str:
+        plan = self.plan
+        logistic = plan.risk.kind == "logistic"
+        if how == "table" or (how == "auto" and self.dialect == "sqlite" and logistic and plan.scores is not None):
+            if plan.scores is None:
+                raise SettingsError("`risk_map='table'` needs a card of conditions (intervals and levels) with at "
+                                    "most 5000 attainable scores; this card has value terms, so use 'formula'.")
+            risks = model.risk_of(list(plan.scores))
+            whens = " ".join(f"WHEN {self.number(sc)} THEN {self.number(float(r))}"
+                             for sc, r in zip(plan.scores, risks))
+            return f"CASE {s} {whens} END"
+        rm = plan.risk
+        if rm.kind == "bands":
+            return self._bands(s, rm)
+        dbl = _DOUBLE[self.dialect]
+        z = f"CAST({self.number(rm.intercept)} + {s} AS {dbl})"
+        if rm.scale != 1.0:
+            z = f"({z} / {self.number(float(rm.scale))})"
+        one = "1.0e0" if self.dialect != "postgres" else "CAST(1 AS DOUBLE PRECISION)"
+        zero = "0.0e0" if self.dialect != "postgres" else "CAST(0 AS DOUBLE PRECISION)"
+        return (f"CASE WHEN {s} IS NULL THEN NULL WHEN {z} > {_Z_LIMIT} THEN {one} "
+                f"WHEN {z} < -{_Z_LIMIT} THEN {zero} WHEN {z} >= 0 THEN {one} / ({one} + EXP(-{z})) "
+                f"ELSE EXP({z}) / ({one} + EXP({z})) END")
+
+    def _bands(self, s: str, rm) -> str:
+        if self.plan.integral:
+            rounded = s
+        elif self.dialect == "postgres":
+            rounded = f"CAST(ROUND(CAST({s} AS NUMERIC), 9) AS DOUBLE PRECISION)"
+        else:
+            rounded = f"ROUND(CAST({s} AS {_DOUBLE[self.dialect]}), 9)"
+        always = sum(1 for c in rm.cutoffs if c == -math.inf)
+        reach = [f"CASE WHEN {rounded} >= {self.number(c)} THEN 1 ELSE 0 END"
+                 for c in rm.cutoffs if math.isfinite(c)]
+        if not reach:
+            r = self.number(rm.risks[always])
+            return f"CASE WHEN {s} IS NULL THEN NULL ELSE {r} END"
+        count = " + ".join(([str(always)] if always else []) + reach)
+        whens = " ".join(f"WHEN {b} THEN {self.number(r)}" for b, r in enumerate(rm.risks))
+        # a NULL score reaches no cut-off: without the first WHEN it would get band 0's risk
+        return f"CASE WHEN {s} IS NULL THEN NULL ELSE CASE ({count}) {whens} END END"
+
+
+def _explain(plan) -> list:
+    rm = plan.risk
+    if rm.kind == "logistic":
+        how = f"risk = 1 / (1 + exp(-({rm.intercept!r} + score) / {rm.scale!r}))"
+    else:
+        how = "risk = the training event rate of the score's band (a net-benefit score's cut-offs)"
+    return ["score = the sum of the points of the items a row meets (a value item: points x value).", how,
+            "A row with NULL in any variable the card reads (or NaN, an infinite number, a non-number where a "
+            "number is read, or a level not seen in training) gets NULL score and risk."]
+
+
+def _comment(text: str) -> list:
+    return [_one_line(line) for line in (text.splitlines() or [""])]
+
+
+def _one_line(text: str) -> str:
+    """``text`` safe inside a ``--`` comment: no line break (it would end the comment), no NUL."""
+    return " ".join(str(text).replace("\x00", " ").splitlines())
+
+
+def _no_nul(text: str, what: str) -> str:
+    if "\x00" in text:
+        raise DataError(f"{what} {text!r} holds a NUL character, which SQL text cannot hold.")
+    return text
+
+
+def _check_name(name, what: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise SettingsError(f"`{what}` must be a column name (a non-empty string); got {name!r}.")
+    return _no_nul(name, f"the `{what}` column name")
+
+
+def _keep(keep, out_names) -> list | str:
+    if keep is None:
+        return []
+    if isinstance(keep, str):
+        if keep == "*":
+            return "*"
+        keep = [keep]
+    try:
+        cols = list(keep)
+    except TypeError:
+        raise SettingsError(f"`keep` must be '*', a list of column names or None; got {keep!r}.") from None
+    for c in cols:
+        _check_name(c, "keep")
+    clash = [c for c in cols if c in out_names]
+    if clash:
+        raise SettingsError(f"`keep` names the computed column(s) {clash}; choose other `score=`/`risk=` names.")
+    return cols
+
+
+def _table(table) -> str:
+    parts = [table] if isinstance(table, str) else list(table) if isinstance(table, (tuple, list)) else None
+    if not parts or not all(isinstance(p, str) and p for p in parts):
+        raise SettingsError(f"`table` must be a table name or a tuple (schema, table); got {table!r}.")
+    return ".".join(_Writer.ident(p) for p in parts)
