@@ -103,11 +103,13 @@ class ScoreCard:
             shift += top
             cuts = [t.cuts[i] for i in chosen]
             cols = [t.columns[i] for i in chosen]
+            # the data column the intervals compare; None for a threshold of an expression
+            variable = t.variable if design.rules and design.rules[t.columns[0]].kind == "le" else None
             for r, p in enumerate(lv if chosen else []):
                 if p == 0:
                     continue
                 items.append(Item(label=t.condition(r, chosen), term=t.term, kind="interval", points=int(p),
-                                  variable=t.variable, lower=float(cuts[r - 1]) if r > 0 else None,
+                                  variable=variable, lower=float(cuts[r - 1]) if r > 0 else None,
                                   upper=float(cuts[r]) if r < len(cuts) else None,
                                   columns=(cols[r] if r < len(cols) else None, cols[r - 1] if r > 0 else None)))
         base = float(lam[0]) - shift

@@ -330,7 +330,8 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
                 cols.append(t.columns[t.cuts.index(end)])
             if lower is not None and upper is not None and not float(lower) < float(upper):
                 raise _doc.fail(path, "an interval's lower end must lie below its upper end", [lower, upper])
-            items.append(Item(label=label, term=term, kind="interval", points=points, variable=t.variable,
+            variable = t.variable if design.rules[t.columns[0]].kind == "le" else None
+            items.append(Item(label=label, term=term, kind="interval", points=points, variable=variable,
                               lower=None if lower is None else float(lower),
                               upper=None if upper is None else float(upper), columns=tuple(cols)))
         elif kind in ("level", "value"):
