@@ -253,6 +253,18 @@ def test_expression_terms_and_bad_arguments_are_refused():
         to_sql(good, table="a\x00b")
 
 
+@pytest.mark.parametrize("dialect", ["sqlite", "duckdb"])
+def test_a_variable_read_as_factor_and_number(dialect):
+    df = frame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = rf.risk_score("y ~ C(grade) + grade", df, coef_range={"default": (-3, 3), "grade": (1, 2),
+                                                                    "C(grade)": (1, 2)},
+                          max_size=3, min_size=3, time_limit=5)
+    assert {it.kind for it in m.scorecard.items} == {"level", "value"}
+    check_equal(RUN[dialect](to_sql(m, "t", dialect=dialect, keep=["id"]), df), m, df)
+
+
 def test_postgres_text():
     """Postgres is not run here: its statement casts to double precision and rounds as numeric."""
     sql = to_sql(model("kinds"), dialect="postgres")

@@ -1,4 +1,314 @@
-"""PMML export (in progress)."""
+"""The score card as a PMML 4.4 ``Scorecard`` with reason codes, for scoring engines.
 
-def to_pmml(model, **kw):
-    raise NotImplementedError
+One ``Characteristic`` per formula term: a threshold's intervals and a factor's training levels
+as ``Attribute`` s with their points (0 for the intervals and the reference level without
+points), a value term as one ``Attribute`` whose ``ComplexPartialScore`` is points × value (an
+interaction: the product of its parts).  The model's score is the scorecard's predicted value
+(``initialScore`` 0: the intercept is not part of the score, as in :meth:`RiskScore.score`);
+``Output`` fields give the risk with the model's own score → risk map — the logistic curve, or a
+net-benefit score's bands — and the reason codes.
+
+Reason codes follow the principal reasons (:meth:`RiskScore.reasons`): ``reasonCodeAlgorithm``
+is ``"pointsAbove"`` and each characteristic's ``baselineScore`` is the fewest points the term
+can give (over its training values), so a term's reason points are the points a person has above
+the best the term allows.  The code is the feature's name (the variables of an interaction
+joined with `` & ``); terms on the same feature add up, as the evaluator sums a code's points.
+
+A row with a missing value, a value outside the training levels, or a non-finite number gets no
+score and no risk (each ``MiningField`` treats invalid values as missing; a missing value makes
+the term's partial score missing, which makes the score missing), where ``predict`` refuses it.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+
+from ..errors import DataError, SettingsError
+from . import card_plan, provenance
+
+__all__ = ["to_pmml"]
+
+NS = "http://www.dmg.org/PMML-4_4"
+_MAX_DOUBLE = "1.7976931348623157e+308"
+
+
+def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "score", risk: str = "risk",
+            reasons: int = 3) -> str:
+    """The score card as a PMML 4.4 ``Scorecard`` document.
+
+    Parameters
+    ----------
+    model : RiskScore or NetBenefitScore
+        A fitted or loaded risk score.
+    path : str or path-like, optional
+        Where to write the document (UTF-8); default None: only return it.
+    model_name : str, default "riskformula"
+        The ``modelName`` of the scorecard.
+    score, risk : str, default "score" and "risk"
+        Names of the output fields with the total points and the risk.
+    reasons : int, default 3
+        How many reason codes to output (fields ``reason_1`` ... ``reason_<n>``; 0 for none).
+
+    Returns
+    -------
+    str
+        The PMML document (XML).
+
+    Raises
+    ------
+    SettingsError
+        A term only Python computes (such as ``np.log(x)``), a variable read both as a factor
+        and as a number, or bad arguments.
+    DataError
+        A name or level XML cannot hold (a control character).
+
+    Examples
+    --------
+    >>> import riskformula as rf
+    >>> from riskformula.export import to_pmml
+    >>> df = rf.load_dataset("breastcancer")
+    >>> m = rf.risk_score("Benign ~ ClumpThickness + BareNuclei", df, max_size=2,
+    ...                   time_limit=10)  # doctest: +SKIP
+    >>> text = to_pmml(m, "score.pmml")  # doctest: +SKIP
+    >>> from jpmml_evaluator import make_evaluator  # doctest: +SKIP
+    >>> make_evaluator(text).evaluateAll(df)  # score, risk, reason_1..3  # doctest: +SKIP
+    """
+    if isinstance(reasons, bool) or not isinstance(reasons, int) or reasons < 0:
+        raise SettingsError(f"`reasons` must be a whole number of reason codes, 0 or more; got {reasons!r}.")
+    for name, what in ((model_name, "model_name"), (score, "score"), (risk, "risk")):
+        if not isinstance(name, str) or not name:
+            raise SettingsError(f"`{what}` must be a non-empty string; got {name!r}.")
+    if score == risk:
+        raise SettingsError(f"`score` and `risk` must be different field names; both are {score!r}.")
+    plan = card_plan(model, "PMML")
+    mixed = [v for v in plan.levels if v in plan.numeric]
+    if mixed:
+        raise SettingsError(f"PMML cannot read the variable `{mixed[0]}` both as a factor and as a number (a field "
+                            "is categorical or continuous); refit with one of the two, or use the SQL export.")
+    doc = _document(model, plan, model_name, score, risk, reasons)
+    ET.indent(doc, space="  ")
+    text = ET.tostring(doc, encoding="unicode", xml_declaration=False)
+    text = '<?xml version="1.0" encoding="UTF-8"?>\n' + text + "\n"
+    if path is not None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    return text
+
+
+def _document(model, plan, model_name, score, risk, reasons) -> ET.Element:
+    root = _el("PMML", xmlns=NS, version="4.4")
+    lines = provenance(model)
+    header = _sub(root, "Header", description=lines[0], copyright="")
+    from .. import __version__
+    _sub(header, "Application", name="riskformula", version=__version__)
+    for line in lines[1:]:
+        _sub(header, "Annotation").text = _xml_text(line)
+
+    dd = _sub(root, "DataDictionary", numberOfFields=str(len(plan.variables)))
+    for var in plan.variables:
+        if var in plan.levels:
+            levels = plan.levels[var]
+            f = _sub(dd, "DataField", name=var, optype="categorical", dataType=_level_type(var, levels))
+            for v in levels:
+                _sub(f, "Value", value=_text(v))
+        else:
+            f = _sub(dd, "DataField", name=var, optype="continuous", dataType="double")
+            _sub(f, "Interval", closure="closedClosed", leftMargin="-" + _MAX_DOUBLE, rightMargin=_MAX_DOUBLE)
+
+    sc = _sub(root, "Scorecard", modelName=model_name, functionName="regression", useReasonCodes="true",
+              reasonCodeAlgorithm="pointsAbove", initialScore="0", baselineMethod="min")
+    ms = _sub(sc, "MiningSchema")
+    for var in plan.variables:
+        _sub(ms, "MiningField", name=var, usageType="active", invalidValueTreatment="asMissing")
+    _output(_sub(sc, "Output"), plan, score, risk, reasons, _codes(plan))
+    chars = _sub(sc, "Characteristics")
+    codes = _codes(plan)
+    baselines = dict(zip(model.scorecard.terms(), model.scorecard.contributions()))
+    for term, entries in plan.terms().items():
+        base = baselines[term]
+        base = base[0] if isinstance(base, tuple) else float(min(base))
+        variables = list(dict.fromkeys(f.variable for e in entries for f in e.factors))
+        ch = _sub(chars, "Characteristic", name=term, reasonCode=codes[variables[0]], baselineScore=_num(base))
+        for var in variables:           # a missing (or invalid) value: the score is missing
+            a = _sub(ch, "Attribute")
+            _sub(a, "SimplePredicate", field=var, operator="isMissing")
+            _sub(_sub(a, "ComplexPartialScore"), "FieldRef", field=var)
+        _attributes(ch, entries, plan)
+    if not plan.entries:                # a card without items: every score is 0
+        ch = _sub(chars, "Characteristic", name="(no items)", reasonCode="(no items)", baselineScore="0")
+        _sub(_sub(ch, "Attribute", partialScore="0"), "True")
+    return root
+
+
+def _attributes(ch, entries, plan) -> None:
+    kinds = {f.kind for e in entries for f in e.factors}
+    if kinds == {"interval"}:
+        var = entries[0].factors[0].variable
+        cuts = sorted({c for e in entries for c in (e.item.lower, e.item.upper) if c is not None})
+        ends = [None, *cuts, None]
+        for lo, up in zip(ends[:-1], ends[1:]):
+            pts = sum(int(e.item.points) for e in entries if e.item.lower == lo and e.item.upper == up)
+            a = _sub(ch, "Attribute", partialScore=_num(pts))
+            conds = ([("greaterThan", lo)] if lo is not None else []) + ([("lessOrEqual", up)] if up is not None else [])
+            parent = _sub(a, "CompoundPredicate", booleanOperator="and") if len(conds) == 2 else a
+            for op, c in conds:
+                _sub(parent, "SimplePredicate", field=var, operator=op, value=_num(c))
+        return
+    if kinds == {"level"} and all(len(e.factors) == 1 for e in entries) \
+            and len({e.factors[0].variable for e in entries}) == 1:
+        var = entries[0].factors[0].variable
+        for v in plan.levels[var]:
+            pts = sum(int(e.item.points) for e in entries if _same(e.factors[0].value, v))
+            a = _sub(ch, "Attribute", partialScore=_num(pts))
+            _sub(a, "SimplePredicate", field=var, operator="equal", value=_text(v))
+        return
+    a = _sub(ch, "Attribute")
+    _sub(a, "True")
+    terms = [_times(_constant(int(e.item.points)), *(_factor(f) for f in e.factors)) for e in entries]
+    _sub(a, "ComplexPartialScore").append(_apply("+", *terms) if len(terms) > 1 else terms[0])
+
+
+def _factor(f) -> ET.Element:
+    if f.kind == "linear":
+        return _el("FieldRef", field=f.variable)
+    if f.kind == "le":
+        cond = _apply("lessOrEqual", _el("FieldRef", field=f.variable), _constant(f.value))
+    else:
+        cond = _apply("equal", _el("FieldRef", field=f.variable), _el("Constant", dataType=_type_of(f.value)))
+        cond[1].text = _text(f.value)
+    return _apply("if", cond, _constant(1), _constant(0))
+
+
+def _output(out, plan, score, risk, reasons, codes) -> None:
+    _sub(out, "OutputField", name=score, optype="continuous", dataType="double", feature="predictedValue")
+    rm = plan.risk
+    s = _el("FieldRef", field=score)
+    if rm.kind == "logistic":
+        z = _apply("+", _constant(rm.intercept), s)
+        if rm.scale != 1.0:
+            z = _apply("/", z, _constant(float(rm.scale)))
+        expr = _apply("/", _constant(1.0), _apply("+", _constant(1.0), _apply("exp", _apply("*", _constant(-1.0), z))))
+        _sub(out, "OutputField", name=risk, optype="continuous", dataType="double",
+             feature="transformedValue").append(expr)
+    else:
+        band = _unique(f"{risk}_band", {score, risk})
+        # the model rounds a score to 9 decimals before it compares it with the cut-offs (which
+        # are such rounded scores): score >= cut-off - 5e-10 is the same test
+        always = sum(1 for c in rm.cutoffs if c == -math.inf)
+        reach = [_apply("if", _apply("greaterOrEqual", _el("FieldRef", field=score),
+                                     _constant(c if plan.integral else c - 5e-10)), _constant(1), _constant(0))
+                 for c in rm.cutoffs if math.isfinite(c)]
+        parts = ([_constant(always)] if always or not reach else []) + reach
+        count = parts[0]
+        for p in parts[1:]:
+            count = _apply("+", count, p)
+        _sub(out, "OutputField", name=band, optype="continuous", dataType="integer",
+             feature="transformedValue").append(count)
+        expr = _constant(float(rm.risks[-1]))
+        for b in range(len(rm.risks) - 2, -1, -1):
+            expr = _apply("if", _apply("equal", _el("FieldRef", field=band), _constant(b)),
+                          _constant(float(rm.risks[b])), expr)
+        _sub(out, "OutputField", name=risk, optype="continuous", dataType="double",
+             feature="transformedValue").append(expr)
+    n = min(reasons, len(set(codes.values())))
+    for k in range(1, n + 1):
+        _sub(out, "OutputField", name=_unique(f"reason_{k}", {score, risk}), optype="categorical",
+             dataType="string", feature="reasonCode", rank=str(k))
+
+
+def _codes(plan) -> dict:
+    """variable -> its reason code: the feature, or the features an interaction links, joined."""
+    group = {v: {v} for v in plan.variables}
+    for e in plan.entries:
+        vs = list(dict.fromkeys(f.variable for f in e.factors))
+        merged = set().union(*(group[v] for v in vs))
+        for v in merged:
+            group[v] = merged
+    order = {v: k for k, v in enumerate(plan.variables)}
+    return {v: " & ".join(sorted(g, key=order.get)) for v, g in group.items()}
+
+
+# --- XML helpers ------------------------------------------------------------------------
+def _el(tag: str, **attrs) -> ET.Element:
+    return ET.Element(tag, {k: _xml_text(v) for k, v in attrs.items()})
+
+
+def _sub(parent: ET.Element, tag: str, **attrs) -> ET.Element:
+    child = _el(tag, **attrs)
+    parent.append(child)
+    return child
+
+
+def _apply(function: str, *args) -> ET.Element:
+    a = _el("Apply", function=function)
+    a.extend(args)
+    return a
+
+
+def _times(*args) -> ET.Element:
+    out = args[0]
+    for a in args[1:]:
+        out = _apply("*", out, a)
+    return out
+
+
+def _constant(v) -> ET.Element:
+    c = _el("Constant", dataType="integer" if isinstance(v, int) else "double")
+    c.text = _num(v)
+    return c
+
+
+def _num(v) -> str:
+    if isinstance(v, bool):
+        raise TypeError("a boolean is not a number here")
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) < 2 ** 53):
+        return str(int(v))
+    v = float(v)
+    if not math.isfinite(v):
+        raise DataError(f"cannot write the non-finite number {v!r} in PMML.")
+    return repr(v)
+
+
+def _text(v) -> str:
+    """A level as PMML writes it: ``true``/``false``, a number, or the string."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return _num(v) if isinstance(v, int) else repr(float(v))
+    return _xml_text(v)
+
+
+def _type_of(v) -> str:
+    return "boolean" if isinstance(v, bool) else "integer" if isinstance(v, int) else \
+        "double" if isinstance(v, float) else "string"
+
+
+def _level_type(var, levels) -> str:
+    types = {_type_of(v) for v in levels}
+    if types <= {"integer", "double"} and len(types) == 2:
+        return "double"
+    if len(types) != 1:
+        raise SettingsError(f"PMML needs one data type per field; the levels of `{var}` mix "
+                            f"{sorted(types)}. Convert the column to one type (e.g. str) and refit.")
+    return types.pop()
+
+
+def _same(a, b) -> bool:
+    """Equal as the level rule compares (``==``), a boolean level never matching a number."""
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+
+def _xml_text(text) -> str:
+    text = str(text)
+    bad = [c for c in text if (ord(c) < 32 and c not in "\t\n\r") or 0xD800 <= ord(c) <= 0xDFFF
+           or ord(c) in (0xFFFE, 0xFFFF)]
+    if bad:
+        raise DataError(f"{text[:80]!r} holds the character {bad[0]!r}, which an XML document cannot hold.")
+    return text
+
+
+def _unique(name: str, taken: set) -> str:
+    while name in taken:
+        name = "_" + name
+    return name
