@@ -59,7 +59,7 @@ FITS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def model(name: str):
     """A small fitted model (cached for the session: the PMML tests use the same ones)."""
     with warnings.catch_warnings():
@@ -265,8 +265,62 @@ def test_a_variable_read_as_factor_and_number(dialect):
     check_equal(RUN[dialect](to_sql(m, "t", dialect=dialect, keep=["id"]), df), m, df)
 
 
+@pytest.fixture(scope="module")
+def postgres(tmp_path_factory):
+    """A throw-away PostgreSQL server from the ``pgserver`` package (skipped without it)."""
+    pgserver = pytest.importorskip("pgserver")
+    srv = pgserver.get_server(str(tmp_path_factory.mktemp("pg")), cleanup_mode="stop")
+    yield srv
+    srv.cleanup()
+
+
+def run_postgres(srv, sql: str, df: pd.DataFrame) -> pd.DataFrame:
+    import io
+
+    def lit(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "NULL"
+        if isinstance(v, (bool, np.bool_)):
+            return "TRUE" if v else "FALSE"
+        if isinstance(v, (int, np.integer)):
+            return str(int(v))
+        if isinstance(v, (float, np.floating)):
+            return repr(float(v))
+        return "'" + str(v).replace("'", "''") + "'"
+
+    def sql_type(s):
+        return ("BOOLEAN" if s.dtype == bool else "BIGINT" if pd.api.types.is_integer_dtype(s)
+                else "DOUBLE PRECISION" if pd.api.types.is_float_dtype(s) else "TEXT")
+
+    def q(n):
+        return '"' + n.replace('"', '""') + '"'
+
+    ddl = 'DROP TABLE IF EXISTS "t"; CREATE TABLE "t" (' + ", ".join(f"{q(c)} {sql_type(df[c])}" for c in df.columns) + ");"
+    ins = 'INSERT INTO "t" VALUES ' + ", ".join("(" + ", ".join(lit(v) for v in r) + ")"
+                                              for r in df.itertuples(index=False)) + ";"
+    text = srv.psql(ddl + "\n" + ins + "\nCOPY (" + sql.strip().rstrip(";") + "\n) TO STDOUT WITH (FORMAT csv, HEADER);")
+    out = pd.read_csv(io.StringIO(text[text.index("id,score,risk"):]))
+    return out.sort_values("id").reset_index(drop=True)
+
+
+@pytest.mark.parametrize("which", ["train", "new"])
+@pytest.mark.parametrize("name", NAMES)
+def test_postgres_equals_predict(postgres, name, which):
+    """Run in a real PostgreSQL (pgserver): booleans, integers and doubles as Postgres types."""
+    m, df = model(name), rows(name, which)
+    check_equal(run_postgres(postgres, to_sql(m, "t", dialect="postgres", keep=["id"]), df), m, df)
+
+
+def test_a_loaded_model_exports_the_same():
+    for name in NAMES:
+        m = model(name)
+        loaded = rf.from_json(m.to_json())
+        for dialect in ("sqlite", "duckdb", "postgres"):
+            assert to_sql(loaded, dialect=dialect) == to_sql(m, dialect=dialect)
+
+
 def test_postgres_text():
-    """Postgres is not run here: its statement casts to double precision and rounds as numeric."""
+    """Postgres's statement casts to double precision and rounds as numeric."""
     sql = to_sql(model("kinds"), dialect="postgres")
     assert "DOUBLE PRECISION" in sql and "typeof(" not in sql and "TRY_CAST" not in sql
     assert "'true' THEN '1'" in sql          # a 0/1 value column may be a boolean
