@@ -242,6 +242,12 @@ def test_expression_terms_and_bad_arguments_are_refused():
                           max_size=2, min_size=2, time_limit=5)
     with pytest.raises(rf.SettingsError, match=r"np\.log\(x1 \+ 1\)"):
         to_sql(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = rf.risk_score("y ~ threshold(np.log(x1 + 1), grid=3) + flag", df, max_size=2, min_size=2, time_limit=5)
+    assert any(it.kind == "interval" and it.variable is None for it in t.scorecard.items)
+    with pytest.raises(rf.SettingsError, match=r"threshold\(np\.log"):
+        to_sql(t)
     good = model("thresholds")
     with pytest.raises(rf.SettingsError, match="dialect"):
         to_sql(good, dialect="oracle")

@@ -185,6 +185,8 @@ def _condition_scores(entries, limit: int = 5000):
 
 def _factors(it, design, what: str) -> list:
     if it.kind == "interval":
+        if it.variable is None:    # a threshold of an expression (threshold(np.log(x)))
+            raise SettingsError(_refusal(what, it))
         for end in (it.lower, it.upper):
             if end is not None and not math.isfinite(float(end)):
                 raise DataError(f"the item `{it.label}` has a non-finite cut {end!r}.")
@@ -193,10 +195,7 @@ def _factors(it, design, what: str) -> list:
     parts = [] if rule is None else (list(rule.parts) if rule.kind == "product" else [rule])
     if rule is None or rule.kind == "expression" or not parts or any(
             p.kind not in ("le", "level", "linear") or p.variable is None for p in parts):
-        raise SettingsError(
-            f"{what} cannot express the term `{it.term}` (item `{it.label}`): it is an expression only the "
-            "formula's Python code computes, and an export evaluates no code. Put the computed value in a data "
-            "column and refit with that column in the formula.")
+        raise SettingsError(_refusal(what, it))
     out = []
     for p in parts:
         if p.kind == "le":
@@ -212,6 +211,12 @@ def _factors(it, design, what: str) -> list:
         else:
             out.append(Factor("linear", _name(p.variable, it)))
     return out
+
+
+def _refusal(what: str, it) -> str:
+    return (f"{what} cannot express the term `{it.term}` (item `{it.label}`): it is an expression only the "
+            "formula's Python code computes, and an export evaluates no code. Put the computed value in a data "
+            "column and refit with that column in the formula.")
 
 
 def _name(variable, it) -> str:
