@@ -29,6 +29,7 @@ from .netbenefit import NetBenefitScore
 from .netbenefit.improve import improve_aunbc
 from .reports.decision_curve import DecisionCurve, decision_curve
 from .counterfactuals import Counterfactuals, Reasons
+from . import export
 
 __version__ = "0.1.0.dev0"
 
@@ -44,7 +45,7 @@ __all__ = [
     "equalized_odds", "score_balance", "risk_parity", "calibration_within_groups", "fairness_path",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
     "SizePath", "from_json", "plots", "Counterfactuals", "Reasons",
-    "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc",
+    "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc", "export",
 ]
 
 

@@ -1,4 +1,5 @@
-"""Command line: ``riskformula fit FORMULA --data FILE`` prints the summary of the fitted score."""
+"""Command line: ``riskformula fit FORMULA --data FILE`` prints the summary of the fitted score;
+``riskformula export MODEL.json --to html|sql|pmml`` writes a saved score where it is used."""
 
 from __future__ import annotations
 
@@ -115,11 +116,59 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="print a status line to stderr every 10 s while the search runs "
                           "(default: only when stderr is a terminal)")
+    ex = sub.add_parser("export", help="write a saved score (JSON) as a calculator page, SQL or PMML",
+                        description="Write a saved risk score where it is used: a self-contained calculator page "
+                                    "(html), a SELECT that scores a table (sql), or a PMML 4.4 Scorecard (pmml). "
+                                    "Reading the model never runs code.")
+    ex.add_argument("model", help="the model's JSON file (saved with `riskformula fit ... --json FILE` or "
+                                  "RiskScore.to_json())")
+    ex.add_argument("--to", required=True, choices=("html", "sql", "pmml"), help="what to write")
+    ex.add_argument("--out", metavar="FILE", help="write to FILE (default: standard output)")
+    ex.add_argument("--table", default="data", help="sql: the table to score (default: data)")
+    ex.add_argument("--dialect", default="sqlite", choices=("sqlite", "duckdb", "postgres"),
+                    help="sql: the SQL dialect (default: sqlite)")
+    ex.add_argument("--title", help="html: the page title (default: the formula)")
     return ap
+
+
+def _export(args) -> int:
+    from .io import from_json
+    try:
+        if args.out:
+            _check_output(args.out, "--out")
+        path = Path(args.model)
+        if not path.is_file():
+            raise DataError(f"no model file {args.model!r}; save one with `riskformula fit ... --json FILE`.")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise DataError(f"could not read the model file {args.model!r}: {e}") from None
+        model = from_json(text)
+        from . import export
+        if args.to == "html":
+            out = export.to_html_calculator(model, title=args.title)
+        elif args.to == "sql":
+            out = export.to_sql(model, table=args.table, dialect=args.dialect)
+        else:
+            out = export.to_pmml(model)
+    except RiskFormulaError as e:
+        print(f"riskformula: error: {e}", file=sys.stderr)
+        return 1
+    if args.out:
+        try:
+            Path(args.out).write_text(out, encoding="utf-8")
+        except OSError as e:
+            print(f"riskformula: error: could not write {args.out!r}: {e}", file=sys.stderr)
+            return 1
+    else:
+        print(out)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "export":
+        return _export(args)
     from .fit import risk_score
     try:
         if args.json:

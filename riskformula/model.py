@@ -503,6 +503,29 @@ class RiskScore:
         from .io import to_json
         return to_json(self, indent=indent)
 
+    def to_sql(self, table="data", *, dialect: str = "sqlite", **options) -> str:
+        """A ``SELECT`` that scores ``table`` where it lives: ``score`` and ``risk`` from the raw
+        columns (NULL for a row ``predict`` would refuse); see :func:`riskformula.export.to_sql`.
+
+        Examples
+        --------
+        >>> pd.read_sql(m.to_sql("patients", keep=["id"]), con)  # doctest: +SKIP
+        """
+        from .export import to_sql
+        return to_sql(self, table, dialect=dialect, **options)
+
+    def to_pmml(self, path=None, **options) -> str:
+        """The score as a PMML 4.4 ``Scorecard`` with reason codes (written to ``path`` when given);
+        see :func:`riskformula.export.to_pmml`."""
+        from .export import to_pmml
+        return to_pmml(self, path, **options)
+
+    def to_html_calculator(self, path=None, *, title: str | None = None) -> str:
+        """A self-contained calculator page (one HTML file, no network): the card, inputs, total
+        score and risk, certificate and provenance; see :func:`riskformula.export.to_html_calculator`."""
+        from .export import to_html_calculator
+        return to_html_calculator(self, path, title=title)
+
     def card(self, kind: str = "text") -> str:
         """The score card and the score-to-risk table, ready to print or paste.
 
