@@ -2,7 +2,9 @@
 
 Identical predictor rows are collapsed once, keeping the total weight of positive and of
 negative outcomes per row.  The loss is exactly the same as on the raw data, and for
-binary predictors the number of rows drops by orders of magnitude.
+binary predictors the number of rows drops by orders of magnitude.  The collapse
+(:func:`distinct_rows`) packs each row into one integer key and groups the keys by hashing, so
+its time and memory grow with the rows once and with the distinct rows otherwise.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import pandas as pd
 from scipy.special import expit
 
 
@@ -48,14 +51,12 @@ class LogisticLoss:
     """
 
     def __init__(self, X, y, weights=None, positive_weight: float = 1.0, scale: float = 1.0):
-        X = np.asarray(X, dtype=float)
         y = np.asarray(y).astype(bool)
-        n = X.shape[0]
+        n = len(y)
         w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
         self.n_raw = n
         self.total_weight = float(w.sum())
-        uniq, inverse = np.unique(X, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
+        uniq, inverse = distinct_rows(X)  # X is read in its own dtype, never copied whole
         m = uniq.shape[0]
         self.w_pos = np.bincount(inverse, weights=w * y, minlength=m) * positive_weight
         self.w_neg = np.bincount(inverse, weights=w * ~y, minlength=m)
@@ -175,6 +176,137 @@ class LogisticLoss:
         r = -self.w_pos * expit(-s) + self.w_neg * expit(s)
         g = self._norm * (self.Z.T @ r)
         return val, (g / self.scale if self.scale != 1.0 else g)
+
+
+#: values per block when the columns are read block by block of rows (1 MB of int64)
+_BLOCK = 1 << 17
+#: integer columns whose values span fewer than this many integers are coded as value − min
+_SMALL_RANGE = 1 << 20
+#: packed keys stay below this, so key · radix + code never overflows an int64
+_KEY_LIMIT = 1 << 62
+
+
+def _dense(key: np.ndarray) -> tuple[np.ndarray, int]:
+    """``key`` as codes 0..k−1 in the order of its values (hashing, then sorting the k distinct
+    values only), and k."""
+    codes, values = pd.factorize(key, sort=True)
+    return codes.astype(np.int64, copy=False), len(values)
+
+
+def distinct_rows(X) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``X`` (float, in lexicographic order) and the index of each row of
+    ``X`` among them: what ``np.unique(X, axis=0, return_inverse=True)`` returns on float data,
+    with -0.0 and 0.0 equal (and written 0.0).
+
+    Each column gets an order-preserving integer code: value − min for integer values spanning
+    fewer than 2²⁰ integers (binary and count columns; read block by block, in the array's own
+    dtype), the rank among the column's distinct values otherwise (hashing).  The codes of
+    consecutive columns are packed into one int64 key, most significant first, while the product
+    of their ranges stays below 2⁶²; longer rows are packed in several such keys, each replaced by
+    its rank among its distinct values (at most n) before the next is appended.  The packing is
+    exact (two rows share a key only when they are equal), and the keys sort as the rows do, so
+    the distinct keys, sorted, are the distinct rows in lexicographic order.  Time is a few passes
+    over the data plus hashing n keys; memory is a few int64 vectors of length n plus the
+    distinct rows, where ``np.unique(..., axis=0)`` sorts whole rows (copies of the data and a
+    comparison of up to d fields per step).  Data with NaN keep ``np.unique``'s answer.
+    """
+    X = np.asarray(X)
+    if X.dtype.kind == "b":
+        X = X.view(np.uint8)
+    elif X.dtype.kind not in "iuf":
+        X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"`X` must be a 2-d array; got {X.ndim} dimension(s).")
+    n, d = X.shape
+    if n == 0 or d == 0:
+        uniq, inverse = np.unique(np.asarray(X, dtype=float), axis=0, return_inverse=True)
+        return uniq, inverse.ravel()
+    lo, hi, whole, has_nan = _column_ranges(X)
+    if has_nan:  # NaN never equals itself: leave the meaning of such rows to np.unique
+        uniq, inverse = np.unique(np.asarray(X, dtype=float), axis=0, return_inverse=True)
+        return uniq, inverse.ravel()
+    # the radix and code of each column: value − lo for small integer ranges, else its rank
+    small = [bool(whole[j]) and int(hi[j]) - int(lo[j]) < _SMALL_RANGE for j in range(d)]
+    ranks = {}
+    radix = []
+    for j in range(d):
+        if small[j]:
+            radix.append(int(hi[j]) - int(lo[j]) + 1)
+        else:
+            ranks[j] = _dense(X[:, j] + 0.0 if X.dtype.kind == "f" else X[:, j])
+            radix.append(ranks[j][1])
+    # consecutive columns whose ranges multiply to less than the limit share one key
+    segments, start, product = [], 0, 1
+    for j in range(d):
+        if product * radix[j] >= _KEY_LIMIT and j > start:
+            segments.append((start, j))
+            start, product = j, 1
+        product *= radix[j]
+    segments.append((start, d))
+    if len(segments) > 1 and n >= 1 << 31:  # the pairing of two ranks could overflow an int64
+        uniq, inverse = np.unique(np.asarray(X, dtype=float), axis=0, return_inverse=True)
+        return uniq, inverse.ravel()
+    key = None
+    for a, b in segments:
+        seg = _segment_key(X, a, b, small, lo, radix, ranks)
+        if key is None:
+            key = seg
+            continue
+        # both ranks are below n, so their pairing is below n² < 2⁶² (n < 2³¹)
+        key, _ = _dense(key)
+        seg, k_seg = _dense(seg)
+        key *= k_seg
+        key += seg
+    inverse, m = _dense(key)
+    del key
+    # one row of X for each distinct key (any of them: they are equal)
+    at = np.empty(m, dtype=np.intp)
+    at[inverse] = np.arange(n, dtype=np.intp)
+    uniq = X[at].astype(float) + 0.0  # + 0.0 writes -0.0 as 0.0
+    return uniq, inverse.astype(np.intp, copy=False)
+
+
+def _column_ranges(X: np.ndarray):
+    """Per column of ``X``: the least and the greatest value, whether every value is a finite
+    whole number; and whether ``X`` holds a NaN.  Read block by block (rows are contiguous)."""
+    d = X.shape[1]
+    if X.dtype.kind in "iu":
+        return X.min(axis=0), X.max(axis=0), np.ones(d, dtype=bool), False
+    lo, hi = np.full(d, np.inf), np.full(d, -np.inf)
+    whole = np.ones(d, dtype=bool)
+    rows = max(_BLOCK // d, 64)
+    for i in range(0, X.shape[0], rows):
+        block = X[i:i + rows]
+        np.minimum(lo, block.min(axis=0), out=lo)  # a NaN makes both NaN
+        np.maximum(hi, block.max(axis=0), out=hi)
+        whole &= (block == np.rint(block)).all(axis=0)
+    return lo, hi, whole & np.isfinite(lo) & np.isfinite(hi), bool(np.isnan(lo).any())
+
+
+def _segment_key(X, a, b, small, lo, radix, ranks) -> np.ndarray:
+    """The packed int64 key of columns a..b−1 (the first most significant)."""
+    n = X.shape[0]
+    mult = np.ones(b - a, dtype=np.int64)
+    for j in range(b - 2, a - 1, -1):
+        mult[j - a] = mult[j - a + 1] * radix[j + 1]
+    key = np.zeros(n, dtype=np.int64)
+    cols = [j for j in range(a, b) if small[j]]
+    if cols:
+        c = slice(a, b) if len(cols) == b - a else np.asarray(cols)
+        weight = mult[np.asarray(cols) - a]
+        if X.dtype.kind == "f":  # whole numbers within 2²⁰ of the least: the difference is exact
+            base = lo[cols]
+            codes = lambda block: (block - base).astype(np.int64)  # noqa: E731
+        else:  # in int64, wrapping as uint64 beyond 2⁶³ does: the difference (< 2²⁰) is exact
+            base = np.asarray(lo[cols]).astype(np.int64)
+            codes = lambda block: block.astype(np.int64) - base  # noqa: E731
+        rows = max(_BLOCK // len(cols), 64)
+        for i in range(0, n, rows):
+            key[i:i + rows] = codes(X[i:i + rows, c]) @ weight
+    for j in range(a, b):
+        if not small[j]:
+            key += ranks[j][0] * mult[j - a]
+    return key
 
 
 def real_intercepts(w_pos: np.ndarray, w_neg: np.ndarray, S: np.ndarray, lo: float, hi: float,
