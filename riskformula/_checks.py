@@ -48,7 +48,8 @@ def check_range(name: str, value) -> tuple[int, int]:
     try:
         lo, hi = value
     except (TypeError, ValueError):
-        raise SettingsError(f"`{name}` must be a (low, high) pair of integers such as (-5, 5); got {value!r}.") from None
+        raise SettingsError(f"`{name}` must be a (low, high) pair of integers such as (-5, 5); "
+                            f"got {value!r}.") from None
     for v in (lo, hi):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not float(v).is_integer():
             raise SettingsError(f"`{name}` must hold integers (points are whole numbers); got {value!r}.")

@@ -19,7 +19,8 @@ from . import _checks as v
 from . import _progress
 from ._threads import check_n_jobs, one_blas_thread
 from .design import build_design
-from .errors import DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError, warn_caller
+from .errors import (DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError,
+                     warn_caller)
 from .model import FitSettings, RiskScore
 from .fairness import FairnessConstraint
 from .problem import LogisticLoss, build_problem

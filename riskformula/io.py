@@ -272,7 +272,8 @@ def _model(doc: dict, trusted: bool, user_context: dict) -> RiskScore:
     lam = card.design_points()
     lo, hi = settings.intercept_range
     if "net_benefit" not in doc and not lo - 1e-9 <= lam[0] <= hi + 1e-9:
-        raise _doc.fail("$.card.intercept", f"the fitted intercept ({lam[0]:g}, the card's intercept plus its threshold "
+        raise _doc.fail("$.card.intercept",
+                        f"the fitted intercept ({lam[0]:g}, the card's intercept plus its threshold "
                         f"terms' top intervals) must lie in the intercept range [{lo:g}, {hi:g}] searched",
                         card.intercept)
     model = RiskScore(design, lam, report, settings, loss=training.pop("loss"), training=TrainingSummary(**training),
@@ -284,7 +285,7 @@ def _model(doc: dict, trusted: bool, user_context: dict) -> RiskScore:
     from .counterfactuals.profile import TrainingProfile
     model.profile = TrainingProfile.from_dict(_profile(doc.get("profile")))
     if "net_benefit" in doc:
-        from .netbenefit.model import NetBenefitFit, NetBenefitScore
+        from .netbenefit.model import NetBenefitScore
         return NetBenefitScore.from_risk_score(model, _net_benefit(doc["net_benefit"]))
     return model
 
@@ -313,7 +314,8 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
         if kind == "interval":
             t = thresholds.get(term)
             if t is None:
-                raise _doc.fail(path + ".term", "an interval must belong to a threshold() or cut() term of the design", term)
+                raise _doc.fail(path + ".term", "an interval must belong to a threshold() or cut() term of the design",
+                                term)
             lb, ub = settings.threshold_ranges.get(term, (-5, 5))
             if not lb <= points <= ub:
                 raise _doc.fail(path + ".points", f"the points of {term}'s intervals must lie in [{lb}, {ub}]", points)
@@ -362,8 +364,8 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
         s = _doc.obj(s, path)
         how = _doc.field(s, "how", path)
         if how not in ("rows", "box") or term not in value_terms:
-            raise _doc.fail(path, "expected {\"how\": \"rows\" or \"box\", \"values\": ...} for a value term of the card",
-                            how)
+            raise _doc.fail(path, "expected {\"how\": \"rows\" or \"box\", \"values\": ...} "
+                            "for a value term of the card", how)
         rows = _doc.array(_doc.field(s, "values", path), path + ".values", 64 if how == "rows" else MAX_ITEMS)
         table = [[_doc.number(x, path + ".values") for x in _doc.array(r, path + ".values", MAX_ITEMS)] for r in rows]
         width = value_terms[term]
@@ -433,7 +435,8 @@ def _settings(s: dict, design) -> FitSettings:
         na_action=na, constraints=constraints,
         factors_as_one=_doc.boolean(s.get("factors_as_one", False), f"{path}.factors_as_one"),
         threshold_ranges=ranges, size_groups=tuple(groups), threshold_candidates=candidates,
-        absolute_gap_tolerance=_doc.number(s.get("absolute_gap_tolerance", 0.0), f"{path}.absolute_gap_tolerance", lo=0),
+        absolute_gap_tolerance=_doc.number(s.get("absolute_gap_tolerance", 0.0), f"{path}.absolute_gap_tolerance",
+                                           lo=0),
         scales=scales, real_intercept=_doc.boolean(s.get("real_intercept", False), f"{path}.real_intercept"))
 
 
@@ -577,8 +580,10 @@ def _profile(p):
     for part in _doc.array(p.get("partitions", []), path + ".partitions", 10_000):
         for c in _doc.array(part, path + ".partitions", 10_000):
             _doc.text(c, path + ".partitions")
-    names = [_doc.text(x, path + ".term_names") for x in _doc.array(p.get("term_names", []), path + ".term_names", MAX_ITEMS)]
-    mean = [_doc.number(x, path + ".term_mean") for x in _doc.array(p.get("term_mean", []), path + ".term_mean", MAX_ITEMS)]
+    names = [_doc.text(x, path + ".term_names")
+             for x in _doc.array(p.get("term_names", []), path + ".term_names", MAX_ITEMS)]
+    mean = [_doc.number(x, path + ".term_mean")
+            for x in _doc.array(p.get("term_mean", []), path + ".term_mean", MAX_ITEMS)]
     cov = [[_doc.number(x, path + ".term_cov") for x in _doc.array(r, path + ".term_cov", MAX_ITEMS)]
            for r in _doc.array(p.get("term_cov", []), path + ".term_cov", MAX_ITEMS)]
     if len(mean) != len(names) or len(cov) != len(names) or any(len(r) != len(names) for r in cov):

@@ -218,7 +218,8 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
         notes.append(msg[0].upper() + msg[1:])
         warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
     notes.insert(0, "Test metrics on each held-out fold; mean ± sd over folds (sd with ddof 1). AUC counts "
-                    "tied scores as 1/2; CAL is the calibration error by score of Ustun & Rudin (2019); loss is the mean log loss.")
+                    "tied scores as 1/2; CAL is the calibration error by score of Ustun & Rudin (2019); "
+                    "loss is the mean log loss.")
     if design.dropped:
         notes.append(f"{design.dropped:,d} row(s) with missing values were dropped before the folds were made.")
     fold_of = pd.Series(fold + 1, index=rows, name="fold")
@@ -276,7 +277,8 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
     try:
         sizes = sorted({v.check_int("sizes", s, minimum=0) for s in sizes})
     except TypeError:
-        raise SettingsError(f"`sizes` must be an iterable of whole numbers such as range(1, 6); got {sizes!r}.") from None
+        raise SettingsError(f"`sizes` must be an iterable of whole numbers such as range(1, 6); "
+                            f"got {sizes!r}.") from None
     if not sizes:
         raise SettingsError("`sizes` is empty; give at least one size, e.g. sizes=[3].")
     min_size = fit_args.get("min_size", 0)

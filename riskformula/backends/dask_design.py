@@ -168,7 +168,8 @@ def _prototype(meta: pd.DataFrame, meta_nonempty: pd.DataFrame, facts: dict) -> 
         vals = [vals[i % len(vals)] for i in range(rows)]
         if isinstance(dtype, pd.CategoricalDtype):
             cats = facts["categories"].get(c) or list(dtype.categories)
-            if dtype.categories is not None and len(dtype.categories) and "__UNKNOWN_CATEGORIES__" not in dtype.categories:
+            if (dtype.categories is not None and len(dtype.categories)
+                    and "__UNKNOWN_CATEGORIES__" not in dtype.categories):
                 cats = list(dtype.categories)
             out[c] = pd.Categorical(vals, categories=cats, ordered=dtype.ordered)
         else:
@@ -448,7 +449,8 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
         ctx = {**user_context, "threshold": hook.function} if hooked else user_context
         if na_action == "drop" and facts["complete"] == 0:
             raise DataError("no complete rows remain after dropping missing values.")
-        spec = build_design(formula, proto, na_action="raise", event=event, context=ctx, prune_cuts=prune_cuts, check_values=False).spec
+        spec = build_design(formula, proto, na_action="raise", event=event, context=ctx, prune_cuts=prune_cuts,
+                            check_values=False).spec
         exact = tuple(spec.variables)
         if set(exact) <= set(used) and (na_action == "raise" or not facts["na"] or set(exact) == set(used)):
             break
@@ -474,7 +476,8 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
         presets = {key: _threshold_state(tables[key], t["k"], t["grid"], prune_cuts) for key, t in hook.terms.items()}
         final = _ThresholdHook(presets)
         spec = build_design(formula, proto, na_action="raise", event=event,
-                            context={**user_context, "threshold": final.function}, prune_cuts=prune_cuts, check_values=False).spec
+                            context={**user_context, "threshold": final.function}, prune_cuts=prune_cuts,
+                            check_values=False).spec
     # predict must see the formula functions, not the stand-in used while learning the encoding
     spec = spec.update(context=stored_context)
     job.spec, job.columns = spec.model_spec, tuple(spec.columns)

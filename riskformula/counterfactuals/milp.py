@@ -113,7 +113,7 @@ class CounterfactualMILP:
             m.order = pyo.Constraint(range(K - 1), rule=lambda m, k: m.costk[k] <= m.costk[k + 1] + 1e-9)
         obj = sum(m.costk[k] for k in range(K))
 
-        pairs = [(k, l) for k in range(K) for l in range(k + 1, K)]
+        pairs = [(k, j) for k in range(K) for j in range(k + 1, K)]
         if pairs:
             m.P = pyo.Set(initialize=pairs, dimen=2)
         if pairs and diversity in ("features", "values", "soft"):
@@ -123,25 +123,26 @@ class CounterfactualMILP:
             # u = 1 only if exactly one of the pair changes the feature (eq. 10, the two upper bounds
             # suffice: u is only ever pushed up)
             m.u = pyo.Var(m.P, m.F, bounds=(0, 1))
-            m.u1 = pyo.Constraint(m.P, m.F, rule=lambda m, k, l, b, i: m.u[k, l, b, i] <= m.a[k, b, i] + m.a[l, b, i])
-            m.u2 = pyo.Constraint(m.P, m.F, rule=lambda m, k, l, b, i: m.u[k, l, b, i] <= 2 - m.a[k, b, i] - m.a[l, b, i])
+            m.u1 = pyo.Constraint(m.P, m.F, rule=lambda m, k, j, b, i: m.u[k, j, b, i] <= m.a[k, b, i] + m.a[j, b, i])
+            m.u2 = pyo.Constraint(m.P, m.F,
+                                  rule=lambda m, k, j, b, i: m.u[k, j, b, i] <= 2 - m.a[k, b, i] - m.a[j, b, i])
             if diversity == "soft":
-                obj = obj - diversity_weight * sum(m.u[k, l, b, i] for (k, l) in pairs for b, i in feats)
+                obj = obj - diversity_weight * sum(m.u[k, j, b, i] for (k, j) in pairs for b, i in feats)
             else:
-                m.div = pyo.Constraint(m.P, rule=lambda m, k, l: sum(m.u[k, l, b, i] for b, i in feats) >= 1)
+                m.div = pyo.Constraint(m.P, rule=lambda m, k, j: sum(m.u[k, j, b, i] for b, i in feats) >= 1)
         if pairs and diversity == "values":
             # eq. 12: a feature both change never takes the same region in both
             region = [(b, i, c) for b, i in feats for c in range(len(blocks[b].features[i].candidates))]
             takes = {(b, i, c): [o for o in by_block[b] if blocks[b].options[o][i] == c] for b, i, c in region}
             m.R = pyo.Set(initialize=region, dimen=3)
-            m.vals = pyo.Constraint(m.P, m.R, rule=lambda m, k, l, b, i, c: sum(
-                m.z[k, b, o] + m.z[l, b, o] for o in takes[b, i, c]) <= 1 if takes[b, i, c] else pyo.Constraint.Skip)
+            m.vals = pyo.Constraint(m.P, m.R, rule=lambda m, k, j, b, i, c: sum(
+                m.z[k, b, o] + m.z[j, b, o] for o in takes[b, i, c]) <= 1 if takes[b, i, c] else pyo.Constraint.Skip)
         if pairs and diversity in ("distinct", "soft"):
-            # the answers differ in some region: some option taken by k and not by l
+            # the answers differ in some region: some option taken by k and not by j
             m.e = pyo.Var(m.P, m.O, bounds=(0, 1))
-            m.e1 = pyo.Constraint(m.P, m.O, rule=lambda m, k, l, b, o: m.e[k, l, b, o] <= m.z[k, b, o])
-            m.e2 = pyo.Constraint(m.P, m.O, rule=lambda m, k, l, b, o: m.e[k, l, b, o] <= 1 - m.z[l, b, o])
-            m.dis = pyo.Constraint(m.P, rule=lambda m, k, l: sum(m.e[k, l, b, o] for b, o in self.opts) >= 1)
+            m.e1 = pyo.Constraint(m.P, m.O, rule=lambda m, k, j, b, o: m.e[k, j, b, o] <= m.z[k, b, o])
+            m.e2 = pyo.Constraint(m.P, m.O, rule=lambda m, k, j, b, o: m.e[k, j, b, o] <= 1 - m.z[j, b, o])
+            m.dis = pyo.Constraint(m.P, rule=lambda m, k, j: sum(m.e[k, j, b, o] for b, o in self.opts) >= 1)
 
         self.closeness = closeness > 0 and L is not None
         if self.closeness:
@@ -215,7 +216,8 @@ class CounterfactualMILP:
         res.solution_loader.load_vars()
         gap = 0.0
         if res.best_objective_bound is not None and res.best_feasible_objective:
-            gap = abs(res.best_feasible_objective - res.best_objective_bound) / max(1e-9, abs(res.best_feasible_objective))
+            gap = (abs(res.best_feasible_objective - res.best_objective_bound)
+                   / max(1e-9, abs(res.best_feasible_objective)))
         sols = [self._solution(inst, k) for k in range(self.K)]
         return MilpResult("optimal" if tc == "optimal" else "time_limit", sols, gap)
 

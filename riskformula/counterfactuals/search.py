@@ -389,7 +389,8 @@ def _infeasible_reason(inst, reach, K, max_changes, n_features, risk_at, target_
         limits.append(", ".join(f"{k} only {v}s" for k, v in applied["directions"].items()))
     lim = f" ({'; '.join(limits)})" if limits else ""
     if max_changes is not None and K < n_features:
-        head = f"changing at most {K} actionable feature{'s' if K != 1 else ''}{lim} the {word} reachable score is {_n(best)}"
+        head = (f"changing at most {K} actionable feature{'s' if K != 1 else ''}{lim} "
+                f"the {word} reachable score is {_n(best)}")
     else:
         head = f"changing every actionable feature{lim} the {word} reachable score is {_n(best)}"
     risk = float(risk_at(best))

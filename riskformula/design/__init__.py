@@ -13,4 +13,5 @@ from .rules import OutcomeRule, Rule
 from .terms import TermResolver
 from .formula import build_design, split_formula
 
-__all__ = ["DesignSpec", "DesignMatrix", "Rule", "OutcomeRule", "TermResolver", "build_design", "split_formula", "check_frame"]
+__all__ = ["DesignSpec", "DesignMatrix", "Rule", "OutcomeRule", "TermResolver", "build_design", "split_formula",
+           "check_frame"]

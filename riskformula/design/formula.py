@@ -44,7 +44,8 @@ def split_formula(formula: str) -> tuple[str, str]:
         raise FormulaError(f"`formula` needs an outcome on the left of '~', like 'y ~ x1 + x2'; got {formula!r}.")
     lhs, rhs = formula[:pos].strip(), formula[pos + 1:].strip()
     if not rhs:
-        raise FormulaError(f"`formula` has no terms on the right of '~': {formula!r}. Use 'y ~ 1' for an intercept-only score.")
+        raise FormulaError(f"`formula` has no terms on the right of '~': {formula!r}. "
+                           "Use 'y ~ 1' for an intercept-only score.")
     return lhs, rhs
 
 
@@ -193,7 +194,8 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     outcome_name = m.group(1) if bare else re.sub(r"^I\((.*)\)$", r"\1", lhs)
     raw = frame[m.group(1)] if bare else pd.DataFrame(mm.lhs).iloc[:, 0]
     if not bare and pd.DataFrame(mm.lhs).shape[1] != 1:
-        raise FormulaError(f"the left side of {formula!r} must give one column; it gives {list(pd.DataFrame(mm.lhs).columns)}.")
+        raise FormulaError(f"the left side of {formula!r} must give one column; "
+                           f"it gives {list(pd.DataFrame(mm.lhs).columns)}.")
     ev = _event_of(pd.Series(raw), outcome_name, event)
     y = (pd.Series(raw).to_numpy() == ev).astype(int)
     if has_thresholds:

@@ -279,14 +279,16 @@ def rule_from_dict(d, where: str) -> Rule:
 
 def outcome_from_dict(d, where: str) -> OutcomeRule:
     if isinstance(d, dict) and set(d) - {"variable", "op", "value"}:
-        raise DataError(f"{where}: unknown field(s) {sorted(set(d) - {'variable', 'op', 'value'})[:3]} in the outcome rule.")
+        raise DataError(f"{where}: unknown field(s) {sorted(set(d) - {'variable', 'op', 'value'})[:3]} "
+                        "in the outcome rule.")
     if not isinstance(d, dict) or not isinstance(d.get("variable"), str) or not d["variable"]:
         raise DataError(f"{where}: the outcome rule needs the outcome's data column as \"variable\"; got {_short(d)}.")
     op = d.get("op")
     if op is not None and op not in _COMPARE:
         raise DataError(f"{where}: the outcome comparison must be one of {list(_COMPARE)}; got {_short(op)}.")
     if op is not None and not _is_level(d.get("value")):
-        raise DataError(f"{where}: the outcome is compared with a string, number or boolean; got {_short(d.get('value'))}.")
+        raise DataError(f"{where}: the outcome is compared with a string, number or boolean; "
+                        f"got {_short(d.get('value'))}.")
     return OutcomeRule(d["variable"], op, d.get("value") if op is not None else None)
 
 

@@ -104,7 +104,8 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
         categories[v] = tuple(levels)
     for i, r in enumerate(rules):
         for part in (r.parts if r.kind == "product" else (r,)):
-            if part.kind == "level" and (part.variable not in categories or part.value not in categories[part.variable]):
+            if part.kind == "level" and (part.variable not in categories
+                                         or part.value not in categories[part.variable]):
                 raise _doc.fail(f"$.design.columns[{i}].rule", f"the level is not one of the variable's categories "
                                 f"({short_levels(categories.get(part.variable))})", part.value)
     thresholds = _thresholds_from_json(des, names, rules)
@@ -181,7 +182,8 @@ def _thresholds_from_json(des: dict, names: list, rules: list) -> list:
                 raise _doc.fail(path + ".columns", "expected design columns of this term only", c)
             r = rules[j]
             if r.kind == "le" and (r.variable != variable or r.value != cut):
-                raise _doc.fail(path + ".columns", f"the column {c!r} must be the cut {variable} ≤ {cut:g}", r.to_dict())
+                raise _doc.fail(path + ".columns", f"the column {c!r} must be the cut {variable} ≤ {cut:g}",
+                                r.to_dict())
             if r.kind not in ("le", "expression"):
                 raise _doc.fail(path + ".columns", f"the column {c!r} must be a cut", r.to_dict())
             seen.add(j)

@@ -226,7 +226,8 @@ class DesignSpec:
         if self.outcome_rule is not None:
             col = data[self.outcome_rule.variable]
             if col.isna().any():
-                raise DataError(f"the outcome `{self.outcome}` has {int(col.isna().sum())} missing value(s) in these data.")
+                raise DataError(f"the outcome `{self.outcome}` has {int(col.isna().sum())} missing value(s) "
+                                "in these data.")
             raw = self.outcome_rule.values(plain_strings(data[[self.outcome_rule.variable]]))
         else:
             if self.lhs_model_spec is None:

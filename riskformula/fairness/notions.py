@@ -49,7 +49,7 @@ from scipy.special import expit, logit
 
 from ..errors import SettingsError
 from ..problem.constraints import Constraint
-from .groups import (NOTION_STRATA, RATE_NAMES, SMALL_GROUP, data_groups, disparity, group_column, group_labels,
+from .groups import (NOTION_STRATA, RATE_NAMES, data_groups, disparity, group_column, group_labels,
                      group_rates, sorted_groups, stratum_name, strata, warn_small_groups)
 
 __all__ = ["FairnessConstraint", "GroupParity", "MeanParity", "ScoreBalance", "statistical_parity",

@@ -209,7 +209,8 @@ class RiskParity(MeanParity):
         rows = []
         for g in sorted_groups(groups[mask]):
             m = mask & _is(groups, g)
-            rows.append((where, _AMONG[self.among], g, float(w[m].sum()), 0.0, float(np.average(risk[m], weights=w[m]))))
+            rows.append((where, _AMONG[self.among], g, float(w[m].sum()), 0.0,
+                         float(np.average(risk[m], weights=w[m]))))
         return pd.DataFrame(rows, columns=["stratum", "kind", "group", "n", "positives", "rate"])
 
     def assess(self, model, data, weights=None) -> list[dict]:

@@ -106,7 +106,8 @@ def decision_grid(thresholds=None, weights=None) -> DecisionGrid:
     try:
         w = np.asarray(weights, dtype=float).ravel()
     except (TypeError, ValueError):
-        raise SettingsError(f"`decision_weights` must be numbers, one per decision threshold; got {weights!r}.") from None
+        raise SettingsError(f"`decision_weights` must be numbers, one per decision threshold; "
+                            f"got {weights!r}.") from None
     if w.size != p.size:
         raise SettingsError(f"`decision_weights` has {w.size} value(s) but there are {p.size} decision "
                             "thresholds; give one weight per threshold (the default thresholds are "

@@ -18,8 +18,8 @@ with a finite decimal resolution δ (every value a multiple of 10^-k, k ≤ 6) g
 which the solver's tolerances could not tell ``s ≥ T`` from ``s ≥ T − γ``; otherwise
 :attr:`NetBenefitMilp.exact` is False and the fit does not use the program (with γ = 0 it would
 be a relaxation whose bound is the trivial one, perfect separation). The big-M constants are per
-row, from the row's score range under the coefficient bounds and the size limit. The solver is any pyomo solver; HiGHS through
-``appsi_highs`` (the default) takes the local-search score as a warm start.
+row, from the row's score range under the coefficient bounds and the size limit. The solver is any pyomo solver;
+HiGHS through ``appsi_highs`` (the default) takes the local-search score as a warm start.
 """
 
 from __future__ import annotations

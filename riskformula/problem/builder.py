@@ -251,9 +251,11 @@ class ProblemBuilder:
             if b.get("chain"):  # the run's unary rows (below) link it exactly, and tighter
                 continue
             m_down = cut[i] - e_lo[i]  # z = 1 ⇒ e ≥ cut:  e − M↓·z ≥ cut − M↓
-            p.rows.append(LinearRow({**coefs, z: -m_down}, lower=cut[i] - m_down, name=f"{b['name']}[{i}]: z = 1 ⇒ met"))
+            p.rows.append(LinearRow({**coefs, z: -m_down}, lower=cut[i] - m_down,
+                                    name=f"{b['name']}[{i}]: z = 1 ⇒ met"))
             m_up = e_hi[i] - cut[i] + eps[i]  # z = 0 ⇒ e ≤ cut − margin:  e − M↑·z ≤ cut − margin
-            p.rows.append(LinearRow({**coefs, z: -m_up}, upper=cut[i] - eps[i], name=f"{b['name']}[{i}]: z = 0 ⇒ missed"))
+            p.rows.append(LinearRow({**coefs, z: -m_up}, upper=cut[i] - eps[i],
+                                    name=f"{b['name']}[{i}]: z = 0 ⇒ missed"))
         if b.get("chain"):
             ProblemBuilder._chain(p, b, e_lo, e_hi)
 
@@ -266,7 +268,8 @@ class ProblemBuilder:
         for r in range(0, E.shape[0], L):
             zs = [lay.aux(b["start"] + r + i) for i in range(L)]
             for i in range(L - 1):
-                p.rows.append(LinearRow({zs[i + 1]: 1.0, zs[i]: -1.0}, upper=0.0, name=f"{b['name']}[{r + i}]: in order"))
+                p.rows.append(LinearRow({zs[i + 1]: 1.0, zs[i]: -1.0}, upper=0.0,
+                                        name=f"{b['name']}[{r + i}]: in order"))
             coefs = {lay.intercept: float(E[r, 0]), **{lay.lam(j): float(v) for j, v in enumerate(E[r, 1:]) if v != 0}}
             base = float(cut[r]) - 1.0
             m_down = max(base - float(e_lo[r]), 0.0)

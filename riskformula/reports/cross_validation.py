@@ -51,7 +51,8 @@ class CrossValidation(render.Rendered):
     def summary_frame(self) -> pd.DataFrame:
         """Mean, standard deviation (ddof 1), min and max over folds of the main metrics."""
         f = self.folds[_SUMMARISED].astype(float)
-        return pd.DataFrame({"mean": f.mean(), "sd": f.std(ddof=1), "min": f.min(), "max": f.max()}).rename_axis("metric")
+        return (pd.DataFrame({"mean": f.mean(), "sd": f.std(ddof=1), "min": f.min(), "max": f.max()})
+                .rename_axis("metric"))
 
     def to_frame(self) -> pd.DataFrame:
         """The per-fold table (a copy)."""

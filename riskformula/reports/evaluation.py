@@ -415,7 +415,8 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
         # a list is not a column name; m.fairness(by=[...]) forms intersectional groups, this does not
         raise SettingsError(f"`by` takes one column name here; got {by!r}. For groups of several columns, "
                             "combine them into one first, e.g. data.assign(group=data['a'].astype(str) + ', ' + "
-                            "data['b'].astype(str)) and by='group', or audit the rates with m.fairness(data, by=[...]).")
+                            "data['b'].astype(str)) and by='group', or audit the rates with "
+                            "m.fairness(data, by=[...]).")
     if is_dask_frame(data):
         from ..backends.dask_scoring import evaluate_dask
         return evaluate_dask(model, data, by=by, thresholds=thresholds)

@@ -123,9 +123,11 @@ class FairnessAudit(render.Rendered):
         d = self.differences
         diffs = pd.DataFrame({
             "rate": d["metric"], "bounded by": d["notion"],
-            "lowest": [f"{render.fmt_percent(a) if m != 'observed / expected events' else render.fmt_fixed(a, 2)} ({_label(g)})"
+            "lowest": [f"{render.fmt_percent(a) if m != 'observed / expected events' else render.fmt_fixed(a, 2)} "
+                       f"({_label(g)})"
                        if a == a else "NA" for a, g, m in zip(d["lowest"], d["lowest_group"], d["metric"])],
-            "highest": [f"{render.fmt_percent(a) if m != 'observed / expected events' else render.fmt_fixed(a, 2)} ({_label(g)})"
+            "highest": [f"{render.fmt_percent(a) if m != 'observed / expected events' else render.fmt_fixed(a, 2)} "
+                        f"({_label(g)})"
                         if a == a else "NA" for a, g, m in zip(d["highest"], d["highest_group"], d["metric"])],
             "difference": [render.fmt_fixed(x, 3) for x in d["difference"]],
             "ratio": [render.fmt_fixed(x, 3) for x in d["ratio"]]})
@@ -264,7 +266,8 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
     if reference is not None:
         reference = tuple(reference) if isinstance(reference, list) else reference
         if not any(_eq(reference, g) for g in levels):
-            raise SettingsError(f"`reference={reference!r}` is not a group of {list(cols)}; the groups are {levels[:20]}.")
+            raise SettingsError(f"`reference={reference!r}` is not a group of {list(cols)}; "
+                                f"the groups are {levels[:20]}.")
     rows = []
     for g in levels:
         m = _mask(groups, g)

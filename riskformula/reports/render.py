@@ -222,7 +222,9 @@ def check_kind(kind) -> str:
 def _escape_cells(df: pd.DataFrame, kind: str, index: bool) -> pd.DataFrame:
     """``df`` with its text cells, column names (and index labels) escaped for ``kind``; numbers
     stay numbers, so ``floatfmt`` still formats them."""
-    esc = (lambda v: escape(v, kind, cell=True) if isinstance(v, str) else v)
+    def esc(v):
+        return escape(v, kind, cell=True) if isinstance(v, str) else v
+
     # column by column: DataFrame.map needs pandas 2.1
     out = df.apply(lambda col: col.map(esc)).rename(columns=lambda c: escape(str(c), kind, cell=True))
     if index:

@@ -26,7 +26,8 @@ class SizePath(render.Rendered):
     table : DataFrame
         One row per size limit (columns :data:`PATH_COLUMNS`): ``size`` is the limit, ``terms``
         the number of terms the optimum uses (can be smaller when another term does not lower
-        the loss); ``scale`` its score scale; ``loss``, ``auc``, ``cal`` on the training rows, or on ``newdata`` when given.
+        the loss); ``scale`` its score scale; ``loss``, ``auc``, ``cal`` on the training rows, or on
+        ``newdata`` when given.
         Ready for :func:`riskformula.plots.plot_size_path`.
     models : dict of int to RiskScore
         The model of each size limit.

@@ -65,7 +65,8 @@ def _scale_table_display(model) -> pd.DataFrame | None:
     return pd.DataFrame({
         "scale": [f"{m:g}" + (" (added)" if a else "") for m, a in zip(t["scale"], t["added"])],
         "best objective": [num(v, False) for v in t["objective"]],
-        "lower bound": [num(v, st not in ("best", "stopped", "not started")) for v, st in zip(t["lower_bound"], t["status"])],
+        "lower bound": [num(v, st not in ("best", "stopped", "not started"))
+                        for v, st in zip(t["lower_bound"], t["status"])],
         "nodes": [f"{n:,d}" for n in t["nodes"]],
         "status": t["status"]})
 

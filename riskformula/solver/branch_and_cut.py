@@ -297,7 +297,8 @@ class BranchAndCut:
         ``initial``), the root's cutting planes and heuristics, and the root node.
 
         The root's cutting planes stop after :attr:`root_budget` seconds (a quarter of the time
-        limit unless set) and its heuristics after :attr:`root_heuristic_budget`, counted from ``started`` (default now)."""
+        limit unless set) and its heuristics after :attr:`root_heuristic_budget`, counted from ``started``
+        (default now)."""
         p = self.p
         t0 = time.perf_counter() if started is None else float(started)
         self.t0 = t0
@@ -561,7 +562,8 @@ class BranchAndCut:
             if it % 50 == 49:
                 self._heuristic(center, center_alpha)  # an incumbent early, to judge tailing off by
             w = self.root_tail_window
-            if it >= 50 and history[-1] - history[-1 - w] < self.root_tail_fraction * (self._ceiling() - history[-1]) < math.inf:
+            if it >= 50 and (history[-1] - history[-1 - w]
+                             < self.root_tail_fraction * (self._ceiling() - history[-1]) < math.inf):
                 break  # the last rounds closed little of the gap: branching does better now
             lp.add_cut(lam, f, g)
             if self.keep_root_cuts:
@@ -578,7 +580,8 @@ class BranchAndCut:
             iterates.append((center, center_alpha))
         iterates.reverse()  # the best relaxed points first
         # how far the bound stopped below the best relaxed point: the relaxation's least value lies between
-        self.root_relaxation_gap = (center_val - bound) / max(abs(center_val), 1e-12) if center is not None else math.inf
+        self.root_relaxation_gap = ((center_val - bound) / max(abs(center_val), 1e-12) if center is not None
+                                    else math.inf)
         return bound, iterates
 
     def _root_time(self) -> float:

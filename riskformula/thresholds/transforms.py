@@ -102,7 +102,8 @@ def threshold(x, k=1, grid=None, _state=None, _context=None):
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
             raise FormulaError(f"threshold(..., k=) must be a whole number of cuts ≥ 1; got k={k!r}.")
         if grid is not None and (isinstance(grid, bool) or not isinstance(grid, numbers.Integral) or grid < 1):
-            raise FormulaError(f"threshold(..., grid=) must be a whole number of candidate cuts ≥ 1; got grid={grid!r}.")
+            raise FormulaError(f"threshold(..., grid=) must be a whole number of candidate cuts ≥ 1; "
+                               f"got grid={grid!r}.")
         v = _values(x, "threshold")
         if _context is not None and PROBE in _context:
             # first pass (variables, missing values, outcome): a single dummy column and no stored state

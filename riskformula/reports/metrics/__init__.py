@@ -21,12 +21,13 @@ The modules follow those topics: :mod:`.losses`, :mod:`.discrimination`,
 0.875
 """
 
-from .calibration import (MAX_DISTINCT_SCORES, SCORE_BINS, CalibrationResult, HosmerLemeshowResult,
+from .calibration import (MAX_DISTINCT_SCORES as MAX_DISTINCT_SCORES, SCORE_BINS as SCORE_BINS,
+                          CalibrationResult, HosmerLemeshowResult,
                           cal_by_score, calibration_intercept_slope, expected_calibration_error,
                           hosmer_lemeshow, reliability_table, score_groups)
-from .decision import PAPER_THRESHOLDS, aunbc, net_benefit
+from .decision import PAPER_THRESHOLDS as PAPER_THRESHOLDS, aunbc, net_benefit
 from .discrimination import AUCResult, auc, auc_ci, roc_curve
-from .losses import EPS, brier_score, log_loss
+from .losses import EPS as EPS, brier_score, log_loss
 
 __all__ = [
     "AUCResult",

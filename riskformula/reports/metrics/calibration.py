@@ -218,8 +218,8 @@ def hosmer_lemeshow(y, risk, groups: int = 10, weights=None) -> HosmerLemeshowRe
     * otherwise rows are put into ``groups`` quantile groups of predicted risk that never
       split tied risks (so slightly fewer groups can result).
 
-    ``df = G - 2`` for ``G`` groups used; frequency ``weights`` count rows. With fewer than 3 groups the test is undefined: the
-    statistic is still returned but ``p_value`` is NaN and a ``CalibrationWarning`` is issued.
+    ``df = G - 2`` for ``G`` groups used; frequency ``weights`` count rows. With fewer than 3 groups the test is
+    undefined: the statistic is still returned but ``p_value`` is NaN and a ``CalibrationWarning`` is issued.
 
     Examples
     --------
