@@ -628,7 +628,7 @@ def _net_benefit(d):
                   "search", "band_rows", "band_row_events"), path)
     _doc.number(_doc.field(d, "value", path), path + ".value")
     _doc.number(_doc.field(d, "c0", path), path + ".c0", 0)
-    _doc.text(_doc.field(d, "solver", path), path + ".solver", empty=True)
+    _doc.text(_doc.field(d, "solver", path), path + ".solver", optional=True, empty=True)  # None: local search only
     if len(_doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000)) != len(p):
         raise _doc.fail(path + ".cutoffs", "expected one score cut-off per decision threshold", len(d["cutoffs"]))
     for c in _doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000):
