@@ -8,7 +8,6 @@ import json
 import random
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import riskformula as rf

@@ -4,7 +4,6 @@ fairness API's errors, warnings, summary and JSON round trip."""
 from __future__ import annotations
 
 import json
-import warnings
 
 import numpy as np
 import pandas as pd

@@ -3,7 +3,6 @@ term kind and threshold shape, fitted or loaded from its document."""
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pandas as pd

@@ -144,4 +144,3 @@ def test_public_old_paths_need_no_warning():
         from riskformula.constraints import Constraint as C, at_most, sign  # noqa: F401
         from riskformula.thresholds import candidate_cuts, cut, levels, threshold  # noqa: F401
     assert C is Constraint and at_most is rf.at_most and threshold is rf.threshold
-    m = rf.risk_score("y ~ x", pd.DataFrame({"x": [0, 1, 0, 1, 1], "y": [0, 1, 0, 0, 1]}), time_limit=5)

@@ -267,8 +267,8 @@ def provenance(model) -> list:
     return lines
 
 
-from .sql import to_sql  # the formats read the helpers above
-from .pmml import to_pmml
+from .sql import to_sql  # noqa: E402  (the formats read the helpers above)
+from .pmml import to_pmml  # noqa: E402
 
 
 def to_html_calculator(model, path=None, **options) -> str:

@@ -150,7 +150,8 @@ def _attributes(ch, entries, plan) -> None:
         for lo, up in zip(ends[:-1], ends[1:]):
             pts = sum(int(e.item.points) for e in entries if e.item.lower == lo and e.item.upper == up)
             a = _sub(ch, "Attribute", partialScore=_num(pts))
-            conds = ([("greaterThan", lo)] if lo is not None else []) + ([("lessOrEqual", up)] if up is not None else [])
+            conds = (([("greaterThan", lo)] if lo is not None else [])
+                     + ([("lessOrEqual", up)] if up is not None else []))
             parent = _sub(a, "CompoundPredicate", booleanOperator="and") if len(conds) == 2 else a
             for op, c in conds:
                 _sub(parent, "SimplePredicate", field=var, operator=op, value=_num(c))
