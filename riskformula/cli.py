@@ -1,5 +1,16 @@
-"""Command line: ``riskformula fit FORMULA --data FILE`` prints the summary of the fitted score;
-``riskformula export MODEL.json --to html|sql|pmml`` writes a saved score where it is used."""
+"""Command line: fit a score, use a saved one, and write it where it is used.
+
+* ``riskformula fit FORMULA --data FILE [--json MODEL.json]`` prints the summary of the fitted score;
+* ``riskformula card MODEL.json`` prints a saved score's card and score-to-risk table;
+* ``riskformula predict MODEL.json --data FILE`` writes the rows with their ``score`` and ``risk``;
+* ``riskformula evaluate MODEL.json --data FILE`` prints calibration and discrimination on the rows;
+* ``riskformula export MODEL.json --to html|sql|pmml`` writes a calculator page, SQL or PMML.
+
+Exit codes: 0 success; 1 a data or model error (the message says which); 2 a usage error (a
+misspelt option, an argument out of range); 3 with ``fit --strict`` when the search stopped before
+proving optimality (the score and its gap are still printed).  Warnings are one line on stderr.
+Reading a saved model never runs code.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +24,9 @@ import pandas as pd
 
 from .datasets import _AVAILABLE, load_dataset
 from .errors import DataError, RiskFormulaError, SettingsError
+
+#: exit codes
+OK, DATA_ERROR, USAGE_ERROR, NOT_CERTIFIED = 0, 1, 2, 3
 
 
 def _read(path: str) -> pd.DataFrame:
@@ -78,8 +92,17 @@ def _stdout_to_stderr():
             os.close(saved)
 
 
+def _version() -> str:
+    from . import __version__
+    return f"riskformula {__version__}"
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="riskformula", description="Certified-optimal integer risk scores.")
+    ap = argparse.ArgumentParser(prog="riskformula", description="Certified-optimal integer risk scores.",
+                                 epilog="Exit codes: 0 success, 1 data or model error, 2 usage error, "
+                                        "3 (fit --strict) not proven optimal. `riskformula COMMAND -h` for "
+                                        "a command's options.")
+    ap.add_argument("--version", action="version", version=_version())
     sub = ap.add_subparsers(dest="command", required=True)
     fit = sub.add_parser("fit", help="fit a risk score and print its summary")
     fit.add_argument("formula", help="R-style formula, e.g. 'y ~ age + C(sex)' or 'y ~ .'")
@@ -109,13 +132,35 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--decision-thresholds", type=float, nargs="+", metavar="P",
                      help="net benefit only: risks at which a decision is taken (default 0.1 0.2 ... 0.9)")
     fit.add_argument("--event", help="outcome level that counts as the event")
-    fit.add_argument("--na-action", choices=("raise", "drop"), default="raise")
-    fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text")
+    fit.add_argument("--na-action", choices=("raise", "drop"), default="raise",
+                     help="rows with missing values in the formula's columns: refuse them (default) or drop them")
+    fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text",
+                     help="how to print the summary (default text)")
+    fit.add_argument("--min-size", type=int, default=0, help="fewest terms with nonzero points (default 0)")
+    fit.add_argument("--node-limit", type=int, metavar="N", help="stop the search after N nodes")
+    fit.add_argument("--weights", metavar="COLUMN", help="a column of sample weights")
+    fit.add_argument("--strict", action="store_true",
+                     help="exit with status 3 when the search stops before proving optimality")
     fit.add_argument("--json", metavar="FILE", help="also save the model as JSON")
     fit.add_argument("--verbose", action="store_true", help="print the solver log (to stderr)")
     fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="print a status line to stderr every 10 s while the search runs "
                           "(default: only when stderr is a terminal)")
+    card = sub.add_parser("card", help="print a saved score's card and score-to-risk table")
+    card.add_argument("model", help="the model's JSON file")
+    card.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text",
+                      help="how to print it (default text)")
+    for name, what in (("predict", "write the rows of a CSV with each row's score and risk"),
+                       ("evaluate", "print calibration and discrimination of a saved score on a CSV")):
+        cmd = sub.add_parser(name, help=what)
+        cmd.add_argument("model", help="the model's JSON file")
+        cmd.add_argument("--data", required=True, help="CSV (or Parquet) file, or a bundled data set's name")
+        if name == "predict":
+            cmd.add_argument("--out", metavar="FILE", help="write the CSV to FILE (default: standard output)")
+        else:
+            cmd.add_argument("--by", metavar="COLUMN", help="also per group of this column")
+            cmd.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text",
+                             help="how to print the report (default text)")
     ex = sub.add_parser("export", help="write a saved score (JSON) as a calculator page, SQL or PMML",
                         description="Write a saved risk score where it is used: a self-contained calculator page "
                                     "(html), a SELECT that scores a table (sql), or a PMML 4.4 Scorecard (pmml). "
@@ -131,19 +176,73 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _export(args) -> int:
+def _load(name: str):
+    """The saved model in file ``name`` (never runs code: see :func:`riskformula.from_json`)."""
     from .io import from_json
+    path = Path(name)
+    if not path.is_file():
+        raise DataError(f"no model file {name!r}; save one with `riskformula fit ... --json FILE`.")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"could not read the model file {name!r}: {e}") from None
+    return from_json(text)
+
+
+def _error(e: RiskFormulaError) -> int:
+    print(f"riskformula: error: {e}", file=sys.stderr)
+    return USAGE_ERROR if isinstance(e, SettingsError) else DATA_ERROR
+
+
+@contextlib.contextmanager
+def _one_line_warnings():
+    """Warnings as one line each on stderr (``riskformula: warning: ...``), not Python's two lines
+    that quote the source line of the script that called."""
+    import warnings
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"riskformula: warning: {message}", file=sys.stderr)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
+
+
+def _use(args) -> int:
+    """``card``, ``predict`` and ``evaluate`` with a saved model."""
+    try:
+        model = _load(args.model)
+        if args.command == "card":
+            print(model.card(args.format))
+            return OK
+        if args.command == "predict" and args.out:
+            _check_output(args.out, "--out")
+        data = _read(args.data)
+        if args.command == "predict":
+            out = data.assign(score=model.score(data), risk=model.predict(data))
+            text = out.to_csv(index=False)
+            if args.out:
+                Path(args.out).write_text(text, encoding="utf-8")
+            else:
+                sys.stdout.write(text)
+            return OK
+        print(model.evaluate(data, by=args.by).render(args.format))
+    except RiskFormulaError as e:
+        return _error(e)
+    except OSError as e:
+        print(f"riskformula: error: {e}", file=sys.stderr)
+        return DATA_ERROR
+    return OK
+
+
+def _export(args) -> int:
     try:
         if args.out:
             _check_output(args.out, "--out")
-        path = Path(args.model)
-        if not path.is_file():
-            raise DataError(f"no model file {args.model!r}; save one with `riskformula fit ... --json FILE`.")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise DataError(f"could not read the model file {args.model!r}: {e}") from None
-        model = from_json(text)
+        model = _load(args.model)
         from . import export
         if args.to == "html":
             out = export.to_html_calculator(model, title=args.title)
@@ -152,8 +251,7 @@ def _export(args) -> int:
         else:
             out = export.to_pmml(model)
     except RiskFormulaError as e:
-        print(f"riskformula: error: {e}", file=sys.stderr)
-        return 1
+        return _error(e)
     if args.out:
         try:
             Path(args.out).write_text(out, encoding="utf-8")
@@ -167,8 +265,15 @@ def _export(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command == "export":
-        return _export(args)
+    with _one_line_warnings():
+        if args.command == "export":
+            return _export(args)
+        if args.command in ("card", "predict", "evaluate"):
+            return _use(args)
+        return _fit(args)
+
+
+def _fit(args) -> int:
     from .fit import risk_score
     try:
         if args.json:
@@ -180,19 +285,20 @@ def main(argv: list[str] | None = None) -> int:
                                absolute_gap_tolerance=args.absolute_gap_tolerance, event=args.event,
                                na_action=args.na_action, verbose=args.verbose, progress=args.progress,
                                scale=args.scale, real_intercept=args.real_intercept, objective=args.objective,
-                               n_jobs=args.n_jobs,
-                               decision_thresholds=args.decision_thresholds)
+                               n_jobs=args.n_jobs, decision_thresholds=args.decision_thresholds,
+                               min_size=args.min_size, node_limit=args.node_limit, weights=args.weights)
     except RiskFormulaError as e:
-        print(f"riskformula: error: {e}", file=sys.stderr)
-        return 2
+        return _error(e)
     print(model.summary().render(args.format))
     if args.json:
         try:
             Path(args.json).write_text(model.to_json())
         except OSError as e:  # e.g. a full disk: checked paths can still fail to write
             print(f"riskformula: error: could not save the model to {args.json!r}: {e}", file=sys.stderr)
-            return 1
-    return 0
+            return DATA_ERROR
+    if args.strict and model.status != "optimal":
+        return NOT_CERTIFIED
+    return OK
 
 
 if __name__ == "__main__":

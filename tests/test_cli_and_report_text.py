@@ -46,8 +46,9 @@ def csv(data, tmp_path):
     return str(path)
 
 
-def _fails(capsys, argv, *fragments):
-    assert main(argv) == 2
+def _fails(capsys, argv, *fragments, code=1):
+    """The command fails with one line on stderr and exit code ``code`` (1: data, 2: usage)."""
+    assert main(argv) == code
     out, err = capsys.readouterr()
     assert out == ""  # nothing fitted, nothing printed
     assert err.startswith("riskformula: error: ") and "Traceback" not in err
@@ -63,8 +64,8 @@ def test_json_into_a_missing_folder_fails_before_fitting(csv, tmp_path, capsys, 
         raise AssertionError("the fit ran before the output path was checked")
     monkeypatch.setattr("riskformula.fit.risk_score", no_fit)
     target = tmp_path / "missing" / "m.json"
-    _fails(capsys, ["fit", "y ~ x1", "--data", csv, "--json", str(target)], "--json", "does not exist")
-    _fails(capsys, ["fit", "y ~ x1", "--data", csv, "--json", str(tmp_path)], "is a folder")
+    _fails(capsys, ["fit", "y ~ x1", "--data", csv, "--json", str(target)], "--json", "does not exist", code=2)
+    _fails(capsys, ["fit", "y ~ x1", "--data", csv, "--json", str(tmp_path)], "is a folder", code=2)
 
 
 def test_json_is_still_written(csv, tmp_path, capsys):
@@ -102,7 +103,7 @@ def test_python_m_runs_the_cli(csv):
     assert ok.returncode == 0 and "usage: riskformula" in ok.stdout
     bad = subprocess.run([sys.executable, "-m", "riskformula", "fit", "y ~ x1", "--data", csv + ".missing"],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
-    assert bad.returncode == 2 and bad.stderr.startswith("riskformula: error: no file")
+    assert bad.returncode == 1 and bad.stderr.startswith("riskformula: error: no file")
 
 
 # ---- 4, 5. plots ---------------------------------------------------------------------------

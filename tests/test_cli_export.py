@@ -59,3 +59,45 @@ def test_bad_model_files_exit_1_with_one_line(tmp_path, capsys):
     assert main(["export", str(expr), "--to", "sql"]) == 1
     assert "trusted=True" in capsys.readouterr().err
     json.loads(m.to_json())  # the document itself is fine; only loading it untrusted is refused
+
+
+# --- the rest of the round trip: fit -> save -> card / predict / evaluate ---------------------
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"riskformula {rf.__version__}"
+
+
+def test_fit_save_card_predict_evaluate(tmp_path, capsys):
+    df = rf.load_dataset("breastcancer")
+    data, model = tmp_path / "bc.csv", tmp_path / "m.json"
+    df.to_csv(data, index=False)
+    assert main(["fit", "Benign ~ .", "--data", str(data), "--max-size", "2", "--min-size", "2", "--time-limit", "10",
+                 "--no-progress", "--json", str(model)]) == 0
+    m = rf.from_json(model.read_text())
+    assert m.size == 2
+    capsys.readouterr()
+    assert main(["card", str(model), "--format", "markdown"]) == 0
+    assert capsys.readouterr().out.strip() == m.card("markdown").strip()
+    out = tmp_path / "scored.csv"
+    assert main(["predict", str(model), "--data", str(data), "--out", str(out)]) == 0
+    scored = pd.read_csv(out, float_precision="round_trip")
+    assert list(scored.columns) == [*df.columns, "score", "risk"]
+    np.testing.assert_allclose(scored["risk"], m.predict(df), rtol=1e-15)
+    assert main(["evaluate", str(model), "--data", str(data)]) == 0
+    assert "AUC" in capsys.readouterr().out
+    # a data error is exit 1 with one line, nothing on stdout
+    assert main(["predict", str(model), "--data", str(tmp_path / "none.csv")]) == 1
+    got = capsys.readouterr()
+    assert got.out == "" and got.err.count("\n") == 1
+
+
+def test_strict_fit_flags_an_unproven_score_and_warnings_are_one_line(tmp_path, capsys):
+    argv = ["fit", "Benign ~ .", "--data", "breastcancer", "--max-size", "5", "--node-limit", "2",
+            "--time-limit", "10", "--no-progress"]
+    assert main(argv) == 0  # the score and its gap are printed; the status is in the report
+    err = capsys.readouterr().err
+    assert err.startswith("riskformula: warning: stopped at the node limit") and err.count("\n") == 1
+    assert main([*argv, "--strict"]) == 3
+    assert main(["fit", "Benign ~ .", "--data", "breastcancer", "--n-jobs", "0"]) == 2  # a usage error
