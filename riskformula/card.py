@@ -262,8 +262,9 @@ def value_supports(design, X: np.ndarray, points: np.ndarray) -> dict:
         if design.rules and all(design.rules[j].kind == "level" for j in cols):
             continue  # a factor's levels: its contributions are its points and 0
         # the term's items in card order are its columns in design order
+        from .problem.loss import distinct_rows
         sub = X[:, cols]
-        rows = np.unique(sub, axis=0) if len(sub) else sub
+        rows = distinct_rows(sub)[0] if len(sub) else sub
         if len(rows) <= MAX_SUPPORT_ROWS:
             out[term] = ("rows", rows)
         else:

@@ -147,12 +147,18 @@ class RiskScore:
 
         The training rows are scored from the training design matrix, not encoded again: the same
         numbers as ``evaluate(model, rows)``, without a second pass through the formula."""
+        from .problem.loss import distinct_rows
         from .reports.evaluation import evaluate_arrays
         rows = data.loc[design.index]
         score = self.scorecard.matrix_of_design(design.X) @ self.scorecard.points
+        # the report depends on each row's (outcome, score) only: evaluated on the distinct pairs,
+        # weighted by their number of rows (the same report; a fraction of the work on large data)
+        pairs, inverse = distinct_rows(np.column_stack([score, design.y]))
+        counts = np.bincount(inverse, minlength=len(pairs)).astype(float)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.training_evaluation = evaluate_arrays(self, design.y, self._risk_at(score), score)
+            self.training_evaluation = evaluate_arrays(self, pairs[:, 1], self._risk_at(pairs[:, 0]), pairs[:, 0],
+                                                       weights=counts)
         from .counterfactuals.profile import TrainingProfile
         try:
             self.profile = TrainingProfile.from_data(self, rows, X=design.X)
