@@ -1,6 +1,6 @@
 """Limits on big data: does ``time_limit`` bound the whole fit, and how far above the data does memory go?
 
-Two tables (issue 41), every configuration in a fresh process:
+Two tables, every configuration in a fresh process:
 
 * **time**: the wall time of the ``rf.risk_score`` call over its ``time_limit`` (target ≤ 1.2) on
   every path: the logistic loss on 10⁶ rows × 20 binary columns (``y ~ .``, size ≤ 5), the same with

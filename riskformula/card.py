@@ -20,7 +20,6 @@ intercept is the card's, with nothing kept aside.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,10 +146,6 @@ class ScoreCard:
         return np.array([it.points for it in self.items], dtype=float)
 
     @property
-    def labels(self) -> list:
-        return [it.label for it in self.items]
-
-    @property
     def read_columns(self) -> list:
         """Design column positions the items read."""
         return sorted({j for it in self.items for j in it.columns if j is not None})
@@ -270,7 +265,3 @@ def value_supports(design, X: np.ndarray, points: np.ndarray) -> dict:
         else:
             out[term] = ("box", np.column_stack([sub.min(axis=0), sub.max(axis=0)]))
     return out
-
-
-def finite(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
