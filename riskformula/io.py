@@ -355,9 +355,12 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
             raise _doc.fail(path + ".kind", "expected \"interval\", \"level\" or \"value\"", kind)
     support = {}
     sup = _doc.obj(_doc.field(d, "support", "$.card"), "$.card.support")
+    # a term with a value item needs its training support for all its items (one pass: a card may
+    # hold thousands of items)
+    with_values = {it.term for it in items if it.kind == "value"}
     value_terms: dict = {}
     for it in items:
-        if it.kind == "value" or (it.kind == "level" and any(o.kind == "value" for o in items if o.term == it.term)):
+        if it.term in with_values:
             value_terms[it.term] = value_terms.get(it.term, 0) + 1
     for term, s in sup.items():
         path = f"$.card.support[{term!r}]"
