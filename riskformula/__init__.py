@@ -6,7 +6,7 @@
 >>> print(m.summary())  # doctest: +SKIP
 """
 
-from .problem.constraints import (at_least, at_most, implies, max_thresholds, not_both, one_variable,
+from .problem.constraints import (at_least, at_most, implies, max_thresholds, max_variables, not_both, one_variable,
                                   risk_at_least, risk_at_most, sign)
 from .datasets import list_datasets, load_dataset, synthetic_thresholds
 from .errors import (DataError, FormulaError, InfeasibleProblemError, OptimalityGapWarning,
@@ -37,7 +37,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset", "list_datasets",
     "synthetic_thresholds",
-    "sign", "at_most", "at_least", "not_both", "implies", "one_variable", "max_thresholds",
+    "sign", "at_most", "at_least", "not_both", "implies", "one_variable", "max_thresholds", "max_variables",
     "risk_at_least", "risk_at_most", "threshold", "cut",
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
     "SolverError", "SearchLimitError", "RiskFormulaWarning", "OptimalityGapWarning", "SmallGroupWarning",

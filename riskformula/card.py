@@ -8,7 +8,8 @@ intercept, a score scale and the score → risk map::
 Items read the data through the design's declarative rules (:mod:`riskformula.design.rules`):
 
 * ``interval`` — ``lower < x ≤ upper`` (either end open) of a ``threshold()``/``cut()`` term: 1 for
-  the rows in it; a term's intervals partition the line, and those without points are left off;
+  the rows in it; a fitted card has one item per cut with points, ``x ≤ c`` or ``x > c`` (so a
+  term's items may overlap, and a row's points from the term are the sum of those it meets);
 * ``level`` — ``x == level`` of a categorical variable (its reference level has no item);
 * ``value`` — the value of a numeric variable (points per unit), of an interaction, or of an
   expression the formula computes.
@@ -23,8 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from .thresholds import levels as threshold_levels
 
 __all__ = ["Item", "ScoreCard"]
 
@@ -76,14 +75,15 @@ class ScoreCard:
 
     # --- from fitted points -------------------------------------------------------------
     @classmethod
-    def from_points(cls, design, lam: np.ndarray, threshold_ranges: dict, scale: float, support: dict,
+    def from_points(cls, design, lam: np.ndarray, scale: float, support: dict, lower, upper,
                     real_intercept: bool = False) -> "ScoreCard":
-        """The card of fitted points ``lam`` (intercept first, then one per design column): each
-        threshold term's interval points (the top interval's points, which the fit keeps in the
-        intercept, moved onto the card) and every other column with points."""
+        """The card of fitted points ``lam`` (intercept first, then one per design column): one item
+        per threshold cut with points (``x ≤ c`` with δ points or ``x > c`` with −δ, the intercept
+        taking δ, whichever lies in the term's range: ``lower``/``upper`` are the point bounds
+        per design column) and one per other column with points."""
         points = np.round(np.asarray(lam[1:], float)).astype(int)
         by_col = {j: t for t in design.thresholds for j in t.columns}
-        items, shift, done = [], 0.0, set()
+        items, shift, done = [], 0, set()
         for j, col in enumerate(design.columns):
             t = by_col.get(j)
             if t is None:
@@ -97,47 +97,37 @@ class ScoreCard:
             if t.term in done:
                 continue
             done.add(t.term)
-            lb, ub = threshold_ranges.get(t.term, (-5, 5))
-            chosen, lv, top = threshold_levels(points[list(t.columns)], lb, ub)
-            shift += top
-            cuts = [t.cuts[i] for i in chosen]
-            cols = [t.columns[i] for i in chosen]
-            # the data column the intervals compare; None for a threshold of an expression
+            # the data column the cuts compare; None for a threshold of an expression
             variable = t.variable if design.rules and design.rules[t.columns[0]].kind == "le" else None
-            for r, p in enumerate(lv if chosen else []):
-                if p == 0:
-                    continue
-                items.append(Item(label=t.condition(r, chosen), term=t.term, kind="interval", points=int(p),
-                                  variable=variable, lower=float(cuts[r - 1]) if r > 0 else None,
-                                  upper=float(cuts[r]) if r < len(cuts) else None,
-                                  columns=(cols[r] if r < len(cols) else None, cols[r - 1] if r > 0 else None)))
-        base = float(lam[0]) - shift
-        intercept = base if real_intercept else int(round(float(lam[0]))) - int(round(shift))
+            for label, p, i, above in t.items(points, lower, upper):
+                c, jc = float(t.cuts[i]), t.columns[i]
+                if above:
+                    shift += p
+                    items.append(Item(label=label, term=t.term, kind="interval", points=p, variable=variable,
+                                      lower=c, upper=None, columns=(None, jc)))
+                else:
+                    items.append(Item(label=label, term=t.term, kind="interval", points=p, variable=variable,
+                                      lower=None, upper=c, columns=(jc, None)))
+        intercept = float(lam[0]) - shift if real_intercept else int(round(float(lam[0]))) - shift
         return cls(design=design, items=tuple(items), intercept=intercept, scale=float(scale), support=support)
 
     def design_points(self) -> np.ndarray:
-        """The fitted points per design column, intercept first, that give this card: each threshold
-        term's intervals back as points on its cut columns (the top interval's points in the
-        intercept).  The inverse of :meth:`from_points`."""
+        """The fitted points per design column, intercept first, that give this card: an interval
+        ``lower < x ≤ upper`` is ``1[x ≤ upper] − 1[x ≤ lower]`` (an open upper end: 1).  The
+        inverse of :meth:`from_points`."""
         lam = np.zeros(len(self.design.columns) + 1)
         lam[0] = self.intercept
-        by_term: dict = {}
         for it in self.items:
-            if it.kind == "interval":
-                by_term.setdefault(it.term, []).append(it)
-            else:
+            if it.kind != "interval":
                 lam[1 + it.columns[0]] += it.points
-        for term, items in by_term.items():
-            t = next(t for t in self.design.thresholds if t.term == term)
-            cuts = sorted({c for it in items for c in (it.lower, it.upper) if c is not None})
-            col_of = {float(c): j for c, j in zip(t.cuts, t.columns)}
-            level = [0] * (len(cuts) + 1)
-            for it in items:
-                r = 0 if it.lower is None else cuts.index(it.lower) + 1
-                level[r] = it.points
-            lam[0] += level[-1]
-            for r, c in enumerate(cuts):
-                lam[1 + col_of[c]] = level[r] - level[r + 1]
+                continue
+            up, lo = it.columns
+            if up is None:
+                lam[0] += it.points
+            else:
+                lam[1 + up] += it.points
+            if lo is not None:
+                lam[1 + lo] -= it.points
         return lam
 
     # --- facts --------------------------------------------------------------------------
@@ -164,9 +154,7 @@ class ScoreCard:
         for term, items in self.terms().items():
             pts = np.array([it.points for it in items], float)
             if items[0].kind == "interval":
-                cuts = {c for it in items for c in (it.lower, it.upper) if c is not None}
-                zero = [0.0] if len(items) < len(cuts) + 1 else []
-                out.append(np.unique(np.concatenate([pts, zero])))
+                out.append(np.unique(interval_points(items)))
             elif all(it.kind == "level" for it in items):
                 out.append(np.unique(np.concatenate([pts, [0.0]])))
             else:
@@ -241,6 +229,18 @@ class ScoreCard:
             items.append(d)
         support = {t: {"how": how, "values": np.asarray(v, float).tolist()} for t, (how, v) in self.support.items()}
         return {"intercept": self.intercept, "scale": self.scale, "items": items, "support": support}
+
+
+def interval_points(items) -> np.ndarray:
+    """The points a row gets from one term's interval items, in each region between their ends
+    (lowest first): the items may overlap (``x > 40`` and ``x > 60`` both hold for 70)."""
+    cuts = sorted({c for it in items for c in (it.lower, it.upper) if c is not None})
+    out = np.zeros(len(cuts) + 1)
+    for it in items:
+        lo = 0 if it.lower is None else cuts.index(it.lower) + 1  # first region above the lower end
+        hi = len(cuts) if it.upper is None else cuts.index(it.upper)  # last region at or below the upper end
+        out[lo:hi + 1] += it.points
+    return out
 
 
 def value_supports(design, X: np.ndarray, points: np.ndarray) -> dict:

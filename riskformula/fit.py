@@ -24,7 +24,7 @@ from .errors import (DataError, InfeasibleProblemError, OptimalityGapWarning, Se
 from .model import FitSettings, RiskScore
 from .fairness import FairnessConstraint
 from .problem import LogisticLoss, build_problem
-from .problem.constraints import RiskBound, check_constraints
+from .problem.constraints import OneVariable, RiskBound, check_constraints
 from .problem.training import TrainingRows
 from .reports.render import fmt_gap
 from .solver import BranchAndCut
@@ -69,7 +69,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         that do not fit in memory (``dd.read_parquet(...)``; the design is built and collapsed
         to weighted distinct rows partition by partition, see
         :mod:`riskformula.backends.dask_design`; ``weights`` must then name a column).
-    max_size, min_size : limits on the number of terms with nonzero points.
+    max_size, min_size : limits on the number of items on the card (design columns with nonzero
+        points: each cut of a ``threshold()``, each level of a factor, each numeric term); bound
+        the number of variables the card reads with the constraint ``rf.max_variables(m)``.
     coef_range : integer ``(low, high)`` for every term's points, or a dict keyed by design column,
         label, formula term or variable (``{"default": (-5, 5), "age": (0, 3), "C(sex)": (0, 2)}``;
         the same names as ``initial`` and the constraints, see :mod:`riskformula.design.terms`).
@@ -107,8 +109,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     context : extra names (functions, constants) the formula may use.
     constraints : operational constraints from :mod:`riskformula.constraints`, e.g.
         ``[rf.sign("prior_seizures", "+"), rf.at_most(1, "male", "female")]``.
-    factors_as_one : count all columns of a multi-column term (a factor's levels) as one term
-        toward ``max_size`` (a thresholded variable always counts once).
+    factors_as_one : count all levels of a factor as one unit toward ``max_size`` (a
+        threshold's cuts still count one each).
     initial : a starting model for the search (a warm start): a fitted :class:`RiskScore`, or a
         dict of points keyed by the names ``coef_range`` takes, each naming one design column
         (``"intercept"`` optional). Its intercept is re-optimised for these data. It gives the
@@ -172,9 +174,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     ...                   max_size=2, time_limit=10)
     >>> m.status
     'optimal'
-    >>> rf.risk_score('diagnosis == "M" ~ threshold(radius_worst) + threshold(concave_points_worst)', df,
-    ...               max_size=2, scale=[1, 2, 4], time_limit=30).scale  # doctest: +SKIP
-    2.0
+    >>> rf.risk_score('diagnosis == "M" ~ threshold(radius_worst, k=1) + threshold(concave_points_worst, k=1)',
+    ...               df, max_size=2, scale=[1, 2, 4], time_limit=30).scale  # doctest: +SKIP
+    1.0
     """
     started = time.perf_counter()  # the time limit covers the setup too, not only the search
     n_jobs = check_n_jobs(n_jobs)
@@ -228,6 +230,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     # pruning threshold cuts assumes only the loss judges a cut's position: side information and
     # fairness bounds (which see the predictions of every row) also do
     exact_cuts = any(isinstance(c, (RiskBound, FairnessConstraint)) for c in constraints)
+    # a cut that can move inside a run of one outcome is packed against its end or against
+    # another cut of the variable: at most max_size of them (any number when a threshold term
+    # counts once toward the size)
+    cut_depth = None if any(isinstance(c, OneVariable) for c in constraints) else max_size
     patterns = None
     if is_dask_frame(data):
         if any(isinstance(c, FairnessConstraint) for c in constraints):
@@ -235,12 +241,13 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                                 "patterns do not keep; fit them on a pandas DataFrame (data.compute()).")
         from .backends.dask_design import training_patterns
         patterns = training_patterns(formula, data, weights=weights, na_action=na_action, event=event,
-                                     context=context, prune_cuts=not exact_cuts)
+                                     context=context, prune_cuts=not exact_cuts, cut_depth=cut_depth)
         design = patterns.design
     else:
         design = build_design(formula, data, na_action=na_action, event=event, context=context,
-                              prune_cuts=not exact_cuts, weights=weights)
-    design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=not exact_cuts)
+                              prune_cuts=not exact_cuts, cut_depth=cut_depth, weights=weights)
+    design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=not exact_cuts,
+                                                     depth=cut_depth)
     spec = design.spec
     loss = two_class_loss(design, positive_weight).with_real_intercept(real_intercept)
     # the training rows with the caller's columns, for constraints about data (fairness by a column
@@ -333,7 +340,6 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                            time_limit=time_limit, gap_tolerance=gap_tolerance,
                            absolute_gap_tolerance=absolute_gap_tolerance, na_action=na_action,
                            constraints=constraints, factors_as_one=bool(factors_as_one),
-                           threshold_ranges={t.term: t.interval_range(lower, upper) for t in spec.thresholds},
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=candidates,
                            scales=tuple(sorted(scales + tuple(r["scale"] for r in report.scales if r.get("added")))),
@@ -368,12 +374,13 @@ def _real_intercept(choice, scales: tuple, constraints) -> bool:
     return bool(choice)
 
 
-def design_bounds(design, coef_range, min_size: int, drop_dominated: bool = True):
+def design_bounds(design, coef_range, min_size: int, drop_dominated: bool = True, depth: int | None = None):
     """(design, candidate cuts per threshold term, lower, upper): the design without the cuts no
-    optimum can use (when ``drop_dominated``), and the checked point bounds of its columns."""
+    optimum with at most ``depth`` cuts per variable can use (when ``drop_dominated``), and the
+    checked point bounds of its columns."""
     candidates = {t.term: (len(t.cuts), len(t.cuts)) for t in design.spec.thresholds}
     if drop_dominated:
-        design, kept = drop_dominated_cuts(design)
+        design, kept = drop_dominated_cuts(design, depth)
         candidates.update(kept)
     lower, upper = v.check_coef_bounds(coef_range, design.spec.terms)
     usable = int(np.sum((lower != 0) | (upper != 0)))

@@ -59,7 +59,7 @@ _STATUSES = ("optimal", "time_limit", "node_limit", "numerical_gap", "heuristic"
 #: constraint classes by name, to rebuild a model's constraints from the document
 _CONSTRAINTS = {cls.__name__: cls for cls in (_constraints.Sign, _constraints.Count, _constraints.Implies,
                                                _constraints.OneVariable, _constraints.MaxColumns,
-                                               _constraints.RiskBound, _fairness.GroupParity,
+                                               _constraints.MaxVariables, _constraints.RiskBound, _fairness.GroupParity,
                                                _fairness.ScoreBalance, RiskParity, CalibrationWithinGroups)}
 
 
@@ -316,9 +316,11 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
             if t is None:
                 raise _doc.fail(path + ".term", "an interval must belong to a threshold() or cut() term of the design",
                                 term)
-            lb, ub = settings.threshold_ranges.get(term, (-5, 5))
+            lb = min(settings.coef_lower[j] for j in t.columns)
+            ub = max(settings.coef_upper[j] for j in t.columns)
             if not lb <= points <= ub:
-                raise _doc.fail(path + ".points", f"the points of {term}'s intervals must lie in [{lb}, {ub}]", points)
+                raise _doc.fail(path + ".points", f"the points of {term}'s items must lie in its range [{lb}, {ub}]",
+                                points)
             lower = _doc.field(it, "lower", path)
             upper = _doc.field(it, "upper", path)
             cols = []
@@ -405,12 +407,6 @@ def _settings(s: dict, design) -> FitSettings:
     if len(ir) != 2:
         raise _doc.fail(f"{path}.intercept_range", "expected [lowest, highest]", ir)
     ir = tuple(_doc.number(x, f"{path}.intercept_range") for x in ir)
-    ranges = {}
-    for term, r in _doc.obj(s.get("threshold_ranges", {}), f"{path}.threshold_ranges").items():
-        r = _doc.array(r, f"{path}.threshold_ranges", 2)
-        if len(r) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in r) or r[0] > r[1]:
-            raise _doc.fail(f"{path}.threshold_ranges[{term!r}]", "expected [lowest, highest] whole points", r)
-        ranges[term] = (int(r[0]), int(r[1]))
     groups = []
     for g in _doc.array(s.get("size_groups", []), f"{path}.size_groups", MAX_COLUMNS):
         groups.append(tuple(_doc.integer(j, f"{path}.size_groups", 0, n - 1)
@@ -437,7 +433,7 @@ def _settings(s: dict, design) -> FitSettings:
         gap_tolerance=_doc.number(_doc.field(s, "gap_tolerance", path), f"{path}.gap_tolerance", 0, 0.999999),
         na_action=na, constraints=constraints,
         factors_as_one=_doc.boolean(s.get("factors_as_one", False), f"{path}.factors_as_one"),
-        threshold_ranges=ranges, size_groups=tuple(groups), threshold_candidates=candidates,
+        size_groups=tuple(groups), threshold_candidates=candidates,
         absolute_gap_tolerance=_doc.number(s.get("absolute_gap_tolerance", 0.0), f"{path}.absolute_gap_tolerance",
                                            lo=0),
         scales=scales, real_intercept=_doc.boolean(s.get("real_intercept", False), f"{path}.real_intercept"))

@@ -37,7 +37,6 @@ class FitSettings:
     na_action: str
     constraints: tuple = ()
     factors_as_one: bool = False
-    threshold_ranges: dict = field(default_factory=dict)
     size_groups: tuple = ()
     threshold_candidates: dict = field(default_factory=dict)
     #: 0 for models fitted (and saved) before the absolute tolerance existed: only the relative one held
@@ -101,14 +100,14 @@ class RiskScore:
         self._points = np.round(lam[1:]).astype(int)
         self._base = float(lam[0]) if settings.real_intercept else int(round(float(lam[0])))
         #: the declarative score card every use of the model reads
-        self.scorecard = ScoreCard.from_points(design, lam, settings.threshold_ranges, report.scale, support,
-                                               real_intercept=settings.real_intercept)
+        self.scorecard = ScoreCard.from_points(design, lam, report.scale, support, settings.coef_lower,
+                                               settings.coef_upper, real_intercept=settings.real_intercept)
         self._layout = coef_layout(design, self.scorecard)
         self.coef = pd.Series(np.array([self._points[ref] if how == "column" else self.scorecard.items[ref].points
                                         for _, how, ref in self._layout], dtype=int),
                               index=pd.Index([name for name, _, _ in self._layout], dtype=object), name="points")
         self.intercept = self.scorecard.intercept
-        # the threshold terms' top-interval points: on the card, in the fit's intercept
+        # the points of the threshold terms' "x > c" items: on the card, in the fit's intercept
         self._shift = self._base - self.intercept
         #: the score scale m: risk = expit((intercept + score) / m)
         self.scale = float(report.scale)
@@ -168,8 +167,8 @@ class RiskScore:
     # --- basic facts ------------------------------------------------------------------
     @property
     def size(self) -> int:
-        """Number of terms with nonzero points; a thresholded variable (and a factor, with
-        ``factors_as_one`` or ``one_variable``) counts once."""
+        """Number of items on the card (design columns with nonzero points); a factor with
+        ``factors_as_one`` or a term under ``one_variable`` counts once."""
         used = self._points != 0
         grouped = {j for g in self.settings.size_groups for j in g}
         n = sum(1 for j in range(len(used)) if used[j] and j not in grouped)

@@ -184,4 +184,4 @@ def test_side_information_on_a_threshold_without_intercept_range():
     assert risk[0] >= 0.99 - 1e-12 and risk[1] <= 0.01 + 1e-12
     assert m.status == "optimal"
     with pytest.raises(InfeasibleProblemError, match="risk_at_least"):
-        rf.risk_score("y ~ threshold(x1)", df, time_limit=20, coef_range=(-2, 2), constraints=cons)
+        rf.risk_score("y ~ threshold(x1, k=1)", df, time_limit=20, coef_range=(-2, 2), constraints=cons)

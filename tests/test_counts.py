@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from riskformula.backends.counts import (candidate_cuts_from_counts, collapse_patterns, linear_quantiles,
-                                         merge_patterns, merge_value_tables, value_table)
+from riskformula.backends.counts import collapse_patterns, merge_patterns, merge_value_tables
+from riskformula.thresholds.candidates import cuts_from_table, linear_quantiles, value_table
 from riskformula.problem import LogisticLoss
 from riskformula.reports import metrics as m
 from riskformula.thresholds import candidate_cuts
@@ -33,11 +33,12 @@ def test_candidate_cuts_from_split_value_tables_equal_candidate_cuts_on_the_rows
         x = _sample(rng, trial % 4, n)
         y = (rng.random(n) < (0.1 if trial % 3 == 0 else 1 / (1 + np.exp(-np.clip(x, -5, 5))))).astype(int)
         grid = [None, 1, 3, 5, 10, 50, 100][trial % 7]
+        min_bin, depth = [0.0, 0.05, 0.2][trial % 3], [None, 1, 2, 5][trial % 4]
         parts = np.array_split(rng.permutation(n), int(rng.integers(1, 6)))
         table = merge_value_tables([value_table(x[i], y[i]) for i in parts])
         for prune in (True, False):
-            want, want_grid = candidate_cuts(x, grid, y if prune else None)
-            got, got_grid = candidate_cuts_from_counts(*table, grid=grid, prune=prune)
+            want, want_grid = candidate_cuts(x, grid, y if prune else None, min_bin=min_bin, depth=depth)
+            got, got_grid = cuts_from_table(*table, grid=grid, prune=prune, min_bin=min_bin, depth=depth)
             assert got_grid == want_grid
             np.testing.assert_array_equal(got, want)
 

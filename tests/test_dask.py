@@ -108,7 +108,7 @@ def _assert_same_model(a, b):
 
 @pytest.fixture(scope="module")
 def fitted(df, ddf):
-    formula = "y ~ b + g + threshold(x1) + threshold(x2, grid=6)"
+    formula = "y ~ b + g + threshold(x1, k=1) + threshold(x2, grid=6, k=1)"
     opts = dict(max_size=2, coef_range=(0, 3), time_limit=60)
     return rf.risk_score(formula, df, **opts), rf.risk_score(formula, ddf, **opts)
 
@@ -229,16 +229,16 @@ def test_bad_weights_get_the_pandas_message(df):
 @pytest.fixture(scope="module")
 def on_g_and_x2(df, ddf):
     """A score with points on the categorical g and on x2 (the `fitted` score has none there)."""
-    formula = "y ~ g + threshold(x2, grid=6)"
+    formula = "y ~ g + threshold(x2, grid=6, k=1)"
     opts = dict(max_size=2, min_size=2, coef_range=(-3, 3), time_limit=60)
     a, b = rf.risk_score(formula, df, **opts), rf.risk_score(formula, ddf, **opts)
-    assert a.scored_terms == b.scored_terms == ["g", "threshold(x2, grid=6)"]
+    assert a.scored_terms == b.scored_terms == ["g", "threshold(x2, grid=6, k=1)"]
     return a, b
 
 
 def test_variables_without_points_are_not_read(fitted, df):
     a, b = fitted
-    assert a.scored_terms == ["b", "threshold(x1)"]
+    assert a.scored_terms == ["b", "threshold(x1, k=1)"]
     new = df.head(60).copy()
     new.loc[new.index[:4], "g"] = "unknown"
     new.loc[new.index[::10], "x2"] = np.nan

@@ -18,7 +18,7 @@ from test_scorecard import DATA
 
 @pytest.fixture(scope="module")
 def model():
-    m = rf.risk_score("y == 'yes' ~ threshold(age) + C(grp) + smoker + male + male:count", DATA,
+    m = rf.risk_score("y == 'yes' ~ threshold(age, k=1) + C(grp) + smoker + male + male:count", DATA,
                       max_size=4, coef_range=(-4, 4), time_limit=20)
     assert m.status == "optimal" and set(m.points["kind"]) == {"interval", "level", "value"}
     return m

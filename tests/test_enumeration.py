@@ -198,7 +198,7 @@ def test_a_search_that_settles_nodes_by_listing_them_is_the_brute_force_optimum(
     monkeypatch.setattr(bc.BranchAndCut, "_heuristic", lambda self, *a, **k: None)
     monkeypatch.setattr(bc.BranchAndCut, "_polish_and_offer", lambda self, *a, **k: None)
     kw = dict(coef_range=(-2, 2), intercept_range=(-10, 10), c0=1e-6, time_limit=60)
-    m = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, **kw)
+    m = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1)", df, **kw)
     assert fired[-1] > 0
     assert m.status == "optimal"
     assert m.objective == pytest.approx(best, rel=1e-7)
@@ -206,10 +206,10 @@ def test_a_search_that_settles_nodes_by_listing_them_is_the_brute_force_optimum(
     for limit in (2, 5, 20):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rf.OptimalityGapWarning)
-            early = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, node_limit=limit, **kw)
+            early = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1)", df, node_limit=limit, **kw)
         assert early.lower_bound <= best + 1e-9 * (1 + best)
     monkeypatch.setattr(bc.BranchAndCut, "enumeration_work", 0)
-    off = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, **kw)
+    off = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1)", df, **kw)
     assert fired[-1] == 0
     assert off.objective == pytest.approx(m.objective, rel=1e-9)
 
@@ -217,8 +217,8 @@ def test_a_search_that_settles_nodes_by_listing_them_is_the_brute_force_optimum(
 def test_one_and_two_processes_give_the_same_model():
     df = _two_thresholds(2)
     kw = dict(coef_range=(-2, 2), c0=1e-6, time_limit=60)
-    one = rf.risk_score("y ~ threshold(x1) + threshold(x2) + threshold(x1 + x2)", df, **kw)
-    two = rf.risk_score("y ~ threshold(x1) + threshold(x2) + threshold(x1 + x2)", df, n_jobs=2, **kw)
+    one = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1) + threshold(x1 + x2, k=1)", df, **kw)
+    two = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1) + threshold(x1 + x2, k=1)", df, n_jobs=2, **kw)
     assert one.status == two.status == "optimal"
     assert one.objective == pytest.approx(two.objective, rel=1e-9)
     assert one.score_card().equals(two.score_card())

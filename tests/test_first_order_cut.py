@@ -135,7 +135,7 @@ def test_it_lifts_an_early_root_and_keeps_the_bound_below_the_optimum(seed, monk
     df = pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": (eta > 0).astype(int)})
     kw = dict(coef_range=(-2, 2), intercept_range=(-10, 10), c0=1e-6, time_limit=30)
     best = brute_two_thresholds(df.x1.to_numpy(), df.x2.to_numpy(), df.y.to_numpy())
-    formula = "y ~ threshold(x1) + threshold(x2)"
+    formula = "y ~ threshold(x1, k=1) + threshold(x2, k=1)"
     # Kelley's cuts stopped after two rounds, as the budget stops them on thousands of cut columns
     monkeypatch.setattr(bc.BranchAndCut, "_root_cutting_planes",
                         functools.partialmethod(bc.BranchAndCut._root_cutting_planes, max_rounds=2))

@@ -141,12 +141,12 @@ def test_initial_docstring_no_longer_promises_a_speed_up():
 
 def test_scale_docstring_example():
     doc = rf.risk_score.__doc__
-    assert "threshold(radius_worst) + threshold(concave_points_worst)', df,\n    ...               max_size=2, " \
-           "scale=[1, 2, 4], time_limit=30).scale  # doctest: +SKIP\n    2.0" in doc
+    assert "threshold(radius_worst, k=1) + threshold(concave_points_worst, k=1)',\n    ...               df, " \
+           "max_size=2, scale=[1, 2, 4], time_limit=30).scale  # doctest: +SKIP\n    1.0" in doc
     df = rf.load_dataset("wdbc")
-    m = _quiet('diagnosis == "M" ~ threshold(radius_worst) + threshold(concave_points_worst)', df,
+    m = _quiet('diagnosis == "M" ~ threshold(radius_worst, k=1) + threshold(concave_points_worst, k=1)', df,
                max_size=2, scale=[1, 2, 4], time_limit=30)
-    assert m.status == "optimal" and m.scale == 2.0
+    assert m.status == "optimal" and m.scale == 1.0
 
 
 # --- 6. --verbose writes its log to stderr ---------------------------------------------------

@@ -203,9 +203,9 @@ def test_threshold_terms_and_local_search_alone_skip_the_branch_and_bound():
     df["y"] = (rng.random(60) < 1 / (1 + np.exp(-df["a"]))).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OptimalityGapWarning)
-        m = rf.risk_score("y ~ threshold(a) + b", df, objective="net_benefit", coef_range=(-3, 3), max_size=2,
+        m = rf.risk_score("y ~ threshold(a, k=1) + b", df, objective="net_benefit", coef_range=(-3, 3), max_size=2,
                           c0=1e-3, time_limit=10)
         alone = rf.risk_score("y ~ a + b", df, objective="net_benefit", coef_range=(-3, 3), max_size=2,
                               c0=1e-3, solver=None, time_limit=5)
-    assert "exact_search_status" not in m.solver.settings     # a threshold's cuts are a group: rows
+    assert "exact_search_status" not in m.solver.settings     # one cut of a: a group, which the listing skips
     assert "exact_search_status" not in alone.solver.settings

@@ -38,7 +38,7 @@ CASES = {
     "interaction": ("y ~ flag + n + flag:n + grp:flag", dict(max_size=4)),
     "stateful transform": ("y ~ center(b) + scale(a)", {}),
     "dot": ("y ~ . - outcome - w", dict(max_size=3)),
-    "threshold one side": ("y ~ threshold(a) + n", dict(coef_range=(0, 3))),
+    "threshold one side": ("y ~ threshold(a, k=1) + n", dict(coef_range=(0, 3))),
     "threshold k=2": ("y ~ threshold(a, k=2, grid=15) + flag", dict(coef_range=(0, 4))),
     "threshold grid": ("y ~ threshold(b, grid=8) + threshold(a, grid=5)", {}),
     "cut": ("y ~ cut(a, [0.2, 0.6]) + flag", {}),
@@ -165,22 +165,23 @@ def test_pickle_round_trip(case):
 def test_cases_cover_what_they_name(models):
     """The cases exercise what their names say (so a round trip cannot pass vacuously)."""
     one = _model(models, "threshold one side")
-    items = one.scorecard.terms()["threshold(a)"]
-    assert len(items) == 1 and len(one.thresholds) == 1  # one cut, one side scored
+    items = one.scorecard.terms()["threshold(a, k=1)"]
+    assert len(items) == 1 and len(one.thresholds) == 1  # one cut, one item
     assert _model(models, "node limit (not proven optimal)").status == "node_limit"
     assert len(_model(models, "threshold and cut with sign").design.thresholds) == 2
     k2 = _model(models, "threshold k=2")
     items = k2.scorecard.terms()["threshold(a, k=2, grid=15)"]
-    assert len(k2.thresholds) == 2 and any(it.upper is None for it in items)  # two cuts, top scored
+    assert len(k2.thresholds) == 2 and len(items) == 2  # two cuts, two items
 
 
 @pytest.mark.parametrize("seed", [2, 4])
 def test_two_sided_thresholds_predict_the_same_after_loading(seed):
-    """Both intervals of both thresholds carry points: the top interval's points sit outside the
-    printed intercept and must be saved too (they were lost, moving risks by up to 0.98)."""
+    """Items "x > c" carry points the fit keeps in its intercept (they sit outside the printed
+    intercept and must be saved too: they were once lost, moving risks by up to 0.98)."""
     df = rf.synthetic_thresholds(400, 2, seed=seed)
-    m = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, time_limit=30)
-    assert m._shift != 0 and all((m.score_card()["points"] != 0).groupby(m.score_card()["column"]).all())
+    df[["x1", "x2"]] = -df[["x1", "x2"]]  # risk rises with x: the items read "x > c"
+    m = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1)", df, time_limit=30)
+    assert m._shift != 0 and all(it.upper is None for it in m.scorecard.items)
     back = rf.from_json(m.to_json())
     np.testing.assert_array_equal(back.predict(df).to_numpy(), m.predict(df).to_numpy())
     np.testing.assert_array_equal(back.score(df).to_numpy(), m.score(df).to_numpy())
@@ -256,14 +257,15 @@ def test_to_dict_of_the_document_is_plain_json(case):
 
 def test_warm_start_from_a_threshold_model_keeps_its_intercept():
     """A fitted (or loaded) model as `initial=` starts from its own fitted point: its intercept
-    includes the top intervals' points that the printed intercept leaves out."""
+    includes the points of the "x > c" items that the printed intercept leaves out."""
     from riskformula.design import build_design
     from riskformula.fit import initial_points
     from riskformula.problem import LogisticLoss, build_problem
     from riskformula.thresholds import drop_dominated_cuts
 
     df = rf.synthetic_thresholds(400, 2, seed=2)
-    m = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, time_limit=30)
+    df[["x1", "x2"]] = -df[["x1", "x2"]]  # risk rises with x: the items read "x > c"
+    m = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1)", df, time_limit=30)
     assert m._shift != 0
     design, _ = drop_dominated_cuts(build_design(m.formula, df))
     problem = build_problem(design.spec, LogisticLoss(design.X, design.y), np.full(len(design.columns), -5.0),
@@ -271,5 +273,5 @@ def test_warm_start_from_a_threshold_model_keeps_its_intercept():
     for start in (m, rf.from_json(m.to_json())):
         given = initial_points(start, design.spec.terms, problem)[-1]
         np.testing.assert_array_equal(given, np.asarray(m.solver.solution))
-    again = rf.risk_score("y ~ threshold(x1) + threshold(x2)", df, time_limit=30, initial=m)
+    again = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1)", df, time_limit=30, initial=m)
     assert again.objective == pytest.approx(m.objective, rel=1e-12)

@@ -328,13 +328,13 @@ def test_threshold_and_scale_are_the_brute_force_optimum(steps, real):
         cols.append(base)  # threshold term unused
         sizes.append(int(wz != 0))
         for c in (v_[:-1] + v_[1:]) / 2:
-            for below, above in itertools.product(range(LO, HI + 1), repeat=2):
-                if below != above:  # equal levels are the intercept
-                    cols.append(base + np.where(x <= c, below, above))
+            for delta in range(LO, HI + 1):
+                if delta:  # one cut: the item x ≤ c (or x > c) with its points
+                    cols.append(base + delta * (x <= c))
                     sizes.append(1 + int(wz != 0))
     scores = np.column_stack(cols)
     (true_min, _, _, _), per_scale = oracle(scores, y, np.ones(len(y)), np.array(sizes), C0, scales, real=real)
-    m = rf.risk_score("y ~ threshold(x) + z", steps, coef_range=(LO, HI), c0=C0, scale=list(scales),
+    m = rf.risk_score("y ~ threshold(x, k=1) + z", steps, coef_range=(LO, HI), c0=C0, scale=list(scales),
                       real_intercept=real, gap_tolerance=1e-9, time_limit=60)
     assert m.status == "optimal"
     assert m.lower_bound <= true_min + slack(true_min)
@@ -428,13 +428,12 @@ def test_a_fixed_scale_of_one_reproduces_a_threshold_search_exactly():
     for kw in ({}, {"scale": 1}):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OptimalityGapWarning)
-            m = rf.risk_score('diagnosis == "M" ~ threshold(radius_worst) + texture_worst + '
-                              'threshold(concave_points_worst)', df, max_size=3, time_limit=600, node_limit=400,
+            m = rf.risk_score('diagnosis == "M" ~ threshold(radius_worst, k=1) + texture_worst + '
+                              'threshold(concave_points_worst, k=1)', df, max_size=3, time_limit=600, node_limit=400,
                               **kw)
         assert m.solver.nodes == 400 and m.lower_bound < m.objective
         assert m.objective == pytest.approx(0.15468406566652357, rel=1e-12, abs=0)
-        assert m.coef[m.coef != 0].to_dict() == {"radius_worst ≤ 16.795": -5,
-                                                  "concave_points_worst ≤ 0.1358": -4}
+        assert m.coef[m.coef != 0].to_dict() == {"radius_worst > 16.8": 5, "concave_points_worst > 0.1358": 4}
         runs.append((m.objective, m.lower_bound, m.solver.nodes))
     assert runs[0] == runs[1]
 

@@ -81,7 +81,7 @@ def test_a_model_unpickled_in_another_process_scores(tmp_path):
     save = f"""
 import pickle, riskformula as rf
 df = rf.load_dataset("wdbc")
-m = rf.risk_score('diagnosis == "M" ~ threshold(radius_worst, grid=5) + texture_worst + C(I(area_worst > 700))',
+m = rf.risk_score('diagnosis == "M" ~ threshold(radius_worst, grid=5, k=1) + texture_worst + C(I(area_worst > 700))',
                   df, max_size=2, time_limit=10, progress=False)
 assert len(m.scored_terms) == 2
 pickle.dump(m, open({str(tmp_path / 'm.pkl')!r}, "wb"))

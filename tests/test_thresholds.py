@@ -24,23 +24,35 @@ def step_scores(x, cuts, levels):
     return np.asarray(levels, float)[np.searchsorted(np.asarray(cuts, float), x, side="left")]
 
 
-def brute_threshold(x, y, k, extra=None):
-    """min over ≤ k cuts (all gaps), interval points in [LO, HI] and the intercept of loss + c0·(cuts)."""
+def cut_columns(x):
+    """``1[x ≤ c]`` for a cut in every gap between distinct values of ``x``."""
     v = np.unique(x)
-    gaps = (v[:-1] + v[1:]) / 2
-    best = np.inf
-    base = extra if extra is not None else np.zeros(len(x))
-    # no cut: the term is unused
-    best = min(best, mean_loss(base[:, None] + B[None, :], y).min())
-    for q in range(1, k + 1):
-        for cuts in itertools.combinations(gaps, q):
-            for lev in itertools.product(range(LO, HI + 1), repeat=q + 1):
-                if len(set(lev)) == 1:
-                    continue  # a constant step function is the intercept
-                s = base + step_scores(x, cuts, lev)
-                # c0 is charged per nonzero column, i.e. per cut where the points change
-                best = min(best, mean_loss(s[:, None] + B[None, :], y).min() + C0 * np.count_nonzero(np.diff(lev)))
+    return [(x <= c).astype(float) for c in (v[:-1] + v[1:]) / 2]
+
+
+def brute_items(groups, y, max_items, caps=None, extra=None, lo=LO, hi=HI):
+    """min of loss + c0·(items) over ≤ ``max_items`` columns with points in [lo, hi] \\ {0} (at most
+    ``caps[g]`` from group g) and the intercept: each column of ``groups`` (one list per
+    variable) is one card item, as a threshold's cuts are."""
+    cols = [(g, c) for g, group in enumerate(groups) for c in group]
+    caps = caps or [max_items] * len(groups)
+    base = extra if extra is not None else np.zeros(len(y))
+    pts = [p for p in range(lo, hi + 1) if p != 0]
+    best = mean_loss(base[:, None] + B[None, :], y).min()
+    for q in range(1, max_items + 1):
+        for chosen in itertools.combinations(range(len(cols)), q):
+            if any(sum(cols[i][0] == g for i in chosen) > caps[g] for g in range(len(groups))):
+                continue
+            M = np.column_stack([cols[i][1] for i in chosen])
+            for w in itertools.product(pts, repeat=q):
+                s = base + M @ np.asarray(w, float)
+                best = min(best, mean_loss(s[:, None] + B[None, :], y).min() + C0 * q)
     return best
+
+
+def brute_threshold(x, y, k, extra=None):
+    """One threshold with at most ``k`` cuts (items)."""
+    return brute_items([cut_columns(x)], y, k, extra=extra)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +70,7 @@ def fit(df, formula, **kw):
 
 
 def test_one_threshold_is_the_brute_force_optimum(small):
-    m = fit(small, "y ~ threshold(x)")
+    m = fit(small, "y ~ threshold(x, k=1)")
     best = brute_threshold(small.x.to_numpy(), small.y.to_numpy(), 1)
     assert m.status == "optimal"
     assert m.objective == pytest.approx(best, rel=1e-7)
@@ -80,23 +92,39 @@ def test_two_thresholds_are_the_brute_force_optimum(small):
 def test_threshold_with_another_term(small):
     rng = np.random.default_rng(1)
     df = small.assign(z=rng.integers(0, 2, len(small)))
-    m = fit(df, "y ~ threshold(x) + z")
+    m = fit(df, "y ~ threshold(x, k=1) + z")
     x, y, z = df.x.to_numpy(), df.y.to_numpy(), df.z.to_numpy().astype(float)
     best = min(brute_threshold(x, y, 1, extra=w * z) + (C0 if w else 0.0) for w in range(LO, HI + 1))
     assert m.objective == pytest.approx(best, rel=1e-7)
 
 
+def test_cuts_are_items_within_the_size_and_the_brute_force_optimum(small):
+    """No ``k``: a step function of up to ``max_size`` cuts, each one card item."""
+    for size in (2, 3):
+        m = fit(small, "y ~ threshold(x)", max_size=size)
+        best = brute_threshold(small.x.to_numpy(), small.y.to_numpy(), size)
+        assert m.status == "optimal"
+        assert m.objective == pytest.approx(best, rel=1e-7)
+        assert m.lower_bound <= best + 1e-9
+        assert len(m.scorecard.items) == m.size <= size
+        assert all(1 <= p <= HI for p in m.score_card()["points"])  # "x > c" items carry −δ
+
+
 def test_predict_applies_the_stored_cuts(small):
-    m = fit(small, "y ~ threshold(x, k=2)")
-    # the card, read by hand: points of the interval each row falls in, plus the intercept
-    cuts = m.thresholds["cut"].to_list()
+    m = fit(small, "y ~ threshold(x)", max_size=3)
+    # the card, read by hand: every item whose condition holds, plus the intercept
     card = m.score_card()
-    levels = []
-    for r in range(len(cuts) + 1):
-        cond = m._design.thresholds[0].condition(r, [m._design.thresholds[0].cuts.index(c) for c in cuts])
-        levels.append(int(card.loc[card.term == cond, "points"].sum()))
+    assert len(card) >= 2
+
+    def by_hand(x):
+        total = m.intercept
+        for term, p in zip(card["term"], card["points"]):
+            var, op, c = term.split(" ")
+            total += p * ((x <= float(c)) if op == "≤" else (x > float(c)))
+        return total
+
     new = pd.DataFrame({"x": [-5.0, 0.0, 3.5, 4.2, 8.0, 100.0]})
-    expect = 1 / (1 + np.exp(-(m.intercept + step_scores(new.x.to_numpy(), cuts, levels))))
+    expect = 1 / (1 + np.exp(-np.array([by_hand(x) for x in new.x])))
     assert np.allclose(m.predict(new), expect)
     # and on the training rows it reproduces the fitted loss
     s = m.intercept + m.score(small).to_numpy()
@@ -104,30 +132,30 @@ def test_predict_applies_the_stored_cuts(small):
     assert np.mean(np.logaddexp(0, -s) * y + np.logaddexp(0, s) * (1 - y)) == pytest.approx(m.loss, rel=1e-12)
 
 
-def test_threshold_counts_once_toward_max_size(small):
+def test_threshold_cuts_count_toward_max_size(small):
     rng = np.random.default_rng(2)
     df = small.assign(w=rng.normal(size=len(small)).round(1))
     m = fit(df, "y ~ threshold(x, k=2) + threshold(w)", max_size=1)
-    assert m.size == 1
-    assert m.thresholds["variable"].nunique() == 1
+    assert m.size == 1 and len(m.scorecard.items) == 1
+    m = fit(df, "y ~ threshold(x, k=2) + threshold(w)", max_size=3)
+    assert m.size == len(m.scorecard.items) <= 3
+    assert (m.thresholds["variable"] == "x").sum() <= 2
 
 
-def test_risk_table_treats_a_threshold_as_one_term(small):
-    m = fit(small, "y ~ threshold(x, k=2)")
-    chosen_levels = set(m.score_card()["points"]) | ({0} if len(m.score_card()) <= len(m.thresholds) else set())
-    scores = set(m.risk_table()["score_from"])
-    assert scores <= chosen_levels | {0.0}
-    assert len(m.attainable_scores()) == len(m.thresholds) + 1
+def test_risk_table_adds_overlapping_items(small):
+    m = fit(small, "y ~ threshold(x)", max_size=3)
+    cuts = sorted(m.thresholds["cut"])
+    # one attainable score per interval between the chosen cuts (fewer when two intervals tie)
+    reps = [cuts[0] - 1] + [(a + b) / 2 for a, b in zip(cuts, cuts[1:])] + [cuts[-1] + 1]
+    scores = m.score(pd.DataFrame({"x": reps})).to_numpy()
+    assert sorted(set(scores)) == sorted(m.attainable_scores())
+    assert set(m.risk_table()["score_from"]) <= set(scores)
 
 
 def test_user_cut_points(small):
     m = fit(small, "y ~ cut(x, [3.5, 6.5])")
     x, y = small.x.to_numpy(), small.y.to_numpy()
-    best = np.inf
-    for lev in itertools.product(range(LO, HI + 1), repeat=3):
-        s = step_scores(x, [3.5, 6.5], lev)
-        used = len(set(lev)) > 1
-        best = min(best, mean_loss(s[:, None] + B[None, :], y).min() + C0 * used * (sum(np.diff(lev) != 0)))
+    best = brute_items([[(x <= 3.5).astype(float), (x <= 6.5).astype(float)]], y, 2)
     assert m.objective == pytest.approx(best, rel=1e-7)
     assert set(m.thresholds["cut"]) <= {3.5, 6.5}
 
@@ -180,12 +208,15 @@ def test_paper_small_configurations_are_certified(n, p):
 
 
 def test_only_undominated_cuts_are_candidates():
-    """Separable labels along x leave one gap that can hold an optimal cut, found exactly at any N."""
+    """Separable labels along x leave one gap that can hold an optimal single cut, found exactly at
+    any N; with up to three cuts of x, the gaps packed next to it too."""
     x = np.linspace(0, 1, 5000)
     df = pd.DataFrame({"x": x, "y": (x > 0.3).astype(int)})
-    m = rf.risk_score("y ~ threshold(x)", df, time_limit=20)
+    m = rf.risk_score("y ~ threshold(x, k=1)", df, time_limit=20)
     t = m.design.thresholds[0]
     assert not t.on_grid and len(t.cuts) == 1
+    m3 = rf.risk_score("y ~ threshold(x)", df, max_size=3, time_limit=20)
+    assert len(m3.design.thresholds[0].cuts) == 5 and m3.status == "optimal"
     assert 0.3 - 1e-3 < t.cuts[0] < 0.3 + 1e-3
     assert m.status == "optimal"
 
@@ -218,8 +249,8 @@ def bumps():
 
 
 def brute_two_thresholds(x1, x2, y):
-    """min over one cut (or none) per predictor, its points in [LO − HI, HI − LO] and the intercept."""
-    w = np.arange(LO - HI, HI - LO + 1, dtype=float)
+    """min over one cut (or none) per predictor, its points in [LO, HI] and the intercept."""
+    w = np.arange(LO, HI + 1, dtype=float)
 
     def columns(x):
         v = np.unique(x)
@@ -238,14 +269,32 @@ def brute_two_thresholds(x1, x2, y):
 
 def test_two_thresholds_with_bumps_are_the_brute_force_optimum(bumps):
     best = brute_two_thresholds(bumps.x1.to_numpy(), bumps.x2.to_numpy(), bumps.y.to_numpy())
-    m = fit(bumps, "y ~ threshold(x1) + threshold(x2)")
+    m = fit(bumps, "y ~ threshold(x1, k=1) + threshold(x2, k=1)")
     assert m.status == "optimal"
     assert m.objective == pytest.approx(best, rel=1e-7)
     for limit in (1, 3, 7, 15):  # stopped early, the bound is still below the optimum
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rf.OptimalityGapWarning)  # stopping early is the point
-            early = fit(bumps, "y ~ threshold(x1) + threshold(x2)", node_limit=limit)
+            early = fit(bumps, "y ~ threshold(x1, k=1) + threshold(x2, k=1)", node_limit=limit)
         assert early.lower_bound <= best + 1e-9
+
+
+def test_step_functions_of_two_variables_are_the_brute_force_optimum(bumps):
+    """Any number of cuts per variable within the size: a bump (two cuts of x1) is two items."""
+    x1, x2, y = bumps.x1.to_numpy(), bumps.x2.to_numpy(), bumps.y.to_numpy()
+    best = brute_items([cut_columns(x1), cut_columns(x2)], y, 3)
+    m = fit(bumps, "y ~ threshold(x1) + threshold(x2)", max_size=3)
+    assert m.status == "optimal"
+    assert m.objective == pytest.approx(best, rel=1e-7)
+    assert len(m.scorecard.items) == m.size <= 3
+    for limit in (1, 3, 7, 15):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rf.OptimalityGapWarning)
+            early = fit(bumps, "y ~ threshold(x1) + threshold(x2)", max_size=3, node_limit=limit)
+        assert early.lower_bound <= best + 1e-9
+    capped = fit(bumps, "y ~ threshold(x1, k=1) + threshold(x2)", max_size=3)
+    assert capped.objective == pytest.approx(brute_items([cut_columns(x1), cut_columns(x2)], y, 3, caps=[1, 3]),
+                                             rel=1e-7)
 
 
 @pytest.mark.parametrize("seed", [3, 5, 8])
@@ -282,7 +331,7 @@ def test_sign_split_keeps_the_optimum(seed, monkeypatch):
     # nodes settled by listing their points would leave these small trees no split to test
     monkeypatch.setattr(bc.BranchAndCut, "enumeration_work", 0)
     best = brute_two_thresholds(x1, x2, y)
-    m = fit(df, "y ~ threshold(x1) + threshold(x2)")
+    m = fit(df, "y ~ threshold(x1, k=1) + threshold(x2, k=1)")
     assert any(splits)
     assert m.status == "optimal"
     assert m.objective == pytest.approx(best, rel=1e-7)
@@ -298,3 +347,16 @@ def test_other_functions_named_cut_are_not_thresholds():
     assert m.design.thresholds == () and len(m.design.columns) == 3
     with pytest.raises(FormulaError, match="a term of its own"):
         rf.risk_score("y ~ z:threshold(x)", df, time_limit=10)
+
+
+def test_max_variables_bounds_the_variables_not_the_items(bumps):
+    """``max_variables(1)``: up to three items, all on one variable (brute force), saved and loaded."""
+    x1, x2, y = bumps.x1.to_numpy(), bumps.x2.to_numpy(), bumps.y.to_numpy()
+    best = min(brute_items([cut_columns(x1)], y, 3), brute_items([cut_columns(x2)], y, 3))
+    m = fit(bumps, "y ~ threshold(x1) + threshold(x2)", max_size=3, constraints=[rf.max_variables(1)])
+    assert m.status == "optimal"
+    assert m.objective == pytest.approx(best, rel=1e-7)
+    assert m.thresholds["variable"].nunique() == 1
+    back = rf.from_json(m.to_json())
+    assert back.constraints[0].describe() == "max_variables(1)"
+    np.testing.assert_array_equal(back.predict(bumps).to_numpy(), m.predict(bumps).to_numpy())

@@ -9,8 +9,7 @@ built a chunk at a time and added up:
 * per thresholded variable, the **sorted distinct values with their numbers of events and
   non-events** — every candidate cut of Molero-Río & D'Ambrosio's thresholds, the pruning of
   cuts that cannot be optimal and the exact quantile grid follow from it
-  (:func:`candidate_cuts_from_counts` gives the same cuts as
-  :func:`riskformula.thresholds.candidate_cuts` on the raw values).
+  (:func:`riskformula.thresholds.candidates.cuts_from_table`, which the pandas fit uses too).
 
 Both tables are merged by concatenating and collapsing again, so partial tables from any
 number of chunks or machines combine into the exact table of all rows.
@@ -21,33 +20,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["value_table", "merge_value_tables", "linear_quantiles", "candidate_cuts_from_counts",
-           "collapse_patterns", "merge_patterns"]
+__all__ = ["merge_value_tables", "collapse_patterns", "merge_patterns"]
 
 
 # --------------------------------------------------------------------------------------
 # distinct values with outcome counts (thresholds)
 # --------------------------------------------------------------------------------------
-
-
-def value_table(x, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted distinct finite values of ``x`` with the number of rows where ``y == 1`` (events)
-    and ``y == 0`` (non-events) at each value.
-
-    Examples
-    --------
-    >>> v, ev, ne = value_table([3.0, 1.0, 3.0, np.inf], [1, 0, 0, 1])
-    >>> v.tolist(), ev.tolist(), ne.tolist()
-    ([1.0, 3.0], [0, 1], [1, 1])
-    """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y)
-    finite = np.isfinite(x)
-    v, code = np.unique(x[finite], return_inverse=True)
-    yf = y[finite]
-    ev = np.bincount(code, weights=(yf == 1), minlength=len(v)).astype(np.int64)
-    ne = np.bincount(code, weights=(yf == 0), minlength=len(v)).astype(np.int64)
-    return v, ev, ne
 
 
 def merge_value_tables(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -60,65 +38,6 @@ def merge_value_tables(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ev = np.bincount(code, weights=np.concatenate([t[1] for t in tables]), minlength=len(u))
     ne = np.bincount(code, weights=np.concatenate([t[2] for t in tables]), minlength=len(u))
     return u, ev.round().astype(np.int64), ne.round().astype(np.int64)
-
-
-def linear_quantiles(values: np.ndarray, counts: np.ndarray, q) -> np.ndarray:
-    """``np.quantile(x, q)`` (its default "linear" method) of the rows behind a table of sorted
-    distinct ``values`` and their ``counts``, to the last bit.
-
-    numpy places quantile q at the virtual index ``(n − 1)·q`` of the sorted rows and
-    interpolates between its two neighbours; the same arithmetic is repeated here, with the
-    neighbours looked up by rank in the cumulative counts instead of in the sorted rows.
-    """
-    values = np.asarray(values, dtype=float)
-    counts = np.asarray(counts, dtype=np.int64)
-    q = np.asarray(q, dtype=float)
-    n = int(counts.sum())
-    if n == 0:
-        raise ValueError("quantiles of an empty table")
-    virtual = (n - 1) * q  # numpy's virtual index of the "linear" method
-    prev = np.floor(virtual)
-    gamma = virtual - prev
-    lo = np.clip(prev, 0, n - 1).astype(np.int64)
-    hi = np.clip(prev + 1, 0, n - 1).astype(np.int64)
-    at_end = (virtual >= n - 1) | (virtual < 0)
-    lo = np.where(virtual >= n - 1, n - 1, np.where(virtual < 0, 0, lo))
-    hi = np.where(at_end, lo, hi)
-    cum = np.cumsum(counts)
-    a = values[np.searchsorted(cum, lo, side="right")]
-    b = values[np.searchsorted(cum, hi, side="right")]
-    diff = b - a
-    out = a + diff * gamma
-    upper = gamma >= 0.5
-    out[upper] = (b - diff * (1 - gamma))[upper]
-    return out
-
-
-def candidate_cuts_from_counts(values, events, non_events, grid: int | None = None,
-                               prune: bool = True) -> tuple[np.ndarray, bool]:
-    """Candidate cuts of a threshold from a value table: the result of
-    :func:`riskformula.thresholds.candidate_cuts` on the rows behind the table.
-
-    Midpoints between consecutive distinct values; with ``prune`` only the gaps that can hold
-    an optimal cut (next to a value with both outcomes, or between a value with only events
-    and one with only non-events); with ``grid`` at most that many, at the gaps holding the
-    ``grid`` evenly spaced quantiles of all rows (computed exactly, :func:`linear_quantiles`).
-    Returns ``(cuts, on_grid)``.
-    """
-    v = np.asarray(values, dtype=float)
-    ev = np.asarray(events)
-    ne = np.asarray(non_events)
-    mids = (v[:-1] + v[1:]) / 2
-    if prune and len(mids):
-        status = np.where((ev > 0) & (ne == 0), 1, np.where((ne > 0) & (ev == 0), 0, 2))
-        useful = mids[(status[:-1] == 2) | (status[1:] == 2) | (status[:-1] != status[1:])]
-    else:
-        useful = mids
-    if grid is None or len(useful) <= grid:
-        return useful, False
-    q = linear_quantiles(v, ev + ne, np.arange(1, grid + 1) / (grid + 1))
-    gap = np.clip(np.searchsorted(v, q, side="right") - 1, 0, len(mids) - 1)
-    return mids[np.unique(gap)], True
 
 
 # --------------------------------------------------------------------------------------

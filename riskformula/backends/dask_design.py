@@ -10,7 +10,7 @@ three passes, each a map over the partitions and a tree of merges (a groupby-sum
 2. **thresholds** (only with ``threshold()`` terms) — per thresholded variable, its sorted
    distinct values with their numbers of events and non-events, from which the exact
    candidate cuts (and the exact quantile grid of ``grid=``) follow
-   (:func:`~riskformula.backends.counts.candidate_cuts_from_counts`);
+   (:func:`~riskformula.thresholds.candidates.cuts_from_table`);
 3. **patterns** — every partition is encoded with that spec (in slices of bounded memory) and
    collapsed to its weighted distinct (design row, outcome) patterns; merged, they are all
    the solver needs.
@@ -37,7 +37,9 @@ from ..design.spec import plain_dtype as _plain_dtype, plain_strings
 from ..errors import DataError, FormulaError, SettingsError
 from ..thresholds import FORMULA_FUNCTIONS, PROBE, first_argument
 from ..thresholds import threshold as _base_threshold
-from .counts import candidate_cuts_from_counts, collapse_patterns, merge_patterns, merge_value_tables, value_table
+from ..thresholds.candidates import cuts_from_table, value_table
+from ..thresholds.transforms import DEFAULT_GRID, DEFAULT_MIN_BIN
+from .counts import collapse_patterns, merge_patterns, merge_value_tables
 
 __all__ = ["training_patterns", "TrainingPatterns", "tree_reduce", "plain_strings", "ENCODING_LOCK"]
 
@@ -202,26 +204,28 @@ class _ThresholdHook:
         from formulaic.transforms import stateful_transform
 
         @stateful_transform
-        def threshold(x, k=1, grid=None, _state=None, _spec=None, _context=None):
+        def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, _state=None, _spec=None, _context=None):
             if "cuts" not in _state and not (_context is not None and PROBE in _context):
-                _base_threshold(x, k=k, grid=grid, _context={PROBE: True})  # argument checks
+                _base_threshold(x, k=k, grid=grid, min_bin=min_bin, _context={PROBE: True})  # argument checks
                 key = _own_key(_spec, _state)
-                self.terms[key] = {"k": k, "grid": grid, "argument": first_argument(key)}
+                self.terms[key] = {"k": k, "grid": grid, "min_bin": min_bin, "argument": first_argument(key)}
                 preset = (self.presets or {}).get(key)
                 _state.update(preset if preset is not None else
                               {"kind": "threshold", "cuts": [0.0], "keys": ["<=0"], "k": 1, "grid": grid,
                                "on_grid": False, "n_distinct": 0})
-            return _base_threshold(x, k=k, grid=grid, _state=_state, _context=_context)
+            return _base_threshold(x, k=k, grid=grid, min_bin=min_bin, _state=_state, _context=_context)
 
         self.function = threshold
 
 
-def _threshold_state(table, k: int, grid, prune: bool) -> dict:
+def _threshold_state(table, k, grid, min_bin, prune: bool, depth) -> dict:
     """The state ``threshold()`` would store, from the value table of all rows."""
     from ..thresholds.transforms import threshold_state
 
     values, ev, ne = table
-    cuts, on_grid = candidate_cuts_from_counts(values, ev, ne, grid, prune=prune)
+    if k is not None:
+        depth = k if depth is None else min(depth, k)
+    cuts, on_grid = cuts_from_table(values, ev, ne, grid=grid, min_bin=float(min_bin), depth=depth, prune=prune)
     return threshold_state(cuts, on_grid, k, grid, n_distinct=len(values))
 
 
@@ -411,7 +415,8 @@ class TrainingPatterns:
 
 
 def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "raise", event=None,
-                      context: dict | None = None, prune_cuts: bool = True) -> TrainingPatterns:
+                      context: dict | None = None, prune_cuts: bool = True,
+                      cut_depth: int | None = None) -> TrainingPatterns:
     """The training design of ``formula`` on the dask DataFrame ``ddf`` as weighted distinct patterns.
 
     Parameters are those of :func:`riskformula.design.build_design` plus ``weights`` (the name
@@ -473,7 +478,8 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
     if hook.terms:
         job.thresholds = {key: t["argument"] for key, t in hook.terms.items()}
         tables = tree_reduce(ddf, _tables, _combine_tables, job)
-        presets = {key: _threshold_state(tables[key], t["k"], t["grid"], prune_cuts) for key, t in hook.terms.items()}
+        presets = {key: _threshold_state(tables[key], t["k"], t["grid"], t["min_bin"], prune_cuts,
+                                          cut_depth) for key, t in hook.terms.items()}
         final = _ThresholdHook(presets)
         spec = build_design(formula, proto, na_action="raise", event=event,
                             context={**user_context, "threshold": final.function}, prune_cuts=prune_cuts,

@@ -207,7 +207,7 @@ def build_space(model, profile, groups: dict | None = None, columns=None) -> Spa
     terms = scored_terms(model)
     thr_terms = {t.term: t for t in design.thresholds}
     breaks = _threshold_breaks(model)
-    lv = levels_by_term(design.thresholds, coef, model.settings.threshold_ranges)
+    lv = levels_by_term(design.thresholds, coef, model.settings.coef_lower, model.settings.coef_upper)
     used = sorted({v for t, _ in terms for v in tvars.get(t, set())})
 
     # one-hot groups: the user's, then those found in the training rows

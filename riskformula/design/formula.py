@@ -18,7 +18,8 @@ from formulaic.errors import FormulaicError
 
 from .._checks import check_weights
 from ..errors import DataError, FormulaError, SettingsError
-from ..thresholds import FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, first_argument, threshold_terms
+from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, first_argument,
+                          threshold_terms)
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
 from .matrix import DesignMatrix
 from .rules import derive_outcome, derive_rules
@@ -121,7 +122,7 @@ def _check_columns(lhs: str, rhs: str, data: pd.DataFrame, dot: bool) -> None:
 
 
 def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", event=None,
-                 context: dict | None = None, prune_cuts: bool = True,
+                 context: dict | None = None, prune_cuts: bool = True, cut_depth: int | None = None,
                  check_values: bool = True, weights=None) -> DesignMatrix:
     """Build the training :class:`DesignMatrix` (and its :class:`DesignSpec`) of ``formula`` on
     ``data`` (never modifying ``data``), with the sample ``weights`` of its rows (see
@@ -129,7 +130,8 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
 
     With ``threshold()`` terms the formula is evaluated twice: a cheap first pass finds the
     variables, missing values and the outcome; the second builds the candidate cuts, knowing the
-    outcome when ``prune_cuts`` (only cuts that can be optimal; not valid under side information).
+    outcome when ``prune_cuts`` (only cuts that can be optimal for a score with at most
+    ``cut_depth`` cuts per variable, None: any number; not valid under side information).
     ``check_values=False`` skips the check for infinite design values (a dask fit learns the
     encoding on a prototype frame and counts them over the real rows instead).
     """
@@ -199,7 +201,8 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     ev = _event_of(pd.Series(raw), outcome_name, event)
     y = (pd.Series(raw).to_numpy() == ev).astype(int)
     if has_thresholds:
-        second = {**context, OUTCOME: pd.Series(y, index=frame.index)} if prune_cuts else context
+        second = ({**context, OUTCOME: pd.Series(y, index=frame.index), CUT_DEPTH: cut_depth} if prune_cuts
+                  else context)
         mm = materialize(frame, second)
     X_df = drop_intercept(mm.rhs)
     columns = list(X_df.columns)

@@ -84,6 +84,18 @@ class TermResolver:
             by_term.setdefault(t if t is not None else self._spec.columns[j], []).append(j)
         return [t for t, cols in by_term.items() if len(cols) > 1]
 
+    def variable_columns(self) -> dict:
+        """Data variable -> the design columns that read it (a column of an expression the formula
+        computes reads its term, named as such)."""
+        s = self._spec
+        out: dict = {}
+        for j in range(self.n_columns):
+            rule = s.rules[j] if s.rules else None
+            names = rule.variables() if rule is not None and rule.kind != "expression" else []
+            for v in names or [s.column_terms[j] or s.columns[j]]:
+                out.setdefault(v, []).append(j)
+        return out
+
     # --- column facts ---------------------------------------------------------------------
     def direction(self, j: int) -> int:
         """+1 if design column ``j`` rises with its variable, −1 if it falls (a threshold's

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..card import interval_points
 from ..errors import DataError, SettingsError
 
 __all__ = ["to_sql", "to_pmml", "to_html_calculator", "card_plan", "CardPlan", "Factor", "Entry", "RiskMap"]
@@ -162,15 +163,19 @@ def card_plan(model, what: str = "this export") -> CardPlan:
 
 def _condition_scores(entries, limit: int = 5000):
     """Every total a card of conditions can give (a superset: within a term of products, every
-    subset of its items; else one item or none), or None when there are more than ``limit``."""
+    subset of its items; a threshold's regions; a factor's one level or none), or None when there
+    are more than ``limit``."""
     totals = {0}
     by_term: dict = {}
     for e in entries:
         by_term.setdefault(e.item.term, []).append(e)
     for items in by_term.values():
         pts = [int(e.item.points) for e in items]
-        if all(len(e.factors) == 1 and e.factors[0].kind in ("interval", "level") for e in items):
-            sums = {0, *pts}     # the intervals (levels) of a term exclude one another
+        if all(e.item.kind == "interval" for e in items):
+            # a threshold's items may overlap (x > 40 and x > 60): the points of each region
+            sums = {int(v) for v in interval_points([e.item for e in items])}
+        elif all(len(e.factors) == 1 and e.factors[0].kind == "level" for e in items):
+            sums = {0, *pts}     # the levels of a factor exclude one another
         else:
             sums = {0}
             for p in pts:

@@ -1,6 +1,7 @@
 """The score card as a PMML 4.4 ``Scorecard`` with reason codes, for scoring engines.
 
-One ``Characteristic`` per formula term: a threshold's intervals and a factor's training levels
+One ``Characteristic`` per formula term: a threshold's regions between its cuts (the sum of its
+items there) and a factor's training levels
 as ``Attribute`` s with their points (0 for the intervals and the reference level without
 points), a value term as one ``Attribute`` whose ``ComplexPartialScore`` is points × value (an
 interaction: the product of its parts).  The model's score is the scorecard's predicted value
@@ -25,6 +26,7 @@ import math
 import xml.etree.ElementTree as ET
 
 from ..errors import DataError, SettingsError
+from ..card import interval_points
 from . import card_plan, provenance
 
 __all__ = ["to_pmml"]
@@ -147,8 +149,8 @@ def _attributes(ch, entries, plan) -> None:
         var = entries[0].factors[0].variable
         cuts = sorted({c for e in entries for c in (e.item.lower, e.item.upper) if c is not None})
         ends = [None, *cuts, None]
-        for lo, up in zip(ends[:-1], ends[1:]):
-            pts = sum(int(e.item.points) for e in entries if e.item.lower == lo and e.item.upper == up)
+        region_points = interval_points([e.item for e in entries])  # the items may overlap: a region's sum
+        for (lo, up), pts in zip(zip(ends[:-1], ends[1:]), region_points):
             a = _sub(ch, "Attribute", partialScore=_num(pts))
             conds = (([("greaterThan", lo)] if lo is not None else [])
                      + ([("lessOrEqual", up)] if up is not None else []))

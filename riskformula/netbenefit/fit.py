@@ -24,7 +24,7 @@ from ..model import FitSettings, RiskScore
 from ..problem import LogisticLoss, build_problem
 from ..fairness import FairnessConstraint
 from ..fit import design_bounds, two_class_loss
-from ..problem.constraints import RiskBound, check_constraints
+from ..problem.constraints import OneVariable, RiskBound, check_constraints
 from ..solver import SolverReport
 from ..solver.feasibility import feasible_point, raise_if_infeasible
 from ..thresholds import score_shift
@@ -199,14 +199,13 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
     # the score has no intercept: λ_0 is the threshold terms' shift (moved out of the printed
     # intercept by RiskScore), so that ``intercept`` is 0
     spec = design.spec
-    ranges = {t.term: t.interval_range(lower, upper) for t in spec.thresholds}
-    shift = score_shift(spec.thresholds, points, ranges)
+    shift = score_shift(spec.thresholds, points, lower, upper)
     lam = np.concatenate([[float(shift)], points])
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=(0, 0), c0=c0,
                            positive_weight=1.0, weighted=w is not None, time_limit=time_limit,
                            gap_tolerance=gap_tolerance, na_action=na_action, constraints=constraints,
-                           factors_as_one=bool(factors_as_one), threshold_ranges=ranges,
+                           factors_as_one=bool(factors_as_one),
                            size_groups=tuple(tuple(g.cols) for g in problem.groups), threshold_candidates=candidates)
     report = SolverReport(status=status, objective=-value_pen, lower_bound=-bound, gap=gap, time=elapsed,
                           nodes=nodes, cuts=0, lp_solves=0, root_bound=-_rowwise_bound(pos, neg, grid, 0.0),
@@ -240,11 +239,12 @@ class Setup:
 def prepare(formula, data, *, na_action="raise", event=None, context=None, weights=None, coef_range=(-5, 5),
             constraints=(), factors_as_one=False, c0=0.0, max_size=5, min_size=0) -> Setup:
     """Design and problem of a net-benefit fit (also used by the tests to reach the exact model)."""
+    depth = None if any(isinstance(c, OneVariable) for c in constraints) else max_size
     design = build_design(formula, data, na_action=na_action, event=event, context=context, prune_cuts=True,
-                          weights=weights)
+                          cut_depth=depth, weights=weights)
     w = design.weights
     # moving a cut across rows of one outcome moves their net benefit one way: ends suffice
-    design, candidates, lower, upper = design_bounds(design, coef_range, min_size)
+    design, candidates, lower, upper = design_bounds(design, coef_range, min_size, depth=depth)
     spec = design.spec
     loss = two_class_loss(design)
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=(0, 0))

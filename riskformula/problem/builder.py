@@ -330,8 +330,10 @@ def build_problem(spec, loss, lower, upper, *, constraints=(), factors_as_one=Fa
     for t in spec.thresholds:
         t.apply(b)
     if factors_as_one:
+        thresholds = {t.term for t in spec.thresholds}
         for term in spec.terms.multi_column_terms():
-            OneVariable(term).apply(b)
+            if term not in thresholds:  # a threshold's cuts are items of their own
+                OneVariable(term).apply(b)
     for c in constraints:
         if not isinstance(c, Constraint):
             raise TypeError(f"not a constraint: {c!r}")

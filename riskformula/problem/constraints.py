@@ -37,7 +37,7 @@ from scipy.special import logit
 
 from ..errors import SettingsError
 
-__all__ = ["Constraint", "sign", "at_most", "at_least", "not_both", "implies", "one_variable",
+__all__ = ["Constraint", "sign", "at_most", "at_least", "not_both", "implies", "one_variable", "max_variables",
            "max_thresholds", "risk_at_least", "risk_at_most", "check_constraints"]
 
 
@@ -252,6 +252,41 @@ def max_thresholds(m: int, *terms: str) -> MaxColumns:
     "max_thresholds(2, 'threshold(age, k=4)')"
     """
     return MaxColumns(_count("max_thresholds", m), _names("max_thresholds", terms))
+
+
+@dataclass(frozen=True, repr=False)
+class MaxVariables(Constraint):
+    m: int
+
+    def describe(self) -> str:
+        return f"max_variables({self.m})"
+
+    def apply(self, b) -> None:
+        coefs: dict = {}
+        for v, cols in b.terms.variable_columns().items():
+            if len(cols) == 1:
+                key = b.layout.alpha(cols[0])
+            else:
+                idx = np.asarray(cols)
+                key = b.add_aux(0.0, 1.0, integer=True, name=f"measured[{v}]",
+                                fill=lambda lam, alpha, idx=idx: float(alpha[idx].max()))
+                for j in cols:
+                    b.add_row({b.layout.alpha(j): 1.0, key: -1.0}, -math.inf, 0.0, f"measured[{v}]")
+            coefs[key] = coefs.get(key, 0.0) + 1.0
+        b.add_row(coefs, -math.inf, float(self.m), self.describe())
+
+
+def max_variables(m: int) -> MaxVariables:
+    """The card reads at most ``m`` variables (data columns a person measures), however many items
+    it has: ``threshold(age)`` with two cuts and ``age`` itself are one variable, an
+    interaction ``a:b`` reads two, and a factor's levels one.  ``max_size`` still counts items.
+
+    Examples
+    --------
+    >>> max_variables(3).describe()
+    'max_variables(3)'
+    """
+    return MaxVariables(_count("max_variables", m))
 
 
 @dataclass(frozen=True, repr=False)

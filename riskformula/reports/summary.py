@@ -140,16 +140,18 @@ class Summary(r.Rendered):
             rows.append(("setting", "factors_as_one=True: each factor counts as one term toward max_size"))
         for t in m.design.thresholds:
             kept, total = s.threshold_candidates.get(t.term, (len(t.cuts), len(t.cuts)))
-            lb, ub = s.threshold_ranges.get(t.term, (None, None))
+            cols = list(t.columns)
+            lb, ub = min(s.coef_lower[j] for j in cols), max(s.coef_upper[j] for j in cols)
+            limit = f"up to {t.k} cut(s)" if t.k < len(t.cuts) else "any number of cuts"
             if t.kind == "cut":
                 what = f"fixed cuts at {', '.join(f'{c:.6g}' for c in t.cuts)}"
             elif t.on_grid:
-                what = (f"up to {t.k} cut(s) among a {total}-cut quantile grid ({t.n_distinct:,d} distinct values); "
+                what = (f"{limit} among a {total}-cut quantile grid ({t.n_distinct:,d} distinct values); "
                         f"{kept:,d} can hold an optimal cut")
             else:
-                what = (f"up to {t.k} cut(s) among all {t.n_distinct - 1:,d} gaps between distinct values; "
+                what = (f"{limit} among all {t.n_distinct - 1:,d} gaps between distinct values; "
                         f"{kept:,d} can hold an optimal cut")
-            rows.append((t.term, f"{what}; points per interval {lb} to {ub}"))
+            rows.append((t.term, f"{what}; points per cut {lb} to {ub}"))
         if not rows:
             return None
         return pd.DataFrame(rows, columns=["kind", "constraint"])

@@ -1,14 +1,16 @@
 """How a threshold term enters the optimization problem (through the problem builder's primitives).
 
-* **threshold(x), one cut** — one column ``1[x ≤ c]`` per candidate cut with points δ_c and a size
-  group with ``max_used=1``: at most one cut, counted once toward ``max_size`` by Σ_c α_c itself.
-  Molero-Río and D'Ambrosio (2025) score w≤·b + w≥·(1 − b) = w≥ + (w≤ − w≥)·b with w≤, w≥ ∈ [lb, ub];
-  the intercept absorbs w≥ and δ = w≤ − w≥ ranges over exactly [lb − ub, ub − lb], so the two
-  problems have the same optimal loss (exact), with half the columns and no symmetric copies.
-* **threshold(x, k=m) / cut(x, [...])** — the same columns, a group with ``max_used=m`` and "every
-  interval's points within [lb, ub]": running sums S_r = Σ_{s ≥ r} δ_s (continuous auxiliaries,
-  chained S_r = S_{r+1} + δ_r), M ≥ max(0, S), m ≤ min(0, S), M − m ≤ ub − lb.  Some shift T puts
-  all levels T + S_r and T in [lb, ub] iff max − min ≤ ub − lb, so this is exact too (O(cuts) rows).
+One column ``1[x ≤ c]`` per candidate cut with points δ_c: each cut with points is one item of the
+card and one unit of the model size, exactly as a binary predictor is (the class of risk-slim and
+FasterRisk on quantile indicators, with every gap a candidate).  The card shows a cut as
+``x ≤ c`` with δ points or as ``x > c`` with −δ points (the intercept taking δ), whichever lies in
+the term's range [lb, ub] (positive points when both do, see :func:`shown_above`), so with
+lb ≤ 0 ≤ ub the column's δ ranges over [−M, M], M = max(ub, −lb): exactly the cuts whose item
+has points in the range.  A range without 0 keeps δ in [lb, ub] (items ``x ≤ c`` only).
+
+``k`` (the term's limit on its cuts) is a row Σ_c α_c ≤ k; with k = 1 the columns form a size group
+with at most one used column, which the solver branches on as one decision (that group counts
+exactly its one used cut).
 """
 
 from __future__ import annotations
@@ -18,40 +20,31 @@ import math
 import numpy as np
 
 
-def interval_range(lower, upper) -> tuple[int, int]:
-    """Range of every interval's points from the point bounds of a term's columns: the widest
-    bounds, with 0 included (the top interval's points, moved into the intercept, may be 0)."""
-    return int(min(float(np.min(lower)), 0.0)), int(max(float(np.max(upper)), 0.0))
+def term_range(lower, upper, columns) -> tuple[int, int]:
+    """The range [lb, ub] of a threshold term's item points, from its columns' point bounds."""
+    cols = list(columns)
+    return int(min(lower[j] for j in cols)), int(max(upper[j] for j in cols))
+
+
+def shown_above(delta: float, lb: float, ub: float) -> bool:
+    """Whether a cut with points δ on ``1[x ≤ c]`` is shown as ``x > c`` (with −δ points): when only
+    that lies in [lb, ub], or when both do and δ < 0 (positive points read best)."""
+    below_ok, above_ok = lb <= delta <= ub, lb <= -delta <= ub
+    return (not below_ok) or (above_ok and delta < 0)
 
 
 def formulate(term, b) -> None:
-    """Columns, size group and level rows of one threshold term, written into builder ``b``."""
+    """Point bounds and the limit on the number of cuts of one threshold term, written into builder ``b``."""
     cols = list(term.columns)
-    lb, ub = interval_range(*b.bounds(cols))
-    b.set_bounds(cols, lb - ub, ub - lb)
+    lo, hi = b.bounds(cols)
+    lb, ub = float(np.min(lo)), float(np.max(hi))
+    if lb <= 0 <= ub:
+        m = max(ub, -lb)
+        b.set_bounds(cols, -m, m)
     k = min(term.k, len(cols))
-    b.add_group(cols, max_used=k if k < len(cols) else None, name=term.term)
-    if k >= 2:
-        _level_rows(b, term.term, cols, ub - lb)
-
-
-def _level_rows(b, name: str, cols: list, width: float) -> None:
-    idx = np.asarray(cols)
-
-    def running(lam, alpha):
-        return np.cumsum(lam[1:][idx][::-1])[::-1]
-
-    m = len(cols)
-    S = [b.add_aux(-width, width, integer=False, name=f"{name}: level {r}",
-                   fill=lambda lam, alpha, r=r: running(lam, alpha)[r]) for r in range(m)]
-    top = b.add_aux(0.0, width, integer=False, name=f"{name}: max level",
-                    fill=lambda lam, alpha: max(0.0, running(lam, alpha).max()))
-    bot = b.add_aux(-width, 0.0, integer=False, name=f"{name}: min level",
-                    fill=lambda lam, alpha: min(0.0, running(lam, alpha).min()))
-    row = f"{name}: points of every interval within the coefficient range"
-    for r in range(m):
-        nxt = {S[r + 1]: -1.0} if r + 1 < m else {}
-        b.add_row({S[r]: 1.0, **nxt, b.layout.lam(cols[r]): -1.0}, 0.0, 0.0, row)
-        b.add_row({top: 1.0, S[r]: -1.0}, 0.0, math.inf, row)
-        b.add_row({S[r]: 1.0, bot: -1.0}, 0.0, math.inf, row)
-    b.add_row({top: 1.0, bot: -1.0}, -math.inf, width, row)
+    if k >= len(cols):
+        return
+    if k == 1:
+        b.add_group(cols, max_used=1, name=term.term)
+        return
+    b.add_row({b.layout.alpha(j): 1.0 for j in cols}, -math.inf, float(k), f"{term.term}: at most {k} cuts")

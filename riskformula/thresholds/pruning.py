@@ -6,18 +6,21 @@ import dataclasses
 
 import numpy as np
 
+from .candidates import undominated_gaps
 
-def drop_dominated_cuts(design) -> tuple[object, dict]:
-    """Remove candidate cuts that can never beat a neighbouring cut.
+
+def drop_dominated_cuts(design, depth: int | None = 1) -> tuple[object, dict]:
+    """Remove candidate cuts that can never be those of an optimal score.
 
     Moving a cut across a run of consecutive distinct values whose rows all have the same
     outcome changes every moved row's loss in the same direction (the logistic loss of an event
-    falls as its score rises, that of a non-event rises), so the best position inside such a run
-    is at one of its ends.  Only gaps next to a value with events and non-events, or between a
-    value with only events and one with only non-events, stay candidates.  This is exact for
-    any other terms and any points, so certificates still hold over every cut position.
-    (Not used when side information fixes the risk of a profile: moving a cut changes that
-    profile.)
+    falls as its score rises, that of a non-event rises), so the optimal cuts inside such a run
+    are packed against its ends: with at most ``depth`` cuts per variable (the model size, or the
+    term's ``k``), within ``depth − 1`` gaps of an end (see
+    :func:`~riskformula.thresholds.candidates.undominated_gaps`; ``depth=None`` keeps every cut).
+    This is exact for any other terms and any points, so certificates still hold over every cut
+    position.  (Not used when side information fixes the risk of a profile: moving a cut
+    changes that profile.)
 
     ``design`` is the training :class:`~riskformula.design.matrix.DesignMatrix` (its weights
     count: a row of weight 0 has no outcome here).  Returns a new design matrix without the
@@ -34,21 +37,19 @@ def drop_dominated_cuts(design) -> tuple[object, dict]:
         if t.kind != "threshold":
             new_terms.append(t)
             continue
-        # outcome status of the rows between consecutive candidate cuts: 1 events only, 0 none, 2 mixed/empty
+        # rows between consecutive candidate cuts, from the top bin (above every cut) down
         X = design.X[:, list(t.columns)]
         pos = (X.sum(axis=1)).astype(int)  # number of cuts ≥ x: rows with equal pos share a bin
         nb = len(t.cuts) + 1
-        ev = np.bincount(pos, weights=w * (y == 1) * (w > 0), minlength=nb)
-        ne = np.bincount(pos, weights=w * (y == 0) * (w > 0), minlength=nb)
-        status = np.where((ev > 0) & (ne == 0), 1, np.where((ne > 0) & (ev == 0), 0, 2))
-        keep_cols, keep_cuts = [], []
-        for r, (j, c) in enumerate(zip(t.columns, t.cuts)):
-            below, above = nb - 1 - r, nb - 2 - r  # x just below cut r has len(cuts) − r cuts ≥ x
-            if status[below] == 2 or status[above] == 2 or status[below] != status[above]:
-                keep_cols.append(j)
-                keep_cuts.append(c)
-            else:
-                drop.add(j)
+        ev = np.bincount(pos, weights=w * (y == 1) * (w > 0), minlength=nb)[::-1]
+        ne = np.bincount(pos, weights=w * (y == 0) * (w > 0), minlength=nb)[::-1]
+        # bins lowest first; an empty bin (no rows between two cuts) counts as mixed
+        empty = (ev == 0) & (ne == 0)
+        keep = undominated_gaps(np.where(empty, 1, ev), np.where(empty, 1, ne),
+                                None if depth is None else min(depth, t.k))
+        keep_cols = [j for j, ok in zip(t.columns, keep) if ok]
+        keep_cuts = [c for c, ok in zip(t.cuts, keep) if ok]
+        drop.update(j for j, ok in zip(t.columns, keep) if not ok)
         if not keep_cols:  # cannot happen with both outcomes present; keep the term well-formed anyway
             keep_cols, keep_cuts = [t.columns[0]], [t.cuts[0]]
             drop.discard(t.columns[0])

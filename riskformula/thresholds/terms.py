@@ -1,10 +1,9 @@
 """A threshold term of a design: its columns and cuts, its formulation, and how the card shows it.
 
-How a term is scored (points per interval, "levels"): with cuts c_1 < … < c_q chosen and points δ_r
-on ``1[x ≤ c_r]``, a row in the interval just below c_r gets T + Σ_{s ≥ r} δ_s, the top interval
-gets T.  The intercept absorbs T, so the fit only needs the δ's (see
-:mod:`riskformula.thresholds.formulation`); :func:`levels` recovers the card's per-interval
-points and the shift T, and :meth:`ThresholdTerm.condition` the readable interval conditions.
+How a term is scored: with points δ_c on the columns ``1[x ≤ c]``, each cut with points is one card
+item, ``x ≤ c`` (δ > 0) or ``x > c`` (points −δ, the intercept taking δ); :meth:`ThresholdTerm.items`
+lists them and :func:`levels` gives the points of every interval between the chosen cuts (what
+counterfactuals and reasons move between).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import numpy as np
 from formulaic.utils.code import format_expr, sanitize_variable_names
 
 from ..errors import FormulaError
-from .formulation import formulate, interval_range
+from .formulation import formulate, shown_above, term_range
 
 
 @dataclass(frozen=True)
@@ -34,66 +33,69 @@ class ThresholdTerm:
     n_distinct: int | None
 
     # --- the fit --------------------------------------------------------------------------
-    def interval_range(self, lower, upper) -> tuple[int, int]:
-        """Range of each interval's points, from the point bounds of all design columns."""
-        cols = list(self.columns)
-        return interval_range(np.asarray(lower)[cols], np.asarray(upper)[cols])
-
     def apply(self, builder) -> None:
-        """Write the term's columns, size group and level rows into a problem builder."""
+        """Write the term's limit on its cuts into a problem builder."""
         formulate(self, builder)
 
     # --- the fitted term ------------------------------------------------------------------
-    def levels(self, points, interval_range: tuple) -> tuple[list[int], np.ndarray, float]:
-        """Chosen cuts, points per interval and shift of the fitted points of all design
-        columns (``points`` indexed by design column), see :func:`levels`."""
-        lb, ub = interval_range
-        return levels(np.asarray(points)[list(self.columns)], lb, ub)
+    def range(self, lower, upper) -> tuple[int, int]:
+        """[lb, ub] of the term's item points, from the point bounds of all design columns."""
+        return term_range(lower, upper, self.columns)
 
-    def condition(self, r: int, chosen: list[int]) -> str:
-        """Readable condition of interval r (0 = lowest) between the chosen cuts (indices into cuts)."""
-        c = [self.cuts[i] for i in chosen]
-        x = self.variable
-        if r == 0:
-            return f"{x} ≤ {c[0]:.6g}"
-        if r == len(c):
-            return f"{x} > {c[-1]:.6g}"
-        return f"{c[r - 1]:.6g} < {x} ≤ {c[r]:.6g}"
+    def levels(self, points, lower, upper) -> tuple[list[int], np.ndarray, float]:
+        """Chosen cuts, points per interval and card shift of the fitted points of all design
+        columns (``points``, ``lower``, ``upper`` indexed by design column), see :func:`levels`."""
+        return levels(np.asarray(points)[list(self.columns)], *self.range(lower, upper))
 
-    def card_rows(self, points, interval_range: tuple) -> list[tuple[str, int]]:
-        """``(condition, points)`` of every interval with nonzero points, lowest first."""
-        chosen, lv, _ = self.levels(points, interval_range)
-        return [(self.condition(r, chosen), int(p)) for r, p in enumerate(lv) if chosen and p != 0]
+    def items(self, points, lower, upper) -> list[tuple[str, int, int, bool]]:
+        """The card items of the fitted points of all design columns: ``(label, points, cut
+        index, above)`` per cut with points, lowest cut first; ``above`` means ``x > c``."""
+        lb, ub = self.range(lower, upper)
+        delta = np.asarray(points)[list(self.columns)]
+        out = []
+        for i, d in enumerate(delta):
+            if d == 0:
+                continue
+            if shown_above(d, lb, ub):
+                out.append((f"{self.variable} > {self.cuts[i]:.6g}", int(-d), i, True))
+            else:
+                out.append((f"{self.variable} ≤ {self.cuts[i]:.6g}", int(d), i, False))
+        return out
 
 
-def levels(delta: np.ndarray, lower: float, upper: float) -> tuple[list[int], np.ndarray, float]:
-    """Points per interval of a fitted threshold term.
+def levels(delta: np.ndarray, lb: float = -5, ub: float = 5) -> tuple[list[int], np.ndarray, float]:
+    """Points per interval of a fitted threshold term, as its card items add up.
 
-    ``delta`` are the fitted points on the term's ``1[x ≤ c]`` columns.  Returns the chosen cut
-    indices, the points of each interval (lowest first) and the shift T moved out of the
-    intercept: the top interval's points, chosen as close to 0 as the range [lower, upper] allows.
+    ``delta`` are the fitted points on the term's ``1[x ≤ c]`` columns.  The card shows a cut as
+    ``x ≤ c`` with δ points or as ``x > c`` with −δ points (:func:`shown_above` for the range
+    [lb, ub]), so a row's points from the term are Σ_{c ≥ x} δ_c + T, with the card shift T (the
+    points of the ``x > c`` items) taken from the intercept.  Returns the chosen cut indices, the
+    points of each interval between them (lowest first) and T.
+
+    Examples
+    --------
+    >>> chosen, lv, t = levels(np.array([2.0, 0.0, -3.0]))
+    >>> chosen, lv.tolist(), t
+    ([0, 2], [2.0, 0.0, 3.0], 3.0)
     """
     chosen = [i for i in range(len(delta)) if delta[i] != 0]
     if not chosen:
         return [], np.zeros(1), 0.0
     d = np.asarray(delta, float)[chosen]
-    rel = np.concatenate([np.cumsum(d[::-1])[::-1], [0.0]])  # level − T per interval
-    lo_t, hi_t = lower - rel.min(), upper - rel.max()
-    t = float(min(max(0.0, lo_t), hi_t)) if lo_t <= hi_t else 0.0
+    t = float(sum(-x for x in d if shown_above(x, lb, ub)))
+    rel = np.concatenate([np.cumsum(d[::-1])[::-1], [0.0]])  # points − T per interval
     return chosen, rel + t, t
 
 
-def levels_by_term(thresholds, points, ranges: dict) -> dict:
-    """term -> (chosen cut indices, points per interval, shift) of every threshold term.
-
-    ``ranges`` maps a term to its interval range (see :meth:`ThresholdTerm.interval_range`);
-    (−5, 5) when missing."""
-    return {t.term: t.levels(points, ranges.get(t.term, (-5, 5))) for t in thresholds}
+def levels_by_term(thresholds, points, lower, upper) -> dict:
+    """term -> (chosen cut indices, points per interval, card shift) of every threshold term."""
+    return {t.term: t.levels(points, lower, upper) for t in thresholds}
 
 
-def score_shift(thresholds, points, ranges: dict) -> int:
-    """Sum of the threshold terms' top-interval points, moved out of the intercept."""
-    return int(sum(s for _, _, s in levels_by_term(thresholds, points, ranges).values()))
+def score_shift(thresholds, points, lower, upper) -> int:
+    """Sum of the threshold terms' card shifts (the points of their ``x > c`` items), which the
+    card moves from the intercept onto the items."""
+    return int(sum(s for _, _, s in levels_by_term(thresholds, points, lower, upper).values()))
 
 
 def first_argument(term: str) -> str:

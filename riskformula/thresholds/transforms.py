@@ -2,9 +2,9 @@
 
 Only the order of a predictor's values matters to a threshold: any cut between two consecutive
 distinct training values splits the rows the same way.  ``threshold(x)`` therefore expands into one
-indicator column ``1[x ≤ c]`` per candidate cut ``c`` (the midpoints of the gaps between distinct
-values, only those that can hold an optimal cut when the outcome is known), and the fit lets at
-most ``k`` of them carry points.  The cut points live in the formula's stored state, so
+indicator column ``1[x ≤ c]`` per candidate cut ``c`` (one per gap between distinct values, see
+:mod:`~riskformula.thresholds.candidates`), and every cut that carries points is one item of the
+card and counts once toward the model size.  The cut points live in the formula's stored state, so
 ``predict`` applies exactly the same cuts to new data.
 """
 
@@ -16,6 +16,7 @@ import numpy as np
 from formulaic.transforms import stateful_transform
 
 from ..errors import FormulaError
+from .candidates import cuts_from_table, value_table
 
 #: more candidate cuts than this in one term need ``grid=`` (the design has one column per cut)
 MAX_CUTS = 2000
@@ -29,37 +30,21 @@ def _values(x, what: str) -> np.ndarray:
     return v
 
 
-#: context keys build_design uses to talk to threshold(): a cheap first pass, and the outcome
+#: context keys build_design uses to talk to threshold(): a cheap first pass, the outcome, and
+#: the most cuts one variable can take in the fit (its size limit; for pruning cuts)
 PROBE = "__riskformula_probe__"
 OUTCOME = "__riskformula_outcome__"
+CUT_DEPTH = "__riskformula_cut_depth__"
 
 
-def _undominated_gaps(x: np.ndarray, y: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Gaps between consecutive distinct values ``v`` worth a cut: a cut inside a run of values
-    whose rows all share one outcome is never better than a cut at an end of the run (moving it
-    changes every moved row's loss in the same direction), see :func:`drop_dominated_cuts`."""
-    code = np.searchsorted(v, x)
-    ev = np.bincount(code, weights=(y == 1), minlength=len(v))
-    ne = np.bincount(code, weights=(y == 0), minlength=len(v))
-    status = np.where((ev > 0) & (ne == 0), 1, np.where((ne > 0) & (ev == 0), 0, 2))
-    return (status[:-1] == 2) | (status[1:] == 2) | (status[:-1] != status[1:])
-
-
-def candidate_cuts(x: np.ndarray, grid: int | None = None, y: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
-    """Midpoints between consecutive distinct values of ``x`` (only the gaps that can hold an
-    optimal cut when the outcome ``y`` is given); with ``grid`` at most that many, placed at the
-    gaps that contain the ``grid`` evenly spaced quantiles.  Returns (cuts, on_grid)."""
-    finite = np.isfinite(x)
-    v = np.unique(x[finite])
-    mids = (v[:-1] + v[1:]) / 2
-    useful = mids[_undominated_gaps(x[finite], np.asarray(y)[finite], v)] if y is not None and len(mids) else mids
-    if grid is None or len(useful) <= grid:
-        return useful, False
-    # the grid is placed over all gaps (a run of one outcome may hold several grid gaps; the
-    # dominated ones among them are dropped later, on the design)
-    q = np.quantile(x[finite], np.arange(1, grid + 1) / (grid + 1))
-    gap = np.clip(np.searchsorted(v, q, side="right") - 1, 0, len(mids) - 1)
-    return mids[np.unique(gap)], True
+def candidate_cuts(x: np.ndarray, grid: int | None = None, y: np.ndarray | None = None, *,
+                   min_bin: float = 0.0, depth: int | None = None) -> tuple[np.ndarray, bool]:
+    """Candidate cuts of the values ``x`` (see :mod:`riskformula.thresholds.candidates`): one per
+    gap between distinct values, the dominated ones dropped when the outcome ``y`` is given
+    (for at most ``depth`` cuts of the variable; None: no limit), each side holding at least
+    ``min_bin`` of the rows, at most ``grid`` of them at quantiles.  Returns (cuts, on_grid)."""
+    v, ev, ne = value_table(x, y)
+    return cuts_from_table(v, ev, ne, grid=grid, min_bin=min_bin, depth=depth, prune=y is not None)
 
 
 def _keys(cuts) -> list[str]:
@@ -82,13 +67,34 @@ def _outcome_for(x, context):
     return None
 
 
-@stateful_transform
-def threshold(x, k=1, grid=None, _state=None, _context=None):
-    """Let the model choose up to ``k`` cuts of ``x`` (one by default), points on each side.
+#: the default candidate cuts of ``threshold(x)`` (chosen by ``benchmarks/heldout.py``)
+DEFAULT_GRID: int | None = None
+DEFAULT_MIN_BIN: float = 0.0
 
-    Use in a formula: ``y ~ threshold(age) + threshold(bmi, k=2) + threshold(income, grid=100)``.
-    ``grid`` limits the candidate cuts to about that many quantile gaps (for large data); the
-    certificate is then optimal relative to that grid.
+
+def _check_arguments(k, grid, min_bin) -> None:
+    if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1):
+        raise FormulaError(f"threshold(..., k=) must be a whole number of cuts ≥ 1 (or None: any number "
+                           f"within the model size); got k={k!r}.")
+    if grid is not None and (isinstance(grid, bool) or not isinstance(grid, numbers.Integral) or grid < 1):
+        raise FormulaError(f"threshold(..., grid=) must be a whole number of candidate cuts ≥ 1 (or None: "
+                           f"every gap between distinct values); got grid={grid!r}.")
+    if isinstance(min_bin, bool) or not isinstance(min_bin, numbers.Real) or not 0 <= min_bin < 0.5:
+        raise FormulaError(f"threshold(..., min_bin=) must be a share of the rows in [0, 0.5), e.g. 0.05; "
+                           f"got min_bin={min_bin!r}.")
+
+
+@stateful_transform
+def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, _state=None, _context=None):
+    """Let the model choose cuts of ``x``: each chosen cut is one item of the card
+    (``x ≤ c`` or ``x > c`` with its points), at most ``k`` of them (None: as many as the model
+    size allows, a step function).
+
+    Use in a formula: ``y ~ threshold(age) + threshold(bmi, k=1) + threshold(income, grid=100)``.
+    The candidate cuts are the gaps between distinct training values, each written as the
+    roundest number that splits the rows the same way; ``min_bin`` keeps only cuts with at least
+    that share of the rows on each side, and ``grid`` at most about that many, at quantiles (the
+    certificate is then optimal relative to those candidates).
 
     Examples
     --------
@@ -96,25 +102,25 @@ def threshold(x, k=1, grid=None, _state=None, _context=None):
     >>> df = pd.DataFrame({"age": [30, 40, 50, 60], "y": [0, 0, 1, 1]})
     >>> m = rf.risk_score("y ~ threshold(age)", df, time_limit=5)
     >>> m.score_card()["term"].tolist()
-    ['age ≤ 45', 'age > 45']
+    ['age > 40']
     """
     if "cuts" not in _state:
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            raise FormulaError(f"threshold(..., k=) must be a whole number of cuts ≥ 1; got k={k!r}.")
-        if grid is not None and (isinstance(grid, bool) or not isinstance(grid, numbers.Integral) or grid < 1):
-            raise FormulaError(f"threshold(..., grid=) must be a whole number of candidate cuts ≥ 1; "
-                               f"got grid={grid!r}.")
+        _check_arguments(k, grid, min_bin)
         v = _values(x, "threshold")
         if _context is not None and PROBE in _context:
             # first pass (variables, missing values, outcome): a single dummy column and no stored state
             return {"probe": np.zeros(len(v))}
-        cuts, on_grid = candidate_cuts(v, grid, _outcome_for(x, _context))
+        depth = None if _context is None else _context.get(CUT_DEPTH)
+        if k is not None:
+            depth = k if depth is None else min(depth, k)
+        cuts, on_grid = candidate_cuts(v, grid, _outcome_for(x, _context), min_bin=float(min_bin), depth=depth)
         _state.update(threshold_state(cuts, on_grid, k, grid, n_distinct=len(np.unique(v[np.isfinite(v)]))))
     return _indicators(x, _state)
 
 
-def threshold_state(cuts, on_grid: bool, k: int, grid, n_distinct: int) -> dict:
-    """The state a ``threshold()`` term stores, from its candidate cuts (checked here)."""
+def threshold_state(cuts, on_grid: bool, k, grid, n_distinct: int) -> dict:
+    """The state a ``threshold()`` term stores, from its candidate cuts (checked here); ``k`` None
+    (no limit on the cuts) is stored as the number of candidates."""
     if len(cuts) == 0:
         raise FormulaError("threshold(...) needs a variable with at least two distinct values; "
                            "this one is constant in the training rows.")
@@ -122,14 +128,16 @@ def threshold_state(cuts, on_grid: bool, k: int, grid, n_distinct: int) -> dict:
         raise FormulaError(f"threshold(...) has {len(cuts):,d} candidate cuts (gaps between distinct values "
                            "that can hold an optimal cut), more than "
                            f"{MAX_CUTS:,d}; limit them with a quantile grid, e.g. threshold(x, grid=100).")
+    k = len(cuts) if k is None else int(min(k, len(cuts)))
     return {"kind": "threshold", "cuts": [float(c) for c in cuts], "keys": _keys(cuts),
-            "k": int(min(k, len(cuts))), "grid": grid, "on_grid": bool(on_grid), "n_distinct": int(n_distinct)}
+            "k": k, "grid": grid, "on_grid": bool(on_grid), "n_distinct": int(n_distinct)}
 
 
 @stateful_transform
 def cut(x, points, _state=None):
-    """Fixed cut points chosen by the user: ``cut(age, [40, 60])`` gives one level of points per
-    interval (x ≤ 40, 40 < x ≤ 60, x > 60), each within the coefficient range.
+    """Fixed cut points chosen by the user: ``cut(age, [40, 60])`` lets the model score each of
+    them (``age ≤ 40`` or ``age > 40``, ``age ≤ 60`` or ``age > 60``); each cut with points is one
+    item of the card.
 
     Examples
     --------
