@@ -21,8 +21,9 @@ from .reports.evaluation import Evaluation, evaluate
 from .reports.comparison import ComparisonTable, anova, compare
 from .io import from_json
 from .reports.cross_validation import CrossValidation
+from .reports.size_cv import SizeCV
 from .reports.size_path import SizePath
-from .tuning import cross_validate, size_path
+from .tuning import cross_validate, cv_risk_score, size_path
 from . import plots
 from .thresholds import cut, threshold
 from .netbenefit import NetBenefitScore
@@ -44,7 +45,7 @@ __all__ = [
     "statistical_parity", "conditional_statistical_parity", "predictive_equality", "equal_opportunity",
     "equalized_odds", "score_balance", "risk_parity", "calibration_within_groups", "fairness_path",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
-    "SizePath", "from_json", "plots", "Counterfactuals", "Reasons",
+    "SizePath", "cv_risk_score", "SizeCV", "from_json", "plots", "Counterfactuals", "Reasons",
     "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc", "export",
 ]
 

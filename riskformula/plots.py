@@ -1,7 +1,7 @@
 """Diagnostic plots, documented as ``rf.plots``: the functions of :mod:`riskformula.reports.plots`."""
 
 from .reports.plots import (plot_decision_curve, plot_reliability, plot_roc, plot_score_distribution,
-                            plot_size_path)
+                            plot_size_cv, plot_size_path)
 
 __all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
-           "plot_size_path"]
+           "plot_size_cv", "plot_size_path"]

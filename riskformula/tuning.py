@@ -3,8 +3,11 @@
 :func:`cross_validate` refits the score on each training split and evaluates it on the held-out
 fold (Ustun and Rudin 2019 tune by 5-fold mean test AUC); :func:`size_path` fits the best score of every
 size with a small ``c0`` (Ustun and Rudin 2019, §1.3), the integer version of a regularisation path.
-Both fit models here; their reports are :class:`~riskformula.reports.cross_validation.CrossValidation`
-and :class:`~riskformula.reports.size_path.SizePath`.
+:func:`cv_risk_score` combines them: it runs the size path on every training split, picks a size
+from the held-out curve (the best mean, or the one-standard-error rule of ``cv.glmnet``) and refits
+at that size on all rows. All fit models here; their reports are
+:class:`~riskformula.reports.cross_validation.CrossValidation`,
+:class:`~riskformula.reports.size_path.SizePath` and :class:`~riskformula.reports.size_cv.SizeCV`.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from .errors import CalibrationWarning, DataError, OptimalityGapWarning, Setting
 from .fit import risk_score
 from .design import build_design
 from .reports.cross_validation import FOLD_COLUMNS, CrossValidation
+from .reports.render import fmt_gap
+from .reports.size_cv import CURVE_COLUMNS, FOLD_SIZE_COLUMNS, METRICS, RULES, SizeCV
 from .reports.size_path import PATH_COLUMNS, SizePath
 
-__all__ = ["cross_validate", "size_path", "stratified_folds"]
+__all__ = ["cross_validate", "cv_risk_score", "size_path", "stratified_folds"]
 
 
 # --------------------------------------------------------------------------------------
@@ -95,8 +100,14 @@ def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
                             "fold takes its own rows' weights; an array cannot be split by fold.")
 
 
-def _run_folds(tasks: list, n_jobs: int, bar) -> list:
-    """Every fold's ``_fit_fold`` result in fold order, advancing ``bar`` as folds finish.
+def _numbered(i: int, worker, args: tuple):
+    """``(i, worker(*args))``: lets :func:`_run_folds` put unordered results back in task order."""
+    return i, worker(*args)
+
+
+def _run_folds(tasks: list, n_jobs: int, bar, worker=_fit_fold) -> list:
+    """Every task's ``worker(*task)`` result (by default a fold's :func:`_fit_fold`) in task
+    order, advancing ``bar`` as tasks finish.
 
     Workers are joblib's loky processes: they import this package afresh and receive the task
     by (cloud)pickle, so a calling script needs no ``if __name__ == "__main__"`` guard and
@@ -107,20 +118,20 @@ def _run_folds(tasks: list, n_jobs: int, bar) -> list:
     if n_jobs == 1:
         results = []
         for t in tasks:
-            results.append(_fit_fold(*t))
+            results.append(worker(*t))
             bar.update()
         return results
     from joblib import Parallel, delayed
 
     done = {}
-    # unordered, so the bar moves when any fold is done; the table is put back in fold order
-    # and every fold is fitted from the same inputs, so it equals the one-process result
+    # unordered, so the bar moves when any task is done; the results are put back in task order
+    # and every task is fitted from the same inputs, so they equal the one-process results
     run = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered",
                    max_nbytes=None)  # no memory-mapping: fold frames arrive as ordinary, writable copies
-    for result in run(delayed(_fit_fold)(*t) for t in tasks):
-        done[result[0]["fold"]] = result
+    for i, result in run(delayed(_numbered)(i, worker, t) for i, t in enumerate(tasks)):
+        done[i] = result
         bar.update()
-    return [done[k + 1] for k in range(len(tasks))]
+    return [done[i] for i in range(len(tasks))]
 
 
 def _sendable(obj) -> bool:
@@ -131,6 +142,28 @@ def _sendable(obj) -> bool:
     except Exception:  # e.g. an open file or a database connection in `context`
         return False
     return True
+
+
+def _fold_design(formula: str, data: pd.DataFrame, folds: int, fit_args: dict):
+    """The design of ``data`` (its used rows and outcome), after checking the rows can be split
+    into ``folds`` stratified folds that each hold both outcome classes."""
+    if isinstance(data, pd.DataFrame) and not data.index.is_unique:
+        raise DataError("`data` has a duplicated index, so fold rows cannot be selected by label; "
+                        "call data.reset_index(drop=True) first.")
+    design = build_design(formula, data, na_action=fit_args.get("na_action", "raise"),
+                          event=fit_args.get("event"), context=fit_args.get("context"),
+                          weights=fit_args.get("weights"))
+    y = design.y
+    smaller = int(min(y.sum(), len(y) - y.sum()))
+    if smaller < 2:
+        # no number of folds works (folds must be >= 2): say so instead of suggesting folds <= 1
+        raise DataError(f"the data are too small for cross-validation: the rarer outcome class has {smaller} "
+                        "row(s), and every one of at least 2 folds needs both classes. Use more rows, or "
+                        "evaluate a fit on separate test data.")
+    if folds > smaller:
+        raise SettingsError(f"`folds={folds}` is more than the {smaller} rows of the rarer outcome class; "
+                            f"every fold needs both classes. Use folds <= {smaller}.")
+    return design
 
 
 def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int = 0,
@@ -171,22 +204,8 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     n_jobs = check_n_jobs(n_jobs, allow_none=True)
     progress = _progress.resolve(progress)
     _check_fit_args(fit_args, ())
-    if isinstance(data, pd.DataFrame) and not data.index.is_unique:
-        raise DataError("`data` has a duplicated index, so fold rows cannot be selected by label; "
-                        "call data.reset_index(drop=True) first.")
-    design = build_design(formula, data, na_action=fit_args.get("na_action", "raise"),
-                          event=fit_args.get("event"), context=fit_args.get("context"),
-                          weights=fit_args.get("weights"))
+    design = _fold_design(formula, data, folds, fit_args)
     y = design.y
-    smaller = int(min(y.sum(), len(y) - y.sum()))
-    if smaller < 2:
-        # no number of folds works (folds must be >= 2): say so instead of suggesting folds <= 1
-        raise DataError(f"the data are too small for cross-validation: the rarer outcome class has {smaller} "
-                        "row(s), and every one of at least 2 folds needs both classes. Use more rows, or "
-                        "evaluate a fit on separate test data.")
-    if folds > smaller:
-        raise SettingsError(f"`folds={folds}` is more than the {smaller} rows of the rarer outcome class; "
-                            f"every fold needs both classes. Use folds <= {smaller}.")
     fold = stratified_folds(y, folds, seed)
     rows = design.index
     tasks = []
@@ -238,6 +257,22 @@ def _fit_size(formula, data, size, c0, initial, fit_args):
         return risk_score(formula, data, max_size=size, c0=c0, initial=initial, progress=False, **fit_args)
 
 
+def _check_sizes(sizes, fit_args: dict) -> list[int]:
+    """``sizes`` as a sorted list of distinct whole numbers, none below ``fit_args``' ``min_size``."""
+    try:
+        sizes = sorted({v.check_int("sizes", s, minimum=0) for s in sizes})
+    except TypeError:
+        raise SettingsError(f"`sizes` must be an iterable of whole numbers such as range(1, 6); "
+                            f"got {sizes!r}.") from None
+    if not sizes:
+        raise SettingsError("`sizes` is empty; give at least one size, e.g. sizes=[3].")
+    min_size = fit_args.get("min_size", 0)
+    if isinstance(min_size, int) and min_size > sizes[0]:
+        raise SettingsError(f"`min_size={min_size}` is larger than the smallest size {sizes[0]}; drop "
+                            "the smaller sizes or lower `min_size`.")
+    return sizes
+
+
 def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float = 1e-8,
               newdata: pd.DataFrame | None = None, warm_start: bool = True,
               progress: bool | None = None, **fit_args) -> SizePath:
@@ -274,17 +309,7 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
     """
     _check_fit_args(fit_args, ("max_size", "initial"))
     progress = _progress.resolve(progress)
-    try:
-        sizes = sorted({v.check_int("sizes", s, minimum=0) for s in sizes})
-    except TypeError:
-        raise SettingsError(f"`sizes` must be an iterable of whole numbers such as range(1, 6); "
-                            f"got {sizes!r}.") from None
-    if not sizes:
-        raise SettingsError("`sizes` is empty; give at least one size, e.g. sizes=[3].")
-    min_size = fit_args.get("min_size", 0)
-    if isinstance(min_size, int) and min_size > sizes[0]:
-        raise SettingsError(f"`min_size={min_size}` is larger than the smallest size {sizes[0]}; drop "
-                            "the smaller sizes or lower `min_size`.")
+    sizes = _check_sizes(sizes, fit_args)
     rows, models = [], {}
     unproven: list[int] = []
     extra: list[str] = []
@@ -322,3 +347,200 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
         warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
     return SizePath(formula, pd.DataFrame(rows, columns=PATH_COLUMNS), models,
                     "training rows" if newdata is None else "newdata", notes)
+
+
+# --------------------------------------------------------------------------------------
+# size chosen by cross-validation
+# --------------------------------------------------------------------------------------
+
+
+def _fit_fold_path(repeat: int, fold: int, formula: str, train: pd.DataFrame, test: pd.DataFrame,
+                   sizes: list[int], c0: float, fit_args: dict) -> list[dict]:
+    """The size path on ``train``, every size's model evaluated on ``test``: one row per size.
+
+    Top-level so worker processes can run it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimalityGapWarning)  # cv_risk_score counts them from the statuses
+        path = size_path(formula, train, sizes, c0=c0, progress=False, **fit_args)
+    rows = []
+    for size, m in path.models.items():
+        with warnings.catch_warnings():
+            # they concern the Hosmer–Lemeshow test and the calibration slope, which SizeCV does not report
+            warnings.simplefilter("ignore", CalibrationWarning)
+            ev = m.evaluate(test)
+        rows.append({"repeat": repeat, "fold": fold, "size": size, "terms": m.size, "n_train": m.nobs,
+                     "n_test": ev.n, "test_events": ev.events,
+                     "auc": ev.auc.auc if ev.auc is not None else math.nan, "loss": ev.log_loss, "cal": ev.cal,
+                     "brier": ev.brier, "train_loss": m.loss, "objective": m.objective, "gap": m.gap,
+                     "status": m.status, "time": m.solver.time})
+    return rows
+
+
+def _size_curve(folds: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The cross-validation curve of a per fold × size table: one row per size (CURVE_COLUMNS)."""
+    g = folds.groupby("size", sort=True)
+    fits = g[metric].count()
+    curve = pd.DataFrame({"mean": g[metric].mean(), "se": g[metric].std(ddof=1) / np.sqrt(fits),
+                          "auc": g["auc"].mean(), "loss": g["loss"].mean(), "cal": g["cal"].mean(),
+                          "train_loss": g["train_loss"].mean(),
+                          "certified": g["status"].agg(lambda s: int((s == "optimal").sum())),
+                          "fits": g.size(), "terms": g["terms"].mean()})
+    return curve.rename_axis("size").reset_index()[CURVE_COLUMNS]
+
+
+def _choose_size(sizes, mean, se, metric: str) -> tuple[int, int]:
+    """``(size_min, size_1se)`` of a cross-validation curve.
+
+    ``size_min`` has the best mean (the smallest such size when several tie); ``size_1se`` is the
+    smallest size whose mean is within one standard error of the best mean, the SE being that of
+    the best size (the rule of ``cv.glmnet``). AUC (``metric="auc"``) is better higher, log loss
+    (``"loss"``) lower. Sizes with a NaN mean are never chosen; a NaN SE counts as 0.
+    """
+    sizes, mean, se = np.asarray(sizes), np.asarray(mean, dtype=float), np.asarray(se, dtype=float)
+    order = np.argsort(sizes, kind="stable")
+    sizes, mean, se = sizes[order], mean[order], se[order]
+    finite = np.isfinite(mean)
+    if not finite.any():
+        raise DataError(f"no size has a finite mean held-out {METRICS[metric][0]}, so none can be chosen.")
+    # as "higher is better" for both metrics
+    gain = np.where(finite, mean if METRICS[metric][1] else -mean, -np.inf)
+    best = int(np.argmax(gain))  # the first, i.e. smallest, of tied best sizes
+    margin = se[best] if np.isfinite(se[best]) else 0.0
+    # a hair of slack, so a mean equal to the bound up to rounding counts as within it
+    within = gain >= gain[best] - margin - 1e-12 * max(1.0, abs(gain[best]))
+    return int(sizes[best]), int(sizes[np.flatnonzero(within)[0]])
+
+
+def _raise_limits(statuses) -> str:
+    """Advice for fits that stopped with these statuses: raise the limits that stopped them."""
+    hit = [f"`{s}`" for s in ("time_limit", "node_limit") if s in set(statuses)]
+    return f" Raise {' and '.join(hit)} for certified fits." if hit else ""
+
+
+def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds: int = 5, seed: int = 0,
+                  repeats: int = 1, rule: str = "1se", metric: str = "auc", c0: float = 1e-8,
+                  n_jobs: int | None = 1, progress: bool | None = None, **fit_args) -> SizeCV:
+    """Fit a risk score whose size is chosen by cross-validation (as R's ``cv.glmnet``).
+
+    On each of ``folds`` stratified folds (:func:`stratified_folds`), the best score of every size
+    limit is fitted on the other folds (:func:`size_path`: one fit per size, each warm-started from
+    the previous size's model, with a small ``c0``) and evaluated on the held-out fold. The mean
+    held-out metric over the folds (and repeats) gives a curve over sizes; ``rule`` chooses a size
+    from it, and the score is refitted on all rows with ``max_size`` set to that size.
+
+    Parameters
+    ----------
+    formula, data : as for :func:`risk_score` (``data`` is not modified).
+    sizes : iterable of int
+        Size limits (``max_size``) to compare, e.g. ``range(1, 6)``.
+    folds : number of folds, at least 2 and at most the number of events or non-events.
+    seed : seed of the fold assignment; repeat ``r`` (0, 1, ...) uses ``seed + r``.
+    repeats : how many times to repeat the K-fold split with new folds (at least 1); the curve
+        averages over all ``folds × repeats`` fold fits. The fits of different repeats share rows,
+        so the SE is then somewhat optimistic.
+    rule : ``"1se"`` (default): the smallest size whose mean metric is within one standard
+        error of the best mean, SE = sd over the ``folds × repeats`` fold results (ddof 1) / √their
+        number, taken at the best size; ``"min"``: the size with the best mean (the smallest one
+        on ties).
+    metric : ``"auc"`` (default; held-out AUC, higher is better) or ``"loss"`` (held-out mean log
+        loss, lower is better).
+    c0 : penalty per term of every fit, the refit included; tiny (1e-8, as in :func:`size_path`)
+        so it only breaks ties towards sparser scores.
+    n_jobs : worker processes that fit folds in parallel (joblib's loky backend, as in
+        :func:`cross_validate`); 1 (default) fits in this process, ``None`` uses
+        ``min(folds × repeats, os.cpu_count())``, negative values count back from the number of
+        CPUs (-1: all). The results do not depend on it.
+    progress : show a progress bar (tqdm, on stderr) that advances as fold paths and the refit
+        finish. ``None`` (default): only in interactive sessions; ``True``: always; ``False``:
+        never.
+    **fit_args : passed to every :func:`risk_score` fit (``coef_range``, ``time_limit``,
+        ``weights`` as a column name...; not ``max_size`` or ``initial``, which this function
+        sets). ``time_limit`` applies to each fit: one per size, fold and repeat, plus the refit.
+
+    Returns
+    -------
+    SizeCV
+        ``.table`` (the curve: mean metric and SE, mean held-out AUC, log loss and CAL, mean
+        training loss, certified fold fits and mean terms per size), ``.folds`` (per repeat ×
+        fold × size), ``.size_min``, ``.size_1se``, ``.size`` (chosen), ``.rule``, ``.metric``
+        and ``.model``, the refitted :class:`RiskScore`. ``.plot()`` draws the curve.
+
+    Examples
+    --------
+    >>> cv = rf.cv_risk_score('diagnosis == "M" ~ .', df, sizes=range(1, 6),
+    ...                       time_limit=10)  # doctest: +SKIP
+    >>> cv.size, cv.size_min  # doctest: +SKIP
+    >>> print(cv.model.summary())  # doctest: +SKIP
+    >>> fig = cv.plot()  # doctest: +SKIP
+    """
+    folds = v.check_int("folds", folds, minimum=2)
+    seed = v.check_int("seed", seed, minimum=0)
+    repeats = v.check_int("repeats", repeats, minimum=1)
+    if not isinstance(rule, str) or rule not in RULES:
+        raise SettingsError(f"`rule` must be '1se' (the smallest size within one standard error of the best "
+                            f"mean) or 'min' (the size with the best mean); got {rule!r}.")
+    if not isinstance(metric, str) or metric not in METRICS:
+        raise SettingsError(f"`metric` must be 'auc' (held-out AUC, higher is better) or 'loss' (held-out "
+                            f"mean log loss, lower is better); got {metric!r}.")
+    c0 = v.check_positive("c0", c0, allow_zero=True)
+    n_jobs = check_n_jobs(n_jobs, allow_none=True)
+    progress = _progress.resolve(progress)
+    _check_fit_args(fit_args, ("max_size", "initial"))
+    sizes = _check_sizes(sizes, fit_args)
+    design = _fold_design(formula, data, folds, fit_args)
+    rows = design.index
+    tasks = []
+    for r in range(repeats):
+        fold = stratified_folds(design.y, folds, seed + r)
+        for k in range(folds):
+            tasks.append((r + 1, k + 1, formula, data.loc[rows[fold != k]], data.loc[rows[fold == k]],
+                          sizes, c0, fit_args))
+
+    notes: list[str] = []
+    if n_jobs is None:
+        n_jobs = min(len(tasks), os.cpu_count() or 1)
+    n_jobs = min(n_jobs, len(tasks))
+    if n_jobs > 1 and not _sendable(fit_args):
+        n_jobs = 1
+        notes.append("Folds were fitted one after another: the fit arguments (e.g. an open file in "
+                     "`context`) cannot be sent to worker processes.")
+    bar = _progress.bar(len(tasks) + 1, "cross-validated size", "fit", progress)
+    try:
+        results = _run_folds(tasks, n_jobs, bar, worker=_fit_fold_path)
+        table = pd.DataFrame([row for rs in results for row in rs], columns=FOLD_SIZE_COLUMNS)
+        curve = _size_curve(table, metric)
+        size_min, size_1se = _choose_size(curve["size"], curve["mean"], curve["se"], metric)
+        size = size_1se if rule == "1se" else size_min
+        bar.set_postfix_str(f"refit at size {size}")
+        # the refit's own OptimalityGapWarning, if any, reaches the caller: it is the model returned
+        model = risk_score(formula, data, max_size=size, c0=c0, progress=False, **fit_args)
+        bar.update()
+    finally:
+        bar.close()
+
+    n = len(tasks)
+    notes.insert(0, f"Held-out metrics of the best score of each size limit, fitted on the other folds "
+                    f"(c0 = {c0:g}, each size warm-started from the previous one), on each of {folds} folds"
+                    + (f" in each of {repeats} repeats" if repeats > 1 else "")
+                    + f"; mean over the {n} fold fits, SE = sd (ddof 1) / √{n}. `size` is the limit "
+                    "(max_size); `terms` the mean number of terms the fold models use. AUC counts tied "
+                    "scores as 1/2; CAL is the calibration error by score of Ustun & Rudin (2019).")
+    if repeats > 1:
+        notes.append("Repeats reuse the same rows, so their fold results are not independent and the SE "
+                     "understates the uncertainty of each mean somewhat.")
+    unproven = table[table["status"] != "optimal"]
+    if len(unproven):
+        at = sorted(set(unproven["size"].tolist()))
+        msg = (f"{len(unproven)} of {len(table)} fold fits stopped before proving optimality (size limit(s) "
+               f"{at}; see the `certified` column): their held-out metrics are those of the best score "
+               f"found, which may not be the best of its size.{_raise_limits(unproven['status'])}")
+        notes.append(msg)
+        warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
+    if model.status != "optimal":
+        gap = fmt_gap(model.gap, model.settings.gap_tolerance)
+        notes.append(f"The refit model stopped at the {model.status.replace('_', ' ')} before proving "
+                     f"optimality (gap {gap}).{_raise_limits([model.status])}")
+    if design.dropped:
+        notes.append(f"{design.dropped:,d} row(s) with missing values were dropped before the folds were made.")
+    return SizeCV(formula, curve, table, size_min, size_1se, size, rule, metric, model, folds, repeats, seed,
+                  c0, dict(fit_args), notes)

@@ -22,10 +22,11 @@ from ..errors import CalibrationWarning, DataError, SettingsError
 from .decision_curve import DecisionCurve
 from .evaluation import Evaluation, evaluate
 from .render import DEFAULT_GAP_TOLERANCE
+from .size_cv import METRICS, SizeCV
 from .size_path import SizePath
 
 __all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
-           "plot_size_path"]
+           "plot_size_cv", "plot_size_path"]
 
 _EVENT, _NON_EVENT, _MODEL = "#c0392b", "#2c7fb8", "#222222"
 
@@ -233,4 +234,59 @@ def plot_size_path(table, ax=None):
         handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="grey"))
         labels.append("not proven optimal")
     ax.legend(handles, labels, loc="center right", fontsize=8, frameon=False)
+    return fig
+
+
+def plot_size_cv(result, ax=None):
+    """The cross-validation curve of :func:`riskformula.cv_risk_score`: mean held-out metric
+    (AUC or log loss) at each size limit with ±1 standard-error bars, and vertical lines at the
+    size with the best mean (``size_min``) and at the one-standard-error size (``size_1se``); a
+    horizontal line marks the 1se rule's bound (the best mean minus one SE for AUC, plus one SE
+    for log loss).
+
+    Sizes where some fold fit is not proven optimal are drawn hollow.
+
+    Parameters
+    ----------
+    result : SizeCV
+        The result of :func:`riskformula.cv_risk_score`.
+    ax : matplotlib Axes, optional
+        Draw on these axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if not isinstance(result, SizeCV):
+        raise DataError(f"`result` must be a SizeCV (from riskformula.cv_risk_score); "
+                        f"got {type(result).__name__}.")
+    t = result.table.sort_values("size")
+    fig, ax = _new_axes(ax, figsize=(6.0, 4.0))
+    size, mean, se = t["size"].to_numpy(), t["mean"].to_numpy(float), t["se"].fillna(0).to_numpy(float)
+    proven = (t["certified"] == t["fits"]).to_numpy()
+    label, higher = METRICS[result.metric]
+    ax.errorbar(size, mean, yerr=se, color=_MODEL, lw=1.5, capsize=3, zorder=2)
+    ax.scatter(size[proven], mean[proven], color=_MODEL, zorder=3)
+    ax.scatter(size[~proven], mean[~proven], facecolor="white", edgecolor=_MODEL, zorder=3)
+    lines = [("min", result.size_min, _NON_EVENT, "--", f"best mean: size {result.size_min}"),
+             ("1se", result.size_1se, _EVENT, ":", f"smallest within 1 SE: size {result.size_1se}")]
+    best = t.loc[t["size"] == result.size_min].iloc[0]
+    bound = best["mean"] + (-1 if higher else 1) * (best["se"] if pd.notna(best["se"]) else 0.0)
+    handles = [ax.axhline(bound, color="grey", ls="-", lw=0.8, alpha=0.6, zorder=1,
+                          label=f"best mean {'−' if higher else '+'} 1 SE")]
+    for rule, x, colour, style, text in lines:
+        handles.append(ax.axvline(x, color=colour, ls=style, lw=1.2, zorder=1,
+                                  label=text + (" (chosen)" if rule == result.rule else "")))
+    n_fits = int(t["fits"].max())
+    ax.set(xlabel="Model size limit (max_size)",
+           ylabel=f"{label[0].upper() + label[1:]} (mean ± 1 SE over {n_fits} fold fits)",
+           title=f"Cross-validated size ({'higher' if higher else 'lower'} is better)")
+    ax.set_xticks(size)
+    labels = [h.get_label() for h in handles]
+    if (~proven).any():
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="grey"))
+        labels.append("some fold fits not proven optimal")
+    ax.legend(handles, labels, loc="lower right" if higher else "upper right", fontsize=8, frameon=False)
     return fig
