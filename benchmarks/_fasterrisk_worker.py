@@ -13,6 +13,10 @@ full data and for every fold's training rows it fits ``RiskScoreOptimizer`` with
 and keeps the pool's first model (the lowest logistic loss); OUT.json holds, per fit, the
 multiplier, intercept, points, the seconds taken and the scores (sum of points, intercept not
 included) of the training rows and (for folds) the held-out rows.
+
+Two optional keys narrow the work (benchmarks/heldout.py fits one fold per call): ``full`` (0: no
+full-data fit, OUT.json's ``"full"`` is null; default 1) and ``only`` (the fold numbers to fit, in
+that order, OUT.json's ``"folds"`` following it; default every fold 0..K-1).
 """
 
 from __future__ import annotations
@@ -57,8 +61,10 @@ def main(path_in: str, path_out: str) -> None:
     X = pd.DataFrame(d["X"], columns=[str(c) for c in d["names"]])
     y, fold = d["y"].astype(int), d["fold"].astype(int)
     binarize, k, lb, ub = bool(d["binarize"]), int(d["k"]), int(d["lb"]), int(d["ub"])
-    out = {"full": fit(X, y, [], binarize, k, lb, ub), "folds": []}
-    for f in range(int(fold.max()) + 1):
+    full = bool(d["full"]) if "full" in d.files else True
+    only = [int(f) for f in d["only"]] if "only" in d.files else range(int(fold.max()) + 1)
+    out = {"full": fit(X, y, [], binarize, k, lb, ub) if full else None, "folds": []}
+    for f in only:
         train, test = fold != f, fold == f
         out["folds"].append(fit(X[train].reset_index(drop=True), y[train], [X[test].reset_index(drop=True)],
                                 binarize, k, lb, ub))
