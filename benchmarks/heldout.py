@@ -30,7 +30,7 @@ Folds: ``riskformula.tuning.stratified_folds(y, 5, seed)`` for each seed of ``--
 1), the same folds for both tools.  Per fold: test AUC and CAL by score
 (:mod:`riskformula.reports.metrics`), the training mean log loss of both (ours ``m.loss``,
 FasterRisk's from its multiplier, intercept and scores), our status, gap, wall time, card rows
-(``len(m.scorecard.items)``: a threshold's two sides are two rows) and terms (``m.size``), and
+(``len(m.scorecard.items)``: each threshold cut with points is one row) and terms (``m.size``), and
 FasterRisk's multiplier, terms and seconds.
 
 ``--size cv``: our size is chosen inside each training split by ``rf.cv_risk_score(formula, train,
