@@ -555,7 +555,7 @@ class RiskScore:
     def __repr__(self) -> str:
         from .reports.render import fmt_gap
         scale = "" if self.scale == 1.0 and self.settings.scales == (1.0,) else f"scale {self.scale:g}; "
-        return (f"<RiskScore: {self.formula}; {self.size} terms; {scale}{self.nobs:,d} obs; "
+        return (f"<RiskScore: {self.formula}; {self.size} items; {scale}{self.nobs:,d} obs; "
                 f"{self.status}, gap {fmt_gap(self.gap, self.settings.gap_tolerance)}>")
 
     def __str__(self) -> str:

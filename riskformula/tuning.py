@@ -279,7 +279,7 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
     """Fit the best risk score of each model size (the ℓ0 path of Ustun and Rudin 2019).
 
     Each size ``R`` is one :func:`risk_score` fit with ``max_size=R`` and a small ``c0``, so
-    the fit is the most accurate score with at most ``R`` terms.
+    the fit is the most accurate score with at most ``R`` card items.
 
     Parameters
     ----------
@@ -299,7 +299,7 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
     Returns
     -------
     SizePath
-        ``.table`` (size, terms, loss, auc, cal, gap, status, objective, lower_bound, time,
+        ``.table`` (size, items, loss, auc, cal, gap, status, objective, lower_bound, time,
         nodes) for :func:`riskformula.plots.plot_size_path`, and ``.models``.
 
     Examples
@@ -328,7 +328,7 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
                     ev = m.evaluate(newdata)
                 extra += [f"size {size}: {w.message}" for w in caught if issubclass(w.category, CalibrationWarning)]
                 loss, auc, cal = ev.log_loss, (ev.auc.auc if ev.auc is not None else math.nan), ev.cal
-            rows.append({"size": size, "terms": m.size, "loss": loss, "auc": auc, "cal": cal, "gap": m.gap,
+            rows.append({"size": size, "items": m.size, "loss": loss, "auc": auc, "cal": cal, "gap": m.gap,
                          "status": m.status, "objective": m.objective, "lower_bound": m.lower_bound,
                          "time": m.solver.time, "nodes": m.solver.nodes, "scale": m.scale})
             models[size] = m
@@ -339,7 +339,7 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
     finally:
         bar.close()
     notes = [f"One fit per size limit with c0 = {c0:g}: each row is the lowest-loss score with at most "
-             "`size` terms; `terms` is how many it uses."] + extra
+             "`size` items; `items` is how many it uses."] + extra
     if unproven:
         msg = (f"size(s) {unproven} stopped before proving optimality; their loss may not be the "
                "minimum for that size (hollow points in plot_size_path). Raise `time_limit`.")
@@ -368,7 +368,7 @@ def _fit_fold_path(repeat: int, fold: int, formula: str, train: pd.DataFrame, te
             # they concern the Hosmer–Lemeshow test and the calibration slope, which SizeCV does not report
             warnings.simplefilter("ignore", CalibrationWarning)
             ev = m.evaluate(test)
-        rows.append({"repeat": repeat, "fold": fold, "size": size, "terms": m.size, "n_train": m.nobs,
+        rows.append({"repeat": repeat, "fold": fold, "size": size, "items": m.size, "n_train": m.nobs,
                      "n_test": ev.n, "test_events": ev.events,
                      "auc": ev.auc.auc if ev.auc is not None else math.nan, "loss": ev.log_loss, "cal": ev.cal,
                      "brier": ev.brier, "train_loss": m.loss, "objective": m.objective, "gap": m.gap,
@@ -384,7 +384,7 @@ def _size_curve(folds: pd.DataFrame, metric: str) -> pd.DataFrame:
                           "auc": g["auc"].mean(), "loss": g["loss"].mean(), "cal": g["cal"].mean(),
                           "train_loss": g["train_loss"].mean(),
                           "certified": g["status"].agg(lambda s: int((s == "optimal").sum())),
-                          "fits": g.size(), "terms": g["terms"].mean()})
+                          "fits": g.size(), "items": g["items"].mean()})
     return curve.rename_axis("size").reset_index()[CURVE_COLUMNS]
 
 
@@ -461,7 +461,7 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
     -------
     SizeCV
         ``.table`` (the curve: mean metric and SE, mean held-out AUC, log loss and CAL, mean
-        training loss, certified fold fits and mean terms per size), ``.folds`` (per repeat ×
+        training loss, certified fold fits and mean items per size), ``.folds`` (per repeat ×
         fold × size), ``.size_min``, ``.size_1se``, ``.size`` (chosen), ``.rule``, ``.metric``
         and ``.model``, the refitted :class:`RiskScore`. ``.plot()`` draws the curve.
 
@@ -523,7 +523,7 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
                     f"(c0 = {c0:g}, each size warm-started from the previous one), on each of {folds} folds"
                     + (f" in each of {repeats} repeats" if repeats > 1 else "")
                     + f"; mean over the {n} fold fits, SE = sd (ddof 1) / √{n}. `size` is the limit "
-                    "(max_size); `terms` the mean number of terms the fold models use. AUC counts tied "
+                    "(max_size); `items` the mean number of card items the fold models use. AUC counts tied "
                     "scores as 1/2; CAL is the calibration error by score of Ustun & Rudin (2019).")
     if repeats > 1:
         notes.append("Repeats reuse the same rows, so their fold results are not independent and the SE "

@@ -79,14 +79,14 @@ def test_rules_ties_order_bounds_and_missing_values():
 def test_curve_of_a_hand_made_fold_table():
     folds = pd.DataFrame({"size": [1, 1, 1, 2, 2, 2], "auc": [0.6, 0.7, 0.8, 0.7, 0.8, 0.9],
                           "loss": [0.6, 0.5, 0.4, 0.5, 0.4, 0.3], "cal": [0.1] * 6,
-                          "train_loss": [0.5, 0.5, 0.5, 0.4, 0.4, 0.4], "terms": [1, 1, 1, 2, 1, 2],
+                          "train_loss": [0.5, 0.5, 0.5, 0.4, 0.4, 0.4], "items": [1, 1, 1, 2, 1, 2],
                           "status": ["optimal", "time_limit", "optimal", "optimal", "optimal", "optimal"]})
     curve = _size_curve(folds, "auc")
     assert list(curve.columns) == CURVE_COLUMNS and list(curve["size"]) == [1, 2]
     assert curve["mean"].tolist() == pytest.approx([0.7, 0.8])
     assert curve["se"].tolist() == pytest.approx([0.1 / np.sqrt(3)] * 2)  # sd 0.1 (ddof 1) / sqrt(3)
     assert curve["certified"].tolist() == [2, 3] and curve["fits"].tolist() == [3, 3]
-    assert curve["terms"].tolist() == pytest.approx([1, 5 / 3])
+    assert curve["items"].tolist() == pytest.approx([1, 5 / 3])
     assert _size_curve(folds, "loss")["mean"].tolist() == pytest.approx([0.5, 0.4])
 
 
@@ -111,7 +111,7 @@ def test_fold_metrics_equal_a_manual_size_path(cv, data):
             assert row["loss"] == pytest.approx(ev.log_loss)
             assert row["cal"] == pytest.approx(ev.cal)
             assert row["train_loss"] == pytest.approx(m.loss)
-            assert row["terms"] == m.size and row["n_test"] == len(test) and row["n_train"] == len(train)
+            assert row["items"] == m.size and row["n_test"] == len(test) and row["n_train"] == len(train)
 
 
 def test_curve_and_choice_follow_the_folds(cv):

@@ -102,7 +102,7 @@ def test_size_path(data):
     t = path.to_frame()
     assert list(t["size"]) == [1, 2, 3] and set(path.models) == {1, 2, 3}
     assert {"size", "loss", "auc", "cal", "gap", "status", "objective", "lower_bound", "time"} <= set(t.columns)
-    assert (t["terms"] <= t["size"]).all()
+    assert (t["items"] <= t["size"]).all()
     assert (np.diff(t["loss"]) <= 1e-9).all()  # a larger size limit never fits worse
     for size, m in path.models.items():
         assert m.settings.max_size == size and m.settings.c0 == 1e-8

@@ -281,7 +281,7 @@ class NetBenefitScore(RiskScore):
 
     def __repr__(self) -> str:
         from ..reports.render import fmt_gap
-        return (f"<NetBenefitScore: {self.formula}; {self.size} terms; {self.nobs:,d} obs; "
+        return (f"<NetBenefitScore: {self.formula}; {self.size} items; {self.nobs:,d} obs; "
                 f"{self.status}, gap {fmt_gap(self.gap, self.settings.gap_tolerance)}>")
 
     def __str__(self) -> str:

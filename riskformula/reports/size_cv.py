@@ -14,9 +14,9 @@ from .render import fmt_fixed, fmt_gap, fmt_percent
 __all__ = ["SizeCV", "CURVE_COLUMNS", "FOLD_SIZE_COLUMNS", "METRICS", "RULES"]
 
 #: columns of :attr:`SizeCV.table` (:meth:`SizeCV.to_frame`), one row per size limit
-CURVE_COLUMNS = ["size", "mean", "se", "auc", "loss", "cal", "train_loss", "certified", "fits", "terms"]
+CURVE_COLUMNS = ["size", "mean", "se", "auc", "loss", "cal", "train_loss", "certified", "fits", "items"]
 #: columns of :attr:`SizeCV.folds`, one row per repeat × fold × size limit
-FOLD_SIZE_COLUMNS = ["repeat", "fold", "size", "terms", "n_train", "n_test", "test_events", "auc", "loss",
+FOLD_SIZE_COLUMNS = ["repeat", "fold", "size", "items", "n_train", "n_test", "test_events", "auc", "loss",
                      "cal", "brier", "train_loss", "objective", "gap", "status", "time"]
 #: the metrics a size can be chosen by: (label, whether higher is better)
 METRICS = {"auc": ("held-out AUC", True), "loss": ("held-out log loss", False)}
@@ -37,7 +37,7 @@ class SizeCV(render.Rendered):
         ``mean`` and ``se`` of the chosen metric over the fold fits (SE = sd with ddof 1 /
         √``fits``), the mean held-out ``auc``, ``loss`` (mean log loss) and ``cal``, the mean
         ``train_loss`` of the fold models, how many of the ``fits`` fold fits were ``certified``
-        optimal, and the mean number of ``terms`` the fold models use (at most ``size``).
+        optimal, and the mean number of card ``items`` the fold models use (at most ``size``).
     folds : DataFrame
         One row per repeat × fold × size limit (columns :data:`FOLD_SIZE_COLUMNS`): the held-out
         metrics of that fold's model of that size, its training loss, gap and status.
@@ -91,7 +91,7 @@ class SizeCV(render.Rendered):
                 "size_min": int(self.size_min), "size_1se": int(self.size_1se), "k": self.k,
                 "repeats": self.repeats, "seed": self.seed, "c0": self.c0,
                 "curve": render.records(self.table), "folds": render.records(self.folds),
-                "model": {"max_size": int(m.settings.max_size), "terms": int(m.size), "status": m.status,
+                "model": {"max_size": int(m.settings.max_size), "items": int(m.size), "status": m.status,
                           "gap": float(m.gap), "loss": float(m.loss), "intercept": render.plain(m.intercept),
                           "points": {c: int(p) for c, p in m.coef.items() if p != 0}},
                 "fit_args": {k: repr(x) if not isinstance(x, (int, float, str, bool, type(None))) else x
@@ -157,7 +157,7 @@ class SizeCV(render.Rendered):
         for s in t["size"]:
             marks = [r for r, at in (("min", self.size_min), ("1se", self.size_1se)) if s == at]
             choice.append(", ".join(marks) + (" (chosen)" if s == self.size else ""))
-        shown = pd.DataFrame({"size": t["size"].astype(str), "terms": [fmt_fixed(x, 1) for x in t["terms"]],
+        shown = pd.DataFrame({"size": t["size"].astype(str), "items": [fmt_fixed(x, 1) for x in t["items"]],
                               f"{name} ± SE": [f"{self._fmt(m)} ± {self._fmt(s)}" for m, s in zip(t["mean"], t["se"])]})
         if self.metric == "auc":
             shown["log loss"] = [fmt_fixed(x, 4) for x in t["loss"]]
@@ -178,7 +178,7 @@ class SizeCV(render.Rendered):
                 ("Metric", f"{label} ({'higher' if higher else 'lower'} is better)"),
                 ("Rule", f"{self.rule} ({RULES[self.rule]})"),
                 ("Chosen size", f"{self.size} (min: {self.size_min}, 1se: {self.size_1se})"),
-                ("Refit", f"max_size={self.size} on all {self.model.nobs:,d} rows, {self.model.size} term(s) "
+                ("Refit", f"max_size={self.size} on all {self.model.nobs:,d} rows, {self.model.size} item(s) "
                           f"used; {self._status()}")]
 
     def _sections(self) -> list:

@@ -13,7 +13,7 @@ from .comparison import points_table
 __all__ = ["SizePath", "PATH_COLUMNS"]
 
 #: columns of :meth:`SizePath.to_frame`
-PATH_COLUMNS = ["size", "terms", "loss", "auc", "cal", "gap", "status", "objective", "lower_bound",
+PATH_COLUMNS = ["size", "items", "loss", "auc", "cal", "gap", "status", "objective", "lower_bound",
                 "time", "nodes", "scale"]
 
 
@@ -24,8 +24,8 @@ class SizePath(render.Rendered):
     Attributes
     ----------
     table : DataFrame
-        One row per size limit (columns :data:`PATH_COLUMNS`): ``size`` is the limit, ``terms``
-        the number of terms the optimum uses (can be smaller when another term does not lower
+        One row per size limit (columns :data:`PATH_COLUMNS`): ``size`` is the limit, ``items``
+        the number of card items the optimum uses (can be smaller when another item does not lower
         the loss); ``scale`` its score scale; ``loss``, ``auc``, ``cal`` on the training rows, or on
         ``newdata`` when given.
         Ready for :func:`riskformula.plots.plot_size_path`.
@@ -73,7 +73,7 @@ class SizePath(render.Rendered):
     def _sections(self) -> list:
         t = self.table
         shown = pd.DataFrame({
-            "size": t["size"].astype(str), "terms": t["terms"].astype(str),
+            "size": t["size"].astype(str), "items": t["items"].astype(str),
             "loss": [fmt_fixed(x, 4) for x in t["loss"]], "AUC": [fmt_fixed(x) for x in t["auc"]],
             "CAL": [fmt_percent(x) for x in t["cal"]],
             "gap": [fmt_gap(g, self.models[int(k)].settings.gap_tolerance) for g, k in zip(t["gap"], t["size"])],
