@@ -338,4 +338,6 @@ def build_problem(spec, loss, lower, upper, *, constraints=(), factors_as_one=Fa
         if not isinstance(c, Constraint):
             raise TypeError(f"not a constraint: {c!r}")
         c.apply(b)
-    return b.problem(loss, c0, max_size, min_size, intercept_range)
+    p = b.problem(loss, c0, max_size, min_size, intercept_range)
+    p.cut_families = [tuple(t.columns) for t in spec.thresholds if len(t.columns) > 1]
+    return p

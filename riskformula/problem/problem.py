@@ -72,6 +72,7 @@ class RiskProblem:
         so rows over them hold for their true values, not for the LP's rounded ones.
     indicators : ``(positions, E, cutoff, margin)`` blocks of binaries z = 1[E·λ ≥ cutoff]
         (see :meth:`ProblemBuilder.add_indicators`), for :meth:`fix_indicators`.
+    cut_families : the columns of each threshold term (its candidate cuts), for the heuristics.
 
     ``layout`` (a :class:`VariableLayout`) says where each variable sits in ``x``.
     """
@@ -93,6 +94,9 @@ class RiskProblem:
     groups: list = field(default_factory=list)
     exact_rows: bool = False
     indicators: list = field(default_factory=list)
+    #: column tuples that are the candidate cuts of one variable (a ``threshold()`` term): the
+    #: heuristics treat each as one unit when they look for diverse supports
+    cut_families: list = field(default_factory=list)
 
     def __post_init__(self):
         d = self.loss.d
@@ -337,9 +341,10 @@ def score_range(problem: RiskProblem, X: np.ndarray | None = None) -> tuple[np.n
         lo, hi = np.hstack(lo_units), np.hstack(hi_units)
     R = problem.max_size
     if R < lo.shape[1]:
-        # only the R most extreme contributions can be used at once
-        lo = np.sort(lo, axis=1)[:, :R]
-        hi = -np.sort(-hi, axis=1)[:, :R]
+        # only the R most extreme contributions can be used at once (a partition, not a sort:
+        # thousands of candidate cuts per row)
+        lo = np.partition(lo, R - 1, axis=1)[:, :R] if R > 0 else lo[:, :0]
+        hi = -np.partition(-hi, R - 1, axis=1)[:, :R] if R > 0 else hi[:, :0]
     return lo.sum(axis=1), hi.sum(axis=1)
 
 

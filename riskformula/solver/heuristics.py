@@ -346,10 +346,11 @@ def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
     column: the ``expand`` columns whose loss gradient is steepest in a direction their bounds
     allow, each child refitted on its support (:func:`real_fit`, real points within the bounds).
     The children that fit within the size limit and the groups' ``max_used`` compete for the
-    next beam.  Columns of a group that may use one of them (the cut positions of one
-    ``threshold()``) count as one: a parent grows by ``expand`` different groups, and the beam
-    keeps the best cut positions of each set of groups, because neighbouring cuts have almost
-    the same gradient and would otherwise fill the beam with one support.  Returns the real
+    next beam.  The candidate cuts of one ``threshold()`` (and the columns of a group that may use
+    one of them) count as one unit: a parent grows by ``expand`` different units, each with its
+    steepest column, and the beam keeps the best cut positions of each multiset of units,
+    because neighbouring cuts have almost the same gradient and would otherwise fill the beam
+    with one support.  Returns the real
     points (intercept first, ``problem.d + 1`` long) of the last beam, the lowest loss first;
     rounding them (:func:`sequential_rounding`) is the caller's.  Constraints other than the
     size limit and groups are not seen here.  ``deadline``: a ``time.perf_counter()`` value
@@ -361,10 +362,13 @@ def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
     L = problem.loss
     lo_all = np.minimum(problem.coef_lower, 0).astype(float)
     hi_all = np.maximum(problem.coef_upper, 0).astype(float)
-    # a column's unit in the beam: its group when the group uses one column at most, else itself
+    # a column's unit in the beam: its group when the group uses one column at most, or the
+    # threshold term whose cut it is, else itself
     one_of = {g for g, grp in enumerate(problem.groups) if grp.max_used == 1}
     group_of = np.asarray(problem._group_of)
     unit = np.array([-1 - g if g in one_of else j for j, g in enumerate(group_of)], int)
+    for f, cols in enumerate(getattr(problem, "cut_families", ())):
+        unit[list(cols)] = -1 - len(problem.groups) - f
     root = np.zeros(problem.d + 1)
     root[0] = best_intercept(problem, np.zeros(L.n_unique))
     beam = [((), root)]
