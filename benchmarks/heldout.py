@@ -35,9 +35,10 @@ FasterRisk's multiplier, terms and seconds.
 
 ``--size cv``: our size is chosen inside each training split by ``rf.cv_risk_score(formula, train,
 sizes=range(1, 9), folds=5, rule="1se", scale="fit", time_limit=T_inner)`` (every one of its fits,
-8 sizes x 5 folds plus the refit, has ``time_limit=T_inner``, ``--inner-time-limit``, default
-``--time-limit``), our model is its refit ``.model`` and FasterRisk gets k = its ``.size`` on that
-fold (the same size limit).  The script stops with a message when this checkout has no
+8 sizes x 5 folds plus its refit, has ``time_limit=T_inner``, ``--inner-time-limit``, default
+``--time-limit``); our model is the chosen size refitted on the training split with
+``--time-limit`` (warm-started from the inner refit), and FasterRisk gets k = the chosen size on
+that fold (the same size limit).  The script stops with a message when this checkout has no
 ``rf.cv_risk_score``.
 
 Every finished fold is one JSON line in ``benchmarks/heldout_results.jsonl``, keyed by (set, seed,
@@ -183,7 +184,10 @@ def run_fold(name: str, df: pd.DataFrame, seed: int, fold: np.ndarray, f: int, c
             cv = rf.cv_risk_score(conf["formula"], train, sizes=CV_SIZES, folds=FOLDS, rule="1se",
                                   time_limit=conf["inner_time_limit"], scale="fit", coef_range=(LB, UB),
                                   progress=False)
-            m, k = cv.model, int(cv.size)
+            # the chosen size refitted with the outer time limit (cv.model had the inner one), from it
+            k = int(cv.size)
+            m = rf.risk_score(conf["formula"], train, max_size=k, coef_range=(LB, UB), scale="fit",
+                              time_limit=conf["time_limit"], initial=cv.model, progress=False)
         else:
             k = int(conf["size"])
             m = rf.risk_score(conf["formula"], train, max_size=k, coef_range=(LB, UB), scale="fit",
