@@ -6,6 +6,7 @@ import copy
 import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -295,6 +296,26 @@ def test_cli_shows_the_same_one_line_message(capsys, formula, fragment):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("riskformula: error: "), err
     assert re.search(fragment, lines[0], re.I) and "\x1b" not in err
+
+
+def test_fairness_path_does_not_warn_about_an_initial_never_passed():
+    rng = np.random.default_rng(9)
+    n = 300
+    race = rng.choice(["A", "B", "C"], n, p=[0.5, 0.3, 0.2])
+    x1, x3 = rng.integers(0, 2, n), rng.integers(0, 3, n)
+    x2 = (rng.random(n) < np.where(race == "A", 0.7, 0.3)).astype(int)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(-1.5 + 1.4 * x1 + 1.1 * x2 + 0.6 * x3)))).astype(int)
+    d = pd.DataFrame({"y": y, "x1": x1, "x2": x2, "x3": x3, "race": race})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        path = rf.fairness_path("y ~ x1 + x2 + x3", d, by="race", max_diff=[0.2, 0.05, 0.01], max_size=3,
+                                coef_range=(-3, 3), time_limit=10, progress=False)
+    assert not [w for w in caught if "initial" in str(w.message)], [str(w.message) for w in caught]
+    # the unconstrained score breaks the tighter bounds, so their warm start was left out
+    t = path.table
+    assert t["train_disparity"].iloc[0] > 0.05 and (t["train_disparity"].iloc[1:] <= t["max_diff"].iloc[1:]).all()
+    with raises(SettingsError, "drop `initial`"):
+        rf.fairness_path("y ~ x1", d, by="race", initial={"x1": 1})
 
 
 # --- data --------------------------------------------------------------------------------------
