@@ -3,7 +3,9 @@
 Every error says what is wrong, what was received and how to fix it.
 """
 
+import difflib
 import os
+import re
 import sys
 import warnings
 
@@ -25,6 +27,42 @@ def warn_caller(message: str, category: type) -> None:
     warnings.warn(message, category, stacklevel=level)
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def strip_ansi(text) -> str:
+    """``text`` (an exception of another library, such as formulaic) without terminal colour codes,
+    which print as ``[1;31m`` garbage in logs, notebooks and on Windows."""
+    return _ANSI.sub("", str(text))
+
+
+def close_match(name: str, choices) -> str | None:
+    """The choice ``name`` was most likely meant to be (a misspelling or other case), or None."""
+    if not isinstance(name, str):
+        return None
+    lower = {}
+    for c in choices:
+        if isinstance(c, str):
+            lower.setdefault(c.lower(), c)
+    if name.lower() in lower:
+        return lower[name.lower()]
+    hit = difflib.get_close_matches(name.lower(), list(lower), n=1)
+    return lower[hit[0]] if hit else None
+
+
+def did_you_mean(name: str, choices, show=lambda c: f"`{c}`") -> str:
+    """`` Did you mean `x`?`` for the closest of ``choices`` to ``name`` (``show`` quotes it), or ""."""
+    close = close_match(name, choices)
+    return f" Did you mean {show(close)}?" if close is not None and close != name else ""
+
+
+def name_list(names, limit: int = 30) -> str:
+    """``['a', 'b', 'c']``, or the first ``limit`` names and ``and N more`` when there are more."""
+    names = list(names)
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return f"{names[:limit]}{more}"
+
+
 class RiskFormulaError(Exception):
     """Base class of every error raised by riskformula."""
 
@@ -39,6 +77,32 @@ class DataError(RiskFormulaError, ValueError):
 
 class SettingsError(RiskFormulaError, ValueError):
     """An argument of a fitting function is out of range or of the wrong type."""
+
+
+def unreadable_formula(formula: str, error: BaseException) -> FormulaError:
+    """The error for a ``formula`` formulaic cannot parse (``error``: formulaic's exception, or the
+    SyntaxError of Python code in a term, such as an unclosed quote), on one line: formulaic's
+    message without colour codes, and the formula with the failing part marked ⧛…⧚ as the user
+    wrote it (not with the ``I(...)`` riskformula wraps around a comparison outcome)."""
+    lhs = formula.partition("~")[0].strip()
+
+    def as_written(text: str) -> str:
+        text = " ".join(text.split())
+        return text.replace(f"I({lhs})", lhs, 1) if lhs and not lhs.startswith("I(") else text
+
+    if isinstance(error, SyntaxError):
+        what = error.msg + (f" in `{as_written(error.text)}`" if error.text and error.text.strip() else "")
+    else:
+        head, _, where = strip_ansi(error).strip().partition("\n\n")
+        what = head.strip().rstrip(".")
+        if what == "Could not find matching context marker":  # formulaic's words for an unmatched bracket
+            what = "a parenthesis or bracket is not matched"
+        if where.strip():
+            where = as_written(where)
+            part = re.search(r"⧛(.*?)⧚", where)
+            what += f", at {part.group(0) if part else 'the marked part'} in: {where}"
+    return FormulaError(f"could not read the formula {formula!r}: {what}. Check the formula's operators, quotes "
+                        "and parentheses there.")
 
 
 class InfeasibleProblemError(RiskFormulaError):

@@ -4,6 +4,9 @@ caller's data frames are never modified."""
 import contextlib
 import copy
 import re
+import subprocess
+import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -12,6 +15,7 @@ import pytest
 import riskformula as rf
 import riskformula.io  # noqa: F401  (rf.io.to_json)
 import riskformula.reports.metrics  # noqa: F401
+from riskformula.cli import main
 from riskformula.errors import (DataError, FormulaError, InfeasibleProblemError, RiskFormulaError,
                                 SettingsError)
 
@@ -121,7 +125,7 @@ def test_one_class_with_event_given(df):
 
 
 def test_comparison_matching_no_row(df):
-    with raises(DataError, "single level"):
+    with raises(DataError, "matches no row", "both events and non-events", r'"no", "yes"'):
         rf.risk_score('out == "maybe" ~ a', df, **S)
 
 
@@ -179,11 +183,139 @@ def test_unknown_outcome(df):
     ("y ~ a ~ b", "more than one"),
     ("y ~ a - 1", "intercept"),
     ("y ~ 0 + a", "intercept"),
-    ("y ~ a +* (", "could not build"),
+    ("y ~ a +* (", "could not read the formula"),
 ])
 def test_malformed_formula(df, formula, pattern):
     with raises(FormulaError, pattern):
         rf.risk_score(formula, df, **S)
+
+
+# --- errors a new user reads once (issue 37): one message, in the user's terms ---------------
+
+@pytest.fixture(scope="module")
+def wdbc():
+    return rf.load_dataset("wdbc")
+
+
+def one_message(info):
+    """The error stands alone: no chained formulaic or NameError traceback above it."""
+    assert info.value.__cause__ is None and info.value.__suppress_context__, repr(info.value.__cause__)
+
+
+def test_misspelt_column_says_did_you_mean_without_chained_tracebacks(wdbc):
+    with raises(FormulaError, "`radius_worts`", "not a column of `data`", "did you mean `radius_worst`",
+                r"Columns available: \['diagnosis', .*'symmetry_worst'\] and 1 more\.") as info:
+        rf.risk_score('diagnosis == "M" ~ radius_worts', wdbc, **S)
+    one_message(info)
+    assert "is not present" not in str(info.value) and "NameError" not in str(info.value)
+
+
+@pytest.mark.parametrize("formula, patterns", [
+    ("y ~ C(sexx)", ["`sexx`", "did you mean `sex`"]),
+    ("y ~ a:sexx", ["`sexx`", "did you mean `sex`"]),
+    ('y ~ threshold(Q("bb"))', ["`bb`", "not a column"]),
+    ("y ~ thresold(a)", ["calls `thresold\\(\\)`", "did you mean `threshold`", "context="]),
+    ("yy ~ a", ["the outcome `yy` is not a column", "did you mean `y`"]),
+    ("out == yes ~ a", ["compares `out` with `yes`", 'quote it: out == "yes" ~']),
+    ("y ~ threshold(a, k=0)", ["k=", "in the term `threshold\\(a, k=0\\)`"]),
+])
+def test_formula_errors_are_one_message(df, formula, patterns):
+    with raises(FormulaError, *patterns) as info:
+        rf.risk_score(formula, df, **S)
+    one_message(info)
+    assert "Unable to evaluate factor" not in str(info.value)
+
+
+@pytest.mark.parametrize("formula", ['diagnosis == "M" ~ radius_worst +', 'diagnosis == "M" ~ (radius_worst',
+                                     'diagnosis == "M" ~ threshold(.) + +', 'diagnosis == "M ~ radius_worst'])
+def test_syntax_errors_are_one_plain_line(wdbc, formula):
+    with raises(FormulaError, "could not read the formula", re.escape(repr(formula))) as info:
+        rf.risk_score(formula, wdbc, **S)
+    one_message(info)
+    msg = str(info.value)
+    assert "\x1b" not in msg and "[1;31m" not in msg and "\n" not in msg, msg
+    assert "I(" not in msg, msg  # the formula as the user wrote it, not riskformula's rewrite
+    assert "Columns available" not in msg
+
+
+def test_misspelt_event_names_the_levels(wdbc):
+    with raises(DataError, 'the outcome `diagnosis == "m"` matches no row', "no events",
+                r'`diagnosis` has the levels "B", "M"', 'did you mean diagnosis == "M"') as info:
+        rf.risk_score('diagnosis == "m" ~ radius_worst', wdbc, **S)
+    assert "single level" not in str(info.value)
+
+
+def test_comparison_matching_every_row_or_out_of_range(df):
+    with raises(DataError, "matches every row", "no non-events", r'"no", "yes"'):
+        rf.risk_score('out != "maybe" ~ a', df, **S)
+    with raises(DataError, "matches no row", "`b` has the levels 0, 1"):
+        rf.risk_score("b > 5 ~ a", df, **S)
+
+
+def test_outcome_typo_quotes_what_the_user_wrote(wdbc):
+    with raises(FormulaError, 'the outcome `diagnosys == "M"`', "`diagnosys`", "not a column of `data`",
+                "did you mean `diagnosis`") as info:
+        rf.risk_score('diagnosys == "M" ~ radius_worst', wdbc, **S)
+    one_message(info)
+    assert "I(" not in str(info.value) and "'M'" not in str(info.value)
+
+
+def test_unknown_data_set_still_says_did_you_mean():
+    with raises(SettingsError, r"Did you mean 'wdbc'\?"):
+        rf.load_dataset("wbdc")
+
+
+BAD_CALLS = {
+    "column": """rf.risk_score('diagnosis == "M" ~ radius_worts', rf.load_dataset('wdbc'))""",
+    "syntax": """rf.risk_score('diagnosis == "M" ~ radius_worst +', rf.load_dataset('wdbc'))""",
+    "event": """rf.risk_score('diagnosis == "m" ~ radius_worst', rf.load_dataset('wdbc'))""",
+    "outcome": """rf.risk_score('diagnosys == "M" ~ radius_worst', rf.load_dataset('wdbc'))""",
+}
+
+
+@pytest.mark.parametrize("call", list(BAD_CALLS.values()), ids=list(BAD_CALLS))
+def test_a_new_user_sees_one_traceback(call):
+    run = subprocess.run([sys.executable, "-c", f"import riskformula as rf; {call}"], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 1
+    err = run.stderr
+    assert err.count("Traceback") == 1, err
+    assert "During handling of the above exception" not in err and "direct cause" not in err, err
+    assert "\x1b" not in err and "formulaic" not in err.splitlines()[-1], err
+
+
+@pytest.mark.parametrize("formula, fragment", [
+    ('diagnosis == "M" ~ radius_worts', "did you mean `radius_worst`"),
+    ('diagnosis == "M" ~ radius_worst +', "could not read the formula"),
+    ('diagnosis == "m" ~ radius_worst', "matches no row"),
+    ('diagnosys == "M" ~ radius_worst', "did you mean `diagnosis`"),
+])
+def test_cli_shows_the_same_one_line_message(capsys, formula, fragment):
+    assert main(["fit", formula, "--data", "wdbc", "--time-limit", "5", "--no-progress"]) == 1
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("riskformula: error: "), err
+    assert re.search(fragment, lines[0], re.I) and "\x1b" not in err
+
+
+def test_fairness_path_does_not_warn_about_an_initial_never_passed():
+    rng = np.random.default_rng(9)
+    n = 300
+    race = rng.choice(["A", "B", "C"], n, p=[0.5, 0.3, 0.2])
+    x1, x3 = rng.integers(0, 2, n), rng.integers(0, 3, n)
+    x2 = (rng.random(n) < np.where(race == "A", 0.7, 0.3)).astype(int)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(-1.5 + 1.4 * x1 + 1.1 * x2 + 0.6 * x3)))).astype(int)
+    d = pd.DataFrame({"y": y, "x1": x1, "x2": x2, "x3": x3, "race": race})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        path = rf.fairness_path("y ~ x1 + x2 + x3", d, by="race", max_diff=[0.2, 0.05, 0.01], max_size=3,
+                                coef_range=(-3, 3), time_limit=10, progress=False)
+    assert not [w for w in caught if "initial" in str(w.message)], [str(w.message) for w in caught]
+    # the unconstrained score breaks the tighter bounds, so their warm start was left out
+    t = path.table
+    assert t["train_disparity"].iloc[0] > 0.05 and (t["train_disparity"].iloc[1:] <= t["max_diff"].iloc[1:]).all()
+    with raises(SettingsError, "drop `initial`"):
+        rf.fairness_path("y ~ x1", d, by="race", initial={"x1": 1})
 
 
 # --- data --------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ import pandas as pd
 from ..design import DesignMatrix
 from ..design.formula import _event_of, build_design, split_formula
 from ..design.spec import plain_dtype as _plain_dtype, plain_strings
-from ..errors import DataError, FormulaError, SettingsError
+from ..errors import DataError, FormulaError, SettingsError, strip_ansi
 from ..thresholds import FORMULA_FUNCTIONS, PROBE, first_argument
 from ..thresholds import threshold as _base_threshold
 from ..thresholds.candidates import cuts_from_table, value_table
@@ -286,7 +286,8 @@ class _Job:
                                 "this happens when a categorical term is computed from several columns. "
                                 "Compute that term as a column first.") from None
             except FormulaicError as e:
-                raise DataError(f"could not encode a partition of `data` with the formula: {e}") from e
+                raise DataError("could not encode a partition of `data` with the formula: "
+                                f"{strip_ansi(e).strip()}") from None
         df = pd.DataFrame(mm)
         return df[list(self.columns)].to_numpy(dtype=float)
 

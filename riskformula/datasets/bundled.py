@@ -7,14 +7,13 @@ licences and checksums in ``data/README.md``); a wheel carries that folder as th
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
-from ..errors import SettingsError
+from ..errors import SettingsError, did_you_mean
 
 _HERE = Path(__file__).resolve().parent
 # Found by path rather than imported as a package so that a plain source checkout (tests run with
@@ -82,8 +81,7 @@ def _check_name(name) -> str:
         raise SettingsError(f"name must be a data set name such as 'wdbc' (a string), got {type(name).__name__}. "
                             f"Available: {', '.join(_AVAILABLE)}.")
     if name not in _AVAILABLE:
-        close = difflib.get_close_matches(name.lower(), list(_AVAILABLE), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, _AVAILABLE, show=repr)
         raise SettingsError(f"unknown data set {name!r}.{hint} Available: {', '.join(_AVAILABLE)} "
                             "(rf.list_datasets() describes them).")
     return name

@@ -8,16 +8,19 @@ frozen :class:`~riskformula.design.spec.DesignSpec` that re-encodes new data at 
 
 from __future__ import annotations
 
+import ast
 import re
 import warnings
 
 import numpy as np
 import pandas as pd
 from formulaic import model_matrix
-from formulaic.errors import FormulaicError
+from formulaic.errors import FormulaicError, FormulaParsingError
+from formulaic.transforms import TRANSFORMS
 
 from .._checks import check_weights
-from ..errors import DataError, FormulaError, SettingsError
+from ..errors import (DataError, FormulaError, RiskFormulaError, SettingsError, close_match, did_you_mean, name_list,
+                      strip_ansi, unreadable_formula)
 from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, first_argument,
                           threshold_terms)
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
@@ -94,6 +97,125 @@ def _event_of(raw: pd.Series, name: str, event) -> object:
                     f"event with `event=...` or in the formula, e.g. {name} == {_q(sorted(levels, key=str)[-1])} ~ ...")
 
 
+def _names(text: str) -> set:
+    """The Python names in a piece of formula (``diagnosis`` of ``diagnosis == "M"``); none if it is
+    not Python code."""
+    try:
+        return {n.id for n in ast.walk(ast.parse(text.strip(), mode="eval")) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return set()
+
+
+def _unknown_name(error: BaseException) -> str | None:
+    """The name a NameError in ``error``'s chain could not find: formulaic's "`x` is not present in
+    the dataset" or Python's "name 'x' is not defined"."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, NameError):
+            if getattr(error, "name", None):
+                return error.name
+            m = re.search(r"^`(.+)` is not present|name '(.+)' is not defined", str(error))
+            return (m.group(1) or m.group(2)) if m else None
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _unquoted_level(lhs: str, name: str, data: pd.DataFrame) -> str | None:
+    """The column of ``lhs`` compared with the bare word ``name`` when ``name`` is one of its values
+    (``out == yes`` for ``out == "yes"``), or None."""
+    try:
+        nodes = ast.walk(ast.parse(lhs.strip(), mode="eval"))
+    except SyntaxError:
+        return None
+    for n in nodes:
+        if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name) and n.left.id in data.columns:
+            if any(isinstance(c, ast.Name) and c.id == name for c in n.comparators):
+                if name in set(map(str, pd.unique(data[n.left.id].dropna()))):
+                    return n.left.id
+    return None
+
+
+def _design_error(error: BaseException, formula: str, user_lhs: str, data: pd.DataFrame,
+                  context: dict) -> RiskFormulaError:
+    """The error for a formula formulaic could not turn into a design, in the user's terms: a name
+    that is neither a column nor a function (with the closest column or function), a formula that
+    cannot be read, riskformula's own error from threshold() or cut(), or formulaic's message."""
+    columns = list(data.columns)
+    if isinstance(error, (FormulaParsingError, SyntaxError)):
+        return unreadable_formula(formula, error)
+    cause = error.__cause__
+    if isinstance(cause, RiskFormulaError):  # threshold() or cut() refused its arguments: say which term
+        term = re.search(r"Unable to evaluate factor `(.*)`\. \[", str(error))
+        return type(cause)(f"{str(cause).rstrip('.')} (in the term `{term.group(1)}`)." if term else str(cause))
+    name = _unknown_name(error)
+    shown = f"Columns available: {name_list(columns)}."
+    in_formula = name is not None and (re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", formula) is not None
+                                       if name.isidentifier() else name in formula)
+    if in_formula and name not in columns:
+        if re.search(rf"(?<![\w.`]){re.escape(name)}\s*\(", formula):
+            known = [*FORMULA_FUNCTIONS, *TRANSFORMS, *context]
+            return FormulaError(f"the formula {formula!r} calls `{name}()`, which is not a function it knows."
+                                f"{did_you_mean(name, known)} A formula can use threshold(), cut(), C(), I(), log(), "
+                                f"numpy as np (np.sqrt(x)) and functions passed with context={{{name!r}: ...}}.")
+        hint = did_you_mean(name, columns)
+        if name in _names(user_lhs) or name == user_lhs.strip("` "):
+            column = _unquoted_level(user_lhs, name, data)
+            if column is not None:
+                quoted = re.sub(rf"(?<![\w.'\"]){re.escape(name)}(?![\w'\"])", _q(name), user_lhs, count=1)
+                return FormulaError(f"the outcome `{user_lhs}` compares `{column}` with `{name}`, which is not a "
+                                    f"column of `data`; to compare with the value {name}, quote it: {quoted} ~ ...")
+            if name == user_lhs.strip("` "):
+                return FormulaError(f"the outcome `{name}` is not a column of `data`.{hint} {shown}")
+            return FormulaError(f"the outcome `{user_lhs}` names `{name}`, which is not a column of `data`.{hint} "
+                                f"{shown}")
+        return FormulaError(f"the formula {formula!r} names `{name}`, which is not a column of `data`.{hint} {shown}")
+    text = strip_ansi(error).strip()
+    failed = re.match(r"Unable to evaluate factor `(.*)`\. \[(.*)\]$", text, re.S)
+    if failed:  # formulaic's wording for an error raised while computing a term
+        inner = failed.group(2).strip()
+        return FormulaError(f"could not compute the term `{failed.group(1)}` of {formula!r}: {inner}"
+                            f"{'' if inner.endswith(('.', '?', '!')) else '.'}")
+    return FormulaError(f"could not build the design of {formula!r}: {text}")
+
+
+def _no_contrast(outcome: str, lhs: str, frame: pd.DataFrame, raw) -> None:
+    """Refuse an outcome comparison (``diagnosis == "m"``) that is the same on every row used, naming
+    the values of the column it compares: usually a misspelt or miscased level."""
+    values = pd.unique(pd.Series(raw))
+    if len(values) != 1 or _plain(values[0]) not in (0, 1):
+        return
+    text = re.sub(r"^I\((.*)\)$", r"\1", lhs.strip(), flags=re.S)
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return
+    if not isinstance(node, ast.Compare):
+        return
+    which = ("no row used, so there are no events" if not _plain(values[0]) else
+             "every row used, so there are no non-events")
+    parts = [f"the outcome `{outcome}` matches {which}; a risk score needs both events and non-events."]
+    hint = "Check the value it compares with."
+    for col in [c for c in dict.fromkeys(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+                if c in frame.columns]:
+        x = frame[col].dropna()
+        levels = sorted((_plain(v) for v in pd.unique(x)), key=lambda v: (str(type(v)), v))
+        if pd.api.types.is_numeric_dtype(x) and len(levels) > 10:
+            parts.append(f"`{col}` ranges from {_plain(x.min()):g} to {_plain(x.max()):g}.")
+            continue
+        more = f" and {len(levels) - 10} more" if len(levels) > 10 else ""
+        parts.append(f"`{col}` has the levels {', '.join(_q(v) for v in levels[:10])}{more}.")
+        if (isinstance(node.left, ast.Name) and node.left.id == col and len(node.ops) == 1
+                and isinstance(node.ops[0], (ast.Eq, ast.NotEq)) and isinstance(node.comparators[0], ast.Constant)
+                and isinstance(node.comparators[0].value, str)):
+            close = close_match(node.comparators[0].value, [v for v in levels if isinstance(v, str)])
+            if close is not None:
+                op = "==" if isinstance(node.ops[0], ast.Eq) else "!="
+                hint = f"Did you mean {col} {op} {_q(close)}?"
+    parts.append(hint)
+    raise DataError(" ".join(parts))
+
+
 def _check_columns(lhs: str, rhs: str, data: pd.DataFrame, dot: bool) -> None:
     """Refuse the columns of ``data`` the formula uses (by name or through ``.``) that formulaic
     cannot use, before it fails on them deep inside: names that are not strings, and dates or
@@ -102,7 +224,7 @@ def _check_columns(lhs: str, rhs: str, data: pd.DataFrame, dot: bool) -> None:
     (``threshold(.)`` is written out in ``rhs`` by now)."""
     try:
         lone, used = formula_variables(f"{lhs} ~ {rhs}", [str(c) for c in data.columns])
-    except FormulaError:  # building the design reports it, with the columns available
+    except FormulaError:  # building the design reports it, as the user wrote the formula
         return
     # `.` lists every column: formulaic fails on a name that is not a string even if removed, and
     # threshold(.) would leave it out without a word
@@ -141,6 +263,7 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     w = check_weights(weights, data, na_action)
     data = plain_strings(data)  # text is categorical whatever its dtype (a copy if converted)
     lhs, rhs = split_formula(formula)
+    user_lhs = lhs
     if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
         raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
                            "(its base risk). Remove the '- 1' / '0 +'.")
@@ -151,7 +274,7 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     if bare and lhs.strip("` ") != m.group(1):
         lhs = m.group(1)
     dot = re.search(r"(?<![\w.])\.(?![\w.])", rhs) is not None
-    rhs = expand_threshold_dot(lhs, rhs, data)
+    rhs = expand_threshold_dot(lhs, rhs, data, formula)
     full = f"{lhs} ~ {rhs}"
     _check_columns(lhs, rhs, data, dot)
 
@@ -166,11 +289,10 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return model_matrix(full, frame, na_action="ignore", context=ctx)
-        except FormulaicError as e:
-            raise FormulaError(f"could not build the design of {formula!r}: {e} "
-                               f"Columns available: {list(frame.columns)[:30]}.") from e
-        except NameError as e:
-            raise FormulaError(f"{e}; columns available: {list(frame.columns)[:30]}.") from e
+        except (FormulaicError, NameError, SyntaxError) as e:
+            # SyntaxError: Python code in a term formulaic cannot parse (e.g. an unclosed quote)
+            error = _design_error(e, formula, user_lhs, frame, ctx)
+        raise error from None  # one message: formulaic's chained tracebacks say nothing more
 
     mm = materialize(data)
     variables = sorted(set(mm.rhs.model_spec.required_variables) | set(mm.lhs.model_spec.required_variables))
@@ -198,6 +320,8 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     if not bare and pd.DataFrame(mm.lhs).shape[1] != 1:
         raise FormulaError(f"the left side of {formula!r} must give one column; "
                            f"it gives {list(pd.DataFrame(mm.lhs).columns)}.")
+    if not bare:
+        _no_contrast(outcome_name, lhs, frame, raw)
     ev = _event_of(pd.Series(raw), outcome_name, event)
     y = (pd.Series(raw).to_numpy() == ev).astype(int)
     if has_thresholds:

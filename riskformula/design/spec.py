@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from formulaic.errors import FormulaicError
 
-from ..errors import DataError, SettingsError
+from ..errors import DataError, SettingsError, strip_ansi
 from ..thresholds import FORMULA_FUNCTIONS
 
 
@@ -195,7 +195,8 @@ class DesignSpec:
                 raise DataError(f"`{name}` has categories the model never saw in training: {seen}. "
                                 "A risk score has no points for an unseen level; recode it to a known level.") from None
             except FormulaicError as e:
-                raise DataError(f"could not encode `{name}` with the model's formula: {e}") from e
+                raise DataError(f"could not encode `{name}` with the model's formula: "
+                                f"{strip_ansi(e).strip()}") from None
         mm = drop_intercept(mm)
         wanted = [self.columns[j] for j in cols]
         if not all(c in mm.columns for c in wanted):

@@ -88,6 +88,10 @@ def fairness_path(formula: str, data: pd.DataFrame, *, notion: str = "statistica
             cons = extra + ([] if b != b else [constraints[b]])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", OptimalityGapWarning)
+                # the warm start is this function's own choice, not the user's `initial`: a looser
+                # bound's model that breaks this bound is left out without a word, as documented
+                warnings.filterwarnings("ignore", r"the starting model .* given as `initial` is not used",
+                                        UserWarning)
                 m = risk_score(formula, data, constraints=cons or None,
                                initial=previous if warm_start else None, **fit_args)
             train = probe.assess(m, _training_rows(m, data))[0]["value"]

@@ -14,7 +14,7 @@ import pandas as pd
 from formulaic import Formula
 from formulaic.errors import FormulaicError
 
-from ..errors import FormulaError
+from ..errors import FormulaError, unreadable_formula
 
 _DOT = re.compile(r"(?<![\w.])threshold\(\s*\.\s*(?=[,)])")
 #: ``threshold(Q("age years")`` or ``cut(Q('age years')``: a quoted name as the first argument
@@ -46,20 +46,22 @@ def _closing(text: str, start: int) -> int:
     raise FormulaError(f"`threshold(.` is not closed in {text!r}.")
 
 
-def formula_variables(formula: str, columns: list) -> tuple[list, set]:
-    """(variables the rhs's ``.`` brings in as plain terms, variables the rhs requires), by formulaic."""
+def formula_variables(formula: str, columns: list, shown: str | None = None) -> tuple[list, set]:
+    """(variables the rhs's ``.`` brings in as plain terms, variables the rhs requires), by formulaic.
+    ``shown``: the formula as the user wrote it, for the error when it cannot be read."""
     try:
         f = Formula.from_spec(formula, context={"__formulaic_variables_available__": columns})
-    except FormulaicError as e:
-        raise FormulaError(f"could not read the formula {formula!r}: {e}") from e
+    except (FormulaicError, SyntaxError) as e:  # SyntaxError: Python code in a term, e.g. an unclosed quote
+        raise unreadable_formula(shown or formula, e) from None
     lone = [t.factors[0].expr for t in f.rhs if len(t.factors) == 1
             and t.factors[0].eval_method.value == "lookup"]
     return lone, set(f.rhs.required_variables)
 
 
-def expand_threshold_dot(lhs: str, rhs: str, data: pd.DataFrame) -> str:
+def expand_threshold_dot(lhs: str, rhs: str, data: pd.DataFrame, formula: str | None = None) -> str:
     """``rhs`` with ``threshold(.)`` written out for ``data``, and ``Q("name")`` as the variable of
-    ``threshold()`` or ``cut()`` written ```name```; other formulas unchanged.
+    ``threshold()`` or ``cut()`` written ```name```; other formulas unchanged.  ``formula``: the
+    formula as the user wrote it, named in errors.
 
     ``threshold(.)`` covers the columns ``.`` would (every column except the outcome and the
     variables the formula names elsewhere; ``- x`` removes ``x``): each numeric column with more
@@ -94,8 +96,8 @@ def expand_threshold_dot(lhs: str, rhs: str, data: pd.DataFrame) -> str:
                            f"e.g. 'y ~ threshold(.) + C(sex)'; got {rhs!r}. It cannot be part of an "
                            "interaction or a function call.")
     columns = [c for c in data.columns if isinstance(c, str)]
-    dot_terms, _ = formula_variables(f"{lhs} ~ {rhs[:start]}.{rhs[end:]}", columns)
-    _, named = formula_variables(f"{lhs} ~ {rhs[:start]}1{rhs[end:]}", columns)
+    dot_terms, _ = formula_variables(f"{lhs} ~ {rhs[:start]}.{rhs[end:]}", columns, formula)
+    _, named = formula_variables(f"{lhs} ~ {rhs[:start]}1{rhs[end:]}", columns, formula)
     dot = set(dot_terms) - named
     covered = [c for c in columns if c in dot]
     if not covered:
