@@ -109,7 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--data", required=True,
                      help="CSV (or Parquet) file, or the name of a data set shipped with riskformula: "
                           + ", ".join(_AVAILABLE) + " (riskformula.list_datasets() describes them)")
-    fit.add_argument("--max-size", type=int, default=5, help="most terms with nonzero points (default 5)")
+    fit.add_argument("--max-size", type=int, default=5, help="most items on the card (cuts, levels, terms; default 5)")
     fit.add_argument("--coef-range", type=int, nargs=2, default=(-5, 5), metavar=("LOW", "HIGH"),
                      help="integer points per term (default -5 5)")
     fit.add_argument("--c0", type=float, default=1e-6, help="penalty per term used (default 1e-6)")
@@ -136,7 +136,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="rows with missing values in the formula's columns: refuse them (default) or drop them")
     fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text",
                      help="how to print the summary (default text)")
-    fit.add_argument("--min-size", type=int, default=0, help="fewest terms with nonzero points (default 0)")
+    fit.add_argument("--min-size", type=int, default=0, help="fewest items on the card (default 0)")
     fit.add_argument("--node-limit", type=int, metavar="N", help="stop the search after N nodes")
     fit.add_argument("--weights", metavar="COLUMN", help="a column of sample weights")
     fit.add_argument("--strict", action="store_true",
