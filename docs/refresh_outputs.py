@@ -1,10 +1,14 @@
-"""Re-run the Python blocks of the README and the vignettes and rewrite the output block after each.
+"""Re-run the Python blocks of the README and rewrite the output block after each.
 
-A ```python block followed (after blank lines) by a plain ``` or ```text block gets that block
-replaced with what the code prints now, so the documents always show real output.
+A plain ```python block followed (after blank lines) by a plain ``` or ```text block gets that
+block replaced with what the code prints now, so the README always shows real output.
 
-    python vignettes/refresh_outputs.py            # README.md and vignettes/*.md
-    python vignettes/refresh_outputs.py README.md  # one document
+The pages of the documentation site need no refreshing: their ```python exec="on" blocks run
+while the site builds (markdown-exec), so what they show is printed then; this script leaves
+such blocks alone.
+
+    python docs/refresh_outputs.py            # README.md
+    python docs/refresh_outputs.py FILE.md    # another document with static outputs
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def main(argv: list[str]) -> None:
     import matplotlib
     matplotlib.use("Agg")
     os.chdir(ROOT)
-    paths = [Path(a).resolve() for a in argv] or [ROOT / "README.md", *sorted((ROOT / "vignettes").glob("*.md"))]
+    paths = [Path(a).resolve() for a in argv] or [ROOT / "README.md"]
     for p in paths:
         refresh(p)
 
