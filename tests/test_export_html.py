@@ -66,7 +66,7 @@ CASES = {
 EXPECT = {
     "threshold, one side": {"iv", "number"},
     "threshold, both sides, fitted scale": {"iv", "x", "eq", "number", "select", "fitted scale"},
-    "threshold, k=2": {"iv", "bounded interval", "checkbox"},
+    "threshold, k=2": {"iv", "checkbox"},  # two cut items of one variable, which overlap
     "cut": {"iv", "x", "number", "checkbox"},
     "factors: string, int and bool levels": {"eq", "select", "str level", "int level", "bool level"},
     "linear: 0/1, bool and numeric": {"x", "number", "checkbox"},

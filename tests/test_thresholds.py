@@ -199,10 +199,11 @@ def test_synthetic_generator_matches_its_truth():
 @pytest.mark.slow
 @pytest.mark.parametrize("n,p", [(200, 2), (1000, 1), (200, 3), (200, 5), (1000, 2)])
 def test_paper_small_configurations_are_certified(n, p):
-    """Molero-Río and D'Ambrosio (2025) configurations that must close within 60 s over every cut position."""
+    """Molero-Río and D'Ambrosio (2025) configurations that must close within 60 s over every cut position,
+    in their class: one cut per variable, both sides scored within −5…5 (one item within −10…10)."""
     df = rf.synthetic_thresholds(n, p, seed=1, min_class_share=0.1)
-    f = "y ~ " + " + ".join(f"threshold(x{j + 1})" for j in range(p))
-    m = rf.risk_score(f, df, max_size=p, time_limit=60)
+    f = "y ~ " + " + ".join(f"threshold(x{j + 1}, k=1)" for j in range(p))
+    m = rf.risk_score(f, df, max_size=p, coef_range=(-10, 10), time_limit=60)
     assert m.status == "optimal"
     assert m.training_evaluation.auc.auc == pytest.approx(1.0)
 
