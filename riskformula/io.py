@@ -316,8 +316,7 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
             if t is None:
                 raise _doc.fail(path + ".term", "an interval must belong to a threshold() or cut() term of the design",
                                 term)
-            lb = min(settings.coef_lower[j] for j in t.columns)
-            ub = max(settings.coef_upper[j] for j in t.columns)
+            lb, ub = t.range(settings.coef_lower, settings.coef_upper)
             if not lb <= points <= ub:
                 raise _doc.fail(path + ".points", f"the points of {term}'s items must lie in its range [{lb}, {ub}]",
                                 points)
