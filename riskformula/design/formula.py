@@ -214,11 +214,14 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
         check_finite(X, columns, "`data`")
     spec = mm.rhs.model_spec
     column_terms = [None] * len(columns)
+    position: dict = {}
+    for j, name in enumerate(columns):
+        position.setdefault(name, j)  # the first column of a name, as list.index finds it
     for term, idx in spec.term_indices.items():
         for i in idx:
-            name = spec.column_names[i]
-            if name in columns:
-                column_terms[columns.index(name)] = str(term)
+            j = position.get(spec.column_names[i])
+            if j is not None:
+                column_terms[j] = str(term)
     labels = [_readable(c) for c in columns]
     thresholds = threshold_terms(spec, columns, column_terms)
     for t in thresholds:
