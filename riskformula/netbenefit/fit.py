@@ -36,6 +36,9 @@ from .heuristic import (ELITES, LocalSearch, NetBenefitScorer, logistic_directio
 from .milp import NetBenefitMilp, solver_factory
 from .model import NetBenefitFit, NetBenefitScore, training_log_loss
 
+#: share of ``time_limit`` (from the start of the fit, setup included) by which the logistic regressions
+#: behind the starts must end: one running then stops at its iterate, those not begun are skipped
+STARTS_SHARE = 0.7
 #: share of ``time_limit`` the local search may use before the exact solver starts
 SEARCH_SHARE = 0.3
 #: above this many indicators (rows × thresholds) the exact model rarely closes the gap in
@@ -112,7 +115,9 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
     info: dict = {}
     scorer = NetBenefitScorer(X, pos, neg, grid)
     search = LocalSearch(problem, scorer, c0)
-    starts = _starts(problem, search, X, pos, neg, initial, design)
+    # the regressions behind the starts stop at a share of the limit (on wdbc with threshold(.), 10 000
+    # columns, the ridge and lasso path take 14 s), so that the search and the proof get the rest
+    starts = _starts(problem, search, X, pos, neg, initial, design, deadline=t_start + STARTS_SHARE * time_limit)
     if not any(search.feasible(s) for s in starts):
         point = _feasible_point(problem)
         if point is None:
@@ -287,15 +292,18 @@ def _net_benefit_fit(s, pos, neg, grid, shift, c0, solver, info, rows=None) -> N
                          search={k: _plain(x) for k, x in info.items()})
 
 
-def _starts(problem, search, X, pos, neg, initial, design) -> list:
+def _starts(problem, search, X, pos, neg, initial, design, deadline: float | None = None) -> list:
+    """The empty score, the user's start if any, and the rounded logistic directions (ridge, then
+    the lasso path); the regressions stop at ``deadline`` (a ``time.perf_counter()`` value), those
+    not begun by then are skipped."""
     d = X.shape[1]
     starts = [np.zeros(d)]
     if initial is not None:
         from ..fit import initial_points
         starts.insert(0, initial_points(initial, design.spec.terms, problem)[0][1:])
-    if d:
-        starts += rounded_starts(problem, logistic_direction(X, pos, neg), search.lo, search.hi)
-        for direction in sparse_directions(X, pos, neg):
+    if d and (deadline is None or time.perf_counter() < deadline):
+        starts += rounded_starts(problem, logistic_direction(X, pos, neg, deadline=deadline), search.lo, search.hi)
+        for direction in sparse_directions(X, pos, neg, deadline=deadline):
             starts += rounded_starts(problem, direction, search.lo, search.hi)
     unique = {}
     for lam in starts:  # the first of equal starts keeps its place
