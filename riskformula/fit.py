@@ -21,7 +21,7 @@ from ._threads import check_n_jobs, one_blas_thread
 from .design import build_design
 from .errors import (DataError, InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError,
                      warn_caller)
-from .model import FitSettings, RiskScore
+from .model import FitSettings, RiskScore, training_facts
 from .fairness import FairnessConstraint
 from .problem import LogisticLoss, build_problem
 from .problem.constraints import OneVariable, RiskBound, check_constraints
@@ -292,6 +292,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     problem = next(iter(problems.values()))
     starts = None if initial is None else _usable_starts(initial_points(initial, spec.terms, problem),
                                                          problems, list(spec.columns), max_size, min_size)
+    # what the training rows' profile (for counterfactuals) needs of the data alone is taken before the
+    # search, so that the search's clock counts it (0.4–0.9 s on 10⁶ rows) and only the model's part is
+    # left for after it
+    facts = training_facts(design, data) if patterns is None else None
     # the search ends a little early (1 % of the limit, at most 1 s) so that evaluating the model
     # on its training rows still fits in the limit (0.2 s on 32 000 rows)
     search_limit = time_limit - min(1.0, 0.01 * time_limit)
@@ -347,7 +351,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     if patterns is not None:
         return patterns.model(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam))
     # the training design is dropped here: the model keeps the design spec and no training data
-    model = RiskScore.from_fit(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data)
+    model = RiskScore.from_fit(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data,
+                               facts=facts)
     fair = [c for c in constraints if isinstance(c, FairnessConstraint)]
     if fair:
         weights_used = None if design.weights is None else training.weights

@@ -20,7 +20,7 @@ import pandas as pd
 from .. import _checks as v
 from ..design import build_design
 from ..errors import InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError, warn_caller
-from ..model import FitSettings, RiskScore
+from ..model import FitSettings, RiskScore, training_facts
 from ..problem import LogisticLoss, build_problem
 from ..fairness import FairnessConstraint
 from ..fit import design_bounds, two_class_loss
@@ -110,6 +110,8 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                     coef_range=coef_range, constraints=constraints, factors_as_one=factors_as_one, c0=c0,
                     max_size=max_size, min_size=min_size)
     design, problem, loss = setup.design, setup.problem, setup.loss
+    # the profile's part that needs the data only is taken before the searches, as in the logistic fit
+    facts = training_facts(design, data)
     lower, upper, w, candidates = setup.lower, setup.upper, setup.weights, setup.candidates
     X, pos, neg = loss.Z[:, 1:], loss.w_pos, loss.w_neg
     info: dict = {}
@@ -222,7 +224,8 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                           rows=(np.asarray(design.X, float) @ points, np.asarray(design.y)))
     model = NetBenefitScore.from_risk_score(base, nb)
     model.loss = training_log_loss(nb.band_n, nb.band_events, nb.band_risk)
-    model._learn_training(design, data)  # with the band risks in place, so both see the net-benefit score
+    # with the band risks in place, so both see the net-benefit score
+    model._learn_training(design, data, facts=facts)
     return model
 
 
