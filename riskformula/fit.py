@@ -211,8 +211,6 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     if given:
         raise SettingsError(f"`{given[0]}` applies only with objective='net_benefit'; the logistic fit runs its "
                             "own branch-and-cut.")
-    # the tree search's worker processes start while the design is built (see start_workers)
-    start_workers(n_jobs)
     max_size = v.check_int("max_size", max_size, minimum=0)
     min_size = v.check_int("min_size", min_size, minimum=0)
     if min_size > max_size:
@@ -229,6 +227,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
     real_intercept = _real_intercept(real_intercept, scales, constraints)
+    # the settings are valid: the tree search's worker processes start while the design is built
+    # (see start_workers)
+    start_workers(n_jobs)
 
     # pruning threshold cuts assumes only the loss judges a cut's position: side information and
     # fairness bounds (which see the predictions of every row) also do
