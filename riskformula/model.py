@@ -131,24 +131,26 @@ class RiskScore:
 
     @classmethod
     def from_fit(cls, design: DesignMatrix, lam: np.ndarray, report: SolverReport, settings: FitSettings,
-                 loss: float, data: pd.DataFrame | None = None) -> "RiskScore":
-        """The fitted model of a training design; evaluated on ``data``'s training rows when given."""
+                 loss: float, data: pd.DataFrame | None = None, facts=None) -> "RiskScore":
+        """The fitted model of a training design; evaluated on ``data``'s training rows when given
+        (``facts``: as :meth:`_learn_training` takes them)."""
         points = np.round(lam[1:])
         training = TrainingSummary(nobs=design.nobs, events=int(design.y.sum()), rows_dropped=design.dropped,
                                    rows_digest=index_digest(design.index))
         model = cls(design.spec, lam, report, settings, loss, training, value_supports(design.spec, design.X, points))
         if data is not None:
-            model._learn_training(design, data)
+            model._learn_training(design, data, facts=facts)
         return model
 
-    def _learn_training(self, design: DesignMatrix, data: pd.DataFrame) -> None:
+    def _learn_training(self, design: DesignMatrix, data: pd.DataFrame, facts=None) -> None:
         """The evaluation on the training rows and the profile counterfactuals need (ranges and scales).
 
         The training rows are scored from the training design matrix, not encoded again: the same
-        numbers as ``evaluate(model, rows)``, without a second pass through the formula."""
+        numbers as ``evaluate(model, rows)``, without a second pass through the formula.  ``facts``:
+        the profile's part that does not depend on the points, from :func:`training_facts` (a fit takes
+        it before its search, so that the time limit counts it); None: taken here."""
         from .problem.loss import distinct_rows
         from .reports.evaluation import evaluate_arrays
-        rows = data.loc[design.index]
         score = self.scorecard.matrix_of_design(design.X) @ self.scorecard.points
         # the report depends on each row's (outcome, score) only: evaluated on the distinct pairs,
         # weighted by their number of rows (the same report; a fraction of the work on large data)
@@ -159,10 +161,14 @@ class RiskScore:
             self.training_evaluation = evaluate_arrays(self, pairs[:, 1], self._risk_at(pairs[:, 0]), pairs[:, 0],
                                                        weights=counts)
         from .counterfactuals.profile import TrainingProfile
+        if facts is None:
+            facts = training_facts(design, data)
+        if facts is False:
+            return  # the rows cannot be profiled: counterfactuals then ask for data=, the fit stands
         try:
-            self.profile = TrainingProfile.from_data(self, rows, X=design.X)
+            self.profile = TrainingProfile.from_data(self, None, X=design.X, facts=facts)
         except (TypeError, ValueError):
-            pass  # unorderable levels and the like: counterfactuals then ask for data=, the fit stands
+            pass
 
     # --- basic facts ------------------------------------------------------------------
     @property
@@ -561,6 +567,19 @@ class RiskScore:
     def __str__(self) -> str:
         from .reports.summary import short_report
         return short_report(self)
+
+
+def training_facts(design: DesignMatrix, data: pd.DataFrame):
+    """The part of the counterfactual profile of ``data``'s training rows (those of ``design``) that
+    does not depend on the fitted points (:class:`~riskformula.counterfactuals.profile.DataFacts`),
+    or False when the rows cannot be profiled (unorderable levels and the like)."""
+    from .counterfactuals.profile import DataFacts
+    # the training rows: all of ``data`` unless some were dropped (no copy of the frame then)
+    same = data.index.is_unique and (design.index is data.index or design.index.equals(data.index))
+    try:
+        return DataFacts.of(design.spec, data if same else data.loc[design.index])
+    except (TypeError, ValueError):
+        return False
 
 
 def index_digest(index) -> str:

@@ -459,3 +459,75 @@ def test_errors(m_int, data):
     before = people.copy()
     m_int.counterfactuals(people, target_risk=0.2, n=2)
     pd.testing.assert_frame_equal(people, before)  # the caller's data are never modified
+
+
+def test_profile_reads_medians_and_precision_from_distinct_values():
+    from dataclasses import asdict
+    from riskformula.counterfactuals.profile import _median, _profile_variable
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 7, 10, 501):
+        x = rng.choice([-1.5, 0.0, 0.25, 2.0, 3.0], n)
+        values, counts = np.unique(x, return_counts=True)
+        assert _median(values, counts) == np.median(x)   # the same number, odd and even counts alike
+    x = rng.integers(0, 40, 1001)
+    p = _profile_variable("v", pd.Series(x))
+    med = np.median(x)
+    assert (p.min, p.max, p.decimals, p.n_distinct) == (x.min(), x.max(), 0, len(np.unique(x)))
+    assert p.scale == np.median(np.abs(x - med)) and p.values == [float(v) for v in np.unique(x)]
+    # integers and the same values in floating point (missing ones aside) give one profile
+    f = pd.Series(np.r_[x.astype(float), np.nan, np.inf])
+    assert asdict(_profile_variable("v", f)) == asdict(p)
+    # a mostly-constant 0/1 column: the median deviation is 0, the standard deviation is the scale
+    b = _profile_variable("b", pd.Series(np.r_[np.zeros(90, int), np.ones(10, int)]))
+    assert b.scale == np.std(np.r_[np.zeros(90), np.ones(10)]) and b.values == [0.0, 1.0]
+    r = _profile_variable("r", pd.Series(np.round(rng.normal(size=3000), 2)))
+    assert r.decimals == 2 and len(r.values) <= 101
+
+
+def test_zero_one_columns_are_those_of_exactly_zero_and_one():
+    from riskformula.counterfactuals.profile import _is_01, _zero_one_columns
+    d = pd.DataFrame({"a": [0, 1, 1, 0], "b": [0, 2, 1, 0], "c": [1, 1, 1, 1], "d": [0.0, 1.0, np.nan, 1.0],
+                      "e": [0.0, 0.5, 1.0, 1.0], "f": [True, False, True, True], "g": list("abab"),
+                      "h": pd.array([0, 1, None, 1], dtype="Int64"), "i": np.array([0, 1, 0, 1], np.uint8)})
+    assert _zero_one_columns(d) == [c for c in d.columns if _is_01(d[c])] == ["a", "d", "h", "i"]
+
+
+def test_facts_taken_before_the_search_give_the_profile_of_the_data(data):
+    from riskformula.counterfactuals.profile import DataFacts, TrainingProfile
+    from riskformula.design import build_design
+    from riskformula.model import training_facts
+    rng = np.random.default_rng(3)
+    marital = rng.choice(["married", "single", "divorced"], len(data))
+    d = data.assign(married=(marital == "married").astype(int), single=(marital == "single").astype(int),
+                    divorced=(marital == "divorced").astype(int))
+    d["y"] = (rng.random(len(d)) < 1 / (1 + np.exp(-(-2 + 2.5 * d.single + 1.5 * d.divorced + d.smoker)))).astype(int)
+    formula = "y ~ age + C(grp) + smoker + single + divorced"
+    m = _fit(formula, d, max_size=4, coef_range=(0, 3))
+    assert [set(p) for p in m.profile.partitions] == [{"divorced", "married", "single"}]
+    design = build_design(formula, d)
+    facts = training_facts(design, d)
+    assert isinstance(facts, DataFacts) and facts.nobs == len(d)
+    # with the facts, from the data, and as the fit kept it: one profile
+    with_facts = TrainingProfile.from_data(m, None, X=design.X, facts=facts).to_dict()
+    assert with_facts == TrainingProfile.from_data(m, d).to_dict() == m.profile.to_dict()
+    # rows dropped for missing values: the facts are those of the rows kept
+    holes = d.assign(age=d["age"].where(np.arange(len(d)) % 10 != 0))
+    kept = build_design(formula, holes, na_action="drop")
+    assert training_facts(kept, holes).nobs == len(d) - len(d) // 10 == kept.nobs
+    assert training_facts(kept, holes).variables["age"] == training_facts(kept, holes.dropna()).variables["age"]
+
+
+def test_data_that_cannot_be_profiled_leave_the_fit_without_a_profile(monkeypatch):
+    from riskformula.counterfactuals import profile
+    from riskformula.design import build_design
+    from riskformula.model import training_facts
+
+    def unorderable(name, s):
+        raise TypeError("'<' not supported between instances")   # as sorting mixed levels can
+    monkeypatch.setattr(profile, "_profile_variable", unorderable)
+    d = _frame(200)
+    assert training_facts(build_design("y ~ age + C(grp)", d), d) is False
+    m = _fit("y ~ age + C(grp)", d, max_size=2)
+    assert m.profile is None and m.training_evaluation is not None   # the fit stands
+    with pytest.raises(SettingsError, match="data="):
+        m.counterfactuals(d.head(2), target_risk=0.2)

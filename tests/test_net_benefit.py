@@ -4,6 +4,7 @@ calibration by construction, decision curves, Algorithm 1 and the JSON round tri
 from __future__ import annotations
 
 import itertools
+import math
 import time
 import warnings
 
@@ -454,6 +455,66 @@ def test_starts_add_the_lasso_path_without_repeats():
               for r in rounded_starts(setup.problem, d, search.lo, search.hi)]
     assert sparse and set(sparse) <= set(keys)
     assert all(np.count_nonzero(s) <= 2 for s in starts)   # rounded within the size limit
+
+
+class _Clock:
+    """A stand-in for the ``time`` module of :mod:`riskformula.netbenefit.heuristic`: ``perf_counter``
+    returns 0 for its first ``still`` calls and 100 after, so a deadline at 1 passes on cue."""
+
+    def __init__(self, still: int):
+        self.calls, self.still = 0, still
+
+    def perf_counter(self) -> float:
+        self.calls += 1
+        return 0.0 if self.calls <= self.still else 100.0
+
+
+def test_starts_regressions_stop_at_their_deadline(monkeypatch):
+    from riskformula.netbenefit import heuristic
+    X, pos, neg = _collapsed_rows(0)
+    fractions = (0.5, 0.2, 0.05)
+    full = heuristic.sparse_directions(X, pos, neg, fractions=fractions)
+    assert len(full) == 3
+    beta, _, stopped = heuristic._penalised_logistic(X, pos, neg, ridge=1e-3)
+    assert not stopped
+    # no deadline and a deadline never reached give the same regressions, to the bit
+    assert all(np.array_equal(a, b) for a, b in
+               zip(full, heuristic.sparse_directions(X, pos, neg, fractions=fractions, deadline=math.inf)))
+    # a deadline already passed: no regression at all
+    assert heuristic.sparse_directions(X, pos, neg, fractions=fractions, deadline=-math.inf) == []
+    # the deadline comes during the first regression (after the entry check, at its first iteration):
+    # the solver stops there, and the weaker penalties are skipped
+    clock = _Clock(still=1)
+    monkeypatch.setattr(heuristic, "time", clock)
+    cut = heuristic.sparse_directions(X, pos, neg, fractions=fractions, deadline=1.0)
+    assert len(cut) <= 1 and clock.calls == 2
+    clock = _Clock(still=0)
+    monkeypatch.setattr(heuristic, "time", clock)
+    _, _, stopped = heuristic._penalised_logistic(X, pos, neg, ridge=1e-3, deadline=1.0)
+    assert stopped and clock.calls == 1   # one iteration, then the deadline
+
+
+def test_starts_skip_the_regressions_past_their_deadline():
+    from riskformula.netbenefit.heuristic import LocalSearch
+    df = small_frame(60, 3)
+    setup = prepare("y ~ a + b + c", df, coef_range=(-4, 4), c0=1e-3, max_size=2)
+    X, pos, neg = setup.loss.Z[:, 1:], setup.loss.w_pos, setup.loss.w_neg
+    search = LocalSearch(setup.problem, NetBenefitScorer(X, pos, neg, decision_grid()), 1e-3)
+    late = nb_fit._starts(setup.problem, search, X, pos, neg, None, setup.design, deadline=-math.inf)
+    assert [tuple(s + 0.0) for s in late] == [(0.0, 0.0, 0.0)]   # the empty score only
+    on_time = nb_fit._starts(setup.problem, search, X, pos, neg, None, setup.design, deadline=math.inf)
+    free = nb_fit._starts(setup.problem, search, X, pos, neg, None, setup.design)
+    assert len(free) > 1 and [tuple(s) for s in on_time] == [tuple(s) for s in free]
+
+
+def test_a_tiny_time_limit_still_returns_a_score():
+    df = small_frame(200, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = rf.risk_score("y ~ threshold(a) + b + c", df, objective="net_benefit", max_size=2, coef_range=(0, 3),
+                          c0=1e-3, time_limit=1e-3, progress=False)
+    assert m.status in ("heuristic", "time_limit", "optimal")
+    assert m.net_benefit >= 0 and m.profile is not None
 
 
 def test_local_search_chains_are_deterministic_and_keep_the_best_start():

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..backends.counts import group_codes
+from ..backends.counts import _first_rows
+from ..problem.loss import distinct_rows
 
 #: variables with at most this many distinct values keep all of them as their value grid
 MAX_VALUES = 100
@@ -79,23 +80,22 @@ class TrainingProfile:
 
     # --- construction -------------------------------------------------------------------
     @classmethod
-    def from_data(cls, model, data: pd.DataFrame, X: np.ndarray | None = None) -> "TrainingProfile":
-        """Profile ``data`` (the training rows) for ``model``; ``X`` is their design matrix if known."""
-        names = [v for v in model.design.variables if v in data.columns]
-        variables = {v: _profile_variable(v, data[v]) for v in names}
-        # one-hot groups may hold columns the formula leaves out (``married`` beside ``single``);
+    def from_data(cls, model, data: pd.DataFrame, X: np.ndarray | None = None,
+                  facts: "DataFacts | None" = None) -> "TrainingProfile":
+        """Profile ``data`` (the training rows) for ``model``; ``X`` is their design matrix if known,
+        ``facts`` their :class:`DataFacts` if already taken (``risk_score`` takes them before the
+        search, so that only the model's part is left after it)."""
+        if facts is None:
+            facts = DataFacts.of(model.design, data)
         # only groups of scored 0/1 variables matter, since only those ever move
-        binary = [c for c in data.columns if isinstance(c, str) and _is_01(data[c])]
-        if len(binary) > MAX_BINARY:
-            binary = [v for v in names if v in binary]
         tvars = term_variables(model.design)
         scored = {v for t, _ in scored_terms(model) for v in tvars.get(t, ())}
-        partitions = _partitions(data, binary, seeds=[v for v in binary if v in scored])
+        partitions = facts.partitions(seeds=[v for v in facts.binary if v in scored])
         if X is None:
             X = model.design.transform(data, terms=model.scored_terms)
         terms, mean, cov = _term_moments(model, X)
-        return cls(variables=variables, partitions=partitions, term_names=terms, term_mean=mean,
-                   term_cov=cov, nobs=int(len(data)))
+        return cls(variables=dict(facts.variables), partitions=partitions, term_names=terms, term_mean=mean,
+                   term_cov=cov, nobs=facts.nobs)
 
     # --- JSON -----------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -114,6 +114,56 @@ class TrainingProfile:
                    term_cov=[list(r) for r in d.get("term_cov", [])], nobs=int(d.get("nobs", 0)))
 
 
+@dataclass
+class DataFacts:
+    """The part of a :class:`TrainingProfile` that depends on the training rows and the formula's
+    variables only, not on the fitted points: each variable's profile, the 0/1 columns, and their
+    distinct rows (``rows``, in order of first appearance) with the pairs of columns never set
+    together (``exclusive``), from which the one-hot groups of the scored variables are found."""
+
+    variables: dict
+    binary: list
+    rows: np.ndarray | None
+    exclusive: np.ndarray | None
+    nobs: int
+
+    @classmethod
+    def of(cls, design, data: pd.DataFrame) -> "DataFacts":
+        """The facts of ``data`` (the training rows) for the variables of ``design`` (a design spec)."""
+        names = [v for v in design.variables if v in data.columns]
+        variables = {v: _profile_variable(v, data[v]) for v in names}
+        # one-hot groups may hold columns the formula leaves out (``married`` beside ``single``)
+        binary = _zero_one_columns(data)
+        if len(binary) > MAX_BINARY:
+            binary = [v for v in names if v in binary]
+        rows = exclusive = None
+        if len(binary) >= 2:
+            rows, exclusive = _binary_rows(data, binary)
+        return cls(variables=variables, binary=binary, rows=rows, exclusive=exclusive, nobs=int(len(data)))
+
+    def partitions(self, seeds: list) -> list:
+        """Groups of 0/1 columns with exactly one set in every row (one-hot encodings) holding a seed.
+
+        For each seed column the search looks for the exact covers of the rows by pairwise exclusive
+        columns (never both 1) that contain it, branching on the uncovered row with the fewest
+        candidate columns (Knuth's Algorithm X).  A seed gets a group only when its cover is unique:
+        an ambiguous one (say, two identical columns) is left as separate items.
+        """
+        if self.rows is None or not seeds:
+            return []
+        M, excl, cols = self.rows, self.exclusive, self.binary
+        index = {c: i for i, c in enumerate(cols)}
+        out = []
+        for seed in seeds:
+            a = index[seed]
+            if any(seed in g for g in out) or not M[:, a].any():
+                continue
+            found = _exact_covers(M, excl, a)
+            if len(found) == 1:
+                out.append([cols[i] for i in sorted(found[0])])
+        return sorted(out, key=lambda g: g[0])
+
+
 def _plain_dict(d: dict) -> dict:
     return {k: (_plain(v) if not isinstance(v, list) else [_plain(x) for x in v]) for k, v in d.items()}
 
@@ -122,11 +172,33 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
+def _zero_one_columns(data: pd.DataFrame) -> list:
+    """The columns of ``data`` (named by a string) whose values are exactly 0 and 1 (see :func:`_is_01`);
+    integer columns are read through the frame's least and greatest values (a pass over each block,
+    where a column of a wide block is read with a stride)."""
+    ranges = {}
+    if data.columns.is_unique:
+        ints = [c for c, t in data.dtypes.items() if isinstance(t, np.dtype) and t.kind in "iu"]
+        if ints:
+            lo, hi = data.min(numeric_only=True), data.max(numeric_only=True)
+            ranges = {c: (lo[c], hi[c]) for c in ints}
+    return [c for c in data.columns if isinstance(c, str)
+            and (ranges[c][0] == 0 and ranges[c][1] == 1 if c in ranges else _is_01(data[c]))]
+
+
 def _is_01(s: pd.Series) -> bool:
+    """Whether the values of ``s`` (missing ones aside) are exactly 0 and 1, both present."""
     if pd.api.types.is_bool_dtype(s):
         return False  # a boolean is one variable with levels False/True
     if not pd.api.types.is_numeric_dtype(s):
         return False
+    if isinstance(s.dtype, np.dtype):  # a pass or two over the values instead of hashing them
+        x = s.to_numpy()
+        if x.dtype.kind in "iu":
+            return len(x) > 0 and x.min() == 0 and x.max() == 1
+        x = x[~np.isnan(x)]
+        zero, one = x == 0, x == 1
+        return bool((zero | one).all() and zero.any() and one.any())
     u = pd.unique(s.dropna())
     return len(u) == 2 and set(np.asarray(u, float)) == {0.0, 1.0}
 
@@ -139,6 +211,8 @@ def _decimals(x: np.ndarray) -> int:
 
 
 def _profile_variable(name: str, s: pd.Series) -> VariableProfile:
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":
+        return _profile_integers(name, s.to_numpy())
     s = s.dropna()
     if pd.api.types.is_bool_dtype(s):
         return VariableProfile(name, "boolean", levels=[False, True], n_distinct=int(s.nunique()))
@@ -154,44 +228,69 @@ def _profile_variable(name: str, s: pd.Series) -> VariableProfile:
     x = x[np.isfinite(x)]
     if len(x) == 0:
         return VariableProfile(name, "numeric")
-    d = _decimals(x)
-    u = np.unique(np.round(x, d))
-    med = float(np.median(x))
-    scale = float(np.median(np.abs(x - med)))
+    codes, values = pd.factorize(x, sort=True)
+    return _profile_numbers(name, values, np.bincount(codes, minlength=len(values)), lambda: x)
+
+
+def _profile_integers(name: str, x: np.ndarray) -> VariableProfile:
+    """The profile of a column of integers (no missing values), as of its values in floating point."""
+    if len(x) == 0:
+        return VariableProfile(name, "numeric")
+    codes, ints = pd.factorize(x, sort=True)
+    values = ints.astype(float)
+    if len(values) > 1 and not (np.diff(values) > 0).all():  # beyond 2⁵³: equal in floating point
+        x = x.astype(float)
+        codes, values = pd.factorize(x, sort=True)
+    return _profile_numbers(name, values, np.bincount(codes, minlength=len(values)), lambda: x.astype(float))
+
+
+def _profile_numbers(name: str, values: np.ndarray, counts: np.ndarray, rows) -> VariableProfile:
+    """The profile of a numeric variable from its distinct finite ``values`` (ascending) and their
+    ``counts``: the precision, the range and both medians are read from them, the same numbers as
+    from every row at a fraction of the work; ``rows()`` gives every row's value (float) for the
+    standard deviation and the quantiles, when they are needed."""
+    d = _decimals(values)
+    u = np.unique(np.round(values, d))
+    med = _median(values, counts)
+    dev = np.abs(values - med)
+    order = np.argsort(dev, kind="stable")
+    scale = _median(dev[order], counts[order])
     if not scale > 0:  # half the rows share one value: fall back to the spread of the rest
-        scale = float(np.std(x)) or float(u[-1] - u[0]) or 1.0
+        scale = float(np.std(rows())) or float(u[-1] - u[0]) or 1.0
     if len(u) <= MAX_VALUES:
         grid = u
     else:
-        grid = np.unique(np.round(np.quantile(x, np.linspace(0, 1, GRID_SIZE)), d))
+        grid = np.unique(np.round(np.quantile(rows(), np.linspace(0, 1, GRID_SIZE)), d))
     return VariableProfile(name, "numeric", min=float(u[0]), max=float(u[-1]), scale=scale, decimals=d,
                            n_distinct=int(len(u)), values=[float(v) for v in grid])
 
 
-def _partitions(data: pd.DataFrame, cols: list, seeds: list) -> list:
-    """Groups of 0/1 columns with exactly one set in every row (one-hot encodings) holding a seed.
+def _median(values: np.ndarray, counts: np.ndarray) -> float:
+    """``np.median`` of the rows that hold ``values`` (ascending) ``counts`` times each: the middle
+    value, or the mean of the two middle ones as ``np.median`` takes it."""
+    n = int(counts.sum())
+    ends = np.cumsum(counts)
+    at = lambda k: values[np.searchsorted(ends, k, side="right")]  # noqa: E731  the k-th row, from 0
+    if n % 2:
+        return float(at(n // 2))
+    return float(np.mean(np.array([at(n // 2 - 1), at(n // 2)])))
 
-    For each seed column the search looks for the exact covers of the rows by pairwise exclusive
-    columns (never both 1) that contain it, branching on the uncovered row with the fewest
-    candidate columns (Knuth's Algorithm X).  A seed gets a group only when its cover is unique:
-    an ambiguous one (say, two identical columns) is left as separate items.
-    """
-    if len(cols) < 2 or not seeds:
-        return []
-    rows = data[cols].to_numpy(dtype=float) > 0.5
-    M = rows[group_codes(rows.astype(float))[0]]  # distinct rows, in order of first appearance
-    co = (M.T.astype(np.int64) @ M.astype(np.int64)) > 0
-    excl = ~co
-    index = {c: i for i, c in enumerate(cols)}
-    out = []
-    for seed in seeds:
-        a = index[seed]
-        if any(seed in g for g in out) or not M[:, a].any():
-            continue
-        found = _exact_covers(M, excl, a)
-        if len(found) == 1:
-            out.append([cols[i] for i in sorted(found[0])])
-    return sorted(out, key=lambda g: g[0])
+
+def _indicator(s: pd.Series) -> np.ndarray:
+    """Whether each value of a 0/1 column is 1 (missing: no), as ``s.to_numpy(float) > 0.5``."""
+    x = s.to_numpy() if isinstance(s.dtype, np.dtype) else s.to_numpy(dtype=float)
+    return x > 0.5
+
+
+def _binary_rows(data: pd.DataFrame, cols: list) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of the 0/1 columns ``cols`` (bool, in order of first appearance) and which
+    pairs of those columns are never 1 together."""
+    rows = np.column_stack([_indicator(data[c]) for c in cols])
+    uniq, inverse = distinct_rows(rows)
+    M = uniq[np.argsort(_first_rows(inverse))] > 0.5
+    # co-occurrence counts in floating point (BLAS; exact below 2⁵³ rows)
+    co = (M.T.astype(float) @ M.astype(float)) > 0
+    return M, ~co
 
 
 def _exact_covers(M: np.ndarray, excl: np.ndarray, a: int, limit: int = 5000) -> list:

@@ -338,7 +338,9 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
         check_finite(X, columns, "`data`")
     spec = mm.rhs.model_spec
     column_terms = [None] * len(columns)
-    position = {name: j for j, name in enumerate(columns)}
+    position: dict = {}
+    for j, name in enumerate(columns):
+        position.setdefault(name, j)  # the first column of a name, as list.index finds it
     for term, idx in spec.term_indices.items():
         for i in idx:
             j = position.get(spec.column_names[i])

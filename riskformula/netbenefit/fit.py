@@ -20,10 +20,10 @@ import pandas as pd
 from .. import _checks as v
 from ..design import build_design
 from ..errors import InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError, warn_caller
-from ..model import FitSettings, RiskScore
+from ..model import FitSettings, RiskScore, training_facts
 from ..problem import LogisticLoss, build_problem
 from ..fairness import FairnessConstraint
-from ..fit import design_bounds, two_class_loss
+from ..fit import after_search_reserve, design_bounds, two_class_loss
 from ..problem.constraints import OneVariable, RiskBound, check_constraints
 from ..solver import SolverReport
 from ..solver.feasibility import feasible_point, raise_if_infeasible
@@ -36,6 +36,9 @@ from .heuristic import (ELITES, LocalSearch, NetBenefitScorer, logistic_directio
 from .milp import NetBenefitMilp, solver_factory
 from .model import NetBenefitFit, NetBenefitScore, training_log_loss
 
+#: share of ``time_limit`` (from the start of the fit, setup included) by which the logistic regressions
+#: behind the starts must end: one running then stops at its iterate, those not begun are skipped
+STARTS_SHARE = 0.7
 #: share of ``time_limit`` the local search may use before the exact solver starts
 SEARCH_SHARE = 0.3
 #: above this many indicators (rows × thresholds) the exact model rarely closes the gap in
@@ -107,12 +110,18 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                     coef_range=coef_range, constraints=constraints, factors_as_one=factors_as_one, c0=c0,
                     max_size=max_size, min_size=min_size)
     design, problem, loss = setup.design, setup.problem, setup.loss
+    # the profile's part that needs the data only is taken now, and the searches end early enough for
+    # what follows them (the model on its training rows) to fit in the limit: as in the logistic fit
+    facts = training_facts(design, data)
+    time_limit_search = time_limit - after_search_reserve(time_limit, setup.collapse_seconds)
     lower, upper, w, candidates = setup.lower, setup.upper, setup.weights, setup.candidates
     X, pos, neg = loss.Z[:, 1:], loss.w_pos, loss.w_neg
     info: dict = {}
     scorer = NetBenefitScorer(X, pos, neg, grid)
     search = LocalSearch(problem, scorer, c0)
-    starts = _starts(problem, search, X, pos, neg, initial, design)
+    # the regressions behind the starts stop at a share of the limit (on wdbc with threshold(.), 10 000
+    # columns, the ridge and lasso path take 14 s), so that the search and the proof get the rest
+    starts = _starts(problem, search, X, pos, neg, initial, design, deadline=t_start + STARTS_SHARE * time_limit)
     if not any(search.feasible(s) for s in starts):
         point = _feasible_point(problem)
         if point is None:
@@ -137,7 +146,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
     # the local search gets the smaller share when the proof step can close the gap in time
     proof_can_close = exact is not None or (milp is not None and milp.n_indicators <= LARGE_MILP)
     share = SEARCH_SHARE if proof_can_close else 1 - SEARCH_SHARE
-    left = time_limit - (time.perf_counter() - t_start)
+    left = time_limit_search - (time.perf_counter() - t_start)
     budget = left if milp is None and exact is None else min(share * time_limit, left)
     rounds, chains = (SEARCH_ROUNDS, ELITES) if exact is None else (SEEDING_ROUNDS, 1)
     found = search.run(starts, rounds=rounds, time_limit=budget, elites=chains)
@@ -150,7 +159,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
     bound = _rowwise_bound(pos, neg, grid, c0 * min_size)
     status, nodes = "heuristic", 0
     if exact is not None and bound > found.objective + 1e-12:
-        left = time_limit - (time.perf_counter() - t_start)
+        left = time_limit_search - (time.perf_counter() - t_start)
         res = exact.run(points, time_limit=max(0.0, left), gap_tolerance=gap_tolerance)
         if verbose:
             print(f"branch and bound over the points: {res.status}, objective {res.objective:.6g}, bound "
@@ -166,7 +175,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
         status = "time_limit"
     if milp is not None and bound > found.objective + 1e-12:
         milp.set_start(points, optimal_cutoffs(X @ points, pos, neg, grid).cutoffs)
-        left = time_limit - (time.perf_counter() - t_start)
+        left = time_limit_search - (time.perf_counter() - t_start)
         res = milp.solve(solver, time_limit=max(1.0, left), gap_tolerance=gap_tolerance, verbose=verbose,
                          options=solver_options)
         info.update(milp_status=res.status, milp_objective=res.objective, milp_bound=res.bound,
@@ -217,7 +226,8 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                           rows=(np.asarray(design.X, float) @ points, np.asarray(design.y)))
     model = NetBenefitScore.from_risk_score(base, nb)
     model.loss = training_log_loss(nb.band_n, nb.band_events, nb.band_risk)
-    model._learn_training(design, data)  # with the band risks in place, so both see the net-benefit score
+    # with the band risks in place, so both see the net-benefit score
+    model._learn_training(design, data, facts=facts)
     return model
 
 
@@ -234,6 +244,8 @@ class Setup:
     upper: np.ndarray
     weights: np.ndarray | None
     candidates: dict
+    #: seconds collapsing the training rows to distinct rows took (what follows the search is timed by it)
+    collapse_seconds: float = 0.0
 
 
 def prepare(formula, data, *, na_action="raise", event=None, context=None, weights=None, coef_range=(-5, 5),
@@ -246,7 +258,9 @@ def prepare(formula, data, *, na_action="raise", event=None, context=None, weigh
     # moving a cut across rows of one outcome moves their net benefit one way: ends suffice
     design, candidates, lower, upper = design_bounds(design, coef_range, min_size, depth=depth)
     spec = design.spec
+    collapsing = time.perf_counter()
     loss = two_class_loss(design)
+    collapsing = time.perf_counter() - collapsing
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=(0, 0))
     problem = build_problem(spec, loss, lower, upper, constraints=constraints, max_size=max_size,
                             min_size=min_size, **opts)
@@ -255,7 +269,7 @@ def prepare(formula, data, *, na_action="raise", event=None, context=None, weigh
             return build_problem(spec, loss, lower, upper, constraints=cons, max_size=max_size, min_size=min_size,
                                  **opts)
         raise_if_infeasible(problem, constraints, rebuild, max_size=max_size, min_size=min_size)
-    return Setup(design, problem, loss, lower, upper, w, candidates)
+    return Setup(design, problem, loss, lower, upper, w, candidates, collapsing)
 
 
 def _net_benefit_fit(s, pos, neg, grid, shift, c0, solver, info, rows=None) -> NetBenefitFit:
@@ -287,15 +301,18 @@ def _net_benefit_fit(s, pos, neg, grid, shift, c0, solver, info, rows=None) -> N
                          search={k: _plain(x) for k, x in info.items()})
 
 
-def _starts(problem, search, X, pos, neg, initial, design) -> list:
+def _starts(problem, search, X, pos, neg, initial, design, deadline: float | None = None) -> list:
+    """The empty score, the user's start if any, and the rounded logistic directions (ridge, then
+    the lasso path); the regressions stop at ``deadline`` (a ``time.perf_counter()`` value), those
+    not begun by then are skipped."""
     d = X.shape[1]
     starts = [np.zeros(d)]
     if initial is not None:
         from ..fit import initial_points
         starts.insert(0, initial_points(initial, design.spec.terms, problem)[0][1:])
-    if d:
-        starts += rounded_starts(problem, logistic_direction(X, pos, neg), search.lo, search.hi)
-        for direction in sparse_directions(X, pos, neg):
+    if d and (deadline is None or time.perf_counter() < deadline):
+        starts += rounded_starts(problem, logistic_direction(X, pos, neg, deadline=deadline), search.lo, search.hi)
+        for direction in sparse_directions(X, pos, neg, deadline=deadline):
             starts += rounded_starts(problem, direction, search.lo, search.hi)
     unique = {}
     for lam in starts:  # the first of equal starts keeps its place

@@ -297,21 +297,27 @@ class LocalSearch:
         return SearchResult(best, best_val, self.scorer.evaluations, time.perf_counter() - t0, done)
 
 
-def logistic_direction(X: np.ndarray, pos: np.ndarray, neg: np.ndarray, ridge: float = 1e-3) -> np.ndarray:
-    """Coefficients of a lightly ridge-penalised logistic regression on collapsed rows."""
-    return _penalised_logistic(X, pos, neg, ridge=ridge)[0]
+def logistic_direction(X: np.ndarray, pos: np.ndarray, neg: np.ndarray, ridge: float = 1e-3,
+                       deadline: float | None = None) -> np.ndarray:
+    """Coefficients of a lightly ridge-penalised logistic regression on collapsed rows (the
+    solver's iterate when ``deadline``, a ``time.perf_counter()`` value, comes first)."""
+    return _penalised_logistic(X, pos, neg, ridge=ridge, deadline=deadline)[0]
 
 
 def sparse_directions(X: np.ndarray, pos: np.ndarray, neg: np.ndarray,
-                      fractions=SPARSE_PATH) -> list[np.ndarray]:
+                      fractions=SPARSE_PATH, deadline: float | None = None) -> list[np.ndarray]:
     """Lasso-penalised logistic regressions on collapsed rows, one per penalty of ``fractions`` ×
     the smallest penalty that keeps every coefficient at 0 (standardised columns), strongest first.
 
     Sparse starts lead to scores the dense one misses: on near-separable data the rounded ridge
     direction spreads its points over every column, while a lasso direction keeps the few that
-    separate, with room left in the coefficient range."""
+    separate, with room left in the coefficient range.
+
+    ``deadline`` (a ``time.perf_counter()`` value): the regression running when it comes stops
+    there (its iterate, if not all zero, is still a direction: the strongest penalties, solved
+    first, give the sparsest ones) and the weaker penalties are skipped."""
     d = X.shape[1]
-    if d == 0:
+    if d == 0 or (deadline is not None and time.perf_counter() >= deadline):
         return []
     scale = X.std(axis=0)
     scale[scale == 0] = 1.0
@@ -321,16 +327,35 @@ def sparse_directions(X: np.ndarray, pos: np.ndarray, neg: np.ndarray,
     top = float(np.max(np.abs((X / scale).T @ (pos * (1 - rate) - neg * rate)) / n))
     out, warm = [], None
     for f in fractions:
-        beta, warm = _penalised_logistic(X, pos, neg, lasso=f * top, start=warm)
+        beta, warm, stopped = _penalised_logistic(X, pos, neg, lasso=f * top, start=warm, deadline=deadline)
         if np.any(beta != 0):
             out.append(beta)
+        if stopped:
+            break
     return out
 
 
-def _penalised_logistic(X, pos, neg, ridge: float = 0.0, lasso: float = 0.0, start=None):
+class _Deadline:
+    """An L-BFGS-B callback that stops the solver at ``deadline`` (a ``time.perf_counter()``
+    value; None: never) and remembers that it did."""
+
+    def __init__(self, deadline: float | None):
+        self.deadline = deadline
+        self.stopped = False
+
+    def __call__(self, intermediate_result=None):
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            self.stopped = True
+            raise StopIteration
+
+
+def _penalised_logistic(X, pos, neg, ridge: float = 0.0, lasso: float = 0.0, start=None,
+                        deadline: float | None = None):
     """Minimise the mean logistic loss + ridge·‖β‖² + lasso·‖β‖₁ over standardised columns (the
     lasso as β = β⁺ − β⁻ with β± ≥ 0, so L-BFGS-B sets unused columns exactly to 0). Returns β in
-    the columns' own units and the solver's variables (a warm start for the next penalty)."""
+    the columns' own units, the solver's variables (a warm start for the next penalty) and whether
+    ``deadline`` (a ``time.perf_counter()`` value) stopped the solver before it converged (β is
+    then its last iterate)."""
     R, d = X.shape
     scale = X.std(axis=0)
     scale[scale == 0] = 1.0
@@ -352,10 +377,12 @@ def _penalised_logistic(X, pos, neg, ridge: float = 0.0, lasso: float = 0.0, sta
     size = 2 * d + 1 if lasso else d + 1
     bounds = [(None, None)] + [(0, None)] * (size - 1) if lasso else None
     v0 = np.zeros(size) if start is None else start
-    res = minimize(f, v0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 500})
+    stop = _Deadline(deadline)
+    res = minimize(f, v0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 500},
+                   callback=None if deadline is None else stop)
     v = res.x
     beta = v[1:d + 1] - v[d + 1:] if lasso else v[1:]
-    return beta / scale, v
+    return beta / scale, v, stop.stopped
 
 
 def rounded_starts(problem, direction: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:

@@ -78,6 +78,9 @@ class LogisticLoss:
                         for j in np.flatnonzero(mostly_zero)}
         self.scale = 1.0
         self.real_intercept = False
+        # the attainable scores per row, by bounds (see :func:`~riskformula.problem.problem.score_range`),
+        # shared by the copies at other scales; pickled empty
+        self._score_ranges = _Cache()
         self._set_scale(scale)
 
     def _set_scale(self, scale: float) -> None:
@@ -182,6 +185,14 @@ class LogisticLoss:
 _BLOCK = 1 << 17
 #: integer columns whose values span fewer than this many integers are coded as value − min
 _SMALL_RANGE = 1 << 20
+class _Cache(dict):
+    """A dict shared by the copies of a loss and pickled empty (the workers of a parallel search
+    would otherwise receive it with every round)."""
+
+    def __reduce__(self):
+        return (_Cache, ())
+
+
 #: packed keys stay below this, so key · radix + code never overflows an int64
 _KEY_LIMIT = 1 << 62
 

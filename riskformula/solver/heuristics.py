@@ -339,7 +339,7 @@ def real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndar
 
 
 def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
-                     deadline: float | None = None) -> list[np.ndarray]:
+                     deadline: float | None = None, stop: float | None = None) -> list[np.ndarray]:
     """Supports for risk scores: the sparse beam search of Liu et al. (2022) on real points.
 
     From the intercept-only model, each of the ``width`` best models of a size grows by one
@@ -354,7 +354,8 @@ def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
     points (intercept first, ``problem.d + 1`` long) of the last beam, the lowest loss first;
     rounding them (:func:`sequential_rounding`) is the caller's.  Constraints other than the
     size limit and groups are not seen here.  ``deadline``: a ``time.perf_counter()`` value
-    after which each beam grows from its first parent only.
+    after which each beam grows from its first parent only; ``stop``: one after which the beam
+    stops growing (the supports found so far are returned).
 
     >>> beam = real_beam_search(problem)          # doctest: +SKIP
     >>> lam = polish(problem, sequential_rounding(problem, beam[0]))[0]   # doctest: +SKIP
@@ -373,6 +374,8 @@ def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
     root[0] = best_intercept(problem, np.zeros(L.n_unique))
     beam = [((), root)]
     for _ in range(problem.max_size):
+        if stop is not None and len(beam[0][0]) and time.perf_counter() > stop:
+            break
         kids: dict = {}  # units of a support -> (loss, support, points)
         for S, lam in beam:
             if kids and deadline is not None and time.perf_counter() > deadline:

@@ -310,7 +310,7 @@ class MultiScaleSearch:
                     self.best, self.best_scale, self.best_lam = val, m, cand.copy()
         self._share()
 
-    def _beam(self, deadline: float) -> list[tuple[float, np.ndarray]]:
+    def _beam(self, deadline: float, stop: float | None = None) -> list[tuple[float, np.ndarray]]:
         """Real points from the sparse beam search of Liu et al. (2022) at the least scale of the
         set, where the bounds bind least, as (scale, λ) starts for rays, the lowest loss first.
         The search's own supports can miss what a real fit finds: on wdbc with a threshold on all
@@ -320,7 +320,7 @@ class MultiScaleSearch:
         p = self.problems[m]
         if not p.can_complete or p.max_size < 1:
             return []
-        return [(m, lam) for lam in real_beam_search(p, deadline=deadline)]
+        return [(m, lam) for lam in real_beam_search(p, deadline=deadline, stop=stop)]
 
     # --- order of the roots ---------------------------------------------------------------
     def _first_guesses(self, initial, initial_scale) -> dict[float, float]:
@@ -360,7 +360,8 @@ class MultiScaleSearch:
         t0 = self.t0 = time.perf_counter() if started is None else float(started)
         guess = self._first_guesses(initial, initial_scale)
         deadline = t0 + 0.1 * self.time_limit
-        starts = self._beam(deadline)
+        # past its deadline the beam grows from one parent per size, and not at all past the time limit
+        starts = self._beam(deadline, stop=t0 + self.time_limit)
         if self.best_lam is not None:
             starts.append((self.best_scale, self.best_lam))
         for at, lam in starts:

@@ -1,0 +1,93 @@
+"""What keeps a fit within its ``time_limit`` without changing what it finds: the time the search
+leaves for what follows it, the score ranges shared by the scales of a fitted scale, the beam
+search's stop, and the parallel search's workers started with the fit.  Correctness only; nothing
+here is timed (``benchmarks/limits.py`` measures the wall times)."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import riskformula as rf
+from riskformula.fit import AFTER_SEARCH_CAP, AFTER_SEARCH_PASSES, after_search_reserve
+from riskformula.problem import LogisticLoss, RiskProblem
+from riskformula.problem.problem import SizeGroup, _score_range, intercept_bounds, loss_bounds, score_range
+from riskformula.solver.heuristics import real_beam_search
+from riskformula.solver.parallel import start_workers
+
+
+def _problem(seed: int = 0, scale: float = 1.0, groups=(), loss=None) -> RiskProblem:
+    rng = np.random.default_rng(seed)
+    n, d = 150, 6
+    X = rng.integers(0, 3, (n, d)).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ rng.normal(0, 1, d) - 1)))).astype(float)
+    loss = LogisticLoss(X, y) if loss is None else loss
+    return RiskProblem(loss if scale == 1 else loss.with_scale(scale), np.full(d, -3.0), np.full(d, 2.0),
+                       c0=np.full(d, 1e-6), max_size=3, groups=list(groups))
+
+
+def test_the_search_leaves_room_for_what_follows_it():
+    # small data (a fast collapse): 1 % of the limit, at most 1 s, as before
+    assert after_search_reserve(20.0, 1e-4) == pytest.approx(0.2)
+    assert after_search_reserve(300.0, 1e-4) == 1.0
+    # large data: a multiple of the measured collapse...
+    assert after_search_reserve(20.0, 0.2) == pytest.approx(AFTER_SEARCH_PASSES * 0.2)
+    # ... but never more than a share of the limit
+    assert after_search_reserve(5.0, 10.0) == pytest.approx(AFTER_SEARCH_CAP * 5.0)
+    for limit in (0.01, 1.0, 5.0, 60.0):
+        for collapse in (0.0, 0.01, 1.0, 100.0):
+            r = after_search_reserve(limit, collapse)
+            assert min(1.0, 0.01 * limit) <= r + 1e-15 and r <= max(min(1.0, 0.01 * limit), AFTER_SEARCH_CAP * limit)
+
+
+def test_score_ranges_are_shared_by_the_scales_and_equal_a_fresh_computation():
+    base = _problem()
+    problems = [_problem(scale=m, loss=base.loss) for m in (1.0, 0.5, 2.0, 4.0)]
+    fresh = _score_range(base, base.loss.Z[:, 1:])
+    for p in problems:
+        lo, hi = score_range(p)
+        assert np.array_equal(lo, fresh[0]) and np.array_equal(hi, fresh[1])
+        lo[:] = np.nan  # the caller's copy: the cache is not changed through it
+    assert np.array_equal(score_range(problems[0])[0], fresh[0])
+    assert len(base.loss._score_ranges) == 1  # one entry for all four scales
+    # other bounds or groups are other entries, each equal to its own computation
+    grouped = _problem(groups=[SizeGroup((0, 1), max_used=1)], loss=base.loss)
+    assert np.array_equal(score_range(grouped)[1], _score_range(grouped, base.loss.Z[:, 1:])[1])
+    assert len(base.loss._score_ranges) == 2
+    # and what the ranges serve is unchanged
+    assert intercept_bounds(problems[2]) == intercept_bounds(_problem(scale=2.0))
+    assert loss_bounds(problems[3]) == loss_bounds(_problem(scale=4.0))
+    # the cache travels empty to a parallel search's workers
+    assert len(pickle.loads(pickle.dumps(base.loss))._score_ranges) == 0
+
+
+def test_the_beam_stops_growing_past_its_stop():
+    p = _problem(1)
+    full = real_beam_search(p)
+    assert max(np.count_nonzero(lam[1:]) for lam in full) == 3
+    assert all(np.array_equal(a, b) for a, b in zip(full, real_beam_search(p, stop=math.inf)))
+    # past the stop: the first size is still grown (the search has supports to ray), no more
+    late = real_beam_search(p, stop=-math.inf)
+    assert late and all(np.count_nonzero(lam[1:]) == 1 for lam in late)
+
+
+def test_the_workers_start_with_the_fit_and_the_search_is_unchanged():
+    assert start_workers(1) is None
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 2, (400, 8))
+    y = (rng.random(400) < 1 / (1 + np.exp(-(X @ rng.normal(0, 1.5, 8) - 1)))).astype(int)
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(8)]).assign(y=y)
+    thread = start_workers(2)
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = rf.risk_score("y ~ .", df, max_size=4, time_limit=120, progress=False)
+        two = rf.risk_score("y ~ .", df, max_size=4, time_limit=120, progress=False, n_jobs=2)
+    assert one.status == two.status == "optimal"
+    assert one.objective == pytest.approx(two.objective, abs=1e-8)
