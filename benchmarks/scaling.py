@@ -101,7 +101,7 @@ def _peak_mib() -> float:
 
 def _count_patterns(seen: list) -> None:
     """Record how many distinct rows the solver gets (instrumentation of this benchmark only)."""
-    import riskformula.fit as fit
+    import riskformula.pipeline as fit
 
     class Counting(fit.LogisticLoss):
         def __init__(self, *args, **kwargs):

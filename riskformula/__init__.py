@@ -13,9 +13,11 @@ from .errors import (DataError, FormulaError, InfeasibleProblemError, Optimality
                      RiskFormulaError, RiskFormulaWarning, SearchLimitError, SettingsError, SmallGroupWarning,
                      SolverError)
 from .fairness import (calibration_within_groups, conditional_statistical_parity, equal_opportunity,
-                       equalized_odds, fairness_path, predictive_equality, risk_parity, score_balance,
+                       equalized_odds, predictive_equality, risk_parity, score_balance,
                        statistical_parity)
+from .control import SearchControl
 from .fit import risk_score
+from .fairness_path import fairness_path
 from .model import RiskScore
 from .reports.evaluation import Evaluation, evaluate
 from .reports.comparison import ComparisonTable, anova, compare
@@ -32,11 +34,11 @@ from .reports.decision_curve import DecisionCurve, decision_curve
 from .counterfactuals import Counterfactuals, Reasons
 from . import export
 
-__version__ = "0.1.0.dev0"
+from ._version import __version__  # noqa: F401  (riskformula.__version__)
 
 
 __all__ = [
-    "risk_score", "RiskScore", "evaluate", "Evaluation", "load_dataset", "list_datasets",
+    "risk_score", "SearchControl", "RiskScore", "evaluate", "Evaluation", "load_dataset", "list_datasets",
     "synthetic_thresholds",
     "sign", "at_most", "at_least", "not_both", "implies", "one_variable", "max_thresholds", "max_variables",
     "risk_at_least", "risk_at_most", "threshold", "cut",

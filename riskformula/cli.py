@@ -93,7 +93,7 @@ def _stdout_to_stderr():
 
 
 def _version() -> str:
-    from . import __version__
+    from ._version import __version__
     return f"riskformula {__version__}"
 
 
@@ -274,19 +274,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fit(args) -> int:
+    from .control import SearchControl
     from .fit import risk_score
     try:
         if args.json:
             _check_output(args.json, "--json")
         data = _read(args.data)
         with _stdout_to_stderr():
-            model = risk_score(args.formula, data, max_size=args.max_size, coef_range=tuple(args.coef_range),
-                               c0=args.c0, time_limit=args.time_limit, gap_tolerance=args.gap_tolerance,
-                               absolute_gap_tolerance=args.absolute_gap_tolerance, event=args.event,
-                               na_action=args.na_action, verbose=args.verbose, progress=args.progress,
-                               scale=args.scale, real_intercept=args.real_intercept, objective=args.objective,
-                               n_jobs=args.n_jobs, decision_thresholds=args.decision_thresholds,
-                               min_size=args.min_size, node_limit=args.node_limit, weights=args.weights)
+            control = SearchControl(time_limit=args.time_limit, gap_tolerance=args.gap_tolerance,
+                                    absolute_gap_tolerance=args.absolute_gap_tolerance, node_limit=args.node_limit,
+                                    n_jobs=args.n_jobs, progress=args.progress, verbose=args.verbose)
+            model = risk_score(args.formula, data, max_size=args.max_size, min_size=args.min_size,
+                               coef_range=tuple(args.coef_range), c0=args.c0, event=args.event,
+                               na_action=args.na_action, scale=args.scale, real_intercept=args.real_intercept,
+                               objective=args.objective, decision_thresholds=args.decision_thresholds,
+                               weights=args.weights, control=control)
     except RiskFormulaError as e:
         return _error(e)
     print(model.summary().render(args.format))

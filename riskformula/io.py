@@ -27,20 +27,24 @@ import json
 import math
 import os
 import re
-from dataclasses import asdict, fields
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _doc
+from ._version import __version__
 from ._json import decode as _decode, encode as _encode
 from .card import Item, ScoreCard
 from .design.serialize import MAX_COLUMNS, design_from_json, design_to_json
 from .errors import DataError, SettingsError
-from .model import FitSettings, RiskScore, TrainingSummary
-from .fairness import notions as _fairness
-from .fairness import CalibrationWithinGroups, RiskParity
-from .problem import constraints as _constraints
+from .fitinfo import FitSettings, TrainingSummary
+from .problem.constraints import constraint_class
 from .solver import SolverReport
+
+if TYPE_CHECKING:
+    from .model import RiskScore
 
 __all__ = ["to_json", "from_json"]
 
@@ -56,11 +60,38 @@ _REPORT_FIELDS = ("status", "objective", "lower_bound", "gap", "time", "nodes", 
                   "lp_solves", "root_bound", "solver", "settings", "scale", "scales", "listed")
 _STATUSES = ("optimal", "time_limit", "node_limit", "numerical_gap", "heuristic")
 
-#: constraint classes by name, to rebuild a model's constraints from the document
-_CONSTRAINTS = {cls.__name__: cls for cls in (_constraints.Sign, _constraints.Count, _constraints.Implies,
-                                               _constraints.OneVariable, _constraints.MaxColumns,
-                                               _constraints.MaxVariables, _constraints.RiskBound, _fairness.GroupParity,
-                                               _fairness.ScoreBalance, RiskParity, CalibrationWithinGroups)}
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """A fitted-model class documents are written from and loaded into.
+
+    ``key``: the document entry that marks the kind (None: the plain risk score, registered by
+    :mod:`riskformula.model`); ``write(model)``: that entry's value; ``read(value)``: the class's own
+    constructor arguments from it (after checking it: it is untrusted); ``intercept``: whether the
+    card's intercept is the fitted one, checked against the intercept range searched.
+    """
+
+    cls: type
+    key: str | None = None
+    write: Callable | None = None
+    read: Callable | None = None
+    intercept: bool = True
+
+
+#: the registered kinds, by key (see :func:`register_model_kind`)
+_KINDS: dict = {}
+
+
+def register_model_kind(kind: ModelKind) -> None:
+    """Let documents hold models of ``kind.cls`` (its module calls this when it is imported)."""
+    _KINDS[kind.key] = kind
+
+
+def _kind_of(model) -> ModelKind | None:
+    # the most derived registered class the model is an instance of
+    found = [k for k in _KINDS.values() if isinstance(model, k.cls)]
+    return max(found, key=lambda k: len(k.cls.__mro__), default=None)
 
 
 # --------------------------------------------------------------------------------------
@@ -73,10 +104,8 @@ def _constraint_to_json(c) -> dict:
             "fields": _encode({f.name: getattr(c, f.name) for f in fields(c)})}
 
 
-def to_dict(model: RiskScore) -> dict:
+def to_dict(model) -> dict:
     """The JSON document of ``model`` as a Python dict (see :func:`to_json`)."""
-    from . import __version__
-
     rep = model.solver
     cert = {k: getattr(rep, k) for k in _REPORT_FIELDS}
     try:
@@ -110,15 +139,15 @@ def to_dict(model: RiskScore) -> dict:
     }
     if "expressions" in design:
         doc["expressions"] = design["expressions"]
-    nb = getattr(model, "nb", None)
-    if nb is not None:
-        doc["net_benefit"] = nb.to_dict()
+    kind = _kind_of(model)
+    if kind is not None and kind.key is not None:
+        doc[kind.key] = kind.write(model)
     doc["digest"] = _digest(doc)
     return doc
 
 
 def _risk_text(model) -> str:
-    if getattr(model, "nb", None) is not None:
+    if model.risk_map == "bands":
         return ("band risk of the score: see net_benefit (cutoffs per decision threshold, band_risk per band); "
                 "score = sum of the card's item points x item (1 when its condition holds, or the variable's value)")
     return ("risk = 1 / (1 + exp(-(intercept + score) / scale)); score = sum of the card's item points x item "
@@ -131,7 +160,7 @@ def _digest(doc: dict) -> str:
     return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def _profile_json(model: RiskScore):
+def _profile_json(model):
     if model.profile is None:
         return None
     try:
@@ -140,7 +169,7 @@ def _profile_json(model: RiskScore):
         return None  # levels JSON cannot hold (e.g. dates): counterfactuals of the loaded model need data=
 
 
-def to_json(model: RiskScore, indent: int | None = 2) -> str:
+def to_json(model, indent: int | None = 2) -> str:
     """``model`` as a JSON document (``RiskScore.to_json`` calls this).
 
     Examples
@@ -153,7 +182,7 @@ def to_json(model: RiskScore, indent: int | None = 2) -> str:
     >>> bool((m2.predict(df) == m.predict(df)).all())
     True
     """
-    if not isinstance(model, RiskScore):
+    if _kind_of(model) is None:
         raise SettingsError(f"`model` must be a fitted RiskScore; got {type(model).__name__}.")
     return json.dumps(to_dict(model), indent=indent, allow_nan=False)
 
@@ -179,7 +208,7 @@ def _no_constant(name):
     raise ValueError(f"{name} is not a JSON number")
 
 
-def from_json(text: str, *, trusted: bool = False, context: dict | None = None) -> RiskScore:
+def from_json(text: str, *, trusted: bool = False, context: dict | None = None) -> "RiskScore":
     """Load a risk score saved with :meth:`RiskScore.to_json`.
 
     Loading never runs code: the score card's items are cuts, levels and variables' values,
@@ -258,11 +287,12 @@ def from_json(text: str, *, trusted: bool = False, context: dict | None = None) 
 
 
 _TOP = ("format", "format_version", "riskformula_version", "formula", "risk", "card", "outcome", "design",
-        "training", "certificate", "settings", "profile", "expressions", "net_benefit", "digest")
+        "training", "certificate", "settings", "profile", "expressions", "digest")
 
 
-def _model(doc: dict, trusted: bool, user_context: dict) -> RiskScore:
-    _doc.only(doc, _TOP, "$")
+def _model(doc: dict, trusted: bool, user_context: dict) -> "RiskScore":
+    _doc.only(doc, _TOP + tuple(k for k in _KINDS if k is not None), "$")
+    kind = next((k for key, k in _KINDS.items() if key is not None and key in doc), _KINDS[None])
     design = design_from_json(doc, trusted, user_context)
     settings = _settings(_doc.obj(_doc.field(doc, "settings", "$"), "$.settings"), design)
     card_doc = _doc.obj(_doc.field(doc, "card", "$"), "$.card")
@@ -271,22 +301,19 @@ def _model(doc: dict, trusted: bool, user_context: dict) -> RiskScore:
     training = _training(_doc.obj(_doc.field(doc, "training", "$"), "$.training"))
     lam = card.design_points()
     lo, hi = settings.intercept_range
-    if "net_benefit" not in doc and not lo - 1e-9 <= lam[0] <= hi + 1e-9:
+    if kind.intercept and not lo - 1e-9 <= lam[0] <= hi + 1e-9:
         raise _doc.fail("$.card.intercept",
                         f"the fitted intercept ({lam[0]:g}, the card's intercept plus its threshold "
                         f"terms' top intervals) must lie in the intercept range [{lo:g}, {hi:g}] searched",
                         card.intercept)
-    model = RiskScore(design, lam, report, settings, loss=training.pop("loss"), training=TrainingSummary(**training),
-                      support=card.support)
+    from .counterfactuals.profile import TrainingProfile
+    extra = {} if kind.key is None else kind.read(doc[kind.key])
+    model = kind.cls(design, lam, report, settings, loss=training.pop("loss"), training=TrainingSummary(**training),
+                     support=card.support, profile=TrainingProfile.from_dict(_profile(doc.get("profile"))), **extra)
     if model.scorecard.items != card.items or model.scorecard.intercept != card.intercept:
         raise DataError("the risk score document's card is not the card of its points: each threshold term's "
                         "intervals must partition the line between its chosen cuts, neighbouring intervals differ in "
                         "points, and only items with points are listed. It was edited; save the model again.")
-    from .counterfactuals.profile import TrainingProfile
-    model.profile = TrainingProfile.from_dict(_profile(doc.get("profile")))
-    if "net_benefit" in doc:
-        from .netbenefit.model import NetBenefitScore
-        return NetBenefitScore.from_risk_score(model, _net_benefit(doc["net_benefit"]))
     return model
 
 
@@ -441,7 +468,7 @@ def _settings(s: dict, design) -> FitSettings:
 def _constraint(d, i: int):
     path = f"$.settings.constraints[{i}]"
     d = _doc.obj(d, path)
-    cls = _CONSTRAINTS.get(d.get("type"))
+    cls = constraint_class(d.get("type"))
     if cls is None:
         raise DataError(f"the document holds a constraint of unknown type {_doc.short(d.get('type'))} "
                         f"({_doc.short(d.get('constraint'))}); it was written by a newer riskformula or edited.")
@@ -588,52 +615,3 @@ def _profile(p):
         raise _doc.fail(path, "the scored terms' means and covariances must match their names", len(names))
     _doc.integer(p.get("nobs", 0), path + ".nobs", 0)
     return p
-
-
-def _net_benefit(d):
-    from .netbenefit.model import NetBenefitFit
-    path = "$.net_benefit"
-    d = _doc.obj(d, path)
-    n_bands = len(_doc.array(_doc.field(d, "band_risk", path), path + ".band_risk", 10_000))
-    for key in ("band_n", "band_events", "band_risk", "net_benefit"):
-        for x in _doc.array(_doc.field(d, key, path), f"{path}.{key}", 10_000):
-            _doc.number(x, f"{path}.{key}", lo=-1e300)
-    if any(not 0 <= x <= 1 for x in d["band_risk"]):
-        raise _doc.fail(path + ".band_risk", "band risks are probabilities", d["band_risk"][:5])
-    if len(d["band_n"]) != n_bands or len(d["band_events"]) != n_bands:
-        raise _doc.fail(path, "every band needs its rows, events and risk", n_bands)
-    grid = _doc.obj(_doc.field(d, "grid", path), path + ".grid")
-    _doc.only(grid, ("thresholds", "weights", "aunbc"), path + ".grid")
-    p = [float(_doc.number(x, path + ".grid.thresholds", 0, 0.999999)) for x in
-         _doc.array(_doc.field(grid, "thresholds", path + ".grid"), path + ".grid.thresholds", 10_000)]
-    w = [_doc.number(x, path + ".grid.weights", 0) for x in
-         _doc.array(_doc.field(grid, "weights", path + ".grid"), path + ".grid.weights", 10_000)]
-    _doc.boolean(_doc.field(grid, "aunbc", path + ".grid"), path + ".grid.aunbc")
-    if len(w) != len(p) or not p or any(a >= b for a, b in zip(p, p[1:])):
-        raise _doc.fail(path + ".grid", "expected increasing thresholds in [0, 1), one weight each", grid)
-    if n_bands != sum(x > 0 for x in p) + 1:
-        raise _doc.fail(path + ".band_risk", "expected one band per decision threshold above 0, plus one", n_bands)
-    if len(d["net_benefit"]) != len(p):
-        raise _doc.fail(path + ".net_benefit", "expected one net benefit per decision threshold", len(d["net_benefit"]))
-    for key in ("band_rows", "band_row_events"):
-        if d.get(key) is not None:
-            rows = [_doc.integer(x, f"{path}.{key}", 0) for x in _doc.array(d[key], f"{path}.{key}", 10_000)]
-            if len(rows) != n_bands:
-                raise _doc.fail(f"{path}.{key}", f"expected {n_bands} bands", len(rows))
-    if ("band_rows" in d) != ("band_row_events" in d):
-        raise _doc.fail(path, "band_rows and band_row_events go together", sorted(d))
-    _doc.only(d, ("grid", "cutoffs", "band_n", "band_events", "band_risk", "net_benefit", "value", "c0", "solver",
-                  "search", "band_rows", "band_row_events"), path)
-    _doc.number(_doc.field(d, "value", path), path + ".value")
-    _doc.number(_doc.field(d, "c0", path), path + ".c0", 0)
-    _doc.text(_doc.field(d, "solver", path), path + ".solver", optional=True, empty=True)  # None: local search only
-    if len(_doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000)) != len(p):
-        raise _doc.fail(path + ".cutoffs", "expected one score cut-off per decision threshold", len(d["cutoffs"]))
-    for c in _doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000):
-        x = _decode(c)
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or math.isnan(x):
-            raise _doc.fail(path + ".cutoffs", "expected numbers (±inf allowed)", c)
-    try:
-        return NetBenefitFit.from_dict(d)
-    except (KeyError, TypeError, ValueError) as e:
-        raise _doc.fail(path, f"not a valid net-benefit fit ({e})", None) from None

@@ -4,63 +4,22 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 from scipy.special import logit
 
-from .backends import is_dask_frame
+from .backends import backend_for
 from .design import DesignMatrix, DesignSpec
 from .errors import SettingsError
 from .solver import SolverReport
 from .card import ScoreCard, value_supports
+from .io import ModelKind, register_model_kind, to_json
+from .fitinfo import FitRows, FitSettings, TrainingSummary, index_digest
 
 #: more attainable scores than this are shown as score bands
 MAX_TABLE_ROWS = 40
-
-
-@dataclass(frozen=True)
-class FitSettings:
-    """The arguments a model was fitted with (kept for reports and refits)."""
-
-    max_size: int
-    min_size: int
-    coef_lower: tuple
-    coef_upper: tuple
-    intercept_range: tuple
-    c0: float
-    positive_weight: float
-    weighted: bool
-    time_limit: float
-    gap_tolerance: float
-    na_action: str
-    constraints: tuple = ()
-    factors_as_one: bool = False
-    size_groups: tuple = ()
-    threshold_candidates: dict = field(default_factory=dict)
-    #: 0 for models fitted (and saved) before the absolute tolerance existed: only the relative one held
-    absolute_gap_tolerance: float = 0.0
-    #: the score scales searched (one: a fixed scale)
-    scales: tuple = (1.0,)
-    #: the intercept is a real number (chosen with a fitted score scale) rather than an integer
-    real_intercept: bool = False
-
-
-@dataclass(frozen=True)
-class TrainingSummary:
-    """What a fitted model remembers of its training rows (no data): their number, events,
-    rows dropped for missing values, a fingerprint of their index, and headline metrics when
-    they are not recomputed from a training evaluation (a loaded model)."""
-
-    nobs: int
-    events: int
-    rows_dropped: int
-    rows_digest: str
-    metrics: dict | None = None
-    #: the fairness constraints' values on the training rows: dicts with ``constraint``,
-    #: ``quantity``, ``value``, ``bound`` and ``slack``
-    constraint_values: tuple = ()
 
 
 class RiskScore:
@@ -88,12 +47,26 @@ class RiskScore:
     >>> m.predict(df.head(3)).round(3).tolist()  # doctest: +SKIP
     """
 
+    #: the score → risk map :meth:`risk_of` applies, by name, for the exports that write it out:
+    #: ``"logistic"`` here; a subclass that overrides :meth:`risk_of` declares its own (None: one the
+    #: exports do not know, and they refuse it)
+    risk_map: str | None = "logistic"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "risk_of" in cls.__dict__ and "risk_map" not in cls.__dict__:
+            cls.risk_map = None
+
     def __init__(self, design: DesignSpec, lam: np.ndarray, report: SolverReport, settings: FitSettings,
-                 loss: float, training: TrainingSummary, support: dict, training_evaluation=None):
-        """A model from its design spec and fitted points ``lam`` (intercept first, then one per
-        design column), as :meth:`from_fit` builds it after a fit and :func:`riskformula.from_json`
-        from a document; ``support`` holds the value terms' training rows (see
-        :func:`riskformula.card.value_supports`)."""
+                 loss: float, training: TrainingSummary, support: dict, *, rows: FitRows | None = None,
+                 profile=None):
+        """The one constructor of a fitted model, from its design spec and fitted points ``lam``
+        (intercept first, then one per design column): :meth:`from_fit` calls it after a fit (and the
+        dask backend with the training rows' distinct patterns), :func:`riskformula.from_json` with a
+        document's parts. ``support`` holds the value terms' training rows (see
+        :func:`riskformula.card.value_supports`); ``rows``: the training rows, on which the model is
+        evaluated, profiled and its fairness constraints measured as it is built (see
+        :class:`~riskformula.fitinfo.FitRows`); ``profile``: a saved profile instead."""
         self._design = design
         lam = np.asarray(lam, dtype=float)
         #: the fitted points per design column and the fitted intercept (the search's variables)
@@ -119,56 +92,67 @@ class RiskScore:
         self.gap = float(report.gap)
         self.status = report.status
         self.formula = design.formula
+        self.outcome = design.outcome
+        self.event = design.event
+        #: ranges, scales and one-hot groups of the training variables (no rows), for counterfactuals
+        self.profile = profile
+        self.training_evaluation = None
+        if rows is not None:
+            training = self._learn_training(rows, training)
         self.training = training
         self.nobs = training.nobs
         self.events = training.events
-        self.outcome = design.outcome
-        self.event = design.event
         self.rows_dropped = training.rows_dropped
-        self.training_evaluation = training_evaluation
-        #: ranges, scales and one-hot groups of the training variables (no rows), for counterfactuals
-        self.profile = None
 
     @classmethod
     def from_fit(cls, design: DesignMatrix, lam: np.ndarray, report: SolverReport, settings: FitSettings,
-                 loss: float, data: pd.DataFrame | None = None, facts=None) -> "RiskScore":
-        """The fitted model of a training design; evaluated on ``data``'s training rows when given
-        (``facts``: as :meth:`_learn_training` takes them)."""
-        points = np.round(lam[1:])
-        training = TrainingSummary(nobs=design.nobs, events=int(design.y.sum()), rows_dropped=design.dropped,
-                                   rows_digest=index_digest(design.index))
-        model = cls(design.spec, lam, report, settings, loss, training, value_supports(design.spec, design.X, points))
-        if data is not None:
-            model._learn_training(design, data, facts=facts)
-        return model
+                 loss: float, *, data: pd.DataFrame | None = None, facts=None, counts=None,
+                 training: TrainingSummary | None = None, fairness: tuple = (), frame=None, weights=None,
+                 **extra) -> "RiskScore":
+        """The fitted model of a training design, evaluated on its rows (see :class:`FitRows` for
+        ``data``, ``facts``, ``counts``, ``fairness``, ``frame`` and ``weights``); ``training``: the
+        rows' summary when the design's rows are not the training rows one for one (distinct
+        patterns); ``extra``: a subclass's own constructor arguments."""
+        if training is None:
+            training = TrainingSummary(nobs=design.nobs, events=int(design.y.sum()), rows_dropped=design.dropped,
+                                       rows_digest=index_digest(design.index))
+        rows = FitRows(design, counts=counts, data=data, facts=facts, fairness=tuple(fairness), frame=frame,
+                       weights=weights)
+        return cls(design.spec, lam, report, settings, loss, training,
+                   value_supports(design.spec, design.X, np.round(lam[1:])), rows=rows, **extra)
 
-    def _learn_training(self, design: DesignMatrix, data: pd.DataFrame, facts=None) -> None:
-        """The evaluation on the training rows and the profile counterfactuals need (ranges and scales).
+    def _learn_training(self, rows: FitRows, training: TrainingSummary) -> TrainingSummary:
+        """The evaluation on the training rows, the profile counterfactuals need (ranges and
+        scales) and the fairness constraints' values; returns ``training`` with those values.
 
         The training rows are scored from the training design matrix, not encoded again: the same
-        numbers as ``evaluate(model, rows)``, without a second pass through the formula.  ``facts``:
-        the profile's part that does not depend on the points, from :func:`training_facts` (a fit takes
-        it before its search, so that the time limit counts it); None: taken here."""
+        numbers as ``evaluate(model, rows)``, without a second pass through the formula."""
         from .problem.loss import distinct_rows
         from .reports.evaluation import evaluate_arrays
+        design = rows.design
         score = self.scorecard.matrix_of_design(design.X) @ self.scorecard.points
         # the report depends on each row's (outcome, score) only: evaluated on the distinct pairs,
         # weighted by their number of rows (the same report; a fraction of the work on large data)
         pairs, inverse = distinct_rows(np.column_stack([score, design.y]))
-        counts = np.bincount(inverse, minlength=len(pairs)).astype(float)
+        counts = np.bincount(inverse, weights=rows.counts, minlength=len(pairs)).astype(float)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.training_evaluation = evaluate_arrays(self, pairs[:, 1], self._risk_at(pairs[:, 0]), pairs[:, 0],
                                                        weights=counts)
+        if rows.fairness:
+            values = tuple(row for c in rows.fairness for row in c.assess(self, rows.frame, rows.weights))
+            training = replace(training, constraint_values=values)
+        facts = rows.facts
+        if facts is None and rows.data is not None:
+            facts = training_facts(design, rows.data)
+        if facts is None or facts is False:
+            return training  # no rows to profile: counterfactuals then ask for data=, the fit stands
         from .counterfactuals.profile import TrainingProfile
-        if facts is None:
-            facts = training_facts(design, data)
-        if facts is False:
-            return  # the rows cannot be profiled: counterfactuals then ask for data=, the fit stands
         try:
             self.profile = TrainingProfile.from_data(self, None, X=design.X, facts=facts)
         except (TypeError, ValueError):
             pass
+        return training
 
     # --- basic facts ------------------------------------------------------------------
     @property
@@ -223,9 +207,9 @@ class RiskScore:
     def score(self, newdata: pd.DataFrame) -> pd.Series:
         """Total points of every row of ``newdata`` (intercept not included), from the score card;
         a lazy dask Series for a dask DataFrame."""
-        if is_dask_frame(newdata):
-            from .backends.dask_scoring import map_rows
-            return map_rows(self, "score", newdata)
+        backend = backend_for(newdata)
+        if backend is not None:
+            return backend.map_rows(self, "score", newdata)
         s = self.scorecard.score(newdata)
         return pd.Series(s, index=newdata.index, name="score")
 
@@ -260,9 +244,9 @@ class RiskScore:
         """Predicted risk (probability of the event) of every row of ``newdata``: ``risk_of`` of
         its score (here 1 / (1 + exp(−(intercept + score)/scale))); a lazy dask Series for a dask
         DataFrame."""
-        if is_dask_frame(newdata):
-            from .backends.dask_scoring import map_rows
-            return map_rows(self, "predict", newdata)
+        backend = backend_for(newdata)
+        if backend is not None:
+            return backend.map_rows(self, "predict", newdata)
         s = self.score(newdata)
         return pd.Series(self.risk_of(s.to_numpy()), index=newdata.index, name="risk")
 
@@ -279,9 +263,9 @@ class RiskScore:
 
     def observed(self, newdata: pd.DataFrame) -> pd.Series:
         """The 0/1 event indicator of every row of ``newdata`` (its outcome, coded as in training)."""
-        if is_dask_frame(newdata):
-            from .backends.dask_scoring import map_rows
-            return map_rows(self, "observed", newdata)
+        backend = backend_for(newdata)
+        if backend is not None:
+            return backend.map_rows(self, "observed", newdata)
         return pd.Series(self._design.outcome_of(newdata), index=newdata.index, name="event")
 
     def evaluate(self, data: pd.DataFrame, by: str | None = None, thresholds=None):
@@ -511,7 +495,6 @@ class RiskScore:
         >>> text = m.to_json()  # doctest: +SKIP
         >>> rf.from_json(text).predict(df)  # same risks as m.predict(df)  # doctest: +SKIP
         """
-        from .io import to_json
         return to_json(self, indent=indent)
 
     def to_sql(self, table="data", *, dialect: str = "sqlite", **options) -> str:
@@ -582,15 +565,6 @@ def training_facts(design: DesignMatrix, data: pd.DataFrame):
         return False
 
 
-def index_digest(index) -> str:
-    """SHA-256 of index labels (type and order included), short enough to print and store."""
-    import hashlib
-
-    h = hashlib.sha256(str(len(index)).encode())
-    h.update(pd.util.hash_pandas_object(pd.Index(index), index=False).to_numpy().tobytes())
-    return h.hexdigest()[:32]
-
-
 def _plain(v):
     return v.item() if hasattr(v, "item") else v
 
@@ -613,3 +587,6 @@ def coef_layout(design: DesignSpec, card: ScoreCard) -> list:
             done.add(t.term)
             out += [(card.items[k].label, "item", k) for k in intervals.get(t.term, [])]
     return out
+
+
+register_model_kind(ModelKind(RiskScore))

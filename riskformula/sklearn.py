@@ -30,6 +30,7 @@ except ImportError:  # scikit-learn < 1.6
     def validate_data(estimator, *args, **kwargs):
         return estimator._validate_data(*args, **kwargs)
 
+from .control import SearchControl
 from .design import split_formula
 from .errors import SettingsError
 
@@ -46,14 +47,15 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         ``"threshold(age) + C(sex)"`` (``"~ ..."`` also works); default ``"."`` (every column as
         it is). Arrays get the column names ``x0, x1, ...``. With ``fit(df)`` (no ``y``): a full
         formula ``"outcome ~ terms"`` whose outcome is a column of ``df``.
-    max_size, min_size, coef_range, intercept_range, c0, positive_weight, time_limit,
-    gap_tolerance, absolute_gap_tolerance, node_limit, constraints, factors_as_one, na_action, context,
-    event, scale, real_intercept, n_jobs :
+    max_size, min_size, coef_range, intercept_range, c0, positive_weight, constraints,
+    factors_as_one, na_action, context, event, scale, real_intercept :
         as in :func:`riskformula.risk_score` (``event`` only with ``fit(df)``; ``scale="fit"``
         chooses the score scale with the points, with a real intercept unless
         ``real_intercept=False``).
-    progress : bool
-        Status lines during long fits; off by default (cross-validation fits many models).
+    control : :class:`~riskformula.SearchControl`, optional
+        How the search runs (time limit, tolerances, node limit, processes, messages), as in
+        :func:`riskformula.risk_score`; default ``rf.SearchControl(progress=False)`` (no status lines:
+        cross-validation fits many models).
 
     Attributes
     ----------
@@ -80,14 +82,14 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     >>> from sklearn.model_selection import cross_val_score
     >>> df = rf.load_dataset("breastcancer")  # doctest: +SKIP
     >>> X, y = df.drop(columns="Benign"), df["Benign"]  # doctest: +SKIP
-    >>> clf = rf.RiskScoreClassifier(max_size=3, coef_range=(-3, 3), time_limit=10)  # doctest: +SKIP
+    >>> clf = rf.RiskScoreClassifier(max_size=3, coef_range=(-3, 3),
+    ...                              control=rf.SearchControl(time_limit=10))  # doctest: +SKIP
     >>> cross_val_score(clf, X, y, cv=3, scoring="roc_auc").round(3)  # doctest: +SKIP
     """
 
     def __init__(self, formula=None, *, max_size=5, min_size=0, coef_range=(-5, 5), intercept_range=None,
-                 c0=1e-6, positive_weight=1.0, time_limit=60.0, gap_tolerance=1e-6, node_limit=None,
-                 constraints=None, factors_as_one=False, na_action="raise", context=None, event=None,
-                 progress=False, absolute_gap_tolerance=1e-8, scale=1, real_intercept=None, n_jobs=1):
+                 c0=1e-6, positive_weight=1.0, constraints=None, factors_as_one=False, na_action="raise",
+                 context=None, event=None, scale=1, real_intercept=None, control=None):
         self.formula = formula
         self.max_size = max_size
         self.min_size = min_size
@@ -95,19 +97,14 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_range = intercept_range
         self.c0 = c0
         self.positive_weight = positive_weight
-        self.time_limit = time_limit
-        self.gap_tolerance = gap_tolerance
-        self.absolute_gap_tolerance = absolute_gap_tolerance
-        self.node_limit = node_limit
         self.constraints = constraints
         self.factors_as_one = factors_as_one
         self.na_action = na_action
         self.context = context
         self.event = event
-        self.progress = progress
         self.scale = scale
         self.real_intercept = real_intercept
-        self.n_jobs = n_jobs
+        self.control = control
 
     # --- tags -------------------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -124,11 +121,9 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     def _options(self) -> dict:
         return dict(max_size=self.max_size, min_size=self.min_size, coef_range=self.coef_range,
                     intercept_range=self.intercept_range, c0=self.c0, positive_weight=self.positive_weight,
-                    time_limit=self.time_limit, gap_tolerance=self.gap_tolerance,
-                    absolute_gap_tolerance=self.absolute_gap_tolerance, node_limit=self.node_limit,
                     constraints=self.constraints, factors_as_one=self.factors_as_one, na_action=self.na_action,
-                    context=self.context, progress=self.progress, scale=self.scale,
-                    real_intercept=self.real_intercept, n_jobs=self.n_jobs)
+                    context=self.context, scale=self.scale, real_intercept=self.real_intercept,
+                    control=SearchControl(progress=False) if self.control is None else self.control)
 
     def fit(self, X, y=None, sample_weight=None):
         """Fit the risk score to ``X`` and ``y`` (or to the DataFrame ``X`` and a full formula).

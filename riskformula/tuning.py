@@ -22,7 +22,8 @@ import pandas as pd
 from . import _progress
 from . import _checks as v
 from ._threads import check_n_jobs
-from .errors import CalibrationWarning, DataError, OptimalityGapWarning, SettingsError
+from .control import FIELDS as CONTROL_FIELDS
+from .errors import CalibrationWarning, DataError, OptimalityGapWarning, SettingsError, did_you_mean
 from .fit import risk_score
 from .design import build_design
 from .reports.cross_validation import FOLD_COLUMNS, CrossValidation
@@ -88,10 +89,12 @@ def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
     import inspect
 
     # caught here, not as a TypeError inside every fold's fit
-    known = [p for p in inspect.signature(risk_score).parameters if p not in ("formula", "data")]
-    unknown = [k for k in fit_args if k not in known]
+    known = [p for p in inspect.signature(risk_score).parameters if p not in ("formula", "data", "search")]
+    unknown = [k for k in fit_args if k not in known and k not in CONTROL_FIELDS]
     if unknown:
-        raise SettingsError(f"unknown fit argument(s) {unknown}; risk_score takes {', '.join(known)}.")
+        hint = did_you_mean(unknown[0], known + list(CONTROL_FIELDS))
+        raise SettingsError(f"unknown fit argument `{unknown[0]}`.{hint} risk_score takes {', '.join(known)}, and the "
+                            f"search settings {', '.join(CONTROL_FIELDS)} (rf.SearchControl).")
     for k in taken:
         if k in fit_args:
             raise SettingsError(f"`{k}` is set by this function; do not pass it in the fit arguments.")

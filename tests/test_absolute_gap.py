@@ -73,14 +73,14 @@ def test_summary_names_the_tolerance_that_certified_the_run():
 
 def test_sklearn_estimator_passes_it_on():
     d = _near_separable()
-    clf = rf.RiskScoreClassifier(max_size=4, time_limit=20, absolute_gap_tolerance=0.0)
-    assert clf.get_params()["absolute_gap_tolerance"] == 0.0
+    clf = rf.RiskScoreClassifier(max_size=4, control=rf.SearchControl(time_limit=20, absolute_gap_tolerance=0.0))
+    assert clf.get_params()["control"].absolute_gap_tolerance == 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rf.OptimalityGapWarning)
         clf.fit(d.drop(columns="y"), d["y"])
     assert clf.model_.settings.absolute_gap_tolerance == 0.0
     assert clf.model_.status == "numerical_gap"
-    clf.set_params(absolute_gap_tolerance=1e-8).fit(d.drop(columns="y"), d["y"])
+    clf.set_params(control=clf.control.replace(absolute_gap_tolerance=1e-8)).fit(d.drop(columns="y"), d["y"])
     assert clf.model_.status == "optimal"
 
 

@@ -255,7 +255,8 @@ def test_cli_and_estimator_pass_n_jobs_on(tmp_path, capsys):
     assert json.loads(saved.read_text())["certificate"]["settings"]["n_jobs"] == 2
     assert main(["fit", "y ~ x1", "--data", str(path), "--n-jobs", "0"]) == 2
     assert "n_jobs" in capsys.readouterr().err
-    clf = rf.RiskScoreClassifier("threshold(x1) + x2", max_size=2, time_limit=60, n_jobs=2)
+    clf = rf.RiskScoreClassifier("threshold(x1) + x2", max_size=2,
+                                 control=rf.SearchControl(time_limit=60, n_jobs=2))
     clf.fit(data[["x1", "x2"]], data["y"])
     assert clf.model_.solver.settings["n_jobs"] == 2
 

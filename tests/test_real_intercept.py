@@ -68,7 +68,8 @@ def test_default_is_real_with_a_fitted_scale_only():
     fitted = rf.risk_score("y ~ a + b + c", df, max_size=3, scale=[1, 2, 4], time_limit=30)
     assert fitted.settings.real_intercept is True and not float(fitted.intercept).is_integer()
     # the same scales with an integer intercept can only fit worse
-    whole = rf.risk_score("y ~ a + b + c", df, max_size=3, scale=[1, 2, 4], real_intercept=False, time_limit=30)
+    whole = rf.risk_score("y ~ a + b + c", df, max_size=3, scale=[1, 2, 4], real_intercept=False,
+                                 control=rf.SearchControl(time_limit=30))
     assert isinstance(whole.intercept, int)
     assert fitted.status == whole.status == "optimal"
     assert fitted.objective < whole.objective
@@ -157,6 +158,7 @@ def test_cli_real_intercept(tmp_path, flag, real):
 def test_classifier_passes_real_intercept_on():
     pytest.importorskip("sklearn")
     df = _data()
-    clf = rf.RiskScoreClassifier("y ~ a + b + c", max_size=2, scale=[1, 2], real_intercept=False, time_limit=30)
+    clf = rf.RiskScoreClassifier("y ~ a + b + c", max_size=2, scale=[1, 2], real_intercept=False,
+                                 control=rf.SearchControl(time_limit=30))
     clf.fit(df)
     assert clf.model_.settings.real_intercept is False and isinstance(clf.model_.intercept, int)

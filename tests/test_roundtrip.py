@@ -259,7 +259,7 @@ def test_warm_start_from_a_threshold_model_keeps_its_intercept():
     """A fitted (or loaded) model as `initial=` starts from its own fitted point: its intercept
     includes the points of the "x > c" items that the printed intercept leaves out."""
     from riskformula.design import build_design
-    from riskformula.fit import initial_points
+    from riskformula.pipeline import initial_points
     from riskformula.problem import LogisticLoss, build_problem
     from riskformula.thresholds import drop_dominated_cuts
 

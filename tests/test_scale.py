@@ -554,7 +554,8 @@ def test_cli_scale(tmp_path):
 
 def test_classifier_and_dask_frames_use_the_scale(steps):
     pytest.importorskip("sklearn")
-    clf = rf.RiskScoreClassifier("threshold(x) + z", coef_range=(-2, 2), scale=[1, 2, 3], time_limit=30)
+    clf = rf.RiskScoreClassifier("threshold(x) + z", coef_range=(-2, 2), scale=[1, 2, 3],
+                                 control=rf.SearchControl(time_limit=30))
     X, y = steps[["x", "z"]], steps["y"]
     clf.fit(X, y)
     m = clf.model_
@@ -564,7 +565,8 @@ def test_classifier_and_dask_frames_use_the_scale(steps):
     dd = pytest.importorskip("dask.dataframe")
     ddf = dd.from_pandas(steps, npartitions=3)
     np.testing.assert_allclose(m.predict(ddf).compute().to_numpy(), m.predict(steps).to_numpy(), rtol=0, atol=1e-15)
-    fitted = rf.risk_score("y ~ threshold(x) + z", ddf, coef_range=(-2, 2), scale=[1, 2, 3], time_limit=30)
+    fitted = rf.risk_score("y ~ threshold(x) + z", ddf, coef_range=(-2, 2), scale=[1, 2, 3],
+                                 control=rf.SearchControl(time_limit=30))
     assert fitted.scale == m.scale and fitted.objective == pytest.approx(m.objective, rel=1e-9)
     assert fitted.training_metrics["log_loss"] == pytest.approx(fitted.loss, rel=1e-9)
 

@@ -180,7 +180,7 @@ def test_unproven_fold_fits_are_noted(data):
     (dict(sizes=[1, 2], min_size=2), "`min_size=2` is larger than the smallest size 1"),
     (dict(max_size=3), "`max_size` is set by this function"),
     (dict(initial={"x1": 1}), "`initial` is set by this function"),
-    (dict(newdata=None), r"unknown fit argument\(s\) \['newdata'\]"),
+    (dict(newdata=None), r"unknown fit argument `newdata`"),
     (dict(weights=np.ones(200)), "must name a column"),
     (dict(folds=100), r"`folds=100` is more than the .* rarer outcome class; .*Use folds <="),
 ])

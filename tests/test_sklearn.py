@@ -23,7 +23,7 @@ from riskformula.errors import SettingsError  # noqa: E402
 EXPECTED_FAILED_CHECKS: dict = {}
 
 
-@parametrize_with_checks([rf.RiskScoreClassifier(max_size=2, time_limit=5)],
+@parametrize_with_checks([rf.RiskScoreClassifier(max_size=2, control=rf.SearchControl(time_limit=5))],
                          expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
 @pytest.mark.filterwarnings("ignore::riskformula.errors.OptimalityGapWarning")
 def test_sklearn_estimator_checks(estimator, check):
@@ -36,7 +36,7 @@ def cancer():
     return df.drop(columns="Benign"), df["Benign"].map({1: "benign", 0: "malignant"})
 
 
-OPTS = dict(max_size=2, coef_range=(-3, 3), time_limit=20)
+OPTS = dict(max_size=2, coef_range=(-3, 3), control=rf.SearchControl(time_limit=20))
 
 
 def test_fit_exposes_the_risk_score_and_sklearn_attributes(cancer):
@@ -89,7 +89,7 @@ def test_pipeline_cross_val_score_and_grid_search(cancer):
                      ("score", rf.RiskScoreClassifier(**OPTS))])
     auc = cross_val_score(pipe, X, y, cv=cv, scoring="roc_auc")
     assert auc.shape == (2,) and (auc > 0.9).all()
-    grid = GridSearchCV(rf.RiskScoreClassifier(coef_range=(-2, 2), time_limit=20),
+    grid = GridSearchCV(rf.RiskScoreClassifier(coef_range=(-2, 2), control=rf.SearchControl(time_limit=20)),
                         {"max_size": [1, 2], "c0": [1e-6, 0.05]}, cv=cv, scoring="neg_log_loss").fit(X, y)
     assert grid.best_params_["max_size"] in (1, 2)
     assert isinstance(grid.best_estimator_.model_, rf.RiskScore)

@@ -10,7 +10,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import riskformula as rf
-import riskformula.fit as fit_module
+import riskformula.logistic as fit_module
 from riskformula._threads import ONE_BLAS_THREAD, one_blas_thread
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import riskformula as rf
-from riskformula.fit import AFTER_SEARCH_CAP, AFTER_SEARCH_PASSES, after_search_reserve
+from riskformula.pipeline import AFTER_SEARCH_CAP, AFTER_SEARCH_PASSES, after_search_reserve
 from riskformula.problem import LogisticLoss, RiskProblem
 from riskformula.problem.problem import SizeGroup, _score_range, intercept_bounds, loss_bounds, score_range
 from riskformula.solver.heuristics import real_beam_search

@@ -401,18 +401,12 @@ class TrainingPatterns:
     def model(self, design: DesignMatrix, lam: np.ndarray, report, settings, loss: float):
         """The fitted :class:`~riskformula.RiskScore` of ``design`` (these patterns, possibly with
         fewer threshold columns), evaluated on the training rows from the patterns."""
-        from ..card import value_supports
-        from ..model import RiskScore, TrainingSummary
-        from .dask_scoring import evaluate_patterns
+        from ..fitinfo import TrainingSummary
+        from ..model import RiskScore
 
         training = TrainingSummary(nobs=self.nobs, events=self.events, rows_dropped=self.dropped,
                                    rows_digest=self.digest)
-        model = RiskScore(design.spec, lam, report, settings, loss, training,
-                          value_supports(design.spec, design.X, np.round(lam[1:])))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model.training_evaluation = evaluate_patterns(model, design.X, design.y, self.counts)
-        return model
+        return RiskScore.from_fit(design, lam, report, settings, loss, counts=self.counts, training=training)
 
 
 def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "raise", event=None,

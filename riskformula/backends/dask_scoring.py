@@ -15,7 +15,7 @@ import pandas as pd
 from ..errors import DataError, SettingsError
 from .dask_design import ENCODING_LOCK, plain_strings, tree_reduce
 
-__all__ = ["map_rows", "evaluate_dask", "evaluate_patterns"]
+__all__ = ["map_rows", "evaluate_dask"]
 
 _NAMES = {"score": "score", "predict": "risk", "observed": "event"}
 
@@ -123,12 +123,3 @@ def evaluate_dask(model, ddf, by: str | None = None, thresholds=None):
                            weights=t["n"].to_numpy(dtype=float), by=by,
                            by_values=t["by"].to_numpy() if by is not None else None,
                            dropped=out["dropped"], thresholds=thresholds)
-
-
-def evaluate_patterns(model, X: np.ndarray, y: np.ndarray, counts: np.ndarray):
-    """The training evaluation from the weighted distinct patterns (design rows ``X``, outcomes
-    ``y``, ``counts`` rows each): scores and risks are computed exactly as ``predict`` does."""
-    from ..reports.evaluation import evaluate_arrays
-
-    s = model.scorecard.matrix_of_design(X) @ model.scorecard.points
-    return evaluate_arrays(model, y, model.risk_of(s), s, weights=counts)

@@ -181,12 +181,11 @@ def calculator_spec(model) -> dict:
 
 
 def _risk_map(model) -> dict:
-    from ..model import RiskScore
-    nb = getattr(model, "nb", None)
-    if nb is not None and hasattr(model, "_decision_cutoffs"):
+    kind = getattr(model, "risk_map", None)
+    if kind == "bands":
         return {"kind": "bands", "cutoffs": [_json_number(c) for c in model._decision_cutoffs()],
-                "risks": [float(x) for x in nb.band_risk]}
-    if type(model).risk_of is not RiskScore.risk_of:
+                "risks": [float(x) for x in model.nb.band_risk]}
+    if kind != "logistic":
         raise SettingsError(f"the calculator page knows the logistic and the net-benefit score → risk maps; "
                             f"{type(model).__name__} has another one.")
     return {"kind": "logistic", "intercept": _plain(model.intercept), "scale": float(model.scale)}
@@ -264,7 +263,7 @@ def _act_text(p: float) -> str:
 
 
 def _page(model, spec: dict, title: str) -> str:
-    from .. import __version__
+    from .._version import __version__
     card = model.scorecard
     notes: dict = {k: [] for k in range(len(spec["inputs"]))}
     per = []                       # what an item's points multiply, shown next to them

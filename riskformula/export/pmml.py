@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 
 from ..errors import DataError, SettingsError
 from ..card import interval_points
-from . import card_plan, provenance
+from .plan import card_plan, provenance
 
 __all__ = ["to_pmml"]
 
@@ -102,7 +102,7 @@ def _document(model, plan, model_name, score, risk, reasons) -> ET.Element:
     root = _el("PMML", xmlns=NS, version="4.4")
     lines = provenance(model)
     header = _sub(root, "Header", description=lines[0], copyright="")
-    from .. import __version__
+    from .._version import __version__
     _sub(header, "Application", name="riskformula", version=__version__)
     for line in lines[1:]:
         _sub(header, "Annotation").text = _xml_text(line)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 
 from ..errors import DataError, SettingsError
-from . import card_plan, provenance
+from .plan import card_plan, provenance
 
 __all__ = ["to_sql"]
 

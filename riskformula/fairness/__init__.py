@@ -5,8 +5,9 @@
   :func:`score_balance`, passed as ``risk_score(..., constraints=[...])``;
 * :mod:`.risk_parity` — :func:`risk_parity` and :func:`calibration_within_groups`, bounds on the
   predicted risk itself (through one binary per score level);
-* :mod:`.groups` — groups, strata and group rates (shared by the constraints and the audit);
-* :mod:`.path` — :func:`fairness_path`, one certified fit per bound.
+* :mod:`.groups` — groups, strata and group rates (shared by the constraints and the audit).
+
+:func:`riskformula.fairness_path` (one certified fit per bound) is in :mod:`riskformula.fairness_path`.
 
 The audit report is :meth:`riskformula.RiskScore.fairness` (:mod:`riskformula.reports.fairness`).
 
@@ -21,10 +22,9 @@ Examples
 from .notions import (REAL_SCORE_MARGIN, FairnessConstraint, GroupParity, ScoreBalance,
                       conditional_statistical_parity, equal_opportunity, equalized_odds, predictive_equality,
                       score_balance, statistical_parity)
-from .path import fairness_path
 from .risk_parity import CalibrationWithinGroups, RiskParity, calibration_within_groups, risk_parity
 
 __all__ = ["FairnessConstraint", "GroupParity", "ScoreBalance", "statistical_parity",
            "conditional_statistical_parity", "predictive_equality", "equal_opportunity", "equalized_odds",
-           "score_balance", "REAL_SCORE_MARGIN", "fairness_path", "RiskParity", "CalibrationWithinGroups",
+           "score_balance", "REAL_SCORE_MARGIN", "RiskParity", "CalibrationWithinGroups",
            "risk_parity", "calibration_within_groups"]

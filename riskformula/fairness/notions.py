@@ -66,6 +66,11 @@ _MAX_DENOMINATOR = 10 ** 6
 class FairnessConstraint(Constraint):
     """Base class of the fairness notions: a constraint that can also measure itself on data."""
 
+    # group rates see every row's prediction, and their rows are written for whole scores
+    prunes_cuts = False
+    whole_scores = True
+    reads_rows = True
+
     @abc.abstractmethod
     def assess(self, model, data, weights=None) -> list[dict]:
         """The constrained quantities of ``model`` on ``data``: one dict per bound with
@@ -259,6 +264,12 @@ class GroupParity(FairnessConstraint):
     side: str = "both"
     given: str | None = None
     weight: float | None = None
+
+    bisect_bound = True
+
+    def on_the_risk(self) -> bool:
+        """Its decision cut-off is a risk (``at_risk``), so its rows move with the score scale."""
+        return self.at_score is None
 
     # --- text ---------------------------------------------------------------------------
     def describe(self) -> str:

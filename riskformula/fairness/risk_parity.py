@@ -161,6 +161,8 @@ def _describe_by(by: tuple) -> str:
 class RiskParity(MeanParity):
     """A bound on how much the groups' mean predicted risks differ; see :func:`risk_parity`."""
 
+    bisect_bound = True
+
     function = "risk_parity"
 
     def apply(self, b) -> None:
@@ -263,6 +265,8 @@ def risk_parity(by, *, among="all", max_diff=0.05, reference=None, side="both", 
 class CalibrationWithinGroups(FairnessConstraint):
     """A bound on every group's calibration error at every score level; see
     :func:`calibration_within_groups`."""
+
+    bisect_bound = True
 
     by: tuple
     max_diff: float = 0.02

@@ -20,11 +20,14 @@ import pandas as pd
 from .. import _checks as v
 from ..design import build_design
 from ..errors import InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError, warn_caller
-from ..model import FitSettings, RiskScore, training_facts
+from ..fitinfo import FitSettings
+from ..model import training_facts
 from ..problem import LogisticLoss, build_problem
-from ..fairness import FairnessConstraint
-from ..fit import after_search_reserve, design_bounds, two_class_loss
-from ..problem.constraints import OneVariable, RiskBound, check_constraints
+from ..control import SearchControl
+from ..objectives import MODEL_ARGUMENTS, Objective, register_objective
+from ..pipeline import after_search_reserve, design_bounds, initial_points, two_class_loss
+from ..backends import backend_for
+from ..problem.constraints import check_constraints
 from ..solver import SolverReport
 from ..solver.feasibility import feasible_point, raise_if_infeasible
 from ..thresholds import score_shift
@@ -60,49 +63,34 @@ SEARCH_ROUNDS = 1000
 SEEDING_ROUNDS = 200
 
 
-def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coef_range, intercept_range, c0,
-                    weights, positive_weight, event, na_action, time_limit, gap_tolerance, node_limit, verbose,
-                    context, constraints, factors_as_one, initial, progress, decision_thresholds, decision_weights,
-                    solver, solver_options) -> NetBenefitScore:
+def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *, max_size, min_size, coef_range,
+                    c0, weights, event, na_action, context, constraints, factors_as_one, initial,
+                    decision_thresholds, decision_weights) -> NetBenefitScore:
     """See :func:`riskformula.risk_score` (``objective="net_benefit"``)."""
+    time_limit, gap_tolerance, verbose = control.time_limit, control.gap_tolerance, control.verbose
+    solver, solver_options = control.solver, control.solver_options
     max_size = v.check_int("max_size", max_size, minimum=0)
     min_size = v.check_int("min_size", min_size, minimum=0)
     if min_size > max_size:
         raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
     c0 = v.check_positive("c0", c0, allow_zero=True)
-    time_limit = v.check_positive("time_limit", time_limit)
-    gap_tolerance = v.check_gap_tolerance(gap_tolerance)
-    if intercept_range is not None:
-        raise SettingsError("`intercept_range` does not apply with objective='net_benefit': the score has no "
-                            "intercept, the cut-off of each decision threshold plays its part. Leave it out.")
-    if positive_weight != 1:
-        raise SettingsError("`positive_weight` does not apply with objective='net_benefit': the decision "
-                            "thresholds set the exchange rate of events and non-events (p/(1-p)). Leave it at 1.")
-    if node_limit is not None:
-        raise SettingsError("`node_limit` does not apply with objective='net_benefit'; use `time_limit`.")
-    if solver is not None and not isinstance(solver, str):
-        raise SettingsError(f"`solver` must be a pyomo solver name such as 'appsi_highs', 'gurobi' or 'cbc', or "
-                            f"None for the local search alone; got {solver!r}.")
-    if solver_options is not None and not isinstance(solver_options, dict):
-        raise SettingsError(f"`solver_options` must be a dict of solver options; got {type(solver_options).__name__}.")
     if solver is not None and solver != "appsi_highs":
         solver_factory(solver)  # a name that is no solver fails now, not after the search
     grid = decision_grid(decision_thresholds, decision_weights)
     constraints = check_constraints(constraints)
-    bad = [c for c in constraints if isinstance(c, RiskBound)]
+    bad = [c for c in constraints if c.logistic_only]
     if bad:
-        raise SettingsError(f"{bad[0].describe()}: risk_at_least / risk_at_most are not yet supported with "
-                            "objective='net_benefit' (band risks are observed rates, not a formula of the "
-                            "points); use them with the default logistic objective.")
+        raise SettingsError(f"{bad[0].describe()} is not yet supported with objective='net_benefit' (band risks "
+                            "are observed rates, not a formula of the points); use it with the default logistic "
+                            "objective.")
 
-    fair = [c for c in constraints if isinstance(c, FairnessConstraint)]
+    fair = [c for c in constraints if c.reads_rows]
     if fair:
         raise SettingsError(f"{fair[0].describe()}: fairness constraints are not yet supported with "
                             "objective='net_benefit' (its search and exact model do not bound group rates); fit "
                             "with the default logistic objective, or audit a net-benefit score with m.fairness().")
 
-    from ..backends import is_dask_frame
-    if is_dask_frame(data):
+    if backend_for(data) is not None:
         raise SettingsError("dask data frames are not yet supported with objective='net_benefit'; pass a pandas "
                             "DataFrame (`data.compute()`), or use the logistic objective.")
     t_start = time.perf_counter()
@@ -221,14 +209,11 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, *, max_size, min_size, coe
                           solver=_solver_name(solver, exact is not None),
                           settings={k: _plain(x) for k, x in info.items()},
                           solution=tuple(lam))
-    base = RiskScore.from_fit(design, lam, report, settings, loss=0.0)
     nb = _net_benefit_fit(X @ points, pos, neg, grid, shift, c0, solver, info,
                           rows=(np.asarray(design.X, float) @ points, np.asarray(design.y)))
-    model = NetBenefitScore.from_risk_score(base, nb)
-    model.loss = training_log_loss(nb.band_n, nb.band_events, nb.band_risk)
-    # with the band risks in place, so both see the net-benefit score
-    model._learn_training(design, data, facts=facts)
-    return model
+    return NetBenefitScore.from_fit(design, lam, report, settings,
+                                    loss=training_log_loss(nb.band_n, nb.band_events, nb.band_risk), data=data,
+                                    facts=facts, nb=nb)
 
 
 @dataclass
@@ -251,7 +236,7 @@ class Setup:
 def prepare(formula, data, *, na_action="raise", event=None, context=None, weights=None, coef_range=(-5, 5),
             constraints=(), factors_as_one=False, c0=0.0, max_size=5, min_size=0) -> Setup:
     """Design and problem of a net-benefit fit (also used by the tests to reach the exact model)."""
-    depth = None if any(isinstance(c, OneVariable) for c in constraints) else max_size
+    depth = None if any(c.counts_terms_once for c in constraints) else max_size
     design = build_design(formula, data, na_action=na_action, event=event, context=context, prune_cuts=True,
                           cut_depth=depth, weights=weights)
     w = design.weights
@@ -308,7 +293,6 @@ def _starts(problem, search, X, pos, neg, initial, design, deadline: float | Non
     d = X.shape[1]
     starts = [np.zeros(d)]
     if initial is not None:
-        from ..fit import initial_points
         starts.insert(0, initial_points(initial, design.spec.terms, problem)[0][1:])
     if d and (deadline is None or time.perf_counter() < deadline):
         starts += rounded_starts(problem, logistic_direction(X, pos, neg, deadline=deadline), search.lo, search.hi)
@@ -360,3 +344,20 @@ def _plain(x):
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
+
+
+_NO_INTERCEPT = "a net-benefit score has no intercept (its risks are the event rates of its score bands)"
+register_objective(Objective(
+    "net_benefit", fit_net_benefit,
+    arguments=frozenset(MODEL_ARGUMENTS) - {"intercept_range", "positive_weight", "scale", "real_intercept"},
+    search=frozenset({"time_limit", "gap_tolerance", "progress", "verbose", "solver", "solver_options"}),
+    description="weighted net benefit over decision thresholds − c0 · size (Chi & Birbil, 2026)",
+    why_not={"intercept_range": "the score has no intercept, the cut-off of each decision threshold plays its part",
+             "positive_weight": "the decision thresholds set the exchange rate of events and non-events (p/(1-p))",
+             "scale": "a net-benefit score's risks are the observed event rates of its score bands, not a logistic "
+                      "curve of the score",
+             "real_intercept": _NO_INTERCEPT,
+             "node_limit": "its search is bounded by `time_limit`",
+             "absolute_gap_tolerance": "its exact solver stops at `gap_tolerance`",
+             "n_jobs": "the net-benefit fit's exact model is solved by the pyomo solver: set its threads through "
+                       "`solver_options`"}))

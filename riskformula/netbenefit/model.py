@@ -9,7 +9,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import xlogy
 
+from .. import _doc
+from .._json import decode as _decode, encode as _encode
 from ..errors import SettingsError
+from ..io import ModelKind, register_model_kind
 from ..model import RiskScore
 from .cutoffs import band_of
 from .grid import DecisionGrid
@@ -52,7 +55,6 @@ class NetBenefitFit:
         return float(sum(self.band_events)) / self.total_weight
 
     def to_dict(self) -> dict:
-        from ..io import _encode
         rows = {} if self.band_rows is None else {
             "band_rows": [int(x) for x in self.band_rows], "band_row_events": [int(x) for x in self.band_row_events]}
         return {**rows, "grid": self.grid.to_dict(), "cutoffs": [_encode(float(c)) for c in self.cutoffs],
@@ -64,7 +66,6 @@ class NetBenefitFit:
 
     @classmethod
     def from_dict(cls, d: dict) -> "NetBenefitFit":
-        from ..io import _decode
         return cls(grid=DecisionGrid.from_dict(d["grid"]), cutoffs=tuple(float(_decode(c)) for c in d["cutoffs"]),
                    band_n=tuple(d["band_n"]), band_events=tuple(d["band_events"]), band_risk=tuple(d["band_risk"]),
                    net_benefit=tuple(d["net_benefit"]), value=float(d["value"]), c0=float(d["c0"]), solver=d["solver"],
@@ -100,19 +101,16 @@ class NetBenefitScore(RiskScore):
 
     nb: NetBenefitFit
 
-    @classmethod
-    def from_risk_score(cls, base: RiskScore, nb: NetBenefitFit) -> "NetBenefitScore":
-        """The net-benefit model with ``base``'s design, points and settings."""
-        model = cls.__new__(cls)
-        model.__dict__.update(base.__dict__)
-        model.nb = nb
-        rep = base.solver
+    def __init__(self, design, lam, report, settings, loss, training, support, *, nb: NetBenefitFit, **kwargs):
+        """:class:`RiskScore`'s constructor, with the net-benefit fit ``nb`` (its bands, cut-offs and
+        net benefits), which the score → risk map reads while the model is evaluated."""
+        self.nb = nb
+        super().__init__(design, lam, report, settings, loss, training, support, **kwargs)
         # the solver report holds the minimisation form: −(weighted net benefit) + c0·size
-        model.objective = -float(rep.objective)
-        model.upper_bound = -float(rep.lower_bound)
-        model.lower_bound = math.nan
-        model.gap = float(rep.gap)
-        return model
+        self.objective = -float(report.objective)
+        self.upper_bound = -float(report.lower_bound)
+        self.lower_bound = math.nan
+        self.gap = float(report.gap)
 
     # --- facts ----------------------------------------------------------------------------
     @property
@@ -139,6 +137,9 @@ class NetBenefitScore(RiskScore):
         """Band of every row: how many decision thresholds (above 0) its score reaches."""
         s = self.score(newdata)
         return pd.Series(band_of(s.to_numpy(), self._decision_cutoffs()), index=newdata.index, name="band")
+
+    #: the score → risk map: the training event rate of the score's band between the decision cut-offs
+    risk_map = "bands"
 
     # predict (inherited) is risk_of(score): this override is the model's one score → risk map,
     # used alike by predict, risk tables, evaluation and counterfactual targets
@@ -322,3 +323,56 @@ def training_log_loss(band_n, band_events, band_risk) -> float:
     n, e, q = (np.asarray(x, float) for x in (band_n, band_events, band_risk))
     total = -(xlogy(e, q) + xlogy(n - e, 1 - q)).sum()
     return float(total / n.sum())
+
+
+def _read_document(d) -> dict:
+    """The constructor arguments of a net-benefit score from its document entry (checked: untrusted)."""
+    path = "$.net_benefit"
+    d = _doc.obj(d, path)
+    n_bands = len(_doc.array(_doc.field(d, "band_risk", path), path + ".band_risk", 10_000))
+    for key in ("band_n", "band_events", "band_risk", "net_benefit"):
+        for x in _doc.array(_doc.field(d, key, path), f"{path}.{key}", 10_000):
+            _doc.number(x, f"{path}.{key}", lo=-1e300)
+    if any(not 0 <= x <= 1 for x in d["band_risk"]):
+        raise _doc.fail(path + ".band_risk", "band risks are probabilities", d["band_risk"][:5])
+    if len(d["band_n"]) != n_bands or len(d["band_events"]) != n_bands:
+        raise _doc.fail(path, "every band needs its rows, events and risk", n_bands)
+    grid = _doc.obj(_doc.field(d, "grid", path), path + ".grid")
+    _doc.only(grid, ("thresholds", "weights", "aunbc"), path + ".grid")
+    p = [float(_doc.number(x, path + ".grid.thresholds", 0, 0.999999)) for x in
+         _doc.array(_doc.field(grid, "thresholds", path + ".grid"), path + ".grid.thresholds", 10_000)]
+    w = [_doc.number(x, path + ".grid.weights", 0) for x in
+         _doc.array(_doc.field(grid, "weights", path + ".grid"), path + ".grid.weights", 10_000)]
+    _doc.boolean(_doc.field(grid, "aunbc", path + ".grid"), path + ".grid.aunbc")
+    if len(w) != len(p) or not p or any(a >= b for a, b in zip(p, p[1:])):
+        raise _doc.fail(path + ".grid", "expected increasing thresholds in [0, 1), one weight each", grid)
+    if n_bands != sum(x > 0 for x in p) + 1:
+        raise _doc.fail(path + ".band_risk", "expected one band per decision threshold above 0, plus one", n_bands)
+    if len(d["net_benefit"]) != len(p):
+        raise _doc.fail(path + ".net_benefit", "expected one net benefit per decision threshold", len(d["net_benefit"]))
+    for key in ("band_rows", "band_row_events"):
+        if d.get(key) is not None:
+            rows = [_doc.integer(x, f"{path}.{key}", 0) for x in _doc.array(d[key], f"{path}.{key}", 10_000)]
+            if len(rows) != n_bands:
+                raise _doc.fail(f"{path}.{key}", f"expected {n_bands} bands", len(rows))
+    if ("band_rows" in d) != ("band_row_events" in d):
+        raise _doc.fail(path, "band_rows and band_row_events go together", sorted(d))
+    _doc.only(d, ("grid", "cutoffs", "band_n", "band_events", "band_risk", "net_benefit", "value", "c0", "solver",
+                  "search", "band_rows", "band_row_events"), path)
+    _doc.number(_doc.field(d, "value", path), path + ".value")
+    _doc.number(_doc.field(d, "c0", path), path + ".c0", 0)
+    _doc.text(_doc.field(d, "solver", path), path + ".solver", optional=True, empty=True)  # None: local search only
+    if len(_doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000)) != len(p):
+        raise _doc.fail(path + ".cutoffs", "expected one score cut-off per decision threshold", len(d["cutoffs"]))
+    for c in _doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000):
+        x = _decode(c)
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or math.isnan(x):
+            raise _doc.fail(path + ".cutoffs", "expected numbers (±inf allowed)", c)
+    try:
+        return {"nb": NetBenefitFit.from_dict(d)}
+    except (KeyError, TypeError, ValueError) as e:
+        raise _doc.fail(path, f"not a valid net-benefit fit ({e})", None) from None
+
+
+register_model_kind(ModelKind(NetBenefitScore, key="net_benefit", write=lambda model: model.nb.to_dict(),
+                              read=_read_document, intercept=False))

@@ -9,8 +9,11 @@ columns has nonzero points.
 Each constraint writes its own linear rows over the points λ, the "used" indicators α and, where a
 term spans several columns, one binary per term, through the small interface of
 :class:`~riskformula.problem.builder.ProblemBuilder`; so the fitted model is certified optimal
-*under* the constraints.  A new kind of constraint is a :class:`Constraint` subclass with
-``describe()`` and ``apply(builder)``.
+*under* the constraints.  A new kind of constraint is one :class:`Constraint` subclass, a frozen
+dataclass with ``describe()`` and ``apply(builder)``: it registers itself by its class name (so a
+saved model's constraints load back, :func:`constraint_class`) and declares what the fit must do
+for it in its class attributes (``prunes_cuts``, ``whole_scores``, ``counts_terms_once``,
+``reads_rows``, ``logistic_only``) and :meth:`Constraint.on_the_risk`.
 
 Examples
 --------
@@ -31,14 +34,15 @@ import abc
 import math
 import numbers
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import logit
 
 from ..errors import SettingsError
 
-__all__ = ["Constraint", "sign", "at_most", "at_least", "not_both", "implies", "one_variable", "max_variables",
-           "max_thresholds", "risk_at_least", "risk_at_most", "check_constraints"]
+__all__ = ["Constraint", "constraint_class", "sign", "at_most", "at_least", "not_both", "implies", "one_variable",
+           "max_variables", "max_thresholds", "risk_at_least", "risk_at_most", "check_constraints"]
 
 
 def _names(fn: str, names) -> tuple:
@@ -63,13 +67,48 @@ def _prob(fn: str, p) -> float:
     return float(p)
 
 
+#: every constraint class by its name (see :meth:`Constraint.__init_subclass__`)
+_REGISTRY: dict[str, type] = {}
+
+
 class Constraint(abc.ABC):
     """Base class: a constraint knows how to describe itself and how to add its rows to a builder.
 
     Subclasses are frozen dataclasses (so a fitted model can store and print them) and write
     their formulation in :meth:`apply` with the primitives of
-    :class:`~riskformula.problem.builder.ProblemBuilder` only.
+    :class:`~riskformula.problem.builder.ProblemBuilder` only.  Defining one registers it by its
+    class name, which is how a saved model's constraints are loaded back; its class attributes
+    tell the fit what it needs.
     """
+
+    #: the loss alone judges where a threshold cut goes, so cuts it cannot prefer may be pruned
+    #: before the search (False for constraints that see every row's prediction)
+    prunes_cuts: ClassVar[bool] = True
+    #: its rows are written for whole scores: an integer intercept (``real_intercept=True`` refused)
+    whole_scores: ClassVar[bool] = False
+    #: it counts a term's columns once toward the size, so a variable may take any number of cuts
+    #: (the cut pruning then keeps every cut a packing argument allows)
+    counts_terms_once: ClassVar[bool] = False
+    #: it needs the training rows themselves (their groups, with the caller's columns), which a
+    #: dask frame's collapsed patterns do not keep; it measures itself on them with :meth:`assess`
+    reads_rows: ClassVar[bool] = False
+    #: it bounds the logistic risk formula, so it applies to the logistic objective only
+    logistic_only: ClassVar[bool] = False
+    #: on infeasibility, the fit looks for the loosest feasible value of its bound by bisection
+    #: (fields ``max_diff`` and ``min_ratio``)
+    bisect_bound: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _REGISTRY[cls.__name__] = cls
+
+    def on_the_risk(self) -> bool:
+        """Whether its rows are written on the risk (so they move with the score scale)."""
+        return False
+
+    def assess(self, model, data, weights=None) -> list[dict]:
+        """The constrained quantities of ``model`` on ``data`` (constraints with ``reads_rows``)."""
+        return []
 
     @abc.abstractmethod
     def describe(self) -> str:
@@ -207,6 +246,8 @@ def implies(term: str, any_of) -> Implies:
 class OneVariable(Constraint):
     term: str
 
+    counts_terms_once = True
+
     def describe(self) -> str:
         return f"one_variable({self.term!r})"
 
@@ -295,6 +336,14 @@ class RiskBound(Constraint):
     when: tuple
     at_least: bool
 
+    # side information sees the prediction of its profile's rows, on the logistic risk
+    prunes_cuts = False
+    whole_scores = True
+    logistic_only = True
+
+    def on_the_risk(self) -> bool:
+        return True
+
     def describe(self) -> str:
         fn = "risk_at_least" if self.at_least else "risk_at_most"
         return f"{fn}({self.risk:g}, when={dict(self.when)!r})"
@@ -361,6 +410,12 @@ def risk_at_most(risk: float, when: dict) -> RiskBound:
     """
     risk = _prob("risk_at_most", risk)
     return RiskBound(risk, _when("risk_at_most", when, risk), False)
+
+
+def constraint_class(name) -> type | None:
+    """The constraint class registered as ``name`` (None when there is none, or it is abstract)."""
+    cls = _REGISTRY.get(name) if isinstance(name, str) else None
+    return None if cls is None or getattr(cls, "__abstractmethods__", None) else cls
 
 
 def check_constraints(constraints) -> tuple:

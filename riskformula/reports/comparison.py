@@ -18,7 +18,8 @@ from scipy import stats
 
 from ..errors import CalibrationWarning, DataError, SettingsError
 from ..design import DesignMatrix
-from ..model import RiskScore, index_digest
+from ..fitinfo import index_digest
+from ..model import RiskScore
 from . import metrics, render
 from .summary import within_tolerance
 

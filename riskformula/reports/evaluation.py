@@ -21,7 +21,7 @@ from .metrics._inputs import prepare
 from .metrics.decision import check_thresholds
 from .metrics.discrimination import score_counts
 from .render import fmt_ci, fmt_fixed, fmt_percent
-from ..backends import is_dask_frame
+from ..backends import backend_for
 
 __all__ = ["DEFAULT_THRESHOLDS", "Evaluation", "evaluate", "evaluate_arrays"]
 
@@ -417,9 +417,9 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
                             "combine them into one first, e.g. data.assign(group=data['a'].astype(str) + ', ' + "
                             "data['b'].astype(str)) and by='group', or audit the rates with "
                             "m.fairness(data, by=[...]).")
-    if is_dask_frame(data):
-        from ..backends.dask_scoring import evaluate_dask
-        return evaluate_dask(model, data, by=by, thresholds=thresholds)
+    backend = backend_for(data)
+    if backend is not None:
+        return backend.evaluate(model, data, by=by, thresholds=thresholds)
     frame, dropped = _collect(model, data, by)
     if frame.empty:
         raise DataError("No rows left to evaluate: the model returned no complete "

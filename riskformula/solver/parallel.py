@@ -24,23 +24,27 @@ from __future__ import annotations
 import heapq
 import threading
 import time
+from typing import TYPE_CHECKING
 
-from .branch_and_cut import BranchAndCut
 from .lp import NodeLP
+
+if TYPE_CHECKING:
+    from .branch_and_cut import BranchAndCut
 
 #: each worker numbers its new cuts in a range of its own, this wide
 _CUT_RANGE = 1 << 32
 
 
-def _explore(searches: list, node_budget: int, deadline: float, first_cut: int) -> list:
+def _explore(searches: list, node_budget: int, deadline: float, first_cut: int, search_class: type) -> list:
     """One worker's round over one or more searches ``(problem, options, cuts, archive, nodes,
     incumbent, pseudo, counts, outside_bound)`` (one per score scale; see
     :meth:`BranchAndCut.resume`): at most ``node_budget`` nodes in all, best-first over the
     searches, until ``deadline`` (a ``time.time()``, the same clock in every process); new cuts are
-    numbered from ``first_cut``."""
+    numbered from ``first_cut``; ``search_class``: the caller's :class:`BranchAndCut` (passed, so that
+    this module, which the search loads, does not load it back)."""
     solvers = []
     for problem, options, cuts, archive, nodes, incumbent, pseudo, counts, outside in searches:
-        bc = BranchAndCut(problem, time_limit=max(deadline - time.time(), 0.0), **options)
+        bc = search_class(problem, time_limit=max(deadline - time.time(), 0.0), **options)
         bc.resume(cuts, nodes, incumbent, pseudo, counts, outside, archive)
         bc.lp.number_cuts_from(first_cut)
         solvers.append(bc)
@@ -89,8 +93,9 @@ def _start(n_jobs: int) -> None:
 
 
 def _ready() -> bool:
-    """A worker's first task: import what its rounds run."""
-    from . import branch_and_cut  # noqa: F401
+    """A worker's first task: import what its rounds run (by name: the search loads this module)."""
+    import importlib
+    importlib.import_module("riskformula.solver.branch_and_cut")
     return True
 
 
@@ -149,7 +154,7 @@ class Rounds:
                 work.append((searches[s].p, options, cuts, archive, nodes, incumbent, pseudo, counts,
                              outside[s]))
             first = max(bc.lp.next_serial for bc in searches) + k * _CUT_RANGE
-            tasks.append(delayed(_explore)(work, budgets[k], deadline, first))
+            tasks.append(delayed(_explore)(work, budgets[k], deadline, first, type(searches[0])))
         results = parallel(tasks)
         # taken back in worker order: the merged state does not depend on which finished first
         merged = [([], set()) for _ in searches]

@@ -8,9 +8,9 @@ import warnings
 
 import pandas as pd
 
-from .. import _progress
-from ..errors import CalibrationWarning, OptimalityGapWarning, SettingsError
-from .notions import (conditional_statistical_parity, equal_opportunity, equalized_odds, predictive_equality,
+from . import _progress
+from .errors import CalibrationWarning, OptimalityGapWarning, SettingsError
+from .fairness.notions import (conditional_statistical_parity, equal_opportunity, equalized_odds, predictive_equality,
                       statistical_parity)
 
 __all__ = ["fairness_path", "NOTIONS"]
@@ -57,8 +57,8 @@ def fairness_path(formula: str, data: pd.DataFrame, *, notion: str = "statistica
     >>> path = rf.fairness_path("y ~ .", df, notion="equal_opportunity", by="sex",
     ...                         max_diff=[0.1, 0.05], time_limit=30)  # doctest: +SKIP
     """
-    from ..fit import risk_score
-    from ..reports.fairness_path import PATH_COLUMNS, FairnessPath
+    from .fit import risk_score
+    from .reports.fairness_path import PATH_COLUMNS, FairnessPath
     if notion not in NOTIONS:
         raise SettingsError(f"`notion` must be one of {sorted(NOTIONS)}; got {notion!r}.")
     for k in ("constraints", "initial"):

@@ -1,0 +1,149 @@
+"""How the search runs, apart from what model it looks for: :class:`SearchControl`.
+
+R's ``glm(..., control = glm.control(...))`` keeps the fitting algorithm's settings apart from the
+model's; so does :func:`riskformula.risk_score`: the model (formula, size, points, constraints,
+objective) in its arguments, the search (time, tolerances, nodes, processes, messages, the
+net-benefit fit's exact solver) in one frozen :class:`SearchControl` passed as ``control=``, and
+reused unchanged by :func:`riskformula.size_path`, :func:`riskformula.cv_risk_score`,
+:func:`riskformula.cross_validate`, :func:`riskformula.fairness_path`,
+:class:`riskformula.RiskScoreClassifier` and the command line. As with R's ``glm``, the
+search settings may also be given as keywords of the fit (``risk_score(f, df, time_limit=30)``),
+which override the fields of ``control``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from dataclasses import dataclass
+
+from . import _checks as v
+from .errors import SettingsError, did_you_mean
+
+__all__ = ["SearchControl"]
+
+
+@dataclass(frozen=True)
+class SearchControl:
+    """Settings of the search for a risk score (the model itself is set by the fit's arguments).
+
+    Parameters
+    ----------
+    time_limit : float, default 60
+        Seconds for the whole fit, from building the design to evaluating the model on its
+        training rows; at the limit the best model is returned with its honest gap.
+    gap_tolerance : float, default 1e-6
+        Stop once (objective − lower bound) / objective is at most this; in [0, 1).
+    absolute_gap_tolerance : float, default 1e-8
+        Or once objective − lower bound is at most this (as HiGHS' ``mip_abs_gap`` and CPLEX's
+        ``EpAGap``); either tolerance makes the run "optimal". The default is 1 % of the default
+        ``c0``, so a certified model is never worse than the best by more than a hundredth of one
+        item's penalty; and it is ten times the margin (1e-9 · (1 + |objective|)) by which every LP
+        bound is lowered to absorb HiGHS' tolerances, so it certifies the gaps the LP cannot
+        resolve on nearly separable data (objective near 0). With a much smaller ``c0``, lower it
+        to about ``c0 / 100``; 0 turns it off. Logistic objective only.
+    node_limit : int or None, default None
+        Cap on branch-and-bound nodes. Logistic objective only.
+    n_jobs : int, default 1
+        Processes for the tree search (joblib's loky backend, so scripts need no
+        ``if __name__ == "__main__"`` guard); 1 searches in this process; negative values count
+        back from the number of CPUs as in joblib (-1: all, -2: all but one). The root runs here,
+        then the open nodes are shared out in rounds of a fixed number of nodes per process, so a
+        search that ends by its tolerances or ``node_limit`` returns the same model for the same
+        call every time (a ``time_limit`` stops it wherever it is). The worker processes stay
+        alive after the fit, for the next one (joblib's reusable executor). Logistic objective only.
+    progress : bool or None, default None
+        While the search runs, print one status line (elapsed time, nodes, objective, lower
+        bound, gap) to stderr every 10 s, and how it ended if any was printed. None: only in
+        interactive sessions (a terminal, IPython or Jupyter).
+    verbose : bool, default False
+        Print the solver log (stdout) every 2 s: time, nodes, open nodes, best objective, lower
+        bound, gap and cuts.
+    solver : str or None, default "appsi_highs"
+        Net-benefit objective only: the pyomo solver of the exact model, warm-started by a local
+        search (HiGHS by default; e.g. ``"gurobi"``, ``"cbc"`` if installed), or None for the local
+        search alone.
+    solver_options : dict or None, default None
+        Net-benefit objective only: options passed to that solver.
+
+    Examples
+    --------
+    >>> import riskformula as rf
+    >>> control = rf.SearchControl(time_limit=10, gap_tolerance=0.01)
+    >>> control.replace(n_jobs=2).n_jobs
+    2
+    >>> control
+    SearchControl(time_limit=10, gap_tolerance=0.01)
+    """
+
+    time_limit: float = 60.0
+    gap_tolerance: float = 1e-6
+    absolute_gap_tolerance: float = 1e-8
+    node_limit: int | None = None
+    n_jobs: int = 1
+    progress: bool | None = None
+    verbose: bool = False
+    solver: str | None = "appsi_highs"
+    solver_options: dict | None = None
+
+    def __post_init__(self):
+        check = object.__setattr__
+        check(self, "time_limit", v.check_positive("time_limit", self.time_limit))
+        check(self, "gap_tolerance", v.check_gap_tolerance(self.gap_tolerance))
+        check(self, "absolute_gap_tolerance",
+              v.check_positive("absolute_gap_tolerance", self.absolute_gap_tolerance, allow_zero=True))
+        check(self, "node_limit", v.check_int("node_limit", self.node_limit, minimum=1, allow_none=True))
+        n = v.check_int("n_jobs", self.n_jobs)
+        if n == 0:
+            raise SettingsError("`n_jobs` must be a number of processes (1, 2, ...), or negative to count back "
+                                "from the number of CPUs (-1: all of them, -2: all but one); got 0.")
+        check(self, "n_jobs", n)
+        if self.progress is not None and not isinstance(self.progress, (bool, numbers.Integral)):
+            raise SettingsError(f"`progress` must be True, False or None (show it in interactive sessions "
+                                f"only); got {self.progress!r}.")
+        if not isinstance(self.verbose, (bool, numbers.Integral)):
+            raise SettingsError(f"`verbose` must be True or False; got {self.verbose!r}.")
+        if self.solver is not None and not (isinstance(self.solver, str) and self.solver):
+            raise SettingsError(f"`solver` must be a pyomo solver name such as 'appsi_highs', 'gurobi' or 'cbc', or "
+                                f"None for the local search alone; got {self.solver!r}.")
+        if self.solver_options is not None and not isinstance(self.solver_options, dict):
+            raise SettingsError(f"`solver_options` must be a dict of solver options; got "
+                                f"{type(self.solver_options).__name__}.")
+
+    def replace(self, **changes) -> SearchControl:
+        """A copy with ``changes`` (checked like the constructor's arguments; a misspelt name is an error)."""
+        return dataclasses.replace(self, **check_names(changes, "SearchControl"))
+
+    def changed(self) -> dict:
+        """The fields set to something other than their defaults."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if getattr(self, f.name) != f.default}
+
+    def __repr__(self) -> str:
+        return f"SearchControl({', '.join(f'{k}={val!r}' for k, val in self.changed().items())})"
+
+
+#: the names of the search settings
+FIELDS = tuple(f.name for f in dataclasses.fields(SearchControl))
+
+
+def check_names(options: dict, where: str, others: tuple = ()) -> dict:
+    """``options`` when every key names a search setting; else a :class:`SettingsError` naming the
+    nearest of those and ``others`` (the caller's own arguments)."""
+    unknown = [k for k in options if k not in FIELDS]
+    if unknown:
+        hint = did_you_mean(unknown[0], FIELDS + tuple(others))
+        raise SettingsError(f"{where}() got an unexpected argument `{unknown[0]}`.{hint} The search settings are "
+                            f"{', '.join(FIELDS)} (see rf.SearchControl).")
+    return options
+
+
+def make_control(control: SearchControl | None, options: dict, where: str, others: tuple = ()) -> SearchControl:
+    """The search settings of a call: ``control`` (default: the defaults) with the keyword
+    ``options`` over it."""
+    if control is not None and not isinstance(control, SearchControl):
+        raise SettingsError(f"`control` must be an rf.SearchControl(...) (e.g. rf.SearchControl(time_limit=30)); "
+                            f"got {type(control).__name__}.")
+    check_names(options, where, others)
+    base = control if control is not None else SearchControl()
+    return dataclasses.replace(base, **options) if options else base

@@ -1,0 +1,261 @@
+"""What every export shares: the card as plain parts (:func:`card_plan`) and the lines saying what the
+export is (:func:`provenance`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..card import interval_points
+from ..errors import DataError, SettingsError
+
+__all__ = ["card_plan", "CardPlan", "Factor", "Entry", "RiskMap", "provenance"]
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One multiplicand of an item's value: ``interval`` (1 when ``lower < x ≤ upper``, None an
+    open end), ``le`` (1 when ``x ≤ value``), ``level`` (1 when ``x == value``) or ``linear`` (``x``
+    as a number, booleans as 0/1)."""
+
+    kind: str
+    variable: str
+    lower: float | None = None
+    upper: float | None = None
+    value: object = None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A card item (``item``: its label, term, kind, points) and the factors whose product it is."""
+
+    item: object
+    factors: tuple
+
+
+@dataclass(frozen=True)
+class RiskMap:
+    """The score → risk map: ``logistic`` (risk = 1 / (1 + exp(−(intercept + score) / scale))) or
+    ``bands`` (the band of a score, rounded to 9 decimals, is the number of ``cutoffs`` it reaches,
+    ±inf included; its risk is ``risks[band]``)."""
+
+    kind: str
+    intercept: float = 0.0
+    scale: float = 1.0
+    cutoffs: tuple = ()
+    risks: tuple = ()
+
+
+@dataclass(frozen=True)
+class CardPlan:
+    """A card as an export reads it.
+
+    Attributes
+    ----------
+    entries : tuple of Entry
+        The card's items in card order.
+    variables : tuple of str
+        The data columns the card reads, in first-use order.
+    numeric : tuple of str
+        The variables read as numbers (intervals, cuts, values).
+    levels : dict
+        Variable -> its training levels, for the variables read as levels (a row with another
+        level has no score).
+    zero_one : frozenset
+        Value variables that took only the values 0 and 1 in training (maybe booleans).
+    risk : RiskMap
+        The score → risk map.
+    scores : tuple or None
+        Every total score the card can give when that set is provably finite (every item a
+        condition: an interval, a level or a product of cuts and levels), else None.
+    integral : bool
+        Whether every score is a whole number (every item a condition).
+    """
+
+    entries: tuple
+    variables: tuple
+    numeric: tuple
+    levels: dict
+    zero_one: frozenset
+    risk: RiskMap
+    scores: tuple | None
+    integral: bool
+
+    def terms(self) -> dict:
+        """term -> its entries, in card order."""
+        out: dict = {}
+        for e in self.entries:
+            out.setdefault(e.item.term, []).append(e)
+        return out
+
+
+def card_plan(model, what: str = "this export") -> CardPlan:
+    """The card of ``model`` as plain parts, or an error saying why it cannot be exported.
+
+    Parameters
+    ----------
+    model : RiskScore or NetBenefitScore
+        A fitted or loaded risk score.
+    what : str, default "this export"
+        The export's name, for error messages (``"SQL"``, ``"PMML"``).
+
+    Returns
+    -------
+    CardPlan
+
+    Raises
+    ------
+    SettingsError
+        A term only Python can compute (an ``expression`` column such as ``np.log(x)``), or a model
+        whose score → risk map is neither the logistic curve nor a net-benefit score's bands.
+    DataError
+        A card whose numbers are not finite, or a level that is not a string, number or boolean.
+
+    Examples
+    --------
+    >>> import riskformula as rf
+    >>> from riskformula.export import card_plan
+    >>> df = rf.load_dataset("breastcancer")
+    >>> m = rf.risk_score("Benign ~ ClumpThickness + BareNuclei", df, max_size=2,
+    ...                   time_limit=10)  # doctest: +SKIP
+    >>> card_plan(m, "SQL").variables  # doctest: +SKIP
+    ('ClumpThickness', 'BareNuclei')
+    """
+    card, design = model.scorecard, model.design
+    categories = dict(getattr(design, "categories", None) or {})
+    uses: dict = {}
+    entries = []
+    for it in card.items:
+        factors = _factors(it, design, what)
+        for f in factors:
+            uses.setdefault(f.variable, set()).add("level" if f.kind == "level" else "number")
+        entries.append(Entry(it, tuple(factors)))
+    if not math.isfinite(float(card.intercept)) or not math.isfinite(float(model.scale)) or model.scale <= 0:
+        raise DataError(f"the model's intercept ({card.intercept!r}) and score scale ({model.scale!r}) must be "
+                        "finite numbers (a positive scale) to be exported.")
+    levels = {}
+    for var, how in uses.items():
+        if "level" in how:
+            found = categories.get(var)
+            if found is None:   # no training levels kept: only the card's own levels are known
+                found = tuple(dict.fromkeys(f.value for e in entries for f in e.factors
+                                            if f.kind == "level" and f.variable == var))
+            levels[var] = tuple(_plain(v) for v in found)
+    conditions = all(f.kind != "linear" for e in entries for f in e.factors)
+    scores = _condition_scores(entries) if conditions else None
+    return CardPlan(entries=tuple(entries), variables=tuple(uses),
+                    numeric=tuple(v for v, how in uses.items() if "number" in how), levels=levels,
+                    zero_one=frozenset(_zero_one(model, v) for v in uses) - {None},
+                    risk=_risk_map(model), scores=scores, integral=conditions)
+
+
+def _condition_scores(entries, limit: int = 5000):
+    """Every total a card of conditions can give (a superset: within a term of products, every
+    subset of its items; a threshold's regions; a factor's one level or none), or None when there
+    are more than ``limit``."""
+    totals = {0}
+    by_term: dict = {}
+    for e in entries:
+        by_term.setdefault(e.item.term, []).append(e)
+    for items in by_term.values():
+        pts = [int(e.item.points) for e in items]
+        if all(e.item.kind == "interval" for e in items):
+            # a threshold's items may overlap (x > 40 and x > 60): the points of each region
+            sums = {int(v) for v in interval_points([e.item for e in items])}
+        elif all(len(e.factors) == 1 and e.factors[0].kind == "level" for e in items):
+            sums = {0, *pts}     # the levels of a factor exclude one another
+        else:
+            sums = {0}
+            for p in pts:
+                sums |= {s + p for s in sums}
+                if len(sums) > limit:
+                    return None
+        totals = {t + s for t in totals for s in sums}
+        if len(totals) > limit:
+            return None
+    return tuple(sorted(totals))
+
+
+def _factors(it, design, what: str) -> list:
+    if it.kind == "interval":
+        if it.variable is None:    # a threshold of an expression (threshold(np.log(x)))
+            raise SettingsError(_refusal(what, it))
+        for end in (it.lower, it.upper):
+            if end is not None and not math.isfinite(float(end)):
+                raise DataError(f"the item `{it.label}` has a non-finite cut {end!r}.")
+        return [Factor("interval", _name(it.variable, it), lower=it.lower, upper=it.upper)]
+    rule = design.rules[it.columns[0]] if design.rules else None
+    parts = [] if rule is None else (list(rule.parts) if rule.kind == "product" else [rule])
+    if rule is None or rule.kind == "expression" or not parts or any(
+            p.kind not in ("le", "level", "linear") or p.variable is None for p in parts):
+        raise SettingsError(_refusal(what, it))
+    out = []
+    for p in parts:
+        if p.kind == "le":
+            if not math.isfinite(float(p.value)):
+                raise DataError(f"the item `{it.label}` has a non-finite cut {p.value!r}.")
+            out.append(Factor("le", _name(p.variable, it), value=float(p.value)))
+        elif p.kind == "level":
+            v = _plain(p.value)
+            if not isinstance(v, (str, bool, int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+                raise DataError(f"the item `{it.label}` compares with {v!r}: a level must be a string, a finite "
+                                "number or a boolean to be exported.")
+            out.append(Factor("level", _name(p.variable, it), value=v))
+        else:
+            out.append(Factor("linear", _name(p.variable, it)))
+    return out
+
+
+def _refusal(what: str, it) -> str:
+    return (f"{what} cannot express the term `{it.term}` (item `{it.label}`): it is an expression only the "
+            "formula's Python code computes, and an export evaluates no code. Put the computed value in a data "
+            "column and refit with that column in the formula.")
+
+
+def _name(variable, it) -> str:
+    if not isinstance(variable, str) or not variable:
+        raise DataError(f"the item `{it.label}` reads no named data column ({variable!r}).")
+    return variable
+
+
+def _risk_map(model) -> RiskMap:
+    kind = getattr(model, "risk_map", None)
+    if kind == "bands":
+        return RiskMap("bands", cutoffs=tuple(float(c) for c in model._decision_cutoffs()),
+                       risks=tuple(float(r) for r in model.nb.band_risk))
+    if kind != "logistic":
+        raise SettingsError(f"the exports know the logistic and the net-benefit score → risk maps; "
+                            f"{type(model).__name__} has another one.")
+    return RiskMap("logistic", intercept=_number(model.intercept), scale=float(model.scale))
+
+
+def _zero_one(model, var):
+    """``var`` when a value item reads it as it is and its training values were only 0 and 1."""
+    for it in model.scorecard.items:
+        rule = model.design.rules[it.columns[0]] if it.kind == "value" and model.design.rules else None
+        if rule is not None and rule.kind == "linear" and rule.variable == var:
+            how, rows = model.scorecard.support.get(it.term, (None, None))
+            if how == "rows" and np.isin(np.asarray(rows, float), (0.0, 1.0)).all():
+                return var
+    return None
+
+
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _number(v):
+    """An int for a whole number, else a float."""
+    v = float(v)
+    return int(v) if v.is_integer() and abs(v) < 2 ** 53 else v
+
+
+def provenance(model) -> list:
+    """Lines saying what the export is: formula, training rows and events, certificate, package."""
+    from .._version import __version__
+    lines = [f"Risk score: {model.formula}",
+             f"Fitted on {model.nobs:,d} rows ({model.events:,d} events) by riskformula {__version__}.",
+             f"Certificate: {model.certificate_line()}"]
+    return lines

@@ -1,0 +1,286 @@
+"""The logistic objective (Ustun & Rudin, 2019): mean logistic loss + c0 · size, certified by the
+package's branch-and-cut; registered as ``objective="logistic"`` of :func:`riskformula.risk_score`.
+
+The pipeline, one stage per package: formula + data → training design
+(:mod:`riskformula.design`; threshold cuts pruned by :mod:`riskformula.thresholds`) →
+optimization problem (:mod:`riskformula.problem`) → branch-and-cut (:mod:`riskformula.solver`)
+→ fitted :class:`~riskformula.model.RiskScore` (reports in :mod:`riskformula.reports`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import warnings
+
+import numpy as np
+
+from . import _checks as v
+from . import _progress
+from ._threads import check_n_jobs
+from .design import build_design
+from .errors import (InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError,
+                     warn_caller)
+from .control import SearchControl
+from .fitinfo import FitSettings
+from .objectives import MODEL_ARGUMENTS, Objective, register_objective
+from .pipeline import after_search_reserve, design_bounds, initial_points, two_class_loss
+from .model import RiskScore, training_facts
+from .problem import build_problem
+from .problem.constraints import check_constraints
+from .problem.training import TrainingRows
+from .reports.render import fmt_gap
+from .solver import BranchAndCut
+from .solver.feasibility import has_feasible_point, open_signs, raise_if_infeasible
+from .solver.multiscale import MultiScaleSearch
+from .solver.parallel import start_workers
+from .backends import backend_for
+
+
+
+
+def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, min_size: int, coef_range,
+                 intercept_range, c0: float, weights, positive_weight: float, event, na_action: str, context,
+                 constraints, factors_as_one: bool, initial, scale, real_intercept) -> RiskScore:
+    """The certified logistic risk score; see :func:`riskformula.risk_score` for the arguments."""
+    started = time.perf_counter()  # the time limit covers the setup too, not only the search
+    time_limit, gap_tolerance = control.time_limit, control.gap_tolerance
+    absolute_gap_tolerance, node_limit, verbose = control.absolute_gap_tolerance, control.node_limit, control.verbose
+    n_jobs = check_n_jobs(control.n_jobs)
+    progress = _progress.resolve(control.progress)
+    max_size = v.check_int("max_size", max_size, minimum=0)
+    min_size = v.check_int("min_size", min_size, minimum=0)
+    if min_size > max_size:
+        raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
+    c0 = v.check_positive("c0", c0, allow_zero=True)
+    positive_weight = v.check_positive("positive_weight", positive_weight)
+    scales = v.check_scale(scale)
+    if intercept_range is not None:
+        intercept_range = v.check_range("intercept_range", intercept_range)
+    constraints = check_constraints(constraints)
+    real_intercept = _real_intercept(real_intercept, scales, constraints)
+    # the settings are valid: the tree search's worker processes start while the design is built
+    # (see start_workers)
+    start_workers(n_jobs)
+
+    # pruning threshold cuts assumes only the loss judges a cut's position: side information and
+    # fairness bounds (which see the predictions of every row) also do
+    exact_cuts = not all(c.prunes_cuts for c in constraints)
+    # a cut that can move inside a run of one outcome is packed against its end or against
+    # another cut of the variable: at most max_size of them (any number when a threshold term
+    # counts once toward the size)
+    cut_depth = None if any(c.counts_terms_once for c in constraints) else max_size
+    patterns = None
+    backend = backend_for(data)
+    if backend is not None:
+        needs_rows = [c for c in constraints if c.reads_rows]
+        if needs_rows:
+            raise SettingsError(f"{needs_rows[0].describe()} needs the rows' groups, which a dask frame's collapsed "
+                                "patterns do not keep; fit it on a pandas DataFrame (data.compute()).")
+        patterns = backend.training_patterns(formula, data, weights=weights, na_action=na_action, event=event,
+                                     context=context, prune_cuts=not exact_cuts, cut_depth=cut_depth)
+        design = patterns.design
+    else:
+        design = build_design(formula, data, na_action=na_action, event=event, context=context,
+                              prune_cuts=not exact_cuts, cut_depth=cut_depth, weights=weights)
+    design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=not exact_cuts,
+                                                     depth=cut_depth)
+    spec = design.spec
+    collapsing = time.perf_counter()
+    loss = two_class_loss(design, positive_weight).with_real_intercept(real_intercept)
+    collapsing = time.perf_counter() - collapsing  # one pass over the training rows, measured
+    # the training rows with the caller's columns, for constraints about data (fairness by a column
+    # that need not be in the formula)
+    training = None if patterns is not None else TrainingRows.of_design(design, data)
+    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range, training=training)
+
+    def problem_at(m, quiet=True):
+        """The problem on score scale m: the same rows, the loss (and rows on the risk) on that
+        scale; constraints warn about the data (small groups) once, not once per scale."""
+        with warnings.catch_warnings():
+            if quiet:
+                warnings.simplefilter("ignore")
+            return build_problem(spec, loss if m == 1.0 else loss.with_scale(m), lower, upper,
+                                 constraints=constraints, max_size=max_size, min_size=min_size, **opts)
+    problems = {m: problem_at(m, quiet=k > 0) for k, m in enumerate(scales)}
+    infeasible = []
+    if constraints:
+        first = problems[scales[0]]
+        if len(scales) > 1 and any(c.on_the_risk() for c in constraints):
+            # rows on the risk move with the scale: some scales may admit no risk score
+            infeasible = [m for m in scales if has_feasible_point(problems[m]) is False]
+            first = problems[infeasible[0]] if len(infeasible) == len(scales) else None
+        if first is not None:
+            def rebuild(cons, max_size, min_size, opened=()):
+                # the same problem with fewer constraints, and with the columns `opened` freed of a
+                # sign-closing coef_range entry: how the deletion filter tests whether that entry conflicts
+                lo, hi = open_signs(lower, upper, opened)
+                return build_problem(spec, first.loss, lo, hi, constraints=cons, max_size=max_size,
+                                     min_size=min_size, **{**opts, "intercept_range": first.intercept_bounds})
+            try:
+                raise_if_infeasible(first, constraints, rebuild, max_size=max_size, min_size=min_size,
+                                    coef_ranges=v.sign_closed_ranges(coef_range, spec.terms))
+            except InfeasibleProblemError as e:
+                hint = _loosest_fairness_hint(getattr(e, "conflict", []), constraints,
+                                              lambda cons: rebuild(cons, max_size, min_size))
+                if hint:
+                    raise InfeasibleProblemError(f"{e} {hint}") from None
+                raise
+        for m in infeasible:
+            del problems[m]
+    problem = next(iter(problems.values()))
+    starts = None if initial is None else _usable_starts(initial_points(initial, spec.terms, problem),
+                                                         problems, list(spec.columns), max_size, min_size)
+    # what the training rows' profile (for counterfactuals) needs of the data alone is taken before the
+    # search, so that the search's clock counts it (0.4–0.9 s on 10⁶ rows) and only the model's part is
+    # left for after it
+    facts = training_facts(design, data) if patterns is None else None
+    # the search ends early enough for what follows it (the model on its training rows) to fit in the limit
+    search_limit = time_limit - after_search_reserve(time_limit, collapsing)
+    if len(problems) == 1 and not infeasible:
+        m = next(iter(problems))
+        report = BranchAndCut(problem, time_limit=search_limit, gap_tolerance=gap_tolerance,
+                              absolute_gap_tolerance=absolute_gap_tolerance, node_limit=node_limit,
+                              verbose=verbose, progress=progress, n_jobs=n_jobs).solve(initial=starts, started=started)
+        report = dataclasses.replace(report, scale=m)
+    else:
+        # scale="fit" refines its grid around the best risk score (rows on the risk would need a
+        # feasibility check per new scale: those fits keep the grid)
+        refine = isinstance(scale, str) and not any(c.on_the_risk() for c in constraints)
+        search = MultiScaleSearch(problems, time_limit=search_limit, gap_tolerance=gap_tolerance,
+                                  absolute_gap_tolerance=absolute_gap_tolerance,
+                                  node_limit=node_limit, verbose=verbose, progress=progress,
+                                  infeasible=infeasible, add_scale=problem_at if refine else None,
+                                  n_jobs=n_jobs)
+        report = search.solve(initial=starts, started=started, initial_scale=_initial_scale(initial))
+        problems = search.problems  # with the scales the search added
+    problem = problems.get(report.scale, problem)
+    if report.status == "infeasible":
+        raise InfeasibleProblemError(
+            "no risk score satisfies the requested bounds and size limits "
+            f"(min_size={min_size}, max_size={max_size}, intercept_range={problem.intercept_bounds}).")
+    if not report.solution:
+        limit, value = (("node_limit", node_limit) if report.status == "node_limit"
+                        else ("time_limit", f"{time_limit:g}"))
+        raise SearchLimitError(
+            f"stopped at the {limit.replace('_', ' ')} ({report.time:.2g} s, {report.nodes:,d} nodes) before "
+            "finding any risk score that meets the size limits and constraints; raise "
+            f"`{limit}` (now {value}) or loosen the constraints.")
+    bc_lam = np.asarray(report.solution, dtype=float)
+    if report.status == "numerical_gap":
+        warn_caller(f"the search finished, but the LP's numerical tolerances leave a proven gap of "
+                    f"{fmt_gap(report.gap, gap_tolerance)}; the model is likely optimal but not proven so.",
+                    OptimalityGapWarning)
+    elif report.status != "optimal":
+        limit = "node_limit" if report.status == "node_limit" else "time_limit"
+        warn_caller(f"stopped at the {limit.replace('_', ' ')} before proving optimality: gap "
+                    f"{fmt_gap(report.gap, gap_tolerance)}. Raise `{limit}` for a smaller gap.",
+                    OptimalityGapWarning)
+    settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
+                           coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
+                           c0=c0, positive_weight=positive_weight, weighted=weights is not None,
+                           time_limit=time_limit, gap_tolerance=gap_tolerance,
+                           absolute_gap_tolerance=absolute_gap_tolerance, na_action=na_action,
+                           constraints=constraints, factors_as_one=bool(factors_as_one),
+                           size_groups=tuple(tuple(g.cols) for g in problem.groups),
+                           threshold_candidates=candidates,
+                           scales=tuple(sorted(scales + tuple(r["scale"] for r in report.scales if r.get("added")))),
+                           real_intercept=real_intercept)
+    if patterns is not None:
+        return patterns.model(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam))
+    # the training design is dropped here: the model keeps the design spec and no training data
+    fair = tuple(c for c in constraints if c.reads_rows)
+    return RiskScore.from_fit(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data,
+                              facts=facts, fairness=fair, frame=training.frame if fair else None,
+                              weights=training.weights if fair and design.weights is not None else None)
+
+
+def _real_intercept(choice, scales: tuple, constraints) -> bool:
+    """Whether the intercept is real: ``choice``, or by default with a fitted scale (several
+    scales) unless a risk bound or fairness constraint is given (their rows are written for
+    whole scores)."""
+    # not the scale-dependent on_the_risk: every fairness row (at_score too) needs whole scores
+    whole_scores = [c for c in constraints if c.whole_scores]
+    if choice is None:
+        return len(scales) > 1 and not whole_scores
+    if not isinstance(choice, (bool, np.bool_)):
+        raise SettingsError(f"`real_intercept` must be True, False or None (real with a fitted scale); "
+                            f"got {choice!r}.")
+    if choice and whole_scores:
+        raise SettingsError(f"`real_intercept=True` does not combine with {type(whole_scores[0]).__name__} "
+                            "constraints: their rows on the risk are written for whole scores. Leave "
+                            "`real_intercept` at None (or False) to fit them with an integer intercept.")
+    return bool(choice)
+
+
+def _initial_scale(initial):
+    """The score scale of a starting model (None for a dict of points)."""
+    return float(initial.scale) if isinstance(initial, RiskScore) else None
+
+
+def _loosest_fairness_hint(conflict, constraints, rebuild) -> str:
+    """For a group-rate fairness bound in the conflict: the tightest bound that is feasible with
+    the other constraints (by bisection; empty when it cannot be found quickly)."""
+    from .solver.feasibility import smallest_feasible
+    fair = [c for c in conflict if c.bisect_bound]
+    if len(fair) != 1 or (fair[0].max_diff is not None and getattr(fair[0], "min_ratio", None) is not None):
+        return ""
+    c = fair[0]
+    # rates differ by at most 1 and have ratio at least 0: the loosest bounds are always feasible
+    # when this constraint is what conflicts; a ratio loosens downwards, so bisect on ratio − x
+    if c.max_diff is not None:
+        field, value = "max_diff", (lambda x: x)
+        found = smallest_feasible(rebuild, lambda x: [dataclasses.replace(k, max_diff=x) if k is c else k
+                                                      for k in constraints], c.max_diff, 1.0)
+    else:
+        field, value = "min_ratio", (lambda x: c.min_ratio - x)
+        found = smallest_feasible(rebuild, lambda x: [dataclasses.replace(k, min_ratio=c.min_ratio - x) if k is c
+                                                      else k for k in constraints], 0.0, c.min_ratio)
+    if found is None:
+        return ""
+    if abs(found[1] - found[0]) > 0.01:
+        # the bisection stopped early (HiGHS undecided): only the bracket is known
+        a, b = sorted((value(found[0]), value(found[1])))
+        return (f"With the other constraints, `{c.describe()}` is feasible with {field}={value(found[1]):.3g}; the "
+                f"tightest feasible {field} lies between {a:.3g} and {b:.3g}.")
+    return (f"With the other constraints, `{c.describe()}` needs {field} {'≥' if field == 'max_diff' else '≤'} "
+            f"about {value(found[1]):.3g} to be feasible.")
+
+
+def _usable_starts(starts, problems, columns, max_size, min_size) -> list[np.ndarray]:
+    """The starts the search can use; a :class:`UserWarning` for each it cannot (the search
+    would drop it without a word, and the user would think the warm start had been used)."""
+    usable = []
+    for lam in starts:
+        if any(not p.can_complete or p.complete(lam) is not None for p in problems.values()):
+            usable.append(lam)  # feasible at some scale (or not checkable here): the search decides
+            continue
+        p = next(iter(problems.values()))
+        lower, upper = (b[p.layout.lam_slice] for b in p.column_bounds())
+        names = ["intercept"] + columns
+        out = [f"{names[k]} = {lam[k]:g} (allowed {lower[k]:g} to {upper[k]:g})"
+               for k in np.flatnonzero((lam < lower - 1e-9) | (lam > upper + 1e-9))]
+        used = int(np.count_nonzero(lam[1:]))
+        if out:
+            why = "points outside their bounds: " + ", ".join(out[:5]) + ("..." if len(out) > 5 else "")
+        elif used > max_size or used < min_size:
+            why = f"it uses {used} terms, outside min_size {min_size} to max_size {max_size}"
+        else:
+            why = "it breaks the constraints (or the size limits of grouped terms)"
+        shown = ", ".join(f"{names[k]}: {lam[k]:g}" for k in np.flatnonzero(lam)[:8])
+        warn_caller(f"the starting model ({shown}) given as `initial` is not used: {why}. The search runs "
+                    "without it.", UserWarning)
+    return usable
+
+
+register_objective(Objective(
+    "logistic", fit_logistic,
+    arguments=frozenset(MODEL_ARGUMENTS) - {"decision_thresholds", "decision_weights"},
+    search=frozenset({"time_limit", "gap_tolerance", "absolute_gap_tolerance", "node_limit", "n_jobs", "progress",
+                      "verbose"}),
+    description="mean logistic loss + c0 · size (Ustun & Rudin, 2019)",
+    why_not={"decision_thresholds": "it applies only with objective='net_benefit'",
+             "decision_weights": "it applies only with objective='net_benefit'",
+             "solver": "the logistic fit runs its own branch-and-cut (`solver` is the net-benefit fit's exact solver)",
+             "solver_options": "the logistic fit runs its own branch-and-cut (`solver_options` are the net-benefit "
+                               "fit's exact solver's)"}))
