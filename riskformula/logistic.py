@@ -42,12 +42,12 @@ from .backends import backend_for
 def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, min_size: int, coef_range,
                  intercept_range, c0: float, weights, positive_weight: float, event, na_action: str, context,
                  constraints, factors_as_one: bool, initial, scale, real_intercept) -> RiskScore:
-    """The certified logistic risk score; see :func:`riskformula.risk_score` for the arguments."""
+    """The certified logistic risk score; see :func:`riskformula.risk_score` for the arguments.
+
+    The stages: the settings checked (and the worker processes started); the training design and
+    its loss (:func:`_training_design`); one problem per score scale, checked for feasibility
+    (:func:`_problems`); the search (:func:`_search`); the fitted model on its training rows."""
     started = time.perf_counter()  # the time limit covers the setup too, not only the search
-    time_limit, gap_tolerance = control.time_limit, control.gap_tolerance
-    absolute_gap_tolerance, node_limit, verbose = control.absolute_gap_tolerance, control.node_limit, control.verbose
-    n_jobs = check_n_jobs(control.n_jobs)
-    progress = _progress.resolve(control.progress)
     max_size = v.check_int("max_size", max_size, minimum=0)
     min_size = v.check_int("min_size", min_size, minimum=0)
     if min_size > max_size:
@@ -59,10 +59,69 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
     real_intercept = _real_intercept(real_intercept, scales, constraints)
+    n_jobs = check_n_jobs(control.n_jobs)
     # the settings are valid: the tree search's worker processes start while the design is built
     # (see start_workers)
     start_workers(n_jobs)
 
+    t = _training_design(formula, data, constraints, coef_range=coef_range, min_size=min_size, max_size=max_size,
+                         weights=weights, na_action=na_action, event=event, context=context,
+                         positive_weight=positive_weight, real_intercept=real_intercept)
+    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range, training=t.training,
+                constraints=constraints, max_size=max_size, min_size=min_size)
+    problems, infeasible, problem_at = _problems(t, scales, coef_range, opts)
+    problem = next(iter(problems.values()))
+    starts = None if initial is None else _usable_starts(initial_points(initial, t.design.spec.terms, problem),
+                                                         problems, list(t.design.spec.columns), max_size, min_size)
+    # what the training rows' profile (for counterfactuals) needs of the data alone is taken before the
+    # search, so that the search's clock counts it (0.4–0.9 s on 10⁶ rows) and only the model's part is
+    # left for after it
+    facts = training_facts(t.design, data) if t.patterns is None else None
+    # scale="fit" refines its grid around the best risk score (rows on the risk would need a
+    # feasibility check per new scale: those fits keep the grid)
+    refine = isinstance(scale, str) and not any(c.on_the_risk() for c in constraints)
+    report, problems = _search(problems, infeasible, control, n_jobs, started, t.collapse_seconds, starts,
+                               initial_scale=_initial_scale(initial), add_scale=problem_at if refine else None)
+    problem = problems.get(report.scale, problem)
+    bc_lam = _solution(report, problem, control, max_size, min_size)
+    settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(t.lower.astype(int)),
+                           coef_upper=tuple(t.upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
+                           c0=c0, positive_weight=positive_weight, weighted=weights is not None,
+                           time_limit=control.time_limit, gap_tolerance=control.gap_tolerance,
+                           absolute_gap_tolerance=control.absolute_gap_tolerance, na_action=na_action,
+                           constraints=constraints, factors_as_one=bool(factors_as_one),
+                           size_groups=tuple(tuple(g.cols) for g in problem.groups),
+                           threshold_candidates=t.candidates,
+                           scales=tuple(sorted(scales + tuple(r["scale"] for r in report.scales if r.get("added")))),
+                           real_intercept=real_intercept)
+    if t.patterns is not None:
+        return t.patterns.model(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam))
+    # the training design is dropped here: the model keeps the design spec and no training data
+    fair = tuple(c for c in constraints if c.reads_rows)
+    return RiskScore.from_fit(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data,
+                              facts=facts, fairness=fair, frame=t.training.frame if fair else None,
+                              weights=t.training.weights if fair and t.design.weights is not None else None)
+
+
+@dataclasses.dataclass
+class _Training:
+    """The training design (``patterns``: a backend's weighted distinct patterns, or None), its
+    candidate cuts and point bounds, its loss, the seconds the loss took to collapse the rows, and
+    the training rows with the caller's columns (None with a backend)."""
+
+    design: object
+    patterns: object
+    candidates: dict
+    lower: np.ndarray
+    upper: np.ndarray
+    loss: object
+    collapse_seconds: float
+    training: object
+
+
+def _training_design(formula, data, constraints, *, coef_range, min_size, max_size, weights, na_action, event,
+                     context, positive_weight, real_intercept) -> _Training:
+    """The training design and its loss, from a pandas frame or through a registered backend."""
     # pruning threshold cuts assumes only the loss judges a cut's position: side information and
     # fairness bounds (which see the predictions of every row) also do
     exact_cuts = not all(c.prunes_cuts for c in constraints)
@@ -78,21 +137,28 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
             raise SettingsError(f"{needs_rows[0].describe()} needs the rows' groups, which a dask frame's collapsed "
                                 "patterns do not keep; fit it on a pandas DataFrame (data.compute()).")
         patterns = backend.training_patterns(formula, data, weights=weights, na_action=na_action, event=event,
-                                     context=context, prune_cuts=not exact_cuts, cut_depth=cut_depth)
+                                             context=context, prune_cuts=not exact_cuts, cut_depth=cut_depth)
         design = patterns.design
     else:
         design = build_design(formula, data, na_action=na_action, event=event, context=context,
                               prune_cuts=not exact_cuts, cut_depth=cut_depth, weights=weights)
     design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=not exact_cuts,
                                                      depth=cut_depth)
-    spec = design.spec
     collapsing = time.perf_counter()
     loss = two_class_loss(design, positive_weight).with_real_intercept(real_intercept)
     collapsing = time.perf_counter() - collapsing  # one pass over the training rows, measured
     # the training rows with the caller's columns, for constraints about data (fairness by a column
     # that need not be in the formula)
     training = None if patterns is not None else TrainingRows.of_design(design, data)
-    opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range, training=training)
+    return _Training(design, patterns, candidates, lower, upper, loss, collapsing, training)
+
+
+def _problems(t: _Training, scales: tuple, coef_range, opts: dict):
+    """One problem per score scale, the scales at which no risk score meets the constraints, and
+    the function that builds the problem at a new scale; an :class:`InfeasibleProblemError`
+    naming a conflicting subset of the constraints when none does."""
+    spec, lower, upper, loss = t.design.spec, t.lower, t.upper, t.loss
+    constraints, max_size, min_size = opts["constraints"], opts["max_size"], opts["min_size"]
 
     def problem_at(m, quiet=True):
         """The problem on score scale m: the same rows, the loss (and rows on the risk) on that
@@ -100,99 +166,80 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
         with warnings.catch_warnings():
             if quiet:
                 warnings.simplefilter("ignore")
-            return build_problem(spec, loss if m == 1.0 else loss.with_scale(m), lower, upper,
-                                 constraints=constraints, max_size=max_size, min_size=min_size, **opts)
+            return build_problem(spec, loss if m == 1.0 else loss.with_scale(m), lower, upper, **opts)
     problems = {m: problem_at(m, quiet=k > 0) for k, m in enumerate(scales)}
-    infeasible = []
-    if constraints:
-        first = problems[scales[0]]
-        if len(scales) > 1 and any(c.on_the_risk() for c in constraints):
-            # rows on the risk move with the scale: some scales may admit no risk score
-            infeasible = [m for m in scales if has_feasible_point(problems[m]) is False]
-            first = problems[infeasible[0]] if len(infeasible) == len(scales) else None
-        if first is not None:
-            def rebuild(cons, max_size, min_size, opened=()):
-                # the same problem with fewer constraints, and with the columns `opened` freed of a
-                # sign-closing coef_range entry: how the deletion filter tests whether that entry conflicts
-                lo, hi = open_signs(lower, upper, opened)
-                return build_problem(spec, first.loss, lo, hi, constraints=cons, max_size=max_size,
-                                     min_size=min_size, **{**opts, "intercept_range": first.intercept_bounds})
-            try:
-                raise_if_infeasible(first, constraints, rebuild, max_size=max_size, min_size=min_size,
-                                    coef_ranges=v.sign_closed_ranges(coef_range, spec.terms))
-            except InfeasibleProblemError as e:
-                hint = _loosest_fairness_hint(getattr(e, "conflict", []), constraints,
-                                              lambda cons: rebuild(cons, max_size, min_size))
-                if hint:
-                    raise InfeasibleProblemError(f"{e} {hint}") from None
-                raise
-        for m in infeasible:
-            del problems[m]
-    problem = next(iter(problems.values()))
-    starts = None if initial is None else _usable_starts(initial_points(initial, spec.terms, problem),
-                                                         problems, list(spec.columns), max_size, min_size)
-    # what the training rows' profile (for counterfactuals) needs of the data alone is taken before the
-    # search, so that the search's clock counts it (0.4–0.9 s on 10⁶ rows) and only the model's part is
-    # left for after it
-    facts = training_facts(design, data) if patterns is None else None
+    infeasible: list = []
+    if not constraints:
+        return problems, infeasible, problem_at
+    first = problems[scales[0]]
+    if len(scales) > 1 and any(c.on_the_risk() for c in constraints):
+        # rows on the risk move with the scale: some scales may admit no risk score
+        infeasible = [m for m in scales if has_feasible_point(problems[m]) is False]
+        first = problems[infeasible[0]] if len(infeasible) == len(scales) else None
+    if first is not None:
+        def rebuild(cons, max_size, min_size, opened=()):
+            # the same problem with fewer constraints, and with the columns `opened` freed of a
+            # sign-closing coef_range entry: how the deletion filter tests whether that entry conflicts
+            lo, hi = open_signs(lower, upper, opened)
+            return build_problem(spec, first.loss, lo, hi, **{**opts, "constraints": cons, "max_size": max_size,
+                                                               "min_size": min_size,
+                                                               "intercept_range": first.intercept_bounds})
+        try:
+            raise_if_infeasible(first, constraints, rebuild, max_size=max_size, min_size=min_size,
+                                coef_ranges=v.sign_closed_ranges(coef_range, spec.terms))
+        except InfeasibleProblemError as e:
+            hint = _loosest_fairness_hint(getattr(e, "conflict", []), constraints,
+                                          lambda cons: rebuild(cons, max_size, min_size))
+            if hint:
+                raise InfeasibleProblemError(f"{e} {hint}") from None
+            raise
+    for m in infeasible:
+        del problems[m]
+    return problems, infeasible, problem_at
+
+
+def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: int, started: float,
+            collapse_seconds: float, starts, initial_scale, add_scale):
+    """The branch-and-cut (one scale) or the search over several scales; returns its report and the
+    problems (with any scales the search added)."""
     # the search ends early enough for what follows it (the model on its training rows) to fit in the limit
-    search_limit = time_limit - after_search_reserve(time_limit, collapsing)
+    search_limit = control.time_limit - after_search_reserve(control.time_limit, collapse_seconds)
+    options = dict(time_limit=search_limit, gap_tolerance=control.gap_tolerance,
+                   absolute_gap_tolerance=control.absolute_gap_tolerance, node_limit=control.node_limit,
+                   verbose=control.verbose, progress=_progress.resolve(control.progress), n_jobs=n_jobs)
     if len(problems) == 1 and not infeasible:
-        m = next(iter(problems))
-        report = BranchAndCut(problem, time_limit=search_limit, gap_tolerance=gap_tolerance,
-                              absolute_gap_tolerance=absolute_gap_tolerance, node_limit=node_limit,
-                              verbose=verbose, progress=progress, n_jobs=n_jobs).solve(initial=starts, started=started)
-        report = dataclasses.replace(report, scale=m)
-    else:
-        # scale="fit" refines its grid around the best risk score (rows on the risk would need a
-        # feasibility check per new scale: those fits keep the grid)
-        refine = isinstance(scale, str) and not any(c.on_the_risk() for c in constraints)
-        search = MultiScaleSearch(problems, time_limit=search_limit, gap_tolerance=gap_tolerance,
-                                  absolute_gap_tolerance=absolute_gap_tolerance,
-                                  node_limit=node_limit, verbose=verbose, progress=progress,
-                                  infeasible=infeasible, add_scale=problem_at if refine else None,
-                                  n_jobs=n_jobs)
-        report = search.solve(initial=starts, started=started, initial_scale=_initial_scale(initial))
-        problems = search.problems  # with the scales the search added
-    problem = problems.get(report.scale, problem)
+        m, problem = next(iter(problems.items()))
+        report = BranchAndCut(problem, **options).solve(initial=starts, started=started)
+        return dataclasses.replace(report, scale=m), problems
+    search = MultiScaleSearch(problems, infeasible=infeasible, add_scale=add_scale, **options)
+    report = search.solve(initial=starts, started=started, initial_scale=initial_scale)
+    return report, search.problems
+
+
+def _solution(report, problem, control: SearchControl, max_size: int, min_size: int) -> np.ndarray:
+    """The search's best points (intercept first); an error when it found none, a warning when it
+    is not proven optimal."""
     if report.status == "infeasible":
         raise InfeasibleProblemError(
             "no risk score satisfies the requested bounds and size limits "
             f"(min_size={min_size}, max_size={max_size}, intercept_range={problem.intercept_bounds}).")
     if not report.solution:
-        limit, value = (("node_limit", node_limit) if report.status == "node_limit"
-                        else ("time_limit", f"{time_limit:g}"))
+        limit, value = (("node_limit", control.node_limit) if report.status == "node_limit"
+                        else ("time_limit", f"{control.time_limit:g}"))
         raise SearchLimitError(
             f"stopped at the {limit.replace('_', ' ')} ({report.time:.2g} s, {report.nodes:,d} nodes) before "
             "finding any risk score that meets the size limits and constraints; raise "
             f"`{limit}` (now {value}) or loosen the constraints.")
-    bc_lam = np.asarray(report.solution, dtype=float)
     if report.status == "numerical_gap":
         warn_caller(f"the search finished, but the LP's numerical tolerances leave a proven gap of "
-                    f"{fmt_gap(report.gap, gap_tolerance)}; the model is likely optimal but not proven so.",
+                    f"{fmt_gap(report.gap, control.gap_tolerance)}; the model is likely optimal but not proven so.",
                     OptimalityGapWarning)
     elif report.status != "optimal":
         limit = "node_limit" if report.status == "node_limit" else "time_limit"
         warn_caller(f"stopped at the {limit.replace('_', ' ')} before proving optimality: gap "
-                    f"{fmt_gap(report.gap, gap_tolerance)}. Raise `{limit}` for a smaller gap.",
+                    f"{fmt_gap(report.gap, control.gap_tolerance)}. Raise `{limit}` for a smaller gap.",
                     OptimalityGapWarning)
-    settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
-                           coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
-                           c0=c0, positive_weight=positive_weight, weighted=weights is not None,
-                           time_limit=time_limit, gap_tolerance=gap_tolerance,
-                           absolute_gap_tolerance=absolute_gap_tolerance, na_action=na_action,
-                           constraints=constraints, factors_as_one=bool(factors_as_one),
-                           size_groups=tuple(tuple(g.cols) for g in problem.groups),
-                           threshold_candidates=candidates,
-                           scales=tuple(sorted(scales + tuple(r["scale"] for r in report.scales if r.get("added")))),
-                           real_intercept=real_intercept)
-    if patterns is not None:
-        return patterns.model(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam))
-    # the training design is dropped here: the model keeps the design spec and no training data
-    fair = tuple(c for c in constraints if c.reads_rows)
-    return RiskScore.from_fit(design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data,
-                              facts=facts, fairness=fair, frame=training.frame if fair else None,
-                              weights=training.weights if fair and design.weights is not None else None)
+    return np.asarray(report.solution, dtype=float)
 
 
 def _real_intercept(choice, scales: tuple, constraints) -> bool:

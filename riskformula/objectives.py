@@ -67,6 +67,7 @@ def objective_entry(name) -> Objective:
     """The registered objective ``name``; a :class:`SettingsError` naming the choices otherwise."""
     entry = _OBJECTIVES.get(name) if isinstance(name, str) else None
     if entry is None:
-        choices = " or ".join(repr(k) for k in _OBJECTIVES)
+        names = [repr(k) for k in _OBJECTIVES]
+        choices = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
         raise SettingsError(f"`objective` must be {choices}; got {name!r}.{did_you_mean(name, list(_OBJECTIVES))}")
     return entry
