@@ -66,33 +66,14 @@ SEEDING_ROUNDS = 200
 def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *, max_size, min_size, coef_range,
                     c0, weights, event, na_action, context, constraints, factors_as_one, initial,
                     decision_thresholds, decision_weights) -> NetBenefitScore:
-    """See :func:`riskformula.risk_score` (``objective="net_benefit"``)."""
-    time_limit, gap_tolerance, verbose = control.time_limit, control.gap_tolerance, control.verbose
-    solver, solver_options = control.solver, control.solver_options
-    max_size = v.check_int("max_size", max_size, minimum=0)
-    min_size = v.check_int("min_size", min_size, minimum=0)
-    if min_size > max_size:
-        raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
-    c0 = v.check_positive("c0", c0, allow_zero=True)
-    if solver is not None and solver != "appsi_highs":
-        solver_factory(solver)  # a name that is no solver fails now, not after the search
-    grid = decision_grid(decision_thresholds, decision_weights)
-    constraints = check_constraints(constraints)
-    bad = [c for c in constraints if c.logistic_only]
-    if bad:
-        raise SettingsError(f"{bad[0].describe()} is not yet supported with objective='net_benefit' (band risks "
-                            "are observed rates, not a formula of the points); use it with the default logistic "
-                            "objective.")
+    """See :func:`riskformula.risk_score` (``objective="net_benefit"``).
 
-    fair = [c for c in constraints if c.reads_rows]
-    if fair:
-        raise SettingsError(f"{fair[0].describe()}: fairness constraints are not yet supported with "
-                            "objective='net_benefit' (its search and exact model do not bound group rates); fit "
-                            "with the default logistic objective, or audit a net-benefit score with m.fairness().")
-
-    if backend_for(data) is not None:
-        raise SettingsError("dask data frames are not yet supported with objective='net_benefit'; pass a pandas "
-                            "DataFrame (`data.compute()`), or use the logistic objective.")
+    The stages: the settings checked; the design and problem (:func:`prepare`); starts and the
+    local search; the proof step, branch and bound over the points or the exact MILP
+    (:func:`_proof_step`, :func:`_prove`); the verdict (:func:`_verdict`); the fitted model."""
+    time_limit, verbose, solver = control.time_limit, control.verbose, control.solver
+    max_size, min_size, c0, grid, constraints = _checked(data, control, max_size, min_size, c0, constraints,
+                                                         decision_thresholds, decision_weights)
     t_start = time.perf_counter()
     setup = prepare(formula, data, na_action=na_action, event=event, context=context, weights=weights,
                     coef_range=coef_range, constraints=constraints, factors_as_one=factors_as_one, c0=c0,
@@ -115,22 +96,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
         if point is None:
             raise SearchLimitError("no score meeting the size limits and constraints was found; loosen them.")
         starts.append(point)
-    milp = None
-    rows = model_rows(pos, neg, grid)
-    exact = None
-    if solver is not None and _plain_problem(problem) and \
-            points_space(search.lo, search.hi, problem.max_size, min_size) <= EXACT_SEARCH_SPACE:
-        exact = PointsBranchAndBound(scorer, search.lo, search.hi, c0, problem.max_size, min_size)
-    elif solver is not None and rows * BUILD_SECONDS_PER_ROW > BUILD_SHARE * time_limit:
-        info["milp_status"] = (f"skipped: the exact model ({rows:,d} rows) would take about "
-                               f"{rows * BUILD_SECONDS_PER_ROW:.0f} s to build in pyomo, more than "
-                               f"{100 * BUILD_SHARE:.0f}% of the time limit")
-    elif solver is not None:
-        milp = NetBenefitMilp(problem, pos, neg, grid, c0)
-        if not milp.exact:
-            info["milp_status"] = ("skipped: the predictors are not integers or decimals on a fine enough grid for "
-                                   "an exact big-M model")
-            milp = None
+    exact, milp = _proof_step(problem, search, scorer, grid, c0, min_size, solver, time_limit, info)
     # the local search gets the smaller share when the proof step can close the gap in time
     proof_can_close = exact is not None or (milp is not None and milp.n_indicators <= LARGE_MILP)
     share = SEARCH_SHARE if proof_can_close else 1 - SEARCH_SHARE
@@ -141,13 +107,99 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
     if verbose:
         print(f"local search: objective {found.objective:.6g} after {found.evaluations:,d} evaluations, "
               f"{found.time:.1f}s")
-    points = found.points
     info.update({"search_objective": found.objective, "search_time": found.time,
                  "search_evaluations": found.evaluations, "search_rounds": found.rounds})
-    bound = _rowwise_bound(pos, neg, grid, c0 * min_size)
+    points, bound, status, nodes = _prove(exact, milp, search, found, X, pos, neg, grid, c0 * min_size, control,
+                                          deadline=t_start + time_limit_search, info=info)
+    value_pen = search.objective(points)
+    bound, gap, status = _verdict(value_pen, bound, status, control, proved=milp is not None or exact is not None)
+    elapsed = time.perf_counter() - t_start
+
+    # the score has no intercept: λ_0 is the threshold terms' shift (moved out of the printed
+    # intercept by RiskScore), so that ``intercept`` is 0
+    spec = design.spec
+    shift = score_shift(spec.thresholds, points, lower, upper)
+    lam = np.concatenate([[float(shift)], points])
+    settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
+                           coef_upper=tuple(upper.astype(int)), intercept_range=(0, 0), c0=c0,
+                           positive_weight=1.0, weighted=w is not None, time_limit=time_limit,
+                           gap_tolerance=control.gap_tolerance, na_action=na_action, constraints=constraints,
+                           factors_as_one=bool(factors_as_one),
+                           size_groups=tuple(tuple(g.cols) for g in problem.groups), threshold_candidates=candidates)
+    report = SolverReport(status=status, objective=-value_pen, lower_bound=-bound, gap=gap, time=elapsed,
+                          nodes=nodes, cuts=0, lp_solves=0, root_bound=-_rowwise_bound(pos, neg, grid, 0.0),
+                          solver=_solver_name(solver, exact is not None),
+                          settings={k: _plain(x) for k, x in info.items()},
+                          solution=tuple(lam))
+    nb = _net_benefit_fit(X @ points, pos, neg, grid, shift, c0, solver, info,
+                          rows=(np.asarray(design.X, float) @ points, np.asarray(design.y)))
+    return NetBenefitScore.from_fit(design, lam, report, settings,
+                                    loss=training_log_loss(nb.band_n, nb.band_events, nb.band_risk), data=data,
+                                    facts=facts, nb=nb)
+
+
+def _checked(data, control: SearchControl, max_size, min_size, c0, constraints, decision_thresholds,
+             decision_weights):
+    """The settings of a net-benefit fit, checked: sizes, c0, the decision grid and the constraints."""
+    max_size = v.check_int("max_size", max_size, minimum=0)
+    min_size = v.check_int("min_size", min_size, minimum=0)
+    if min_size > max_size:
+        raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
+    c0 = v.check_positive("c0", c0, allow_zero=True)
+    solver = control.solver
+    if solver is not None and solver != "appsi_highs":
+        solver_factory(solver)  # a name that is no solver fails now, not after the search
+    grid = decision_grid(decision_thresholds, decision_weights)
+    constraints = check_constraints(constraints)
+    bad = [c for c in constraints if c.logistic_only]
+    if bad:
+        raise SettingsError(f"{bad[0].describe()} is not yet supported with objective='net_benefit' (band risks "
+                            "are observed rates, not a formula of the points); use it with the default logistic "
+                            "objective.")
+
+    fair = [c for c in constraints if c.reads_rows]
+    if fair:
+        raise SettingsError(f"{fair[0].describe()}: fairness constraints are not yet supported with "
+                            "objective='net_benefit' (its search and exact model do not bound group rates); fit "
+                            "with the default logistic objective, or audit a net-benefit score with m.fairness().")
+
+    if backend_for(data) is not None:
+        raise SettingsError("dask data frames are not yet supported with objective='net_benefit'; pass a pandas "
+                            "DataFrame (`data.compute()`), or use the logistic objective.")
+    return max_size, min_size, c0, grid, constraints
+
+
+def _proof_step(problem, search, scorer, grid, c0, min_size, solver, time_limit, info):
+    """What proves the local search's score: branch and bound over the points (small plain
+    problems), the exact MILP, or nothing (no solver, a model too large to build in time, or
+    predictors the big-M model cannot hold exactly: ``info["milp_status"]`` says which)."""
+    if solver is None:
+        return None, None
+    if _plain_problem(problem) and points_space(search.lo, search.hi, problem.max_size, min_size) <= EXACT_SEARCH_SPACE:
+        return PointsBranchAndBound(scorer, search.lo, search.hi, c0, problem.max_size, min_size), None
+    rows = model_rows(scorer.pos, scorer.neg, grid)
+    if rows * BUILD_SECONDS_PER_ROW > BUILD_SHARE * time_limit:
+        info["milp_status"] = (f"skipped: the exact model ({rows:,d} rows) would take about "
+                               f"{rows * BUILD_SECONDS_PER_ROW:.0f} s to build in pyomo, more than "
+                               f"{100 * BUILD_SHARE:.0f}% of the time limit")
+        return None, None
+    milp = NetBenefitMilp(problem, scorer.pos, scorer.neg, grid, c0)
+    if not milp.exact:
+        info["milp_status"] = ("skipped: the predictors are not integers or decimals on a fine enough grid for "
+                               "an exact big-M model")
+        return None, None
+    return None, milp
+
+
+def _prove(exact, milp, search, found, X, pos, neg, grid, size_penalty, control: SearchControl, deadline, info):
+    """The proof step run from the local search's score ``found``: the best points, the bound on
+    the objective, the status so far and the nodes searched."""
+    gap_tolerance, verbose, solver = control.gap_tolerance, control.verbose, control.solver
+    points = found.points
+    bound = _rowwise_bound(pos, neg, grid, size_penalty)
     status, nodes = "heuristic", 0
     if exact is not None and bound > found.objective + 1e-12:
-        left = time_limit_search - (time.perf_counter() - t_start)
+        left = deadline - time.perf_counter()
         res = exact.run(points, time_limit=max(0.0, left), gap_tolerance=gap_tolerance)
         if verbose:
             print(f"branch and bound over the points: {res.status}, objective {res.objective:.6g}, bound "
@@ -163,9 +215,9 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
         status = "time_limit"
     if milp is not None and bound > found.objective + 1e-12:
         milp.set_start(points, optimal_cutoffs(X @ points, pos, neg, grid).cutoffs)
-        left = time_limit_search - (time.perf_counter() - t_start)
+        left = deadline - time.perf_counter()
         res = milp.solve(solver, time_limit=max(1.0, left), gap_tolerance=gap_tolerance, verbose=verbose,
-                         options=solver_options)
+                         options=control.solver_options)
         info.update(milp_status=res.status, milp_objective=res.objective, milp_bound=res.bound,
                     milp_time=res.time, milp_build_time=res.build_time, indicators=res.n_indicators)
         nodes = res.nodes
@@ -176,7 +228,13 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
                 points = res.points
         bound = min(bound, res.bound)
         status = "time_limit"
-    value_pen = search.objective(points)
+    return points, bound, status, nodes
+
+
+def _verdict(value_pen, bound, status, control: SearchControl, proved: bool):
+    """The bound, gap and status of the score ``value_pen`` (the penalised objective), with a
+    warning when it is not proven optimal."""
+    gap_tolerance, solver = control.gap_tolerance, control.solver
     bound = max(bound, value_pen)
     gap = (bound - value_pen) / max(abs(value_pen), 1e-12) if bound - value_pen > 1e-12 else 0.0
     if gap <= gap_tolerance:
@@ -184,36 +242,14 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
     elif solver is None:
         warn_caller(f"local search only (solver=None): the score is not proven optimal; gap to the simple "
                     f"bound {100 * gap:.3g}%. Pass a solver for a tighter bound.", OptimalityGapWarning)
-    elif milp is None and exact is None:
+    elif not proved:
         warn_caller(f"local search only: the exact model needs integer predictors (or decimals with few "
                     f"digits); the score is not proven optimal, gap to the simple bound {100 * gap:.3g}%.",
                     OptimalityGapWarning)
     else:
         warn_caller(f"stopped at the time limit before proving optimality: gap {100 * gap:.3g}%. Raise "
                     "`time_limit` for a smaller gap.", OptimalityGapWarning)
-    elapsed = time.perf_counter() - t_start
-
-    # the score has no intercept: λ_0 is the threshold terms' shift (moved out of the printed
-    # intercept by RiskScore), so that ``intercept`` is 0
-    spec = design.spec
-    shift = score_shift(spec.thresholds, points, lower, upper)
-    lam = np.concatenate([[float(shift)], points])
-    settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
-                           coef_upper=tuple(upper.astype(int)), intercept_range=(0, 0), c0=c0,
-                           positive_weight=1.0, weighted=w is not None, time_limit=time_limit,
-                           gap_tolerance=gap_tolerance, na_action=na_action, constraints=constraints,
-                           factors_as_one=bool(factors_as_one),
-                           size_groups=tuple(tuple(g.cols) for g in problem.groups), threshold_candidates=candidates)
-    report = SolverReport(status=status, objective=-value_pen, lower_bound=-bound, gap=gap, time=elapsed,
-                          nodes=nodes, cuts=0, lp_solves=0, root_bound=-_rowwise_bound(pos, neg, grid, 0.0),
-                          solver=_solver_name(solver, exact is not None),
-                          settings={k: _plain(x) for k, x in info.items()},
-                          solution=tuple(lam))
-    nb = _net_benefit_fit(X @ points, pos, neg, grid, shift, c0, solver, info,
-                          rows=(np.asarray(design.X, float) @ points, np.asarray(design.y)))
-    return NetBenefitScore.from_fit(design, lam, report, settings,
-                                    loss=training_log_loss(nb.band_n, nb.band_events, nb.band_risk), data=data,
-                                    facts=facts, nb=nb)
+    return bound, gap, status
 
 
 @dataclass
