@@ -4,6 +4,24 @@
 >>> df = rf.load_dataset("wdbc")
 >>> m = rf.risk_score('diagnosis == "M" ~ .', df, max_size=3, time_limit=30)  # doctest: +SKIP
 >>> print(m.summary())  # doctest: +SKIP
+
+The package is layered; each stage imports only from the stages before it, and no module imports
+another that imports it back (``tests/test_layers.py`` checks both on the import graph):
+
+1. foundations — errors, argument checks, JSON helpers (``errors``, ``_checks``, ``_json``, ...);
+2. formula → design — the formula's design matrix and its threshold cuts (``design``,
+   ``thresholds``, ``datasets``);
+3. problem — the loss, bounds and constraints as an integer program (``problem``; a constraint
+   is a registered class);
+4. solver — branch-and-cut and its heuristics (``solver``);
+5. fitted card — the score card, the fitted model and its documents (``card``, ``fitinfo``,
+   ``model``, ``io``; reports, exports and counterfactuals read the model beside it, and other
+   frames than pandas plug in through ``backends``' registry);
+6. fits — the search settings (``control``), the registered objectives (``objectives``: the
+   logistic fit in ``logistic``, net benefit in ``netbenefit.fit``) and their shared steps
+   (``pipeline``);
+7. front door — ``risk_score`` (``fit``), many fits (``tuning``, ``fairness_path``), scikit-learn
+   (``sklearn``) and the command line (``cli``).
 """
 
 from .problem.constraints import (at_least, at_most, implies, max_thresholds, max_variables, not_both, one_variable,
