@@ -30,8 +30,7 @@ class FitSettings:
     factors_as_one: bool = False
     size_groups: tuple = ()
     threshold_candidates: dict = field(default_factory=dict)
-    #: 0 for models fitted (and saved) before the absolute tolerance existed: only the relative one held
-    absolute_gap_tolerance: float = 0.0
+    absolute_gap_tolerance: float = 1e-8
     #: the score scales searched (one: a fixed scale)
     scales: tuple = (1.0,)
     #: the intercept is a real number (chosen with a fitted score scale) rather than an integer

@@ -434,21 +434,21 @@ def _settings(s: dict, design) -> FitSettings:
         raise _doc.fail(f"{path}.intercept_range", "expected [lowest, highest]", ir)
     ir = tuple(_doc.number(x, f"{path}.intercept_range") for x in ir)
     groups = []
-    for g in _doc.array(s.get("size_groups", []), f"{path}.size_groups", MAX_COLUMNS):
+    for g in _doc.array(_doc.field(s, "size_groups", path), f"{path}.size_groups", MAX_COLUMNS):
         groups.append(tuple(_doc.integer(j, f"{path}.size_groups", 0, n - 1)
                             for j in _doc.array(g, f"{path}.size_groups", MAX_COLUMNS)))
     candidates = {}
-    for term, v in _doc.obj(s.get("threshold_candidates", {}), f"{path}.threshold_candidates").items():
+    for term, v in _doc.obj(_doc.field(s, "threshold_candidates", path), f"{path}.threshold_candidates").items():
         v = _doc.array(list(v) if isinstance(v, tuple) else v, f"{path}.threshold_candidates", 2)
         candidates[term] = tuple(_doc.integer(x, f"{path}.threshold_candidates", 0) for x in v)
     scales = tuple(_doc.number(x, f"{path}.scales", lo=1e-12)
-                   for x in _doc.array(s.get("scales", [1.0]), f"{path}.scales", 10_000))
+                   for x in _doc.array(_doc.field(s, "scales", path), f"{path}.scales", 10_000))
     na = s.get("na_action")
     if na not in ("raise", "drop"):
         raise _doc.fail(f"{path}.na_action", "expected \"raise\" or \"drop\"", na)
     max_size = _doc.integer(_doc.field(s, "max_size", path), f"{path}.max_size", 0)
     constraints = tuple(_constraint(c, i) for i, c in
-                        enumerate(_doc.array(s.get("constraints", []), f"{path}.constraints", 10_000)))
+                        enumerate(_doc.array(_doc.field(s, "constraints", path), f"{path}.constraints", 10_000)))
     return FitSettings(
         max_size=max_size, min_size=_doc.integer(_doc.field(s, "min_size", path), f"{path}.min_size", 0, max_size),
         coef_lower=lower, coef_upper=upper, intercept_range=ir,
@@ -458,11 +458,11 @@ def _settings(s: dict, design) -> FitSettings:
         time_limit=_doc.number(_doc.field(s, "time_limit", path), f"{path}.time_limit", lo=0, finite=False),
         gap_tolerance=_doc.number(_doc.field(s, "gap_tolerance", path), f"{path}.gap_tolerance", 0, 0.999999),
         na_action=na, constraints=constraints,
-        factors_as_one=_doc.boolean(s.get("factors_as_one", False), f"{path}.factors_as_one"),
+        factors_as_one=_doc.boolean(_doc.field(s, "factors_as_one", path), f"{path}.factors_as_one"),
         size_groups=tuple(groups), threshold_candidates=candidates,
-        absolute_gap_tolerance=_doc.number(s.get("absolute_gap_tolerance", 0.0), f"{path}.absolute_gap_tolerance",
-                                           lo=0),
-        scales=scales, real_intercept=_doc.boolean(s.get("real_intercept", False), f"{path}.real_intercept"))
+        absolute_gap_tolerance=_doc.number(_doc.field(s, "absolute_gap_tolerance", path),
+                                           f"{path}.absolute_gap_tolerance", lo=0),
+        scales=scales, real_intercept=_doc.boolean(_doc.field(s, "real_intercept", path), f"{path}.real_intercept"))
 
 
 def _constraint(d, i: int):
@@ -567,7 +567,7 @@ def _training(t: dict) -> dict:
         v = _doc.field(metrics, k, path + ".metrics")
         if not (isinstance(v, float) and math.isnan(v)):
             _doc.number(v, f"{path}.metrics.{k}", lo=0 if k != "net_benefit" else -math.inf)
-    values = _decode(_doc.array(t.get("constraint_values", []), path + ".constraint_values", 10_000))
+    values = _decode(_doc.array(_doc.field(t, "constraint_values", path), path + ".constraint_values", 10_000))
     for v in values:
         _doc.obj(v, path + ".constraint_values")
     return {"nobs": nobs, "events": events,

@@ -15,6 +15,7 @@ from ..errors import DataError, SettingsError
 from .metrics import PAPER_THRESHOLDS, aunbc, net_benefit
 from .metrics.decision import _tp_fp, check_thresholds
 from . import render
+from ._axes import new_axes
 
 __all__ = ["DecisionCurve", "decision_curve"]
 
@@ -61,8 +62,7 @@ class DecisionCurve(render.Rendered):
 
     def plot(self, ax=None):
         """Net benefit against threshold, one line per model, treat-all dashed, treat-none grey."""
-        from .plots import _new_axes
-        fig, ax = _new_axes(ax, figsize=(6.0, 4.5))
+        fig, ax = new_axes(ax, figsize=(6.0, 4.5))
         w = self.wide
         t = w["threshold"]
         ax.plot(t, w["treat none"], color="grey", lw=1, label="treat none")

@@ -22,31 +22,12 @@ from ..errors import CalibrationWarning, DataError, SettingsError
 from .decision_curve import DecisionCurve
 from .evaluation import Evaluation, evaluate
 from .render import DEFAULT_GAP_TOLERANCE
-from .size_cv import METRICS, SizeCV
-from .size_path import SizePath
+from ._axes import new_axes as _new_axes
 
 __all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
            "plot_size_cv", "plot_size_path"]
 
 _EVENT, _NON_EVENT, _MODEL = "#c0392b", "#2c7fb8", "#222222"
-
-
-def _new_axes(ax, figsize=(5.0, 4.5)):
-    """``(figure, axes)``: the given axes' top-level figure, or a fresh pyplot-free figure."""
-    if ax is not None:
-        get = getattr(ax, "get_figure", None)
-        try:
-            fig = get(root=True)  # matplotlib >= 3.10: the top figure, not a subfigure
-        except TypeError:
-            fig = ax.figure
-        return fig, ax
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as e:
-        raise ImportError("riskformula's plots need matplotlib, which is not installed. "
-                          "Install it with `pip install riskformula[plot]`.") from e
-    fig = Figure(figsize=figsize, layout="constrained")
-    return fig, fig.add_subplot()
 
 
 def _evaluation(model_or_evaluation, data) -> Evaluation:
@@ -193,8 +174,8 @@ def plot_size_path(table, ax=None):
     ax : matplotlib Axes, optional
         Draw on these axes; a twin axis is added for AUC.
     """
-    if isinstance(table, SizePath):
-        table = table.table
+    if not isinstance(table, pd.DataFrame) and isinstance(getattr(table, "table", None), pd.DataFrame):
+        table = table.table  # a SizePath
     if not isinstance(table, pd.DataFrame):
         raise DataError(f"`table` must be a SizePath (from riskformula.size_path) or a DataFrame; "
                         f"got {type(table).__name__}.")
@@ -257,14 +238,14 @@ def plot_size_cv(result, ax=None):
     -------
     matplotlib.figure.Figure
     """
-    if not isinstance(result, SizeCV):
+    if not all(hasattr(result, a) for a in ("table", "metric_label", "higher_is_better", "size_min", "size_1se")):
         raise DataError(f"`result` must be a SizeCV (from riskformula.cv_risk_score); "
                         f"got {type(result).__name__}.")
     t = result.table.sort_values("size")
     fig, ax = _new_axes(ax, figsize=(6.0, 4.0))
     size, mean, se = t["size"].to_numpy(), t["mean"].to_numpy(float), t["se"].fillna(0).to_numpy(float)
     proven = (t["certified"] == t["fits"]).to_numpy()
-    label, higher = METRICS[result.metric]
+    label, higher = result.metric_label, result.higher_is_better
     ax.errorbar(size, mean, yerr=se, color=_MODEL, lw=1.5, capsize=3, zorder=2)
     ax.scatter(size[proven], mean[proven], color=_MODEL, zorder=3)
     ax.scatter(size[~proven], mean[~proven], facecolor="white", edgecolor=_MODEL, zorder=3)

@@ -112,8 +112,14 @@ class SizeCV(render.Rendered):
 
     # ---- text -----------------------------------------------------------------------
     @property
-    def _label(self) -> str:
+    def metric_label(self) -> str:
+        """The metric's name as the plots and reports print it (``"held-out AUC"``)."""
         return METRICS[self.metric][0]
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Whether a larger value of the metric is better (AUC) or worse (log loss)."""
+        return METRICS[self.metric][1]
 
     def _fmt(self, x) -> str:
         return fmt_fixed(x) if self.metric == "auc" else fmt_fixed(x, 4)
@@ -135,17 +141,17 @@ class SizeCV(render.Rendered):
         se = best["se"] if pd.notna(best["se"]) else 0.0
         bound = best["mean"] - se if higher else best["mean"] + se
         if self.rule == "min":
-            text = (f"Size {self.size} has the best mean {self._label} ({self._fmt(best['mean'])} ± "
+            text = (f"Size {self.size} has the best mean {self.metric_label} ({self._fmt(best['mean'])} ± "
                     f"{self._fmt(best['se'])} SE).")
             if self.size_1se != self.size_min:
                 text += f" The one-standard-error rule would choose size {self.size_1se}."
             return text
         if self.size_1se == self.size_min:
-            return (f"Size {self.size} has the best mean {self._label} ({self._fmt(best['mean'])} ± "
+            return (f"Size {self.size} has the best mean {self.metric_label} ({self._fmt(best['mean'])} ± "
                     f"{self._fmt(best['se'])} SE) and no smaller size is within one SE of it "
                     f"({'≥' if higher else '≤'} {self._fmt(bound)}).")
         chosen = self._row(self.size)
-        return (f"Size {self.size} is the smallest size whose mean {self._label} ({self._fmt(chosen['mean'])}) "
+        return (f"Size {self.size} is the smallest size whose mean {self.metric_label} ({self._fmt(chosen['mean'])}) "
                 f"is within one standard error of the best mean ({self._fmt(best['mean'])} ± "
                 f"{self._fmt(best['se'])} SE at size {self.size_min}), i.e. {'≥' if higher else '≤'} "
                 f"{self._fmt(bound)}.")
