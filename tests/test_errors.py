@@ -502,3 +502,13 @@ def test_data_unchanged_by_failing_fit(df):
     with pytest.raises(DataError):
         rf.risk_score("y ~ a", d, **S)
     pd.testing.assert_frame_equal(d, before)
+
+
+def test_missing_columns_in_new_data_and_audit_groups_are_named_with_the_close_one():
+    df = rf.load_dataset("wdbc")
+    m = rf.risk_score('diagnosis == "M" ~ radius_worst + concave_points_worst', df, max_size=2, time_limit=10)
+    with pytest.raises(rf.DataError, match=r"lacks the column\(s\) \['radius_worst'\].* It has `radius_wrst`: the "
+                                           r"same variable under another name\?.*and 11 more\.$"):
+        m.predict(df.rename(columns={"radius_worst": "radius_wrst"}))
+    with pytest.raises(rf.SettingsError, match=r"Did you mean `diagnosis`\?.*and 11 more\.$"):
+        m.fairness(df, by="diagnosiss")

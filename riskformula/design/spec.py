@@ -166,8 +166,11 @@ class DesignSpec:
         uses = "the formula uses" if terms is None and columns is None else "the score's points are on"
         missing = [v for v in needed if v not in data.columns]
         if missing:
-            raise DataError(f"`{name}` lacks the column(s) {missing} that {uses}; "
-                            f"it has {list(data.columns)[:20]}.")
+            from ..errors import close_match, name_list
+            close = close_match(missing[0], [str(c) for c in data.columns])
+            hint = f" It has `{close}`: the same variable under another name?" if close else ""
+            raise DataError(f"`{name}` lacks the column(s) {missing} that {uses}.{hint} Its columns: "
+                            f"{name_list(data.columns, 20)}.")
         na = {v: int(data[v].isna().sum()) for v in needed if data[v].isna().any()}
         if na:
             raise DataError(f"`{name}` has missing values in {na} (column: count). A risk score needs every "

@@ -237,8 +237,10 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
     cols = _by("fairness", by)
     missing = [c for c in cols if c not in data.columns]
     if missing:
+        from ..errors import did_you_mean, name_list
+        hint = did_you_mean(missing[0], [str(c) for c in data.columns])
         raise SettingsError(f"`by` names {missing}, which {'is' if len(missing) == 1 else 'are'} not a column of "
-                            f"`data`. Columns: {list(data.columns)[:20]}.")
+                            f"`data`.{hint} Columns: {name_list(data.columns, 20)}.")
     risk_cut, score_cut = _cutoff("fairness", at_risk, at_score)
     if not isinstance(level, float) or not 0 < level < 1:
         raise SettingsError(f"`level` must be a confidence level between 0 and 1 (e.g. 0.95); got {level!r}.")
