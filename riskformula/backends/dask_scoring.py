@@ -127,8 +127,17 @@ def evaluate_dask(model, ddf, by: str | None = None, thresholds=None):
 
 def evaluate_patterns(model, X: np.ndarray, y: np.ndarray, counts: np.ndarray):
     """The training evaluation from the weighted distinct patterns (design rows ``X``, outcomes
-    ``y``, ``counts`` rows each): scores and risks are computed exactly as ``predict`` does."""
+    ``y``, ``counts`` rows each): scores and risks are computed exactly as ``predict`` does.
+
+    The report depends on each row's (outcome, score) only, so it is computed on the distinct
+    (score, outcome) pairs with their numbers of rows, as the pandas fit does: a few dozen pairs
+    instead of every pattern (0.4–0.6 s after the search on the 122 000 patterns of 10⁶ rows ×
+    20 binary columns, which the time limit did not leave room for)."""
+    from ..problem.loss import distinct_rows
     from ..reports.evaluation import evaluate_arrays
 
     s = model.scorecard.matrix_of_design(X) @ model.scorecard.points
-    return evaluate_arrays(model, y, model.risk_of(s), s, weights=counts)
+    pairs, inverse = distinct_rows(np.column_stack([s, np.asarray(y, dtype=float)]))
+    n = np.bincount(inverse, weights=np.asarray(counts, dtype=float), minlength=len(pairs))
+    score = pairs[:, 0]
+    return evaluate_arrays(model, pairs[:, 1].astype(int), model.risk_of(score), score, weights=n)
