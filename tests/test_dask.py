@@ -130,6 +130,24 @@ def test_weighted_fit_with_dropped_rows_is_the_pandas_fit(df):
     assert b.settings.weighted and b.rows_dropped == 37
 
 
+
+@pytest.mark.filterwarnings("ignore::riskformula.errors.CalibrationWarning")
+def test_training_evaluation_from_score_pairs_is_the_one_from_patterns(fitted, ddf):
+    """The training evaluation is computed on the distinct (score, outcome) pairs of the patterns
+    (so that it fits in the time limit on many patterns): the report of every pattern."""
+    from riskformula.reports.evaluation import evaluate_arrays
+
+    _, b = fitted
+    patterns = training_patterns("y ~ b + g + threshold(x1, k=1) + threshold(x2, grid=6, k=1)", ddf)
+    X, y, counts = patterns.design.X, patterns.design.y, patterns.counts
+    assert len(y) > 100  # many patterns, few (score, outcome) pairs
+    s = b.scorecard.matrix_of_design(X) @ b.scorecard.points
+    want = evaluate_arrays(b, y, b.risk_of(s), s, weights=counts)
+    got = b.training_evaluation  # built with the model (RiskScore.from_fit with the patterns' counts)
+    assert got.n == want.n and got.events == want.events
+    pd.testing.assert_frame_equal(got.reliability, want.reliability)
+    assert got.to_dict() == _approx(want.to_dict())
+
 def test_predict_score_observed_are_lazy_dask_series(fitted, df, ddf):
     a, b = fitted
     for method in ("predict", "score", "observed"):

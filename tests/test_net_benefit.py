@@ -647,3 +647,28 @@ def test_a_logistic_fit_after_the_exact_model_in_one_process(monkeypatch):
     assert "milp_status" in nb.solver.settings
     m = rf.risk_score("y ~ a + b + c", df, max_size=2, time_limit=10)
     assert m.status == "optimal"
+
+
+def test_the_exact_model_is_skipped_when_its_hand_over_does_not_fit_in_the_time_left(monkeypatch):
+    """Handing the exact model to the solver cannot be interrupted (on wdbc with threshold(.) it
+    took longer than building it), so the fit leaves room for it or skips the model; either way
+    the score is the local search's with an honest gap."""
+    monkeypatch.setattr(nb_fit, "EXACT_SEARCH_SPACE", 0)  # the MILP's path
+    df = small_frame(40, 3)
+    best = brute_force(df, -2, 2, decision_grid(), 1e-3)
+    opts = dict(objective="net_benefit", coef_range=(-2, 2), max_size=3, c0=1e-3, time_limit=10)
+    # estimated too slow to build and hand over in the time left: not built
+    monkeypatch.setattr(nb_fit, "BUILD_SECONDS_PER_ROW", 1e3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimalityGapWarning)
+        m = rf.risk_score("y ~ a + b + c", df, **opts)
+    assert m.solver.settings["milp_status"].startswith("skipped") and "time left" in m.solver.settings["milp_status"]
+    assert m.objective <= best + 1e-12 <= m.upper_bound + 1e-12
+    # built, but too little time is left after the local search to hand it over and solve it
+    monkeypatch.setattr(nb_fit, "BUILD_SECONDS_PER_ROW", 1e-3)
+    monkeypatch.setattr(nb_fit, "MIN_SOLVE_SECONDS", 1e6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimalityGapWarning)
+        m = rf.risk_score("y ~ a + b + c", df, **opts)
+    assert "too little to hand the exact model over" in m.solver.settings["milp_status"]
+    assert m.status == "heuristic" and m.objective <= best + 1e-12 <= m.upper_bound + 1e-12

@@ -91,3 +91,20 @@ def test_the_workers_start_with_the_fit_and_the_search_is_unchanged():
         two = rf.risk_score("y ~ .", df, max_size=4, time_limit=120, progress=False, n_jobs=2)
     assert one.status == two.status == "optimal"
     assert one.objective == pytest.approx(two.objective, abs=1e-8)
+
+
+def test_a_polish_stops_at_its_deadline_with_a_feasible_point_and_is_unchanged_before_it():
+    import time
+
+    from riskformula.solver.heuristics import polish
+    p = _problem(2)
+    start = np.zeros(p.d + 1)
+    full, value = polish(p, start, swaps=True)
+    # a deadline that is not reached: the same descent, step for step
+    same, same_value = polish(p, start, swaps=True, deadline=time.perf_counter() + 3600)
+    assert np.array_equal(same, full) and same_value == value
+    # a deadline already past: no step is taken, and the point returned is the (feasible) start
+    late, late_value = polish(p, start, swaps=True, deadline=time.perf_counter() - 1)
+    assert np.count_nonzero(late[1:]) == 0 and p.complete(late) is not None
+    assert late_value == pytest.approx(p.full_objective(late)) and late_value >= value
+    assert value < late_value  # the full descent did move: the deadline is what stopped this one

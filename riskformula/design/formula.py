@@ -26,7 +26,7 @@ from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_t
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
 from .matrix import DesignMatrix
 from .rules import derive_outcome, derive_rules
-from .spec import DesignSpec, check_finite, check_frame, drop_intercept, plain_strings
+from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
 _IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
@@ -328,10 +328,8 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
         second = ({**context, OUTCOME: pd.Series(y, index=frame.index), CUT_DEPTH: cut_depth} if prune_cuts
                   else context)
         mm = materialize(frame, second)
-    X_df = drop_intercept(mm.rhs)
-    columns = list(X_df.columns)
     try:
-        X = X_df.to_numpy(dtype=float)
+        X, columns = design_values(mm.rhs)
     except (TypeError, ValueError) as e:
         raise DataError(f"the design of {formula!r} has non-numeric columns: {e}") from e
     if check_values:

@@ -286,6 +286,26 @@ def drop_intercept(mm) -> pd.DataFrame:
     return df.drop(columns=[c for c in df.columns if c == "Intercept"])
 
 
+#: cells of the model matrix converted to float at once by :func:`design_values` (float64: 32 MiB)
+CONVERT_CELLS = 2 ** 22
+
+
+def design_values(mm) -> tuple[np.ndarray, list]:
+    """(the model matrix without its intercept as a float array, its column names).
+
+    The same array as ``drop_intercept(mm).to_numpy(dtype=float)`` (column-major, as pandas gives
+    it), filled a block of columns at a time: no copy of the frame without its intercept is made
+    first, which on 10⁶ rows × 20 columns took as much memory again as the array itself.  Raises
+    what ``to_numpy(dtype=float)`` raises on non-numeric columns."""
+    df = pd.DataFrame(mm)
+    keep = [j for j, c in enumerate(df.columns) if c != "Intercept"]
+    X = np.empty((len(df), len(keep)), dtype=float, order="F")
+    step = max(1, CONVERT_CELLS // max(len(df), 1))
+    for a in range(0, len(keep), step):
+        X[:, a:a + step] = df.iloc[:, keep[a:a + step]].to_numpy(dtype=float)
+    return X, [df.columns[j] for j in keep]
+
+
 def check_finite(X: np.ndarray, columns, where: str) -> None:
     bad = ~np.isfinite(X)
     if bad.any():

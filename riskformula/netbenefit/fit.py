@@ -47,10 +47,15 @@ SEARCH_SHARE = 0.3
 #: above this many indicators (rows × thresholds) the exact model rarely closes the gap in
 #: minutes, so the local search gets the larger share (1 − SEARCH_SHARE) of the time
 LARGE_MILP = 20_000
-#: pyomo builds and hands over to the solver about one model row per millisecond; the exact model
-#: is skipped when building it would take more than BUILD_SHARE of ``time_limit``
+#: pyomo builds the exact model at about one model row per millisecond, and handing it over to HiGHS
+#: takes up to HANDOVER_PER_BUILD times as long again (wdbc with threshold(.), 10 811 rows: built in
+#: 13.1 s, handed over in 21.7 s, on a loaded 2-core machine); the exact model is skipped when building
+#: and handing it over would take more than BUILD_SHARE of the time left once the starts are found
 BUILD_SECONDS_PER_ROW = 1e-3
+HANDOVER_PER_BUILD = 2.0
 BUILD_SHARE = 0.5
+#: the exact model is solved only if, after handing it over, at least this many seconds are left
+MIN_SOLVE_SECONDS = 1.0
 #: plain problems (bounds and size limits only) with at most this many points vectors are solved by
 #: branch and bound over the points (:mod:`.exact_search`) instead of the MILP: measured on
 #: breastcancer (240 distinct rows), 1.1e4 vectors take 0.6 s, 9e4 2.7 s, 4.8e5 13 s
@@ -96,12 +101,17 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
         if point is None:
             raise SearchLimitError("no score meeting the size limits and constraints was found; loosen them.")
         starts.append(point)
-    exact, milp = _proof_step(problem, search, scorer, grid, c0, min_size, solver, time_limit, info)
+    exact, milp = _proof_step(problem, search, scorer, grid, c0, min_size, solver,
+                              time_left=max(0.0, time_limit_search - (time.perf_counter() - t_start)), info=info)
     # the local search gets the smaller share when the proof step can close the gap in time
     proof_can_close = exact is not None or (milp is not None and milp.n_indicators <= LARGE_MILP)
     share = SEARCH_SHARE if proof_can_close else 1 - SEARCH_SHARE
     left = time_limit_search - (time.perf_counter() - t_start)
-    budget = left if milp is None and exact is None else min(share * time_limit, left)
+    # the exact model's hand-over to the solver (measured: up to HANDOVER_PER_BUILD times its build)
+    # cannot be interrupted: the local search leaves time for it and a short solve
+    handover = 0.0 if milp is None else HANDOVER_PER_BUILD * milp.build_time
+    budget = left if milp is None and exact is None else \
+        max(0.0, min(share * time_limit, left - handover - (milp is not None) * MIN_SOLVE_SECONDS))
     rounds, chains = (SEARCH_ROUNDS, ELITES) if exact is None else (SEEDING_ROUNDS, 1)
     found = search.run(starts, rounds=rounds, time_limit=budget, elites=chains)
     if verbose:
@@ -169,19 +179,21 @@ def _checked(data, control: SearchControl, max_size, min_size, c0, constraints, 
     return max_size, min_size, c0, grid, constraints
 
 
-def _proof_step(problem, search, scorer, grid, c0, min_size, solver, time_limit, info):
+def _proof_step(problem, search, scorer, grid, c0, min_size, solver, time_left, info):
     """What proves the local search's score: branch and bound over the points (small plain
-    problems), the exact MILP, or nothing (no solver, a model too large to build in time, or
-    predictors the big-M model cannot hold exactly: ``info["milp_status"]`` says which)."""
+    problems), the exact MILP, or nothing (no solver, a model too large to build and hand over
+    in the ``time_left``, or predictors the big-M model cannot hold exactly: ``info["milp_status"]``
+    says which)."""
     if solver is None:
         return None, None
     if _plain_problem(problem) and points_space(search.lo, search.hi, problem.max_size, min_size) <= EXACT_SEARCH_SPACE:
         return PointsBranchAndBound(scorer, search.lo, search.hi, c0, problem.max_size, min_size), None
     rows = model_rows(scorer.pos, scorer.neg, grid)
-    if rows * BUILD_SECONDS_PER_ROW > BUILD_SHARE * time_limit:
+    if rows * BUILD_SECONDS_PER_ROW * (1 + HANDOVER_PER_BUILD) > BUILD_SHARE * time_left:
         info["milp_status"] = (f"skipped: the exact model ({rows:,d} rows) would take about "
-                               f"{rows * BUILD_SECONDS_PER_ROW:.0f} s to build in pyomo, more than "
-                               f"{100 * BUILD_SHARE:.0f}% of the time limit")
+                               f"{rows * BUILD_SECONDS_PER_ROW * (1 + HANDOVER_PER_BUILD):.0f} s to build in "
+                               f"pyomo and hand over to the solver, more than {100 * BUILD_SHARE:.0f}% of the "
+                               "time left")
         return None, None
     milp = NetBenefitMilp(problem, scorer.pos, scorer.neg, grid, c0)
     if not milp.exact:
@@ -213,6 +225,13 @@ def _prove(exact, milp, search, found, X, pos, neg, grid, size_penalty, control:
             points = res.points
         bound = min(bound, res.bound)
         status = "time_limit"
+    handover = 0.0 if milp is None else HANDOVER_PER_BUILD * milp.build_time
+    if milp is not None and bound > found.objective + 1e-12 and deadline - time.perf_counter() < handover + \
+            MIN_SOLVE_SECONDS:
+        info["milp_status"] = (f"skipped: {deadline - time.perf_counter():.1f} s left, "
+                               f"too little to hand the exact model over to the solver (about {handover:.1f} s) "
+                               "and solve it")
+        milp = None
     if milp is not None and bound > found.objective + 1e-12:
         milp.set_start(points, optimal_cutoffs(X @ points, pos, neg, grid).cutoffs)
         left = deadline - time.perf_counter()

@@ -228,9 +228,12 @@ class BranchAndCut:
 
     def _polish_and_offer(self, lam: np.ndarray, swaps: bool = False) -> None:
         self.polish_calls += 1
-        cand, val = polish(self.p, lam, swaps=swaps)
+        # the polish stops at the time limit (one can take seconds on many distinct rows); before
+        # it, it runs to its end as always, so a search that ends by its tolerances is unchanged
+        deadline = self.t0 + self.time_limit
+        cand, val = polish(self.p, lam, swaps=swaps, deadline=deadline)
         if val < self._ceiling() - 1e-12 and not swaps:
-            cand, val = polish(self.p, cand, swaps=True)
+            cand, val = polish(self.p, cand, swaps=True, deadline=deadline)
         self._offer(cand)
 
     def _heuristics_allowed(self) -> bool:

@@ -182,12 +182,16 @@ def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, allowed:
     return np.concatenate(js), np.concatenate(vs), np.concatenate(objs)
 
 
-def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bool = False) -> tuple[np.ndarray, float]:
+def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bool = False,
+           deadline: float | None = None) -> tuple[np.ndarray, float]:
     """Discrete coordinate descent (the DCD of Ustun & Rudin, 2019), optionally with support swaps.
 
     Each step takes the single-coordinate move that lowers the objective most (intercept
     re-optimised separately); with ``swaps`` a used term may also be replaced by an unused one.
     Every accepted move keeps the point feasible (bounds, model size and the problem's rows).
+    Past ``deadline`` (a ``time.perf_counter()`` value; the search's time limit) the descent stops
+    between steps and returns the point it has reached: on many distinct rows one polish with
+    swaps can take a second or more, which a search that ends at its limit cannot wait for.
     """
     X = problem.loss.Z[:, 1:]
     lam = _rounded(problem, lam)
@@ -197,6 +201,8 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
     penalised = problem.has_aux_cost
     best = problem.full_objective(lam)
     for _ in range(max_iter):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
         s = X @ lam[1:] + lam[0]
         support = lam[1:] != 0
         allowed = support | (problem.model_size(lam) < problem.max_size)
@@ -227,7 +233,7 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
             if v < best - 1e-12 and (penalised or not checked_rows or problem.complete(trial) is not None):
                 lam, best, improved = trial, v, True
         if not improved and swaps and support.any():
-            lam2, v2 = _best_swap(problem, lam, best)
+            lam2, v2 = _best_swap(problem, lam, best, deadline)
             if v2 < best - 1e-12:
                 lam, best, improved = lam2, v2, True
         if not improved:
@@ -235,13 +241,17 @@ def polish(problem: RiskProblem, lam: np.ndarray, max_iter: int = 200, swaps: bo
     return lam, best
 
 
-def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float) -> tuple[np.ndarray, float]:
+def _best_swap(problem: RiskProblem, lam: np.ndarray, best: float,
+               deadline: float | None = None) -> tuple[np.ndarray, float]:
     """Best replacement of one used term by an unused one (any of its point values), with the
-    intercept allowed to shift by −1, 0 or +1; the winner's intercept is then re-optimised."""
+    intercept allowed to shift by −1, 0 or +1; the winner's intercept is then re-optimised.
+    Past ``deadline`` the used terms not yet tried are left as they are."""
     X = problem.loss.Z[:, 1:]
     support = np.flatnonzero(lam[1:] != 0)
     best_lam, best_val = lam, best
     for j in support:
+        if deadline is not None and time.perf_counter() > deadline:
+            break
         trial = lam.copy()
         trial[1 + j] = 0.0
         allowed = trial[1:] == 0
