@@ -130,8 +130,29 @@ def fairness_path(formula: str, data: pd.DataFrame, *, notion: str = "statistica
                "minimum under that bound (the gap column says by how much at most). Raise `time_limit`.")
         notes.append(msg[0].upper() + msg[1:])
         warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
+    title, quantity = _words(probe)
     return FairnessPath(formula, what, pd.DataFrame(rows, columns=PATH_COLUMNS), models,
-                        newdata is not None, tuple(notes))
+                        newdata is not None, tuple(notes), title=title, quantity=quantity)
+
+
+def _words(probe) -> tuple[str, str]:
+    """A plot's title and the bounded quantity in words, from the notion's constraint: ``("Equal
+    opportunity by sex, positive at risk ≥ 30%", "true positive rate")``."""
+    from .fairness.groups import NOTION_STRATA, RATE_NAMES
+    name = probe.notion.replace("_", " ")
+    by = ", ".join(map(str, probe.by))
+    rates = list(dict.fromkeys(RATE_NAMES[k] for k in NOTION_STRATA[probe.notion]))
+    quantity = " and ".join(rates)
+    if probe.given is not None:
+        quantity += f" within levels of {probe.given}"
+    title = f"{name[0].upper()}{name[1:]} by {by}, positive at {probe.rule}"
+    if probe.given is not None:
+        title += f", given {probe.given}"
+    if probe.reference is not None:
+        title += f", compared with {probe.reference}"
+    if probe.side != "both":
+        title += f", one-sided ({probe.side})"
+    return title, quantity
 
 
 def _training_rows(model, data: pd.DataFrame) -> pd.DataFrame:

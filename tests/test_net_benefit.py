@@ -4,9 +4,11 @@ calibration by construction, decision curves, Algorithm 1 and the JSON round tri
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -302,21 +304,56 @@ def test_net_benefit_hand_computed_and_decision_curve():
     assert "Decision curves" in str(dc)
 
 
-def test_decision_curve_equals_dcurves():
-    dcurves = pytest.importorskip("dcurves")
-    df = rf.load_dataset("mammo")
-    train, test = df.iloc[::2], df.iloc[1::2]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", OptimalityGapWarning)
-        m1 = rf.risk_score("Malignant ~ .", train, max_size=3, time_limit=20)
-        m2 = rf.risk_score("Malignant ~ .", train, objective="net_benefit", max_size=3, solver=None, time_limit=3)
-    t = np.round(np.arange(1, 100) / 100, 2)
-    dc = rf.decision_curve(m1, m2, data=test, thresholds=t, names=["logistic", "nb"])
-    frame = pd.DataFrame({"y": m1.observed(test), "logistic": m1.predict(test), "nb": m2.predict(test)})
-    ref = dcurves.dca(data=frame, outcome="y", modelnames=["logistic", "nb"], thresholds=t)
-    for ours, theirs in (("logistic", "logistic"), ("nb", "nb"), ("treat all", "all"), ("treat none", "none")):
-        np.testing.assert_allclose(dc.wide[ours].to_numpy(),
-                                   ref.loc[ref["model"] == theirs, "net_benefit"].to_numpy(), atol=1e-12)
+DCURVES = Path(__file__).parent / "data" / "dcurves_reference.json"
+
+
+class StoredRisks:
+    """A scored model made of stored risks and outcomes: what rf.decision_curve reads of a model."""
+
+    def __init__(self, risk, y):
+        self.risk, self.y = np.asarray(risk, float), np.asarray(y, int)
+
+    def predict(self, d):
+        return pd.Series(self.risk, index=d.index)
+
+    def observed(self, d):
+        return pd.Series(self.y, index=d.index)
+
+
+@pytest.fixture(scope="module")
+def dcurves_reference():
+    """dcurves' net benefit of two fitted scores, with their risks and outcomes (the dcurves package
+    pins pandas < 3 through lifelines, so it is an optional `peers` extra; the numbers it gave are
+    stored by tests/data/make_dcurves_reference.py)."""
+    ref = json.loads(DCURVES.read_text())
+    t = np.array(ref["thresholds"])
+    models = [StoredRisks(ref["risk"][name], ref["y"]) for name in ("logistic", "nb")]
+    dc = rf.decision_curve(*models, data=pd.DataFrame(index=range(len(ref["y"]))), thresholds=t,
+                           names=["logistic", "nb"])
+    return ref, dc
+
+
+PAIRS = (("logistic", "logistic"), ("nb", "nb"), ("treat all", "all"), ("treat none", "none"))
+
+
+def test_decision_curve_equals_dcurves(dcurves_reference):
+    """Our net benefit equals the numbers dcurves.dca produced on the same risks and outcomes."""
+    ref, dc = dcurves_reference
+    assert len(ref["thresholds"]) == 99 and len(ref["y"]) == 480
+    for ours, theirs in PAIRS:
+        np.testing.assert_allclose(dc.wide[ours].to_numpy(), ref["net_benefit"][theirs], atol=1e-12)
+
+
+def test_decision_curve_equals_dcurves_live(dcurves_reference):
+    """With the `peers` extra installed, dcurves itself, run on the stored risks and outcomes."""
+    dcurves = pytest.importorskip("dcurves", reason="dcurves is in the `peers` extra (it pins pandas < 3)")
+    ref, dc = dcurves_reference
+    frame = pd.DataFrame({"y": ref["y"], **ref["risk"]})
+    live = dcurves.dca(data=frame, outcome="y", modelnames=["logistic", "nb"], thresholds=ref["thresholds"])
+    for ours, theirs in PAIRS:
+        theirs_now = live.loc[live["model"] == theirs, "net_benefit"].to_numpy(float)
+        np.testing.assert_allclose(dc.wide[ours].to_numpy(), theirs_now, atol=1e-12)
+        np.testing.assert_allclose(theirs_now, ref["net_benefit"][theirs], atol=1e-12)  # the stored file is current
 
 
 # --- Algorithm 1 -----------------------------------------------------------------------------

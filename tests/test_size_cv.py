@@ -239,6 +239,13 @@ def test_plot(cv, cv_repeats, tmp_path):
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
     assert "AUC" in ax.get_ylabel() and "SE" in ax.get_ylabel() and "max_size" in ax.get_xlabel()
+    assert "items" in ax.get_xlabel()
+    # the legend sits beside the axes, where it covers no point or error bar
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    assert not ax.get_legend().get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
     xs = {line.get_xdata()[0] for line in ax.get_lines() if line.get_linestyle() in ("--", ":")}
     assert xs == {cv.size_min, cv.size_1se}
     fig.savefig(tmp_path / "cv.png", dpi=60)

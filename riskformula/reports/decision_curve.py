@@ -62,18 +62,19 @@ class DecisionCurve(render.Rendered):
 
     def plot(self, ax=None):
         """Net benefit against threshold, one line per model, treat-all dashed, treat-none grey."""
-        fig, ax = new_axes(ax, figsize=(6.0, 4.5))
+        fig, ax = new_axes(ax, figsize=(8.0, 4.5))
         w = self.wide
         t = w["threshold"]
         ax.plot(t, w["treat none"], color="grey", lw=1, label="treat none")
         ax.plot(t, w["treat all"], color="#c0392b", lw=1, ls="--", label="treat all")
         for name in self.names:
-            ax.plot(t, w[name], lw=1.6, label=f"{name} (AUNBC {self.aunbc[name]:.3f})")
+            ax.plot(t, w[name], lw=1.6, label=f"{name}\n(AUNBC {self.aunbc[name]:.3f})")
         prev = self.events / self.n
         top = max(prev, float(np.nanmax(w[self.names].to_numpy())), 0.01)
         ax.set(xlim=(float(t.min()), float(t.max())), ylim=(-0.15 * top, 1.1 * top),
                xlabel="Threshold probability", ylabel="Net benefit", title="Decision curves")
-        ax.legend(loc="upper right", fontsize=8, frameon=False)
+        # beside the axes: long model names would cover the curves inside
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False, labelspacing=0.8)
         return fig
 
     def _shown(self) -> pd.DataFrame:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from . import render
@@ -27,6 +28,7 @@ class FairnessPath(render.Rendered):
         unconstrained score.
     models : dict of bound (NaN for the unconstrained fit) to RiskScore.
     tested : whether ``test_auc``/``test_disparity`` were measured on ``newdata``.
+    title, quantity : the notion in words (the plot's title), and the rate it bounds.
     """
 
     formula: str
@@ -35,6 +37,8 @@ class FairnessPath(render.Rendered):
     models: dict
     tested: bool
     notes: tuple
+    title: str = ""
+    quantity: str = ""
 
     _title = "Fairness path"
 
@@ -67,22 +71,69 @@ class FairnessPath(render.Rendered):
         return [(None, shown)]
 
     def plot(self, ax=None):
-        """Training loss (and test disparity, with newdata) against the bound; returns the figure."""
-        import matplotlib.pyplot as plt
-        t = self.table[self.table["max_diff"].notna()]
-        if ax is None:
-            fig, ax = plt.subplots(figsize=(6, 4))
-        else:
-            fig = ax.figure
-        ax.plot(t["max_diff"], t["loss"], "o-", label="training loss")
+        """The price of the bound: training loss (top panel, with the unconstrained score's loss)
+        and the disparity (bottom panel: on the training rows, on ``newdata`` when it was given,
+        and the bound itself) against the bound, loosest on the right. Fits that stopped before
+        proving optimality (a time or node limit) are drawn hollow.
+
+        ``ax``: None (a new figure), one Axes (split into the two panels) or a pair of Axes.
+        Returns the figure."""
+        from .plots import _EVENT, _MODEL, _NON_EVENT, _hollow_where, _panels
+        t = self.table[self.table["max_diff"].notna()].sort_values("max_diff")
+        fig, (top, bottom) = _panels(ax, figsize=(6.5, 5.5))
+        bound = t["max_diff"].to_numpy(float)
+        proven = (t["status"] == "optimal").to_numpy()
+        loss = t["loss"].to_numpy(float)
+        top.plot(bound, loss, color=_NON_EVENT, lw=1.5, zorder=2)
+        _hollow_where(top, bound, loss, proven, _NON_EVENT)
         free = self.table.iloc[0]
-        ax.axhline(free["loss"], ls=":", color="grey", label="unconstrained loss")
-        ax.set_xlabel("max_diff")
-        ax.set_ylabel("mean logistic loss")
-        ax.invert_xaxis()
-        ax.set_title(self.notion)
-        ax.legend()
+        top.axhline(free["loss"], ls=":", color="grey", zorder=1)
+        top.set_ylabel("Training loss\n(mean logistic)")
+        top.tick_params(labelbottom=False)
+        top.set_title(self.title or _readable(self.notion), fontsize=10)
+        bottom.plot(bound, bound, ls="--", lw=1, color="grey", zorder=1)
+        series = [("train_disparity", _MODEL, "o", "training rows")]
+        if self.tested:
+            series.append(("test_disparity", _EVENT, "s", "new rows"))
+        for col, colour, marker, _ in series:
+            y = t[col].to_numpy(float)
+            bottom.plot(bound, y, color=colour, lw=1.2, zorder=2)
+            _hollow_where(bottom, bound, y, proven, colour, marker=marker)
+        bottom.set_ylabel("Disparity\n(max − min)")
+        high = np.nanmax(np.r_[bound, t[[c for c, *_ in series]].to_numpy(float).ravel()])
+        bottom.set_ylim(-0.06 * high, 1.08 * high)
+        bottom.set_xticks(bound, [f"{b:g}" for b in bound])
+        bottom.set_xlabel(f"Bound on the difference in {self.quantity or 'the rate'} between groups "
+                          "(max_diff)\n← tighter        looser →")
+        from matplotlib.lines import Line2D
+        top_handles = [Line2D([], [], color=_NON_EVENT, lw=1.5), Line2D([], [], color="grey", ls=":")]
+        top_labels = ["bounded score", f"no bound ({free['loss']:.4f})"]
+        if proven.any():
+            top_handles.append(Line2D([], [], ls="none", marker="o", color="grey"))
+            top_labels.append("certified optimal")
+        if (~proven).any():
+            stops = sorted({str(s).replace("_", " ") for s in t.loc[~proven.astype(bool), "status"]})
+            top_handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="grey", mew=1.5))
+            top_labels.append(f"not certified ({' / '.join(stops)})")
+        top.legend(top_handles, top_labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8,
+                   frameon=False)
+        handles = [Line2D([], [], color=c, marker=m, lw=1.2, mfc="white" if not proven.any() else c)
+                   for _, c, m, _ in series]
+        handles.append(Line2D([], [], ls="--", lw=1, color="grey"))
+        bottom.legend(handles, [f"{w}" for *_, w in series] + ["the bound"], loc="upper left",
+                      bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
         return fig
 
     def __repr__(self) -> str:
         return f"<FairnessPath: {self.notion}; bounds {[b for b in self.table['max_diff'] if b == b]}>"
+
+
+def _readable(notion: str) -> str:
+    """``"equal_opportunity('sex', at_risk=0.3)"`` as ``"Equal opportunity by sex, at risk 0.3"``: a
+    title for a path built without :func:`riskformula.fairness_path`'s words."""
+    name, _, args = notion.partition("(")
+    parts = [a.strip() for a in args.rstrip(")").split(",") if a.strip()]
+    by = parts[0].strip("'\"[]") if parts else ""
+    rest = [a.replace("=", " ").replace("_", " ").replace("'", "") for a in parts[1:]]
+    words = name.replace("_", " ")
+    return f"{words[:1].upper()}{words[1:]}" + (f" by {by}" if by else "") + "".join(f", {r}" for r in rest)

@@ -52,6 +52,9 @@ def plot_reliability(model_or_evaluation, data=None, ax=None):
     Marker area is proportional to the number of rows with that score; vertical bars are
     Wilson 95% intervals of the observed risk; the dashed diagonal is perfect calibration.
     With more than 30 distinct scores the points are 10 quantile bins of score (Ustun & Rudin, 2019).
+    With at most 15 points each is labelled with its score (or bin) where the label has room: labels
+    never overlap one another, a marker or the legend, and a crowded point's label is left out
+    (the points with the most rows are labelled first).
 
     Returns
     -------
@@ -71,15 +74,18 @@ def plot_reliability(model_or_evaluation, data=None, ax=None):
     area = 15 + 300 * n / n.max()
     ax.scatter(x, obs, s=area, color=_NON_EVENT, edgecolor="white", linewidth=0.8, zorder=3,
                label="score (area ∝ rows)")
-    if len(r) <= 15:  # label each point with its score while that stays legible
-        for label, xi, yi in zip(r["score"], x, obs):
-            text = label if isinstance(label, str) else f"{label:g}"
-            ax.annotate(text, (xi, yi), xytext=(5, -10), textcoords="offset points",
-                        fontsize=8, color="#444444")
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="Predicted risk", ylabel="Observed risk",
            title=f"Reliability (CAL {100 * ev.cal:.1f}%, n = {ev.n:,d})")
     ax.set_aspect("equal")
     ax.legend(loc="upper left", fontsize=8, frameon=False)
+    if len(r) <= 15:
+        # each point's score beside it, placed when the figure is drawn so that no two labels
+        # overlap or cover a marker or the legend; a crowded point's label is left out (the
+        # largest groups of rows are labelled first)
+        from ._labels import place_point_labels
+        texts = [label if isinstance(label, str) else f"{label:g}" for label in r["score"]]
+        place_point_labels(ax, texts, x, obs, np.sqrt(area) / 2 + 0.8, n,
+                           fontsize=8, color="#444444")
     return fig
 
 
@@ -129,7 +135,7 @@ def plot_decision_curve(model_or_evaluation, data=None, ax=None):
     ax.set(xlim=(float(t.min()), float(t.max())), ylim=(-0.15 * top, 1.1 * top),
            xlabel="Threshold probability", ylabel="Net benefit",
            title=f"Decision curve (AUNBC {ev.aunbc:.3f})")
-    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    ax.legend(loc="best", fontsize=8, frameon=False)
     return fig
 
 
@@ -160,22 +166,74 @@ def plot_score_distribution(model_or_evaluation, data=None, ax=None):
     return fig
 
 
+def _panels(ax, figsize, heights=(1.0, 1.0)):
+    """``(figure, (top, bottom))``: two stacked panels sharing the x axis. ``ax`` may be None (a new
+    pyplot-free figure), a pair of Axes (used as they are) or one Axes, whose area is split in two
+    (the Axes itself is turned off and holds the two panels)."""
+    if ax is None:
+        fig, top = _new_axes(None, figsize=figsize)
+        fig.clear()
+        top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=list(heights))
+        return fig, (top, bottom)
+    if isinstance(ax, (list, tuple, np.ndarray)):
+        axes = list(np.ravel(ax))
+        if len(axes) != 2:
+            raise SettingsError(f"`ax` must be one Axes or a pair of Axes (top, bottom); got {len(axes)} Axes.")
+        fig, _ = _new_axes(axes[0])
+        axes[1].sharex(axes[0])
+        return fig, tuple(axes)
+    fig, ax = _new_axes(ax)
+    ax.set_axis_off()
+    share = heights[0] / sum(heights)
+    gap = 0.06
+    top = ax.inset_axes([0.0, (1 - share) + gap / 2, 1.0, share - gap / 2])
+    bottom = ax.inset_axes([0.0, 0.0, 1.0, (1 - share) - gap / 2], sharex=top)
+    return fig, (top, bottom)
+
+
+def _hollow_where(axis, x, y, proven, colour, **kw):
+    """Filled markers where ``proven``, hollow ones elsewhere (a filled marker on top where both fall
+    on one spot: the proven fit there is the certified one)."""
+    if (~proven).any():
+        axis.scatter(x[~proven], y[~proven], facecolor="white", edgecolor=colour, linewidth=1.5, zorder=3, **kw)
+    axis.scatter(x[proven], y[proven], color=colour, zorder=3.1, **kw)
+
+
+def _limit_text(limits) -> str:
+    limits = sorted(int(v) for v in limits)
+    if len(limits) > 1 and limits == list(range(limits[0], limits[-1] + 1)):
+        return f"{limits[0]}–{limits[-1]}"
+    return ", ".join(map(str, limits))
+
+
 def plot_size_path(table, ax=None):
-    """Loss (left axis) and AUC (right axis) of the best model at each model size.
+    """Loss (top panel) and AUC (bottom panel) of the best score of each size, against the card's
+    size in items.
+
+    Each fit is drawn at the number of items its card uses, which can be below its size limit when
+    another item does not lower the loss; a tick whose fits had other limits names them
+    (``3`` over ``limit 3–4``: limits 3 and 4 both gave a three-item card).
 
     Parameters
     ----------
     table : SizePath or DataFrame
         The result of :func:`riskformula.size_path` (its ``.table`` is drawn), or a table with
-        one row per size and columns ``size``, ``loss`` and ``auc``. Sizes whose model is not
-        proven optimal are drawn hollow: ``status`` other than ``"optimal"`` when the table
+        one row per size and columns ``size``, ``loss`` and ``auc`` (and ``items``, the items each
+        card uses, when known: without it the points are drawn at ``size``). Sizes whose model is
+        not proven optimal are drawn hollow: ``status`` other than ``"optimal"`` when the table
         has that column (as :func:`riskformula.size_path` gives), else a ``gap`` above
         ``risk_score``'s default ``gap_tolerance`` (1e-6).
-    ax : matplotlib Axes, optional
-        Draw on these axes; a twin axis is added for AUC.
+    ax : matplotlib Axes or a pair of Axes, optional
+        One Axes: its area is split into the two panels. A pair: loss on the first, AUC on the second.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
     """
+    where = None
     if not isinstance(table, pd.DataFrame) and isinstance(getattr(table, "table", None), pd.DataFrame):
-        table = table.table  # a SizePath
+        where = getattr(table, "evaluated_on", None)  # a SizePath
+        table = table.table
     if not isinstance(table, pd.DataFrame):
         raise DataError(f"`table` must be a SizePath (from riskformula.size_path) or a DataFrame; "
                         f"got {type(table).__name__}.")
@@ -186,35 +244,37 @@ def plot_size_path(table, ax=None):
     if table.empty:
         raise DataError("`table` has no rows to plot.")
     t = table.sort_values("size")
-    fig, ax = _new_axes(ax, figsize=(6.0, 4.0))
-    size = t["size"].to_numpy()
+    limit = t["size"].to_numpy()
+    x = t["items"].to_numpy() if "items" in t.columns else limit
     if "status" in t.columns:  # the solver's verdict, with the tolerance the fit used
         proven = (t["status"] == "optimal").to_numpy()
     elif "gap" in t.columns:
         proven = t["gap"].fillna(np.inf).to_numpy() <= DEFAULT_GAP_TOLERANCE
     else:
         proven = np.ones(len(t), dtype=bool)
-    ax.plot(size, t["loss"], color=_NON_EVENT, lw=1.5, label="loss")
-    ax.scatter(size[proven], t["loss"].to_numpy()[proven], color=_NON_EVENT, zorder=3)
-    ax2 = ax.twinx()
-    ax2.plot(size, t["auc"], color=_EVENT, lw=1.5, label="AUC")
-    ax2.scatter(size[proven], t["auc"].to_numpy()[proven], color=_EVENT, zorder=3)
-    if (~proven).any():
-        for axis, col, colour in ((ax, "loss", _NON_EVENT), (ax2, "auc", _EVENT)):
-            axis.scatter(size[~proven], t[col].to_numpy()[~proven], facecolor="white",
-                         edgecolor=colour, zorder=3)
-    ax.set(xlabel="Model size (number of nonzero points)", ylabel="Log loss",
-           title="Size path")
-    ax.set_xticks(size)
-    ax2.set_ylabel("AUC")
-    handles = ax.get_lines()[:1] + ax2.get_lines()[:1]
-    labels = ["loss", "AUC"]
+    fig, (top, bottom) = _panels(ax, figsize=(6.0, 5.0))
+    for axis, col, colour, label in ((top, "loss", _NON_EVENT, "Log loss\n(lower is better)"),
+                                     (bottom, "auc", _EVENT, "AUC\n(higher is better)")):
+        y = t[col].to_numpy(float)
+        axis.plot(x, y, color=colour, lw=1.5, zorder=2)
+        _hollow_where(axis, x, y, proven, colour)
+        axis.set_ylabel(label)
+        axis.margins(y=0.15)
+    ticks = np.unique(x)
+    names = []
+    for k in ticks:
+        limits = limit[x == k]
+        names.append(f"{k:g}" if list(limits) == [k] else f"{k:g}\nlimit {_limit_text(limits)}")
+    bottom.set_xticks(ticks, names)
+    top.tick_params(labelbottom=False)
+    bottom.set_xlabel("Card size (items)" if "items" in t.columns else "Size limit (items)")
+    top.set_title("Size path" + (f" (loss and AUC on {where})" if where else ""))
     if (~proven).any():
         from matplotlib.lines import Line2D
 
-        handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="grey"))
-        labels.append("not proven optimal")
-    ax.legend(handles, labels, loc="center right", fontsize=8, frameon=False)
+        handles = [Line2D([], [], ls="none", marker="o", color="grey"),
+                   Line2D([], [], ls="none", marker="o", mfc="white", mec="grey", mew=1.5)]
+        top.legend(handles, ["proven optimal", "not proven optimal"], loc="best", fontsize=8, frameon=False)
     return fig
 
 
@@ -242,13 +302,12 @@ def plot_size_cv(result, ax=None):
         raise DataError(f"`result` must be a SizeCV (from riskformula.cv_risk_score); "
                         f"got {type(result).__name__}.")
     t = result.table.sort_values("size")
-    fig, ax = _new_axes(ax, figsize=(6.0, 4.0))
+    fig, ax = _new_axes(ax, figsize=(7.5, 4.0))
     size, mean, se = t["size"].to_numpy(), t["mean"].to_numpy(float), t["se"].fillna(0).to_numpy(float)
     proven = (t["certified"] == t["fits"]).to_numpy()
     label, higher = result.metric_label, result.higher_is_better
     ax.errorbar(size, mean, yerr=se, color=_MODEL, lw=1.5, capsize=3, zorder=2)
-    ax.scatter(size[proven], mean[proven], color=_MODEL, zorder=3)
-    ax.scatter(size[~proven], mean[~proven], facecolor="white", edgecolor=_MODEL, zorder=3)
+    _hollow_where(ax, size, mean, proven, _MODEL)
     lines = [("min", result.size_min, _NON_EVENT, "--", f"best mean: size {result.size_min}"),
              ("1se", result.size_1se, _EVENT, ":", f"smallest within 1 SE: size {result.size_1se}")]
     best = t.loc[t["size"] == result.size_min].iloc[0]
@@ -257,17 +316,19 @@ def plot_size_cv(result, ax=None):
                           label=f"best mean {'−' if higher else '+'} 1 SE")]
     for rule, x, colour, style, text in lines:
         handles.append(ax.axvline(x, color=colour, ls=style, lw=1.2, zorder=1,
-                                  label=text + (" (chosen)" if rule == result.rule else "")))
+                                  label=text + ("\n(chosen)" if rule == result.rule else "")))
     n_fits = int(t["fits"].max())
-    ax.set(xlabel="Model size limit (max_size)",
-           ylabel=f"{label[0].upper() + label[1:]} (mean ± 1 SE over {n_fits} fold fits)",
+    ax.set(xlabel="Size limit (max_size, in card items)",
+           ylabel=f"{label[0].upper() + label[1:]}\n(mean ± 1 SE over {n_fits} fold fits)",
            title=f"Cross-validated size ({'higher' if higher else 'lower'} is better)")
     ax.set_xticks(size)
+    ax.margins(x=0.08)
     labels = [h.get_label() for h in handles]
     if (~proven).any():
         from matplotlib.lines import Line2D
 
-        handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="grey"))
-        labels.append("some fold fits not proven optimal")
-    ax.legend(handles, labels, loc="lower right" if higher else "upper right", fontsize=8, frameon=False)
+        handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="grey", mew=1.5))
+        labels.append("some fold fits\nnot proven optimal")
+    # beside the axes, where it cannot cover a point or an error bar
+    ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
     return fig

@@ -65,7 +65,7 @@ class SizePath(render.Rendered):
     def plot(self, ax=None):
         """:func:`riskformula.plots.plot_size_path` of this path; returns the figure."""
         from .plots import plot_size_path
-        return plot_size_path(self.table, ax=ax)
+        return plot_size_path(self, ax=ax)
 
     def _header(self) -> list[tuple[str, str]]:
         return [("Formula", self.formula), ("Evaluated on", self.evaluated_on)]
