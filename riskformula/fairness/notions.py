@@ -42,6 +42,7 @@ import abc
 import math
 import numbers
 from dataclasses import dataclass
+from typing import cast
 from fractions import Fraction
 
 import numpy as np
@@ -293,7 +294,8 @@ class GroupParity(FairnessConstraint):
     @property
     def rule(self) -> str:
         """The decision rule in words: ``risk ≥ 50%`` or ``score ≥ 3``."""
-        return f"risk ≥ {100 * self.at_risk:g}%" if self.at_score is None else f"score ≥ {self.at_score:g}"
+        # without at_score the cut-off is at_risk (the constructors set exactly one of them)
+        return f"risk ≥ {100 * cast(float, self.at_risk):g}%" if self.at_score is None else f"score ≥ {self.at_score:g}"
 
     # --- the formulation ----------------------------------------------------------------
     def _groups(self, tr, what: str) -> tuple:
@@ -327,7 +329,8 @@ class GroupParity(FairnessConstraint):
         pattern_of = np.full(tr.n, -1)
         pattern_of[used] = inverse.ravel()
         z = b.add_indicators(*self._conditions(patterns, b.scale), name=f"predicted positive ({self.rule})")
-        rates_by_stratum, small = {}, []
+        rates_by_stratum: dict = {}
+        small: list[tuple[str, object, float]] = []
         for kind, level, mask in sts:
             where = stratum_name(kind, level, self.given)
             present = sorted_groups(groups[mask])
@@ -382,6 +385,7 @@ class GroupParity(FairnessConstraint):
 
     def _penalty(self, b, pairs, patterns, z) -> None:
         """t ≥ r_p − r_q for every bounded pair, with cost ``weight`` on t."""
+        assert self.weight is not None  # called only with a weight
         E, cutoff, _ = self._conditions(patterns, b.scale)
         add_difference_penalty(b, self.describe(), self.weight, pairs, int(z[0]),
                                lambda lam: (E @ lam >= cutoff).astype(float))
