@@ -110,6 +110,9 @@ def unreadable_formula(formula: str, error: BaseException) -> FormulaError:
 class InfeasibleProblemError(RiskFormulaError):
     """No risk score satisfies the bounds and constraints that were asked for."""
 
+    #: the constraints that conflict, when the feasibility check found them (set on the instance)
+    conflict: list
+
 
 class SolverError(RiskFormulaError):
     """The search returned no model: the LP engine failed in a way riskformula could not recover
