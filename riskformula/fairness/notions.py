@@ -100,7 +100,7 @@ def _cutoff(fn: str, at_risk, at_score) -> tuple:
             raise SettingsError(f"`{fn}(at_score=...)` must be a number of points such as 3; got {at_score!r}.")
         return None, float(at_score)
     at_risk = 0.5 if at_risk is None else at_risk
-    if isinstance(at_risk, bool) or not isinstance(at_risk, numbers.Real) or not 0 < at_risk < 1:  # type: ignore[operator]  # typeshed: numbers.Real lacks __gt__
+    if isinstance(at_risk, bool) or not isinstance(at_risk, numbers.Real) or not 0 < at_risk < 1:  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise SettingsError(f"`{fn}(at_risk=...)` must be a risk strictly between 0 and 1 (e.g. 0.5); got {at_risk!r}.")
     return float(at_risk), None
 
@@ -119,7 +119,7 @@ def _bounds(fn: str, max_diff, min_ratio, weight, diff_upper: float = 1.0) -> tu
     max_diff = _fraction(fn, "max_diff", max_diff, upper=diff_upper)
     min_ratio = _fraction(fn, "min_ratio", min_ratio, allow_zero=False)
     if weight is not None:
-        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not 0 < weight < math.inf:  # type: ignore[operator]  # typeshed: numbers.Real lacks __gt__
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not 0 < weight < math.inf:  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
             raise SettingsError(f"`{fn}(weight=...)` must be a positive number (the objective's cost per unit of "
                                 f"disparity); got {weight!r}.")
         weight = float(weight)
@@ -661,7 +661,7 @@ def _mean_parity_args(fn: str, among, max_diff, weight, reference, unit: str, ex
         raise SettingsError(f"`{fn}(among=...)` must be 'all', 'events' (balance for the positive class) "
                             f"or 'non_events' (balance for the negative class); got {among!r}.")
     if weight is not None and (isinstance(weight, bool) or not isinstance(weight, numbers.Real)
-                               or not 0 < weight < math.inf):  # type: ignore[operator]  # typeshed: numbers.Real lacks __gt__
+                               or not 0 < weight < math.inf):  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise SettingsError(f"`{fn}(weight=...)` must be a positive number (the objective's cost per unit of "
                             f"difference in {unit}); got {weight!r}.")
     if max_diff is None and weight is None:
@@ -688,7 +688,7 @@ def score_balance(by, *, among="all", max_diff=1.0, reference=None, side="both",
     """
     cols = _by("score_balance", by)
     if max_diff is not None and (isinstance(max_diff, bool) or not isinstance(max_diff, numbers.Real)
-                                 or not 0 <= max_diff < math.inf):  # type: ignore[operator]  # typeshed: numbers.Real lacks __gt__
+                                 or not 0 <= max_diff < math.inf):  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise SettingsError(f"`score_balance(max_diff=...)` must be a number of points ≥ 0; got {max_diff!r}.")
     among, weight, reference = _mean_parity_args("score_balance", among, max_diff, weight, reference,
                                                  "points", "a number of points, e.g. 0.5")

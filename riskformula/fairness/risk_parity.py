@@ -141,7 +141,7 @@ def _check_max_diff(fn: str, max_diff, allow_none: bool) -> float | None: ...
 def _check_max_diff(fn: str, max_diff, allow_none: bool) -> float | None:
     if max_diff is None and allow_none:
         return None
-    if isinstance(max_diff, bool) or not isinstance(max_diff, numbers.Real) or not 0 <= max_diff <= 1:  # type: ignore[operator]  # typeshed: numbers.Real lacks __ge__
+    if isinstance(max_diff, bool) or not isinstance(max_diff, numbers.Real) or not 0 <= max_diff <= 1:  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise SettingsError(f"`{fn}(max_diff=...)` must be a share from 0 to 1 (a difference of risks, e.g. 0.02); "
                             f"got {max_diff!r}.")
     return float(max_diff)
