@@ -185,7 +185,7 @@ def check_scale(scale) -> tuple[float, ...]:
         try:
             values = list(scale)
         except TypeError:
-            values = None
+            values = []
         if not values:
             raise SettingsError(f"`scale` must be a positive number, \"fit\" or a non-empty list of positive "
                                 f"numbers such as [1, 2, 4]; got {scale!r}.")

@@ -5,6 +5,7 @@ and what it is.  Used by the saved model's loader (:mod:`riskformula.io`)."""
 from __future__ import annotations
 
 import math
+from typing import Literal, overload
 
 from .errors import DataError
 
@@ -44,6 +45,12 @@ def field(d: dict, key: str, path: str):
     if key not in d:
         raise DataError(f"the risk score document lacks the field {path}.{key}; it is incomplete or was edited.")
     return d[key]
+
+
+@overload
+def text(v, path: str, optional: Literal[False] = False, empty: bool = False) -> str: ...
+@overload
+def text(v, path: str, optional: bool = False, empty: bool = False) -> str | None: ...
 
 
 def text(v, path: str, optional: bool = False, empty: bool = False) -> str | None:

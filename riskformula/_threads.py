@@ -93,7 +93,8 @@ class OneBlasThread:
 def _blas_libraries() -> tuple[list, list]:
     """The files of the loaded BLAS libraries whose thread limit is the process's (shared) and of
     those whose limit is each thread's own (OpenBLAS built on OpenMP: ``omp_set_num_threads``)."""
-    shared, local = [], []
+    shared: list[str] = []
+    local: list[str] = []
     for lib in threadpool_info():
         if lib["user_api"] == "blas":
             per_thread = lib["internal_api"] == "openblas" and lib.get("threading_layer") == "openmp"

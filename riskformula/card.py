@@ -22,8 +22,12 @@ intercept is the card's, with nothing kept aside.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .design import DesignSpec
 
 __all__ = ["Item", "ScoreCard"]
 
@@ -66,7 +70,7 @@ class ScoreCard:
     """Items, intercept, score scale and the supports of the value terms (their distinct training
     rows, or their ranges): all a risk score is.  ``design`` holds the rules the items read."""
 
-    design: object
+    design: DesignSpec
     items: tuple
     intercept: float
     scale: float
@@ -92,7 +96,8 @@ class ScoreCard:
                     kind = "level" if rule is not None and rule.kind == "level" else "value"
                     items.append(Item(label=design.labels[j], term=design.column_terms[j] or col, kind=kind,
                                       points=int(points[j]), variable=None if rule is None else rule.variable,
-                                      level=rule.value if kind == "level" else None, columns=(j,)))
+                                      level=rule.value if rule is not None and kind == "level" else None,
+                                      columns=(j,)))
                 continue
             if t.term in done:
                 continue
@@ -150,7 +155,7 @@ class ScoreCard:
     def contributions(self) -> list:
         """Per term, the points a row can get from it: an array of values, or (lo, hi) for a value
         term whose training rows are summarised by their range."""
-        out = []
+        out: list[np.ndarray | tuple[float, float]] = []
         for term, items in self.terms().items():
             pts = np.array([it.points for it in items], float)
             if items[0].kind == "interval":

@@ -7,6 +7,7 @@ import difflib
 import os
 import re
 import sys
+import types
 import warnings
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -21,7 +22,8 @@ def warn_caller(message: str, category: type) -> None:
     if sys.version_info >= (3, 12):
         warnings.warn(message, category, skip_file_prefixes=(_PACKAGE,))
         return
-    frame, level = sys._getframe(1), 2  # stacklevel 2: the caller of warn_caller
+    frame: types.FrameType | None = sys._getframe(1)
+    level = 2  # stacklevel 2: the caller of warn_caller
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
@@ -40,7 +42,7 @@ def close_match(name: str, choices) -> str | None:
     """The choice ``name`` was most likely meant to be (a misspelling or other case), or None."""
     if not isinstance(name, str):
         return None
-    lower = {}
+    lower: dict[str, str] = {}
     for c in choices:
         if isinstance(c, str):
             lower.setdefault(c.lower(), c)
@@ -107,6 +109,9 @@ def unreadable_formula(formula: str, error: BaseException) -> FormulaError:
 
 class InfeasibleProblemError(RiskFormulaError):
     """No risk score satisfies the bounds and constraints that were asked for."""
+
+    #: the constraints that conflict, when the feasibility check found them (set on the instance)
+    conflict: list
 
 
 class SolverError(RiskFormulaError):

@@ -5,20 +5,23 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
 from . import _progress
 from .errors import CalibrationWarning, OptimalityGapWarning, SettingsError
-from .fairness.notions import (conditional_statistical_parity, equal_opportunity, equalized_odds, predictive_equality,
-                      statistical_parity)
+from .fairness.notions import (GroupParity, conditional_statistical_parity, equal_opportunity, equalized_odds,
+                               predictive_equality, statistical_parity)
 
 __all__ = ["fairness_path", "NOTIONS"]
 
 #: notion name -> constructor
-NOTIONS = {"statistical_parity": statistical_parity, "conditional_statistical_parity": conditional_statistical_parity,
-           "predictive_equality": predictive_equality, "equal_opportunity": equal_opportunity,
-           "equalized_odds": equalized_odds}
+NOTIONS: dict[str, Callable[..., GroupParity]] = {
+    "statistical_parity": statistical_parity, "conditional_statistical_parity": conditional_statistical_parity,
+    "predictive_equality": predictive_equality, "equal_opportunity": equal_opportunity,
+    "equalized_odds": equalized_odds}
 
 
 def fairness_path(formula: str, data: pd.DataFrame, *, notion: str = "statistical_parity", by,
@@ -79,7 +82,8 @@ def fairness_path(formula: str, data: pd.DataFrame, *, notion: str = "statistica
     # the same notion without a bound measures the disparity of every fit
     probe = make(by, max_diff=1.0, **kw)
     progress = _progress.resolve(progress)
-    rows, models, unproven, notes = [], {}, [], []
+    rows: list[dict[str, Any]] = []
+    models, unproven, notes = {}, [], []
     previous = None
     floor = -math.inf
     bar = _progress.bar(len(bounds) + 1, "fairness path", "fit", progress)

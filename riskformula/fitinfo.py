@@ -5,10 +5,16 @@ and write them without the model's class."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 import hashlib
 
+import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from .counterfactuals.profile import DataFacts
+    from .design import DesignMatrix
 
 
 @dataclass(frozen=True)
@@ -72,10 +78,10 @@ class FitRows:
     measured on ``frame`` (the training rows with the caller's columns) with ``weights``.
     """
 
-    design: object
-    counts: object = None
-    data: object = None
-    facts: object = None
+    design: DesignMatrix
+    counts: np.ndarray | None = None
+    data: pd.DataFrame | None = None
+    facts: DataFacts | Literal[False] | None = None
     fairness: tuple = ()
-    frame: object = None
-    weights: object = None
+    frame: pd.DataFrame | None = None
+    weights: np.ndarray | None = None

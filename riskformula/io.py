@@ -29,7 +29,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -141,7 +141,7 @@ def to_dict(model) -> dict:
         doc["expressions"] = design["expressions"]
     kind = _kind_of(model)
     if kind is not None and kind.key is not None:
-        doc[kind.key] = kind.write(model)
+        doc[kind.key] = cast(Callable, kind.write)(model)  # a kind with a document entry has its writer
     doc["digest"] = _digest(doc)
     return doc
 
@@ -349,7 +349,7 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
                                 points)
             lower = _doc.field(it, "lower", path)
             upper = _doc.field(it, "upper", path)
-            cols = []
+            cols: list[int | None] = []
             for end, name in ((upper, "upper"), (lower, "lower")):
                 if end is None:
                     cols.append(None)
@@ -387,9 +387,9 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
     # hold thousands of items)
     with_values = {it.term for it in items if it.kind == "value"}
     value_terms: dict = {}
-    for it in items:
-        if it.term in with_values:
-            value_terms[it.term] = value_terms.get(it.term, 0) + 1
+    for item in items:
+        if item.term in with_values:
+            value_terms[item.term] = value_terms.get(item.term, 0) + 1
     for term, s in sup.items():
         path = f"$.card.support[{term!r}]"
         s = _doc.obj(s, path)
@@ -429,10 +429,10 @@ def _settings(s: dict, design) -> FitSettings:
     lower, upper = ints("coef_lower", n), ints("coef_upper", n)
     if any(a > b for a, b in zip(lower, upper)):
         raise _doc.fail(f"{path}.coef_lower", "each column's lower bound must not exceed its upper bound", None)
-    ir = _doc.array(_doc.field(s, "intercept_range", path), f"{path}.intercept_range", 2)
-    if len(ir) != 2:
-        raise _doc.fail(f"{path}.intercept_range", "expected [lowest, highest]", ir)
-    ir = tuple(_doc.number(x, f"{path}.intercept_range") for x in ir)
+    ir_given = _doc.array(_doc.field(s, "intercept_range", path), f"{path}.intercept_range", 2)
+    if len(ir_given) != 2:
+        raise _doc.fail(f"{path}.intercept_range", "expected [lowest, highest]", ir_given)
+    ir = tuple(_doc.number(x, f"{path}.intercept_range") for x in ir_given)
     groups = []
     for g in _doc.array(_doc.field(s, "size_groups", path), f"{path}.size_groups", MAX_COLUMNS):
         groups.append(tuple(_doc.integer(j, f"{path}.size_groups", 0, n - 1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,7 +37,9 @@ from .solver.multiscale import MultiScaleSearch
 from .solver.parallel import start_workers
 from .backends import backend_for
 
-
+if TYPE_CHECKING:
+    from .design import DesignMatrix
+    from .problem import LogisticLoss
 
 
 def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, min_size: int, coef_range,
@@ -98,6 +101,7 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
         return t.patterns.model(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam))
     # the training design is dropped here: the model keeps the design spec and no training data
     fair = tuple(c for c in constraints if c.reads_rows)
+    assert t.training is not None  # a pandas fit (no patterns) keeps its training rows
     return RiskScore.from_fit(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data,
                               facts=facts, fairness=fair, frame=t.training.frame if fair else None,
                               weights=t.training.weights if fair and t.design.weights is not None else None)
@@ -109,14 +113,14 @@ class _Training:
     candidate cuts and point bounds, its loss, the seconds the loss took to collapse the rows, and
     the training rows with the caller's columns (None with a backend)."""
 
-    design: object
-    patterns: object
+    design: DesignMatrix
+    patterns: Any  # a registered backend's training patterns (see riskformula.backends)
     candidates: dict
     lower: np.ndarray
     upper: np.ndarray
-    loss: object
+    loss: LogisticLoss
     collapse_seconds: float
-    training: object
+    training: TrainingRows | None
 
 
 def _training_design(formula, data, constraints, *, coef_range, min_size, max_size, weights, na_action, event,
@@ -204,9 +208,10 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
     problems (with any scales the search added)."""
     # the search ends early enough for what follows it (the model on its training rows) to fit in the limit
     search_limit = control.time_limit - after_search_reserve(control.time_limit, collapse_seconds)
-    options = dict(time_limit=search_limit, gap_tolerance=control.gap_tolerance,
-                   absolute_gap_tolerance=control.absolute_gap_tolerance, node_limit=control.node_limit,
-                   verbose=control.verbose, progress=_progress.resolve(control.progress), n_jobs=n_jobs)
+    options: dict[str, Any] = dict(time_limit=search_limit, gap_tolerance=control.gap_tolerance,
+                                   absolute_gap_tolerance=control.absolute_gap_tolerance,
+                                   node_limit=control.node_limit, verbose=control.verbose,
+                                   progress=_progress.resolve(control.progress), n_jobs=n_jobs)
     if len(problems) == 1 and not infeasible:
         m, problem = next(iter(problems.items()))
         report = BranchAndCut(problem, **options).solve(initial=starts, started=started)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 from dataclasses import replace
 
 import numpy as np
@@ -17,6 +18,11 @@ from .solver import SolverReport
 from .card import ScoreCard, value_supports
 from .io import ModelKind, register_model_kind, to_json
 from .fitinfo import FitRows, FitSettings, TrainingSummary, index_digest
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .reports.evaluation import Evaluation
 
 #: more attainable scores than this are shown as score bands
 MAX_TABLE_ROWS = 40
@@ -96,7 +102,7 @@ class RiskScore:
         self.event = design.event
         #: ranges, scales and one-hot groups of the training variables (no rows), for counterfactuals
         self.profile = profile
-        self.training_evaluation = None
+        self.training_evaluation: Evaluation | None = None
         if rows is not None:
             training = self._learn_training(rows, training)
         self.training = training
@@ -108,7 +114,7 @@ class RiskScore:
     def from_fit(cls, design: DesignMatrix, lam: np.ndarray, report: SolverReport, settings: FitSettings,
                  loss: float, *, data: pd.DataFrame | None = None, facts=None, counts=None,
                  training: TrainingSummary | None = None, fairness: tuple = (), frame=None, weights=None,
-                 **extra) -> "RiskScore":
+                 **extra) -> Self:
         """The fitted model of a training design, evaluated on its rows (see :class:`FitRows` for
         ``data``, ``facts``, ``counts``, ``fairness``, ``frame`` and ``weights``); ``training``: the
         rows' summary when the design's rows are not the training rows one for one (distinct
@@ -386,7 +392,7 @@ class RiskScore:
                              for it in self.scorecard.items],
                             columns=["item", "term", "kind", "variable", "lower", "upper", "level", "points"])
 
-    def attainable_scores(self) -> np.ndarray:
+    def attainable_scores(self) -> np.ndarray | None:
         """Every total score the card can produce (the sum of one contribution per term).
 
         Returns None when there are too many (real-valued predictors): reports then use bands.

@@ -68,7 +68,7 @@ def initial_points(initial, terms, problem) -> list[np.ndarray]:
     if isinstance(initial, RiskScore):
         # the fit's points per design column (a threshold term's top interval in the intercept)
         points = {c: int(p) for c, p in zip(initial.design.columns, initial._points) if p != 0}
-        given = initial._base
+        given: float | None = initial._base
     elif isinstance(initial, dict):
         points = {k: v for k, v in initial.items() if k != "intercept"}
         given = initial.get("intercept")

@@ -245,7 +245,7 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     if design.dropped:
         notes.append(f"{design.dropped:,d} row(s) with missing values were dropped before the folds were made.")
     fold_of = pd.Series(fold + 1, index=rows, name="fold")
-    return CrossValidation(formula, table, models, fold_of, seed, dict(fit_args), notes)
+    return CrossValidation(formula, table, models, fold_of, seed, dict(fit_args), tuple(notes))
 
 
 # --------------------------------------------------------------------------------------
@@ -349,7 +349,7 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
         notes.append(msg[0].upper() + msg[1:])
         warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
     return SizePath(formula, pd.DataFrame(rows, columns=PATH_COLUMNS), models,
-                    "training rows" if newdata is None else "newdata", notes)
+                    "training rows" if newdata is None else "newdata", tuple(notes))
 
 
 # --------------------------------------------------------------------------------------
@@ -546,4 +546,4 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
     if design.dropped:
         notes.append(f"{design.dropped:,d} row(s) with missing values were dropped before the folds were made.")
     return SizeCV(formula, curve, table, size_min, size_1se, size, rule, metric, model, folds, repeats, seed,
-                  c0, dict(fit_args), notes)
+                  c0, dict(fit_args), tuple(notes))

@@ -58,7 +58,7 @@ def group_codes(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if d == 0:
         return np.zeros(min(n, 1), dtype=np.intp), np.zeros(n, dtype=np.intp)
     Z = Z + 0.0  # -0.0 as 0.0: equal numbers must get equal keys
-    key = np.zeros(n, dtype=np.int64)
+    key: np.ndarray | None = np.zeros(n, dtype=np.int64)
     radix = 1
     for j in range(d):
         codes, values = pd.factorize(Z[:, j])

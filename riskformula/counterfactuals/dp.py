@@ -172,7 +172,7 @@ def solve(entries: list, D: int, K: int, forced_in: frozenset = frozenset(),
         return None
     k = int(np.argmin(best + np.arange(K + 1) * 1e-12))  # ties: fewer changes
     cost = float(best[k])
-    picks = [None] * len(entries)
+    picks: list[tuple[int, object] | None] = [None] * len(entries)
     s = D
     gain = 0
     feats = set()
@@ -220,9 +220,9 @@ def k_best(entries: list, D: int, K: int, n: int, block_feats: list, mode: str =
     if first is None:
         return []
     all_feats = sorted(set().union(*block_feats)) if block_feats else []
-    heap = [(first.cost, 0, first, {})]
+    heap: list[tuple[float, int, Solution, dict]] = [(first.cost, 0, first, {})]
     counter = 1
-    out = []
+    out: list[Solution] = []
     while heap and len(out) < n:
         _, _, sol, cons = heapq.heappop(heap)
         out.append(sol)

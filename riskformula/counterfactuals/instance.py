@@ -59,6 +59,7 @@ class BlockInstance:
 
     def gain_at(self, o: int, v: float | None = None) -> float:
         if self.block.continuous and o > 0:
+            assert v is not None and self.beta is not None  # a continuous option is taken at a value; see _single
             return float(self.alpha * v + self.beta[o])
         return float(self.gain[o])
 
@@ -109,7 +110,7 @@ def build_instances(space: Space, people: pd.DataFrame, X: np.ndarray, targets: 
                 bl = _multi(b, cur, row, sign)
                 for o in np.flatnonzero(bl.allowed):
                     r = dict(row)
-                    for f, v in zip(b.features, bl.value_of(o)):
+                    for f, v in zip(b.features, bl.value_of(int(o))):
                         f.assign(r, v)
                     multi_rows.append(r)
                     multi_where.append((i, bi, o, P[i, bi]))
@@ -142,6 +143,7 @@ def _single(b: Block, cur: tuple, pcur: float, sign: int) -> BlockInstance:
         down, up = _step_away(x, f.step)
         for o in range(1, n):
             c = f.candidates[o - 1]
+            assert b.static_level is not None  # filled for a block with candidates (probe_points)
             beta[o] = sign * (b.static_level[o - 1] - pcur)
             a, z = c.lo, c.hi
             if f.direction > 0:
@@ -176,6 +178,7 @@ def _single(b: Block, cur: tuple, pcur: float, sign: int) -> BlockInstance:
     for o in range(1, n):
         c = b.options[o][0]
         v = f.realize(c, x)
+        assert b.static_points is not None  # filled for a block with candidates (probe_points)
         g = sign * (b.static_points[c] - pcur)
         values[o] = (v,)
         gain[o] = g

@@ -146,6 +146,7 @@ class CounterfactualMILP:
 
         self.closeness = closeness > 0 and L is not None
         if self.closeness:
+            assert L is not None and mu is not None  # given together (mahalanobis_factor)
             nb = len(blocks)
             m.pcur = pyo.Param(m.B, mutable=True, initialize=0.0)
             m.sgn = pyo.Param(mutable=True, initialize=1.0)

@@ -16,6 +16,7 @@ for the data-manifold closeness of Navas-Palencia (2021).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -151,9 +152,10 @@ class DataFacts:
         """
         if self.rows is None or not seeds:
             return []
-        M, excl, cols = self.rows, self.exclusive, self.binary
+        M, cols = self.rows, self.binary
+        excl = cast(np.ndarray, self.exclusive)  # set together with rows
         index = {c: i for i, c in enumerate(cols)}
-        out = []
+        out: list[list] = []
         for seed in seeds:
             a = index[seed]
             if any(seed in g for g in out) or not M[:, a].any():

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,9 @@ import pandas as pd
 from ..errors import SettingsError
 from ..thresholds import levels_by_term
 from .profile import MAX_VALUES, VariableProfile, scored_terms, term_variables
+
+if TYPE_CHECKING:
+    from ..model import RiskScore
 
 #: a block's options are the product of its features' choices; more than this is refused
 MAX_BLOCK_OPTIONS = 20000
@@ -121,6 +125,7 @@ class Feature:
             return True
         if self.numeric:
             return (float(new) - float(x)) * self.direction > 0
+        assert self.order is not None  # a direction needs ordered levels (refused otherwise when it is set)
         r_new, r_x = self.order.get(_plain(new)), self.order.get(_plain(x))
         return r_new is not None and r_x is not None and (r_new - r_x) * self.direction > 0
 
@@ -170,7 +175,7 @@ class Block:
 class Space:
     """Every move the model allows: blocks of features, and the score orientation."""
 
-    model: object
+    model: RiskScore
     blocks: list
     features: list            # all features, in block order
     coef: np.ndarray
@@ -234,7 +239,8 @@ def build_space(model, profile, groups: dict | None = None, columns=None) -> Spa
             cands.append(Candidate("= none of " + "/".join(cols), value=None))
         features[name] = Feature(name, cols, "group", cands)
     # how each variable enters the scored terms
-    plain, other, multi = {}, set(), set()
+    plain: dict[str, float] = {}
+    other, multi = set(), set()
     for t, cols in terms:
         vs = tvars.get(t, set())
         if len(vs) > 1:
@@ -300,7 +306,7 @@ def _variable_feature(v: str, p: VariableProfile, cuts: list, slope: float, sing
         levels = list(p.levels)
         order = {lv: i for i, lv in enumerate(levels)} if (p.kind == "boolean" or p.ordered) else None
         return Feature(v, (v,), "levels", [Candidate(f"= {lv}", value=lv) for lv in levels], p, order=order)
-    if p.min is None:
+    if p.min is None or p.max is None:  # set together
         raise SettingsError(f"`{v}` has no finite values in the training profile.")
     if p.binary:
         vals = list(p.values)

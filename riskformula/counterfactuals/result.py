@@ -189,7 +189,7 @@ class Counterfactuals(r.Formats):
         if st.get("n", 1) > 1:
             how = {"features": " changing different sets of features",
                    "values": " changing different sets of features, no region shared",
-                   "soft": " (soft diversity)", "distinct": ""}.get(st.get("diverse"), "")
+                   "soft": " (soft diversity)", "distinct": ""}.get(st.get("diverse", ""), "")
             parts.append(f"{st['n']} per person{how}")
         counts = self.status.value_counts()
         tally = ", ".join(f"{int(counts[s])} {s}" for s in ("already met", "optimal", "infeasible", "time limit")

@@ -294,7 +294,8 @@ def _fewer(found: int, n: int, mode: str) -> str:
 
 
 def _counterfactual(inst, space, sol, offsets, risk_at) -> Counterfactual:
-    changes, values = [], {}
+    changes: list = []
+    values: dict = {}
     gain = 0.0
     for bl, (o, v) in zip(inst.blocks, sol.picks):
         if o == 0:

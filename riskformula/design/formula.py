@@ -106,7 +106,7 @@ def _names(text: str) -> set:
         return set()
 
 
-def _unknown_name(error: BaseException) -> str | None:
+def _unknown_name(error: BaseException | None) -> str | None:
     """The name a NameError in ``error``'s chain could not find: formulaic's "`x` is not present in
     the dataset" or Python's "name 'x' is not defined"."""
     seen = set()
@@ -153,6 +153,7 @@ def _design_error(error: BaseException, formula: str, user_lhs: str, data: pd.Da
     in_formula = name is not None and (re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", formula) is not None
                                        if name.isidentifier() else name in formula)
     if in_formula and name not in columns:
+        assert name is not None  # in_formula says so
         if re.search(rf"(?<![\w.`]){re.escape(name)}\s*\(", formula):
             known = [*FORMULA_FUNCTIONS, *TRANSFORMS, *context]
             return FormulaError(f"the formula {formula!r} calls `{name}()`, which is not a function it knows."
@@ -269,10 +270,11 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
                            "(its base risk). Remove the '- 1' / '0 +'.")
     m = _IDENT.match(lhs)
     bare = m is not None and m.group(1) in data.columns
+    bare_name = m.group(1) if m is not None else ""  # the outcome column when `bare`
     if not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
         lhs = f"I({lhs})"
-    if bare and lhs.strip("` ") != m.group(1):
-        lhs = m.group(1)
+    if bare and lhs.strip("` ") != bare_name:
+        lhs = bare_name
     dot = re.search(r"(?<![\w.])\.(?![\w.])", rhs) is not None
     rhs = expand_threshold_dot(lhs, rhs, data, formula)
     full = f"{lhs} ~ {rhs}"
@@ -315,8 +317,8 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
         if len(frame) == 0:
             raise DataError("no complete rows remain after dropping missing values.")
         mm = materialize(frame)
-    outcome_name = m.group(1) if bare else re.sub(r"^I\((.*)\)$", r"\1", lhs)
-    raw = frame[m.group(1)] if bare else pd.DataFrame(mm.lhs).iloc[:, 0]
+    outcome_name = bare_name if bare else re.sub(r"^I\((.*)\)$", r"\1", lhs)
+    raw = frame[bare_name] if bare else pd.DataFrame(mm.lhs).iloc[:, 0]
     if not bare and pd.DataFrame(mm.lhs).shape[1] != 1:
         raise FormulaError(f"the left side of {formula!r} must give one column; "
                            f"it gives {list(pd.DataFrame(mm.lhs).columns)}.")
@@ -335,26 +337,26 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     if check_values:
         check_finite(X, columns, "`data`")
     spec = mm.rhs.model_spec
-    column_terms = [None] * len(columns)
+    column_terms: list[str | None] = [None] * len(columns)
     position: dict = {}
     for j, name in enumerate(columns):
         position.setdefault(name, j)  # the first column of a name, as list.index finds it
     for term, idx in spec.term_indices.items():
         for i in idx:
-            j = position.get(spec.column_names[i])
-            if j is not None:
-                column_terms[j] = str(term)
+            at = position.get(spec.column_names[i])
+            if at is not None:
+                column_terms[at] = str(term)
     labels = [_readable(c) for c in columns]
     thresholds = threshold_terms(spec, columns, column_terms)
     for t in thresholds:
         for j, c in zip(t.columns, t.cuts):
             labels[j] = f"{t.variable} ≤ {c:.6g}"
     rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X)
-    outcome_rule = derive_outcome(lhs, m.group(1) if bare else None, frame, raw)
+    outcome_rule = derive_outcome(lhs, bare_name if bare else None, frame, raw)
     spec = DesignSpec(formula=formula, model_spec=spec, lhs_model_spec=None if bare else mm.lhs.model_spec,
-                      columns=columns, labels=labels, column_terms=column_terms, variables=used,
-                      outcome=outcome_name, event=ev, levels=tuple(pd.unique(pd.Series(raw))),
-                      thresholds=thresholds, context=context, rules=rules, categories=categories,
+                      columns=tuple(columns), labels=tuple(labels), column_terms=tuple(column_terms),
+                      variables=tuple(used), outcome=outcome_name, event=ev, levels=tuple(pd.unique(pd.Series(raw))),
+                      thresholds=tuple(thresholds), context=context, rules=tuple(rules), categories=categories,
                       outcome_rule=outcome_rule)
     return DesignMatrix(spec=spec, X=X, y=y, index=frame.index, dropped_index=tuple(dropped_index),
                         weights=None if w is None else w.to_numpy())

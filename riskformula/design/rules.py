@@ -23,6 +23,7 @@ import ast
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,7 +41,7 @@ class Rule:
 
     kind: str
     variable: str | None = None
-    value: object = None
+    value: Any = None
     parts: tuple = ()
 
     @property
@@ -56,7 +57,7 @@ class Rule:
     def to_dict(self) -> dict:
         if self.kind == "product":
             return {"kind": "product", "parts": [p.to_dict() for p in self.parts]}
-        d = {"kind": self.kind}
+        d: dict[str, Any] = {"kind": self.kind}
         if self.variable is not None:
             d["variable"] = self.variable
         if self.kind in ("le", "level"):
@@ -85,7 +86,7 @@ class OutcomeRule:
 
     variable: str
     op: str | None = None
-    value: object = None
+    value: Any = None
 
     def to_dict(self) -> dict:
         return {"variable": self.variable, "op": self.op, "value": self.value}
@@ -102,7 +103,7 @@ _COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a,
 _AST_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
 
-def _numbers(col: pd.Series, name: str) -> np.ndarray:
+def _numbers(col: pd.Series, name: str | None) -> np.ndarray:
     if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
         return col.to_numpy(dtype=float)
     try:

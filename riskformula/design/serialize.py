@@ -137,9 +137,10 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
         user = context or {}
         ctx.update({**decode(stored.get("values", {})), **user})
         unresolved = {k: v for k, v in stored.get("not_stored", {}).items() if k not in user}
-    return DesignSpec(formula=formula, model_spec=model_spec, lhs_model_spec=lhs_spec, columns=names, labels=labels,
-                      column_terms=terms, variables=variables, outcome=name, event=event, levels=tuple(levels),
-                      thresholds=thresholds, context=ctx, unresolved_context=unresolved, rules=rules,
+    return DesignSpec(formula=formula, model_spec=model_spec, lhs_model_spec=lhs_spec, columns=tuple(names),
+                      labels=tuple(labels), column_terms=tuple(terms), variables=tuple(variables), outcome=name,
+                      event=event, levels=tuple(levels), thresholds=tuple(thresholds), context=ctx,
+                      unresolved_context=unresolved, rules=tuple(rules),
                       categories=categories, outcome_rule=outcome_rule)
 
 

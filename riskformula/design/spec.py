@@ -15,6 +15,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,11 @@ from formulaic.errors import FormulaicError
 
 from ..errors import DataError, SettingsError, strip_ansi
 from ..thresholds import FORMULA_FUNCTIONS
+
+if TYPE_CHECKING:
+    from formulaic import ModelSpec
+
+    from .rules import OutcomeRule
 
 
 @dataclass(frozen=True)
@@ -53,8 +59,8 @@ class DesignSpec:
     """
 
     formula: str
-    model_spec: object
-    lhs_model_spec: object | None
+    model_spec: ModelSpec | None
+    lhs_model_spec: ModelSpec | None
     columns: tuple
     labels: tuple
     column_terms: tuple
@@ -67,7 +73,7 @@ class DesignSpec:
     unresolved_context: dict = field(default_factory=dict)
     rules: tuple = ()
     categories: dict = field(default_factory=dict)
-    outcome_rule: object = None
+    outcome_rule: OutcomeRule | None = None
 
     def __post_init__(self):
         for name in ("columns", "labels", "column_terms", "variables", "levels", "thresholds", "rules"):
@@ -193,8 +199,8 @@ class DesignSpec:
             try:
                 mm = spec.get_model_matrix(frame, context={**FORMULA_FUNCTIONS, **self.context})
             except DataMismatchWarning as e:
-                seen = re.search(r"\{.*\}", str(e))
-                seen = re.sub(r"np\.\w+\((.*?)\)", r"\1", seen.group(0) if seen else str(e))
+                found = re.search(r"\{.*\}", str(e))
+                seen = re.sub(r"np\.\w+\((.*?)\)", r"\1", found.group(0) if found else str(e))
                 raise DataError(f"`{name}` has categories the model never saw in training: {seen}. "
                                 "A risk score has no points for an unseen level; recode it to a known level.") from None
             except FormulaicError as e:

@@ -21,6 +21,7 @@ import json
 import math
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -148,7 +149,7 @@ def calculator_spec(model) -> dict:
     inputs, index = [], {}
     for k, (var, how) in enumerate(uses.items()):
         index[var] = k
-        entry = {"id": f"rf-in-{k}", "variable": str(var), "control": "number", "levels": None, "numbers": None}
+        entry: dict[str, Any] = {"id": f"rf-in-{k}", "variable": str(var), "control": "number", "levels": None, "numbers": None}
         if var in categories and "level" in how:
             levels = list(categories[var])
             entry.update(control="select", levels=[str(v) for v in levels])

@@ -229,7 +229,7 @@ def _codes(plan) -> dict:
         for v in merged:
             group[v] = merged
     order = {v: k for k, v in enumerate(plan.variables)}
-    return {v: " & ".join(sorted(g, key=order.get)) for v, g in group.items()}
+    return {v: " & ".join(sorted(g, key=order.__getitem__)) for v, g in group.items()}  # every v is in order
 
 
 # --- XML helpers ------------------------------------------------------------------------

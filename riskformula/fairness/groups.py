@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -113,7 +114,7 @@ def group_labels(frame_or_columns, by: tuple) -> np.ndarray:
 def strata(notion: str, y: np.ndarray, given: np.ndarray | None) -> list[tuple[str, object, np.ndarray]]:
     """``(kind, level, mask)`` of every stratum of ``notion`` (``level`` is the ``given`` value
     for conditional statistical parity, else None)."""
-    out = []
+    out: list[tuple[str, object, np.ndarray]] = []
     for kind in NOTION_STRATA[notion]:
         if kind == "all":
             out.append((kind, None, np.ones(len(y), bool)))
@@ -122,7 +123,7 @@ def strata(notion: str, y: np.ndarray, given: np.ndarray | None) -> list[tuple[s
         elif kind == "non-events":
             out.append((kind, None, y == 0))
         else:
-            for level in _sorted_levels(given):
+            for level in _sorted_levels(cast(np.ndarray, given)):  # the "given" stratum: its column
                 out.append((kind, level, given == level))
     return out
 

@@ -42,6 +42,7 @@ import abc
 import math
 import numbers
 from dataclasses import dataclass
+from typing import cast
 from fractions import Fraction
 
 import numpy as np
@@ -99,7 +100,7 @@ def _cutoff(fn: str, at_risk, at_score) -> tuple:
             raise SettingsError(f"`{fn}(at_score=...)` must be a number of points such as 3; got {at_score!r}.")
         return None, float(at_score)
     at_risk = 0.5 if at_risk is None else at_risk
-    if isinstance(at_risk, bool) or not isinstance(at_risk, numbers.Real) or not 0 < at_risk < 1:
+    if isinstance(at_risk, bool) or not isinstance(at_risk, numbers.Real) or not 0 < at_risk < 1:  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise SettingsError(f"`{fn}(at_risk=...)` must be a risk strictly between 0 and 1 (e.g. 0.5); got {at_risk!r}.")
     return float(at_risk), None
 
@@ -118,7 +119,7 @@ def _bounds(fn: str, max_diff, min_ratio, weight, diff_upper: float = 1.0) -> tu
     max_diff = _fraction(fn, "max_diff", max_diff, upper=diff_upper)
     min_ratio = _fraction(fn, "min_ratio", min_ratio, allow_zero=False)
     if weight is not None:
-        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not 0 < weight < math.inf:
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not 0 < weight < math.inf:  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
             raise SettingsError(f"`{fn}(weight=...)` must be a positive number (the objective's cost per unit of "
                                 f"disparity); got {weight!r}.")
         weight = float(weight)
@@ -293,7 +294,8 @@ class GroupParity(FairnessConstraint):
     @property
     def rule(self) -> str:
         """The decision rule in words: ``risk ≥ 50%`` or ``score ≥ 3``."""
-        return f"risk ≥ {100 * self.at_risk:g}%" if self.at_score is None else f"score ≥ {self.at_score:g}"
+        # without at_score the cut-off is at_risk (the constructors set exactly one of them)
+        return f"risk ≥ {100 * cast(float, self.at_risk):g}%" if self.at_score is None else f"score ≥ {self.at_score:g}"
 
     # --- the formulation ----------------------------------------------------------------
     def _groups(self, tr, what: str) -> tuple:
@@ -327,7 +329,8 @@ class GroupParity(FairnessConstraint):
         pattern_of = np.full(tr.n, -1)
         pattern_of[used] = inverse.ravel()
         z = b.add_indicators(*self._conditions(patterns, b.scale), name=f"predicted positive ({self.rule})")
-        rates_by_stratum, small = {}, []
+        rates_by_stratum: dict = {}
+        small: list[tuple[str, object, float]] = []
         for kind, level, mask in sts:
             where = stratum_name(kind, level, self.given)
             present = sorted_groups(groups[mask])
@@ -382,6 +385,7 @@ class GroupParity(FairnessConstraint):
 
     def _penalty(self, b, pairs, patterns, z) -> None:
         """t ≥ r_p − r_q for every bounded pair, with cost ``weight`` on t."""
+        assert self.weight is not None  # called only with a weight
         E, cutoff, _ = self._conditions(patterns, b.scale)
         add_difference_penalty(b, self.describe(), self.weight, pairs, int(z[0]),
                                lambda lam: (E @ lam >= cutoff).astype(float))
@@ -657,7 +661,7 @@ def _mean_parity_args(fn: str, among, max_diff, weight, reference, unit: str, ex
         raise SettingsError(f"`{fn}(among=...)` must be 'all', 'events' (balance for the positive class) "
                             f"or 'non_events' (balance for the negative class); got {among!r}.")
     if weight is not None and (isinstance(weight, bool) or not isinstance(weight, numbers.Real)
-                               or not 0 < weight < math.inf):
+                               or not 0 < weight < math.inf):  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise SettingsError(f"`{fn}(weight=...)` must be a positive number (the objective's cost per unit of "
                             f"difference in {unit}); got {weight!r}.")
     if max_diff is None and weight is None:
@@ -684,7 +688,7 @@ def score_balance(by, *, among="all", max_diff=1.0, reference=None, side="both",
     """
     cols = _by("score_balance", by)
     if max_diff is not None and (isinstance(max_diff, bool) or not isinstance(max_diff, numbers.Real)
-                                 or not 0 <= max_diff < math.inf):
+                                 or not 0 <= max_diff < math.inf):  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise SettingsError(f"`score_balance(max_diff=...)` must be a number of points ≥ 0; got {max_diff!r}.")
     among, weight, reference = _mean_parity_args("score_balance", among, max_diff, weight, reference,
                                                  "points", "a number of points, e.g. 0.5")

@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -131,10 +132,16 @@ def _bound(max_diff: float) -> float:
     return max_diff - _ROW_TOL if max_diff > _ROW_TOL else max_diff
 
 
+@overload
+def _check_max_diff(fn: str, max_diff, allow_none: Literal[False]) -> float: ...
+@overload
+def _check_max_diff(fn: str, max_diff, allow_none: bool) -> float | None: ...
+
+
 def _check_max_diff(fn: str, max_diff, allow_none: bool) -> float | None:
     if max_diff is None and allow_none:
         return None
-    if isinstance(max_diff, bool) or not isinstance(max_diff, numbers.Real) or not 0 <= max_diff <= 1:
+    if isinstance(max_diff, bool) or not isinstance(max_diff, numbers.Real) or not 0 <= max_diff <= 1:  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise SettingsError(f"`{fn}(max_diff=...)` must be a share from 0 to 1 (a difference of risks, e.g. 0.02); "
                             f"got {max_diff!r}.")
     return float(max_diff)
@@ -194,6 +201,7 @@ class RiskParity(MeanParity):
 
     def _penalty(self, b, pairs, levels: _Levels) -> None:
         """t ≥ R_p − R_q for every bounded pair, with cost ``weight`` on t."""
+        assert self.weight is not None  # called only with a weight
         E = np.hstack([np.ones((len(levels.patterns), 1)), levels.patterns])
         cut = risk_levels(b.scale).astype(float)
         add_difference_penalty(b, self.describe(), self.weight, pairs, int(levels.z.flat[0]),

@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 
 from .. import _checks as v
-from ..design import build_design
+from ..design import DesignMatrix, build_design
 from ..errors import InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError, warn_caller
 from ..fitinfo import FitSettings
 from ..model import training_facts
-from ..problem import LogisticLoss, build_problem
+from ..problem import LogisticLoss, RiskProblem, build_problem
 from ..control import SearchControl
 from ..objectives import MODEL_ARGUMENTS, Objective, register_objective
 from ..pipeline import after_search_reserve, design_bounds, initial_points, two_class_loss
@@ -277,8 +277,8 @@ class Setup:
     terms, constraints); ``loss.Z[:, 1:]`` holds the distinct rows, ``loss.w_pos``/``w_neg`` their
     event and non-event weight."""
 
-    design: object
-    problem: object
+    design: DesignMatrix
+    problem: RiskProblem
     loss: LogisticLoss
     lower: np.ndarray
     upper: np.ndarray
@@ -353,7 +353,7 @@ def _starts(problem, search, X, pos, neg, initial, design, deadline: float | Non
         starts += rounded_starts(problem, logistic_direction(X, pos, neg, deadline=deadline), search.lo, search.hi)
         for direction in sparse_directions(X, pos, neg, deadline=deadline):
             starts += rounded_starts(problem, direction, search.lo, search.hi)
-    unique = {}
+    unique: dict[bytes, np.ndarray] = {}
     for lam in starts:  # the first of equal starts keeps its place
         unique.setdefault(points_key(lam), lam)
     return list(unique.values())

@@ -265,7 +265,7 @@ class LocalSearch:
         improved it (or ``time_limit`` seconds run out)."""
         t0 = time.perf_counter()
         deadline = t0 + time_limit
-        reached = {}
+        reached: dict[bytes, tuple[float, int, np.ndarray]] = {}
         for lam in starts:
             lam = np.asarray(lam, dtype=float)
             if not self.feasible(lam):
@@ -388,7 +388,7 @@ def _penalised_logistic(X, pos, neg, ridge: float = 0.0, lasso: float = 0.0, sta
 def rounded_starts(problem, direction: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
     """Round ``direction`` scaled so its largest entry meets the coefficient range, at a few
     scales, keeping the strongest terms the size limit allows (Chi & Birbil, 2026, Theorem 3)."""
-    out = []
+    out: list[np.ndarray] = []
     top = np.abs(direction).max()
     if not np.isfinite(top) or top == 0:
         return out

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -110,6 +111,7 @@ class NetBenefitMilp:
         #: whether the program is exact: its optimum is the net-benefit optimum, its bound valid
         self.exact = self.gamma > 0 and big_m <= MAX_BIG_M_RATIO * self.gamma
         R = X.shape[0]
+        self.model: Any  # the pyomo model; None when the program is not exact
         if not self.exact:
             self.model, self.d, self.build_time = None, problem.d, time.perf_counter() - t0
             return
@@ -205,7 +207,7 @@ class NetBenefitMilp:
         else:
             obj, bound, status, nodes = self._solve_pyomo(solver, time_limit, gap_tolerance, verbose, options,
                                                           warm_start)
-        points = None
+        points: np.ndarray | None = None
         if obj is not None:
             points = np.array([self.model.x[j + 1].value or 0.0 for j in range(self.d)], dtype=float)
             points = np.round(points)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -55,8 +56,10 @@ class NetBenefitFit:
         return float(sum(self.band_events)) / self.total_weight
 
     def to_dict(self) -> dict:
+        # band_row_events is set whenever band_rows is (the document check holds them together)
         rows = {} if self.band_rows is None else {
-            "band_rows": [int(x) for x in self.band_rows], "band_row_events": [int(x) for x in self.band_row_events]}
+            "band_rows": [int(x) for x in self.band_rows],
+            "band_row_events": [int(x) for x in cast(tuple, self.band_row_events)]}
         return {**rows, "grid": self.grid.to_dict(), "cutoffs": [_encode(float(c)) for c in self.cutoffs],
                 "band_n": [float(x) for x in self.band_n], "band_events": [float(x) for x in self.band_events],
                 "band_risk": [float(x) for x in self.band_risk],
@@ -251,7 +254,7 @@ class NetBenefitScore(RiskScore):
         """(rows, events) of band ``b`` as plain counts; without sample weights they are the
         weighted ones, and unknown (NaN) for a weighted model saved without them."""
         if self.nb.band_rows is not None:
-            return float(self.nb.band_rows[b]), float(self.nb.band_row_events[b])
+            return float(self.nb.band_rows[b]), float(cast(tuple, self.nb.band_row_events)[b])
         if not self.settings.weighted:
             return float(self.nb.band_n[b]), float(self.nb.band_events[b])
         return math.nan, math.nan

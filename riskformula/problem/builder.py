@@ -306,7 +306,8 @@ class ProblemBuilder:
                     s_max += max(v * top, v * bottom)
             s_min += float(np.minimum(x * a, x * b).sum())
             s_max += float(np.maximum(x * a, x * b).sum())
-            need_lo, need_hi = [], []  # values λ_0 must be able to take
+            need_lo: list[float] = []  # values λ_0 must be able to take
+            need_hi: list[float] = []
             if math.isfinite(row.lower):
                 (need_hi if c > 0 else need_lo).append((row.lower - (s_min if c > 0 else s_max)) / c)
             if math.isfinite(row.upper):

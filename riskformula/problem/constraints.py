@@ -62,7 +62,7 @@ def _count(fn: str, m) -> int:
 
 
 def _prob(fn: str, p) -> float:
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p < 1:
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p < 1:  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise SettingsError(f"`{fn}` needs a risk strictly between 0 and 1 (e.g. 0.9); got {p!r}.")
     return float(p)
 

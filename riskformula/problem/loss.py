@@ -10,6 +10,7 @@ its time and memory grow with the rows once and with the distinct rows otherwise
 from __future__ import annotations
 
 import copy
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -122,7 +123,7 @@ class LogisticLoss:
         """Scores λ_0 + x·λ of every unique row (a matrix if ``lam`` is (d+1, k))."""
         return self.Z @ lam
 
-    def value_from_scores(self, s: np.ndarray, integral: bool = False) -> np.ndarray:
+    def value_from_scores(self, s: np.ndarray, integral: bool = False) -> float | np.ndarray:
         """Loss from precomputed scores; column-wise for a (m, k) matrix of scores.
 
         softplus(±s) = max(±s, 0) + log(1 + exp(−|s|)), so both classes share one transcendental;
@@ -156,13 +157,13 @@ class LogisticLoss:
 
     def value(self, lam: np.ndarray) -> float:
         """l(λ)."""
-        return self.value_from_scores(self.Z @ lam)
+        return cast(float, self.value_from_scores(self.Z @ lam))
 
     def value_and_gradient_on(self, Z: np.ndarray, lam: np.ndarray) -> tuple[float, np.ndarray]:
         """l and its gradient for the columns ``Z`` (a column subset of :attr:`Z`) and real points
         ``lam`` on them."""
         s = Z @ lam
-        val = self.value_from_scores(s)
+        val = cast(float, self.value_from_scores(s))  # a float: ``lam`` is a vector
         if self.scale != 1.0:
             s = s / self.scale
         r = -self.w_pos * expit(-s) + self.w_neg * expit(s)
@@ -172,7 +173,7 @@ class LogisticLoss:
     def value_and_gradient(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
         """l(λ) and ∇l(λ) (gradient with respect to [λ_0, λ_1..λ_d])."""
         s = self.Z @ lam
-        val = self.value_from_scores(s)
+        val = cast(float, self.value_from_scores(s))  # a float: ``lam`` is a vector
         if self.scale != 1.0:
             s = s / self.scale
         # d/ds of w+ softplus(-s) + w- softplus(s) = -w+ σ(-s) + w- σ(s); the chain rule adds 1/m
@@ -268,6 +269,7 @@ def distinct_rows(X) -> tuple[np.ndarray, np.ndarray]:
         seg, k_seg = _dense(seg)
         key *= k_seg
         key += seg
+    assert key is not None  # segments holds at least (start, d)
     inverse, m = _dense(key)
     del key
     # one row of X for each distinct key (any of them: they are equal)

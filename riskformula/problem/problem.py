@@ -12,7 +12,9 @@ sees one generic "convex loss + linear rows over integer and binary variables" p
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -81,16 +83,17 @@ class RiskProblem:
     coef_lower: np.ndarray
     coef_upper: np.ndarray
     c0: np.ndarray | float = 1e-6
-    max_size: int | None = None
+    # None is resolved in __post_init__ (n_units; derived bounds), so after construction these are set
+    max_size: int = None  # type: ignore[assignment]
     min_size: int = 0
-    intercept_bounds: tuple[int, int] | None = None
+    intercept_bounds: tuple[int, int] = None  # type: ignore[assignment]
     rows: list = field(default_factory=list)
     aux_lower: np.ndarray = field(default_factory=lambda: np.zeros(0))
     aux_upper: np.ndarray = field(default_factory=lambda: np.zeros(0))
     aux_integer: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     aux_cost: np.ndarray = field(default_factory=lambda: np.zeros(0))
     aux_names: list = field(default_factory=list)
-    aux_rule: object = None
+    aux_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
     groups: list = field(default_factory=list)
     exact_rows: bool = False
     indicators: list = field(default_factory=list)
@@ -294,7 +297,8 @@ class RiskProblem:
         if not self.can_complete:
             return None
         alpha = (lam[1:] != 0).astype(float)
-        extra = np.asarray(self.aux_rule(lam, alpha), float) if self.n_extra_aux else np.zeros(0)
+        # extra auxiliaries and can_complete: there is a rule
+        extra = np.asarray(cast(Callable, self.aux_rule)(lam, alpha), float) if self.n_extra_aux else np.zeros(0)
         used = [float(alpha[np.asarray(grp.cols)].max()) for grp in self.groups]
         x = np.concatenate([lam, alpha, extra, used])
         return x if self.is_feasible(x) else None

@@ -130,6 +130,7 @@ class ComparisonTable(render.Rendered):
 
     def _lr_display(self) -> pd.DataFrame:
         t = self.lr_tests
+        assert t is not None  # called only when there are tests (see _sections)
         return pd.DataFrame({
             "test": t["test"], "df": [f"{int(v):+d}" for v in t["df"]],
             "deviance change": [render.fmt_fixed(v, 3) for v in t["deviance_change"]],
@@ -143,7 +144,7 @@ class ComparisonTable(render.Rendered):
         return [("Outcome", self.outcome), ("Evaluated on", on)] + self._key()
 
     def _sections(self) -> list:
-        out = [(None, self._models_display())]
+        out: list[tuple[str | None, pd.DataFrame | str]] = [(None, self._models_display())]
         ref = self.frame["status"] == REFERENCE_STATUS
         if ref.any():
             out.append((None, f"reference: {self.frame['model'][ref].iloc[0]}, fitted by maximum likelihood."))
@@ -454,7 +455,7 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
                          "a better score within its limits may exist.")
     outcome = models[0].outcome if len({(m.outcome, str(m.event)) for m in models}) == 1 else "(differs by model)"
     return ComparisonTable(pd.DataFrame(rows, columns=COLUMNS), lr, points_table(models, labels),
-                           "training rows" if newdata is None else "newdata", outcome, notes,
+                           "training rows" if newdata is None else "newdata", outcome, tuple(notes),
                            short_names=names is None,
                            gap_tolerances=[m.settings.gap_tolerance for m in models])
 

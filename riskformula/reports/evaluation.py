@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -62,9 +63,9 @@ def _collect(model, data: pd.DataFrame, by: str | None):
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
     if by is not None and (not isinstance(by, Hashable) or by not in data.columns):
-        cols = ", ".join(map(str, list(data.columns)[:10]))
+        shown = ", ".join(map(str, list(data.columns)[:10]))
         more = ", ..." if data.shape[1] > 10 else ""
-        raise SettingsError(f"`by` = {by!r} is not a column of `data`. Columns: {cols}{more}.")
+        raise SettingsError(f"`by` = {by!r} is not a column of `data`. Columns: {shown}{more}.")
     cols = {"y": _model_column(model, "observed", data),
             "risk": _model_column(model, "predict", data),
             "score": _model_column(model, "score", data)}
@@ -259,7 +260,7 @@ class Evaluation(render.Rendered):
 
     def to_dict(self) -> dict:
         """Headline metrics as plain Python values (NaN for NA); ``by_group`` nested by level."""
-        out = {"formula": self.formula, "rows_dropped": self.rows_dropped}
+        out: dict[str, Any] = {"formula": self.formula, "rows_dropped": self.rows_dropped}
         for row in self._metric_rows().itertuples():
             out[row.metric] = render.plain(row.value)
             if np.isfinite(row.lower):
@@ -334,6 +335,7 @@ class Evaluation(render.Rendered):
 
     def _by_group_display(self) -> pd.DataFrame:
         g = self.by_group
+        assert g is not None  # shown only for a by-group evaluation
         return pd.DataFrame({
             self.by: g[self.by].astype(str),
             "n": [render.fmt_number(int(v)) for v in g["n"]],

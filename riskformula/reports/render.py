@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -335,11 +335,11 @@ def escape(text: str, kind: str = "text", *, cell: bool = False) -> str:
     if kind == "markdown":
         # code spans (`i|j`, as formulas quote odd names) are shown literally: escapes there would
         # show up as typed. Only a pipe needs one, in a table cell, where GitHub splits cells first.
-        out, pos = [], 0
+        parts, pos = [], 0
         for span in _CODE_SPAN.finditer(text):
-            out += [_markdown_plain(text[pos:span.start()]), span[0].replace("|", "\\|") if cell else span[0]]
+            parts += [_markdown_plain(text[pos:span.start()]), span[0].replace("|", "\\|") if cell else span[0]]
             pos = span.end()
-        return "".join(out) + _markdown_plain(text[pos:])
+        return "".join(parts) + _markdown_plain(text[pos:])
     return text
 
 
@@ -360,6 +360,8 @@ def document(blocks: Sequence[str], kind: str = "text") -> str:
 class Formats:
     """``to_markdown()``, ``to_html()``, ``to_latex()`` and Jupyter's HTML, for any result with a
     ``render(kind)`` method (every report, and results such as counterfactuals)."""
+
+    render: Callable[[str], str]  # declared for the type checker; each subclass defines the method
 
     def _repr_html_(self) -> str:
         return self.render("html")
@@ -400,7 +402,7 @@ class Rendered(Formats):
             object.__setattr__(self, "notes", tuple(self.notes))
 
     # ---- content (subclasses) -------------------------------------------------------
-    def _header(self) -> list[tuple[str, object]]:
+    def _header(self) -> Sequence[tuple[str, object]]:
         return []
 
     def _sections(self) -> list[tuple[str | None, pd.DataFrame | str]]:

@@ -4,12 +4,16 @@ score refitted at that size on all rows (:func:`riskformula.cv_risk_score`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from . import render
 from .comparison import points_table
 from .render import fmt_fixed, fmt_gap, fmt_percent
+
+if TYPE_CHECKING:
+    from ..model import RiskScore
 
 __all__ = ["SizeCV", "CURVE_COLUMNS", "FOLD_SIZE_COLUMNS", "METRICS", "RULES"]
 
@@ -68,7 +72,7 @@ class SizeCV(render.Rendered):
     size: int
     rule: str
     metric: str
-    model: object
+    model: RiskScore
     k: int
     repeats: int
     seed: int

@@ -269,7 +269,7 @@ class Summary(r.Rendered):
 
     def _sections(self) -> list:
         m = self.model
-        out = []
+        out: list[tuple[str | None, pd.DataFrame | str]] = []
         con = self.constraints_table()
         if con is not None:
             out.append(("Constraints and thresholds", con))

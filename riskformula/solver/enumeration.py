@@ -32,6 +32,7 @@ tree), because then the bounds and the size rule are all a point must satisfy.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -158,7 +159,8 @@ def _units(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray):
     """Size units (an ungrouped column, or a group) as (columns, cap on nonzero columns, must one
     be used); a group whose "used" indicator the box fixes at 0 has cap 0."""
     p, lay = problem, problem.layout
-    units = [([int(j)], None, False) for j in np.flatnonzero(p._group_of < 0)]
+    units: list[tuple[list[int], int | None, bool]] = [([int(j)], None, False)
+                                                       for j in np.flatnonzero(p._group_of < 0)]
     for g, grp in enumerate(p.groups):
         u = lay.aux(p._group_aux[g])
         units.append((list(grp.cols), 0 if upper[u] < 0.5 else grp.max_used, bool(lower[u] > 0.5)))
@@ -293,9 +295,10 @@ def _listed_with_bounds(problem: RiskProblem, free, fixed, fixed_used: int, inte
     pat, wp, wn = _patterns(p, free_cols, fixed)
     P = len(pat)
     steps, off = [], 0
+    c0 = cast(np.ndarray, p.c0)  # an array once the problem is built
     for cols, A, used in free:
         C = pat[:, off:off + len(cols)] @ A.T          # patterns × the unit's options
-        steps.append((C, used.astype(int), (A != 0) @ p.c0[cols], off, A))
+        steps.append((C, used.astype(int), (A != 0) @ c0[cols], off, A))
         off += len(cols)
     # the units that move the scores most go first: their bounds tighten the most
     spread = [float((wp + wn) @ (C.max(axis=1) - C.min(axis=1))) for C, *_ in steps]

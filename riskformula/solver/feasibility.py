@@ -38,7 +38,8 @@ def feasible_point(problem: RiskProblem, time_limit: float = 10.0,
     h.addCols(n, np.zeros(n), _finite(lower), _finite(upper), 0,
               np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
     h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
-                            np.where(problem.integer_mask(), highspy.HighsVarType.kInteger,
+                            # numpy's stubs take array-likes only; an array of the HiGHS enum values is what HiGHS reads
+                            np.where(problem.integer_mask(), highspy.HighsVarType.kInteger,  # type: ignore[call-overload]
                                      highspy.HighsVarType.kContinuous))
     rows = problem.all_rows() + _used_means_nonzero(h, problem, lower, upper)
     if rows:
@@ -65,7 +66,8 @@ def _used_means_nonzero(h, problem: RiskProblem, lower: np.ndarray, upper: np.nd
     check is exact for the points the search can return.  ``lower``/``upper`` are the column
     bounds already given to ``h``."""
     lay = problem.layout
-    rows, signs = [], []
+    rows: list[LinearRow] = []
+    signs: list[int] = []
     for j in range(problem.d):
         lo, hi = float(lower[lay.lam(j)]), float(upper[lay.lam(j)])
         a, lam = lay.alpha(j), lay.lam(j)

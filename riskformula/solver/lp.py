@@ -9,6 +9,7 @@ back the ones its LP point violates most.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import highspy
 import numpy as np
@@ -315,7 +316,9 @@ class NodeLP:
             return "infeasible", np.inf, None
         # numerical trouble: retry from scratch, then with the primal simplex, then with the
         # interior point method (seen with nearly separable data, where the loss tends to 0)
-        for option, value, default in ((None, None, None), ("simplex_strategy", 4, 1), ("solver", "ipm", "simplex")):
+        retries: tuple[tuple[str | None, Any, Any], ...] = (
+            (None, None, None), ("simplex_strategy", 4, 1), ("solver", "ipm", "simplex"))
+        for option, value, default in retries:
             h.clearSolver()
             if option:
                 h.setOptionValue(option, value)

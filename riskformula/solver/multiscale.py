@@ -47,6 +47,7 @@ import math
 import sys
 import time
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -56,6 +57,9 @@ from .branch_and_cut import BranchAndCut
 from .heuristics import (best_intercept, polish, real_beam_search, real_fit, sequential_rounding,
                          support_bounds)
 from .report import SolverReport
+
+if TYPE_CHECKING:
+    from ..problem import RiskProblem
 
 __all__ = ["MultiScaleSearch", "SCALE_STATUSES"]
 
@@ -120,7 +124,8 @@ class MultiScaleSearch:
         self.best_lam: np.ndarray | None = None
         self.started: list[float] = []
         self._shared: dict[float, float] = {m: math.inf for m in self.problems}
-        self._pool: list[tuple[float, np.ndarray]] = []  # (scale found at, λ) of shared incumbents
+        # (scale found at, λ) of shared incumbents (scale None: a caller's start of unknown scale)
+        self._pool: list[tuple[float | None, np.ndarray]] = []
         self.log_lines: list[str] = []
         self._static_bound: dict[float, float] = {}
         self._rays: set = set()
@@ -162,6 +167,7 @@ class MultiScaleSearch:
         for m in list(self.started):
             s = self.solvers[m]
             if s.upper < self._shared[m]:
+                assert s.best_lam is not None  # a finite upper bound comes with its points
                 self._shared[m] = s.upper
                 lam = s.best_lam.copy()
                 self._pool.append((m, lam))
@@ -172,6 +178,7 @@ class MultiScaleSearch:
                             self.solvers[other].offer(cand)
                 changed = True
             if s.upper < self.best:
+                assert s.best_lam is not None  # a finite upper bound comes with its points
                 self.best, self.best_scale, self.best_lam = s.upper, m, s.best_lam.copy()
                 changed = True
         if changed:
@@ -297,7 +304,8 @@ class MultiScaleSearch:
             real[0] = beta[0]
             real[1 + idx] = beta[1:]
             if m in self.started:
-                self.solvers[m]._heuristic(real, None, swaps=True)
+                # _heuristic passes alpha=None on to sequential_rounding, which takes it; its annotation is too narrow
+                self.solvers[m]._heuristic(real, None, swaps=True)  # type: ignore[arg-type]
                 continue
             cand = sequential_rounding(p, real)
             if p.complete(cand) is None:
@@ -363,14 +371,15 @@ class MultiScaleSearch:
         # past its deadline the beam grows from one parent per size, and not at all past the time limit
         starts = self._beam(deadline, stop=t0 + self.time_limit)
         if self.best_lam is not None:
+            assert self.best_scale is not None  # set with best_lam
             starts.append((self.best_scale, self.best_lam))
         for at, lam in starts:
             if time.perf_counter() > deadline:
                 break
             self._ray(lam, at, deadline=deadline)
         for m, p in self.problems.items():  # the rays' risk scores join the guesses
-            for at, lam in self._pool:
-                if at == m and p.complete(lam) is not None:
+            for found_at, lam in self._pool:
+                if found_at == m and p.complete(lam) is not None:
                     guess[m] = min(guess[m], p.full_objective(lam))
         order = sorted(self.problems, key=lambda m: (guess[m], m))
         root_time = self.root_share * self.time_limit
@@ -565,5 +574,5 @@ __all__ += ["scale_table"]
 def _loss_at_scale(p, scores: np.ndarray, m: float) -> tuple[float, float]:
     """(loss, best intercept) of points-only ``scores`` of problem ``p``'s rows at scale m."""
     there = SimpleNamespace(loss=p.loss.with_scale(m), intercept_bounds=p.intercept_bounds)
-    b = float(best_intercept(there, scores))
+    b = float(best_intercept(cast("RiskProblem", there), scores))  # it reads the loss and intercept bounds only
     return there.loss.value_from_scores(scores + b), b

@@ -135,7 +135,7 @@ class Rounds:
         order = sorted(((n[0], s, i) for s, nodes in enumerate(taken) for i, n in enumerate(nodes)))
         shares = [order[k::self.n_jobs] for k in range(self.n_jobs)]
         busy = [k for k in range(self.n_jobs) if shares[k] and budgets[k] > 0]
-        back = [[] for _ in searches]  # open nodes per search after the round
+        back: list[list] = [[] for _ in searches]  # open nodes per search after the round
         for k in range(self.n_jobs):
             if k not in busy:  # no nodes to spend (the last nodes of a node limit): they stay open
                 for _, s, i in shares[k]:
@@ -157,9 +157,9 @@ class Rounds:
             tasks.append(delayed(_explore)(work, budgets[k], deadline, first, type(searches[0])))
         results = parallel(tasks)
         # taken back in worker order: the merged state does not depend on which finished first
-        merged = [([], set()) for _ in searches]
-        archived = [[] for _ in searches]  # per search: every worker's archive, in worker order
-        reaches = {}
+        merged: list[tuple[list, set]] = [([], set()) for _ in searches]
+        archived: list[list] = [[] for _ in searches]  # per search: every worker's archive, in worker order
+        reaches: dict[int, list] = {}
         bases = [(bc.pseudo.copy(), bc.pseudo_n.copy()) for bc in searches]
         for mine, result in zip(held, results):
             for s, r in zip(mine, result):

@@ -32,7 +32,8 @@ def drop_dominated_cuts(design, depth: int | None = 1) -> tuple[object, dict]:
         return design, {}
     y = np.asarray(design.y)
     w = np.ones(len(y)) if design.weights is None else np.asarray(design.weights, float)
-    drop, kept, new_terms = set(), {}, []
+    drop: set[int] = set()
+    kept, new_terms = {}, []
     for t in spec.thresholds:
         if t.kind != "threshold":
             new_terms.append(t)
@@ -58,12 +59,12 @@ def drop_dominated_cuts(design, depth: int | None = 1) -> tuple[object, dict]:
                                              k=min(t.k, max(len(keep_cuts), 1))))
     if not drop:
         return design, kept
-    keep = [j for j in range(len(spec.columns)) if j not in drop]
-    remap = {j: i for i, j in enumerate(keep)}
-    new_spec = spec.update(columns=tuple(spec.columns[j] for j in keep),
-                           labels=tuple(spec.labels[j] for j in keep),
-                           column_terms=tuple(spec.column_terms[j] for j in keep),
-                           rules=tuple(spec.rules[j] for j in keep) if spec.rules else (),
+    kept_cols = [j for j in range(len(spec.columns)) if j not in drop]
+    remap = {j: i for i, j in enumerate(kept_cols)}
+    new_spec = spec.update(columns=tuple(spec.columns[j] for j in kept_cols),
+                           labels=tuple(spec.labels[j] for j in kept_cols),
+                           column_terms=tuple(spec.column_terms[j] for j in kept_cols),
+                           rules=tuple(spec.rules[j] for j in kept_cols) if spec.rules else (),
                            thresholds=tuple(dataclasses.replace(t, columns=tuple(remap[j] for j in t.columns))
                                             for t in new_terms))
-    return dataclasses.replace(design, spec=new_spec, X=design.X[:, keep]), kept
+    return dataclasses.replace(design, spec=new_spec, X=design.X[:, kept_cols]), kept

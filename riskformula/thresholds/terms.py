@@ -141,7 +141,7 @@ def threshold_terms(spec, columns, column_terms) -> list[ThresholdTerm]:
             raise FormulaError(f"could not find the cut points of the term {term!r}; if its variable name "
                                "needs `backticks`, rename the column to a plain name.")
         by_key = {f"{term}[{k}]": i for i, k in enumerate(st["keys"])}
-        cols = [None] * len(st["keys"])
+        cols: list[int | None] = [None] * len(st["keys"])
         for j, name in enumerate(columns):
             if name in by_key:
                 cols[by_key[name]] = j

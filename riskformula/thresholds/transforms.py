@@ -79,7 +79,7 @@ def _check_arguments(k, grid, min_bin) -> None:
     if grid is not None and (isinstance(grid, bool) or not isinstance(grid, numbers.Integral) or grid < 1):
         raise FormulaError(f"threshold(..., grid=) must be a whole number of candidate cuts ≥ 1 (or None: "
                            f"every gap between distinct values); got grid={grid!r}.")
-    if isinstance(min_bin, bool) or not isinstance(min_bin, numbers.Real) or not 0 <= min_bin < 0.5:
+    if isinstance(min_bin, bool) or not isinstance(min_bin, numbers.Real) or not 0 <= min_bin < 0.5:  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise FormulaError(f"threshold(..., min_bin=) must be a share of the rows in [0, 0.5), e.g. 0.05; "
                            f"got min_bin={min_bin!r}.")
 
