@@ -31,6 +31,7 @@ from .netbenefit.improve import improve_aunbc
 from .reports.decision_curve import DecisionCurve, decision_curve
 from .counterfactuals import Counterfactuals, Reasons
 from . import export
+from .rashomon import RashomonSet, rashomon_set
 
 __version__ = "0.1.0.dev0"
 
@@ -47,6 +48,7 @@ __all__ = [
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
     "SizePath", "cv_risk_score", "SizeCV", "from_json", "plots", "Counterfactuals", "Reasons",
     "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc", "export",
+    "rashomon_set", "RashomonSet",
 ]
 
 
