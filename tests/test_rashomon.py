@@ -203,6 +203,48 @@ def test_side_information_on_the_intercept_equals_brute_force():
         assert m.intercept + m.points.get("x0", 0) <= z
 
 
+@pytest.mark.parametrize("how", ["bound", "penalty"])
+def test_fairness_equals_brute_force(how):
+    """Statistical parity at risk 50 % between two groups not in the formula: as a bound (max_diff)
+    and as a penalty (weight × the difference added to the objective)."""
+    df = binary_frame(17, n=90)
+    g = np.random.default_rng(17).choice(["a", "b"], len(df))
+    df["grp"] = g
+    if how == "bound":
+        con, diff, weight = rf.statistical_parity("grp", at_risk=0.5, max_diff=0.15), 0.15, 0.0
+    else:
+        con, diff, weight = rf.statistical_parity("grp", at_risk=0.5, max_diff=None, weight=0.05), None, 0.05
+    eps = 0.05
+    rs = rf.rashomon_set(FORMULA, df, epsilon=eps, max_size=2, coef_range=(-2, 2), c0=1e-3, constraints=[con],
+                         time_limit=30)
+    X = df[["x0", "x1", "x2", "x3"]].to_numpy()
+    y = df.y.to_numpy()
+    a, b_ = g == "a", g == "b"
+
+    def gap(b, pts):
+        pos = X @ pts + b >= 0
+        return abs(pos[a].mean() - pos[b_].mean())
+    n = len(y)
+    best = {}
+    for pts in itertools.product(range(-2, 3), repeat=4):
+        pts = np.array(pts, float)
+        if np.count_nonzero(pts) > 2:
+            continue
+        z = X @ pts
+        vals = []
+        for b in WIDE:
+            d = gap(b, pts)
+            if diff is not None and d > diff + 1e-12:
+                continue
+            loss = (np.logaddexp(0, -(z + b))[y == 1].sum() + np.logaddexp(0, z + b)[y == 0].sum()) / n
+            vals.append(loss + 1e-3 * np.count_nonzero(pts) + weight * d)
+        if vals:
+            best[tuple(int(v) for v in pts)] = min(vals)
+    check_equal(rs, best, eps)
+    m = rs.best(prefer=lambda member: -member.rank)  # the last member: an ordinary model with its fairness rows
+    assert m.training.constraint_values
+
+
 def test_real_intercept_and_scale():
     from scipy.optimize import minimize_scalar
     df = binary_frame(12)
