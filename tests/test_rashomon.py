@@ -123,6 +123,24 @@ def test_the_tree_alone_equals_brute_force(monkeypatch):
     assert rs.nodes > 10
 
 
+def test_a_poor_first_score_lowers_the_level():
+    """Started from the intercept-only model (far from the best), the search lowers its level as it
+    finds better scores and ends with the same set."""
+    from riskformula.rashomon.search import RashomonSearch, under
+    from riskformula.solver.heuristics import best_intercept
+    df = binary_frame(18, values=3)
+    rs = rf.rashomon_set(FORMULA, df, epsilon=0.05, max_size=2, coef_range=(-2, 2), c0=1e-4, time_limit=30)
+    p = rs._problem
+    zero = np.zeros(p.d + 1)
+    zero[0] = best_intercept(p, np.zeros(p.loss.n_unique))
+    assert p.objective(zero) > 1.05 * rs.optimum
+    search = RashomonSearch(p, 0.05, (zero, p.objective(zero)), time_limit=30)
+    assert search.run() is None
+    assert search.best_value == pytest.approx(rs.optimum, rel=1e-12)
+    got = {tuple(int(v) for v in lam[1:]) for lam, val in search.members.values() if under(val, search.level)}
+    assert got == listed(rs)
+
+
 def test_weights_and_positive_weight_equal_brute_force():
     df = binary_frame(7)
     w = np.random.default_rng(7).integers(1, 5, len(df)).astype(float)

@@ -27,6 +27,8 @@ __all__ = ["rashomon_set"]
 
 #: the share of ``time_limit`` the first phase (the certified optimum) may take at most
 OPTIMUM_SHARE = 0.5
+#: ... and stops once its gap is this fraction of ε
+FIRST_GAP = 0.1
 
 
 @one_blas_thread
@@ -58,14 +60,15 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     candidate, so members differ in how they split the rows.  Unlike a fit, cuts that cannot be
     optimal are *not* dropped: they can be near-optimal.
 
-    **How completeness is proven.**  First the best score is found and certified by the package's
-    branch-and-cut (within ``gap_tolerance``; at most half of ``time_limit``).  Then a
+    **How completeness is proven.**  First the best score is found by the package's branch-and-cut,
+    within a gap of ε/10 (or ``gap_tolerance`` if larger; at most half of ``time_limit``).  Then a
     branch-and-bound over the same LP relaxation lists every score under the level (1 + ε) × the
     best objective known: a node is discarded only when its LP bound — a lower bound on the
     objective of every score in it (loss cuts of a convex loss, lowered by a margin for the LP's
     tolerances) — is above the level, and small nodes are settled by scoring every score in them
     that could be under the level.  When the search finishes, the set is exactly the scores under
-    the level, and its best member is the certified optimum.  At a limit (``time_limit``,
+    the level, and its best member is the certified optimum (if a better score than the first phase's
+    turns up, the level is lowered to (1 + ε) times its objective).  At a limit (``time_limit``,
     ``node_limit``, ``max_members``) the result says what is proven: every score whose objective is
     below its ``bound`` is listed.
 
@@ -148,8 +151,10 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     problem = build_problem(spec, loss, lower, upper, max_size=max_size, min_size=min_size,
                             intercept_range=intercept_range, **opts)
 
-    # 1. the best score, certified by the branch-and-cut
-    first = BranchAndCut(problem, time_limit=OPTIMUM_SHARE * time_limit, gap_tolerance=gap_tolerance,
+    # 1. the best score by the branch-and-cut, within a tenth of ε: the listing search below explores every
+    # node under the level anyway, so it finishes the proof (a tighter first phase repeats its work)
+    first = BranchAndCut(problem, time_limit=OPTIMUM_SHARE * time_limit,
+                         gap_tolerance=max(gap_tolerance, min(FIRST_GAP * epsilon, 0.5)),
                          absolute_gap_tolerance=absolute_gap_tolerance, progress=False)
     report = first.solve(started=started)
     if report.status == "infeasible":

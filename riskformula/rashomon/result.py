@@ -129,8 +129,9 @@ class RashomonSet(render.Rendered):
         complete = stopped is None
         bound = math.inf if complete else min(search.open_bound(), level)
         # listed scores are no better than the best, unlisted ones no better than the bound
-        certified = complete or report.status == "optimal" or bound >= best
         lower = min(best, max(float(report.lower_bound), min(best, bound)))
+        certified = (complete or bound >= best or best - lower <= settings.absolute_gap_tolerance
+                     or (best - lower) / max(abs(best), 1e-12) <= settings.gap_tolerance)
         spec = design.spec
         out = cls(formula=spec.formula, epsilon=float(epsilon), optimum=best, level=level, complete=complete,
                   bound=bound, status="complete" if complete else stopped, optimum_certified=bool(certified),
