@@ -375,6 +375,8 @@ def test_filter_and_best(small):
     with_grp = rs.filter(required=["grp"], max_size=2)
     assert np.all(np.any(with_grp.points[:, list(rs.variables["grp"])] != 0, axis=1))
     assert len(rs.within(0.0)) >= 1 and rs.within(0.0).optimum == rs.optimum
+    with pytest.raises(SettingsError, match="filtered"):
+        no_x0.importance(exact=True)
     # the best score, and a cheaper one by a user's costs
     m0 = rs.best()
     assert isinstance(m0, rf.RiskScore) and m0.status == "optimal" and m0.objective == pytest.approx(rs.optimum)

@@ -143,12 +143,14 @@ class RashomonSet(render.Rendered):
         object.__setattr__(out, "notes", tuple(out._default_notes()))
         return out
 
-    def _subset(self, keep: np.ndarray, described: str) -> "RashomonSet":
+    def _subset(self, keep: np.ndarray, described: str, same_class: bool = False) -> "RashomonSet":
+        """The members ``keep``; ``same_class``: the subset is the Rashomon set of the same class (a
+        smaller ε), so the certified fits without a variable still apply."""
         keep = np.asarray(keep, bool)
         auc = None if self._auc is None else self._auc[keep]
         out = dataclasses.replace(self, lams=self.lams[keep], objectives=self.objectives[keep],
                                   losses=self.losses[keep], sizes=self.sizes[keep], _auc=auc,
-                                  _exact_without=dict(self._exact_without),
+                                  _exact_without=dict(self._exact_without) if same_class else {},
                                   _filters=self._filters + (described,), notes=())
         object.__setattr__(out, "notes", tuple(out._default_notes()))
         return out
@@ -247,8 +249,14 @@ class RashomonSet(render.Rendered):
 
         ``exact=True`` runs that certified fit for each variable whose best objective without it
         the set does not give, each within ``time_limit`` seconds (a fit stopped at its limit reports
-        its lower bound, ``"at least"``).
+        its lower bound, ``"at least"``); not on a filtered set, whose conditions the fit would not
+        know.  On a filtered set the other statements hold among the scores that meet its
+        conditions.
         """
+        if exact and self._filters:
+            raise SettingsError("importance(exact=True) fits the best score without each variable over the whole "
+                                f"class; this set is filtered ({'; '.join(self._filters)}): call it on the "
+                                "unfiltered set.")
         pts = self.points
         rows = []
         for var, cols in self.variables.items():
@@ -345,7 +353,8 @@ class RashomonSet(render.Rendered):
         if not 0 <= epsilon <= self.epsilon:
             raise SettingsError(f"`epsilon` must be between 0 and the set's ε ({self.epsilon:g}); got {epsilon!r}.")
         level = (1.0 + epsilon) * self.optimum
-        out = self._subset(self.objectives <= level + ROUNDING * abs(level), f"within {epsilon:.4g} of the optimum")
+        out = self._subset(self.objectives <= level + ROUNDING * abs(level), f"within {epsilon:.4g} of the optimum",
+                           same_class=True)
         return dataclasses.replace(out, epsilon=float(epsilon), level=level, _filters=self._filters)
 
     def best(self, prefer=None, required=None, forbidden=None, max_size: int | None = None):
