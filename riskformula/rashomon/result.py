@@ -105,6 +105,7 @@ class RashomonSet(render.Rendered):
     _auc: np.ndarray | None = None
     _exact_without: dict = field(default_factory=dict)
     _filters: tuple = ()
+    _pts: np.ndarray | None = None
 
     _title = "Rashomon set of risk scores"
 
@@ -149,7 +150,7 @@ class RashomonSet(render.Rendered):
         keep = np.asarray(keep, bool)
         auc = None if self._auc is None else self._auc[keep]
         out = dataclasses.replace(self, lams=self.lams[keep], objectives=self.objectives[keep],
-                                  losses=self.losses[keep], sizes=self.sizes[keep], _auc=auc,
+                                  losses=self.losses[keep], sizes=self.sizes[keep], _auc=auc, _pts=None,
                                   _exact_without=dict(self._exact_without) if same_class else {},
                                   _filters=self._filters + (described,), notes=())
         object.__setattr__(out, "notes", tuple(out._default_notes()))
@@ -165,7 +166,9 @@ class RashomonSet(render.Rendered):
     @property
     def points(self) -> np.ndarray:
         """Points of every member (rows, best objective first) per design column (columns)."""
-        return np.round(self.lams[:, 1:]).astype(int)
+        if self._pts is None or len(self._pts) != len(self.lams):
+            self._pts = np.round(self.lams[:, 1:]).astype(int)
+        return self._pts
 
     def member(self, i: int) -> RashomonMember:
         """The member of rank ``i`` (0: the best objective) as a :class:`RashomonMember`."""
