@@ -171,7 +171,8 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
 
     # 2. every score under (1 + ε) × the best objective
     search = RashomonSearch(problem, epsilon, best, time_limit=time_limit, node_limit=node_limit,
-                            max_members=max_members, cuts=first.lp.cuts(), started=started)
+                            max_members=max_members, cuts=first.lp.cuts(), started=started,
+                            lower_bound=min(float(report.lower_bound), best[1]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         stopped = search.run()

@@ -459,9 +459,11 @@ class RashomonSet(render.Rendered):
     def statement(self) -> str:
         """What is proven, in one sentence."""
         if self.complete:
-            return (f"Complete: these {len(self):,d} scores are every risk score within the limits whose objective is "
+            these = f"these {len(self):,d} scores are" if len(self) != 1 else "this score is"
+            return (f"Complete: {these} every risk score within the limits whose objective is "
                     f"at most {self.level:.8g} = (1 + {self.epsilon:g}) × {self.optimum:.8g}.")
-        return (f"Stopped at the {self.status.replace('_', ' ')}: {len(self):,d} scores listed; every risk score "
+        return (f"Stopped at the {self.status.replace('_', ' ')}: {len(self):,d} score{'s' if len(self) != 1 else ''} "
+                "listed; every risk score "
                 f"within the limits whose objective is below {self.bound:.8g} is among them (the level is "
                 f"{self.level:.8g}).")
 

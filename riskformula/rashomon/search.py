@@ -73,6 +73,8 @@ class RashomonSearch:
     node_limit, max_members : optional caps on nodes and on listed scores.
     cuts : loss-cut rows from another search of the same problem (:meth:`NodeLP.cuts`), to start
         the LP with.
+    lower_bound : a proven lower bound on the objective of every score (e.g. another search's bound on
+        the optimum); every node's bound is at least it.
     """
 
     #: the most work (partial assignments × distinct row patterns) one listing may take
@@ -90,7 +92,7 @@ class RashomonSearch:
 
     def __init__(self, problem: RiskProblem, epsilon: float, best: tuple, time_limit: float = 60.0,
                  node_limit: int | None = None, max_members: int | None = None, cuts=None,
-                 started: float | None = None):
+                 started: float | None = None, lower_bound: float = -math.inf):
         self.p = problem
         self.epsilon = float(epsilon)
         lam, value = best
@@ -100,6 +102,9 @@ class RashomonSearch:
         self.node_limit = node_limit
         self.max_members = max_members
         self.t0 = time.perf_counter() if started is None else float(started)
+        #: a proven lower bound on every score's objective (the first phase's bound on the optimum): the
+        #: root's bound, so that every node's bound is at least it
+        self.lower_bound = float(lower_bound)
         self.integer = problem.integer_mask()
         lay = problem.layout
         self.lam_slice, self.alpha_slice = lay.lam_slice, lay.alpha_slice
@@ -154,7 +159,8 @@ class RashomonSearch:
     def run(self) -> str | None:
         """Search until every node is settled (returns None) or a limit stops it (returns
         ``"time_limit"``, ``"node_limit"`` or ``"member_limit"``)."""
-        heapq.heappush(self.heap, (-math.inf, next(self._counter), ()))
+        if not self.heap and self.dive is None and self.nodes == 0:
+            heapq.heappush(self.heap, (self.lower_bound, next(self._counter), ()))
         while self.heap or self.dive is not None:
             now = time.perf_counter() - self.t0
             if now > self.time_limit:
