@@ -238,7 +238,8 @@ class RashomonSet(render.Rendered):
         card may show as ``x > c`` with the opposite sign); ``best_without``: the best objective of
         a score that does not use the variable — the model class reliance of Fisher, Rudin &
         Dominici (2019) reads it against the optimum — and ``increase`` = best_without / optimum −
-        1.  ``best_without_status`` says what is proven:
+        1 (NaN when a stopped search only knows a bound below the best objective found).
+        ``best_without_status`` says what is proven:
 
         * ``"exact"``: a member without the variable is the best score without it (the set holds
           every score under the level, or under ``bound`` for a stopped search);
@@ -279,7 +280,9 @@ class RashomonSet(render.Rendered):
                          "members": int(used.sum()),
                          "points_min": int(nz.min()) if len(nz) else 0, "points_max": int(nz.max()) if len(nz) else 0,
                          "best_without": best, "best_without_status": how,
-                         "increase": best / self.optimum - 1.0 if self.optimum > 0 else float("nan")})
+                         # a stopped search's "at least" below the best found says nothing of the increase
+                         "increase": (best / self.optimum - 1.0 if self.optimum > 0 and not
+                                      (how == "at least" and best < self.optimum) else float("nan"))})
         t = pd.DataFrame(rows, columns=IMPORTANCE_COLUMNS)
         return t.sort_values(["share", "best_without"], ascending=[False, False], kind="stable").reset_index(drop=True)
 
