@@ -51,6 +51,7 @@ from .netbenefit.improve import improve_aunbc
 from .reports.decision_curve import DecisionCurve, decision_curve
 from .counterfactuals import Counterfactuals, Reasons
 from . import export
+from .rashomon import RashomonSet, rashomon_set
 
 from ._version import __version__  # noqa: F401  (riskformula.__version__)
 
@@ -67,6 +68,7 @@ __all__ = [
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
     "SizePath", "cv_risk_score", "SizeCV", "from_json", "plots", "Counterfactuals", "Reasons",
     "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc", "export",
+    "rashomon_set", "RashomonSet",
 ]
 
 

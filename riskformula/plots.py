@@ -5,3 +5,4 @@ from .reports.plots import (plot_decision_curve, plot_reliability, plot_roc, plo
 
 __all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
            "plot_size_cv", "plot_size_path"]
+from .rashomon.plots import plot_rashomon, plot_variable_use  # noqa: E402,F401  (the Rashomon set's plots)

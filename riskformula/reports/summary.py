@@ -212,6 +212,10 @@ class Summary(r.Rendered):
                        f"tolerances: the best possible objective lies between {m.lower_bound:.6g} and "
                        f"{m.objective:.6g} (gap {r.fmt_gap(m.gap, m.settings.gap_tolerance)}); the model is not "
                        "proven optimal.")
+        elif m.status == "rashomon_member":  # chosen from rf.rashomon_set by a user's preference
+            out.append(f"A member of a Rashomon set, chosen by preference rather than by its objective: no risk "
+                       f"score within these limits has an objective below {m.lower_bound:.6g}, and this one's is "
+                       f"{m.objective:.6g} ({r.fmt_gap(m.gap, m.settings.gap_tolerance)} above that).")
         elif m.status != "optimal":
             out.append(f"Stopped at the {m.status.replace('_', ' ')}: the model is not proven optimal; the "
                        f"best possible objective lies between {m.lower_bound:.6g} and {m.objective:.6g} "

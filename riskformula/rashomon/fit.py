@@ -1,0 +1,201 @@
+"""``rashomon_set()``: every risk score whose objective is within (1 + ε) of the best, proven complete."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from .. import _checks as v
+from .._threads import one_blas_thread
+from ..backends import is_dask_frame
+from ..design import build_design
+from ..errors import InfeasibleProblemError, SearchLimitError, SettingsError
+from ..control import SearchControl, make_control
+from ..fitinfo import FitSettings
+from ..logistic import _real_intercept
+from ..pipeline import design_bounds, two_class_loss
+from ..problem import build_problem
+from ..problem.constraints import check_constraints
+from ..problem.training import TrainingRows
+from ..solver import BranchAndCut
+from .result import RashomonSet
+from .search import RashomonSearch
+
+__all__ = ["rashomon_set"]
+
+#: the share of ``time_limit`` the first phase (the certified optimum) may take at most
+OPTIMUM_SHARE = 0.5
+#: ... and stops once its gap is this fraction of ε
+FIRST_GAP = 0.1
+
+
+@one_blas_thread
+def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max_size: int = 5,
+                 min_size: int = 0, coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
+                 positive_weight: float = 1.0, event=None, na_action: str = "raise", context: dict | None = None,
+                 constraints=None, factors_as_one: bool = False, scale=1, real_intercept: bool | None = None,
+                 max_members: int | None = 100_000, control: SearchControl | None = None,
+                 **search) -> RashomonSet:
+    """Every integer risk score whose objective is at most (1 + ε) × the best one — the Rashomon set
+    (Semenova, Rudin & Parr, 2022) of the risk scores :func:`riskformula.risk_score` chooses from —
+    with a proof that none is missing.
+
+    The class is the one :func:`~riskformula.risk_score` searches with the same arguments: at most
+    ``max_size`` items, points within ``coef_range``, the ``constraints`` (operational, side
+    information, fairness), ``weights``, ``positive_weight`` and a fixed score ``scale``.  The
+    objective is the fit's: mean logistic loss (normalised by the sum of the weights) + ``c0`` × the
+    number of items (+ the penalties of fairness constraints given with ``weight=``); it is never
+    negative.  ε is relative to the best objective V*: the set holds every score whose objective is
+    at most (1 + ε) · V*, and only those.
+
+    A score is its points: each member's intercept is the best one for its points (an integer in
+    the fit's intercept range, or a real number with ``real_intercept``; with rows on the risk, the
+    best that meets them), so two members differ in some item's points.  Members whose points
+    differ can still predict alike, when design columns are linear combinations of each other
+    (complementary indicators, a factor's full set of levels).  ``threshold()`` terms keep every
+    candidate cut, one per gap between consecutive distinct training values (written as the
+    roundest number in the gap, as in a fit): cuts that split the training rows identically are one
+    candidate, so members differ in how they split the rows.  Unlike a fit, cuts that cannot be
+    optimal are *not* dropped: they can be near-optimal.
+
+    **How completeness is proven.**  First the best score is found by the package's branch-and-cut,
+    within a gap of ε/10 (or ``gap_tolerance`` if larger; at most half of ``time_limit``).  Then a
+    branch-and-bound over the same LP relaxation lists every score under the level (1 + ε) × the
+    best objective known: a node is discarded only when its LP bound — a lower bound on the
+    objective of every score in it (loss cuts of a convex loss, lowered by a margin for the LP's
+    tolerances) — is above the level, and small nodes are settled by scoring every score in them
+    that could be under the level.  When the search finishes, the set is exactly the scores under
+    the level, and its best member is the certified optimum (if a better score than the first phase's
+    turns up, the level is lowered to (1 + ε) times its objective).  At a limit (``time_limit``,
+    ``node_limit``, ``max_members``) the result says what is proven: every score whose objective is
+    below its ``bound`` is listed.
+
+    Parameters
+    ----------
+    formula, data : as :func:`~riskformula.risk_score` (a pandas DataFrame; dask frames are not
+        supported here).
+    epsilon : ε ≥ 0, relative to the best objective (0.01: within 1 %); 0 lists every optimal score.
+    max_size, min_size, coef_range, intercept_range, c0, weights, positive_weight, event, na_action,
+    context, constraints, factors_as_one, real_intercept :
+        as :func:`~riskformula.risk_score`.
+    scale : one score scale m (a positive number; ``"fit"`` and lists are not supported: the set is
+        defined at one scale).
+    max_members : stop once this many scores are listed (None: no cap); the result then says below
+        which objective the list is complete.
+    control, **search : the search settings, an :class:`~riskformula.SearchControl` and keywords over
+        it, as in :func:`~riskformula.risk_score`: ``time_limit`` (seconds for the whole call, default
+        120 here; the best score's fit takes at most half of them), ``node_limit`` (a cap on the nodes
+        of the listing search), ``gap_tolerance`` and ``absolute_gap_tolerance``; the others do not
+        apply (the search runs in this process).
+
+    Returns
+    -------
+    RashomonSet
+        Prints as a report; ``to_frame()`` lists the members, ``importance()`` the variables' use
+        across the set, ``filter()``/``best(prefer=...)`` pick members (``best`` returns an ordinary
+        fitted :class:`~riskformula.RiskScore`).
+
+    Raises
+    ------
+    InfeasibleProblemError
+        No risk score satisfies the constraints.
+    SearchLimitError
+        The time limit passed before any risk score was found.
+
+    Examples
+    --------
+    >>> import riskformula as rf
+    >>> df = rf.load_dataset("breastcancer")
+    >>> rs = rf.rashomon_set("Benign ~ .", df, epsilon=0.01, max_size=5, time_limit=60)  # doctest: +SKIP
+    >>> len(rs), rs.complete  # doctest: +SKIP
+    (2, True)
+    """
+    started = time.perf_counter()
+    if is_dask_frame(data):
+        raise SettingsError("rashomon_set needs a pandas DataFrame (every member is scored on the training rows); "
+                            "collect the rows with data.compute().")
+    epsilon = v.check_positive("epsilon", epsilon, allow_zero=True)
+    if not math.isfinite(epsilon):
+        raise SettingsError(f"`epsilon` must be a finite number ≥ 0; got {epsilon!r}.")
+    max_size = v.check_int("max_size", max_size, minimum=0)
+    min_size = v.check_int("min_size", min_size, minimum=0)
+    if min_size > max_size:
+        raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
+    c0 = v.check_positive("c0", c0, allow_zero=True)
+    positive_weight = v.check_positive("positive_weight", positive_weight)
+    control = make_control(control if control is not None else SearchControl(time_limit=120.0), search,
+                           "rashomon_set")
+    unused = [k for k in control.changed() if k not in ("time_limit", "node_limit", "gap_tolerance",
+                                                         "absolute_gap_tolerance", "progress")]
+    if unused:
+        raise SettingsError(f"`{unused[0]}` does not apply to rashomon_set: its search runs in this process "
+                            "(time_limit, node_limit, gap_tolerance and absolute_gap_tolerance apply).")
+    time_limit, gap_tolerance = control.time_limit, control.gap_tolerance
+    absolute_gap_tolerance, node_limit = control.absolute_gap_tolerance, control.node_limit
+    max_members = v.check_int("max_members", max_members, minimum=1, allow_none=True)
+    if isinstance(scale, str) or isinstance(scale, (list, tuple)):
+        raise SettingsError(f"`scale` must be one positive number for a Rashomon set (the set is defined at one "
+                            f"score scale); got {scale!r}. Fit the scale with rf.risk_score(..., scale='fit') "
+                            "and pass the scale it chose.")
+    scales = v.check_scale(scale)
+    if intercept_range is not None:
+        intercept_range = v.check_range("intercept_range", intercept_range)
+    constraints = check_constraints(constraints)
+    real_intercept = _real_intercept(real_intercept, scales, constraints)
+
+    # every candidate cut stays: a cut that cannot be optimal can still be near-optimal
+    design = build_design(formula, data, na_action=na_action, event=event, context=context, prune_cuts=False,
+                          weights=weights)
+    design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=False)
+    spec = design.spec
+    loss = two_class_loss(design, positive_weight).with_real_intercept(real_intercept)
+    m = scales[0]
+    if m != 1.0:
+        loss = loss.with_scale(m)
+    training = TrainingRows.of_design(design, data)
+    opts = dict(constraints=constraints, factors_as_one=bool(factors_as_one), c0=c0, training=training)
+    problem = build_problem(spec, loss, lower, upper, max_size=max_size, min_size=min_size,
+                            intercept_range=intercept_range, **opts)
+
+    # 1. the best score by the branch-and-cut, within a tenth of ε: the listing search below explores every
+    # node under the level anyway, so it finishes the proof (a tighter first phase repeats its work)
+    first = BranchAndCut(problem, time_limit=OPTIMUM_SHARE * time_limit,
+                         gap_tolerance=max(gap_tolerance, min(FIRST_GAP * epsilon, 0.5)),
+                         absolute_gap_tolerance=absolute_gap_tolerance, progress=False)
+    report = first.solve(started=started)
+    if report.status == "infeasible":
+        raise InfeasibleProblemError(
+            "no risk score satisfies the requested bounds, size limits and constraints "
+            f"(min_size={min_size}, max_size={max_size}); rf.risk_score with the same arguments names a "
+            "conflicting subset.")
+    if not report.solution:
+        raise SearchLimitError(f"stopped at the time limit ({time.perf_counter() - started:.2g} s) before finding "
+                               "any risk score that meets the size limits and constraints; raise `time_limit`.")
+    best = (np.asarray(report.solution, float), float(report.objective))
+    if best[1] < 0:  # pragma: no cover - losses, c0 and penalties are never negative
+        raise SettingsError("the objective is negative, so a relative ε has no meaning here.")
+
+    # 2. every score under (1 + ε) × the best objective
+    search = RashomonSearch(problem, epsilon, best, time_limit=time_limit, node_limit=node_limit,
+                            max_members=max_members, cuts=first.lp.cuts(), started=started,
+                            lower_bound=min(float(report.lower_bound), best[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        stopped = search.run()
+    settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
+                           coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
+                           c0=c0, positive_weight=positive_weight, weighted=weights is not None,
+                           time_limit=time_limit, gap_tolerance=gap_tolerance,
+                           absolute_gap_tolerance=absolute_gap_tolerance, na_action=na_action,
+                           constraints=constraints, factors_as_one=bool(factors_as_one),
+                           size_groups=tuple(tuple(g.cols) for g in problem.groups),
+                           threshold_candidates=candidates, scales=(float(m),), real_intercept=real_intercept)
+    rebuild = dict(spec=spec, loss=loss, lower=lower, upper=upper, max_size=max_size, min_size=min_size,
+                   intercept_range=intercept_range, **opts)
+    return RashomonSet.from_search(search, stopped, report, problem=problem, design=design, data=data,
+                                   settings=settings, epsilon=epsilon, elapsed=time.perf_counter() - started,
+                                   rebuild=rebuild)
