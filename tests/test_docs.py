@@ -7,8 +7,9 @@ docs/**/*.md: the site runs every ```python exec="on" block (markdown-exec) whil
 `mkdocs build --strict` fails on a block that raises. These tests run the same blocks, in order,
 in one namespace per page (a page is one markdown-exec session), plus the pages' ```console
 exec="on" commands with the checkout's ``riskformula`` on PATH, so a broken example also fails
-``python -m pytest``. A ```python block the build would not execute is refused: every example
-on the site is run.
+``python -m pytest -m slow`` (the pages take minutes, so they are slow checks; the README runs in
+the default run). A ```python block the build would not execute is refused: every example on the
+site is run.
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ def cli_on_path(tmp_path_factory):
 PAGES_RUN = [p for p in PAGES if executed(p)]
 
 
+# slow: the pages fit some forty scores and run the command line, about 2.5 minutes on two busy
+# cores; CI runs them in its slow step and again in `mkdocs build --strict`
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PAGES_RUN, ids=[str(p.relative_to(ROOT / "docs")) for p in PAGES_RUN])
 def test_docs_page_runs(path, monkeypatch, cli_on_path):
     matplotlib.use("Agg")

@@ -75,9 +75,15 @@ def _set(d, path, value):
         d[last] = value
 
 
-def test_no_payload_runs_anywhere(model, doc, tmp_path, monkeypatch):
+SCORING = ("predict", "score")
+
+
+@pytest.mark.parametrize("calls", ["scoring", pytest.param("every call", marks=pytest.mark.slow)])
+def test_no_payload_runs_anywhere(model, doc, tmp_path, monkeypatch, calls):
     """A code payload in any string of the document (names, terms, labels, outcome, rules,
-    thresholds, context): never executed, at load or at any later call."""
+    thresholds, context): never executed, at load or at any later call. Every string of the
+    document is tried; the default run scores rows with each loaded document, the slow run
+    (about a minute) also draws every report from it."""
     import formulaic
 
     def refuse(*a, **k):
@@ -99,9 +105,13 @@ def test_no_payload_runs_anywhere(model, doc, tmp_path, monkeypatch):
                 refused += 1
                 continue
             loaded += 1
-            for call in (lambda: m.predict(DATA), lambda: m.score(DATA), lambda: rf.evaluate(m, DATA),
-                         lambda: str(m.summary()), lambda: m.counterfactuals(DATA.head(2), target_risk=0.2, n=1),
-                         lambda: m.reasons(DATA.head(2)), lambda: rf.compare(m, data=DATA)):
+            for name, call in (("predict", lambda: m.predict(DATA)), ("score", lambda: m.score(DATA)),
+                               ("evaluate", lambda: rf.evaluate(m, DATA)), ("summary", lambda: str(m.summary())),
+                               ("counterfactuals", lambda: m.counterfactuals(DATA.head(2), target_risk=0.2, n=1)),
+                               ("reasons", lambda: m.reasons(DATA.head(2))),
+                               ("compare", lambda: rf.compare(m, data=DATA))):
+                if calls == "scoring" and name not in SCORING:
+                    continue
                 try:
                     call()
                 except rf.RiskFormulaError:

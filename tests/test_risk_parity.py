@@ -179,6 +179,7 @@ def test_sample_weights_count_as_copies():
     assert gap <= 0.03 and m.training.constraint_values[0]["value"] == pytest.approx(gap, abs=1e-12)
 
 
+@pytest.mark.slow  # 15-40 s on two busy cores (the fit's search)
 def test_intersectional_groups_against_a_reference():
     df = make(4, n=40)
     m = fit(df, rf.risk_parity(["g", "legit"], max_diff=0.1, reference=["a", "hi"]))
@@ -305,6 +306,7 @@ def test_bad_arguments_and_data():
 
 # --- on a score scale other than 1 ------------------------------------------------------------
 
+@pytest.mark.slow  # 12-45 s on two busy cores (the fit's search)
 def test_risk_parity_on_a_fixed_score_scale():
     """With scale m the risk of a total score s is σ(s/m): the levels and their risks follow it."""
     df = make(4, n=40)
@@ -317,6 +319,7 @@ def test_risk_parity_on_a_fixed_score_scale():
     assert mean_risk_gap(m.predict(df).to_numpy(), y, g, "all") <= 0.037
 
 
+@pytest.mark.slow  # 30-60 s on two busy cores (the fit's search)
 def test_calibration_within_groups_on_a_fixed_score_scale():
     df = make(4, n=40)
     y, g = df["y"].to_numpy(), df["g"].to_numpy()

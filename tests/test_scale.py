@@ -420,6 +420,7 @@ def test_a_fixed_scale_of_one_reproduces_the_fixed_model_exactly():
     assert runs[0] == runs[1] == runs[2]
 
 
+@pytest.mark.slow  # two 400-node searches on wdbc: 20 s on two busy cores
 def test_a_fixed_scale_of_one_reproduces_a_threshold_search_exactly():
     """The same node-limited threshold search with and without ``scale=1``; the model it reaches is
     pinned (its bound after 400 nodes depends on the processor, see above: 0.10485 and 0.10730)."""
