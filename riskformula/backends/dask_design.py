@@ -469,9 +469,8 @@ def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event
                         "categorical predictors they would give a design column per level. Group the levels first.")
     na_counts = {v: facts["na"][v] for v in exact if facts["na"].get(v)}
     if na_counts and missing == "raise":
-        raise DataError(f"missing values in the column(s) the formula uses: {na_counts} (column: count). "
-                        "Pass missing='drop' to fit on complete rows (reported in the summary), "
-                        "or impute them first.")
+        from ..design.missing import refused_in_fit
+        raise refused_in_fit(na_counts)
 
     job = _Job(used=exact, missing=missing, outcome=spec.outcome, bare=spec.lhs_model_spec is None,
                lhs_spec=spec.lhs_model_spec, event=spec.event, context=stored_context, weights=weights)

@@ -25,7 +25,7 @@ from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_t
                           threshold_terms)
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
 from .matrix import DesignMatrix
-from .missing import fill_value, missing_label, missing_term, parse_choice, resolve_policies
+from .missing import fill_value, missing_label, missing_term, parse_choice, refused_in_fit, resolve_policies
 from .rules import Rule, derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
 
@@ -380,10 +380,7 @@ def _apply_missing(data: pd.DataFrame, w, used: list, outcome_vars: list, polici
             raise DataError(f"the outcome `{outcome[0]}` has {raising[outcome[0]]} missing value(s); a row "
                             "without its outcome cannot be fitted. Drop those rows, or pass missing=\"drop\" "
                             "(or {..., \".\": \"drop\"}) to leave them out (reported in the summary).")
-        raise DataError(f"missing values in the column(s) the formula uses: {raising} (column: count). "
-                        "Pass missing=\"drop\" to fit on complete rows (reported in the summary), "
-                        "missing=\"item\" to give \"x is missing\" its own points, missing={\"x\": \"as <value>\"} "
-                        "to count it as a value, or impute them first.")
+        raise refused_in_fit(raising)
     drop_vars = [v for v in counts if policies[v][0] == "drop"]
     frame = data
     dropped_index: list = []

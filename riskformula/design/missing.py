@@ -34,7 +34,7 @@ import pandas as pd
 from ..errors import DataError, FormulaError, SettingsError
 
 __all__ = ["ACTIONS", "parse_choice", "formula_choices", "resolve_policies", "fill_value", "missing_label",
-           "missing_term", "scorable", "refused"]
+           "missing_term", "scorable", "refused", "refused_in_fit"]
 
 #: the policies a variable's missing values can have
 ACTIONS = ("raise", "drop", "item", "as")
@@ -163,6 +163,14 @@ def scorable(policy: dict | None) -> bool:
     when missing."""
     return policy is not None and (policy["action"] == "as" or
                                    (policy["action"] == "item" and policy.get("seen", True)))
+
+
+def refused_in_fit(counts: dict) -> DataError:
+    """The error for missing values in variables fitted with ``"raise"``."""
+    return DataError(f"missing values in the column(s) the formula uses: {counts} (column: count). "
+                     "Pass missing=\"drop\" to fit on complete rows (reported in the summary), "
+                     "missing=\"item\" to give \"x is missing\" its own points, missing={\"x\": \"as <value>\"} "
+                     "to count it as a value, or impute them first.")
 
 
 def refused(name: str, counts: dict, policies: dict) -> DataError:
