@@ -207,3 +207,28 @@ def test_callers_data_are_not_modified():
     rf.risk_score("y ~ threshold(age) + C(ward)", DATA, missing={"age": "as 50", "ward": "item"}, max_size=2,
                   time_limit=5)
     pd.testing.assert_frame_equal(DATA, before)
+
+
+def test_command_line_missing_option(tmp_path, capsys):
+    from riskformula.cli import _missing, main
+    assert _missing(None) == "raise" and _missing(["item"]) == "item"
+    assert _missing(["drop", "lactate=as 1.0"]) == {".": "drop", "lactate": "as 1.0"}
+    data, model = tmp_path / "d.csv", tmp_path / "m.json"
+    DATA.to_csv(data, index=False)
+    argv = ["fit", "y ~ threshold(lactate) + C(ward)", "--data", str(data), "--max-size", "2", "--time-limit", "5",
+            "--no-progress", "--json", str(model)]
+    assert main([*argv, "--missing", "item"]) == 0
+    m = rf.from_json(model.read_text())
+    assert m.settings.missing == "item" and set(m.design.missing) == {"lactate", "ward"}
+    out = tmp_path / "scored.csv"
+    assert main(["predict", str(model), "--data", str(data), "--out", str(out)]) == 0
+    scored = pd.read_csv(out, float_precision="round_trip")
+    np.testing.assert_allclose(scored["risk"], m.predict(DATA), rtol=1e-15)
+    capsys.readouterr()
+    assert main([*argv, "--missing", "ward=item", "--missing", "lactate=as 1.0"]) == 0
+    assert rf.from_json(model.read_text()).design.missing == {"ward": {"action": "item"},
+                                                              "lactate": {"action": "as", "value": 1.0}}
+    capsys.readouterr()
+    assert main([*argv, "--missing", "sometimes"]) == 2  # a usage error
+    err = capsys.readouterr().err
+    assert "\"item\"" in err and err.count("\n") == 1
