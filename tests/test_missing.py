@@ -232,3 +232,14 @@ def test_command_line_missing_option(tmp_path, capsys):
     assert main([*argv, "--missing", "sometimes"]) == 2  # a usage error
     err = capsys.readouterr().err
     assert "\"item\"" in err and err.count("\n") == 1
+
+
+def test_scikit_learn_estimator_takes_nan_with_missing_item():
+    pytest.importorskip("sklearn")
+    X, y = DATA[["lactate", "age"]].to_numpy(), DATA.y.to_numpy()
+    c = rf.RiskScoreClassifier(max_size=2, missing="item", control=rf.SearchControl(time_limit=5, progress=False))
+    p = c.fit(X, y).predict_proba(X)[:, 1]
+    frame = pd.DataFrame(X, columns=["x0", "x1"])  # the names the estimator gives array columns
+    np.testing.assert_array_equal(p, c.model_.predict(frame).to_numpy())
+    with pytest.raises(ValueError, match="NaN"):
+        rf.RiskScoreClassifier(max_size=2, control=rf.SearchControl(time_limit=5, progress=False)).fit(X, y)
