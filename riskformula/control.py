@@ -73,7 +73,7 @@ class SearchControl:
     >>> control.replace(n_jobs=2).n_jobs
     2
     >>> control
-    SearchControl(time_limit=10, gap_tolerance=0.01)
+    SearchControl(time_limit=10.0, gap_tolerance=0.01)
     """
 
     time_limit: float = 60.0

@@ -125,7 +125,7 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
     --------
     >>> import pandas as pd, riskformula as rf
     >>> df = pd.DataFrame({"age": [30, 40, 50, 60], "y": [0, 0, 1, 1]})
-    >>> m = rf.risk_score("y ~ threshold(age)", df, time_limit=5)
+    >>> m = rf.risk_score("y ~ threshold(age, k=1)", df, time_limit=5)
     >>> m.score_card()["term"].tolist()
     ['age > 40']
     """
@@ -186,7 +186,7 @@ def cut(x, points, missing=None, _state=None):
     >>> df = pd.DataFrame({"age": [30, 45, 50, 70], "y": [0, 0, 1, 1]})
     >>> m = rf.risk_score("y ~ cut(age, [40, 60])", df, time_limit=5)
     >>> m.size
-    1
+    2
     """
     if "cuts" not in _state:
         try:
