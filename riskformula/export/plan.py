@@ -168,10 +168,10 @@ def _missing_policies(design, uses: dict, levels: dict, what: str) -> dict:
     every variable the card reads that ``predict`` scores when missing."""
     from ..design.missing import scorable
     fitted = dict(getattr(design, "missing", None) or {})
-    out = {}
+    out: dict = {}
     for var in uses:
         policy = fitted.get(var)
-        if not scorable(policy):
+        if policy is None or not scorable(policy):
             continue
         if policy["action"] == "item":
             out[var] = {"action": "item"}
