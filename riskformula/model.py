@@ -149,6 +149,8 @@ class RiskScore:
         if rows.fairness:
             values = tuple(row for c in rows.fairness for row in c.assess(self, rows.frame, rows.weights))
             training = replace(training, constraint_values=values)
+        if rows.data is not None and design.spec.missing:
+            training = replace(training, missing_counts=missing_counts(design, rows.data))
         facts = rows.facts
         if facts is None and rows.data is not None:
             facts = training_facts(design, rows.data)
@@ -570,6 +572,21 @@ def training_facts(design: DesignMatrix, data: pd.DataFrame):
         return DataFacts.of(design.spec, data if same else data.loc[design.index])
     except (TypeError, ValueError):
         return False
+
+
+def missing_counts(design: DesignMatrix, data: pd.DataFrame) -> dict:
+    """variable -> rows of ``data`` missing it, for every variable of ``design`` fitted with
+    ``missing="item"`` or ``"as"`` (among the training rows) or ``"drop"`` (the rows left out); empty
+    when the training rows cannot be told apart in ``data`` (a repeated index)."""
+    same = data.index.is_unique and (design.index is data.index or design.index.equals(data.index))
+    if not same and not data.index.is_unique:
+        return {}
+    try:
+        rows = data if same else data.loc[design.index]
+        return {v: int((data if p["action"] == "drop" else rows)[v].isna().sum())
+                for v, p in design.spec.missing.items() if v in data.columns}
+    except (KeyError, TypeError, ValueError):
+        return {}
 
 
 def _plain(v):
