@@ -58,10 +58,6 @@ class TrainingSummary:
     #: the fairness constraints' values on the training rows: dicts with ``constraint``,
     #: ``quantity``, ``value``, ``bound`` and ``slack``
     constraint_values: tuple = ()
-    #: variable -> rows missing it, for the variables fitted with ``missing="item"``, ``"as"``
-    #: (among the rows fitted) or ``"drop"`` (the rows left out); empty when not known (a model
-    #: loaded from a document, a fit on dask)
-    missing_counts: dict = field(default_factory=dict)
 
 
 def index_digest(index) -> str:

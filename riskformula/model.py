@@ -149,8 +149,6 @@ class RiskScore:
         if rows.fairness:
             values = tuple(row for c in rows.fairness for row in c.assess(self, rows.frame, rows.weights))
             training = replace(training, constraint_values=values)
-        if rows.data is not None and design.spec.missing:
-            training = replace(training, missing_counts=missing_counts(design, rows.data))
         facts = rows.facts
         if facts is None and rows.data is not None:
             facts = training_facts(design, rows.data)
@@ -160,7 +158,11 @@ class RiskScore:
         try:
             self.profile = TrainingProfile.from_data(self, None, X=design.X, facts=facts)
         except (TypeError, ValueError):
-            pass
+            return training
+        if rows.data is not None and design.spec.missing:  # the summary's counts, kept with the profile
+            for v, n in missing_counts(design, rows.data).items():
+                if v in self.profile.variables:  # a copy: the facts' profiles stay as they were
+                    self.profile.variables[v] = replace(self.profile.variables[v], n_missing=n)
         return training
 
     # --- basic facts ------------------------------------------------------------------

@@ -49,6 +49,9 @@ class VariableProfile:
     levels: list = field(default_factory=list)   # categorical/boolean levels seen in training
     ordered: bool = False          # an ordered categorical (directions then apply)
     median: float | None = None    # numeric only: where a missing value is measured from (None: not kept)
+    #: rows missing the variable, for one fitted with missing="item" or "as" (among the rows fitted)
+    #: or "drop" (the rows left out); None: not known (the summary says the policy only)
+    n_missing: int | None = None
 
     @property
     def step(self) -> float:
@@ -110,7 +113,7 @@ class TrainingProfile:
     def from_dict(cls, d: dict | None) -> "TrainingProfile | None":
         if not d:
             return None
-        return cls(variables={k: VariableProfile(**_checked_median(v)) for k, v in d["variables"].items()},
+        return cls(variables={k: VariableProfile(**_checked_extras(v)) for k, v in d["variables"].items()},
                    partitions=[list(p) for p in d.get("partitions", [])],
                    term_names=list(d.get("term_names", [])), term_mean=list(d.get("term_mean", [])),
                    term_cov=[list(r) for r in d.get("term_cov", [])], nobs=int(d.get("nobs", 0)))
@@ -167,12 +170,13 @@ class DataFacts:
         return sorted(out, key=lambda g: g[0])
 
 
-def _checked_median(v: dict) -> dict:
-    """A saved variable profile with its ``median`` a finite number or None (older documents have none)."""
-    m = v.get("median")
-    if isinstance(m, (int, float)) and not isinstance(m, bool) and np.isfinite(m):
-        return {**v, "median": float(m)}
-    return {**v, "median": None}
+def _checked_extras(v: dict) -> dict:
+    """A saved variable profile with its ``median`` a finite number and ``n_missing`` a count, or
+    None (older documents have neither)."""
+    m, n = v.get("median"), v.get("n_missing")
+    finite = isinstance(m, (int, float)) and not isinstance(m, bool) and bool(np.isfinite(m))
+    count = isinstance(n, int) and not isinstance(n, bool) and n >= 0
+    return {**v, "median": float(m) if finite and m is not None else None, "n_missing": n if count else None}
 
 
 def _plain_dict(d: dict) -> dict:

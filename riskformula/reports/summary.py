@@ -311,9 +311,10 @@ class Summary(r.Rendered):
 def missing_text(m) -> str:
     """How the fit handled each variable's missing values, one entry per variable fitted with
     ``missing="item"``, ``"as <value>"`` or ``"drop"`` ("lactate — own item (57 rows); age — counted
-    as 50; ward — rows dropped (12)"), with the training rows' counts when the model kept them
-    (a variable dropped under ``"drop"`` that had no missing values is left out)."""
-    counts = getattr(getattr(m, "training", None), "missing_counts", None) or {}
+    as 50; ward — rows dropped (12)"), with the training rows' counts when the model's profile
+    keeps them (a variable dropped under ``"drop"`` that had no missing values is left out)."""
+    profile = getattr(m, "profile", None)
+    counts = {v: p.n_missing for v, p in profile.variables.items()} if profile is not None else {}
     parts = []
     for v, p in getattr(m.design, "missing", {}).items():
         n = counts.get(v)
