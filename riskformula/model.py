@@ -158,7 +158,11 @@ class RiskScore:
         try:
             self.profile = TrainingProfile.from_data(self, None, X=design.X, facts=facts)
         except (TypeError, ValueError):
-            pass
+            return training
+        if rows.data is not None and design.spec.missing:  # the summary's counts, kept with the profile
+            for v, n in missing_counts(design, rows.data).items():
+                if v in self.profile.variables:  # a copy: the facts' profiles stay as they were
+                    self.profile.variables[v] = replace(self.profile.variables[v], n_missing=n)
         return training
 
     # --- basic facts ------------------------------------------------------------------
@@ -570,6 +574,21 @@ def training_facts(design: DesignMatrix, data: pd.DataFrame):
         return DataFacts.of(design.spec, data if same else data.loc[design.index])
     except (TypeError, ValueError):
         return False
+
+
+def missing_counts(design: DesignMatrix, data: pd.DataFrame) -> dict:
+    """variable -> rows of ``data`` missing it, for every variable of ``design`` fitted with
+    ``missing="item"`` or ``"as"`` (among the training rows) or ``"drop"`` (the rows left out); empty
+    when the training rows cannot be told apart in ``data`` (a repeated index)."""
+    same = data.index.is_unique and (design.index is data.index or design.index.equals(data.index))
+    if not same and not data.index.is_unique:
+        return {}
+    try:
+        rows = data if same else data.loc[design.index]
+        return {v: int((data if p["action"] == "drop" else rows)[v].isna().sum())
+                for v, p in design.spec.missing.items() if v in data.columns}
+    except (KeyError, TypeError, ValueError):
+        return {}
 
 
 def _plain(v):

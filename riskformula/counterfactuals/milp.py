@@ -77,6 +77,7 @@ class CounterfactualMILP:
         m.alpha = pyo.Param(m.CB, mutable=True, initialize=0.0)
         m.x = pyo.Param(m.CB, mutable=True, initialize=0.0)
         m.w = pyo.Param(m.CB, mutable=True, initialize=1.0)
+        m.fc = pyo.Param(m.CB, mutable=True, initialize=0.0)   # the cost of measuring a missing value
         m.D = pyo.Param(mutable=True, initialize=0.0)
         m.theta = pyo.Param(mutable=True, initialize=len(feats))
         m.z = pyo.Var(m.K, m.O, domain=pyo.Binary)
@@ -102,7 +103,7 @@ class CounterfactualMILP:
 
         def cost_k(k):
             return (sum(m.cost[b, o] * m.z[k, b, o] for b, o in self.opts if b not in steps and o > 0)
-                    + sum(m.w[b] * (m.tp[k, b] + m.tm[k, b]) for b in cont_blocks))
+                    + sum(m.w[b] * (m.tp[k, b] + m.tm[k, b]) + m.fc[b] * (1 - m.z[k, b, 0]) for b in cont_blocks))
 
         nchg = {(b, o): len(blocks[b].changed(o)) for b, o in self.opts}
         m.reach = pyo.Constraint(m.K, rule=lambda m, k: sum(gain_b(k, b) for b in range(len(blocks))) >= m.D)
@@ -176,8 +177,10 @@ class CounterfactualMILP:
             if bl.block.continuous:
                 f = bl.block.features[0]
                 m.alpha[b] = float(bl.alpha)
-                m.x[b] = float(bl.current[0])
+                # a missing value: distances from the feature's reference, plus one for measuring it
+                m.x[b] = bl.anchor
                 m.w[b] = f.weight / f.scale
+                m.fc[b] = f.weight if bl.measures else 0.0
                 for o in range(1, len(bl.block.options)):
                     m.beta[b, o] = float(bl.beta[o])
                     ok = bool(bl.allowed[o])

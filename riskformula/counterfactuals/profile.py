@@ -48,6 +48,10 @@ class VariableProfile:
     values: list = field(default_factory=list)   # distinct values or quantile grid (numeric)
     levels: list = field(default_factory=list)   # categorical/boolean levels seen in training
     ordered: bool = False          # an ordered categorical (directions then apply)
+    median: float | None = None    # numeric only: where a missing value is measured from (None: not kept)
+    #: rows missing the variable, for one fitted with missing="item" or "as" (among the rows fitted)
+    #: or "drop" (the rows left out); None: not known (the summary says the policy only)
+    n_missing: int | None = None
 
     @property
     def step(self) -> float:
@@ -109,7 +113,7 @@ class TrainingProfile:
     def from_dict(cls, d: dict | None) -> "TrainingProfile | None":
         if not d:
             return None
-        return cls(variables={k: VariableProfile(**v) for k, v in d["variables"].items()},
+        return cls(variables={k: VariableProfile(**_checked_extras(v)) for k, v in d["variables"].items()},
                    partitions=[list(p) for p in d.get("partitions", [])],
                    term_names=list(d.get("term_names", [])), term_mean=list(d.get("term_mean", [])),
                    term_cov=[list(r) for r in d.get("term_cov", [])], nobs=int(d.get("nobs", 0)))
@@ -164,6 +168,15 @@ class DataFacts:
             if len(found) == 1:
                 out.append([cols[i] for i in sorted(found[0])])
         return sorted(out, key=lambda g: g[0])
+
+
+def _checked_extras(v: dict) -> dict:
+    """A saved variable profile with its ``median`` a finite number and ``n_missing`` a count, or
+    None (older documents have neither)."""
+    m, n = v.get("median"), v.get("n_missing")
+    finite = isinstance(m, (int, float)) and not isinstance(m, bool) and bool(np.isfinite(m))
+    count = isinstance(n, int) and not isinstance(n, bool) and n >= 0
+    return {**v, "median": float(m) if finite and m is not None else None, "n_missing": n if count else None}
 
 
 def _plain_dict(d: dict) -> dict:
@@ -264,7 +277,7 @@ def _profile_numbers(name: str, values: np.ndarray, counts: np.ndarray, rows) ->
     else:
         grid = np.unique(np.round(np.quantile(rows(), np.linspace(0, 1, GRID_SIZE)), d))
     return VariableProfile(name, "numeric", min=float(u[0]), max=float(u[-1]), scale=scale, decimals=d,
-                           n_distinct=int(len(u)), values=[float(v) for v in grid])
+                           n_distinct=int(len(u)), values=[float(v) for v in grid], median=float(med))
 
 
 def _median(values: np.ndarray, counts: np.ndarray) -> float:
