@@ -618,9 +618,11 @@ def _profile(p):
         v = _doc.obj(v, vp)
         if set(v) - allowed or v.get("name") != name or v.get("kind") not in ("numeric", "categorical", "boolean"):
             raise _doc.fail(vp, "expected a variable's profile (name, kind, range, scale, values, levels)", v)
-        for k in ("min", "max"):
+        for k in ("min", "max", "median"):
             if v.get(k) is not None:
                 _doc.number(v[k], f"{vp}.{k}")
+        if v.get("n_missing") is not None:
+            _doc.integer(v["n_missing"], vp + ".n_missing", 0)
         _doc.number(v.get("scale", 1.0), vp + ".scale", lo=1e-300)
         _doc.integer(v.get("decimals", 0), vp + ".decimals", 0, 12)
         _doc.integer(v.get("n_distinct", 0), vp + ".n_distinct", 0)
