@@ -27,6 +27,7 @@ import re
 import threading
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,9 @@ from ..thresholds import threshold as _base_threshold
 from ..thresholds.candidates import cuts_from_table, value_table
 from ..thresholds.transforms import DEFAULT_GRID, DEFAULT_MIN_BIN
 from .counts import collapse_patterns, merge_patterns, merge_value_tables
+
+if TYPE_CHECKING:
+    from formulaic import ModelSpec
 
 __all__ = ["training_patterns", "TrainingPatterns", "tree_reduce", "plain_strings", "ENCODING_LOCK"]
 
@@ -239,11 +243,10 @@ class _Job:
     used: tuple
     missing: str
     outcome: str
-    bare: bool
-    lhs_spec: object
+    lhs_spec: ModelSpec | None  # None: the outcome is a bare column
     event: object
     context: dict
-    spec: object = None
+    spec: ModelSpec | None = None  # set after the levels pass
     columns: tuple = ()
     weights: str | None = None
     thresholds: dict = field(default_factory=dict)  # state key -> argument
@@ -259,7 +262,7 @@ class _Job:
         return part, None
 
     def raw_outcome(self, frame: pd.DataFrame) -> pd.Series:
-        if self.bare:
+        if self.lhs_spec is None:
             return frame[self.outcome]
         with ENCODING_LOCK:
             mm = self.lhs_spec.get_model_matrix(frame, context=self.context)
@@ -277,6 +280,7 @@ class _Job:
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
         from formulaic.errors import DataMismatchWarning, FormulaicError
+        assert self.spec is not None  # set by training_patterns before the patterns pass
         with ENCODING_LOCK, warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
             try:
@@ -345,7 +349,8 @@ def _patterns(part: pd.DataFrame, job: _Job) -> dict:
     y = (raw.to_numpy() == job.event).astype(float)
     d = len(job.columns)
     step = max(1000, CHUNK_CELLS // max(d, 1))
-    pieces, nonfinite = [], {}
+    pieces: list[tuple[np.ndarray, dict]] = []
+    nonfinite: dict[str, int] = {}
     for start in range(0, len(frame), step):
         X = job.encode(frame.iloc[start:start + step])
         bad = ~np.isfinite(X)
@@ -472,7 +477,7 @@ def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event
         from ..design.missing import refused_in_fit
         raise refused_in_fit(na_counts)
 
-    job = _Job(used=exact, missing=missing, outcome=spec.outcome, bare=spec.lhs_model_spec is None,
+    job = _Job(used=exact, missing=missing, outcome=spec.outcome,
                lhs_spec=spec.lhs_model_spec, event=spec.event, context=stored_context, weights=weights)
     if hook.terms:
         job.thresholds = {key: t["argument"] for key, t in hook.terms.items()}
