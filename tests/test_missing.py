@@ -243,3 +243,17 @@ def test_scikit_learn_estimator_takes_nan_with_missing_item():
     np.testing.assert_array_equal(p, c.model_.predict(frame).to_numpy())
     with pytest.raises(ValueError, match="NaN"):
         rf.RiskScoreClassifier(max_size=2, control=rf.SearchControl(time_limit=5, progress=False)).fit(X, y)
+
+
+@pytest.mark.parametrize("formula, kw", [
+    ("y ~ threshold(lactate, missing='item') + C(ward)", {"missing": {"ward": "item"}}),
+    ("y ~ threshold(age) + C(ward) + lactate", {"missing": {"age": "as 50", "ward": "drop", "lactate": "item"}}),
+])
+def test_a_dask_fit_is_the_pandas_fit_with_missing_values(formula, kw):
+    dd = pytest.importorskip("dask.dataframe")
+    opts = dict(max_size=2, coef_range=(-3, 3), time_limit=20, **kw)
+    a = rf.risk_score(formula, DATA, **opts)
+    b = rf.risk_score(formula, dd.from_pandas(DATA, npartitions=3), **opts)
+    assert a.design.columns == b.design.columns and a.design.missing == b.design.missing
+    assert a.nobs == b.nobs and a.objective == pytest.approx(b.objective, rel=1e-9)
+    np.testing.assert_allclose(a.predict(DATA), b.predict(DATA), rtol=0, atol=1e-12)
