@@ -278,9 +278,7 @@ CALLABLES = public_callables()
 #: files others were changing when this test was written: their callables that still lack typed
 #: parameters are expected to fail until they are fixed (then remove them from this set)
 XFAIL: set[str] = {
-    "anova", "compare", "decision_curve", "evaluate", "export.provenance", "export.to_html_calculator",
-    "export.to_pmml", "export.to_sql", "plots.plot_decision_curve", "plots.plot_reliability", "plots.plot_roc",
-    "plots.plot_score_distribution", "plots.plot_size_cv", "plots.plot_size_path", "rashomon_set",
+    "export.provenance", "export.to_html_calculator", "export.to_pmml", "export.to_sql", "rashomon_set",
 }
 
 
