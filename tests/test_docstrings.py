@@ -278,7 +278,7 @@ CALLABLES = public_callables()
 #: files others were changing when this test was written: their callables that still lack typed
 #: parameters are expected to fail until they are fixed (then remove them from this set)
 XFAIL: set[str] = {
-    "export.provenance", "export.to_html_calculator", "export.to_pmml", "export.to_sql", "rashomon_set",
+    "rashomon_set",
 }
 
 
