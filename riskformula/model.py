@@ -796,7 +796,8 @@ class RiskScore:
         Returns
         -------
         str
-            Such as ``optimal: objective 0.123, lower bound 0.123, gap 0% (12 nodes, 0.3s)``.
+            Such as ``optimal: objective 0.185808, lower bound 0.185808, gap 0% within tolerance
+            1e-06 (1 nodes, 0.0s)``.
         """
         from .reports.render import fmt_gap
         g = fmt_gap(self.gap, self.settings.gap_tolerance, state_tolerance=True)
