@@ -302,7 +302,19 @@ def _number(v):
 
 
 def provenance(model) -> list:
-    """Lines saying what the export is: formula, training rows and events, certificate, package."""
+    """Lines saying what the export is: formula, training rows and events, certificate, package.
+
+    Parameters
+    ----------
+    model : RiskScore or NetBenefitScore
+        A fitted (or loaded) risk score.
+
+    Returns
+    -------
+    list of str
+        Three lines: the formula; the training rows, events and riskformula version; the
+        certificate (:meth:`RiskScore.certificate_line`).
+    """
     from .._version import __version__
     lines = [f"Risk score: {model.formula}",
              f"Fitted on {model.nobs:,d} rows ({model.events:,d} events) by riskformula {__version__}.",

@@ -56,8 +56,10 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
         Where to write the document (UTF-8); default None: only return it.
     model_name : str, default "riskformula"
         The ``modelName`` of the scorecard.
-    score, risk : str, default "score" and "risk"
-        Names of the output fields with the total points and the risk.
+    score : str, default "score"
+        Name of the output field with the total points.
+    risk : str, default "risk"
+        Name of the output field with the risk (not the same as ``score``).
     reasons : int, default 3
         How many reason codes to output (fields ``reason_1`` ... ``reason_<n>``; 0 for none).
 

@@ -55,11 +55,14 @@ def to_sql(model, table="data", *, dialect: str = "sqlite", keep="*", score: str
         ``("clinic", "patients")``.  Quoted as identifiers: any name is safe.
     dialect : {"sqlite", "duckdb", "postgres"}, default "sqlite"
         The SQL engine.
-    keep : "*", sequence of str or None, default "*"
-        The table's columns to return beside the score and risk: ``"*"`` all of them, a list
-        those (an id column, say), None none.
-    score, risk : str, default "score" and "risk"
-        Names of the two computed columns.
+    keep : str or sequence of str or None, default "*"
+        The table's columns to return beside the score and risk: ``"*"`` all of them, a column
+        name or a list of names only those (an id column, say; none named as ``score`` or
+        ``risk``), None none.
+    score : str, default "score"
+        Name of the computed column with the total points.
+    risk : str, default "risk"
+        Name of the computed column with the risk (not the same as ``score``).
     risk_map : {"auto", "formula", "table"}, default "auto"
         How the risk is computed from the score (see the module docstring): ``"formula"`` the
         model's map as an expression, ``"table"`` a lookup over every attainable score (a card of
