@@ -46,8 +46,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     ----------
     formula : str
         R-style formula, e.g. ``'y ~ age + C(sex)'``, ``'y ~ .'`` or ``'y == "yes" ~ x'``.
-        ``threshold(x)`` lets the model choose one cut of ``x`` (points below and above it),
-        ``threshold(x, k=m)`` up to m cuts, ``threshold(x, grid=100)`` chooses among about 100
+        ``threshold(x)`` lets the model choose cuts of ``x`` (each cut with points is one item,
+        a step function within ``max_size``), ``threshold(x, k=m)`` at most m cuts,
+        ``threshold(x, missing="item")`` gives a missing ``x`` its own points,
+        ``threshold(x, grid=100)`` chooses among about 100
         quantile gaps only, ``threshold(.)`` thresholds every numeric predictor (binary and
         categorical ones stay as they are), and ``cut(x, [40, 60])`` uses fixed cut points (see
         :mod:`riskformula.thresholds`).

@@ -275,11 +275,8 @@ def public_callables() -> dict[str, tuple]:
 
 CALLABLES = public_callables()
 
-#: files others were changing when this test was written: their callables that still lack typed
-#: parameters are expected to fail until they are fixed (then remove them from this set)
-XFAIL: set[str] = {
-    "rashomon_set",
-}
+#: callables whose docstrings are known to lack typed parameters (strict: remove a name once fixed)
+XFAIL: set[str] = set()
 
 
 @pytest.mark.parametrize("name", [

@@ -37,7 +37,7 @@ FIRST_GAP = 0.1
 @one_blas_thread
 def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max_size: int = 5,
                  min_size: int = 0, coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
-                 positive_weight: float = 1.0, event=None, missing: str = "raise", context: dict | None = None,
+                 positive_weight: float = 1.0, event=None, missing: str | dict = "raise", context: dict | None = None,
                  constraints=None, factors_as_one: bool = False, scale=1, real_intercept: bool | None = None,
                  max_members: int | None = 100_000, control: SearchControl | None = None,
                  **search) -> RashomonSet:
@@ -77,21 +77,55 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
 
     Parameters
     ----------
-    formula, data : as :func:`~riskformula.risk_score` (a pandas DataFrame; dask frames are not
-        supported here).
-    epsilon : ε ≥ 0, relative to the best objective (0.01: within 1 %); 0 lists every optimal score.
-    max_size, min_size, coef_range, intercept_range, c0, weights, positive_weight, event, missing,
-    context, constraints, factors_as_one, real_intercept :
-        as :func:`~riskformula.risk_score`.
-    scale : one score scale m (a positive number; ``"fit"`` and lists are not supported: the set is
+    formula : str
+        R-style formula, as in :func:`~riskformula.risk_score`.
+    data : pandas.DataFrame
+        The training rows (never modified); dask frames are not supported here (every member is
+        scored on the training rows).
+    epsilon : float, default 0.01
+        ε ≥ 0, relative to the best objective (0.01: within 1 %); 0 lists every optimal score.
+    max_size : int, default 5
+        Most items on the card, as in :func:`~riskformula.risk_score`.
+    min_size : int, default 0
+        Fewest items on the card.
+    coef_range : tuple of int or dict, default (-5, 5)
+        Integer ``(low, high)`` for every term's points, or a dict by name, as in
+        :func:`~riskformula.risk_score`.
+    intercept_range : tuple of int, optional
+        Integer ``(low, high)`` for the intercept; None (default): derived from the data.
+    c0 : float, default 1e-6
+        Penalty per item used.
+    weights : str or array-like, optional
+        Sample weights: a column name of ``data``, a pandas Series or one value per row.
+    positive_weight : float, default 1.0
+        Weight of events relative to non-events in the loss.
+    event : object, optional
+        The outcome level that counts as the event, when it is not 1/True.
+    missing : str or dict, default "raise"
+        How missing values enter (``"raise"``, ``"drop"``, ``"item"``, ``"as <value>"``, or a dict
+        by variable), as in :func:`~riskformula.risk_score`.
+    context : dict, optional
+        Extra names (functions, constants) the formula may use.
+    constraints : Constraint or list of Constraint, optional
+        Operational, side-information and fairness constraints, as in
+        :func:`~riskformula.risk_score`.
+    factors_as_one : bool, default False
+        Count all levels of a factor as one unit toward ``max_size``.
+    scale : float, default 1
+        One score scale m (a positive number; ``"fit"`` and lists are not supported: the set is
         defined at one scale).
-    max_members : stop once this many scores are listed (None: no cap); the result then says below
-        which objective the list is complete.
-    control, **search : the search settings, an :class:`~riskformula.SearchControl` and keywords over
-        it, as in :func:`~riskformula.risk_score`: ``time_limit`` (seconds for the whole call, default
-        120 here; the best score's fit takes at most half of them), ``node_limit`` (a cap on the nodes
-        of the listing search), ``gap_tolerance`` and ``absolute_gap_tolerance``; the others do not
-        apply (the search runs in this process).
+    real_intercept : bool, optional
+        Whether each member's intercept is a real number; None (default): an integer.
+    max_members : int or None, default 100000
+        Stop once this many scores are listed (None: no cap); the result then says below which
+        objective the list is complete.
+    control : SearchControl, optional
+        The search settings, as in :func:`~riskformula.risk_score`: ``time_limit`` (seconds for
+        the whole call, default 120 here; the best score's fit takes at most half of them),
+        ``node_limit`` (a cap on the nodes of the listing search), ``gap_tolerance`` and
+        ``absolute_gap_tolerance``; the others do not apply (the search runs in this process).
+    **search : dict
+        Search settings as keywords (``time_limit=30``), overriding the fields of ``control``.
 
     Returns
     -------
