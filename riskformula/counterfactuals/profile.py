@@ -247,10 +247,21 @@ def _profile_variable(name: str, s: pd.Series) -> VariableProfile:
     return _profile_numbers(name, values, np.bincount(codes, minlength=len(values)), lambda: x)
 
 
+#: integer columns whose values span at most this many (or as many as their rows) are counted with
+#: np.bincount rather than hashed
+COUNTED_RANGE = 1 << 20
+
+
 def _profile_integers(name: str, x: np.ndarray) -> VariableProfile:
     """The profile of a column of integers (no missing values), as of its values in floating point."""
     if len(x) == 0:
         return VariableProfile(name, "numeric")
+    lo, hi = int(x.min()), int(x.max())
+    if hi - lo <= max(COUNTED_RANGE, len(x)) and max(abs(lo), abs(hi)) <= 2 ** 53:
+        # a small range (0/1 indicators, counts, ages): count each value directly instead of hashing
+        counts = np.bincount((x - lo).astype(np.intp), minlength=hi - lo + 1)
+        at = np.flatnonzero(counts)
+        return _profile_numbers(name, (at + lo).astype(float), counts[at], lambda: x.astype(float))
     codes, ints = pd.factorize(x, sort=True)
     values = ints.astype(float)
     if len(values) > 1 and not (np.diff(values) > 0).all():  # beyond 2⁵³: equal in floating point
