@@ -510,7 +510,7 @@ def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event
         hook = _ThresholdHook()
         ctx = {**user_context, "threshold": hook.function} if hooked else user_context
         if drop and facts["complete"] == 0:
-            raise DataError(f"no rows remain after dropping those with missing values in {list(drop)}.")
+            raise DataError(f"no complete rows remain after dropping those with missing values in {list(drop)}.")
         spec = build_design(formula, proto, missing=_as_proto(missing, policies), event=event, context=ctx,
                             prune_cuts=prune_cuts, check_values=False).spec
         exact = tuple(spec.variables)

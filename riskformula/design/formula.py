@@ -26,7 +26,8 @@ from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_t
                           threshold_terms)
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
 from .matrix import DesignMatrix
-from .missing import fill_value, missing_label, missing_term, parse_choice, refused_in_fit, resolve_policies
+from .missing import (fill_value, missing_label, missing_rows, missing_term, parse_choice, refused_in_fit,
+                      resolve_policies, zero_missing)
 from .rules import Rule, derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
 
@@ -416,9 +417,9 @@ def _apply_missing(data: pd.DataFrame, w, used: list, outcome_vars: list, polici
     if raising:
         outcome = [v for v in raising if v in outcome_vars]
         if outcome and len(outcome) == len(raising):
-            raise DataError(f"the outcome `{outcome[0]}` has {raising[outcome[0]]} missing value(s); a row "
-                            "without its outcome cannot be fitted. Drop those rows, or pass missing=\"drop\" "
-                            "(or {..., \".\": \"drop\"}) to leave them out (reported in the summary).")
+            raise DataError(f"missing values in the outcome: {raising} (column: count); a row without its outcome "
+                            "cannot be fitted. Drop those rows, or pass missing=\"drop\" (or {..., \".\": \"drop\"}) "
+                            "to leave them out (reported in the summary).")
         raise refused_in_fit(raising)
     drop_vars = [v for v in counts if policies[v][0] == "drop"]
     frame = data
@@ -430,7 +431,7 @@ def _apply_missing(data: pd.DataFrame, w, used: list, outcome_vars: list, polici
         if w is not None:
             w = w[keep]
         if len(frame) == 0:
-            raise DataError(f"no rows remain after dropping those with missing values in {drop_vars}.")
+            raise DataError(f"no complete rows remain after dropping those with missing values in {drop_vars}.")
     fills = {v: fill_value(data[v], v, policies[v][1]) for v in counts if policies[v][0] == "as"}
     if fills:
         frame = frame.fillna(fills)
@@ -445,21 +446,3 @@ def _kept(policy: tuple, v: str, data: pd.DataFrame, items) -> dict:
     if policy[0] == "item" and v not in items:
         return {"action": "item", "seen": False}
     return {"action": policy[0]}
-
-
-def missing_rows(frame: pd.DataFrame, items) -> np.ndarray | None:
-    """Rows where any of the ``items`` variables is missing (None when there are none)."""
-    if not items:
-        return None
-    rows = frame[list(items)].isna().any(axis=1).to_numpy()
-    return rows if rows.any() else None
-
-
-def zero_missing(X: np.ndarray, rows: np.ndarray) -> None:
-    """Set the undefined values of ``X`` on ``rows`` (where an item variable is missing) to 0: a missing
-    value adds nothing through the columns that read it (its missing item scores it)."""
-    sub = X[rows]
-    bad = np.isnan(sub)
-    if bad.any():
-        sub[bad] = 0.0
-        X[rows] = sub
