@@ -16,7 +16,8 @@ Items read the data through the design's declarative rules (:mod:`riskformula.de
 * ``missing`` — ``x is missing``, for a variable fitted with ``missing="item"``: a row missing ``x``
   meets none of ``x``'s other items (its points from ``x`` are this item's), so the item's points
   are those of the design column ``missing(x)`` plus the points the card moved from the intercept
-  onto ``x``'s ``x > c`` items.
+  onto ``x``'s ``x > c`` items (none unless a one-signed point range forces a cut to be shown as
+  ``x > c``: a variable with a missing item shows its cuts as ``x ≤ c`` when it can).
 
 ``predict``, ``score``, the printed card, the risk table, ``coef``/``intercept``, comparisons,
 counterfactual targets, dask scoring and the saved document all read this one card: the
@@ -161,8 +162,9 @@ class ScoreCard:
 
     @property
     def read_columns(self) -> list:
-        """Design column positions the items read."""
-        return sorted({j for it in self.items for j in it.columns if j is not None})
+        """Design column positions the items read (an interval's ``missing(x)`` column too: a
+        missing x is in no interval)."""
+        return sorted({j for it in self.items for j in (*it.columns, it.absent) if j is not None})
 
     def terms(self) -> dict:
         """term -> its items, in card order."""

@@ -257,3 +257,35 @@ def test_a_dask_fit_is_the_pandas_fit_with_missing_values(formula, kw):
     assert a.design.columns == b.design.columns and a.design.missing == b.design.missing
     assert a.nobs == b.nobs and a.objective == pytest.approx(b.objective, rel=1e-9)
     np.testing.assert_allclose(a.predict(DATA), b.predict(DATA), rtol=0, atol=1e-12)
+
+
+def _mnar_wdbc():
+    df = rf.load_dataset("wdbc")[["diagnosis", "radius_worst", "texture_worst"]].copy()
+    x = df["radius_worst"].to_numpy()
+    rng = np.random.default_rng(1)
+    df.loc[rng.uniform(size=len(df)) < np.where(x < np.median(x), 0.4, 0.05), "radius_worst"] = np.nan
+    return df
+
+
+def test_size_is_the_card_rows_and_predict_is_the_fit_when_missing_cancels_a_cut():
+    """The reported case: the fit gives missing(x) the points that cancel x's cut for a missing row.
+    With a range on both sides of 0 the cut is shown as ``x ≤ c``, so the card has exactly the fit's
+    items and a missing row meets only "x missing"; with a one-signed range the cut must be shown as
+    ``x > c``, and predict (and the exports) still read the missing column to keep the missing row
+    out of that interval."""
+    from test_export_sql import run_sqlite
+
+    from riskformula.export import to_sql
+    from riskformula.reports import metrics
+    df = _mnar_wdbc()
+    formula = 'diagnosis == "M" ~ threshold(radius_worst) + threshold(texture_worst)'
+    m = rf.risk_score(formula, df, missing="item", max_size=2, time_limit=20)
+    assert m.size == len(m.scorecard.items) == np.count_nonzero(m.design_points.iloc[1:].to_numpy())
+    assert metrics.log_loss(m.observed(df), m.predict(df)) == pytest.approx(m.loss, rel=1e-12)
+    one_signed = rf.risk_score(formula, df, missing="item", max_size=2, coef_range=(0, 5), time_limit=20)
+    assert metrics.log_loss(one_signed.observed(df), one_signed.predict(df)) == pytest.approx(one_signed.loss,
+                                                                                             rel=1e-12)
+    np.testing.assert_allclose(_by_hand(one_signed, df), one_signed.score(df).to_numpy(), atol=1e-9)
+    rows = df.assign(id=np.arange(len(df)))
+    out = run_sqlite(to_sql(one_signed, "t", dialect="sqlite", keep=["id"]), rows)
+    np.testing.assert_allclose(out["risk"].astype(float), one_signed.predict(rows).to_numpy(), rtol=0, atol=1e-9)

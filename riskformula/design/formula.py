@@ -9,6 +9,7 @@ frozen :class:`~riskformula.design.spec.DesignSpec` that re-encodes new data at 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import warnings
 from dataclasses import dataclass
@@ -315,6 +316,7 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     labels = _labels(columns, thresholds)
     rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X)
     if items:  # one "x is missing" column per item variable, after the formula's columns
+        thresholds = [dataclasses.replace(t, missing_item=True) if t.variable in items else t for t in thresholds]
         X = np.column_stack([X] + [frame[v].isna().to_numpy(dtype=float) for v in items])
         columns += [missing_term(v) for v in items]
         labels += [missing_label(v) for v in items]

@@ -239,7 +239,8 @@ def _thresholds_from_json(des: dict, names: list, rules: list) -> list:
             _doc.integer(n_distinct, path + ".n_distinct", len(cuts) + 1 if kind == "threshold" else 0)
         out.append(ThresholdTerm(term=term, variable=variable, kind=kind, cuts=tuple(cuts), columns=tuple(idx), k=k,
                                  on_grid=_doc.boolean(_doc.field(t, "on_grid", path), path + ".on_grid"),
-                                 n_distinct=n_distinct))
+                                 n_distinct=n_distinct,
+                                 missing_item=any(r.kind == "missing" and r.variable == variable for r in rules)))
     if len({t.term for t in out}) != len(out):
         raise _doc.fail("$.design.thresholds", "expected each threshold term once", [t.term for t in out][:5])
     return out

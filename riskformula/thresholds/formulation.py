@@ -26,11 +26,13 @@ def term_range(lower, upper, columns) -> tuple[int, int]:
     return int(min(lower[j] for j in cols)), int(max(upper[j] for j in cols))
 
 
-def shown_above(delta: float, lb: float, ub: float) -> bool:
+def shown_above(delta: float, lb: float, ub: float, below_first: bool = False) -> bool:
     """Whether a cut with points δ on ``1[x ≤ c]`` is shown as ``x > c`` (with −δ points): when only
-    that lies in [lb, ub], or when both do and δ < 0 (positive points read best)."""
+    that lies in [lb, ub], or when both do and δ < 0 (positive points read best) — unless
+    ``below_first`` (a variable with a missing item): then only when ``x ≤ c`` is out of range, so
+    that a missing value, which meets no item of its variable, gets what the fit gives it."""
     below_ok, above_ok = lb <= delta <= ub, lb <= -delta <= ub
-    return (not below_ok) or (above_ok and delta < 0)
+    return (not below_ok) or (above_ok and delta < 0 and not below_first)
 
 
 def formulate(term, b) -> None:

@@ -31,6 +31,9 @@ class ThresholdTerm:
     k: int
     on_grid: bool
     n_distinct: int | None
+    #: its variable has a missing item (``missing="item"``): cuts are shown as ``x ≤ c`` when that
+    #: lies in range, so a missing value (in no interval) scores exactly its item's points
+    missing_item: bool = False
 
     # --- the fit --------------------------------------------------------------------------
     def apply(self, builder) -> None:
@@ -45,7 +48,7 @@ class ThresholdTerm:
     def levels(self, points, lower, upper) -> tuple[list[int], np.ndarray, float]:
         """Chosen cuts, points per interval and card shift of the fitted points of all design
         columns (``points``, ``lower``, ``upper`` indexed by design column), see :func:`levels`."""
-        return levels(np.asarray(points)[list(self.columns)], *self.range(lower, upper))
+        return levels(np.asarray(points)[list(self.columns)], *self.range(lower, upper), below_first=self.missing_item)
 
     def items(self, points, lower, upper) -> list[tuple[str, int, int, bool]]:
         """The card items of the fitted points of all design columns: ``(label, points, cut
@@ -56,14 +59,15 @@ class ThresholdTerm:
         for i, d in enumerate(delta):
             if d == 0:
                 continue
-            if shown_above(d, lb, ub):
+            if shown_above(d, lb, ub, self.missing_item):
                 out.append((f"{self.variable} > {self.cuts[i]:.6g}", int(-d), i, True))
             else:
                 out.append((f"{self.variable} ≤ {self.cuts[i]:.6g}", int(d), i, False))
         return out
 
 
-def levels(delta: np.ndarray, lb: float = -5, ub: float = 5) -> tuple[list[int], np.ndarray, float]:
+def levels(delta: np.ndarray, lb: float = -5, ub: float = 5,
+           below_first: bool = False) -> tuple[list[int], np.ndarray, float]:
     """Points per interval of a fitted threshold term, as its card items add up.
 
     ``delta`` are the fitted points on the term's ``1[x ≤ c]`` columns.  The card shows a cut as
@@ -82,7 +86,7 @@ def levels(delta: np.ndarray, lb: float = -5, ub: float = 5) -> tuple[list[int],
     if not chosen:
         return [], np.zeros(1), 0.0
     d = np.asarray(delta, float)[chosen]
-    t = float(sum(-x for x in d if shown_above(x, lb, ub)))
+    t = float(sum(-x for x in d if shown_above(x, lb, ub, below_first)))
     rel = np.concatenate([np.cumsum(d[::-1])[::-1], [0.0]])  # points − T per interval
     return chosen, rel + t, t
 
