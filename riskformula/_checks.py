@@ -105,13 +105,13 @@ def sign_closed_ranges(coef_range, terms) -> list[tuple[str, list[int]]]:
     return [(name, cols) for name, lo, hi, cols in coef_range_entries(coef_range, terms) if lo >= 0 or hi <= 0]
 
 
-def check_weights(weights, data: pd.DataFrame, na_action: str | None = None) -> pd.Series | None:
+def check_weights(weights, data: pd.DataFrame, missing: str | None = None) -> pd.Series | None:
     """Sample weights as a float Series indexed like ``data``; finite and non-negative.
 
     ``weights`` is a column name, a pandas Series (matched to the rows by index label, as pandas
     matches columns) or one value per row in row order.  A missing weight is an error, except
-    with ``na_action="drop"``: it stays NaN and its row is dropped like any incomplete row.
-    ``na_action=None`` is for callers without that option (the error then does not offer it).
+    with ``missing="drop"``: it stays NaN and its row is dropped like any incomplete row.
+    ``missing=None`` is for callers without that option (the error then does not offer it).
     """
     if weights is None:
         return None
@@ -132,15 +132,15 @@ def check_weights(weights, data: pd.DataFrame, na_action: str | None = None) -> 
         w = w.astype(float)
     except (TypeError, ValueError):
         raise DataError("`weights` must be numbers.") from None
-    missing = w.isna()
-    if missing.any() and na_action != "drop":
-        labels = list(w.index[missing][:5])
-        more = ", ..." if missing.sum() > 5 else ""
-        fix = ("Pass na_action='drop' to fit without those rows (reported in the summary), or fill them in."
-               if na_action is not None else "Fill them in or drop those rows.")
-        raise DataError(f"`weights` has {int(missing.sum())} missing value(s), in the row(s) labelled "
+    absent = w.isna()
+    if absent.any() and missing != "drop":
+        labels = list(w.index[absent][:5])
+        more = ", ..." if absent.sum() > 5 else ""
+        fix = ("Pass missing='drop' to fit without those rows (reported in the summary), or fill them in."
+               if missing is not None else "Fill them in or drop those rows.")
+        raise DataError(f"`weights` has {int(absent.sum())} missing value(s), in the row(s) labelled "
                         f"{', '.join(map(repr, labels))}{more}. {fix}")
-    given = w[~missing]
+    given = w[~absent]
     if not np.isfinite(given.to_numpy()).all() or (given < 0).any():
         raise DataError("`weights` must be finite and non-negative.")
     if float(given.sum()) <= 0:

@@ -12,7 +12,11 @@ Items read the data through the design's declarative rules (:mod:`riskformula.de
   term's items may overlap, and a row's points from the term are the sum of those it meets);
 * ``level`` — ``x == level`` of a categorical variable (its reference level has no item);
 * ``value`` — the value of a numeric variable (points per unit), of an interaction, or of an
-  expression the formula computes.
+  expression the formula computes;
+* ``missing`` — ``x is missing``, for a variable fitted with ``missing="item"``: a row missing ``x``
+  meets none of ``x``'s other items (its points from ``x`` are this item's), so the item's points
+  are those of the design column ``missing(x)`` plus the points the card moved from the intercept
+  onto ``x``'s ``x > c`` items.
 
 ``predict``, ``score``, the printed card, the risk table, ``coef``/``intercept``, comparisons,
 counterfactual targets, dask scoring and the saved document all read this one card: the
@@ -40,10 +44,11 @@ MAX_ATTAINABLE = 5000
 @dataclass(frozen=True)
 class Item:
     """One row of the card: its printed condition (``label``), formula ``term``, ``kind``
-    (``interval``, ``level`` or ``value``), ``points``, the ``variable`` it reads (None for an
-    expression), an interval's ``lower``/``upper`` ends (None: open), a level's ``level``, and
+    (``interval``, ``level``, ``value`` or ``missing``), ``points``, the ``variable`` it reads (None
+    for an expression), an interval's ``lower``/``upper`` ends (None: open), a level's ``level``,
     the design column positions it reads (an interval: the ``1[x ≤ upper]`` and ``1[x ≤ lower]``
-    columns, None for an open end)."""
+    columns, None for an open end) and, for an interval of a variable with a missing item, that
+    item's ``missing(x)`` column (``absent``: a missing ``x`` is in no interval)."""
 
     label: str
     term: str
@@ -54,12 +59,13 @@ class Item:
     upper: float | None = None
     level: object = None
     columns: tuple = ()
+    absent: int | None = None
 
     def values(self, X: np.ndarray) -> np.ndarray:
         """The item's value (1/0, or the variable's value) on the design matrix ``X``."""
         if self.kind == "interval":
             up, lo = self.columns
-            below_upper = X[:, up] if up is not None else 1.0
+            below_upper = X[:, up] if up is not None else (1.0 if self.absent is None else 1.0 - X[:, self.absent])
             below_lower = X[:, lo] if lo is not None else 0.0
             return np.asarray(below_upper - below_lower, float) * np.ones(len(X))
         return X[:, self.columns[0]]
@@ -87,12 +93,20 @@ class ScoreCard:
         per design column) and one per other column with points."""
         points = np.round(np.asarray(lam[1:], float)).astype(int)
         by_col = {j: t for t in design.thresholds for j in t.columns}
+        absent = missing_columns(design)
         items, shift, done = [], 0, set()
+        moved: dict = {}  # variable -> the points of its x > c items (a missing row meets none)
         for j, col in enumerate(design.columns):
             t = by_col.get(j)
+            rule = design.rules[j] if design.rules else None
+            if rule is not None and rule.kind == "missing":
+                p = int(points[j]) + moved.get(rule.variable, 0)
+                if p != 0:
+                    items.append(Item(label=design.labels[j], term=design.column_terms[j] or col, kind="missing",
+                                      points=p, variable=rule.variable, columns=(j,)))
+                continue
             if t is None:
                 if points[j] != 0:
-                    rule = design.rules[j] if design.rules else None
                     kind = "level" if rule is not None and rule.kind == "level" else "value"
                     items.append(Item(label=design.labels[j], term=design.column_terms[j] or col, kind=kind,
                                       points=int(points[j]), variable=None if rule is None else rule.variable,
@@ -104,12 +118,15 @@ class ScoreCard:
             done.add(t.term)
             # the data column the cuts compare; None for a threshold of an expression
             variable = t.variable if design.rules and design.rules[t.columns[0]].kind == "le" else None
+            gone = absent.get(variable) if variable is not None else None
             for label, p, i, above in t.items(points, lower, upper):
                 c, jc = float(t.cuts[i]), t.columns[i]
                 if above:
                     shift += p
+                    if gone is not None:
+                        moved[variable] = moved.get(variable, 0) + p
                     items.append(Item(label=label, term=t.term, kind="interval", points=p, variable=variable,
-                                      lower=c, upper=None, columns=(None, jc)))
+                                      lower=c, upper=None, columns=(None, jc), absent=gone))
                 else:
                     items.append(Item(label=label, term=t.term, kind="interval", points=p, variable=variable,
                                       lower=None, upper=c, columns=(jc, None)))
@@ -129,6 +146,8 @@ class ScoreCard:
             up, lo = it.columns
             if up is None:
                 lam[0] += it.points
+                if it.absent is not None:
+                    lam[1 + it.absent] -= it.points
             else:
                 lam[1 + up] += it.points
             if lo is not None:
@@ -156,12 +175,29 @@ class ScoreCard:
         """Per term, the points a row can get from it: an array of values, or (lo, hi) for a value
         term whose training rows are summarised by their range."""
         out: list[np.ndarray | tuple[float, float]] = []
-        for term, items in self.terms().items():
+        terms = self.terms()
+        # a missing item and the one interval or level term of its variable are exclusive: a row
+        # missing x meets none of x's other items (else the two count as independent terms)
+        by_variable: dict = {}
+        for term, items in terms.items():
+            if items[0].kind != "missing" and items[0].variable is not None:
+                by_variable.setdefault(items[0].variable, []).append(term)
+        joined = {}
+        for term, items in terms.items():
+            if items[0].kind == "missing":
+                own = by_variable.get(items[0].variable, [])
+                if len(own) == 1 and all(it.kind in ("interval", "level") for it in terms[own[0]]):
+                    joined[own[0]] = items[0].points
+        for term, items in terms.items():
             pts = np.array([it.points for it in items], float)
+            if items[0].kind == "missing" and any(joined.get(t) is not None for t in
+                                                  by_variable.get(items[0].variable, [])):
+                continue  # counted with its variable's term
+            extra = [float(joined[term])] if term in joined else []
             if items[0].kind == "interval":
-                out.append(np.unique(interval_points(items)))
-            elif all(it.kind == "level" for it in items):
-                out.append(np.unique(np.concatenate([pts, [0.0]])))
+                out.append(np.unique(np.concatenate([interval_points(items), extra])))
+            elif all(it.kind in ("level", "missing") for it in items):
+                out.append(np.unique(np.concatenate([pts, [0.0], extra])))
             else:
                 how, table = self.support[term]
                 if how == "rows":
@@ -236,6 +272,12 @@ class ScoreCard:
         return {"intercept": self.intercept, "scale": self.scale, "items": items, "support": support}
 
 
+def missing_columns(design) -> dict:
+    """variable -> the position of its ``missing(x)`` design column, for every variable fitted with
+    ``missing="item"`` (see :mod:`riskformula.design.missing`)."""
+    return {r.variable: j for j, r in enumerate(design.rules or ()) if r.kind == "missing"}
+
+
 def interval_points(items) -> np.ndarray:
     """The points a row gets from one term's interval items, in each region between their ends
     (lowest first): the items may overlap (``x > 40`` and ``x > 60`` both hold for 70)."""
@@ -259,8 +301,8 @@ def value_supports(design, X: np.ndarray, points: np.ndarray) -> dict:
             by_term.setdefault(design.column_terms[j] or design.columns[j], []).append(j)
     out = {}
     for term, cols in by_term.items():
-        if design.rules and all(design.rules[j].kind == "level" for j in cols):
-            continue  # a factor's levels: its contributions are its points and 0
+        if design.rules and all(design.rules[j].kind in ("level", "missing") for j in cols):
+            continue  # a factor's levels or a missing item: its contributions are its points and 0
         # the term's items in card order are its columns in design order
         from .problem.loss import distinct_rows
         sub = X[:, cols]

@@ -29,6 +29,21 @@ from .errors import DataError, RiskFormulaError, SettingsError
 OK, DATA_ERROR, USAGE_ERROR, NOT_CERTIFIED = 0, 1, 2, 3
 
 
+def _missing(given):
+    """``--missing`` as ``risk_score``'s ``missing=``: one choice, or a dict when a
+    ``VARIABLE=CHOICE`` is given (the bare choice, if any, is its ``"."``)."""
+    if not given:
+        return "raise"
+    out: dict = {}
+    for g in given:
+        var, sep, choice = g.partition("=")
+        key, value = (var.strip(), choice.strip()) if sep else (".", g.strip())
+        if key in out:
+            raise SettingsError(f"--missing gives {'the default' if key == '.' else repr(key)} twice.")
+        out[key] = value
+    return out["."] if list(out) == ["."] else out
+
+
 def _read(path: str) -> pd.DataFrame:
     if path in _AVAILABLE:
         return load_dataset(path)
@@ -132,8 +147,9 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--decision-thresholds", type=float, nargs="+", metavar="P",
                      help="net benefit only: risks at which a decision is taken (default 0.1 0.2 ... 0.9)")
     fit.add_argument("--event", help="outcome level that counts as the event")
-    fit.add_argument("--na-action", choices=("raise", "drop"), default="raise",
-                     help="rows with missing values in the formula's columns: refuse them (default) or drop them")
+    fit.add_argument("--missing", action="append", metavar="CHOICE",
+                     help="missing values: raise (default), drop (complete rows), item (\"x is missing\" gets its "
+                          "own points) or \"as VALUE\"; VARIABLE=CHOICE for one variable (repeat the option)")
     fit.add_argument("--format", choices=("text", "markdown", "html", "latex"), default="text",
                      help="how to print the summary (default text)")
     fit.add_argument("--min-size", type=int, default=0, help="fewest items on the card (default 0)")
@@ -286,7 +302,7 @@ def _fit(args) -> int:
                                     n_jobs=args.n_jobs, progress=args.progress, verbose=args.verbose)
             model = risk_score(args.formula, data, max_size=args.max_size, min_size=args.min_size,
                                coef_range=tuple(args.coef_range), c0=args.c0, event=args.event,
-                               na_action=args.na_action, scale=args.scale, real_intercept=args.real_intercept,
+                               missing=_missing(args.missing), scale=args.scale, real_intercept=args.real_intercept,
                                objective=args.objective, decision_thresholds=args.decision_thresholds,
                                weights=args.weights, control=control)
     except RiskFormulaError as e:

@@ -19,7 +19,7 @@ from .objectives import MODEL_ARGUMENTS, objective_entry
 
 #: the model arguments' defaults (an argument away from its default is "given")
 DEFAULTS = {"max_size": 5, "min_size": 0, "coef_range": (-5, 5), "intercept_range": None, "c0": 1e-6,
-            "weights": None, "positive_weight": 1.0, "event": None, "na_action": "raise", "context": None,
+            "weights": None, "positive_weight": 1.0, "event": None, "missing": "raise", "context": None,
             "constraints": None, "factors_as_one": False, "initial": None, "scale": 1, "real_intercept": None,
             "decision_thresholds": None, "decision_weights": None}
 
@@ -27,7 +27,7 @@ DEFAULTS = {"max_size": 5, "min_size": 0, "coef_range": (-5, 5), "intercept_rang
 @one_blas_thread
 def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size: int = 0,
                coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
-               positive_weight: float = 1.0, event=None, na_action: str = "raise", constraints=None,
+               positive_weight: float = 1.0, event=None, missing: str | dict = "raise", constraints=None,
                factors_as_one: bool = False, scale=1, real_intercept: bool | None = None,
                objective: str = "logistic", decision_thresholds=None, decision_weights=None, initial=None,
                context: dict | None = None, control: SearchControl | None = None, **search) -> RiskScore:
@@ -67,7 +67,13 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     weights : sample weights (a column name or an array), e.g. frequencies.
     positive_weight : weight of events relative to non-events in the loss.
     event : the outcome level that counts as the event, when it is not 1/True.
-    na_action : ``"raise"`` (default) or ``"drop"`` rows with missing values in used variables.
+    missing : how missing values of the formula's variables enter (as statsmodels' ``missing=``):
+        ``"raise"`` (default) refuses them, ``"drop"`` fits on the complete rows, ``"item"`` gives
+        "x is missing" its own card item whose points the search chooses (it counts once toward
+        ``max_size``, as any item), ``"as <value>"`` counts a missing value as that value or level
+        (``"as 1.0"``, ``"as normal"``).  One choice for every variable, or a dict
+        ``{"lactate": "item", "sex": "as f", ".": "drop"}`` (``"."``: the others); a
+        ``threshold(x, missing=...)`` term overrides both.  See :mod:`riskformula.design.missing`.
     context : extra names (functions, constants) the formula may use.
     constraints : operational constraints from :mod:`riskformula.constraints`, e.g.
         ``[rf.sign("prior_seizures", "+"), rf.at_most(1, "male", "female")]``.
@@ -145,7 +151,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     entry = objective_entry(objective)
     arguments = {"max_size": max_size, "min_size": min_size, "coef_range": coef_range,
                  "intercept_range": intercept_range, "c0": c0, "weights": weights, "positive_weight": positive_weight,
-                 "event": event, "na_action": na_action, "context": context, "constraints": constraints,
+                 "event": event, "missing": missing, "context": context, "constraints": constraints,
                  "factors_as_one": factors_as_one, "initial": initial, "scale": scale,
                  "real_intercept": real_intercept, "decision_thresholds": decision_thresholds,
                  "decision_weights": decision_weights}

@@ -31,7 +31,8 @@ class FitSettings:
     weighted: bool
     time_limit: float
     gap_tolerance: float
-    na_action: str
+    #: the ``missing=`` argument as given: one choice, or a dict of them by variable
+    missing: str | dict
     constraints: tuple = ()
     factors_as_one: bool = False
     size_groups: tuple = ()

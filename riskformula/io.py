@@ -36,7 +36,7 @@ import numpy as np
 from . import _doc
 from ._version import __version__
 from ._json import decode as _decode, encode as _encode
-from .card import Item, ScoreCard
+from .card import Item, ScoreCard, missing_columns
 from .design.serialize import MAX_COLUMNS, design_from_json, design_to_json
 from .errors import DataError, SettingsError
 from .fitinfo import FitSettings, TrainingSummary
@@ -326,6 +326,7 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
         intercept = _doc.integer(_doc.field(d, "intercept", "$.card"), "$.card.intercept", -10 ** 9, 10 ** 9)
     where = {c: j for j, c in enumerate(design.columns)}
     thresholds = {t.term: t for t in design.thresholds}
+    absent = missing_columns(design)
     items = []
     for i, raw in enumerate(_doc.array(_doc.field(d, "items", "$.card"), "$.card.items", MAX_ITEMS)):
         path = f"$.card.items[{i}]"
@@ -363,12 +364,22 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
             variable = t.variable if design.rules[t.columns[0]].kind == "le" else None
             items.append(Item(label=label, term=term, kind="interval", points=points, variable=variable,
                               lower=None if lower is None else float(lower),
-                              upper=None if upper is None else float(upper), columns=tuple(cols)))
+                              upper=None if upper is None else float(upper), columns=tuple(cols),
+                              absent=absent.get(variable) if variable is not None else None))
+        elif kind == "missing":
+            col = _doc.text(_doc.field(it, "column", path), path + ".column")
+            j = where.get(col)
+            if j is None or design.rules[j].kind != "missing":
+                raise _doc.fail(path + ".column", "expected a design column missing(x) of a variable fitted with "
+                                "missing=\"item\"", col)
+            items.append(Item(label=label, term=term, kind="missing", points=points, variable=design.rules[j].variable,
+                              columns=(j,)))
         elif kind in ("level", "value"):
             col = _doc.text(_doc.field(it, "column", path), path + ".column")
             j = where.get(col)
-            if j is None or any(j in t.columns for t in design.thresholds):
-                raise _doc.fail(path + ".column", "expected a design column that is not a threshold cut", col)
+            if j is None or any(j in t.columns for t in design.thresholds) or design.rules[j].kind == "missing":
+                raise _doc.fail(path + ".column", "expected a design column that is not a threshold cut or a "
+                                "missing item", col)
             lo, hi = settings.coef_lower[j], settings.coef_upper[j]
             if not lo <= points <= hi:
                 raise _doc.fail(path + ".points", f"the points of {col!r} must lie in its range [{lo}, {hi}]", points)
@@ -380,7 +391,7 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
             if kind == "level" and rule.kind != "level":
                 raise _doc.fail(path + ".kind", f"the column {col!r} is not a level", kind)
         else:
-            raise _doc.fail(path + ".kind", "expected \"interval\", \"level\" or \"value\"", kind)
+            raise _doc.fail(path + ".kind", "expected \"interval\", \"level\", \"value\" or \"missing\"", kind)
     support = {}
     sup = _doc.obj(_doc.field(d, "support", "$.card"), "$.card.support")
     # a term with a value item needs its training support for all its items (one pass: a card may
@@ -409,6 +420,24 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
     if missing:
         raise _doc.fail("$.card.support", f"the value terms {missing[:3]} need their training supports", sorted(sup))
     return ScoreCard(design=design, items=tuple(items), intercept=intercept, scale=scale, support=support)
+
+
+def _missing_setting(v, path: str):
+    """The ``missing=`` setting of a document: one choice, or an object of them by variable."""
+    from .design.missing import parse_choice
+    from .errors import SettingsError
+    expected = "expected \"raise\", \"drop\", \"item\", \"as <value>\" or an object of those by variable"
+    try:
+        if isinstance(v, dict) and len(v) <= MAX_COLUMNS and all(isinstance(k, str) for k in v):
+            for x in v.values():
+                parse_choice(x)
+            return dict(v)
+        if isinstance(v, str):
+            parse_choice(v)
+            return v
+    except SettingsError:
+        pass
+    raise _doc.fail(path, expected, v)
 
 
 def _settings(s: dict, design) -> FitSettings:
@@ -443,9 +472,7 @@ def _settings(s: dict, design) -> FitSettings:
         candidates[term] = tuple(_doc.integer(x, f"{path}.threshold_candidates", 0) for x in v)
     scales = tuple(_doc.number(x, f"{path}.scales", lo=1e-12)
                    for x in _doc.array(_doc.field(s, "scales", path), f"{path}.scales", 10_000))
-    na = s.get("na_action")
-    if na not in ("raise", "drop"):
-        raise _doc.fail(f"{path}.na_action", "expected \"raise\" or \"drop\"", na)
+    na = _missing_setting(s.get("missing"), f"{path}.missing")
     max_size = _doc.integer(_doc.field(s, "max_size", path), f"{path}.max_size", 0)
     constraints = tuple(_constraint(c, i) for i, c in
                         enumerate(_doc.array(_doc.field(s, "constraints", path), f"{path}.constraints", 10_000)))
@@ -457,7 +484,7 @@ def _settings(s: dict, design) -> FitSettings:
         weighted=_doc.boolean(_doc.field(s, "weighted", path), f"{path}.weighted"),
         time_limit=_doc.number(_doc.field(s, "time_limit", path), f"{path}.time_limit", lo=0, finite=False),
         gap_tolerance=_doc.number(_doc.field(s, "gap_tolerance", path), f"{path}.gap_tolerance", 0, 0.999999),
-        na_action=na, constraints=constraints,
+        missing=na, constraints=constraints,
         factors_as_one=_doc.boolean(_doc.field(s, "factors_as_one", path), f"{path}.factors_as_one"),
         size_groups=tuple(groups), threshold_candidates=candidates,
         absolute_gap_tolerance=_doc.number(_doc.field(s, "absolute_gap_tolerance", path),

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, min_size: int, coef_range,
-                 intercept_range, c0: float, weights, positive_weight: float, event, na_action: str, context,
+                 intercept_range, c0: float, weights, positive_weight: float, event, missing: str, context,
                  constraints, factors_as_one: bool, initial, scale, real_intercept) -> RiskScore:
     """The certified logistic risk score; see :func:`riskformula.risk_score` for the arguments.
 
@@ -68,7 +68,7 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
     start_workers(n_jobs)
 
     t = _training_design(formula, data, constraints, coef_range=coef_range, min_size=min_size, max_size=max_size,
-                         weights=weights, na_action=na_action, event=event, context=context,
+                         weights=weights, missing=missing, event=event, context=context,
                          positive_weight=positive_weight, real_intercept=real_intercept)
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range, training=t.training,
                 constraints=constraints, max_size=max_size, min_size=min_size)
@@ -91,7 +91,7 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
                            coef_upper=tuple(t.upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
                            c0=c0, positive_weight=positive_weight, weighted=weights is not None,
                            time_limit=control.time_limit, gap_tolerance=control.gap_tolerance,
-                           absolute_gap_tolerance=control.absolute_gap_tolerance, na_action=na_action,
+                           absolute_gap_tolerance=control.absolute_gap_tolerance, missing=missing,
                            constraints=constraints, factors_as_one=bool(factors_as_one),
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=t.candidates,
@@ -123,7 +123,7 @@ class _Training:
     training: TrainingRows | None
 
 
-def _training_design(formula, data, constraints, *, coef_range, min_size, max_size, weights, na_action, event,
+def _training_design(formula, data, constraints, *, coef_range, min_size, max_size, weights, missing, event,
                      context, positive_weight, real_intercept) -> _Training:
     """The training design and its loss, from a pandas frame or through a registered backend."""
     # pruning threshold cuts assumes only the loss judges a cut's position: side information and
@@ -140,11 +140,11 @@ def _training_design(formula, data, constraints, *, coef_range, min_size, max_si
         if needs_rows:
             raise SettingsError(f"{needs_rows[0].describe()} needs the rows' groups, which a dask frame's collapsed "
                                 "patterns do not keep; fit it on a pandas DataFrame (data.compute()).")
-        patterns = backend.training_patterns(formula, data, weights=weights, na_action=na_action, event=event,
+        patterns = backend.training_patterns(formula, data, weights=weights, missing=missing, event=event,
                                              context=context, prune_cuts=not exact_cuts, cut_depth=cut_depth)
         design = patterns.design
     else:
-        design = build_design(formula, data, na_action=na_action, event=event, context=context,
+        design = build_design(formula, data, missing=missing, event=event, context=context,
                               prune_cuts=not exact_cuts, cut_depth=cut_depth, weights=weights)
     design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=not exact_cuts,
                                                      depth=cut_depth)

@@ -82,8 +82,9 @@ class RiskScore:
         self.scorecard = ScoreCard.from_points(design, lam, report.scale, support, settings.coef_lower,
                                                settings.coef_upper, real_intercept=settings.real_intercept)
         self._layout = coef_layout(design, self.scorecard)
-        self.coef = pd.Series(np.array([self._points[ref] if how == "column" else self.scorecard.items[ref].points
-                                        for _, how, ref in self._layout], dtype=int),
+        self.coef = pd.Series(np.array([self._points[ref] if how == "column" else 0 if how == "unused"
+                                        else self.scorecard.items[ref].points for _, how, ref in self._layout],
+                                       dtype=int),
                               index=pd.Index([name for name, _, _ in self._layout], dtype=object), name="points")
         self.intercept = self.scorecard.intercept
         # the points of the threshold terms' "x > c" items: on the card, in the fit's intercept
@@ -230,7 +231,7 @@ class RiskScore:
         items = self.scorecard.items
         out = np.empty((len(X), len(self._layout)))
         for i, (_, how, ref) in enumerate(self._layout):
-            out[:, i] = X[:, ref] if how == "column" else items[ref].values(X)
+            out[:, i] = X[:, ref] if how in ("column", "unused") else items[ref].values(X)
         return out
 
     def _encode_design(self, newdata: pd.DataFrame, what: str = "predict", name: str = "newdata") -> np.ndarray:
@@ -577,17 +578,24 @@ def _plain(v):
 
 def coef_layout(design: DesignSpec, card: ScoreCard) -> list:
     """The entries of ``coef``, in design order: ``(name, "column", j)`` for a design column that
-    is not a threshold cut (its points, 0 when unused) and ``(label, "item", k)`` for each scored
-    interval of a threshold term (at the term's first column)."""
+    is not a threshold cut (its points, 0 when unused), ``(label, "item", k)`` for each scored
+    interval of a threshold term (at the term's first column) and, for a missing item's column,
+    ``(name, "item", k)`` (its card points: a missing row meets no other item of its variable) or
+    ``(name, "unused", j)`` (no such item: 0 points)."""
     by_col = {j: t for t in design.thresholds for j in t.columns}
     intervals: dict = {}
+    missing: dict = {}
     for k, it in enumerate(card.items):
         if it.kind == "interval":
             intervals.setdefault(it.term, []).append(k)
+        elif it.kind == "missing":
+            missing[it.columns[0]] = k
     out, done = [], set()
     for j, col in enumerate(design.columns):
         t = by_col.get(j)
-        if t is None:
+        if design.rules and design.rules[j].kind == "missing":
+            out.append((col, "item", missing[j]) if j in missing else (col, "unused", j))
+        elif t is None:
             out.append((col, "column", j))
         elif t.term not in done:
             done.add(t.term)

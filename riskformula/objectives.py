@@ -19,7 +19,7 @@ __all__ = ["Objective", "register_objective", "objective_entry", "registered_obj
 
 #: the model arguments of :func:`riskformula.risk_score` (besides ``formula``, ``data`` and ``objective``)
 MODEL_ARGUMENTS = ("max_size", "min_size", "coef_range", "intercept_range", "c0", "weights", "positive_weight",
-                   "event", "na_action", "context", "constraints", "factors_as_one", "initial", "scale",
+                   "event", "missing", "context", "constraints", "factors_as_one", "initial", "scale",
                    "real_intercept", "decision_thresholds", "decision_weights")
 
 

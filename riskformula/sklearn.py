@@ -48,7 +48,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         it is). Arrays get the column names ``x0, x1, ...``. With ``fit(df)`` (no ``y``): a full
         formula ``"outcome ~ terms"`` whose outcome is a column of ``df``.
     max_size, min_size, coef_range, intercept_range, c0, positive_weight, constraints,
-    factors_as_one, na_action, context, event, scale, real_intercept :
+    factors_as_one, missing, context, event, scale, real_intercept :
         as in :func:`riskformula.risk_score` (``event`` only with ``fit(df)``; ``scale="fit"``
         chooses the score scale with the points, with a real intercept unless
         ``real_intercept=False``).
@@ -88,7 +88,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, formula=None, *, max_size=5, min_size=0, coef_range=(-5, 5), intercept_range=None,
-                 c0=1e-6, positive_weight=1.0, constraints=None, factors_as_one=False, na_action="raise",
+                 c0=1e-6, positive_weight=1.0, constraints=None, factors_as_one=False, missing="raise",
                  context=None, event=None, scale=1, real_intercept=None, control=None):
         self.formula = formula
         self.max_size = max_size
@@ -99,7 +99,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         self.positive_weight = positive_weight
         self.constraints = constraints
         self.factors_as_one = factors_as_one
-        self.na_action = na_action
+        self.missing = missing
         self.context = context
         self.event = event
         self.scale = scale
@@ -110,7 +110,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.input_tags.allow_nan = self.na_action == "drop"
+        tags.input_tags.allow_nan = self.missing != "raise"
         tags.input_tags.string = False
         return tags
 
@@ -121,7 +121,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     def _options(self) -> dict:
         return dict(max_size=self.max_size, min_size=self.min_size, coef_range=self.coef_range,
                     intercept_range=self.intercept_range, c0=self.c0, positive_weight=self.positive_weight,
-                    constraints=self.constraints, factors_as_one=self.factors_as_one, na_action=self.na_action,
+                    constraints=self.constraints, factors_as_one=self.factors_as_one, missing=self.missing,
                     context=self.context, scale=self.scale, real_intercept=self.real_intercept,
                     control=SearchControl(progress=False) if self.control is None else self.control)
 
@@ -151,7 +151,8 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
             _check_len(X, y)
             data = X.copy()
         else:
-            X, y = validate_data(self, X, y, reset=True, ensure_all_finite=self.na_action != "drop",
+            finite = "allow-nan" if self.missing != "raise" else True
+            X, y = validate_data(self, X, y, reset=True, ensure_all_finite=finite,
                                  dtype="numeric", y_numeric=False, ensure_min_samples=1)
             data = pd.DataFrame(X, columns=_array_names(X.shape[1]))
         y = column_or_1d(y, warn=True)
@@ -215,7 +216,8 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
             validate_data(self, X, reset=False, skip_check_array=True)
             return X
         numeric = self._mode == "array"
-        X = validate_data(self, X, reset=False, ensure_all_finite=self.na_action != "drop" and numeric,
+        finite = ("allow-nan" if self.missing != "raise" else True) if numeric else False
+        X = validate_data(self, X, reset=False, ensure_all_finite=finite,
                           dtype="numeric" if numeric else None)
         names = list(getattr(self, "feature_names_in_", [])) or _array_names(X.shape[1])
         return pd.DataFrame(X, columns=names if self._mode == "frame_xy" else _array_names(X.shape[1]))

@@ -153,7 +153,7 @@ def _fold_design(formula: str, data: pd.DataFrame, folds: int, fit_args: dict):
     if isinstance(data, pd.DataFrame) and not data.index.is_unique:
         raise DataError("`data` has a duplicated index, so fold rows cannot be selected by label; "
                         "call data.reset_index(drop=True) first.")
-    design = build_design(formula, data, na_action=fit_args.get("na_action", "raise"),
+    design = build_design(formula, data, missing=fit_args.get("missing", "raise"),
                           event=fit_args.get("event"), context=fit_args.get("context"),
                           weights=fit_args.get("weights"))
     y = design.y

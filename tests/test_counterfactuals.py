@@ -515,7 +515,7 @@ def test_facts_taken_before_the_search_give_the_profile_of_the_data(data):
     assert with_facts == TrainingProfile.from_data(m, d).to_dict() == m.profile.to_dict()
     # rows dropped for missing values: the facts are those of the rows kept
     holes = d.assign(age=d["age"].where(np.arange(len(d)) % 10 != 0))
-    kept = build_design(formula, holes, na_action="drop")
+    kept = build_design(formula, holes, missing="drop")
     assert training_facts(kept, holes).nobs == len(d) - len(d) // 10 == kept.nobs
     assert training_facts(kept, holes).variables["age"] == training_facts(kept, holes.dropna()).variables["age"]
 

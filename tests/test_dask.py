@@ -77,8 +77,8 @@ def test_weights_and_dropped_rows_equal_the_pandas_ones(df):
     data.loc[data.index[5::53], "g"] = None
     ddf = dd.from_pandas(data, npartitions=3)
     formula = "y ~ b + g + threshold(x2, grid=5)"
-    design, loss = _pandas_loss(formula, data, na_action="drop", weights="w")
-    patterns = training_patterns(formula, ddf, na_action="drop", weights="w")
+    design, loss = _pandas_loss(formula, data, missing="drop", weights="w")
+    patterns = training_patterns(formula, ddf, missing="drop", weights="w")
     assert patterns.dropped == design.dropped > 0
     assert patterns.nobs == design.nobs
     assert patterns.design.spec.thresholds == design.spec.thresholds
@@ -123,7 +123,7 @@ def test_weighted_fit_with_dropped_rows_is_the_pandas_fit(df):
     data = df.copy()
     data.loc[data.index[::41], "b"] = np.nan
     formula = "y ~ b + g + x2"
-    opts = dict(max_size=2, weights="w", na_action="drop", time_limit=60)
+    opts = dict(max_size=2, weights="w", missing="drop", time_limit=60)
     a = rf.risk_score(formula, data, **opts)
     b = rf.risk_score(formula, dd.from_pandas(data, npartitions=5), **opts)
     _assert_same_model(a, b)

@@ -59,7 +59,7 @@ def test_missing_values_named_with_counts(df):
     na = df.copy()
     na.loc[[1, 5], "a"] = np.nan
     na.loc[7, "sex"] = None
-    with raises(DataError, r"'a': 2", r"'sex': 1", "na_action"):
+    with raises(DataError, r"'a': 2", r"'sex': 1", "missing"):
         rf.risk_score("y ~ a + sex", na, **S)
 
 
@@ -76,7 +76,7 @@ def test_na_drop_drops_and_reports(df):
     na.loc[[1, 5], "a"] = np.nan
     na.loc[7, "sex"] = None
     before = na.copy(deep=True)
-    m = rf.risk_score("y ~ a + sex", na, na_action="drop", **S)
+    m = rf.risk_score("y ~ a + sex", na, missing="drop", **S)
     pd.testing.assert_frame_equal(na, before)
     assert m.nobs == len(df) - 3 and m.rows_dropped == 3
     assert m.events == int(na.drop(index=[1, 5, 7]).y.sum())
@@ -96,7 +96,7 @@ def test_missing_values_in_unused_columns_do_not_matter(df):
 
 def test_na_drop_removing_every_row(df):
     with raises(DataError, "no complete rows"):
-        rf.risk_score("y ~ a", df.assign(a=np.nan), na_action="drop", **S)
+        rf.risk_score("y ~ a", df.assign(a=np.nan), missing="drop", **S)
 
 
 # --- the outcome ----------------------------------------------------------------------------
@@ -132,7 +132,7 @@ def test_comparison_matching_no_row(df):
 def test_one_class_after_dropping_rows(df):
     d = df.assign(a=np.where(df.y == 1, np.nan, df.a))
     with raises(DataError, "single level"):
-        rf.risk_score("y ~ a", d, na_action="drop", **S)
+        rf.risk_score("y ~ a", d, missing="drop", **S)
 
 
 def test_two_level_string_outcome_needs_an_event(df):
@@ -364,7 +364,7 @@ def test_invalid_settings(df, kw, pattern):
 @pytest.mark.parametrize("kw, pattern", [
     (dict(weights=-np.ones(60)), "non-negative"),
     (dict(weights=np.zeros(60)), "sum to zero"),
-    (dict(weights=np.where(np.arange(60) % 2, np.nan, 1.0)), r"30 missing value.*na_action='drop'"),
+    (dict(weights=np.where(np.arange(60) % 2, np.nan, 1.0)), r"30 missing value.*missing='drop'"),
 ])
 def test_invalid_data_arguments(df, kw, pattern):
     with raises(DataError, pattern):
@@ -390,7 +390,7 @@ BAD_ARGUMENTS = {
     "evaluate a non-model": (lambda m, d: rf.evaluate(object(), d), "predict|observed"),
     "risk table tail": (lambda m, d: m.risk_table(tail=0.7), "`tail`"),
     "risk table tail type": (lambda m, d: m.risk_table(tail="x"), "`tail`"),
-    "na_action": (lambda m, d: rf.risk_score("y ~ a", d, na_action="omit", **S), "na_action"),
+    "missing": (lambda m, d: rf.risk_score("y ~ a", d, missing="omit", **S), "missing"),
     "weights column": (lambda m, d: rf.risk_score("y ~ a", d, weights="zz", **S), "zz.*not a column"),
     "weights length": (lambda m, d: rf.risk_score("y ~ a", d, weights=[1, 2], **S), "one value per row"),
     "constraints": (lambda m, d: rf.risk_score("y ~ a", d, constraints=["a"], **S), "constraints"),
@@ -485,7 +485,7 @@ def test_data_unchanged_by_fit_and_predict(df):
     before = copy.deepcopy(d)
     new = d.iloc[10:20].dropna()
     new_before = copy.deepcopy(new)
-    m = rf.risk_score('out == "yes" ~ a + sex + cat + I(b * 2)', d, na_action="drop", weights=np.ones(len(d)), **S)
+    m = rf.risk_score('out == "yes" ~ a + sex + cat + I(b * 2)', d, missing="drop", weights=np.ones(len(d)), **S)
     m.predict(new)
     m.score(new)
     m.observed(new)

@@ -157,7 +157,7 @@ def test_protected_attribute_outside_the_formula_with_dropped_rows():
     df = frame(300, seed=5)
     df = df.astype({"x3": float})
     df.loc[df.index[:25], "x3"] = np.nan
-    m = rf.risk_score("y ~ x1 + x2 + x3", df, max_size=3, coef_range=(-3, 3), na_action="drop", time_limit=30,
+    m = rf.risk_score("y ~ x1 + x2 + x3", df, max_size=3, coef_range=(-3, 3), missing="drop", time_limit=30,
                       constraints=[rf.statistical_parity("race", max_diff=0.05)])
     assert m.nobs == 275
     kept = df.dropna(subset=["x3"])

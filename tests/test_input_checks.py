@@ -1,5 +1,5 @@
 """Input checks from a new user's audit: weights as a labelled Series, missing weights with
-na_action="drop", duplicated / non-string / date columns, pandas' nullable string dtypes, and an
+missing="drop", duplicated / non-string / date columns, pandas' nullable string dtypes, and an
 event level given as text."""
 
 import numpy as np
@@ -54,22 +54,22 @@ def test_weights_series_with_other_labels_refused(d, w, weights, says):
 
 # --- 2. missing weights --------------------------------------------------------------------------
 
-def test_missing_weights_dropped_with_na_action_drop(d, w):
+def test_missing_weights_dropped_with_missing_drop_drop(d, w):
     holes = w.copy()
     holes.iloc[[3, 7, 11]] = np.nan
-    m = rf.risk_score("y ~ age + smoker", d.assign(w=holes), weights="w", na_action="drop", **K)
+    m = rf.risk_score("y ~ age + smoker", d.assign(w=holes), weights="w", missing="drop", **K)
     assert (m.nobs, m.rows_dropped) == (197, 3)
     complete = d.assign(w=holes).dropna(subset=["w"])
     ref = rf.risk_score("y ~ age + smoker", complete, weights="w", **K)
     assert m.objective == pytest.approx(ref.objective, rel=1e-12)
     # a Series with holes loses the same rows
-    assert rf.risk_score("y ~ age + smoker", d, weights=holes, na_action="drop", **K).nobs == 197
+    assert rf.risk_score("y ~ age + smoker", d, weights=holes, missing="drop", **K).nobs == 197
 
 
-def test_missing_weights_counted_without_na_action(d, w):
+def test_missing_weights_counted_without_missing_drop(d, w):
     holes = w.copy()
     holes.iloc[[3, 7]] = np.nan
-    with pytest.raises(DataError, match=r"2 missing value.*3, 7.*na_action='drop'"):
+    with pytest.raises(DataError, match=r"2 missing value.*3, 7.*missing='drop'"):
         rf.risk_score("y ~ age + smoker", d, weights=holes, **K)
 
 
@@ -173,5 +173,5 @@ def test_cross_validate_folds_leave_out_rows_without_weight(d, w):
     holes = w.copy()
     holes.iloc[[3, 7, 11]] = np.nan
     cv = rf.cross_validate("y ~ age + smoker", d.assign(w=holes), folds=2, n_jobs=1, weights="w",
-                           na_action="drop", **K)
+                           missing="drop", **K)
     assert sum(m.nobs for m in cv.models) == 197 and cv.fold_of.notna().sum() == 197

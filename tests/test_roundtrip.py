@@ -62,7 +62,7 @@ CASES = {
     "event=": ("outcome ~ b + flag", dict(event="case")),
     "comparison outcome": ('outcome == "control" ~ b + n', {}),
     "context constant": ("y ~ I(a > K) + n", dict(context={"K": 0.6})),
-    "missing values dropped": ("y ~ b_na + flag", dict(na_action="drop")),
+    "missing values dropped": ("y ~ b_na + flag", dict(missing="drop")),
     "node limit (not proven optimal)": ("y ~ a + b + flag + n + C(grp)", dict(node_limit=2, max_size=4)),
 }
 

@@ -92,12 +92,12 @@ def _unique_list(s: pd.Series, cap: int) -> list:
     return list(s.dropna().unique()[:cap])
 
 
-def _facts(part: pd.DataFrame, used: tuple, na_action: str, cap: int) -> dict:
+def _facts(part: pd.DataFrame, used: tuple, missing: str, cap: int) -> dict:
     part = plain_strings(part)
     sub = part[list(used)]
     na = {c: int(v) for c, v in sub.isna().sum().items() if v}
     complete = ~sub.isna().any(axis=1) if na else None
-    src = sub[complete] if (na_action == "drop" and complete is not None) else sub
+    src = sub[complete] if (missing == "drop" and complete is not None) else sub
     return {
         "rows": len(part),
         "complete": len(part) if complete is None else int(complete.sum()),
@@ -237,7 +237,7 @@ def _threshold_state(table, k, grid, min_bin, prune: bool, depth) -> dict:
 @dataclass
 class _Job:
     used: tuple
-    na_action: str
+    missing: str
     outcome: str
     bare: bool
     lhs_spec: object
@@ -249,10 +249,10 @@ class _Job:
     thresholds: dict = field(default_factory=dict)  # state key -> argument
 
     def complete_rows(self, part: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
-        """The partition's rows without missing values in the used columns (``na_action="drop"``),
+        """The partition's rows without missing values in the used columns (``missing="drop"``),
         and which rows they are (None: all)."""
         part = plain_strings(part)
-        if self.na_action == "drop":
+        if self.missing == "drop":
             keep = ~part[list(self.used)].isna().any(axis=1).to_numpy()
             if not keep.all():
                 return part[keep], keep
@@ -409,7 +409,7 @@ class TrainingPatterns:
         return RiskScore.from_fit(design, lam, report, settings, loss, counts=self.counts, training=training)
 
 
-def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "raise", event=None,
+def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event=None,
                       context: dict | None = None, prune_cuts: bool = True,
                       cut_depth: int | None = None) -> TrainingPatterns:
     """The training design of ``formula`` on the dask DataFrame ``ddf`` as weighted distinct patterns.
@@ -423,8 +423,13 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
     >>> ddf = dd.from_pandas(rf.load_dataset("breastcancer"), npartitions=4)  # doctest: +SKIP
     >>> m = rf.risk_score("Benign ~ .", ddf, max_size=3)  # doctest: +SKIP
     """
-    if na_action not in ("raise", "drop"):
-        raise SettingsError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
+    from ..design.missing import formula_choices, parse_choice
+    if isinstance(missing, str):
+        parse_choice(missing)  # an unknown choice: the error says what `missing` takes
+    if missing not in ("raise", "drop") or any(c[0] in ("item", "as") for c in formula_choices(formula).values()):
+        raise SettingsError(f"with a dask DataFrame, `missing=` is \"raise\" or \"drop\" (got {missing!r}); missing "
+                            "items and \"as <value>\" need a pandas DataFrame (ddf.compute(), or a sample of it), "
+                            "or fill the values first (ddf.fillna(...)).")
     if weights is not None and not isinstance(weights, str):
         raise SettingsError("with a dask DataFrame, pass `weights` as the name of a column of `data` "
                             f"(got {type(weights).__name__}); add the weights as a column first.")
@@ -441,18 +446,18 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
 
     used = tuple(_used_guess(formula, list(meta.columns)))
     for _ in range(3):
-        facts = tree_reduce(ddf, _facts, _combine_facts, used, na_action, DISTINCT_CAP)
+        facts = tree_reduce(ddf, _facts, _combine_facts, used, missing, DISTINCT_CAP)
         if facts["rows"] == 0:
             raise DataError("`data` has no rows; there is nothing to fit.")
         proto = _prototype(meta, meta_nonempty, facts)
         hook = _ThresholdHook()
         ctx = {**user_context, "threshold": hook.function} if hooked else user_context
-        if na_action == "drop" and facts["complete"] == 0:
+        if missing == "drop" and facts["complete"] == 0:
             raise DataError("no complete rows remain after dropping missing values.")
-        spec = build_design(formula, proto, na_action="raise", event=event, context=ctx, prune_cuts=prune_cuts,
+        spec = build_design(formula, proto, missing="raise", event=event, context=ctx, prune_cuts=prune_cuts,
                             check_values=False).spec
         exact = tuple(spec.variables)
-        if set(exact) <= set(used) and (na_action == "raise" or not facts["na"] or set(exact) == set(used)):
+        if set(exact) <= set(used) and (missing == "raise" or not facts["na"] or set(exact) == set(used)):
             break
         used = exact if set(exact) <= set(used) else tuple(dict.fromkeys(used + exact))
     else:  # pragma: no cover - the used columns settle after one correction
@@ -463,12 +468,12 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
         raise DataError(f"the column(s) {too_many} have more than {DISTINCT_CAP:,d} distinct values; as "
                         "categorical predictors they would give a design column per level. Group the levels first.")
     na_counts = {v: facts["na"][v] for v in exact if facts["na"].get(v)}
-    if na_counts and na_action == "raise":
+    if na_counts and missing == "raise":
         raise DataError(f"missing values in the column(s) the formula uses: {na_counts} (column: count). "
-                        "Pass na_action='drop' to fit on complete rows (reported in the summary), "
+                        "Pass missing='drop' to fit on complete rows (reported in the summary), "
                         "or impute them first.")
 
-    job = _Job(used=exact, na_action=na_action, outcome=spec.outcome, bare=spec.lhs_model_spec is None,
+    job = _Job(used=exact, missing=missing, outcome=spec.outcome, bare=spec.lhs_model_spec is None,
                lhs_spec=spec.lhs_model_spec, event=spec.event, context=stored_context, weights=weights)
     if hook.terms:
         job.thresholds = {key: t["argument"] for key, t in hook.terms.items()}
@@ -476,7 +481,7 @@ def training_patterns(formula: str, ddf, *, weights=None, na_action: str = "rais
         presets = {key: _threshold_state(tables[key], t["k"], t["grid"], t["min_bin"], prune_cuts,
                                           cut_depth) for key, t in hook.terms.items()}
         final = _ThresholdHook(presets)
-        spec = build_design(formula, proto, na_action="raise", event=event,
+        spec = build_design(formula, proto, missing="raise", event=event,
                             context={**user_context, "threshold": final.function}, prune_cuts=prune_cuts,
                             check_values=False).spec
     # predict must see the formula functions, not the stand-in used while learning the encoding

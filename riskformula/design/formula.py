@@ -19,13 +19,14 @@ from formulaic.errors import FormulaicError, FormulaParsingError
 from formulaic.transforms import TRANSFORMS
 
 from .._checks import check_weights
-from ..errors import (DataError, FormulaError, RiskFormulaError, SettingsError, close_match, did_you_mean, name_list,
+from ..errors import (DataError, FormulaError, RiskFormulaError, close_match, did_you_mean, name_list,
                       strip_ansi, unreadable_formula)
 from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, first_argument,
                           threshold_terms)
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
 from .matrix import DesignMatrix
-from .rules import derive_outcome, derive_rules
+from .missing import fill_value, missing_label, missing_term, parse_choice, resolve_policies
+from .rules import Rule, derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
@@ -244,12 +245,13 @@ def _check_columns(lhs: str, rhs: str, data: pd.DataFrame, dot: bool) -> None:
                         f"of the formula (with `.`, write `. - {dates[0]}`).")
 
 
-def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", event=None,
+def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
                  context: dict | None = None, prune_cuts: bool = True, cut_depth: int | None = None,
                  check_values: bool = True, weights=None) -> DesignMatrix:
     """Build the training :class:`DesignMatrix` (and its :class:`DesignSpec`) of ``formula`` on
     ``data`` (never modifying ``data``), with the sample ``weights`` of its rows (see
-    :func:`~riskformula._checks.check_weights`; ``na_action="drop"`` also drops rows without one).
+    :func:`~riskformula._checks.check_weights`; a fit-wide ``missing="drop"`` also drops rows
+    without one).  ``missing`` says how missing values enter (:mod:`riskformula.design.missing`).
 
     With ``threshold()`` terms the formula is evaluated twice: a cheap first pass finds the
     variables, missing values and the outcome; the second builds the candidate cuts, knowing the
@@ -259,9 +261,10 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     encoding on a prototype frame and counts them over the real rows instead).
     """
     check_frame(data)
-    if na_action not in ("raise", "drop"):
-        raise SettingsError(f"`na_action` must be 'raise' or 'drop'; got {na_action!r}.")
-    w = check_weights(weights, data, na_action)
+    if not isinstance(missing, (str, dict)):
+        parse_choice(missing)  # the error says what `missing` takes
+    fit_wide = parse_choice(missing.get(".", "raise") if isinstance(missing, dict) else missing)[0]
+    w = check_weights(weights, data, "drop" if fit_wide == "drop" else "raise")
     data = plain_strings(data)  # text is categorical whatever its dtype (a copy if converted)
     lhs, rhs = split_formula(formula)
     user_lhs = lhs
@@ -299,23 +302,13 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
     mm = materialize(data)
     variables = sorted(set(mm.rhs.model_spec.required_variables) | set(mm.lhs.model_spec.required_variables))
     used = [v for v in variables if v in data.columns]
-    na_counts = {v: int(data[v].isna().sum()) for v in used if data[v].isna().any()}
-    dropped_index: list = []
-    frame = data
-    # check_weights left missing weights only with na_action="drop": those rows are incomplete too
-    no_weight = w.isna() if w is not None else pd.Series(False, index=data.index)
-    if na_counts or no_weight.any():
-        if na_action == "raise":
-            raise DataError(f"missing values in the column(s) the formula uses: {na_counts} (column: count). "
-                            "Pass na_action='drop' to fit on complete rows (reported in the summary), "
-                            "or impute them first.")
-        keep = ~(data[used].isna().any(axis=1) | no_weight)
-        dropped_index = list(data.index[~keep])
-        frame = data.loc[keep]
-        if w is not None:
-            w = w[keep]
-        if len(frame) == 0:
-            raise DataError("no complete rows remain after dropping missing values.")
+    outcome_vars = [v for v in mm.lhs.model_spec.required_variables if v in data.columns]
+    predictors = [v for v in used if v not in outcome_vars]
+    policies, default = resolve_policies(missing, rhs, predictors)
+    # the outcome (and the weights) are never items: dropped under a fit-wide "drop", else an error
+    policies.update({v: ("drop",) if default[0] == "drop" else ("raise",) for v in outcome_vars})
+    frame, w, dropped_index, items = _apply_missing(data, w, used, outcome_vars, policies)
+    if frame is not data:
         mm = materialize(frame)
     outcome_name = bare_name if bare else re.sub(r"^I\((.*)\)$", r"\1", lhs)
     raw = frame[bare_name] if bare else pd.DataFrame(mm.lhs).iloc[:, 0]
@@ -334,6 +327,9 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
         X, columns = design_values(mm.rhs)
     except (TypeError, ValueError) as e:
         raise DataError(f"the design of {formula!r} has non-numeric columns: {e}") from e
+    absent = missing_rows(frame, items)
+    if absent is not None:
+        zero_missing(X, absent)
     if check_values:
         check_finite(X, columns, "`data`")
     spec = mm.rhs.model_spec
@@ -352,11 +348,82 @@ def build_design(formula: str, data: pd.DataFrame, na_action: str = "raise", eve
         for j, c in zip(t.columns, t.cuts):
             labels[j] = f"{t.variable} ≤ {c:.6g}"
     rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X)
+    if items:  # one "x is missing" column per item variable, after the formula's columns
+        X = np.column_stack([X] + [frame[v].isna().to_numpy(dtype=float) for v in items])
+        columns += [missing_term(v) for v in items]
+        labels += [missing_label(v) for v in items]
+        column_terms += [missing_term(v) for v in items]
+        rules = tuple(rules) + tuple(Rule("missing", v) for v in items)
+    kept = {v: _kept(policies[v], v, data, items) for v in predictors if policies[v][0] != "raise"}
     outcome_rule = derive_outcome(lhs, bare_name if bare else None, frame, raw)
     spec = DesignSpec(formula=formula, model_spec=spec, lhs_model_spec=None if bare else mm.lhs.model_spec,
                       columns=tuple(columns), labels=tuple(labels), column_terms=tuple(column_terms),
                       variables=tuple(used), outcome=outcome_name, event=ev, levels=tuple(pd.unique(pd.Series(raw))),
                       thresholds=tuple(thresholds), context=context, rules=tuple(rules), categories=categories,
-                      outcome_rule=outcome_rule)
+                      outcome_rule=outcome_rule, missing=kept)
     return DesignMatrix(spec=spec, X=X, y=y, index=frame.index, dropped_index=tuple(dropped_index),
                         weights=None if w is None else w.to_numpy())
+
+
+def _apply_missing(data: pd.DataFrame, w, used: list, outcome_vars: list, policies: dict):
+    """(frame, weights, dropped row labels, item variables): ``data`` with the rows of ``"drop"``
+    variables (and, under a fit-wide ``"drop"``, of the outcome and weights) left out and the
+    ``"as"`` values filled in; a copy only when something changes.  Item variables keep their
+    missing values (the design zeroes their columns there and adds a missing item); ``"raise"``
+    variables with missing values are the error."""
+    counts = {v: int(data[v].isna().sum()) for v in used if data[v].isna().any()}
+    no_weight = w.isna() if w is not None else pd.Series(False, index=data.index)
+    raising = {v: n for v, n in counts.items() if policies[v][0] == "raise"}
+    if raising:
+        outcome = [v for v in raising if v in outcome_vars]
+        if outcome and len(outcome) == len(raising):
+            raise DataError(f"the outcome `{outcome[0]}` has {raising[outcome[0]]} missing value(s); a row "
+                            "without its outcome cannot be fitted. Drop those rows, or pass missing=\"drop\" "
+                            "(or {..., \".\": \"drop\"}) to leave them out (reported in the summary).")
+        raise DataError(f"missing values in the column(s) the formula uses: {raising} (column: count). "
+                        "Pass missing=\"drop\" to fit on complete rows (reported in the summary), "
+                        "missing=\"item\" to give \"x is missing\" its own points, missing={\"x\": \"as <value>\"} "
+                        "to count it as a value, or impute them first.")
+    drop_vars = [v for v in counts if policies[v][0] == "drop"]
+    frame = data
+    dropped_index: list = []
+    if drop_vars or no_weight.any():
+        keep = ~(data[drop_vars].isna().any(axis=1) | no_weight)
+        dropped_index = list(data.index[~keep])
+        frame = data.loc[keep]
+        if w is not None:
+            w = w[keep]
+        if len(frame) == 0:
+            raise DataError(f"no rows remain after dropping those with missing values in {drop_vars}.")
+    fills = {v: fill_value(data[v], v, policies[v][1]) for v in counts if policies[v][0] == "as"}
+    if fills:
+        frame = frame.fillna(fills)
+    items = [v for v in counts if policies[v][0] == "item" and frame[v].isna().any()]
+    return frame, w, dropped_index, items
+
+
+def _kept(policy: tuple, v: str, data: pd.DataFrame, items) -> dict:
+    """What a fitted design keeps of a variable's policy (see :attr:`DesignSpec.missing`)."""
+    if policy[0] == "as":
+        return {"action": "as", "value": fill_value(data[v], v, policy[1])}
+    if policy[0] == "item" and v not in items:
+        return {"action": "item", "seen": False}
+    return {"action": policy[0]}
+
+
+def missing_rows(frame: pd.DataFrame, items) -> np.ndarray | None:
+    """Rows where any of the ``items`` variables is missing (None when there are none)."""
+    if not items:
+        return None
+    rows = frame[list(items)].isna().any(axis=1).to_numpy()
+    return rows if rows.any() else None
+
+
+def zero_missing(X: np.ndarray, rows: np.ndarray) -> None:
+    """Set the undefined values of ``X`` on ``rows`` (where an item variable is missing) to 0: a missing
+    value adds nothing through the columns that read it (its missing item scores it)."""
+    sub = X[rows]
+    bad = np.isnan(sub)
+    if bad.any():
+        sub[bad] = 0.0
+        X[rows] = sub

@@ -7,6 +7,8 @@ or multiplies their values; no text is ever evaluated:
 * ``level``   — ``1[x == v]``: one level of a categorical variable (``C(sex)[T.m]``, ``sex[T.m]``);
 * ``linear``  — ``x``: a numeric variable as it is (booleans as 0/1);
 * ``product`` — the product of the above (an interaction such as ``sex:age``);
+* ``missing`` — ``1[x is missing]``: the missing item of a variable fitted with ``missing="item"``
+  (:mod:`riskformula.design.missing`); where ``x`` is missing the other kinds give 0;
 * ``expression`` — anything else (``np.log(x)``, ``I(age / 10)``, a user's function): computed by
   formulaic from the formula's text, which evaluates Python.  A saved model with such a column
   loads only when the caller trusts the file (``rf.from_json(text, trusted=True)``).
@@ -32,7 +34,7 @@ from ..errors import DataError
 
 __all__ = ["Rule", "OutcomeRule", "derive_rules", "derive_outcome", "evaluate_rules", "rule_variables"]
 
-KINDS = ("le", "level", "linear", "product", "expression")
+KINDS = ("le", "level", "linear", "product", "missing", "expression")
 
 
 @dataclass(frozen=True)
@@ -72,12 +74,14 @@ class Rule:
                 out = out * p.values(frame)
             return out
         col = frame[self.variable]
+        if self.kind == "missing":
+            return col.isna().to_numpy(dtype=float)
         if self.kind == "level":
             return (col == self.value).to_numpy(dtype=bool).astype(float)
         x = _numbers(col, self.variable)
         if self.kind == "le":
-            return (x <= float(self.value)).astype(float)
-        return x
+            return (x <= float(self.value)).astype(float)  # a missing value is below no cut
+        return np.where(np.isnan(x), 0.0, x)  # a missing value adds nothing (its item scores it)
 
 
 @dataclass(frozen=True)
@@ -229,7 +233,7 @@ def evaluate_rules(rules, frame: pd.DataFrame, categories: dict, name: str) -> n
     unseen = {}
     for v in dict.fromkeys(x for r in rules if r.kind in ("level", "product") for x in r.variables()):
         if v in categories:
-            bad = ~frame[v].isin(list(categories[v]))
+            bad = ~frame[v].isin(list(categories[v])) & frame[v].notna()
             if bad.any():
                 unseen[v] = sorted(repr(_plain(x)) for x in pd.unique(frame[v][bad]))[:10]
     if unseen:
@@ -248,7 +252,8 @@ def rule_from_dict(d, where: str) -> Rule:
         raise DataError(f"{where}: a design column's rule must be an object whose \"kind\" is one of {list(KINDS)}; "
                         f"got {_short(d)}.")
     kind = d["kind"]
-    allowed = {"expression": ("kind",), "product": ("kind", "parts"), "linear": ("kind", "variable")}.get(
+    allowed = {"expression": ("kind",), "product": ("kind", "parts"), "linear": ("kind", "variable"),
+               "missing": ("kind", "variable")}.get(
         kind, ("kind", "variable", "value"))
     if set(d) - set(allowed):
         raise DataError(f"{where}: unknown field(s) {sorted(set(d) - set(allowed))[:3]} in a {kind} rule.")
@@ -259,7 +264,7 @@ def rule_from_dict(d, where: str) -> Rule:
         if not isinstance(parts, list) or not 2 <= len(parts) <= 8:
             raise DataError(f"{where}: a product rule needs 2 to 8 parts; got {_short(parts)}.")
         sub = tuple(rule_from_dict(p, where) for p in parts)
-        if any(p.kind in ("product", "expression") for p in sub):
+        if any(p.kind in ("product", "expression", "missing") for p in sub):
             raise DataError(f"{where}: a product rule's parts must be le, level or linear rules.")
         return Rule("product", parts=sub)
     var = d.get("variable")
@@ -275,7 +280,7 @@ def rule_from_dict(d, where: str) -> Rule:
         if not _is_level(v):
             raise DataError(f"{where}: a level rule's \"value\" must be a string, number or boolean; got {_short(v)}.")
         return Rule("level", var, v)
-    return Rule("linear", var)
+    return Rule(kind, var)
 
 
 def outcome_from_dict(d, where: str) -> OutcomeRule:

@@ -62,7 +62,8 @@ def design_to_json(spec: DesignSpec) -> dict:
                    "variables": list(spec.variables),
                    "categories": {v: [_level(x, f"the variable {v!r}") for x in cats]
                                   for v, cats in spec.categories.items()},
-                   "thresholds": _thresholds_to_json(spec)},
+                   "thresholds": _thresholds_to_json(spec),
+                   "missing": {v: _missing_to_json(v, p) for v, p in spec.missing.items()}},
     }
     if not spec.declarative:
         out["expressions"] = {"rhs_spec": model_spec_to_json(spec.model_spec),
@@ -77,7 +78,7 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
     ``trusted``; ``context`` then holds the functions their formula uses."""
     formula = _doc.text(_doc.field(doc, "formula", "$"), "$.formula")
     des = _doc.only(_doc.obj(_doc.field(doc, "design", "$"), "$.design"),
-                    ("columns", "variables", "categories", "thresholds"), "$.design")
+                    ("columns", "variables", "categories", "thresholds", "missing"), "$.design")
     out = _doc.only(_doc.obj(_doc.field(doc, "outcome", "$"), "$.outcome"), ("name", "event", "levels", "rule"),
                     "$.outcome")
     cols = _doc.array(_doc.field(des, "columns", "$.design"), "$.design.columns", MAX_COLUMNS)
@@ -109,6 +110,7 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
                 raise _doc.fail(f"$.design.columns[{i}].rule", f"the level is not one of the variable's categories "
                                 f"({short_levels(categories.get(part.variable))})", part.value)
     thresholds = _thresholds_from_json(des, names, rules)
+    missing = _missing_from_json(_doc.field(des, "missing", "$.design"), variables, rules, categories)
     name = _doc.text(_doc.field(out, "name", "$.outcome"), "$.outcome.name")
     levels = [_doc.level(v, "$.outcome.levels") for v in _doc.array(_doc.field(out, "levels", "$.outcome"),
                                                                      "$.outcome.levels", 2)]
@@ -141,7 +143,49 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
                       labels=tuple(labels), column_terms=tuple(terms), variables=tuple(variables), outcome=name,
                       event=event, levels=tuple(levels), thresholds=tuple(thresholds), context=ctx,
                       unresolved_context=unresolved, rules=tuple(rules),
-                      categories=categories, outcome_rule=outcome_rule)
+                      categories=categories, outcome_rule=outcome_rule, missing=missing)
+
+
+def _missing_to_json(v: str, policy: dict) -> dict:
+    out = dict(policy)
+    if "value" in out:
+        out["value"] = _level(out["value"], f"the value missing `{v}` counts as")
+    return out
+
+
+def _missing_from_json(raw, variables: list, rules: list, categories: dict) -> dict:
+    """The design's ``missing`` policies, checked against its columns: a variable scored by a missing
+    item has exactly one ``missing`` column, and every ``missing`` column has such a variable."""
+    path = "$.design.missing"
+    out = {}
+    for v, p in _doc.obj(raw, path).items():
+        at = f"{path}[{v!r}]"
+        if v not in variables:
+            raise _doc.fail(at, "expected a variable of the design", v)
+        p = _doc.obj(p, at)
+        action = _doc.field(p, "action", at)
+        if action == "as":
+            _doc.only(p, ("action", "value"), at)
+            value = _doc.level(_doc.field(p, "value", at), at + ".value")
+            if v in categories and value not in categories[v]:
+                raise _doc.fail(at + ".value", "a missing value counts as one of the variable's levels", value)
+            out[v] = {"action": "as", "value": value}
+        elif action in ("item", "drop"):
+            _doc.only(p, ("action", "seen") if action == "item" else ("action",), at)
+            out[v] = {"action": action}
+            if action == "item" and "seen" in p:
+                if p["seen"] is not False:
+                    raise _doc.fail(at + ".seen", "expected false (no missing values in training) or no field",
+                                    p["seen"])
+                out[v]["seen"] = False
+        else:
+            raise _doc.fail(at + ".action", "expected \"item\", \"as\" or \"drop\"", action)
+    items = [r.variable for r in rules if r.kind == "missing"]
+    scored = [v for v, p in out.items() if p["action"] == "item" and p.get("seen", True)]
+    if sorted(items) != sorted(scored):
+        raise _doc.fail(path, "each variable fitted with missing=\"item\" needs one missing column, and each missing "
+                        "column such a variable", {"columns": items, "variables": scored})
+    return out
 
 
 def short_levels(levels) -> str:

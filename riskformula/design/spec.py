@@ -53,6 +53,11 @@ class DesignSpec:
     categories : the training levels of every categorical variable a rule reads.
     outcome_rule : the outcome as a data column, or one compared with a literal; None when it is an
         expression (then ``lhs_model_spec`` computes it).
+    missing : variable -> how its missing values were handled in the fit, for every variable not
+        fitted with ``missing="raise"`` (:mod:`riskformula.design.missing`): ``{"action": "item"}``
+        (its ``missing(x)`` column scores them), ``{"action": "item", "seen": False}`` (none in
+        training: no points for them), ``{"action": "as", "value": v}`` or ``{"action": "drop"}``.
+        New data may miss only the variables fitted with ``"item"`` (seen) or ``"as"``.
 
     ``model_spec`` and ``lhs_model_spec`` are None for a model loaded from a document whose columns
     and outcome are all declarative: such a model never evaluates formula text.
@@ -74,6 +79,7 @@ class DesignSpec:
     rules: tuple = ()
     categories: dict = field(default_factory=dict)
     outcome_rule: OutcomeRule | None = None
+    missing: dict = field(default_factory=dict)
 
     def __post_init__(self):
         for name in ("columns", "labels", "column_terms", "variables", "levels", "thresholds", "rules"):
@@ -177,18 +183,35 @@ class DesignSpec:
             hint = f" It has `{close}`: the same variable under another name?" if close else ""
             raise DataError(f"`{name}` lacks the column(s) {missing} that {uses}.{hint} Its columns: "
                             f"{name_list(data.columns, 20)}.")
-        na = {v: int(data[v].isna().sum()) for v in needed if data[v].isna().any()}
-        if na:
-            raise DataError(f"`{name}` has missing values in {na} (column: count). A risk score needs every "
-                            f"variable it uses; fill them in or drop those rows (e.g. {name}.dropna(subset=[...])).")
         frame = plain_strings(data[needed]) if needed else data
+        frame, absent = self._missing_values(frame, needed, name)
         if decl:
             from .rules import evaluate_rules
             X[:, decl] = evaluate_rules([self.rules[j] for j in decl], frame, self.categories, name)
         if expr:
             X[:, expr] = self._formulaic_columns(frame, expr, name)
+            if absent is not None:
+                from .formula import zero_missing
+                zero_missing(X, absent)
         check_finite(X, self.columns, f"`{name}`")
         return X
+
+    def _missing_values(self, frame: pd.DataFrame, needed, name: str):
+        """(``frame`` with the ``"as"`` values filled in, the rows where an item variable is missing
+        or None); missing values of any other variable are the error."""
+        from .missing import refused, scorable
+        counts = {v: int(frame[v].isna().sum()) for v in needed if frame[v].isna().any()}
+        if not counts:
+            return frame, None
+        bad = {v: n for v, n in counts.items() if not scorable(self.missing.get(v))}
+        if bad:
+            raise refused(name, bad, self.missing)
+        fills = {v: self.missing[v]["value"] for v in counts if self.missing[v]["action"] == "as"}
+        if fills:
+            frame = frame.fillna(fills)
+        items = [v for v in counts if v not in fills]
+        rows = frame[items].isna().any(axis=1).to_numpy() if items else None
+        return frame, rows
 
     def _formulaic_columns(self, frame: pd.DataFrame, cols: list, name: str) -> np.ndarray:
         """The ``expression`` columns ``cols`` of ``frame``, computed by formulaic."""

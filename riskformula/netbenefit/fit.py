@@ -69,7 +69,7 @@ SEEDING_ROUNDS = 200
 
 
 def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *, max_size, min_size, coef_range,
-                    c0, weights, event, na_action, context, constraints, factors_as_one, initial,
+                    c0, weights, event, missing, context, constraints, factors_as_one, initial,
                     decision_thresholds, decision_weights) -> NetBenefitScore:
     """See :func:`riskformula.risk_score` (``objective="net_benefit"``).
 
@@ -80,7 +80,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
     max_size, min_size, c0, grid, constraints = _checked(data, control, max_size, min_size, c0, constraints,
                                                          decision_thresholds, decision_weights)
     t_start = time.perf_counter()
-    setup = prepare(formula, data, na_action=na_action, event=event, context=context, weights=weights,
+    setup = prepare(formula, data, missing=missing, event=event, context=context, weights=weights,
                     coef_range=coef_range, constraints=constraints, factors_as_one=factors_as_one, c0=c0,
                     max_size=max_size, min_size=min_size)
     design, problem, loss = setup.design, setup.problem, setup.loss
@@ -133,7 +133,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
                            coef_upper=tuple(upper.astype(int)), intercept_range=(0, 0), c0=c0,
                            positive_weight=1.0, weighted=w is not None, time_limit=time_limit,
-                           gap_tolerance=control.gap_tolerance, na_action=na_action, constraints=constraints,
+                           gap_tolerance=control.gap_tolerance, missing=missing, constraints=constraints,
                            factors_as_one=bool(factors_as_one),
                            size_groups=tuple(tuple(g.cols) for g in problem.groups), threshold_candidates=candidates)
     report = SolverReport(status=status, objective=-value_pen, lower_bound=-bound, gap=gap, time=elapsed,
@@ -288,11 +288,11 @@ class Setup:
     collapse_seconds: float = 0.0
 
 
-def prepare(formula, data, *, na_action="raise", event=None, context=None, weights=None, coef_range=(-5, 5),
+def prepare(formula, data, *, missing="raise", event=None, context=None, weights=None, coef_range=(-5, 5),
             constraints=(), factors_as_one=False, c0=0.0, max_size=5, min_size=0) -> Setup:
     """Design and problem of a net-benefit fit (also used by the tests to reach the exact model)."""
     depth = None if any(c.counts_terms_once for c in constraints) else max_size
-    design = build_design(formula, data, na_action=na_action, event=event, context=context, prune_cuts=True,
+    design = build_design(formula, data, missing=missing, event=event, context=context, prune_cuts=True,
                           cut_depth=depth, weights=weights)
     w = design.weights
     # moving a cut across rows of one outcome moves their net benefit one way: ends suffice

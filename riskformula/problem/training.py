@@ -4,7 +4,7 @@ Most constraints speak about points only (signs, counts, side information).  Som
 what the score does on the training rows — a fairness constraint bounds group rates of
 "predicted positive".  :class:`TrainingRows` gives them the design rows, outcomes, weights and the
 caller's data on the same rows (so a column outside the formula, such as a protected attribute,
-is aligned with the rows the design kept, including after ``na_action="drop"``).
+is aligned with the rows the design kept, including after ``missing="drop"``).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ FIRST_GAP = 0.1
 @one_blas_thread
 def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max_size: int = 5,
                  min_size: int = 0, coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
-                 positive_weight: float = 1.0, event=None, na_action: str = "raise", context: dict | None = None,
+                 positive_weight: float = 1.0, event=None, missing: str = "raise", context: dict | None = None,
                  constraints=None, factors_as_one: bool = False, scale=1, real_intercept: bool | None = None,
                  max_members: int | None = 100_000, control: SearchControl | None = None,
                  **search) -> RashomonSet:
@@ -79,7 +79,7 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     formula, data : as :func:`~riskformula.risk_score` (a pandas DataFrame; dask frames are not
         supported here).
     epsilon : ε ≥ 0, relative to the best objective (0.01: within 1 %); 0 lists every optimal score.
-    max_size, min_size, coef_range, intercept_range, c0, weights, positive_weight, event, na_action,
+    max_size, min_size, coef_range, intercept_range, c0, weights, positive_weight, event, missing,
     context, constraints, factors_as_one, real_intercept :
         as :func:`~riskformula.risk_score`.
     scale : one score scale m (a positive number; ``"fit"`` and lists are not supported: the set is
@@ -148,7 +148,7 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     real_intercept = _real_intercept(real_intercept, scales, constraints)
 
     # every candidate cut stays: a cut that cannot be optimal can still be near-optimal
-    design = build_design(formula, data, na_action=na_action, event=event, context=context, prune_cuts=False,
+    design = build_design(formula, data, missing=missing, event=event, context=context, prune_cuts=False,
                           weights=weights)
     design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=False)
     spec = design.spec
@@ -190,7 +190,7 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
                            coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
                            c0=c0, positive_weight=positive_weight, weighted=weights is not None,
                            time_limit=time_limit, gap_tolerance=gap_tolerance,
-                           absolute_gap_tolerance=absolute_gap_tolerance, na_action=na_action,
+                           absolute_gap_tolerance=absolute_gap_tolerance, missing=missing,
                            constraints=constraints, factors_as_one=bool(factors_as_one),
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=candidates, scales=(float(m),), real_intercept=real_intercept)

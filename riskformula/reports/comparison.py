@@ -18,6 +18,7 @@ from scipy import stats
 
 from ..errors import CalibrationWarning, DataError, SettingsError
 from ..design import DesignMatrix
+from ..design.missing import dropped_variables
 from ..fitinfo import index_digest
 from ..model import RiskScore
 from . import metrics, render
@@ -279,7 +280,7 @@ def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[
     if absent:
         raise DataError(f"`data` lacks the column(s) {absent} that the models use; pass the data frame the "
                         "models were fitted to as `data=` (it is only used for the reference row).")
-    rows = data.dropna(subset=reads) if largest.settings.na_action == "drop" else data
+    rows = data.dropna(subset=dropped_variables(spec, largest.settings.missing, reads))
     if len(rows) == 0 or len(rows.index) != largest.nobs or index_digest(rows.index) != largest.rows_digest:
         raise DataError(
             f"`data` are not the rows the models were fitted to: the formula selects {len(rows.index):,d} "

@@ -85,7 +85,7 @@ def _check_arguments(k, grid, min_bin) -> None:
 
 
 @stateful_transform
-def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, _state=None, _context=None):
+def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=None, _state=None, _context=None):
     """Let the model choose cuts of ``x``: each chosen cut is one item of the card
     (``x ≤ c`` or ``x > c`` with its points), at most ``k`` of them (None: as many as the model
     size allows, a step function).
@@ -94,7 +94,10 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, _state=None
     The candidate cuts are the gaps between distinct training values, each written as the
     roundest number that splits the rows the same way; ``min_bin`` keeps only cuts with at least
     that share of the rows on each side, and ``grid`` at most about that many, at quantiles (the
-    certificate is then optimal relative to those candidates).
+    certificate is then optimal relative to those candidates).  ``missing`` says how missing
+    values of ``x`` enter the score (``"item"``, ``"as 1.0"``, ``"drop"``, ``"raise"``; see
+    :mod:`riskformula.design.missing`): build_design reads it from the formula; missing values
+    fall below no cut.
 
     Examples
     --------
@@ -134,10 +137,10 @@ def threshold_state(cuts, on_grid: bool, k, grid, n_distinct: int) -> dict:
 
 
 @stateful_transform
-def cut(x, points, _state=None):
+def cut(x, points, missing=None, _state=None):
     """Fixed cut points chosen by the user: ``cut(age, [40, 60])`` lets the model score each of
     them (``age ≤ 40`` or ``age > 40``, ``age ≤ 60`` or ``age > 60``); each cut with points is one
-    item of the card.
+    item of the card.  ``missing``: as for :func:`threshold`.
 
     Examples
     --------
