@@ -4,7 +4,8 @@ Three ways to fit the same formula with the same ``max_size`` on data with missi
 
 * ``item``      ``rf.risk_score(formula, data, missing="item")``: "x is missing" is a design column
   (a card item) whose points the search chooses like any other; every row is used and every
-  held-out row is scored by the model as it is.
+  held-out row is scored by the model as it is (but for a variable with no missing value in the
+  training fold, which the model refuses to score missing: imputed as below, and counted).
 * ``complete``  ``missing="drop"``: the fit uses the complete rows only.  A complete-case model
   cannot score a row that lacks a variable it reads, so in the cross-validation the held-out rows
   are first imputed with the training fold's values (as ``impute`` below): all three methods are
