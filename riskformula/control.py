@@ -73,7 +73,7 @@ class SearchControl:
     >>> control.replace(n_jobs=2).n_jobs
     2
     >>> control
-    SearchControl(time_limit=10, gap_tolerance=0.01)
+    SearchControl(time_limit=10.0, gap_tolerance=0.01)
     """
 
     time_limit: float = 60.0
@@ -111,11 +111,28 @@ class SearchControl:
                                 f"{type(self.solver_options).__name__}.")
 
     def replace(self, **changes) -> SearchControl:
-        """A copy with ``changes`` (checked like the constructor's arguments; a misspelt name is an error)."""
+        """A copy with ``changes`` (checked like the constructor's arguments; a misspelt name is an error).
+
+        Parameters
+        ----------
+        **changes : dict
+            New values of fields, by name (``time_limit=10``, ``n_jobs=2``, ...).
+
+        Returns
+        -------
+        SearchControl
+            A new instance; this one is frozen and stays as it is.
+        """
         return dataclasses.replace(self, **check_names(changes, "SearchControl"))
 
     def changed(self) -> dict:
-        """The fields set to something other than their defaults."""
+        """The fields set to something other than their defaults.
+
+        Returns
+        -------
+        dict
+            Field name → value, for the fields whose value differs from the default.
+        """
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if getattr(self, f.name) != f.default}
 

@@ -33,18 +33,39 @@ def fairness_path(formula: str, data: pd.DataFrame, *, notion: str = "statistica
 
     Parameters
     ----------
-    formula, data : as for :func:`riskformula.risk_score`.
-    notion : ``"statistical_parity"``, ``"conditional_statistical_parity"`` (needs ``given``),
+    formula : str
+        The formula, as for :func:`riskformula.risk_score`.
+    data : pandas.DataFrame
+        The training rows, as for :func:`riskformula.risk_score`.
+    notion : str, default "statistical_parity"
+        ``"statistical_parity"``, ``"conditional_statistical_parity"`` (needs ``given``),
         ``"predictive_equality"``, ``"equal_opportunity"`` or ``"equalized_odds"``.
-    by : the protected attribute's column (or a list of columns).
-    max_diff : the bounds to fit, loosest first; the unconstrained score is fitted too.
-    newdata : rows to measure test AUC and disparity on (e.g. a held-out split); the training
+    by : str or list of str
+        The protected attribute's column (or a list of columns).
+    max_diff : iterable of float, default (0.2, 0.1, 0.05, 0.02, 0.01)
+        The bounds to fit, numbers from 0 to 1, fitted from the loosest to the tightest; the
+        unconstrained score is fitted too.
+    newdata : pandas.DataFrame, optional
+        Rows to measure test AUC and disparity on (e.g. a held-out split); the training
         disparity is always reported.
-    at_risk, at_score, given, reference, side : as for :func:`riskformula.statistical_parity`.
-    warm_start : start each fit from the previous (looser) bound's model; it is used only when it
+    at_risk : float, optional
+        As for :func:`riskformula.statistical_parity`.
+    at_score : float, optional
+        As for :func:`riskformula.statistical_parity`.
+    given : str, optional
+        As for :func:`riskformula.conditional_statistical_parity` (that notion only).
+    reference : object, optional
+        As for :func:`riskformula.statistical_parity`.
+    side : str, default "both"
+        As for :func:`riskformula.statistical_parity`.
+    warm_start : bool, default True
+        Start each fit from the previous (looser) bound's model; it is used only when it
         meets the tighter bound.
-    progress : a progress bar over the fits (``None``: in interactive sessions only).
-    **fit_args : passed to :func:`riskformula.risk_score` (``max_size``, ``time_limit``, ...).
+    progress : bool, optional
+        A progress bar over the fits (``None``: in interactive sessions only).
+    **fit_args : dict
+        Passed to :func:`riskformula.risk_score` (``max_size``, ``time_limit``, ...; not
+        ``initial``, which this function chooses).
 
     Returns
     -------

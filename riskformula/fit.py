@@ -44,49 +44,69 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
 
     Parameters
     ----------
-    formula : R-style formula, e.g. ``'y ~ age + C(sex)'``, ``'y ~ .'`` or ``'y == "yes" ~ x'``.
-        ``threshold(x)`` lets the model choose one cut of ``x`` (points below and above it),
-        ``threshold(x, k=m)`` up to m cuts, ``threshold(x, grid=100)`` chooses among about 100
+    formula : str
+        R-style formula, e.g. ``'y ~ age + C(sex)'``, ``'y ~ .'`` or ``'y == "yes" ~ x'``.
+        ``threshold(x)`` lets the model choose cuts of ``x`` (each cut with points is one item,
+        a step function within ``max_size``), ``threshold(x, k=m)`` at most m cuts,
+        ``threshold(x, missing="item")`` gives a missing ``x`` its own points,
+        ``threshold(x, grid=100)`` chooses among about 100
         quantile gaps only, ``threshold(.)`` thresholds every numeric predictor (binary and
         categorical ones stay as they are), and ``cut(x, [40, 60])`` uses fixed cut points (see
         :mod:`riskformula.thresholds`).
-    data : the training rows (never modified): a pandas DataFrame, or a dask DataFrame for data
+    data : pandas.DataFrame or dask.dataframe.DataFrame
+        The training rows (never modified): a pandas DataFrame, or a dask DataFrame for data
         that do not fit in memory (``dd.read_parquet(...)``; the design is built and collapsed
         to weighted distinct rows partition by partition, see
         :mod:`riskformula.backends.dask_design`; ``weights`` must then name a column).
-    max_size, min_size : limits on the number of items on the card (design columns with nonzero
-        points: each cut of a ``threshold()``, each level of a factor, each numeric term); bound
-        the number of variables the card reads with the constraint ``rf.max_variables(m)``.
-    coef_range : integer ``(low, high)`` for every term's points, or a dict keyed by design column,
+    max_size : int, default 5
+        Most items on the card (design columns with nonzero points: each cut of a
+        ``threshold()``, each level of a factor, each numeric term); bound the number of
+        variables the card reads with the constraint ``rf.max_variables(m)``.
+    min_size : int, default 0
+        Fewest items on the card, counted as for ``max_size``.
+    coef_range : tuple of int or dict, default (-5, 5)
+        Integer ``(low, high)`` for every term's points, or a dict keyed by design column,
         label, formula term or variable (``{"default": (-5, 5), "age": (0, 3), "C(sex)": (0, 2)}``;
         the same names as ``initial`` and the constraints, see :mod:`riskformula.design.terms`).
-    intercept_range : integer ``(low, high)`` for the intercept; by default derived from the data
-        so that it provably contains an optimal intercept.
-    c0 : penalty per term used; small values (the default) pick the most accurate model within
+    intercept_range : tuple of int, optional
+        Integer ``(low, high)`` for the intercept; None (default): derived from the data so that
+        it provably contains an optimal intercept.
+    c0 : float, default 1e-6
+        Penalty per term used; small values (the default) pick the most accurate model within
         ``max_size`` and break ties towards sparser ones.
-    weights : sample weights (a column name or an array), e.g. frequencies.
-    positive_weight : weight of events relative to non-events in the loss.
-    event : the outcome level that counts as the event, when it is not 1/True.
-    missing : how missing values of the formula's variables enter (as statsmodels' ``missing=``):
+    weights : str or array-like, optional
+        Sample weights, e.g. frequencies: a column name of ``data``, a pandas Series (matched to
+        the rows by index label) or one value per row in row order.
+    positive_weight : float, default 1.0
+        Weight of events relative to non-events in the loss.
+    event : object, optional
+        The outcome level that counts as the event, when it is not 1/True.
+    missing : str or dict, default "raise"
+        How missing values of the formula's variables enter (as statsmodels' ``missing=``):
         ``"raise"`` (default) refuses them, ``"drop"`` fits on the complete rows, ``"item"`` gives
         "x is missing" its own card item whose points the search chooses (it counts once toward
         ``max_size``, as any item), ``"as <value>"`` counts a missing value as that value or level
         (``"as 1.0"``, ``"as normal"``).  One choice for every variable, or a dict
         ``{"lactate": "item", "sex": "as f", ".": "drop"}`` (``"."``: the others); a
         ``threshold(x, missing=...)`` term overrides both.  See :mod:`riskformula.design.missing`.
-    context : extra names (functions, constants) the formula may use.
-    constraints : operational constraints from :mod:`riskformula.constraints`, e.g.
+    context : dict, optional
+        Extra names (functions, constants) the formula may use.
+    constraints : Constraint or list of Constraint, optional
+        Operational constraints from :mod:`riskformula.constraints` (one alone or a list), e.g.
         ``[rf.sign("prior_seizures", "+"), rf.at_most(1, "male", "female")]``.
-    factors_as_one : count all levels of a factor as one unit toward ``max_size`` (a
-        threshold's cuts still count one each).
-    initial : a starting model for the search (a warm start): a fitted :class:`RiskScore`, or a
+    factors_as_one : bool, default False
+        Count all levels of a factor as one unit toward ``max_size`` (a threshold's cuts still
+        count one each).
+    initial : RiskScore or dict, optional
+        A starting model for the search (a warm start): a fitted :class:`RiskScore`, or a
         dict of points keyed by the names ``coef_range`` takes, each naming one design column
         (``"intercept"`` optional). Its intercept is re-optimised for these data. It gives the
         search a first incumbent, which changes which nodes are pruned and in what order the tree
         is explored, so the search may take more or less time (even the optimal model as a start
         can lead to more nodes); it never changes what "optimal" means. A start that breaks the
         bounds, size limits or constraints is not used, with a ``UserWarning`` saying why.
-    scale : the score scale m: a positive number (``1``, the default, is one point per logit),
+    scale : float or str or list of float, default 1
+        The score scale m: a positive number (``1``, the default, is one point per logit),
         ``"fit"`` to choose m jointly with the points among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5,
         6 and 8 (below 1 a point is more than one logit, for nearly separable data), plus up to
         three scales added during the search where the best score's points fit best (rounded to
@@ -96,7 +116,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         certificate covers exactly the scales searched, which the summary lists with each one's
         bound: the model is optimal over every risk score at any of them (not at scales in
         between).
-    real_intercept : whether the intercept is a real number instead of whole points. ``None``
+    real_intercept : bool, optional
+        Whether the intercept is a real number instead of whole points. ``None``
         (default): real when the score scale is fitted (``"fit"`` or a list) and no constraint
         bounds a risk, an integer otherwise.  Nobody adds the intercept by hand — the card is read
         through its score-to-risk table — so a real intercept costs no readability, and with a
@@ -105,30 +126,36 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         (the model of Ustun & Rudin, 2019, and the default with a fixed scale); ``True`` with
         ``risk_at_least``/``risk_at_most`` or fairness constraints is an error (their rows need
         whole scores).
-    objective : ``"logistic"`` (default: mean logistic loss, Ustun & Rudin, 2019) or
+    objective : str, default "logistic"
+        ``"logistic"`` (mean logistic loss, Ustun & Rudin, 2019) or
         ``"net_benefit"`` (weighted net benefit over ``decision_thresholds``; no intercept, one score
         cut-off per threshold, band risks = observed event rates; ``intercept_range``,
         ``positive_weight``, ``scale``, ``real_intercept``, ``risk_at_least``/``risk_at_most``, and the
         search settings ``node_limit``, ``n_jobs`` and ``absolute_gap_tolerance`` do not apply). The
         objectives are registered entries (:mod:`riskformula.objectives`); an argument or setting
         the chosen one does not read is an error.
-    decision_thresholds : net benefit only: the risks at which a decision is taken; default 0.1, 0.2,
-        ..., 0.9. Not to be confused with ``threshold()`` terms, which cut predictors.
-    decision_weights : net benefit only: one weight per decision threshold (objective
-        Σ w_i NB(p_i)); default the AUNBC weights p_(i+1) − p_i with p_0 = 0, so that the objective
-        is the area under the net-benefit curve.
-    control : :class:`~riskformula.SearchControl`, optional
+    decision_thresholds : sequence of float, optional
+        Net benefit only: the distinct risks in [0, 1) at which a decision is taken; None
+        (default): 0.1, 0.2, ..., 0.9. Not to be confused with ``threshold()`` terms, which cut
+        predictors.
+    decision_weights : sequence of float, optional
+        Net benefit only: one weight per decision threshold (objective Σ w_i NB(p_i)); None
+        (default): the AUNBC weights p_(i+1) − p_i with p_0 = 0, so that the objective is the area
+        under the net-benefit curve.
+    control : SearchControl, optional
         How the search runs: ``time_limit`` (seconds for the whole fit, default 60),
         ``gap_tolerance``, ``absolute_gap_tolerance``, ``node_limit``, ``n_jobs``, ``progress``,
         ``verbose``, and the net-benefit fit's ``solver`` and ``solver_options``; see
-        :class:`~riskformula.SearchControl`.
-    **search
+        :class:`~riskformula.SearchControl`. None (default): ``SearchControl()``.
+    **search : dict
         Search settings given as keywords (``time_limit=30``), as R's ``glm`` passes ``...`` to
         ``glm.control``: they override the fields of ``control``.
 
     Returns
     -------
     RiskScore
+        The fitted score card with its optimality certificate; with ``objective="net_benefit"`` a
+        :class:`~riskformula.netbenefit.NetBenefitScore` (a subclass of :class:`RiskScore`).
 
     Raises
     ------

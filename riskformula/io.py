@@ -317,6 +317,80 @@ def _model(doc: dict, trusted: bool, user_context: dict) -> "RiskScore":
     return model
 
 
+@dataclass(frozen=True)
+class _CardNames:
+    """What a card's items name, looked up once per document: design columns by name, threshold
+    terms by term, and the ``missing(x)`` column of each item variable."""
+
+    where: dict
+    thresholds: dict
+    absent: dict
+
+
+def _card_item(it: dict, path: str, design, settings: FitSettings, names: _CardNames) -> Item:
+    """One item of a document's card, checked against the design and the fit's point bounds."""
+    kind = _doc.field(it, "kind", path)
+    _doc.only(it, ("label", "term", "kind", "points", "variable", "lower", "upper", "columns", "column", "level"),
+              path)
+    label = _doc.text(_doc.field(it, "label", path), path + ".label")
+    term = _doc.text(_doc.field(it, "term", path), path + ".term")
+    points = _doc.integer(_doc.field(it, "points", path), path + ".points", -10 ** 6, 10 ** 6)
+    if points == 0:
+        raise _doc.fail(path + ".points", "a card lists only items with points", points)
+    if kind == "interval":
+        return _interval_item(it, path, label, term, points, design, settings, names)
+    if kind not in ("missing", "level", "value"):
+        raise _doc.fail(path + ".kind", "expected \"interval\", \"level\", \"value\" or \"missing\"", kind)
+    col = _doc.text(_doc.field(it, "column", path), path + ".column")
+    j = names.where.get(col)
+    if kind == "missing":
+        if j is None or design.rules[j].kind != "missing":
+            raise _doc.fail(path + ".column", "expected a design column missing(x) of a variable fitted with "
+                            "missing=\"item\"", col)
+        return Item(label=label, term=term, kind="missing", points=points, variable=design.rules[j].variable,
+                    columns=(j,))
+    if j is None or any(j in t.columns for t in design.thresholds) or design.rules[j].kind == "missing":
+        raise _doc.fail(path + ".column", "expected a design column that is not a threshold cut or a "
+                        "missing item", col)
+    lo, hi = settings.coef_lower[j], settings.coef_upper[j]
+    if not lo <= points <= hi:
+        raise _doc.fail(path + ".points", f"the points of {col!r} must lie in its range [{lo}, {hi}]", points)
+    item = Item(label=label, term=term, kind=kind, points=points,
+                variable=_doc.text(it.get("variable"), path + ".variable", optional=True),
+                level=_doc.level(it.get("level"), path + ".level") if kind == "level" else None, columns=(j,))
+    if kind == "level" and design.rules[j].kind != "level":
+        raise _doc.fail(path + ".kind", f"the column {col!r} is not a level", kind)
+    return item
+
+
+def _interval_item(it: dict, path: str, label: str, term: str, points: int, design, settings: FitSettings,
+                   names: _CardNames) -> Item:
+    """An interval item of a document's card: its term a threshold of the design, its ends candidate cuts."""
+    t = names.thresholds.get(term)
+    if t is None:
+        raise _doc.fail(path + ".term", "an interval must belong to a threshold() or cut() term of the design", term)
+    lb, ub = t.range(settings.coef_lower, settings.coef_upper)
+    if not lb <= points <= ub:
+        raise _doc.fail(path + ".points", f"the points of {term}'s items must lie in its range [{lb}, {ub}]", points)
+    lower = _doc.field(it, "lower", path)
+    upper = _doc.field(it, "upper", path)
+    cols: list[int | None] = []
+    for end, name in ((upper, "upper"), (lower, "lower")):
+        if end is None:
+            cols.append(None)
+            continue
+        end = _doc.number(end, f"{path}.{name}")
+        if end not in t.cuts:
+            raise _doc.fail(f"{path}.{name}", f"an interval's ends must be candidate cuts of {term}", end)
+        cols.append(t.columns[t.cuts.index(end)])
+    if lower is not None and upper is not None and not float(lower) < float(upper):
+        raise _doc.fail(path, "an interval's lower end must lie below its upper end", [lower, upper])
+    variable = t.variable if design.rules[t.columns[0]].kind == "le" else None
+    return Item(label=label, term=term, kind="interval", points=points, variable=variable,
+                lower=None if lower is None else float(lower), upper=None if upper is None else float(upper),
+                columns=tuple(cols), absent=names.absent.get(variable) if variable is not None else None)
+
+
 def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
     _doc.only(d, ("intercept", "scale", "items", "support"), "$.card")
     scale = float(_doc.number(_doc.field(d, "scale", "$.card"), "$.card.scale", lo=1e-12))
@@ -324,74 +398,10 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
         intercept = float(_doc.number(_doc.field(d, "intercept", "$.card"), "$.card.intercept"))
     else:
         intercept = _doc.integer(_doc.field(d, "intercept", "$.card"), "$.card.intercept", -10 ** 9, 10 ** 9)
-    where = {c: j for j, c in enumerate(design.columns)}
-    thresholds = {t.term: t for t in design.thresholds}
-    absent = missing_columns(design)
-    items = []
-    for i, raw in enumerate(_doc.array(_doc.field(d, "items", "$.card"), "$.card.items", MAX_ITEMS)):
-        path = f"$.card.items[{i}]"
-        it = _doc.obj(raw, path)
-        kind = _doc.field(it, "kind", path)
-        _doc.only(it, ("label", "term", "kind", "points", "variable", "lower", "upper", "columns", "column", "level"),
-                  path)
-        label = _doc.text(_doc.field(it, "label", path), path + ".label")
-        term = _doc.text(_doc.field(it, "term", path), path + ".term")
-        points = _doc.integer(_doc.field(it, "points", path), path + ".points", -10 ** 6, 10 ** 6)
-        if points == 0:
-            raise _doc.fail(path + ".points", "a card lists only items with points", points)
-        if kind == "interval":
-            t = thresholds.get(term)
-            if t is None:
-                raise _doc.fail(path + ".term", "an interval must belong to a threshold() or cut() term of the design",
-                                term)
-            lb, ub = t.range(settings.coef_lower, settings.coef_upper)
-            if not lb <= points <= ub:
-                raise _doc.fail(path + ".points", f"the points of {term}'s items must lie in its range [{lb}, {ub}]",
-                                points)
-            lower = _doc.field(it, "lower", path)
-            upper = _doc.field(it, "upper", path)
-            cols: list[int | None] = []
-            for end, name in ((upper, "upper"), (lower, "lower")):
-                if end is None:
-                    cols.append(None)
-                    continue
-                end = _doc.number(end, f"{path}.{name}")
-                if end not in t.cuts:
-                    raise _doc.fail(f"{path}.{name}", f"an interval's ends must be candidate cuts of {term}", end)
-                cols.append(t.columns[t.cuts.index(end)])
-            if lower is not None and upper is not None and not float(lower) < float(upper):
-                raise _doc.fail(path, "an interval's lower end must lie below its upper end", [lower, upper])
-            variable = t.variable if design.rules[t.columns[0]].kind == "le" else None
-            items.append(Item(label=label, term=term, kind="interval", points=points, variable=variable,
-                              lower=None if lower is None else float(lower),
-                              upper=None if upper is None else float(upper), columns=tuple(cols),
-                              absent=absent.get(variable) if variable is not None else None))
-        elif kind == "missing":
-            col = _doc.text(_doc.field(it, "column", path), path + ".column")
-            j = where.get(col)
-            if j is None or design.rules[j].kind != "missing":
-                raise _doc.fail(path + ".column", "expected a design column missing(x) of a variable fitted with "
-                                "missing=\"item\"", col)
-            items.append(Item(label=label, term=term, kind="missing", points=points, variable=design.rules[j].variable,
-                              columns=(j,)))
-        elif kind in ("level", "value"):
-            col = _doc.text(_doc.field(it, "column", path), path + ".column")
-            j = where.get(col)
-            if j is None or any(j in t.columns for t in design.thresholds) or design.rules[j].kind == "missing":
-                raise _doc.fail(path + ".column", "expected a design column that is not a threshold cut or a "
-                                "missing item", col)
-            lo, hi = settings.coef_lower[j], settings.coef_upper[j]
-            if not lo <= points <= hi:
-                raise _doc.fail(path + ".points", f"the points of {col!r} must lie in its range [{lo}, {hi}]", points)
-            rule = design.rules[j]
-            items.append(Item(label=label, term=term, kind=kind, points=points,
-                              variable=_doc.text(it.get("variable"), path + ".variable", optional=True),
-                              level=_doc.level(it.get("level"), path + ".level") if kind == "level" else None,
-                              columns=(j,)))
-            if kind == "level" and rule.kind != "level":
-                raise _doc.fail(path + ".kind", f"the column {col!r} is not a level", kind)
-        else:
-            raise _doc.fail(path + ".kind", "expected \"interval\", \"level\", \"value\" or \"missing\"", kind)
+    names = _CardNames({c: j for j, c in enumerate(design.columns)}, {t.term: t for t in design.thresholds},
+                       missing_columns(design))
+    items = [_card_item(_doc.obj(raw, f"$.card.items[{i}]"), f"$.card.items[{i}]", design, settings, names)
+             for i, raw in enumerate(_doc.array(_doc.field(d, "items", "$.card"), "$.card.items", MAX_ITEMS))]
     support = {}
     sup = _doc.obj(_doc.field(d, "support", "$.card"), "$.card.support")
     # a term with a value item needs its training support for all its items (one pass: a card may
@@ -618,9 +628,11 @@ def _profile(p):
         v = _doc.obj(v, vp)
         if set(v) - allowed or v.get("name") != name or v.get("kind") not in ("numeric", "categorical", "boolean"):
             raise _doc.fail(vp, "expected a variable's profile (name, kind, range, scale, values, levels)", v)
-        for k in ("min", "max"):
+        for k in ("min", "max", "median"):
             if v.get(k) is not None:
                 _doc.number(v[k], f"{vp}.{k}")
+        if v.get("n_missing") is not None:
+            _doc.integer(v["n_missing"], vp + ".n_missing", 0)
         _doc.number(v.get("scale", 1.0), vp + ".scale", lo=1e-300)
         _doc.integer(v.get("decimals", 0), vp + ".decimals", 0, 12)
         _doc.integer(v.get("n_distinct", 0), vp + ".n_distinct", 0)

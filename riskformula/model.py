@@ -116,10 +116,48 @@ class RiskScore:
                  loss: float, *, data: pd.DataFrame | None = None, facts=None, counts=None,
                  training: TrainingSummary | None = None, fairness: tuple = (), frame=None, weights=None,
                  **extra) -> Self:
-        """The fitted model of a training design, evaluated on its rows (see :class:`FitRows` for
-        ``data``, ``facts``, ``counts``, ``fairness``, ``frame`` and ``weights``); ``training``: the
-        rows' summary when the design's rows are not the training rows one for one (distinct
-        patterns); ``extra``: a subclass's own constructor arguments."""
+        """The fitted model of a training design, evaluated on its rows.
+
+        The objectives' fits (and the dask backend, the Rashomon set) build their model with it;
+        users get models from :func:`riskformula.risk_score` or :func:`riskformula.from_json`.
+
+        Parameters
+        ----------
+        design : DesignMatrix
+            The training design (its rows, or the distinct patterns of a dask frame's rows).
+        lam : numpy.ndarray
+            The fitted points: the intercept first, then one per design column.
+        report : SolverReport
+            The search's report: status, objective, bound, gap, effort and score scale.
+        settings : FitSettings
+            The fit's settings (ranges, size limits, constraints, scales, tolerances).
+        loss : float
+            The fitted model's loss on the training rows.
+        data : pandas.DataFrame, optional
+            The caller's training frame, from which the counterfactual profile is taken (see
+            :class:`~riskformula.fitinfo.FitRows`).
+        facts : DataFacts or bool, optional
+            The counterfactual profile's data part (None: taken from ``data``; False: the rows
+            cannot be profiled).
+        counts : numpy.ndarray, optional
+            The rows behind each design row (None: one each).
+        training : TrainingSummary, optional
+            The training rows' summary when the design's rows are not the training rows one for
+            one (distinct patterns); None: taken from ``design``.
+        fairness : tuple of FairnessConstraint, default ()
+            The fairness constraints whose values are measured on ``frame`` with ``weights``.
+        frame : pandas.DataFrame, optional
+            The training rows with the caller's columns, for ``fairness``.
+        weights : numpy.ndarray, optional
+            The training rows' sample weights, for ``fairness``.
+        **extra : dict
+            A subclass's own constructor arguments (a net-benefit score's ``nb``).
+
+        Returns
+        -------
+        RiskScore
+            The model, an instance of ``cls``.
+        """
         if training is None:
             training = TrainingSummary(nobs=design.nobs, events=int(design.y.sum()), rows_dropped=design.dropped,
                                        rows_digest=index_digest(design.index))
@@ -158,7 +196,11 @@ class RiskScore:
         try:
             self.profile = TrainingProfile.from_data(self, None, X=design.X, facts=facts)
         except (TypeError, ValueError):
-            pass
+            return training
+        if rows.data is not None and design.spec.missing:  # the summary's counts, kept with the profile
+            for v, n in missing_counts(design, rows.data).items():
+                if v in self.profile.variables:  # a copy: the facts' profiles stay as they were
+                    self.profile.variables[v] = replace(self.profile.variables[v], n_missing=n)
         return training
 
     # --- basic facts ------------------------------------------------------------------
@@ -212,8 +254,19 @@ class RiskScore:
 
     # --- new data ---------------------------------------------------------------------
     def score(self, newdata: pd.DataFrame) -> pd.Series:
-        """Total points of every row of ``newdata`` (intercept not included), from the score card;
-        a lazy dask Series for a dask DataFrame."""
+        """Total points of every row of ``newdata`` (intercept not included), from the score card.
+
+        Parameters
+        ----------
+        newdata : pandas.DataFrame or dask.dataframe.DataFrame
+            The rows to score; only the variables the card reads need to be columns.
+
+        Returns
+        -------
+        pandas.Series or dask.dataframe.Series
+            The scores, named ``score`` and indexed like ``newdata``; a lazy dask Series for a
+            dask DataFrame.
+        """
         backend = backend_for(newdata)
         if backend is not None:
             return backend.map_rows(self, "score", newdata)
@@ -225,8 +278,24 @@ class RiskScore:
         threshold term, 1/0 for each of its scored intervals, so that ``intercept +
         encode(newdata) @ coef`` is every row's ``scale`` × logit of its risk.  Columns without
         points are 0: only the card's variables need to be in ``newdata`` (a card's 3 items need
-        3 measurements, not every variable of the formula).  ``name``: the argument the rows came
-        in as, for error messages."""
+        3 measurements, not every variable of the formula).
+
+        Parameters
+        ----------
+        newdata : pandas.DataFrame
+            The rows to encode.
+        what : str, default "predict"
+            What the rows are for, as error messages say it (``"`newdata` has no rows; there is
+            nothing to predict."``).
+        name : str, default "newdata"
+            The argument the rows came in as, for error messages.
+
+        Returns
+        -------
+        numpy.ndarray
+            A float array of shape ``(len(newdata), len(coef))``, its columns in the order of
+            ``coef``.
+        """
         X = self._design.transform(newdata, what, name=name, columns=self.scorecard.read_columns)
         items = self.scorecard.items
         out = np.empty((len(X), len(self._layout)))
@@ -249,8 +318,19 @@ class RiskScore:
 
     def predict(self, newdata: pd.DataFrame) -> pd.Series:
         """Predicted risk (probability of the event) of every row of ``newdata``: ``risk_of`` of
-        its score (here 1 / (1 + exp(−(intercept + score)/scale))); a lazy dask Series for a dask
-        DataFrame."""
+        its score (here 1 / (1 + exp(−(intercept + score)/scale))).
+
+        Parameters
+        ----------
+        newdata : pandas.DataFrame or dask.dataframe.DataFrame
+            The rows to predict; only the variables the card reads need to be columns.
+
+        Returns
+        -------
+        pandas.Series or dask.dataframe.Series
+            The risks, named ``risk`` and indexed like ``newdata``; a lazy dask Series for a
+            dask DataFrame.
+        """
         backend = backend_for(newdata)
         if backend is not None:
             return backend.map_rows(self, "predict", newdata)
@@ -262,6 +342,16 @@ class RiskScore:
         risk map, which :meth:`predict`, the risk table and counterfactual targets all use.
         Subclasses with another map (a net-benefit score's bands) override this method.
 
+        Parameters
+        ----------
+        score : float or array-like
+            Total score(s).
+
+        Returns
+        -------
+        numpy.ndarray
+            The risk of each score, of the shape of ``score`` (a NumPy float for a single number).
+
         Examples
         --------
         >>> m.risk_of([0, 2])  # doctest: +SKIP
@@ -269,14 +359,43 @@ class RiskScore:
         return self.scorecard.risk_of(score)
 
     def observed(self, newdata: pd.DataFrame) -> pd.Series:
-        """The 0/1 event indicator of every row of ``newdata`` (its outcome, coded as in training)."""
+        """The 0/1 event indicator of every row of ``newdata`` (its outcome, coded as in training).
+
+        Parameters
+        ----------
+        newdata : pandas.DataFrame or dask.dataframe.DataFrame
+            Rows with the outcome's column(s).
+
+        Returns
+        -------
+        pandas.Series or dask.dataframe.Series
+            The indicators, named ``event`` and indexed like ``newdata``; a lazy dask Series for a
+            dask DataFrame.
+        """
         backend = backend_for(newdata)
         if backend is not None:
             return backend.map_rows(self, "observed", newdata)
         return pd.Series(self._design.outcome_of(newdata), index=newdata.index, name="event")
 
     def evaluate(self, data: pd.DataFrame, by: str | None = None, thresholds=None):
-        """Calibration, discrimination and net benefit on ``data`` (see :func:`riskformula.evaluate`)."""
+        """Calibration, discrimination and net benefit on ``data``: :func:`riskformula.evaluate` of
+        this model.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame or dask.dataframe.DataFrame
+            Rows to evaluate on (with the outcome); not modified.
+        by : str, optional
+            A column of ``data`` to split on: the headline metrics per level, plus ``overall``.
+        thresholds : array-like, optional
+            Risk thresholds in [0, 1) for the net-benefit table and the AUNBC (None: 0.01, ...,
+            0.99 for the table, 0.1, ..., 0.9 for the AUNBC).
+
+        Returns
+        -------
+        Evaluation
+            Prints as a report; ``to_frame()`` and its attributes hold the numbers.
+        """
         from .reports.evaluation import evaluate
         return evaluate(self, data, by=by, thresholds=thresholds)
 
@@ -288,17 +407,27 @@ class RiskScore:
 
         Parameters
         ----------
-        data : rows to audit (any data: training, test, a new period); not modified.
-        by : the protected attribute's column (need not be in the formula), or a list of columns
+        data : pandas.DataFrame
+            Rows to audit (any data: training, test, a new period); not modified.
+        by : str or list of str
+            The protected attribute's column (need not be in the formula), or a list of columns
             for intersectional groups. As in a fit's fairness constraints, missing values in it are
             an error, and so are a single group and a continuous column (more than 20 groups, most
             under 30 rows: bin it with ``pd.cut``); groups under 30 rows, or with no events, non-events
             or selected rows, give a :class:`~riskformula.SmallGroupWarning`.
-        at_risk, at_score : the decision cut-off: predicted positive when risk ≥ ``at_risk``
-            (default 0.5) or total points ≥ ``at_score``.
-        reference : also show every group's difference from this group.
-        weights : sample weights (a column name or an array), as in :func:`riskformula.risk_score`.
-        level : confidence level of the intervals.
+        at_risk : float, optional
+            The decision cut-off as a risk in (0, 1): predicted positive when risk ≥ ``at_risk``;
+            None (default): 0.5, unless ``at_score`` is given.
+        at_score : float, optional
+            The decision cut-off as total points instead: predicted positive when the score ≥
+            ``at_score`` (give one of ``at_risk`` and ``at_score``, not both).
+        reference : object, optional
+            A group (a level of ``by``; a tuple of levels with several columns): also show every
+            group's difference from it.
+        weights : str or array-like, optional
+            Sample weights (a column name or one value per row), as in :func:`riskformula.risk_score`.
+        level : float, default 0.95
+            Confidence level of the intervals, between 0 and 1.
 
         Returns
         -------
@@ -327,6 +456,21 @@ class RiskScore:
         (training rows, else the profile kept at fit time), ``method``, ``time_limit``; see
         :func:`riskformula.counterfactuals.counterfactuals`.
 
+        Parameters
+        ----------
+        people : pandas.DataFrame or pandas.Series or dict
+            The rows to explain (a DataFrame with a unique index, one person as a Series or a dict).
+        target_risk : float, optional
+            The risk to reach (``goal="below"``, the default: risk ≤ ``target_risk``); None when
+            ``target_score`` is given instead.
+        **options : dict
+            The keywords of :func:`riskformula.counterfactuals.counterfactuals` listed above.
+
+        Returns
+        -------
+        Counterfactuals
+            ``print(cf)``; ``cf.to_frame()``; ``cf.apply()`` (the changed rows); ``cf.status``.
+
         Examples
         --------
         >>> cf = m.counterfactuals(df.head(5), target_risk=0.2, n=2, max_changes=2)  # doctest: +SKIP
@@ -339,6 +483,22 @@ class RiskScore:
         """The principal reasons: the ``n`` features that cost each person the most points
         (current points against the best the feature allows); see
         :func:`riskformula.counterfactuals.reasons`.
+
+        Parameters
+        ----------
+        people : pandas.DataFrame or pandas.Series or dict
+            The rows to explain (a DataFrame with a unique index, one person as a Series or a dict).
+        n : int, default 3
+            Reasons per person, at least 1.
+        **options : dict
+            ``goal`` (``"below"``, the default: points add risk; ``"above"``: points are wanted),
+            ``groups`` (one-hot columns that move together) and ``data`` (training rows, else the
+            profile kept at fit time), as in :func:`riskformula.counterfactuals.reasons`.
+
+        Returns
+        -------
+        Reasons
+            ``print(r)`` or ``r.to_frame()`` (one row per person and reason).
 
         Examples
         --------
@@ -367,7 +527,13 @@ class RiskScore:
         """The card's items: ``term`` (the printed condition, such as ``age ≤ 57.5``), ``column``
         (the design column, or the formula term of a threshold), ``points``, ``variable`` (the
         data column it reads; None for an expression) and ``kind`` (``interval``, ``level`` or
-        ``value``)."""
+        ``value``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per item of the card.
+        """
         cols = self._design.columns
         rows = [(it.label, it.term if it.kind == "interval" else cols[it.columns[0]], int(it.points), it.variable,
                  it.kind) for it in self.scorecard.items]
@@ -396,7 +562,11 @@ class RiskScore:
     def attainable_scores(self) -> np.ndarray | None:
         """Every total score the card can produce (the sum of one contribution per term).
 
-        Returns None when there are too many (real-valued predictors): reports then use bands.
+        Returns
+        -------
+        numpy.ndarray or None
+            The attainable scores in increasing order; None when there are too many (real-valued
+            predictors): reports then use bands.
         """
         return self.scorecard.attainable_scores()
 
@@ -406,8 +576,16 @@ class RiskScore:
         Scores whose risk is below ``tail`` (or above 1 − ``tail``) are merged into one first
         (last) row, as Ustun & Rudin's (2019) cards do ("< 5%"); if more than 40 rows remain (real-valued
         predictors), ten score bands are shown instead.
-        Columns: ``score`` (a number, or a label for merged rows), ``score_from``, ``score_to``,
-        ``risk_from``, ``risk_to``.
+        Parameters
+        ----------
+        tail : float, default 0.005
+            A risk in [0, 0.5): scores whose risk is below it (or above 1 − ``tail``) share a row.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``score`` (the score as printed, or a range ``"a to b"`` for merged rows and
+            bands), ``score_from``, ``score_to``, ``risk_from``, ``risk_to``.
         """
         if isinstance(tail, bool) or not isinstance(tail, (int, float, np.integer, np.floating)) or not 0 <= tail < 0.5:
             raise SettingsError(f"`tail` must be a risk in [0, 0.5), such as 0.005; got {tail!r}.")
@@ -477,12 +655,26 @@ class RiskScore:
 
     # --- reports ----------------------------------------------------------------------
     def summary(self):
-        """The full report: data, score card, score-to-risk table, fit on training data, certificate."""
+        """The full report: data, score card, score-to-risk table, fit on training data, certificate.
+
+        Returns
+        -------
+        Summary
+            Prints as text; renders as Markdown, HTML or LaTeX and converts to pandas.
+        """
         from .reports.summary import Summary
         return Summary(self)
 
     def to_dict(self) -> dict:
-        """Points, intercept and certificate as plain Python values."""
+        """Points, intercept and certificate as plain Python values.
+
+        Returns
+        -------
+        dict
+            ``formula``, ``outcome``, ``event``, ``intercept``, ``scale``, ``points`` (item label →
+            points), ``objective``, ``loss``, ``lower_bound``, ``gap``, ``status``, ``nobs``,
+            ``events`` and ``size``.
+        """
         return {"formula": self.formula, "outcome": self.outcome, "event": _plain(self.event),
                 "intercept": self.intercept, "scale": self.scale,
                 "points": {it.label: int(it.points) for it in self.scorecard.items},
@@ -497,6 +689,16 @@ class RiskScore:
         points, the score-to-risk ingredients, the certificate and the fit settings, but no
         training data.
 
+        Parameters
+        ----------
+        indent : int or None, default 2
+            Spaces per indentation level; None writes the document on one line.
+
+        Returns
+        -------
+        str
+            The JSON document.
+
         Examples
         --------
         >>> text = m.to_json()  # doctest: +SKIP
@@ -508,6 +710,20 @@ class RiskScore:
         """A ``SELECT`` that scores ``table`` where it lives: ``score`` and ``risk`` from the raw
         columns (NULL for a row ``predict`` would refuse); see :func:`riskformula.export.to_sql`.
 
+        Parameters
+        ----------
+        table : str or tuple of str, default "data"
+            The table (or view) to score; a tuple names a schema-qualified table.
+        dialect : {"sqlite", "duckdb", "postgres"}, default "sqlite"
+            The SQL engine.
+        **options : dict
+            ``keep``, ``score``, ``risk`` and ``risk_map``, as in :func:`riskformula.export.to_sql`.
+
+        Returns
+        -------
+        str
+            The statement, ending in ``;``.
+
         Examples
         --------
         >>> pd.read_sql(m.to_sql("patients", keep=["id"]), con)  # doctest: +SKIP
@@ -517,13 +733,40 @@ class RiskScore:
 
     def to_pmml(self, path=None, **options) -> str:
         """The score as a PMML 4.4 ``Scorecard`` with reason codes (written to ``path`` when given);
-        see :func:`riskformula.export.to_pmml`."""
+        see :func:`riskformula.export.to_pmml`.
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            Where to write the document (UTF-8); None (default): only return it.
+        **options : dict
+            ``model_name``, ``score``, ``risk`` and ``reasons``, as in
+            :func:`riskformula.export.to_pmml`.
+
+        Returns
+        -------
+        str
+            The PMML document (XML).
+        """
         from .export import to_pmml
         return to_pmml(self, path, **options)
 
     def to_html_calculator(self, path=None, *, title: str | None = None) -> str:
         """A self-contained calculator page (one HTML file, no network): the card, inputs, total
-        score and risk, certificate and provenance; see :func:`riskformula.export.to_html_calculator`."""
+        score and risk, certificate and provenance; see :func:`riskformula.export.to_html_calculator`.
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            Where to write the page (UTF-8); None (default): only return it.
+        title : str, optional
+            The page's title and heading; None (default): ``"Risk calculator"``.
+
+        Returns
+        -------
+        str
+            The page's HTML text.
+        """
         from .export import to_html_calculator
         return to_html_calculator(self, path, title=title)
 
@@ -532,7 +775,13 @@ class RiskScore:
 
         Parameters
         ----------
-        kind : ``"text"``, ``"markdown"``, ``"html"`` or ``"latex"``.
+        kind : {"text", "markdown", "html", "latex"}, default "text"
+            The format.
+
+        Returns
+        -------
+        str
+            The card and the table in that format.
 
         Examples
         --------
@@ -542,7 +791,14 @@ class RiskScore:
         return card(self, kind)
 
     def certificate_line(self) -> str:
-        """One line: status, objective, lower bound, gap (``0%`` within the gap tolerance), effort."""
+        """One line: status, objective, lower bound, gap (``0%`` within the gap tolerance), effort.
+
+        Returns
+        -------
+        str
+            Such as ``optimal: objective 0.185808, lower bound 0.185808, gap 0% within tolerance
+            1e-06 (1 nodes, 0.0s)``.
+        """
         from .reports.render import fmt_gap
         g = fmt_gap(self.gap, self.settings.gap_tolerance, state_tolerance=True)
         return (f"{self.status}: objective {self.objective:.6g}, lower bound {self.lower_bound:.6g}, "
@@ -570,6 +826,21 @@ def training_facts(design: DesignMatrix, data: pd.DataFrame):
         return DataFacts.of(design.spec, data if same else data.loc[design.index])
     except (TypeError, ValueError):
         return False
+
+
+def missing_counts(design: DesignMatrix, data: pd.DataFrame) -> dict:
+    """variable -> rows of ``data`` missing it, for every variable of ``design`` fitted with
+    ``missing="item"`` or ``"as"`` (among the training rows) or ``"drop"`` (the rows left out); empty
+    when the training rows cannot be told apart in ``data`` (a repeated index)."""
+    same = data.index.is_unique and (design.index is data.index or design.index.equals(data.index))
+    if not same and not data.index.is_unique:
+        return {}
+    try:
+        rows = data if same else data.loc[design.index]
+        return {v: int((data if p["action"] == "drop" else rows)[v].isna().sum())
+                for v, p in design.spec.missing.items() if v in data.columns}
+    except (KeyError, TypeError, ValueError):
+        return {}
 
 
 def _plain(v):

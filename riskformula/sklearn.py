@@ -47,12 +47,41 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         ``"threshold(age) + C(sex)"`` (``"~ ..."`` also works); default ``"."`` (every column as
         it is). Arrays get the column names ``x0, x1, ...``. With ``fit(df)`` (no ``y``): a full
         formula ``"outcome ~ terms"`` whose outcome is a column of ``df``.
-    max_size, min_size, coef_range, intercept_range, c0, positive_weight, constraints,
-    factors_as_one, missing, context, event, scale, real_intercept :
-        as in :func:`riskformula.risk_score` (``event`` only with ``fit(df)``; ``scale="fit"``
-        chooses the score scale with the points, with a real intercept unless
-        ``real_intercept=False``).
-    control : :class:`~riskformula.SearchControl`, optional
+    max_size : int, default 5
+        Most items on the card, as in :func:`riskformula.risk_score`.
+    min_size : int, default 0
+        Fewest items on the card, as in :func:`riskformula.risk_score`.
+    coef_range : tuple of int or dict, default (-5, 5)
+        Integer ``(low, high)`` for every term's points, or a dict of them by design column,
+        label, term or variable, as in :func:`riskformula.risk_score`.
+    intercept_range : tuple of int, optional
+        Integer ``(low, high)`` for the intercept; None: derived from the data, as in
+        :func:`riskformula.risk_score`.
+    c0 : float, default 1e-6
+        Penalty per term used, as in :func:`riskformula.risk_score`.
+    positive_weight : float, default 1.0
+        Weight of events relative to non-events in the loss.
+    constraints : list of Constraint, optional
+        Operational constraints (``rf.sign``, ``rf.at_most``, ...), as in
+        :func:`riskformula.risk_score`.
+    factors_as_one : bool, default False
+        Count all levels of a factor as one item toward ``max_size``.
+    missing : str or dict, default "raise"
+        How missing values enter (``"raise"``, ``"drop"``, ``"item"``, ``"as <value>"``, or a dict
+        of them by variable), as in :func:`riskformula.risk_score`; anything but ``"raise"`` lets
+        ``X`` hold NaN.
+    context : dict, optional
+        Extra names (functions, constants) the formula may use.
+    event : object, optional
+        The outcome level that counts as the event; only with ``fit(df)`` (with ``fit(X, y)`` the
+        event is ``classes_[1]``, the larger label).
+    scale : float or str or list of float, default 1
+        The score scale m, as in :func:`riskformula.risk_score`; ``"fit"`` chooses it with the
+        points, with a real intercept unless ``real_intercept=False``.
+    real_intercept : bool, optional
+        Whether the intercept is a real number instead of whole points (None: as
+        :func:`riskformula.risk_score` decides).
+    control : SearchControl, optional
         How the search runs (time limit, tolerances, node limit, processes, messages), as in
         :func:`riskformula.risk_score`; default ``rf.SearchControl(progress=False)`` (no status lines:
         cross-validation fits many models).
@@ -128,9 +157,22 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y=None, sample_weight=None):
         """Fit the risk score to ``X`` and ``y`` (or to the DataFrame ``X`` and a full formula).
 
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like
+            The predictors, one row per sample: a DataFrame (its column names are those the
+            formula uses) or a numeric array (columns named ``x0, x1, ...``); with ``y`` None, a
+            DataFrame holding the outcome too.
+        y : array-like, optional
+            The labels, exactly two distinct values; None: ``X`` is a DataFrame and ``formula`` a
+            full formula naming the outcome column.
+        sample_weight : array-like, optional
+            One weight per row (the fit's ``weights``).
+
         Returns
         -------
-        self
+        self : RiskScoreClassifier
+            The fitted estimator.
         """
         from .fit import risk_score
 
@@ -223,19 +265,52 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         return pd.DataFrame(X, columns=names if self._mode == "frame_xy" else _array_names(X.shape[1]))
 
     def decision_function(self, X) -> np.ndarray:
-        """Log-odds of ``classes_[1]``: ``(intercept + score) / scale`` of every row."""
+        """Log-odds of ``classes_[1]``: ``(intercept + score) / scale`` of every row.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like
+            Rows with the columns seen in ``fit`` (a DataFrame when it was fitted with ``fit(df)``).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n_samples,): the log-odds of each row.
+        """
         check_is_fitted(self, "model_")
         s = self.model_.score(self._frame(X)).to_numpy(dtype=float)
         return (self.model_.intercept + s) / self.model_.scale
 
     def predict_proba(self, X) -> np.ndarray:
-        """Risk of ``classes_[0]`` and ``classes_[1]`` (columns) for every row."""
+        """Risk of ``classes_[0]`` and ``classes_[1]`` (columns) for every row.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like
+            Rows with the columns seen in ``fit`` (a DataFrame when it was fitted with ``fit(df)``).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n_samples, 2): each row's risk of ``classes_[0]`` and of ``classes_[1]``.
+        """
         check_is_fitted(self, "model_")
         p = self.model_.predict(self._frame(X)).to_numpy(dtype=float)
         return np.column_stack([1 - p, p])
 
     def predict(self, X) -> np.ndarray:
-        """``classes_[1]`` where the risk is above 1/2, else ``classes_[0]``."""
+        """``classes_[1]`` where the risk is above 1/2, else ``classes_[0]``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like
+            Rows with the columns seen in ``fit`` (a DataFrame when it was fitted with ``fit(df)``).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n_samples,): each row's predicted label.
+        """
         check_is_fitted(self, "model_")
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 

@@ -179,17 +179,25 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
 
     Parameters
     ----------
-    formula, data : as for :func:`risk_score` (``data`` is not modified).
-    folds : number of folds, at least 2 and at most the number of events or non-events.
-    seed : seed of the fold assignment.
-    n_jobs : worker processes (joblib's loky backend, safe in scripts without a
-        ``__main__`` guard, notebooks and interactive sessions); by default
+    formula : str
+        The formula, as for :func:`risk_score`.
+    data : pandas.DataFrame
+        The training rows, as for :func:`risk_score` (not modified).
+    folds : int, default 5
+        Number of folds, at least 2 and at most the number of events or non-events.
+    seed : int, default 0
+        Seed of the fold assignment.
+    n_jobs : int, optional
+        Worker processes (joblib's loky backend, safe in scripts without a
+        ``__main__`` guard, notebooks and interactive sessions); None (default):
         ``min(folds, os.cpu_count())``. 1 fits in this process; negative values count back from
         the number of CPUs as in joblib (-1: all, -2: all but one). The results do not depend on it.
-    progress : show a progress bar (tqdm, on stderr) that advances as folds finish. ``None``
+    progress : bool, optional
+        Show a progress bar (tqdm, on stderr) that advances as folds finish. ``None``
         (default): only in interactive sessions (a terminal, IPython or Jupyter); ``True``:
         always; ``False``: never. The fold fits print no status lines of their own.
-    **fit_args : passed to :func:`risk_score` (``max_size``, ``coef_range``, ``time_limit``...).
+    **fit_args : dict
+        Passed to :func:`risk_score` (``max_size``, ``coef_range``, ``time_limit``...).
 
     Returns
     -------
@@ -286,18 +294,25 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
 
     Parameters
     ----------
-    formula, data : as for :func:`risk_score`.
-    sizes : iterable of int
+    formula : str
+        The formula, as for :func:`risk_score`.
+    data : pandas.DataFrame
+        The training rows, as for :func:`risk_score`.
+    sizes : iterable of int, default range(1, 11)
         Size limits to fit, e.g. ``range(1, 6)``; fitted in increasing order.
-    c0 : penalty per term; tiny (1e-8, as in Ustun and Rudin 2019) so it only breaks ties towards sparser scores.
-    newdata : DataFrame, optional
+    c0 : float, default 1e-8
+        Penalty per term; tiny (as in Ustun and Rudin 2019) so it only breaks ties towards sparser
+        scores.
+    newdata : pandas.DataFrame, optional
         Report ``loss``, ``auc`` and ``cal`` on these rows instead of the training rows.
-    warm_start : bool
+    warm_start : bool, default True
         Start each fit from the previous size's model (a valid score of the larger size too).
-    progress : show a progress bar (tqdm, on stderr) that advances as sizes finish. ``None``
+    progress : bool, optional
+        Show a progress bar (tqdm, on stderr) that advances as sizes finish. ``None``
         (default): only in interactive sessions (a terminal, IPython or Jupyter); ``True``:
         always; ``False``: never. The fits print no status lines of their own.
-    **fit_args : passed to :func:`risk_score` (``coef_range``, ``time_limit``...; not ``max_size``).
+    **fit_args : dict
+        Passed to :func:`risk_score` (``coef_range``, ``time_limit``...; not ``max_size``).
 
     Returns
     -------
@@ -433,30 +448,41 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
 
     Parameters
     ----------
-    formula, data : as for :func:`risk_score` (``data`` is not modified).
-    sizes : iterable of int
+    formula : str
+        The formula, as for :func:`risk_score`.
+    data : pandas.DataFrame
+        The training rows, as for :func:`risk_score` (not modified).
+    sizes : iterable of int, default range(1, 11)
         Size limits (``max_size``) to compare, e.g. ``range(1, 6)``.
-    folds : number of folds, at least 2 and at most the number of events or non-events.
-    seed : seed of the fold assignment; repeat ``r`` (0, 1, ...) uses ``seed + r``.
-    repeats : how many times to repeat the K-fold split with new folds (at least 1); the curve
+    folds : int, default 5
+        Number of folds, at least 2 and at most the number of events or non-events.
+    seed : int, default 0
+        Seed of the fold assignment; repeat ``r`` (0, 1, ...) uses ``seed + r``.
+    repeats : int, default 1
+        How many times to repeat the K-fold split with new folds (at least 1); the curve
         averages over all ``folds × repeats`` fold fits. The fits of different repeats share rows,
         so the SE is then somewhat optimistic.
-    rule : ``"1se"`` (default): the smallest size whose mean metric is within one standard
+    rule : {"1se", "min"}, default "1se"
+        ``"1se"``: the smallest size whose mean metric is within one standard
         error of the best mean, SE = sd over the ``folds × repeats`` fold results (ddof 1) / √their
         number, taken at the best size; ``"min"``: the size with the best mean (the smallest one
         on ties).
-    metric : ``"auc"`` (default; held-out AUC, higher is better) or ``"loss"`` (held-out mean log
-        loss, lower is better).
-    c0 : penalty per term of every fit, the refit included; tiny (1e-8, as in :func:`size_path`)
-        so it only breaks ties towards sparser scores.
-    n_jobs : worker processes that fit folds in parallel (joblib's loky backend, as in
-        :func:`cross_validate`); 1 (default) fits in this process, ``None`` uses
+    metric : {"auc", "loss"}, default "auc"
+        ``"auc"``: held-out AUC, higher is better; ``"loss"``: held-out mean log loss, lower is
+        better.
+    c0 : float, default 1e-8
+        Penalty per term of every fit, the refit included; tiny (as in :func:`size_path`) so it
+        only breaks ties towards sparser scores.
+    n_jobs : int or None, default 1
+        Worker processes that fit folds in parallel (joblib's loky backend, as in
+        :func:`cross_validate`); 1 fits in this process, ``None`` uses
         ``min(folds × repeats, os.cpu_count())``, negative values count back from the number of
         CPUs (-1: all). The results do not depend on it.
-    progress : show a progress bar (tqdm, on stderr) that advances as fold paths and the refit
-        finish. ``None`` (default): only in interactive sessions; ``True``: always; ``False``:
-        never.
-    **fit_args : passed to every :func:`risk_score` fit (``coef_range``, ``time_limit``,
+    progress : bool, optional
+        Show a progress bar (tqdm, on stderr) that advances as fold paths and the refit finish. ``None``
+        (default): only in interactive sessions; ``True``: always; ``False``: never.
+    **fit_args : dict
+        Passed to every :func:`risk_score` fit (``coef_range``, ``time_limit``,
         ``weights`` as a column name...; not ``max_size`` or ``initial``, which this function
         sets). ``time_limit`` applies to each fit: one per size, fold and repeat, plus the refit.
 

@@ -207,3 +207,53 @@ def test_callers_data_are_not_modified():
     rf.risk_score("y ~ threshold(age) + C(ward)", DATA, missing={"age": "as 50", "ward": "item"}, max_size=2,
                   time_limit=5)
     pd.testing.assert_frame_equal(DATA, before)
+
+
+def test_command_line_missing_option(tmp_path, capsys):
+    from riskformula.cli import _missing, main
+    assert _missing(None) == "raise" and _missing(["item"]) == "item"
+    assert _missing(["drop", "lactate=as 1.0"]) == {".": "drop", "lactate": "as 1.0"}
+    data, model = tmp_path / "d.csv", tmp_path / "m.json"
+    DATA.to_csv(data, index=False)
+    argv = ["fit", "y ~ threshold(lactate) + C(ward)", "--data", str(data), "--max-size", "2", "--time-limit", "5",
+            "--no-progress", "--json", str(model)]
+    assert main([*argv, "--missing", "item"]) == 0
+    m = rf.from_json(model.read_text())
+    assert m.settings.missing == "item" and set(m.design.missing) == {"lactate", "ward"}
+    out = tmp_path / "scored.csv"
+    assert main(["predict", str(model), "--data", str(data), "--out", str(out)]) == 0
+    scored = pd.read_csv(out, float_precision="round_trip")
+    np.testing.assert_allclose(scored["risk"], m.predict(DATA), rtol=1e-15)
+    capsys.readouterr()
+    assert main([*argv, "--missing", "ward=item", "--missing", "lactate=as 1.0"]) == 0
+    assert rf.from_json(model.read_text()).design.missing == {"ward": {"action": "item"},
+                                                              "lactate": {"action": "as", "value": 1.0}}
+    capsys.readouterr()
+    assert main([*argv, "--missing", "sometimes"]) == 2  # a usage error
+    err = capsys.readouterr().err
+    assert "\"item\"" in err and err.count("\n") == 1
+
+
+def test_scikit_learn_estimator_takes_nan_with_missing_item():
+    pytest.importorskip("sklearn")
+    X, y = DATA[["lactate", "age"]].to_numpy(), DATA.y.to_numpy()
+    c = rf.RiskScoreClassifier(max_size=2, missing="item", control=rf.SearchControl(time_limit=5, progress=False))
+    p = c.fit(X, y).predict_proba(X)[:, 1]
+    frame = pd.DataFrame(X, columns=["x0", "x1"])  # the names the estimator gives array columns
+    np.testing.assert_array_equal(p, c.model_.predict(frame).to_numpy())
+    with pytest.raises(ValueError, match="NaN"):
+        rf.RiskScoreClassifier(max_size=2, control=rf.SearchControl(time_limit=5, progress=False)).fit(X, y)
+
+
+@pytest.mark.parametrize("formula, kw", [
+    ("y ~ threshold(lactate, missing='item') + C(ward)", {"missing": {"ward": "item"}}),
+    ("y ~ threshold(age) + C(ward) + lactate", {"missing": {"age": "as 50", "ward": "drop", "lactate": "item"}}),
+])
+def test_a_dask_fit_is_the_pandas_fit_with_missing_values(formula, kw):
+    dd = pytest.importorskip("dask.dataframe")
+    opts = dict(max_size=2, coef_range=(-3, 3), time_limit=20, **kw)
+    a = rf.risk_score(formula, DATA, **opts)
+    b = rf.risk_score(formula, dd.from_pandas(DATA, npartitions=3), **opts)
+    assert a.design.columns == b.design.columns and a.design.missing == b.design.missing
+    assert a.nobs == b.nobs and a.objective == pytest.approx(b.objective, rel=1e-9)
+    np.testing.assert_allclose(a.predict(DATA), b.predict(DATA), rtol=0, atol=1e-12)

@@ -27,19 +27,23 @@ import re
 import threading
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..design import DesignMatrix
 from ..design.formula import _event_of, build_design, split_formula
-from ..design.spec import plain_dtype as _plain_dtype, plain_strings
+from ..design.spec import DesignSpec, plain_dtype as _plain_dtype, plain_strings
 from ..errors import DataError, FormulaError, SettingsError, strip_ansi
 from ..thresholds import FORMULA_FUNCTIONS, PROBE, first_argument
 from ..thresholds import threshold as _base_threshold
 from ..thresholds.candidates import cuts_from_table, value_table
 from ..thresholds.transforms import DEFAULT_GRID, DEFAULT_MIN_BIN
 from .counts import collapse_patterns, merge_patterns, merge_value_tables
+
+if TYPE_CHECKING:
+    from formulaic import ModelSpec
 
 __all__ = ["training_patterns", "TrainingPatterns", "tree_reduce", "plain_strings", "ENCODING_LOCK"]
 
@@ -92,12 +96,15 @@ def _unique_list(s: pd.Series, cap: int) -> list:
     return list(s.dropna().unique()[:cap])
 
 
-def _facts(part: pd.DataFrame, used: tuple, missing: str, cap: int) -> dict:
+def _facts(part: pd.DataFrame, used: tuple, drop: tuple, cap: int) -> dict:
+    """Rows, missing values per column, rows complete in the ``drop`` columns (those whose missing
+    values leave a row out) and the distinct values of every used column in those rows."""
     part = plain_strings(part)
     sub = part[list(used)]
     na = {c: int(v) for c, v in sub.isna().sum().items() if v}
-    complete = ~sub.isna().any(axis=1) if na else None
-    src = sub[complete] if (missing == "drop" and complete is not None) else sub
+    dropping = [c for c in drop if c in na]
+    complete = ~sub[dropping].isna().any(axis=1) if dropping else None
+    src = sub[complete] if complete is not None else sub
     return {
         "rows": len(part),
         "complete": len(part) if complete is None else int(complete.sum()),
@@ -148,6 +155,42 @@ def _used_guess(formula: str, columns: list) -> list:
         return list(columns)
     names = {a or b for a, b in _NAME.findall(formula)}
     return [c for c in columns if c in names]
+
+
+def _policies(missing, rhs: str, used, outcome) -> dict:
+    """variable -> policy of every column in ``used`` (a superset of the formula's variables while
+    they are not known exactly: unknown names in ``missing`` are checked once they are)."""
+    from ..design.missing import fit_wide, resolve_policies
+    predictors = [v for v in used if v not in outcome]
+    named = ({k: v for k, v in missing.items() if k == "." or k in predictors} if isinstance(missing, dict)
+             else missing)
+    policies, _ = resolve_policies(named, rhs, predictors)
+    policies.update({v: ("drop",) if fit_wide(missing) == "drop" else ("raise",) for v in used if v in outcome})
+    return policies
+
+
+def _as_proto(missing, policies: dict):
+    """``missing`` for the prototype: as given, but with a dict's names not in ``policies`` (columns
+    the formula turned out not to use) left to the final check."""
+    if not isinstance(missing, dict):
+        return missing
+    return {k: v for k, v in missing.items() if k == "." or k in policies}
+
+
+def _with_missing(proto: pd.DataFrame, items) -> pd.DataFrame:
+    """The prototype with one more row per variable in ``items`` where it is missing, so that the
+    design learns its missing item."""
+    if not items:
+        return proto
+    extra = pd.concat([proto.iloc[[0]]] * len(items), ignore_index=True)
+    out = pd.concat([proto, extra], ignore_index=True)
+    for k, v in enumerate(items):
+        if pd.api.types.is_integer_dtype(out[v].dtype):
+            out[v] = out[v].astype(float)
+        elif pd.api.types.is_bool_dtype(out[v].dtype):
+            out[v] = out[v].astype(object)
+        out.loc[len(proto) + k, v] = None
+    return out
 
 
 def _prototype(meta: pd.DataFrame, meta_nonempty: pd.DataFrame, facts: dict) -> pd.DataFrame:
@@ -204,7 +247,9 @@ class _ThresholdHook:
         from formulaic.transforms import stateful_transform
 
         @stateful_transform
-        def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, _state=None, _spec=None, _context=None):
+        def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=None, _state=None, _spec=None,
+                      _context=None):
+            # `missing` is read from the formula's text by build_design
             if "cuts" not in _state and not (_context is not None and PROBE in _context):
                 _base_threshold(x, k=k, grid=grid, min_bin=min_bin, _context={PROBE: True})  # argument checks
                 key = _own_key(_spec, _state)
@@ -237,29 +282,36 @@ def _threshold_state(table, k, grid, min_bin, prune: bool, depth) -> dict:
 @dataclass
 class _Job:
     used: tuple
-    missing: str
+    drop: tuple  # the columns whose missing values leave a row out
     outcome: str
-    bare: bool
-    lhs_spec: object
+    lhs_spec: ModelSpec | None  # None: the outcome is a bare column
     event: object
     context: dict
-    spec: object = None
+    spec: ModelSpec | None = None  # set after the levels pass
     columns: tuple = ()
     weights: str | None = None
     thresholds: dict = field(default_factory=dict)  # state key -> argument
+    fills: dict = field(default_factory=dict)  # variable -> the value a missing value counts as
+    #: the design, when it scores missing values itself (missing items or "as" values)
+    design: DesignSpec | None = None
 
     def complete_rows(self, part: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
-        """The partition's rows without missing values in the used columns (``missing="drop"``),
-        and which rows they are (None: all)."""
+        """The partition's rows without missing values in the ``drop`` columns, with the ``"as"``
+        values filled in, and which rows they are (None: all)."""
         part = plain_strings(part)
-        if self.missing == "drop":
-            keep = ~part[list(self.used)].isna().any(axis=1).to_numpy()
-            if not keep.all():
-                return part[keep], keep
-        return part, None
+        keep = None
+        if self.drop:
+            keep = ~part[list(self.drop)].isna().any(axis=1).to_numpy()
+            if keep.all():
+                keep = None
+            else:
+                part = part[keep]
+        if self.fills:
+            part = part.fillna(self.fills)
+        return part, keep
 
     def raw_outcome(self, frame: pd.DataFrame) -> pd.Series:
-        if self.bare:
+        if self.lhs_spec is None:
             return frame[self.outcome]
         with ENCODING_LOCK:
             mm = self.lhs_spec.get_model_matrix(frame, context=self.context)
@@ -276,7 +328,11 @@ class _Job:
         return pd.DataFrame(mm).iloc[:, 0].to_numpy(dtype=float)
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        if self.design is not None:  # the design's own encoding: its missing items and zeroed columns
+            with ENCODING_LOCK:
+                return self.design.transform(frame, "fit", name="data")
         from formulaic.errors import DataMismatchWarning, FormulaicError
+        assert self.spec is not None  # set by training_patterns before the patterns pass
         with ENCODING_LOCK, warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
             try:
@@ -345,7 +401,8 @@ def _patterns(part: pd.DataFrame, job: _Job) -> dict:
     y = (raw.to_numpy() == job.event).astype(float)
     d = len(job.columns)
     step = max(1000, CHUNK_CELLS // max(d, 1))
-    pieces, nonfinite = [], {}
+    pieces: list[tuple[np.ndarray, dict]] = []
+    nonfinite: dict[str, int] = {}
     for start in range(0, len(frame), step):
         X = job.encode(frame.iloc[start:start + step])
         bad = ~np.isfinite(X)
@@ -423,13 +480,8 @@ def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event
     >>> ddf = dd.from_pandas(rf.load_dataset("breastcancer"), npartitions=4)  # doctest: +SKIP
     >>> m = rf.risk_score("Benign ~ .", ddf, max_size=3)  # doctest: +SKIP
     """
-    from ..design.missing import formula_choices, parse_choice
-    if isinstance(missing, str):
-        parse_choice(missing)  # an unknown choice: the error says what `missing` takes
-    if missing not in ("raise", "drop") or any(c[0] in ("item", "as") for c in formula_choices(formula).values()):
-        raise SettingsError(f"with a dask DataFrame, `missing=` is \"raise\" or \"drop\" (got {missing!r}); missing "
-                            "items and \"as <value>\" need a pandas DataFrame (ddf.compute(), or a sample of it), "
-                            "or fill the values first (ddf.fillna(...)).")
+    from ..design.missing import fit_wide, refused_in_fit, resolve_policies
+    fit_wide(missing)  # an unknown choice: the error says what `missing` takes
     if weights is not None and not isinstance(weights, str):
         raise SettingsError("with a dask DataFrame, pass `weights` as the name of a column of `data` "
                             f"(got {type(weights).__name__}); add the weights as a column first.")
@@ -445,48 +497,58 @@ def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event
     hooked = "threshold" not in user_context
 
     used = tuple(_used_guess(formula, list(meta.columns)))
+    lhs, rhs = split_formula(formula)
+    outcome_guess = {a or b for a, b in _NAME.findall(lhs)}
     for _ in range(3):
-        facts = tree_reduce(ddf, _facts, _combine_facts, used, missing, DISTINCT_CAP)
+        policies = _policies(missing, rhs, used, outcome_guess)
+        drop = tuple(v for v in used if policies[v][0] == "drop")
+        facts = tree_reduce(ddf, _facts, _combine_facts, used, drop, DISTINCT_CAP)
         if facts["rows"] == 0:
             raise DataError("`data` has no rows; there is nothing to fit.")
-        proto = _prototype(meta, meta_nonempty, facts)
+        items = [v for v in used if policies[v][0] == "item" and facts["na"].get(v)]
+        proto = _with_missing(_prototype(meta, meta_nonempty, facts), items)
         hook = _ThresholdHook()
         ctx = {**user_context, "threshold": hook.function} if hooked else user_context
-        if missing == "drop" and facts["complete"] == 0:
-            raise DataError("no complete rows remain after dropping missing values.")
-        spec = build_design(formula, proto, missing="raise", event=event, context=ctx, prune_cuts=prune_cuts,
-                            check_values=False).spec
+        if drop and facts["complete"] == 0:
+            raise DataError(f"no complete rows remain after dropping those with missing values in {list(drop)}.")
+        spec = build_design(formula, proto, missing=_as_proto(missing, policies), event=event, context=ctx,
+                            prune_cuts=prune_cuts, check_values=False).spec
         exact = tuple(spec.variables)
-        if set(exact) <= set(used) and (missing == "raise" or not facts["na"] or set(exact) == set(used)):
+        if set(exact) <= set(used) and (not drop or not facts["na"] or set(exact) == set(used)):
             break
         used = exact if set(exact) <= set(used) else tuple(dict.fromkeys(used + exact))
     else:  # pragma: no cover - the used columns settle after one correction
         raise DataError("could not settle which columns the formula uses on this dask frame.")
+    outcome = set(spec.lhs_variables())
+    policies, _ = resolve_policies(missing, rhs, [v for v in exact if v not in outcome])  # names checked
+    policies.update({v: ("drop",) if fit_wide(missing) == "drop" else ("raise",) for v in outcome})
+    drop = tuple(v for v in exact if policies[v][0] == "drop")
     too_many = [c for c in exact if len(facts["values"][c]) > DISTINCT_CAP
                 and not pd.api.types.is_numeric_dtype(meta[c].dtype)]
     if too_many:
         raise DataError(f"the column(s) {too_many} have more than {DISTINCT_CAP:,d} distinct values; as "
                         "categorical predictors they would give a design column per level. Group the levels first.")
-    na_counts = {v: facts["na"][v] for v in exact if facts["na"].get(v)}
-    if na_counts and missing == "raise":
-        raise DataError(f"missing values in the column(s) the formula uses: {na_counts} (column: count). "
-                        "Pass missing='drop' to fit on complete rows (reported in the summary), "
-                        "or impute them first.")
+    na_counts = {v: facts["na"][v] for v in exact if facts["na"].get(v) and policies[v][0] == "raise"}
+    if na_counts:
+        raise refused_in_fit(na_counts)
 
-    job = _Job(used=exact, missing=missing, outcome=spec.outcome, bare=spec.lhs_model_spec is None,
-               lhs_spec=spec.lhs_model_spec, event=spec.event, context=stored_context, weights=weights)
+    fills = {v: p["value"] for v, p in spec.missing.items() if p["action"] == "as"}
+    job = _Job(used=exact, drop=drop, outcome=spec.outcome, lhs_spec=spec.lhs_model_spec, event=spec.event,
+               context=stored_context, weights=weights, fills=fills)
     if hook.terms:
         job.thresholds = {key: t["argument"] for key, t in hook.terms.items()}
         tables = tree_reduce(ddf, _tables, _combine_tables, job)
         presets = {key: _threshold_state(tables[key], t["k"], t["grid"], t["min_bin"], prune_cuts,
                                           cut_depth) for key, t in hook.terms.items()}
         final = _ThresholdHook(presets)
-        spec = build_design(formula, proto, missing="raise", event=event,
+        spec = build_design(formula, proto, missing=_as_proto(missing, policies), event=event,
                             context={**user_context, "threshold": final.function}, prune_cuts=prune_cuts,
                             check_values=False).spec
     # predict must see the formula functions, not the stand-in used while learning the encoding
     spec = spec.update(context=stored_context)
     job.spec, job.columns = spec.model_spec, tuple(spec.columns)
+    if any(r.kind == "missing" for r in spec.rules) or fills:
+        job.design = spec
     job.thresholds = {}
 
     result = tree_reduce(ddf, _patterns, _combine_patterns, job)

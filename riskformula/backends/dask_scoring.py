@@ -5,6 +5,10 @@
 :func:`riskformula.evaluate`) reduce every partition to the number of rows per distinct
 (outcome, risk, score[, by]) and compute the report from those counts, so the report is that of
 the pandas rows without gathering them: integer scores leave a few dozen distinct rows.
+
+Missing values are scored as pandas scores them: a variable fitted with ``missing="item"`` (or
+``"as <value>"``) is scored where it is missing; any other missing value is the pandas error, with
+the counts of every partition.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..design.missing import refused, scorable
 from ..errors import DataError, SettingsError
 from .dask_design import ENCODING_LOCK, plain_strings, tree_reduce
 
@@ -68,7 +73,9 @@ def _eval_counts(part: pd.DataFrame, model, by) -> dict:
     part = plain_strings(part)
     design = model.design
     needed = _needed(model)
-    na = {v: int(part[v].isna().sum()) for v in needed if part[v].isna().any()}
+    # missing values the score cannot score (a variable fitted with missing="item" or "as" is scored)
+    na = {v: int(part[v].isna().sum()) for v in needed
+          if not scorable(design.missing.get(v)) and part[v].isna().any()}
     outcome_na = int(part[design.lhs_variables()].isna().any(axis=1).sum())
     if na or outcome_na or len(part) == 0:
         return {"table": None, "dropped": 0, "na": na, "outcome_na": outcome_na}
@@ -110,9 +117,9 @@ def evaluate_dask(model, ddf, by: str | None = None, thresholds=None):
         raise SettingsError(f"evaluating a dask DataFrame needs a fitted RiskScore; got {type(model).__name__}.")
     _check_columns(model, ddf, outcome=True)
     out = tree_reduce(ddf, _eval_counts, _combine_counts, model, by)
-    if out["na"]:
-        raise DataError(f"`newdata` has missing values in {out['na']} (column: count). A risk score needs every "
-                        "variable it uses; fill them in or drop those rows (e.g. newdata.dropna(subset=[...])).")
+    if out["na"]:  # the pandas message, with the counts totalled over the partitions
+        na = {v: out["na"][v] for v in _needed(model) if v in out["na"]}  # in the order pandas names them
+        raise refused("newdata", na, model.design.missing)
     if out["outcome_na"]:
         raise DataError(f"the outcome `{model.design.outcome}` has {out['outcome_na']} missing value(s) in these data.")
     t = out["table"]

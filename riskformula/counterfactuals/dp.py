@@ -60,7 +60,7 @@ def expand(inst: Instance, offsets: list) -> list | None:
         entries = []
         if b.continuous:
             f = b.features[0]
-            x = bl.current[0]
+            x = bl.anchor  # the current value, or where a missing one is measured from
             feats = frozenset([off])
             for o in np.flatnonzero(bl.allowed):
                 if o == 0:
@@ -73,7 +73,7 @@ def expand(inst: Instance, offsets: list) -> list | None:
                     if v in seen:
                         continue
                     seen.add(v)
-                    entries.append(Entry(int(o), v, int(round(g)), f.weight * f.distance(v, x), 1, feats))
+                    entries.append(Entry(int(o), v, int(round(g)), bl.cost_at(int(o), v), 1, feats))
         else:
             for o in np.flatnonzero(bl.allowed):
                 if o == 0:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .regions import STAY, Block, Feature, Space, _above, _at_most
+from .regions import STAY, Block, Feature, Space, _above, _at_most, is_missing
 
 #: gains below this count as no gain (points are integers; linear terms are real)
 TOL = 1e-9
@@ -46,6 +46,19 @@ class BlockInstance:
     beta: np.ndarray | None = None
     lo: np.ndarray | None = None
     hi: np.ndarray | None = None
+
+    @property
+    def anchor(self) -> float:
+        """A continuous feature's value that distances are measured from: the current one, or the
+        feature's reference when the person's value is missing (then every move also costs one
+        for the measurement, see :meth:`Feature.distance`)."""
+        f, x = self.block.features[0], self.current[0]
+        return f.reference if is_missing(x) else float(x)
+
+    @property
+    def measures(self) -> bool:
+        """A continuous feature whose value is missing: every option measures it."""
+        return is_missing(self.current[0])
 
     @property
     def nchg(self) -> np.ndarray:
@@ -140,15 +153,20 @@ def _single(b: Block, cur: tuple, pcur: float, sign: int) -> BlockInstance:
         lo, hi = np.full(n, np.nan), np.full(n, np.nan)
         alpha = sign * f.slope
         beta = np.zeros(n)
-        down, up = _step_away(x, f.step)
+        # a missing value may be measured at any value (no direction, no "no change" to avoid),
+        # at a cost measured from the feature's reference value
+        absent = is_missing(x)
+        if absent:
+            x = f.reference
+        down, up = _step_away(x, f.step) if not absent else (np.inf, -np.inf)  # (no value is "no change")
         for o in range(1, n):
             c = f.candidates[o - 1]
             assert b.static_level is not None  # filled for a block with candidates (probe_points)
             beta[o] = sign * (b.static_level[o - 1] - pcur)
             a, z = c.lo, c.hi
-            if f.direction > 0:
+            if f.direction > 0 and not absent:
                 a = max(a, _above(x, f.step))
-            elif f.direction < 0:
+            elif f.direction < 0 and not absent:
                 z = min(z, _below(x, f.step))
             v0 = -beta[o] / alpha  # gain(v0) = 0: only moves past it help
             if alpha > 0:
@@ -172,7 +190,7 @@ def _single(b: Block, cur: tuple, pcur: float, sign: int) -> BlockInstance:
                 continue
             allowed[o] = True
             gain[o] = g
-            cost[o] = f.weight * f.distance(v, x)
+            cost[o] = f.weight * f.distance(v, cur[0])
             values[o] = (v,)
         return BlockInstance(b, gain, cost, allowed, values, cur, alpha=alpha, beta=beta, lo=lo, hi=hi)
     for o in range(1, n):

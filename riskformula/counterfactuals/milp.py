@@ -58,16 +58,34 @@ class CounterfactualMILP:
 
         self.space, self.K, self.diversity = space, K, diversity
         self.pyo = pyo
-        m = pyo.ConcreteModel()
         blocks = space.blocks
         self.opts = [(b, o) for b, bl in enumerate(blocks) for o in range(len(bl.options))]
         self.cont = [(b, o) for b, o in self.opts if blocks[b].continuous and o > 0]
-        cont_blocks = sorted({b for b, _ in self.cont})
-        feats = [(b, i) for b, bl in enumerate(blocks) for i in range(len(bl.features))]
-        m.K = pyo.RangeSet(0, K - 1)
+        self._cont_blocks = sorted({b for b, _ in self.cont})
+        self._feats = [(b, i) for b, bl in enumerate(blocks) for i in range(len(bl.features))]
+        self._by_block = {b: [o for bb, o in self.opts if bb == b] for b in range(len(blocks))}
+        self._steps = {b: blocks[b].features[0].step for b in self._cont_blocks}
+        self.m = pyo.ConcreteModel()
+        self._declare_sets_and_parameters()
+        self._declare_variables()
+        self._add_choice_constraints()
+        obj = self._add_target_sparsity_and_cost()
+        obj = self._add_diversity(obj, diversity_weight)
+        self.closeness = closeness > 0 and L is not None
+        if self.closeness:
+            assert L is not None and mu is not None  # given together (mahalanobis_factor)
+            obj = self._add_closeness(obj, closeness, L, mu)
+        self.m.obj = pyo.Objective(expr=obj)
+        self.solver = _configured(appsi.solvers.Highs(), time_limit)
+
+    # --- building the model (in this order: the order of pyomo's components is HiGHS's) ----
+    def _declare_sets_and_parameters(self) -> None:
+        """Declare the index sets and the mutable parameters that :meth:`load` writes per person."""
+        pyo, m, blocks = self.pyo, self.m, self.space.blocks
+        m.K = pyo.RangeSet(0, self.K - 1)
         m.O = pyo.Set(initialize=self.opts, dimen=2)
         m.C = pyo.Set(initialize=self.cont, dimen=2)
-        m.CB = pyo.Set(initialize=cont_blocks)
+        m.CB = pyo.Set(initialize=self._cont_blocks)
         m.B = pyo.RangeSet(0, len(blocks) - 1) if blocks else pyo.Set(initialize=[])
         m.gain = pyo.Param(m.O, mutable=True, initialize=0.0)
         m.cost = pyo.Param(m.O, mutable=True, initialize=0.0)
@@ -77,96 +95,118 @@ class CounterfactualMILP:
         m.alpha = pyo.Param(m.CB, mutable=True, initialize=0.0)
         m.x = pyo.Param(m.CB, mutable=True, initialize=0.0)
         m.w = pyo.Param(m.CB, mutable=True, initialize=1.0)
+        m.fc = pyo.Param(m.CB, mutable=True, initialize=0.0)   # the cost of measuring a missing value
         m.D = pyo.Param(mutable=True, initialize=0.0)
-        m.theta = pyo.Param(mutable=True, initialize=len(feats))
+        m.theta = pyo.Param(mutable=True, initialize=len(self._feats))
+
+    def _declare_variables(self) -> None:
+        """Declare the option choices ``z``, the steps ``n`` of continuous moves and their distance ``tp − tm``."""
+        pyo, m = self.pyo, self.m
         m.z = pyo.Var(m.K, m.O, domain=pyo.Binary)
-        steps = {b: blocks[b].features[0].step for b in cont_blocks}
         m.n = pyo.Var(m.K, m.C, domain=pyo.Integers)   # steps: y = step · n
         m.tp = pyo.Var(m.K, m.CB, domain=pyo.NonNegativeReals)
         m.tm = pyo.Var(m.K, m.CB, domain=pyo.NonNegativeReals)
 
-        def y(k, b, o):
-            return steps[b] * m.n[k, b, o]
+    def _y(self, k, b, o):
+        """The value counterfactual ``k`` moves continuous block ``b`` to in interval ``o`` (step · n)."""
+        return self._steps[b] * self.m.n[k, b, o]
 
-        by_block = {b: [o for bb, o in self.opts if bb == b] for b in range(len(blocks))}
+    def _gain(self, k, b):
+        """The points counterfactual ``k`` gains on block ``b``."""
+        m, by_block = self.m, self._by_block
+        if b in self._steps:
+            return sum(m.alpha[b] * self._y(k, b, o) + m.beta[b, o] * m.z[k, b, o] for o in by_block[b] if o > 0)
+        return sum(m.gain[b, o] * m.z[k, b, o] for o in by_block[b] if o > 0)
+
+    def _cost(self, k):
+        """The cost of counterfactual ``k``: option costs plus weighted distances of continuous moves."""
+        m = self.m
+        return (sum(m.cost[b, o] * m.z[k, b, o] for b, o in self.opts if b not in self._steps and o > 0)
+                + sum(m.w[b] * (m.tp[k, b] + m.tm[k, b]) + m.fc[b] * (1 - m.z[k, b, 0]) for b in self._cont_blocks))
+
+    def _add_choice_constraints(self) -> None:
+        """One option per block; a continuous move inside its interval, and its distance from the person."""
+        pyo, m, y, by_block = self.pyo, self.m, self._y, self._by_block
         m.one = pyo.Constraint(m.K, m.B, rule=lambda m, k, b: sum(m.z[k, b, o] for o in by_block[b]) == 1)
         m.ylo = pyo.Constraint(m.K, m.C, rule=lambda m, k, b, o: y(k, b, o) >= m.lo[b, o] * m.z[k, b, o])
         m.yhi = pyo.Constraint(m.K, m.C, rule=lambda m, k, b, o: y(k, b, o) <= m.hi[b, o] * m.z[k, b, o])
         m.dev = pyo.Constraint(m.K, m.CB, rule=lambda m, k, b: m.tp[k, b] - m.tm[k, b] == sum(
             y(k, b, o) for o in by_block[b] if o > 0) - m.x[b] * (1 - m.z[k, b, 0]))
 
-        def gain_b(k, b):
-            if b in steps:
-                return sum(m.alpha[b] * y(k, b, o) + m.beta[b, o] * m.z[k, b, o] for o in by_block[b] if o > 0)
-            return sum(m.gain[b, o] * m.z[k, b, o] for o in by_block[b] if o > 0)
-
-        def cost_k(k):
-            return (sum(m.cost[b, o] * m.z[k, b, o] for b, o in self.opts if b not in steps and o > 0)
-                    + sum(m.w[b] * (m.tp[k, b] + m.tm[k, b]) for b in cont_blocks))
-
+    def _add_target_sparsity_and_cost(self):
+        """Each answer gains the deficit, changes at most ``theta`` features, costs no less than the previous;
+        returns the total cost."""
+        pyo, m, K, blocks = self.pyo, self.m, self.K, self.space.blocks
         nchg = {(b, o): len(blocks[b].changed(o)) for b, o in self.opts}
-        m.reach = pyo.Constraint(m.K, rule=lambda m, k: sum(gain_b(k, b) for b in range(len(blocks))) >= m.D)
+        m.reach = pyo.Constraint(m.K, rule=lambda m, k: sum(self._gain(k, b) for b in range(len(blocks))) >= m.D)
         m.sparse = pyo.Constraint(m.K, rule=lambda m, k: sum(
             nchg[b, o] * m.z[k, b, o] for b, o in self.opts if nchg[b, o]) <= m.theta)
-        m.costk = pyo.Expression(m.K, rule=lambda m, k: cost_k(k))
+        m.costk = pyo.Expression(m.K, rule=lambda m, k: self._cost(k))
         if K > 1:
             m.order = pyo.Constraint(range(K - 1), rule=lambda m, k: m.costk[k] <= m.costk[k + 1] + 1e-9)
-        obj = sum(m.costk[k] for k in range(K))
+        return sum(m.costk[k] for k in range(K))
 
-        pairs = [(k, j) for k in range(K) for j in range(k + 1, K)]
-        if pairs:
-            m.P = pyo.Set(initialize=pairs, dimen=2)
-        if pairs and diversity in ("features", "values", "soft"):
-            changes = {(b, i): [o for o in by_block[b] if i in blocks[b].changed(o)] for b, i in feats}
-            m.F = pyo.Set(initialize=feats, dimen=2)
-            m.a = pyo.Expression(m.K, m.F, rule=lambda m, k, b, i: sum(m.z[k, b, o] for o in changes[b, i]))
-            # u = 1 only if exactly one of the pair changes the feature (eq. 10, the two upper bounds
-            # suffice: u is only ever pushed up)
-            m.u = pyo.Var(m.P, m.F, bounds=(0, 1))
-            m.u1 = pyo.Constraint(m.P, m.F, rule=lambda m, k, j, b, i: m.u[k, j, b, i] <= m.a[k, b, i] + m.a[j, b, i])
-            m.u2 = pyo.Constraint(m.P, m.F,
-                                  rule=lambda m, k, j, b, i: m.u[k, j, b, i] <= 2 - m.a[k, b, i] - m.a[j, b, i])
-            if diversity == "soft":
-                obj = obj - diversity_weight * sum(m.u[k, j, b, i] for (k, j) in pairs for b, i in feats)
-            else:
-                m.div = pyo.Constraint(m.P, rule=lambda m, k, j: sum(m.u[k, j, b, i] for b, i in feats) >= 1)
-        if pairs and diversity == "values":
-            # eq. 12: a feature both change never takes the same region in both
-            region = [(b, i, c) for b, i in feats for c in range(len(blocks[b].features[i].candidates))]
-            takes = {(b, i, c): [o for o in by_block[b] if blocks[b].options[o][i] == c] for b, i, c in region}
-            m.R = pyo.Set(initialize=region, dimen=3)
-            m.vals = pyo.Constraint(m.P, m.R, rule=lambda m, k, j, b, i, c: sum(
-                m.z[k, b, o] + m.z[j, b, o] for o in takes[b, i, c]) <= 1 if takes[b, i, c] else pyo.Constraint.Skip)
-        if pairs and diversity in ("distinct", "soft"):
-            # the answers differ in some region: some option taken by k and not by j
-            m.e = pyo.Var(m.P, m.O, bounds=(0, 1))
-            m.e1 = pyo.Constraint(m.P, m.O, rule=lambda m, k, j, b, o: m.e[k, j, b, o] <= m.z[k, b, o])
-            m.e2 = pyo.Constraint(m.P, m.O, rule=lambda m, k, j, b, o: m.e[k, j, b, o] <= 1 - m.z[j, b, o])
-            m.dis = pyo.Constraint(m.P, rule=lambda m, k, j: sum(m.e[k, j, b, o] for b, o in self.opts) >= 1)
+    def _add_diversity(self, obj, diversity_weight: float):
+        """Make the K answers differ as ``diversity`` asks; returns the objective (``"soft"`` rewards differences)."""
+        pairs = [(k, j) for k in range(self.K) for j in range(k + 1, self.K)]
+        if not pairs:
+            return obj
+        self.m.P = self.pyo.Set(initialize=pairs, dimen=2)
+        if self.diversity in ("features", "values", "soft"):
+            obj = self._differ_in_features(obj, pairs, diversity_weight)
+        if self.diversity == "values":
+            self._differ_in_values()
+        if self.diversity in ("distinct", "soft"):
+            self._differ_in_options()
+        return obj
 
-        self.closeness = closeness > 0 and L is not None
-        if self.closeness:
-            assert L is not None and mu is not None  # given together (mahalanobis_factor)
-            nb = len(blocks)
-            m.pcur = pyo.Param(m.B, mutable=True, initialize=0.0)
-            m.sgn = pyo.Param(mutable=True, initialize=1.0)
-            m.mp = pyo.Var(m.K, m.B, domain=pyo.NonNegativeReals)
-            m.mm = pyo.Var(m.K, m.B, domain=pyo.NonNegativeReals)
-            m.maha = pyo.Constraint(m.K, m.B, rule=lambda m, k, f: m.mp[k, f] - m.mm[k, f] == sum(
-                float(L[g, f]) * (m.pcur[g] + m.sgn * gain_b(k, g) - float(mu[g])) for g in range(f, nb)
-                if L[g, f] != 0))
-            obj = obj + closeness * sum(m.mp[k, f] + m.mm[k, f] for k in range(K) for f in range(nb))
-        m.obj = pyo.Objective(expr=obj)
-        self.m = m
-        solver = appsi.solvers.Highs()
-        if not solver.available():
-            raise SolverError("pyomo cannot reach HiGHS (the highspy package); install highspy.")
-        solver.config.load_solution = False
-        solver.config.stream_solver = False
-        solver.config.time_limit = float(time_limit)
-        solver.config.mip_gap = MIP_GAP
-        solver.highs_options = {"threads": 1, "mip_abs_gap": MIP_GAP, "random_seed": 0}
-        self.solver = solver
+    def _differ_in_features(self, obj, pairs, diversity_weight: float):
+        """Eqs. 10-11: each pair differs in a changed feature (``"soft"``: the objective rewards each difference)."""
+        pyo, m, blocks, by_block, feats = self.pyo, self.m, self.space.blocks, self._by_block, self._feats
+        changes = {(b, i): [o for o in by_block[b] if i in blocks[b].changed(o)] for b, i in feats}
+        m.F = pyo.Set(initialize=feats, dimen=2)
+        m.a = pyo.Expression(m.K, m.F, rule=lambda m, k, b, i: sum(m.z[k, b, o] for o in changes[b, i]))
+        # u = 1 only if exactly one of the pair changes the feature (eq. 10, the two upper bounds
+        # suffice: u is only ever pushed up)
+        m.u = pyo.Var(m.P, m.F, bounds=(0, 1))
+        m.u1 = pyo.Constraint(m.P, m.F, rule=lambda m, k, j, b, i: m.u[k, j, b, i] <= m.a[k, b, i] + m.a[j, b, i])
+        m.u2 = pyo.Constraint(m.P, m.F,
+                              rule=lambda m, k, j, b, i: m.u[k, j, b, i] <= 2 - m.a[k, b, i] - m.a[j, b, i])
+        if self.diversity == "soft":
+            obj = obj - diversity_weight * sum(m.u[k, j, b, i] for (k, j) in pairs for b, i in feats)
+        else:
+            m.div = pyo.Constraint(m.P, rule=lambda m, k, j: sum(m.u[k, j, b, i] for b, i in feats) >= 1)
+        return obj
+
+    def _differ_in_values(self) -> None:
+        """Eq. 12: a feature both of a pair change never takes the same region in both."""
+        pyo, m, blocks, by_block = self.pyo, self.m, self.space.blocks, self._by_block
+        region = [(b, i, c) for b, i in self._feats for c in range(len(blocks[b].features[i].candidates))]
+        takes = {(b, i, c): [o for o in by_block[b] if blocks[b].options[o][i] == c] for b, i, c in region}
+        m.R = pyo.Set(initialize=region, dimen=3)
+        m.vals = pyo.Constraint(m.P, m.R, rule=lambda m, k, j, b, i, c: sum(
+            m.z[k, b, o] + m.z[j, b, o] for o in takes[b, i, c]) <= 1 if takes[b, i, c] else pyo.Constraint.Skip)
+
+    def _differ_in_options(self) -> None:
+        """The answers of a pair differ in some region: some option taken by k and not by j."""
+        pyo, m = self.pyo, self.m
+        m.e = pyo.Var(m.P, m.O, bounds=(0, 1))
+        m.e1 = pyo.Constraint(m.P, m.O, rule=lambda m, k, j, b, o: m.e[k, j, b, o] <= m.z[k, b, o])
+        m.e2 = pyo.Constraint(m.P, m.O, rule=lambda m, k, j, b, o: m.e[k, j, b, o] <= 1 - m.z[j, b, o])
+        m.dis = pyo.Constraint(m.P, rule=lambda m, k, j: sum(m.e[k, j, b, o] for b, o in self.opts) >= 1)
+
+    def _add_closeness(self, obj, closeness: float, L: np.ndarray, mu: np.ndarray):
+        """Add the L1 Mahalanobis distance of each answer's block points to the training mean to the objective."""
+        pyo, m = self.pyo, self.m
+        nb = len(self.space.blocks)
+        m.pcur = pyo.Param(m.B, mutable=True, initialize=0.0)
+        m.sgn = pyo.Param(mutable=True, initialize=1.0)
+        m.mp = pyo.Var(m.K, m.B, domain=pyo.NonNegativeReals)
+        m.mm = pyo.Var(m.K, m.B, domain=pyo.NonNegativeReals)
+        m.maha = pyo.Constraint(m.K, m.B, rule=lambda m, k, f: m.mp[k, f] - m.mm[k, f] == sum(
+            float(L[g, f]) * (m.pcur[g] + m.sgn * self._gain(k, g) - float(mu[g])) for g in range(f, nb)
+            if L[g, f] != 0))
+        return obj + closeness * sum(m.mp[k, f] + m.mm[k, f] for k in range(self.K) for f in range(nb))
 
     # --- one person ----------------------------------------------------------------------
     def load(self, inst: Instance, max_changes: int) -> None:
@@ -176,8 +216,10 @@ class CounterfactualMILP:
             if bl.block.continuous:
                 f = bl.block.features[0]
                 m.alpha[b] = float(bl.alpha)
-                m.x[b] = float(bl.current[0])
+                # a missing value: distances from the feature's reference, plus one for measuring it
+                m.x[b] = bl.anchor
                 m.w[b] = f.weight / f.scale
+                m.fc[b] = f.weight if bl.measures else 0.0
                 for o in range(1, len(bl.block.options)):
                     m.beta[b, o] = float(bl.beta[o])
                     ok = bool(bl.allowed[o])
@@ -239,6 +281,18 @@ class CounterfactualMILP:
                 feats |= {off + i for i in bl.block.changed(o)}
             off += len(bl.block.features)
         return Solution(cost, picks, gain, len(feats), frozenset(feats))
+
+
+def _configured(solver, time_limit: float):
+    """``solver`` (pyomo's HiGHS) set to solve to :data:`MIP_GAP` on one thread, repeatably, within ``time_limit``."""
+    if not solver.available():
+        raise SolverError("pyomo cannot reach HiGHS (the highspy package); install highspy.")
+    solver.config.load_solution = False
+    solver.config.stream_solver = False
+    solver.config.time_limit = float(time_limit)
+    solver.config.mip_gap = MIP_GAP
+    solver.highs_options = {"threads": 1, "mip_abs_gap": MIP_GAP, "random_seed": 0}
+    return solver
 
 
 def mahalanobis_factor(space, profile) -> tuple[np.ndarray, np.ndarray] | None:

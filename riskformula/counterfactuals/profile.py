@@ -48,6 +48,10 @@ class VariableProfile:
     values: list = field(default_factory=list)   # distinct values or quantile grid (numeric)
     levels: list = field(default_factory=list)   # categorical/boolean levels seen in training
     ordered: bool = False          # an ordered categorical (directions then apply)
+    median: float | None = None    # numeric only: where a missing value is measured from (None: not kept)
+    #: rows missing the variable, for one fitted with missing="item" or "as" (among the rows fitted)
+    #: or "drop" (the rows left out); None: not known (the summary says the policy only)
+    n_missing: int | None = None
 
     @property
     def step(self) -> float:
@@ -109,7 +113,7 @@ class TrainingProfile:
     def from_dict(cls, d: dict | None) -> "TrainingProfile | None":
         if not d:
             return None
-        return cls(variables={k: VariableProfile(**v) for k, v in d["variables"].items()},
+        return cls(variables={k: VariableProfile(**_checked_extras(v)) for k, v in d["variables"].items()},
                    partitions=[list(p) for p in d.get("partitions", [])],
                    term_names=list(d.get("term_names", [])), term_mean=list(d.get("term_mean", [])),
                    term_cov=[list(r) for r in d.get("term_cov", [])], nobs=int(d.get("nobs", 0)))
@@ -164,6 +168,15 @@ class DataFacts:
             if len(found) == 1:
                 out.append([cols[i] for i in sorted(found[0])])
         return sorted(out, key=lambda g: g[0])
+
+
+def _checked_extras(v: dict) -> dict:
+    """A saved variable profile with its ``median`` a finite number and ``n_missing`` a count, or
+    None (older documents have neither)."""
+    m, n = v.get("median"), v.get("n_missing")
+    finite = isinstance(m, (int, float)) and not isinstance(m, bool) and bool(np.isfinite(m))
+    count = isinstance(n, int) and not isinstance(n, bool) and n >= 0
+    return {**v, "median": float(m) if finite and m is not None else None, "n_missing": n if count else None}
 
 
 def _plain_dict(d: dict) -> dict:
@@ -234,10 +247,21 @@ def _profile_variable(name: str, s: pd.Series) -> VariableProfile:
     return _profile_numbers(name, values, np.bincount(codes, minlength=len(values)), lambda: x)
 
 
+#: integer columns whose values span at most this many (or as many as their rows) are counted with
+#: np.bincount rather than hashed
+COUNTED_RANGE = 1 << 20
+
+
 def _profile_integers(name: str, x: np.ndarray) -> VariableProfile:
     """The profile of a column of integers (no missing values), as of its values in floating point."""
     if len(x) == 0:
         return VariableProfile(name, "numeric")
+    lo, hi = int(x.min()), int(x.max())
+    if hi - lo <= max(COUNTED_RANGE, len(x)) and max(abs(lo), abs(hi)) <= 2 ** 53:
+        # a small range (0/1 indicators, counts, ages): count each value directly instead of hashing
+        counts = np.bincount((x - lo).astype(np.intp), minlength=hi - lo + 1)
+        at = np.flatnonzero(counts)
+        return _profile_numbers(name, (at + lo).astype(float), counts[at], lambda: x.astype(float))
     codes, ints = pd.factorize(x, sort=True)
     values = ints.astype(float)
     if len(values) > 1 and not (np.diff(values) > 0).all():  # beyond 2⁵³: equal in floating point
@@ -264,7 +288,7 @@ def _profile_numbers(name: str, values: np.ndarray, counts: np.ndarray, rows) ->
     else:
         grid = np.unique(np.round(np.quantile(rows(), np.linspace(0, 1, GRID_SIZE)), d))
     return VariableProfile(name, "numeric", min=float(u[0]), max=float(u[-1]), scale=scale, decimals=d,
-                           n_distinct=int(len(u)), values=[float(v) for v in grid])
+                           n_distinct=int(len(u)), values=[float(v) for v in grid], median=float(med))
 
 
 def _median(values: np.ndarray, counts: np.ndarray) -> float:

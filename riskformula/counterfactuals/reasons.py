@@ -5,6 +5,11 @@ points compared with the best value the item allows.  For a risk score where poi
 (``goal="below"``, the default), a feature's reason points are its current points minus the
 fewest points it can give inside the observed range; with ``goal="above"`` (a score to raise)
 it is the most points it can give minus the current ones.
+
+A person missing a variable fitted with ``missing="item"`` meets the card's item "x missing": its
+region reads so, its points are that item's, and its best points are the fewest (most) any
+measured value gives; a missing value is never the best value of a measured variable (no
+counterfactual makes a measured variable missing, see :mod:`.search`).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from ..errors import SettingsError
 from ..reports import render as r
 from .instance import build_instances
 from .profile import TrainingProfile
-from .regions import build_space, probe_points
+from ..design.missing import missing_label
+from .regions import build_space, is_missing, probe_points
 from .search import _as_frame, _check_groups, _check_int
 
 
@@ -115,7 +121,11 @@ def reasons(model, people, n: int = 3, goal: str = "below", groups: dict | None 
                 x = bl.current[k]
                 c = f.candidate_of(x)
                 shown.append(f.show(x))
-                regions.append(f.candidates[c].label if c is not None else "")
+                if c is None and f.kind != "group" and is_missing(x):
+                    c_label = missing_label(f.name)  # the card's item "x missing": the person meets it
+                else:
+                    c_label = f.candidates[c].label if c is not None else ""
+                regions.append(c_label)
             found.append((best, " & ".join(f.name for f in b.features), ", ".join(shown),
                           ", ".join(r for r in regions if r), pts, pts + sign * best))
         found.sort(key=lambda r: -r[0])

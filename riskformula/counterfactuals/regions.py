@@ -15,6 +15,10 @@ columns (which change together, so exactly one stays set).  Each feature has a f
   otherwise a grid of 101 observed quantiles;
 * a one-hot group: which member is set.
 
+A missing value is in no candidate: the score's missing item (``missing(x)``) is not a region to
+move to, so a person missing ``x`` can only have it measured (see :mod:`.search` for the rule and
+:meth:`Feature.distance` for its cost), and a measured ``x`` never moves to missing.
+
 Features linked by an interaction term form one *block*, whose options are the combinations of
 its features' choices; blocks are independent, so the score gain of a counterfactual is the
 sum of its blocks' gains.  Every number here is computed by the model's own encoding of probe
@@ -85,16 +89,33 @@ class Feature:
     def continuous(self) -> bool:
         return self.kind == "interval" and self.slope != 0
 
+    @property
+    def reference(self) -> float:
+        """Where a missing value of a numeric variable is measured from: the training median (the
+        middle of the value grid for a profile that does not keep it), in the observed range.  A
+        person missing the variable moves to a measured value ``v`` at cost ``1 + |v − reference| /
+        scale``: one for the measurement, plus how far ``v`` is from a typical value."""
+        p = self.profile
+        if p is None or p.min is None or p.max is None:
+            return 0.0
+        m = p.median if p.median is not None else float(np.median(p.values)) if p.values else (p.min + p.max) / 2
+        return float(min(max(m, p.min), p.max))
+
     # --- a person's value ---------------------------------------------------------------------
     def current(self, row: dict):
         if self.kind == "group":
             on = [c for c in self.columns if _truthy(row[c])]
             return on[0] if len(on) == 1 else (None if not on else tuple(on))
         v = row[self.name]
+        if is_missing(v):
+            return math.nan if self.numeric else None
         return float(v) if self.numeric else _plain(v)
 
     def candidate_of(self, x) -> int | None:
-        """The candidate holding the current value ``x`` (None when no candidate does)."""
+        """The candidate holding the current value ``x`` (None when no candidate does, e.g. a
+        missing value)."""
+        if self.kind != "group" and is_missing(x):
+            return None
         for i, c in enumerate(self.candidates):
             if self.kind == "interval":
                 if c.value[0] < x <= c.value[1]:
@@ -107,21 +128,29 @@ class Feature:
         return None
 
     def realize(self, i: int, x):
-        """The value a person at ``x`` moves to in candidate ``i`` (the nearest admissible one)."""
+        """The value a person at ``x`` moves to in candidate ``i`` (the nearest admissible one; from a
+        missing value, the one nearest the :attr:`reference`)."""
         c = self.candidates[i]
         if self.kind == "interval":
+            if is_missing(x):
+                x = self.reference
             return float(min(max(x, c.lo), c.hi))
         return c.value
 
     def distance(self, new, x) -> float:
         """Cost of moving from ``x`` to ``new`` before the user's weight: scaled L1 for numeric
-        variables (|Δ| / median absolute deviation), 1 per change of a level or group."""
+        variables (|Δ| / median absolute deviation), 1 per change of a level or group; from a
+        missing value, 1 for measuring it plus (numeric) the distance from the :attr:`reference`."""
+        if self.kind != "group" and is_missing(x):
+            return 1.0 + (abs(float(new) - self.reference) / self.scale if self.numeric else 0.0)
         if self.numeric:
             return abs(float(new) - float(x)) / self.scale
         return 0.0 if _same(new, x) else 1.0
 
     def allowed_direction(self, new, x) -> bool:
-        if not self.direction:
+        """Whether moving from ``x`` to ``new`` keeps the feature's direction (measuring a missing
+        value always does: a direction constrains changes of a measured value)."""
+        if not self.direction or (self.kind != "group" and is_missing(x)):
             return True
         if self.numeric:
             return (float(new) - float(x)) * self.direction > 0
@@ -141,6 +170,8 @@ class Feature:
         """A value as printed in reports, in the data's precision."""
         if self.kind == "group":
             return "none of " + "/".join(self.columns) if value is None else str(value)
+        if is_missing(value):
+            return "missing"
         if self.profile is not None and self.profile.kind == "numeric" and isinstance(value, (int, float, np.number)):
             return _fmt(float(value), self.profile.decimals)
         return str(value)
@@ -243,6 +274,8 @@ def build_space(model, profile, groups: dict | None = None, columns=None) -> Spa
     other, multi = set(), set()
     for t, cols in terms:
         vs = tvars.get(t, set())
+        if all(design.rules[j].kind == "missing" for j in cols):
+            continue  # a missing item: it scores the rows missing the variable, not its values
         if len(vs) > 1:
             multi |= vs
             continue
@@ -364,6 +397,16 @@ def _interval_label(v: str, a: float, b: float, d: int) -> str:
     if b == math.inf:
         return f"> {a:.6g}"
     return f"> {a:.6g} and ≤ {b:.6g}"
+
+
+def is_missing(v) -> bool:
+    """Whether a person's value is missing (None, NaN, pandas' NA or NaT)."""
+    if v is None:
+        return True
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False  # a list or the like: a value
 
 
 def _truthy(v) -> bool:

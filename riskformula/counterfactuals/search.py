@@ -1,4 +1,16 @@
-"""``counterfactuals()``: checks the request, builds the moves once, then solves person by person."""
+"""``counterfactuals()``: checks the request, builds the moves once, then solves person by person.
+
+Missing values (a variable fitted with ``missing="item"`` or ``"as <value>"``, see
+:mod:`riskformula.design.missing`): a missing value is not a value to move to.  No counterfactual
+makes a measured variable missing, and the best value of a measured variable (:mod:`.reasons`) is
+always a measured one.  A person whose ``x`` is missing may have ``x`` measured at any value in
+the observed range — the change reads "x measured at 2.8" — or ``x`` stays missing (scored by
+the card's "x missing" item, or as the ``"as"`` value).  Measuring costs 1 plus the distance of the
+measured value from the training median of ``x`` (scaled as any numeric change; a level costs 1),
+so a region is reached at its value nearest that median; directions (``"increase"``) restrain
+changes of a measured value only.  Every counterfactual is re-scored by ``model.predict`` on the
+changed row, the measured value filled in.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +26,7 @@ from . import dp
 from .instance import TOL, build_instances, block_points
 from .milp import CounterfactualMILP, mahalanobis_factor
 from .profile import TrainingProfile
-from .regions import build_space, probe_points
+from .regions import build_space, is_missing, probe_points
 from .result import Change, Counterfactual, Counterfactuals, PersonResult
 
 _DIVERSE = {True: "features", "features": "features", "values": "values", "soft": "soft",
@@ -81,6 +93,11 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
     fraction of another continuous feature's step is folded into that feature, so the answer may
     cost up to one such step more than the solver's and has fewer changes.  Every
     counterfactual is re-scored by the model before it is returned.
+
+    A missing value (of a variable the model scores when missing) is never a value to move to: a
+    person missing ``x`` may have it measured at any value ("x measured at ..."; cost 1 plus the
+    scaled distance from the training median) or keep it missing; a measured ``x`` never becomes
+    missing.
 
     Examples
     --------
@@ -310,7 +327,10 @@ def _counterfactual(inst, space, sol, offsets, risk_at) -> Counterfactual:
             region = f.candidates[b.options[o][k]].label if b.options[o][k] >= 0 else ""
             if f.continuous:
                 region = _linear_region(f, new[k], inst.sign)
-            changes.append(Change(f.name, f.show(bl.current[k]), f.show(new[k]), region,
+            required = f.show(new[k])
+            if f.kind != "group" and is_missing(bl.current[k]):
+                required = f"measured at {required}"  # a missing value is measured, not changed
+            changes.append(Change(f.name, f.show(bl.current[k]), required, region,
                                   inst.sign * g if len(changed) == 1 else np.nan))
             f.assign(values, new[k])
         if len(changed) > 1:  # an interaction: the points belong to the combination

@@ -125,11 +125,13 @@ def load_dataset(name: str = "wdbc") -> pd.DataFrame:
 
     Parameters
     ----------
-    name : one of the names above.
+    name : str, default "wdbc"
+        One of the names above.
 
     Returns
     -------
-    DataFrame with the outcome in the first column and no missing values.
+    pandas.DataFrame
+        The data set, with the outcome in the first column and no missing values.
 
     Raises
     ------
@@ -153,6 +155,11 @@ def list_datasets() -> pd.DataFrame:
     Columns: ``name``, ``title`` (the UCI Machine Learning Repository's name), ``rows``,
     ``predictors``, ``outcome`` (column name), ``events`` (rows with the event), ``formula``
     (outcome against every predictor), ``description`` and ``licence``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per data set, with the columns above.
 
     Examples
     --------

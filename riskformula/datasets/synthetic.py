@@ -26,15 +26,24 @@ def synthetic_thresholds(n: int = 200, p: int = 1, seed: int | None = 0, return_
 
     Parameters
     ----------
-    n, p : number of rows (at least 2, one per class) and of predictors (at least 1).
-    seed : seed of ``numpy.random.default_rng``.
-    return_truth : also return the generating points and thresholds as a dict.
-    min_class_share : redraw the generating model until each class has at least this share of rows
+    n : int, default 200
+        Number of rows (at least 2, one per class).
+    p : int, default 1
+        Number of predictors (at least 1).
+    seed : int or None, default 0
+        Seed of ``numpy.random.default_rng``.
+    return_truth : bool, default False
+        Also return the generating points and thresholds as a dict.
+    min_class_share : float, default 0.0
+        Redraw the generating model until each class has at least this share of rows
         (in [0, 0.5]); a :class:`~riskformula.SettingsError` if none of 1 000 draws does.
 
     Returns
     -------
-    DataFrame with columns ``x1..xp`` and ``y`` (0/1); with ``return_truth``, ``(data, truth)``.
+    pandas.DataFrame or tuple
+        The data, with columns ``x1..xp`` and ``y`` (0/1); with ``return_truth``, ``(data, truth)``,
+        where ``truth`` holds ``w0``, ``w_le``, ``w_ge``, ``t`` (the generating points and
+        thresholds) and ``score`` (each row's generating score).
 
     Examples
     --------

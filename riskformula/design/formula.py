@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,8 @@ from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_t
                           threshold_terms)
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
 from .matrix import DesignMatrix
-from .missing import fill_value, missing_label, missing_term, parse_choice, resolve_policies
+from .missing import (fill_value, missing_label, missing_rows, missing_term, parse_choice, refused_in_fit,
+                      resolve_policies, zero_missing)
 from .rules import Rule, derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
 
@@ -266,37 +268,20 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     fit_wide = parse_choice(missing.get(".", "raise") if isinstance(missing, dict) else missing)[0]
     w = check_weights(weights, data, "drop" if fit_wide == "drop" else "raise")
     data = plain_strings(data)  # text is categorical whatever its dtype (a copy if converted)
-    lhs, rhs = split_formula(formula)
-    user_lhs = lhs
-    if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
-        raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
-                           "(its base risk). Remove the '- 1' / '0 +'.")
-    m = _IDENT.match(lhs)
-    bare = m is not None and m.group(1) in data.columns
-    bare_name = m.group(1) if m is not None else ""  # the outcome column when `bare`
-    if not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
-        lhs = f"I({lhs})"
-    if bare and lhs.strip("` ") != bare_name:
-        lhs = bare_name
-    dot = re.search(r"(?<![\w.])\.(?![\w.])", rhs) is not None
-    rhs = expand_threshold_dot(lhs, rhs, data, formula)
-    full = f"{lhs} ~ {rhs}"
-    _check_columns(lhs, rhs, data, dot)
-
+    f = _read_formula(formula, data)
     # threshold()/cut() are formula functions; the user's own names win if they clash
     context = {**FORMULA_FUNCTIONS, **(context or {})}
-
-    has_thresholds = "threshold(" in rhs
+    has_thresholds = "threshold(" in f.rhs
     first_context = {**context, PROBE: True} if has_thresholds else context
 
     def materialize(frame, ctx=first_context):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return model_matrix(full, frame, na_action="ignore", context=ctx)
+                return model_matrix(f.full, frame, na_action="ignore", context=ctx)
         except (FormulaicError, NameError, SyntaxError) as e:
             # SyntaxError: Python code in a term formulaic cannot parse (e.g. an unclosed quote)
-            error = _design_error(e, formula, user_lhs, frame, ctx)
+            error = _design_error(e, formula, f.user_lhs, frame, ctx)
         raise error from None  # one message: formulaic's chained tracebacks say nothing more
 
     mm = materialize(data)
@@ -304,21 +289,13 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     used = [v for v in variables if v in data.columns]
     outcome_vars = [v for v in mm.lhs.model_spec.required_variables if v in data.columns]
     predictors = [v for v in used if v not in outcome_vars]
-    policies, default = resolve_policies(missing, rhs, predictors)
+    policies, default = resolve_policies(missing, f.rhs, predictors)
     # the outcome (and the weights) are never items: dropped under a fit-wide "drop", else an error
     policies.update({v: ("drop",) if default[0] == "drop" else ("raise",) for v in outcome_vars})
     frame, w, dropped_index, items = _apply_missing(data, w, used, outcome_vars, policies)
     if frame is not data:
         mm = materialize(frame)
-    outcome_name = bare_name if bare else re.sub(r"^I\((.*)\)$", r"\1", lhs)
-    raw = frame[bare_name] if bare else pd.DataFrame(mm.lhs).iloc[:, 0]
-    if not bare and pd.DataFrame(mm.lhs).shape[1] != 1:
-        raise FormulaError(f"the left side of {formula!r} must give one column; "
-                           f"it gives {list(pd.DataFrame(mm.lhs).columns)}.")
-    if not bare:
-        _no_contrast(outcome_name, lhs, frame, raw)
-    ev = _event_of(pd.Series(raw), outcome_name, event)
-    y = (pd.Series(raw).to_numpy() == ev).astype(int)
+    outcome_name, raw, ev, y = _outcome(f, formula, frame, mm, event)
     if has_thresholds:
         second = ({**context, OUTCOME: pd.Series(y, index=frame.index), CUT_DEPTH: cut_depth} if prune_cuts
                   else context)
@@ -333,6 +310,80 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     if check_values:
         check_finite(X, columns, "`data`")
     spec = mm.rhs.model_spec
+    column_terms = _column_terms(spec, columns)
+    thresholds = threshold_terms(spec, columns, column_terms)
+    labels = _labels(columns, thresholds)
+    rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X)
+    if items:  # one "x is missing" column per item variable, after the formula's columns
+        X = np.column_stack([X] + [frame[v].isna().to_numpy(dtype=float) for v in items])
+        columns += [missing_term(v) for v in items]
+        labels += [missing_label(v) for v in items]
+        column_terms += [missing_term(v) for v in items]
+        rules = tuple(rules) + tuple(Rule("missing", v) for v in items)
+    kept = {v: _kept(policies[v], v, data, items) for v in predictors if policies[v][0] != "raise"}
+    outcome_rule = derive_outcome(f.lhs, f.bare_name if f.bare else None, frame, raw)
+    spec = DesignSpec(formula=formula, model_spec=spec, lhs_model_spec=None if f.bare else mm.lhs.model_spec,
+                      columns=tuple(columns), labels=tuple(labels), column_terms=tuple(column_terms),
+                      variables=tuple(used), outcome=outcome_name, event=ev, levels=tuple(pd.unique(pd.Series(raw))),
+                      thresholds=tuple(thresholds), context=context, rules=tuple(rules), categories=categories,
+                      outcome_rule=outcome_rule, missing=kept)
+    return DesignMatrix(spec=spec, X=X, y=y, index=frame.index, dropped_index=tuple(dropped_index),
+                        weights=None if w is None else w.to_numpy())
+
+
+@dataclass(frozen=True)
+class _Formula:
+    """A formula as formulaic reads it: the outcome side (a bare column, or a comparison wrapped in
+    ``I()``), the terms with ``threshold(.)`` written out, and the outcome side as the user wrote it."""
+
+    lhs: str
+    rhs: str
+    user_lhs: str
+    bare: bool  # the outcome is a column of the data as it is
+    bare_name: str  # that column
+
+    @property
+    def full(self) -> str:
+        return f"{self.lhs} ~ {self.rhs}"
+
+
+def _read_formula(formula: str, data: pd.DataFrame) -> _Formula:
+    """The formula checked (one outcome, an intercept) and rewritten for formulaic, and the data's
+    columns it uses checked (see :func:`_check_columns`)."""
+    lhs, rhs = split_formula(formula)
+    user_lhs = lhs
+    if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
+        raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
+                           "(its base risk). Remove the '- 1' / '0 +'.")
+    m = _IDENT.match(lhs)
+    bare = m is not None and m.group(1) in data.columns
+    bare_name = m.group(1) if m is not None else ""  # the outcome column when `bare`
+    if not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
+        lhs = f"I({lhs})"
+    if bare and lhs.strip("` ") != bare_name:
+        lhs = bare_name
+    dot = re.search(r"(?<![\w.])\.(?![\w.])", rhs) is not None
+    rhs = expand_threshold_dot(lhs, rhs, data, formula)
+    _check_columns(lhs, rhs, data, dot)
+    return _Formula(lhs=lhs, rhs=rhs, user_lhs=user_lhs, bare=bare, bare_name=bare_name)
+
+
+def _outcome(f: _Formula, formula: str, frame: pd.DataFrame, mm, event):
+    """(the outcome's name, its raw values, the event level, the 0/1 events) of the rows ``frame``."""
+    outcome_name = f.bare_name if f.bare else re.sub(r"^I\((.*)\)$", r"\1", f.lhs)
+    raw = frame[f.bare_name] if f.bare else pd.DataFrame(mm.lhs).iloc[:, 0]
+    if not f.bare and pd.DataFrame(mm.lhs).shape[1] != 1:
+        raise FormulaError(f"the left side of {formula!r} must give one column; "
+                           f"it gives {list(pd.DataFrame(mm.lhs).columns)}.")
+    if not f.bare:
+        _no_contrast(outcome_name, f.lhs, frame, raw)
+    ev = _event_of(pd.Series(raw), outcome_name, event)
+    y = (pd.Series(raw).to_numpy() == ev).astype(int)
+    return outcome_name, raw, ev, y
+
+
+def _column_terms(spec, columns) -> list:
+    """The formula term of each design column (None when formulaic names none)."""
     column_terms: list[str | None] = [None] * len(columns)
     position: dict = {}
     for j, name in enumerate(columns):
@@ -342,27 +393,16 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
             at = position.get(spec.column_names[i])
             if at is not None:
                 column_terms[at] = str(term)
+    return column_terms
+
+
+def _labels(columns, thresholds) -> list:
+    """The card's label of each design column: ``sex = male``, ``age ≤ 60``."""
     labels = [_readable(c) for c in columns]
-    thresholds = threshold_terms(spec, columns, column_terms)
     for t in thresholds:
         for j, c in zip(t.columns, t.cuts):
             labels[j] = f"{t.variable} ≤ {c:.6g}"
-    rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X)
-    if items:  # one "x is missing" column per item variable, after the formula's columns
-        X = np.column_stack([X] + [frame[v].isna().to_numpy(dtype=float) for v in items])
-        columns += [missing_term(v) for v in items]
-        labels += [missing_label(v) for v in items]
-        column_terms += [missing_term(v) for v in items]
-        rules = tuple(rules) + tuple(Rule("missing", v) for v in items)
-    kept = {v: _kept(policies[v], v, data, items) for v in predictors if policies[v][0] != "raise"}
-    outcome_rule = derive_outcome(lhs, bare_name if bare else None, frame, raw)
-    spec = DesignSpec(formula=formula, model_spec=spec, lhs_model_spec=None if bare else mm.lhs.model_spec,
-                      columns=tuple(columns), labels=tuple(labels), column_terms=tuple(column_terms),
-                      variables=tuple(used), outcome=outcome_name, event=ev, levels=tuple(pd.unique(pd.Series(raw))),
-                      thresholds=tuple(thresholds), context=context, rules=tuple(rules), categories=categories,
-                      outcome_rule=outcome_rule, missing=kept)
-    return DesignMatrix(spec=spec, X=X, y=y, index=frame.index, dropped_index=tuple(dropped_index),
-                        weights=None if w is None else w.to_numpy())
+    return labels
 
 
 def _apply_missing(data: pd.DataFrame, w, used: list, outcome_vars: list, policies: dict):
@@ -377,13 +417,10 @@ def _apply_missing(data: pd.DataFrame, w, used: list, outcome_vars: list, polici
     if raising:
         outcome = [v for v in raising if v in outcome_vars]
         if outcome and len(outcome) == len(raising):
-            raise DataError(f"the outcome `{outcome[0]}` has {raising[outcome[0]]} missing value(s); a row "
-                            "without its outcome cannot be fitted. Drop those rows, or pass missing=\"drop\" "
-                            "(or {..., \".\": \"drop\"}) to leave them out (reported in the summary).")
-        raise DataError(f"missing values in the column(s) the formula uses: {raising} (column: count). "
-                        "Pass missing=\"drop\" to fit on complete rows (reported in the summary), "
-                        "missing=\"item\" to give \"x is missing\" its own points, missing={\"x\": \"as <value>\"} "
-                        "to count it as a value, or impute them first.")
+            raise DataError(f"missing values in the outcome: {raising} (column: count); a row without its outcome "
+                            "cannot be fitted. Drop those rows, or pass missing=\"drop\" (or {..., \".\": \"drop\"}) "
+                            "to leave them out (reported in the summary).")
+        raise refused_in_fit(raising)
     drop_vars = [v for v in counts if policies[v][0] == "drop"]
     frame = data
     dropped_index: list = []
@@ -394,7 +431,7 @@ def _apply_missing(data: pd.DataFrame, w, used: list, outcome_vars: list, polici
         if w is not None:
             w = w[keep]
         if len(frame) == 0:
-            raise DataError(f"no rows remain after dropping those with missing values in {drop_vars}.")
+            raise DataError(f"no complete rows remain after dropping those with missing values in {drop_vars}.")
     fills = {v: fill_value(data[v], v, policies[v][1]) for v in counts if policies[v][0] == "as"}
     if fills:
         frame = frame.fillna(fills)
@@ -409,21 +446,3 @@ def _kept(policy: tuple, v: str, data: pd.DataFrame, items) -> dict:
     if policy[0] == "item" and v not in items:
         return {"action": "item", "seen": False}
     return {"action": policy[0]}
-
-
-def missing_rows(frame: pd.DataFrame, items) -> np.ndarray | None:
-    """Rows where any of the ``items`` variables is missing (None when there are none)."""
-    if not items:
-        return None
-    rows = frame[list(items)].isna().any(axis=1).to_numpy()
-    return rows if rows.any() else None
-
-
-def zero_missing(X: np.ndarray, rows: np.ndarray) -> None:
-    """Set the undefined values of ``X`` on ``rows`` (where an item variable is missing) to 0: a missing
-    value adds nothing through the columns that read it (its missing item scores it)."""
-    sub = X[rows]
-    bad = np.isnan(sub)
-    if bad.any():
-        sub[bad] = 0.0
-        X[rows] = sub

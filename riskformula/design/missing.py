@@ -34,7 +34,7 @@ import pandas as pd
 from ..errors import DataError, FormulaError, SettingsError
 
 __all__ = ["ACTIONS", "parse_choice", "formula_choices", "resolve_policies", "fill_value", "missing_label",
-           "missing_term", "scorable", "refused"]
+           "missing_term", "scorable", "refused", "refused_in_fit", "missing_rows", "zero_missing"]
 
 #: the policies a variable's missing values can have
 ACTIONS = ("raise", "drop", "item", "as")
@@ -165,16 +165,23 @@ def scorable(policy: dict | None) -> bool:
                                    (policy["action"] == "item" and policy.get("seen", True)))
 
 
+def refused_in_fit(counts: dict) -> DataError:
+    """The error for missing values in variables fitted with ``"raise"``."""
+    return DataError(f"missing values in the column(s) the formula uses: {counts} (column: count). "
+                     "Pass missing=\"drop\" to fit on complete rows (reported in the summary), "
+                     "missing=\"item\" to give \"x is missing\" its own points, missing={\"x\": \"as <value>\"} "
+                     "to count it as a value, or impute them first.")
+
+
 def refused(name: str, counts: dict, policies: dict) -> DataError:
     """The error for missing values in variables whose fitted policy (``policies``, as
     :attr:`DesignSpec.missing`) does not score them."""
-    shown = ", ".join(f"{v}: {n}" for v, n in counts.items())
     said = []
     for v in counts:
         p = policies.get(v) or {"action": "raise"}
         said.append(f"`{v}` had no missing values in training, so the score has no points for them"
                     if p["action"] == "item" else f"`{v}` was fitted with missing=\"{p['action']}\"")
-    return DataError(f"`{name}` has missing values in {{{shown}}} (column: count), which this score cannot score "
+    return DataError(f"`{name}` has missing values in {counts} (column: count), which this score cannot score "
                      f"({'; '.join(said)}). Fill them in, drop those rows, or refit with missing=\"item\" or "
                      "\"as <value>\" for those variables.")
 
@@ -191,3 +198,21 @@ def dropped_variables(spec, missing, reads) -> list:
     ``"drop"``)."""
     outcome = set(spec.lhs_variables()) if fit_wide(missing) == "drop" else set()
     return [v for v in reads if v in outcome or (spec.missing.get(v) or {}).get("action") == "drop"]
+
+
+def missing_rows(frame: pd.DataFrame, items) -> np.ndarray | None:
+    """Rows where any of the ``items`` variables is missing (None when there are none)."""
+    if not items:
+        return None
+    rows = frame[list(items)].isna().any(axis=1).to_numpy()
+    return rows if rows.any() else None
+
+
+def zero_missing(X: np.ndarray, rows: np.ndarray) -> None:
+    """Set the undefined values of ``X`` on ``rows`` (where an item variable is missing) to 0: a missing
+    value adds nothing through the columns that read it (its missing item scores it)."""
+    sub = X[rows]
+    bad = np.isnan(sub)
+    if bad.any():
+        sub[bad] = 0.0
+        X[rows] = sub

@@ -191,7 +191,7 @@ class DesignSpec:
         if expr:
             X[:, expr] = self._formulaic_columns(frame, expr, name)
             if absent is not None:
-                from .formula import zero_missing
+                from .missing import zero_missing
                 zero_missing(X, absent)
         check_finite(X, self.columns, f"`{name}`")
         return X

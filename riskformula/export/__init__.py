@@ -20,6 +20,22 @@ __all__ = ["to_sql", "to_pmml", "to_html_calculator", "card_plan", "CardPlan", "
 
 def to_html_calculator(model, path=None, **options) -> str:
     """The score card as a self-contained calculator page; see
-    :func:`riskformula.export.html.to_html_calculator` (imported on first use)."""
+    :func:`riskformula.export.html.to_html_calculator` (imported on first use).
+
+    Parameters
+    ----------
+    model : RiskScore or NetBenefitScore
+        A fitted (or loaded) risk score.
+    path : str or path-like, optional
+        Where to write the page (UTF-8); None (default): only return it.
+    **options : dict
+        ``title`` (str, the page's title and heading; default ``"Risk calculator"``), as in
+        :func:`riskformula.export.html.to_html_calculator`.
+
+    Returns
+    -------
+    str
+        The page's HTML text.
+    """
     from .html import to_html_calculator as page
     return page(model, path, **options)

@@ -2,7 +2,9 @@
 
 The page is a rendering of the declarative card (:mod:`riskformula.card`): one input per variable
 the card reads (a number for a measurement or a threshold's variable, a checkbox for a 0/1 value,
-a list of the training levels for a factor), the card with the points each item gives, the total
+a list of the training levels for a factor; a "not measured" choice for a variable whose missing
+values ``predict`` scores — a missing item's points, or the value a missing value counts as), the
+card with the points each item gives, the total
 score, the risk from the model's own score → risk map (the logistic curve, or a net-benefit
 score's band risks), the score → risk table, the certificate line and the data's provenance.
 
@@ -85,13 +87,17 @@ def calculator_spec(model) -> dict:
     -------
     dict
         ``formula``; ``inputs``, one per variable the card reads, ``{"id", "variable", "control",
-        "levels", "numbers"}`` with ``control`` ``"number"``, ``"checkbox"`` (a value that was 0/1
-        in training) or ``"select"`` (``levels``: the training levels' texts; ``numbers``: their
-        numeric values where a rule also reads the factor as a number, else None); ``items``, the
+        "levels", "numbers", "missing"}`` with ``control`` ``"number"``, ``"checkbox"`` (a value that
+        was 0/1 in training), ``"select"`` (``levels``: the training levels' texts; ``numbers``:
+        their numeric values where a rule also reads the factor as a number, else None) or
+        ``"presence"`` (a variable read only by its missing item: a "not measured" box), and
+        ``missing`` what the input's "not measured" choice gives: None (no such choice),
+        ``{"action": "item"}`` or ``{"action": "as", "x", "idx"}`` (see :func:`_missing_choice`); ``items``, the
         card in order, ``{"label", "term", "points", "factors"}``, an item's value being the
         product of its factors: ``{"t": "iv", "in", "lo", "hi"}`` (``lo < x ≤ hi``, None open),
         ``{"t": "le", "in", "c"}`` (``x ≤ c``), ``{"t": "eq", "in", "idx"}`` (the selected level is
-        one of ``idx``) or ``{"t": "x", "in"}`` (the value), ``in`` indexing ``inputs``; ``map``,
+        one of ``idx``), ``{"t": "x", "in"}`` (the value) or ``{"t": "na", "in"}`` (the input is
+        "not measured", which makes every other factor on it 0), ``in`` indexing ``inputs``; ``map``,
         ``{"kind": "logistic", "intercept", "scale"}`` or ``{"kind": "bands", "cutoffs", "risks"}``
         (the band is the number of cut-offs the score, rounded to 9 decimals, reaches; infinite
         cut-offs as the strings ``"Infinity"``/``"-Infinity"``); ``table``, the risk table's
@@ -125,6 +131,9 @@ def calculator_spec(model) -> dict:
         if not design.rules:
             raise SettingsError("the calculator page reads the design's declarative rules, and this model has none "
                                 "(saved by an older version of riskformula): refit it.")
+        if it.kind == "missing":    # "x is missing": the input's "not measured" choice
+            use(it.variable, "missing")
+            return [("na", it.variable, it)]
         if it.kind == "interval":   # its cut columns must compare a data column, not an expression
             if any(design.rules[j].kind != "le" or design.rules[j].variable != it.variable
                    for j in it.columns if j is not None) or it.variable is None:
@@ -146,19 +155,23 @@ def calculator_spec(model) -> dict:
         return out
 
     item_parts = [parts_of(it) for it in card.items]
+    fitted = dict(getattr(design, "missing", None) or {})
     inputs, index = [], {}
     for k, (var, how) in enumerate(uses.items()):
         index[var] = k
-        entry: dict[str, Any] = {"id": f"rf-in-{k}", "variable": str(var), "control": "number", "levels": None, "numbers": None}
-        if var in categories and "level" in how:
+        entry: dict[str, Any] = {"id": f"rf-in-{k}", "variable": str(var), "control": "number", "levels": None,
+                                 "numbers": None, "missing": _missing_choice(var, fitted.get(var), categories)}
+        if how == {"missing"}:    # read only by its missing item: measured or not is all that counts
+            entry["control"] = "presence"
+        elif var in categories and "level" in how:
             levels = list(categories[var])
             entry.update(control="select", levels=[str(v) for v in levels])
-            if how - {"level"}:   # a level also read as a number
+            if how - {"level", "missing"}:   # a level also read as a number
                 if not all(_is_number(v) for v in levels):
                     raise SettingsError(f"the calculator page cannot read the variable `{var}` both as a factor and "
                                         f"as a number: its levels are not all numbers ({levels[:5]!r}).")
                 entry["numbers"] = [float(v) for v in levels]
-        elif how == {"linear"} and _zero_one(model, var):
+        elif how - {"missing"} == {"linear"} and _zero_one(model, var):
             entry["control"] = "checkbox"
         inputs.append(entry)
 
@@ -179,6 +192,25 @@ def calculator_spec(model) -> dict:
     table = model.risk_table()
     rows = [[_json_number(a), _json_number(b)] for a, b in zip(table["score_from"], table["score_to"])]
     return {"formula": model.formula, "inputs": inputs, "items": items, "map": _risk_map(model), "table": rows}
+
+
+def _missing_choice(var, policy, categories) -> dict | None:
+    """What the input's "not measured" choice does, as ``predict`` scores a missing value: None (no
+    such choice: ``predict`` refuses a missing value), ``{"action": "item"}`` (the variable's items
+    give 0 and its missing item its points) or ``{"action": "as", "x": number, "idx": level index}``
+    (the value or level a missing value counts as)."""
+    from ..design.missing import scorable
+    if not scorable(policy):
+        return None
+    if policy["action"] == "item":
+        return {"action": "item"}
+    value = _plain(policy["value"])
+    levels = list(categories.get(var, ()))
+    idx = next((i for i, v in enumerate(levels) if _same(v, value)), None)
+    if levels and idx is None:
+        raise SettingsError(f"the calculator page cannot offer \"not measured\" for `{var}`: a missing value "
+                            f"counts as {value!r}, which is not one of its training levels.")
+    return {"action": "as", "x": float(value) if _is_number(value) else None, "idx": idx}
 
 
 def _risk_map(model) -> dict:
@@ -243,15 +275,33 @@ def _field(entry: dict, notes: list) -> str:
     i, name = entry["id"], _e(entry["variable"])
     help_ = f'<p class="help" id="{i}-help">{_e("; ".join(notes))}</p>' if notes else ""
     described = f' aria-describedby="{i}-help"' if notes else ""
+    # "not measured": a missing value, scored as predict scores it (a select's option, else a box)
+    na = "" if entry["missing"] is None or entry["control"] in ("select", "presence") else (
+        f'<span class="na"><input type="checkbox" id="{i}-na"> <label for="{i}-na">{name} not measured</label></span>')
+    if entry["control"] == "presence":
+        off = "" if entry["missing"] is not None else " disabled"
+        return (f'<div class="field check"><input type="checkbox" id="{i}"{described}{off}>'
+                f'<label for="{i}">{name} not measured</label>{help_}</div>')
     if entry["control"] == "checkbox":
         return (f'<div class="field check"><input type="checkbox" id="{i}"{described}>'
-                f'<label for="{i}">{name} <span class="unit">(ticked = 1)</span></label>{help_}</div>')
+                f'<label for="{i}">{name} <span class="unit">(ticked = 1)</span></label>{na}{help_}</div>')
     if entry["control"] == "select":
         options = "".join(f'<option value="{k}">{_e(v)}</option>' for k, v in enumerate(entry["levels"]))
+        if entry["missing"] is not None:
+            options += '<option value="na">(not measured)</option>'
         return (f'<div class="field"><label for="{i}">{name}</label><select id="{i}"{described}>'
                 f'<option value="">(choose)</option>{options}</select>{help_}</div>')
     return (f'<div class="field"><label for="{i}">{name}</label><input type="number" step="any" '
-            f'inputmode="decimal" id="{i}" autocomplete="off"{described}>{help_}</div>')
+            f'inputmode="decimal" id="{i}" autocomplete="off"{described}>{na}{help_}</div>')
+
+
+def _missing_note(entry: dict) -> list:
+    """What "not measured" gives, for the input's help text."""
+    m = entry["missing"]
+    if m is None or m["action"] == "item":
+        return []
+    shown = entry["levels"][m["idx"]] if m["idx"] is not None else r.fmt_points(m["x"]).lstrip("+")
+    return [f"not measured counts as {shown}"]
 
 
 def _risk_text(a: float, b: float) -> str:
@@ -275,7 +325,7 @@ def _page(model, spec: dict, title: str) -> str:
         for k in dict.fromkeys(f["in"] for f in s["factors"]):
             notes[k].append(f"{pts} when ticked" if ticked else f"{pts} per unit" if alone
                             else f"{it.label}: {pts}{per[-1]}")
-    fields = "\n".join(_field(e, notes[k]) for k, e in enumerate(spec["inputs"]))
+    fields = "\n".join(_field(e, notes[k] + _missing_note(e)) for k, e in enumerate(spec["inputs"]))
     rows = "\n".join(f'<tr><th scope="row">{_e(it.label)}</th><td class="num">{_e(r.fmt_points(it.points))}'
                      f'<span class="unit">{_e(u)}</span></td>'
                      f'<td class="num counted" id="rf-item-{k}">&ndash;</td></tr>'
@@ -375,6 +425,8 @@ section{margin-bottom:1.2rem}
 .field.check{display:grid;grid-template-columns:auto 1fr;column-gap:.5rem;align-items:center}
 .field.check label{display:inline}
 .field.check .help{grid-column:2}
+.na{display:block;margin-top:.25rem}
+.na label{display:inline;font-weight:400}
 input[type=number],select{font:inherit;width:100%;max-width:16rem;padding:.35rem .5rem;border:1px solid #8a939c;border-radius:4px}
 input[type=checkbox]{width:1.25rem;height:1.25rem;margin:0}
 :focus-visible{outline:3px solid var(--accent);outline-offset:2px}
@@ -415,22 +467,36 @@ _JS = r"""
   var spec = JSON.parse(document.getElementById("rf-model").textContent);
   var form = document.getElementById("rf-form"), out = document.getElementById("rf-result");
   var els = spec.inputs.map(function (inp) { return document.getElementById(inp.id); });
+  var nas = spec.inputs.map(function (inp) { return document.getElementById(inp.id + "-na"); });
   function num(v) { return typeof v === "string" ? Number(v) : v; }
-  function read(k) {
+  function notMeasured(k) {
     var inp = spec.inputs[k], el = els[k];
-    if (inp.control === "checkbox") return {x: el.checked ? 1 : 0, idx: null};
+    if (inp.missing === null) return false;
+    if (inp.control === "select") return el.value === "na";
+    if (inp.control === "presence") return el.checked;
+    return nas[k] !== null && nas[k].checked;
+  }
+  function read(k) {
+    var inp = spec.inputs[k], el = els[k], na = notMeasured(k);
+    if (nas[k] !== null) el.disabled = na;
+    if (na && inp.missing.action === "item") return {x: NaN, idx: null, na: true};
+    if (na) return {x: inp.missing.x === null ? NaN : inp.missing.x, idx: inp.missing.idx, na: false};
+    if (inp.control === "presence") return {x: NaN, idx: null, na: false};
+    if (inp.control === "checkbox") return {x: el.checked ? 1 : 0, idx: null, na: false};
     if (inp.control === "select") {
       if (el.value === "") return null;
       var i = parseInt(el.value, 10);
-      return {x: inp.numbers ? inp.numbers[i] : NaN, idx: i};
+      return {x: inp.numbers ? inp.numbers[i] : NaN, idx: i, na: false};
     }
     var s = el.value.trim();
     if (s === "" || (el.validity && el.validity.badInput)) return null;
     var x = Number(s);
-    return isFinite(x) ? {x: x, idx: null} : null;
+    return isFinite(x) ? {x: x, idx: null, na: false} : null;
   }
   function factor(f, v) {
     var a = v[f["in"]];
+    if (f.t === "na") return a.na ? 1 : 0;
+    if (a.na) return 0;    // a missing value meets none of its variable's other items
     if (f.t === "iv") return ((f.lo === null || a.x > f.lo) && (f.hi === null || a.x <= f.hi)) ? 1 : 0;
     if (f.t === "le") return a.x <= f.c ? 1 : 0;
     if (f.t === "eq") return f.idx.indexOf(a.idx) >= 0 ? 1 : 0;

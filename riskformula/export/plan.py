@@ -4,7 +4,7 @@ export is (:func:`provenance`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -17,8 +17,10 @@ __all__ = ["card_plan", "CardPlan", "Factor", "Entry", "RiskMap", "provenance"]
 @dataclass(frozen=True)
 class Factor:
     """One multiplicand of an item's value: ``interval`` (1 when ``lower < x ≤ upper``, None an
-    open end), ``le`` (1 when ``x ≤ value``), ``level`` (1 when ``x == value``) or ``linear`` (``x``
-    as a number, booleans as 0/1)."""
+    open end), ``le`` (1 when ``x ≤ value``), ``level`` (1 when ``x == value``), ``linear`` (``x``
+    as a number, booleans as 0/1) or ``missing`` (1 when ``x`` is missing: the item of a variable
+    fitted with ``missing="item"``).  The first four are 0 where ``x`` is missing (see
+    :attr:`CardPlan.missing`)."""
 
     kind: str
     variable: str
@@ -72,6 +74,13 @@ class CardPlan:
         condition: an interval, a level or a product of cuts and levels), else None.
     integral : bool
         Whether every score is a whole number (every item a condition).
+    missing : dict
+        Variable -> how ``predict`` scores a missing value of it, for the variables the card reads
+        that it scores when missing (:attr:`DesignSpec.missing`): ``{"action": "item"}`` (a missing
+        value meets no item but the variable's ``missing`` item, if the card has one) or
+        ``{"action": "as", "value": v}`` (a missing value is ``v``, filled in before any item reads
+        it).  A missing value of any other variable leaves the row without a score.  "Missing" is
+        what pandas calls missing: None, NaN (and NaT).
     """
 
     entries: tuple
@@ -82,6 +91,7 @@ class CardPlan:
     risk: RiskMap
     scores: tuple | None
     integral: bool
+    missing: dict = field(default_factory=dict)
 
     def terms(self) -> dict:
         """term -> its entries, in card order."""
@@ -130,7 +140,7 @@ def card_plan(model, what: str = "this export") -> CardPlan:
     for it in card.items:
         factors = _factors(it, design, what)
         for f in factors:
-            uses.setdefault(f.variable, set()).add("level" if f.kind == "level" else "number")
+            uses.setdefault(f.variable, set()).add(f.kind if f.kind in ("level", "missing") else "number")
         entries.append(Entry(it, tuple(factors)))
     if not math.isfinite(float(card.intercept)) or not math.isfinite(float(model.scale)) or model.scale <= 0:
         raise DataError(f"the model's intercept ({card.intercept!r}) and score scale ({model.scale!r}) must be "
@@ -143,35 +153,72 @@ def card_plan(model, what: str = "this export") -> CardPlan:
                 found = tuple(dict.fromkeys(f.value for e in entries for f in e.factors
                                             if f.kind == "level" and f.variable == var))
             levels[var] = tuple(_plain(v) for v in found)
+    missing = _missing_policies(design, uses, levels, what)
     conditions = all(f.kind != "linear" for e in entries for f in e.factors)
-    scores = _condition_scores(entries) if conditions else None
+    by_item = {v for v, p in missing.items() if p["action"] == "item"}
+    scores = _condition_scores(entries, by_item) if conditions else None
     return CardPlan(entries=tuple(entries), variables=tuple(uses),
                     numeric=tuple(v for v, how in uses.items() if "number" in how), levels=levels,
                     zero_one=frozenset(_zero_one(model, v) for v in uses) - {None},
-                    risk=_risk_map(model), scores=scores, integral=conditions)
+                    risk=_risk_map(model), scores=scores, integral=conditions, missing=missing)
 
 
-def _condition_scores(entries, limit: int = 5000):
+def _missing_policies(design, uses: dict, levels: dict, what: str) -> dict:
+    """variable -> its policy (``{"action": "item"}`` or ``{"action": "as", "value": v}``) for
+    every variable the card reads that ``predict`` scores when missing."""
+    from ..design.missing import scorable
+    fitted = dict(getattr(design, "missing", None) or {})
+    out: dict = {}
+    for var in uses:
+        policy = fitted.get(var)
+        if policy is None or not scorable(policy):
+            continue
+        if policy["action"] == "item":
+            out[var] = {"action": "item"}
+            continue
+        value = _plain(policy.get("value"))
+        if isinstance(value, float) and not math.isfinite(value):
+            raise DataError(f"the value a missing `{var}` counts as ({value!r}) must be finite to be exported.")
+        if var in levels and not any(_same(value, v) for v in levels[var]):
+            raise DataError(f"{what}: a missing `{var}` counts as {value!r}, which is not one of its training "
+                            f"levels {list(levels[var])[:10]!r}.")
+        if not isinstance(value, (str, bool, int, float)):
+            raise DataError(f"{what}: a missing `{var}` counts as {value!r}; it must be a string, a number or a "
+                            "boolean to be exported.")
+        out[var] = {"action": "as", "value": value}
+    return out
+
+
+def _same(a, b) -> bool:
+    """Equal as a level rule compares (``==``), a boolean never matching a number."""
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+
+def _condition_scores(entries, by_item=frozenset(), limit: int = 5000):
     """Every total a card of conditions can give (a superset: within a term of products, every
-    subset of its items; a threshold's regions; a factor's one level or none), or None when there
-    are more than ``limit``."""
+    subset of its items; a threshold's regions; a factor's one level or none; 0 for a term of a
+    variable in ``by_item``, those scored by a missing item, as a missing value meets none of the
+    term's items), or None when there are more than ``limit``."""
     totals = {0}
     by_term: dict = {}
     for e in entries:
         by_term.setdefault(e.item.term, []).append(e)
-    for items in by_term.values():
-        pts = [int(e.item.points) for e in items]
-        if all(e.item.kind == "interval" for e in items):
+    for group in by_term.values():
+        pts = [int(e.item.points) for e in group]
+        if all(e.item.kind == "interval" for e in group):
             # a threshold's items may overlap (x > 40 and x > 60): the points of each region
-            sums = {int(v) for v in interval_points([e.item for e in items])}
-        elif all(len(e.factors) == 1 and e.factors[0].kind == "level" for e in items):
-            sums = {0, *pts}     # the levels of a factor exclude one another
+            sums = {int(v) for v in interval_points([e.item for e in group])}
+        elif all(len(e.factors) == 1 and e.factors[0].kind in ("level", "missing") for e in group) and \
+                len({e.factors[0].variable for e in group}) == 1:
+            sums = {0, *pts}     # the levels of a factor exclude one another (and its missing item)
         else:
             sums = {0}
             for p in pts:
                 sums |= {s + p for s in sums}
                 if len(sums) > limit:
                     return None
+        if any(f.variable in by_item for e in group for f in e.factors):
+            sums.add(0)
         totals = {t + s for t in totals for s in sums}
         if len(totals) > limit:
             return None
@@ -179,6 +226,8 @@ def _condition_scores(entries, limit: int = 5000):
 
 
 def _factors(it, design, what: str) -> list:
+    if it.kind == "missing":
+        return [Factor("missing", _name(it.variable, it))]
     if it.kind == "interval":
         if it.variable is None:    # a threshold of an expression (threshold(np.log(x)))
             raise SettingsError(_refusal(what, it))
@@ -253,7 +302,19 @@ def _number(v):
 
 
 def provenance(model) -> list:
-    """Lines saying what the export is: formula, training rows and events, certificate, package."""
+    """Lines saying what the export is: formula, training rows and events, certificate, package.
+
+    Parameters
+    ----------
+    model : RiskScore or NetBenefitScore
+        A fitted (or loaded) risk score.
+
+    Returns
+    -------
+    list of str
+        Three lines: the formula; the training rows, events and riskformula version; the
+        certificate (:meth:`RiskScore.certificate_line`).
+    """
     from .._version import __version__
     lines = [f"Risk score: {model.formula}",
              f"Fitted on {model.nobs:,d} rows ({model.events:,d} events) by riskformula {__version__}.",

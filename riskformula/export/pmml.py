@@ -11,13 +11,22 @@ net-benefit score's bands — and the reason codes.
 
 Reason codes follow the principal reasons (:meth:`RiskScore.reasons`): ``reasonCodeAlgorithm``
 is ``"pointsAbove"`` and each characteristic's ``baselineScore`` is the fewest points the term
-can give (over its training values), so a term's reason points are the points a person has above
-the best the term allows.  The code is the feature's name (the variables of an interaction
-joined with `` & ``); terms on the same feature add up, as the evaluator sums a code's points.
+can give (over its training values; a missing value is no value a person can move to), so a
+term's reason points are the points a person has above the best the term allows.  The code is
+the feature's name (the variables of an interaction joined with `` & ``); terms on the same
+feature add up, as the evaluator sums a code's points.
 
-A row with a missing value, a value outside the training levels, or a non-finite number gets no
-score and no risk (each ``MiningField`` treats invalid values as missing; a missing value makes
-the term's partial score missing, which makes the score missing), where ``predict`` refuses it.
+Missing values are scored as ``predict`` scores them.  A variable fitted with ``missing="item"``
+has, first in each characteristic that reads it, an ``isMissing`` attribute: the missing item's
+points where the card joins the item with the variable's one interval or level term (as the card's
+attainable scores and the principal reasons do), else 0 there and a characteristic of its own for
+the missing item.  A variable fitted with ``missing="as <value>"`` has that value as the
+``MiningField``'s ``missingValueReplacement``.  For these two, an invalid value (outside the
+training levels, a non-finite number) is ``returnInvalid``: the evaluator reports the row as an
+error and gives it no score.  A row with a missing value of any other variable, a value outside
+the training levels, or a non-finite number gets no score and no risk (each ``MiningField``
+treats invalid values as missing; a missing value makes the term's partial score missing, which
+makes the score missing), where ``predict`` refuses it.
 """
 
 from __future__ import annotations
@@ -47,8 +56,10 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
         Where to write the document (UTF-8); default None: only return it.
     model_name : str, default "riskformula"
         The ``modelName`` of the scorecard.
-    score, risk : str, default "score" and "risk"
-        Names of the output fields with the total points and the risk.
+    score : str, default "score"
+        Name of the output field with the total points.
+    risk : str, default "risk"
+        Name of the output field with the risk (not the same as ``score``).
     reasons : int, default 3
         How many reason codes to output (fields ``reason_1`` ... ``reason_<n>``; 0 for none).
 
@@ -114,28 +125,47 @@ def _document(model, plan, model_name, score, risk, reasons) -> ET.Element:
             f = _sub(dd, "DataField", name=var, optype="categorical", dataType=_level_type(var, levels))
             for v in levels:
                 _sub(f, "Value", value=_text(v))
-        else:
+        elif var in plan.numeric:
             f = _sub(dd, "DataField", name=var, optype="continuous", dataType="double")
             _sub(f, "Interval", closure="closedClosed", leftMargin="-" + _MAX_DOUBLE, rightMargin=_MAX_DOUBLE)
+        else:   # read only by its missing item: any value that is there will do
+            _sub(dd, "DataField", name=var, optype="categorical", dataType="string")
 
     sc = _sub(root, "Scorecard", modelName=model_name, functionName="regression", useReasonCodes="true",
               reasonCodeAlgorithm="pointsAbove", initialScore="0", baselineMethod="min")
     ms = _sub(sc, "MiningSchema")
     for var in plan.variables:
-        _sub(ms, "MiningField", name=var, usageType="active", invalidValueTreatment="asMissing")
+        policy = plan.missing.get(var) or {}
+        if not policy:
+            _sub(ms, "MiningField", name=var, usageType="active", invalidValueTreatment="asMissing")
+        elif policy["action"] == "item":
+            _sub(ms, "MiningField", name=var, usageType="active", invalidValueTreatment="returnInvalid")
+        else:
+            _sub(ms, "MiningField", name=var, usageType="active", invalidValueTreatment="returnInvalid",
+                 missingValueReplacement=_text(policy["value"]))
     _output(_sub(sc, "Output"), plan, score, risk, reasons, _codes(plan))
     chars = _sub(sc, "Characteristics")
     codes = _codes(plan)
-    baselines = dict(zip(model.scorecard.terms(), model.scorecard.contributions()))
-    for term, entries in plan.terms().items():
-        base = baselines[term]
-        base = base[0] if isinstance(base, tuple) else float(min(base))
+    terms = plan.terms()
+    joined = _joined(terms, plan)
+    kept = [t for t in terms if t not in joined.values()]
+    # the card's contributions are per term, a joined missing item's counted with its variable's term
+    baselines = dict(zip(kept, model.scorecard.contributions()))
+    for term in kept:
+        entries = terms[term]
+        base = _baseline(term, entries, baselines[term], joined)
         variables = list(dict.fromkeys(f.variable for e in entries for f in e.factors))
         ch = _sub(chars, "Characteristic", name=term, reasonCode=codes[variables[0]], baselineScore=_num(base))
         for var in variables:           # a missing (or invalid) value: the score is missing
-            a = _sub(ch, "Attribute")
-            _sub(a, "SimplePredicate", field=var, operator="isMissing")
-            _sub(_sub(a, "ComplexPartialScore"), "FieldRef", field=var)
+            if var not in plan.missing:
+                a = _sub(ch, "Attribute")
+                _sub(a, "SimplePredicate", field=var, operator="isMissing")
+                _sub(_sub(a, "ComplexPartialScore"), "FieldRef", field=var)
+        for var in variables:           # a missing value scored by a missing item: its points here, or 0
+            if (plan.missing.get(var) or {}).get("action") == "item":
+                own = terms[joined[term]] if term in joined else entries if _is_missing_term(entries) else []
+                pts = sum(int(e.item.points) for e in own)
+                _sub(_sub(ch, "Attribute", partialScore=_num(pts)), "SimplePredicate", field=var, operator="isMissing")
         _attributes(ch, entries, plan)
     if not plan.entries:                # a card without items: every score is 0
         ch = _sub(chars, "Characteristic", name="(no items)", reasonCode="(no items)", baselineScore="0")
@@ -143,8 +173,45 @@ def _document(model, plan, model_name, score, risk, reasons) -> ET.Element:
     return root
 
 
+def _baseline(term, entries, contribution, joined) -> float:
+    """The fewest points a term gives a person whose value is there: a missing value is not a value
+    a person can move to, so the principal reasons never count it as the best (a missing item's
+    own characteristic: 0; a term joined with a missing item: its own items' fewest)."""
+    if _is_missing_term(entries):
+        return 0.0
+    if term in joined:
+        items = [e.item for e in entries]
+        own = interval_points(items) if items[0].kind == "interval" else [0, *(it.points for it in items)]
+        return float(min(own))
+    return contribution[0] if isinstance(contribution, tuple) else float(min(contribution))
+
+
+def _is_missing_term(entries) -> bool:
+    return all(len(e.factors) == 1 and e.factors[0].kind == "missing" for e in entries)
+
+
+def _joined(terms: dict, plan) -> dict:
+    """term -> the missing item term counted with it: a variable's missing item and its one
+    interval or level term are exclusive (a missing value meets none of the term's items), so one
+    characteristic holds both, as :meth:`ScoreCard.contributions` counts them."""
+    by_variable: dict = {}
+    for term, entries in terms.items():
+        if entries[0].item.kind != "missing" and entries[0].item.variable is not None:
+            by_variable.setdefault(entries[0].item.variable, []).append(term)
+    out = {}
+    for term, entries in terms.items():
+        if entries[0].item.kind == "missing":
+            own = by_variable.get(entries[0].item.variable, [])
+            if len(own) == 1 and all(e.item.kind in ("interval", "level") for e in terms[own[0]]):
+                out[own[0]] = term
+    return out
+
+
 def _attributes(ch, entries, plan) -> None:
     kinds = {f.kind for e in entries for f in e.factors}
+    if kinds == {"missing"}:            # a missing item of its own: 0 where the value is there
+        _sub(_sub(ch, "Attribute", partialScore="0"), "True")
+        return
     if kinds == {"interval"}:
         var = entries[0].factors[0].variable
         cuts = sorted({c for e in entries for c in (e.item.lower, e.item.upper) if c is not None})

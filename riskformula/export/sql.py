@@ -6,9 +6,13 @@ product of its parts.  Identifiers are double-quoted (quotes doubled) and string
 with single quotes doubled, so names and levels are data, never SQL.  Numbers are written so
 that they read back as the same doubles.
 
-A row with NULL in any variable the card reads — or a value ``predict`` refuses: NaN or an
-infinite number, a non-number where a number is read, a level not seen in training — gets NULL
-score and NULL risk, never a number.
+Missing values are scored as ``predict`` scores them.  A variable fitted with ``missing="item"``
+is missing where it is NULL (or a NaN number): there its missing item (``x IS NULL``) gives its
+points and every other item on it gives 0 (a comparison with NULL is not met, a value counts 0).
+A variable fitted with ``missing="as <value>"`` reads ``COALESCE(x, value)``.  A row with NULL in
+any other variable the card reads — or a value ``predict`` refuses: NaN or an infinite number, a
+non-number where a number is read, a level not seen in training — gets NULL score and NULL risk,
+never a number.
 
 The risk is the model's own score → risk map:
 
@@ -51,11 +55,14 @@ def to_sql(model, table="data", *, dialect: str = "sqlite", keep="*", score: str
         ``("clinic", "patients")``.  Quoted as identifiers: any name is safe.
     dialect : {"sqlite", "duckdb", "postgres"}, default "sqlite"
         The SQL engine.
-    keep : "*", sequence of str or None, default "*"
-        The table's columns to return beside the score and risk: ``"*"`` all of them, a list
-        those (an id column, say), None none.
-    score, risk : str, default "score" and "risk"
-        Names of the two computed columns.
+    keep : str or sequence of str or None, default "*"
+        The table's columns to return beside the score and risk: ``"*"`` all of them, a column
+        name or a list of names only those (an id column, say; none named as ``score`` or
+        ``risk``), None none.
+    score : str, default "score"
+        Name of the computed column with the total points.
+    risk : str, default "risk"
+        Name of the computed column with the risk (not the same as ``score``).
     risk_map : {"auto", "formula", "table"}, default "auto"
         How the risk is computed from the score (see the module docstring): ``"formula"`` the
         model's map as an expression, ``"table"`` a lookup over every attainable score (a card of
@@ -146,8 +153,27 @@ class _Writer:
         return "'" + _no_nul(str(v), "a level").replace("'", "''") + "'"
 
     # --- reading the data ---------------------------------------------------------------
-    def num(self, var: str) -> str:
-        """The variable as a number (NULL when it is not one, in DuckDB)."""
+    def _policy(self, var: str) -> dict:
+        return self.plan.missing.get(var) or {}
+
+    def missing(self, var: str) -> str:
+        """True where the variable is missing as pandas sees it: NULL, or a NaN number."""
+        x = self.ident(var)
+        if self.dialect == "sqlite":        # SQLite stores a NaN as NULL
+            return f"{x} IS NULL"
+        if self.dialect == "duckdb":
+            return f"({x} IS NULL OR (typeof({x}) IN ('DOUBLE', 'FLOAT') AND isnan(TRY_CAST({x} AS DOUBLE))))"
+        return (f"({x} IS NULL OR (pg_typeof({x}) IN ('double precision'::regtype, 'real'::regtype, "
+                f"'numeric'::regtype) AND CAST({x} AS TEXT) = 'NaN'))")
+
+    def _fill(self, expr: str, var: str, value: str) -> str:
+        """``expr`` with ``value`` where the variable is missing (a ``missing="as <value>"``)."""
+        if self.dialect == "sqlite":
+            return f"COALESCE({expr}, {value})"
+        return f"CASE WHEN {self.missing(var)} THEN {value} ELSE {expr} END"
+
+    def _cast(self, var: str) -> str:
+        """The column as a number (NULL when it is not one, in DuckDB)."""
         x = self.ident(var)
         if self.dialect == "duckdb":
             return f"TRY_CAST({x} AS DOUBLE)"
@@ -158,25 +184,54 @@ class _Writer:
             return f"CAST({x} AS DOUBLE PRECISION)"
         return x
 
+    def num(self, var: str) -> str:
+        """The variable as a number as ``predict`` reads it: an ``"as"`` value where it is missing;
+        NULL where it is missing and scored by a missing item (so no condition on it holds)."""
+        x, policy = self._cast(var), self._policy(var)
+        if policy.get("action") == "as":
+            return self._fill(x, var, self.number(float(policy["value"])))
+        if policy.get("action") == "item" and self.dialect != "sqlite":
+            return f"CASE WHEN {self.missing(var)} THEN NULL ELSE {x} END"   # a NaN, too
+        return x
+
+    def level(self, var: str) -> str:
+        """The variable as a level: an ``"as"`` level filled in where it is missing."""
+        policy = self._policy(var)
+        if policy.get("action") == "as":
+            return self._fill(self.ident(var), var, self.literal(policy["value"]))
+        return self.ident(var)
+
     def guard(self) -> list:
         """Conditions that hold exactly when ``predict`` would score the row."""
         out = []
         for var in self.plan.numeric:
-            x = self.ident(var)
+            # an "as" value is checked as filled in; a missing item's variable where it is not missing
+            filled = self._policy(var).get("action") == "as"
             if self.dialect == "sqlite":
-                out.append(f"typeof({x}) IN ('integer', 'real') AND {x} NOT IN (9e999, -9e999)")
+                x = self.num(var) if filled else self.ident(var)
+                check = f"typeof({x}) IN ('integer', 'real') AND {x} NOT IN (9e999, -9e999)"
             elif self.dialect == "duckdb":
-                out.append(f"isfinite({self.num(var)})")
+                check = f"isfinite({self.num(var) if filled else self._cast(var)})"
             else:
                 special = ", ".join(f"CAST('{s}' AS DOUBLE PRECISION)" for s in ("NaN", "Infinity", "-Infinity"))
-                out.append(f"{x} IS NOT NULL AND {self.num(var)} NOT IN ({special})")
+                x = self.num(var) if filled else self.ident(var)
+                check = f"{x} IS NOT NULL AND {self.num(var) if filled else self._cast(var)} NOT IN ({special})"
+            out.append(self._or_missing(var, check))
         for var, levels in self.plan.levels.items():
-            out.append(f"{self.ident(var)} IN ({', '.join(self.literal(v) for v in levels)})")
+            out.append(self._or_missing(var, f"{self.level(var)} IN ({', '.join(self.literal(v) for v in levels)})"))
         return out
 
+    def _or_missing(self, var: str, check: str) -> str:
+        """``check``, or the variable missing when a missing item scores it."""
+        if self._policy(var).get("action") == "item":
+            return f"{self.missing(var)} OR ({check})"
+        return check
+
     def condition(self, f) -> str:
+        if f.kind == "missing":
+            return self.missing(f.variable)
         if f.kind == "level":
-            return f"{self.ident(f.variable)} = {self.literal(f.value)}"
+            return f"{self.level(f.variable)} = {self.literal(f.value)}"
         x = self.num(f.variable)
         if f.kind == "le":
             return f"{x} <= {self.number(f.value)}"
@@ -184,14 +239,20 @@ class _Writer:
                 ([] if f.upper is None else [f"{x} <= {self.number(f.upper)}"])
         return " AND ".join(parts) if parts else "TRUE"
 
+    def linear(self, var: str) -> str:
+        """A value factor: 0 where the variable is missing and scored by a missing item."""
+        if self._policy(var).get("action") == "item":
+            return f"COALESCE({self.num(var)}, 0)"
+        return self.num(var)
+
     def term(self, e) -> str:
-        """One item's points on a row."""
+        """One item's points on a row (a condition on a NULL is not met: ``CASE`` gives 0)."""
         p = self.number(int(e.item.points))
         if all(f.kind != "linear" for f in e.factors):
             cond = " AND ".join(self.condition(f) for f in e.factors)
             return f"CASE WHEN {cond} THEN {p} ELSE 0 END"
-        parts = [self.num(f.variable) if f.kind == "linear" else f"CASE WHEN {self.condition(f)} THEN 1 ELSE 0 END"
-                 for f in e.factors]
+        parts = [self.linear(f.variable) if f.kind == "linear"
+                 else f"CASE WHEN {self.condition(f)} THEN 1 ELSE 0 END" for f in e.factors]
         return f"{p} * " + " * ".join(parts)
 
     def score(self) -> str:
@@ -255,9 +316,18 @@ def _explain(plan) -> list:
         how = f"risk = 1 / (1 + exp(-({rm.intercept!r} + score) / {rm.scale!r}))"
     else:
         how = "risk = the training event rate of the score's band (a net-benefit score's cut-offs)"
-    return ["score = the sum of the points of the items a row meets (a value item: points x value).", how,
-            "A row with NULL in any variable the card reads (or NaN, an infinite number, a non-number where a "
-            "number is read, or a level not seen in training) gets NULL score and risk."]
+    lines = ["score = the sum of the points of the items a row meets (a value item: points x value).", how]
+    items = [v for v, p in plan.missing.items() if p["action"] == "item"]
+    filled = [f"{v} as {p['value']!r}" for v, p in plan.missing.items() if p["action"] == "as"]
+    if items:
+        lines.append(f"Missing (NULL) {', '.join(items)}: only the variable's missing item counts (none of its "
+                     "other items).")
+    if filled:
+        lines.append(f"Missing (NULL) values count as: {', '.join(filled)}.")
+    others = "any other variable" if items or filled else "any variable"
+    lines.append(f"A row with NULL in {others} the card reads (or NaN, an infinite number, a non-number where a "
+                 "number is read, or a level not seen in training) gets NULL score and risk.")
+    return lines
 
 
 def _comment(text: str) -> list:

@@ -454,17 +454,35 @@ def statistical_parity(by, *, at_risk=None, at_score=None, max_diff=0.05, min_ra
 
     Parameters
     ----------
-    by : the protected attribute, a column of the training data (in the formula or not), or a list
+    by : str or list of str
+        The protected attribute, a column of the training data (in the formula or not), or a list
         of columns (intersectional groups).
-    at_risk, at_score : the decision cut-off: predicted positive when risk ≥ ``at_risk`` (default
-        0.5) or when the total points ≥ ``at_score``.
-    max_diff : largest allowed difference of two groups' rates (every pair, i.e. max − min), or
-        of a group's rate and the ``reference`` group's; None for no difference bound.
-    min_ratio : smallest allowed ratio of two groups' rates, e.g. 0.8 for the four-fifths rule.
-    reference : compare every group with this one instead of every pair.
-    side : ``"both"``; ``"above"`` bounds only how far a group's rate may be above the
-        reference's, ``"below"`` only how far below (one-sided; needs ``reference``).
-    weight : instead of (or besides) a bound, add ``weight`` × (largest difference) to the objective.
+    at_risk : float, optional
+        The decision cut-off as a risk in (0, 1): predicted positive when risk ≥ ``at_risk``; None
+        (default): 0.5, unless ``at_score`` is given.
+    at_score : float, optional
+        The decision cut-off as total points instead: predicted positive when the score ≥
+        ``at_score`` (give one of ``at_risk`` and ``at_score``, not both).
+    max_diff : float or None, default 0.05
+        Largest allowed difference of two groups' selection rates (every pair, i.e. max − min), or
+        of a group's and the ``reference`` group's, from 0 to 1; None for no difference bound.
+    min_ratio : float, optional
+        Smallest allowed ratio of two groups' selection rates (above 0, at most 1), e.g. 0.8 for the
+        four-fifths rule; None (default): no ratio bound.
+    reference : object, optional
+        A group (a level of ``by``; a tuple of levels with several columns): compare every group
+        with this one instead of every pair.
+    side : {"both", "above", "below"}, default "both"
+        ``"above"`` bounds only how far a group's rate may be above the reference's, ``"below"``
+        only how far below (one-sided; needs ``reference``).
+    weight : float, optional
+        A positive number: instead of (or besides) a bound, add ``weight`` × (largest difference)
+        to the objective (with ``max_diff=None`` for a penalty only).
+
+    Returns
+    -------
+    GroupParity
+        The constraint, for ``risk_score(..., constraints=[...])``.
 
     Examples
     --------
@@ -479,8 +497,42 @@ def conditional_statistical_parity(by, given, *, at_risk=None, at_score=None, ma
                                    reference=None, side="both", weight=None) -> GroupParity:
     """Conditional statistical parity: statistical parity within each level of a legitimate factor
     ``given`` (a column of the data), e.g. the same selection rates for men and women with the same
-    number of prior offences (Corbett-Davies et al., 2017).  Other arguments as
-    :func:`statistical_parity`.
+    number of prior offences (Corbett-Davies et al., 2017).
+
+    Parameters
+    ----------
+    by : str or list of str
+        The protected attribute, a column of the training data (in the formula or not), or a list
+        of columns (intersectional groups).
+    given : str
+        The legitimate factor's column; the groups are compared within each of its levels.
+    at_risk : float, optional
+        The decision cut-off as a risk in (0, 1): predicted positive when risk ≥ ``at_risk``; None
+        (default): 0.5, unless ``at_score`` is given.
+    at_score : float, optional
+        The decision cut-off as total points instead: predicted positive when the score ≥
+        ``at_score`` (give one of ``at_risk`` and ``at_score``, not both).
+    max_diff : float or None, default 0.05
+        Largest allowed difference of two groups' selection rates within a level of ``given`` (every
+        pair, i.e. max − min), or of a group's and the ``reference`` group's, from 0 to 1; None for
+        no difference bound.
+    min_ratio : float, optional
+        Smallest allowed ratio of two groups' selection rates within a level of ``given`` (above 0,
+        at most 1), e.g. 0.8 for the four-fifths rule; None (default): no ratio bound.
+    reference : object, optional
+        A group (a level of ``by``; a tuple of levels with several columns): compare every group
+        with this one instead of every pair.
+    side : {"both", "above", "below"}, default "both"
+        ``"above"`` bounds only how far a group's rate may be above the reference's, ``"below"``
+        only how far below (one-sided; needs ``reference``).
+    weight : float, optional
+        A positive number: instead of (or besides) a bound, add ``weight`` × (largest difference)
+        to the objective (with ``max_diff=None`` for a penalty only).
+
+    Returns
+    -------
+    GroupParity
+        The constraint, for ``risk_score(..., constraints=[...])``.
 
     Examples
     --------
@@ -497,7 +549,39 @@ def conditional_statistical_parity(by, given, *, at_risk=None, at_score=None, ma
 def predictive_equality(by, *, at_risk=None, at_score=None, max_diff=0.05, min_ratio=None, reference=None,
                         side="both", weight=None) -> GroupParity:
     """Predictive equality: false positive rates (predicted positive among non-events) differ by
-    at most ``max_diff`` between groups (Chouldechova, 2017).  Arguments as :func:`statistical_parity`.
+    at most ``max_diff`` between groups (Chouldechova, 2017).
+
+    Parameters
+    ----------
+    by : str or list of str
+        The protected attribute, a column of the training data (in the formula or not), or a list
+        of columns (intersectional groups).
+    at_risk : float, optional
+        The decision cut-off as a risk in (0, 1): predicted positive when risk ≥ ``at_risk``; None
+        (default): 0.5, unless ``at_score`` is given.
+    at_score : float, optional
+        The decision cut-off as total points instead: predicted positive when the score ≥
+        ``at_score`` (give one of ``at_risk`` and ``at_score``, not both).
+    max_diff : float or None, default 0.05
+        Largest allowed difference of two groups' false positive rates (every pair, i.e. max − min),
+        or of a group's and the ``reference`` group's, from 0 to 1; None for no difference bound.
+    min_ratio : float, optional
+        Smallest allowed ratio of two groups' false positive rates (above 0, at most 1), e.g. 0.8
+        for the four-fifths rule; None (default): no ratio bound.
+    reference : object, optional
+        A group (a level of ``by``; a tuple of levels with several columns): compare every group
+        with this one instead of every pair.
+    side : {"both", "above", "below"}, default "both"
+        ``"above"`` bounds only how far a group's rate may be above the reference's, ``"below"``
+        only how far below (one-sided; needs ``reference``).
+    weight : float, optional
+        A positive number: instead of (or besides) a bound, add ``weight`` × (largest difference)
+        to the objective (with ``max_diff=None`` for a penalty only).
+
+    Returns
+    -------
+    GroupParity
+        The constraint, for ``risk_score(..., constraints=[...])``.
 
     Examples
     --------
@@ -511,7 +595,39 @@ def predictive_equality(by, *, at_risk=None, at_score=None, max_diff=0.05, min_r
 def equal_opportunity(by, *, at_risk=None, at_score=None, max_diff=0.05, min_ratio=None, reference=None,
                       side="both", weight=None) -> GroupParity:
     """Equal opportunity: true positive rates (predicted positive among events) differ by at most
-    ``max_diff`` between groups (Hardt, Price & Srebro, 2016).  Arguments as :func:`statistical_parity`.
+    ``max_diff`` between groups (Hardt, Price & Srebro, 2016).
+
+    Parameters
+    ----------
+    by : str or list of str
+        The protected attribute, a column of the training data (in the formula or not), or a list
+        of columns (intersectional groups).
+    at_risk : float, optional
+        The decision cut-off as a risk in (0, 1): predicted positive when risk ≥ ``at_risk``; None
+        (default): 0.5, unless ``at_score`` is given.
+    at_score : float, optional
+        The decision cut-off as total points instead: predicted positive when the score ≥
+        ``at_score`` (give one of ``at_risk`` and ``at_score``, not both).
+    max_diff : float or None, default 0.05
+        Largest allowed difference of two groups' true positive rates (every pair, i.e. max − min),
+        or of a group's and the ``reference`` group's, from 0 to 1; None for no difference bound.
+    min_ratio : float, optional
+        Smallest allowed ratio of two groups' true positive rates (above 0, at most 1), e.g. 0.8 for
+        the four-fifths rule; None (default): no ratio bound.
+    reference : object, optional
+        A group (a level of ``by``; a tuple of levels with several columns): compare every group
+        with this one instead of every pair.
+    side : {"both", "above", "below"}, default "both"
+        ``"above"`` bounds only how far a group's rate may be above the reference's, ``"below"``
+        only how far below (one-sided; needs ``reference``).
+    weight : float, optional
+        A positive number: instead of (or besides) a bound, add ``weight`` × (largest difference)
+        to the objective (with ``max_diff=None`` for a penalty only).
+
+    Returns
+    -------
+    GroupParity
+        The constraint, for ``risk_score(..., constraints=[...])``.
 
     Examples
     --------
@@ -525,7 +641,40 @@ def equal_opportunity(by, *, at_risk=None, at_score=None, max_diff=0.05, min_rat
 def equalized_odds(by, *, at_risk=None, at_score=None, max_diff=0.05, min_ratio=None, reference=None,
                    side="both", weight=None) -> GroupParity:
     """Equalized odds: both true and false positive rates differ by at most ``max_diff`` between
-    groups (Hardt, Price & Srebro, 2016).  Arguments as :func:`statistical_parity`.
+    groups (Hardt, Price & Srebro, 2016).
+
+    Parameters
+    ----------
+    by : str or list of str
+        The protected attribute, a column of the training data (in the formula or not), or a list
+        of columns (intersectional groups).
+    at_risk : float, optional
+        The decision cut-off as a risk in (0, 1): predicted positive when risk ≥ ``at_risk``; None
+        (default): 0.5, unless ``at_score`` is given.
+    at_score : float, optional
+        The decision cut-off as total points instead: predicted positive when the score ≥
+        ``at_score`` (give one of ``at_risk`` and ``at_score``, not both).
+    max_diff : float or None, default 0.05
+        Largest allowed difference of two groups' true positive rates, and of their false positive
+        rates (every pair, i.e. max − min), or of a group's and the ``reference`` group's, from 0 to
+        1; None for no difference bound.
+    min_ratio : float, optional
+        Smallest allowed ratio of two groups' true positive rates, and of their false positive rates
+        (above 0, at most 1), e.g. 0.8 for the four-fifths rule; None (default): no ratio bound.
+    reference : object, optional
+        A group (a level of ``by``; a tuple of levels with several columns): compare every group
+        with this one instead of every pair.
+    side : {"both", "above", "below"}, default "both"
+        ``"above"`` bounds only how far a group's rate may be above the reference's, ``"below"``
+        only how far below (one-sided; needs ``reference``).
+    weight : float, optional
+        A positive number: instead of (or besides) a bound, add ``weight`` × (largest difference)
+        to the objective (with ``max_diff=None`` for a penalty only).
+
+    Returns
+    -------
+    GroupParity
+        The constraint, for ``risk_score(..., constraints=[...])``.
 
     Examples
     --------
@@ -679,7 +828,32 @@ def score_balance(by, *, among="all", max_diff=1.0, reference=None, side="both",
     the score (points: the logit of the risk times the score scale, so with a fitted ``scale=`` the
     bound stays in the card's points), where it is linear in the points and needs no indicator;
     :func:`risk_parity` bounds the mean predicted *risk* instead, through one binary per score
-    level.  Other arguments as :func:`statistical_parity`.
+    level.
+
+    Parameters
+    ----------
+    by : str or list of str
+        The protected attribute, a column of the training data (in the formula or not), or a list
+        of columns (intersectional groups).
+    among : {"all", "events", "non_events"}, default "all"
+        The rows whose mean score is compared.
+    max_diff : float or None, default 1.0
+        Largest allowed difference of two groups' mean scores in points (every pair, i.e. max −
+        min), or of a group's and the ``reference`` group's, ≥ 0; None for a penalty only.
+    reference : object, optional
+        A group (a level of ``by``; a tuple of levels with several columns): compare every group
+        with this one instead of every pair.
+    side : {"both", "above", "below"}, default "both"
+        ``"above"`` bounds only how far a group's mean score may be above the reference's,
+        ``"below"`` only how far below (one-sided; needs ``reference``).
+    weight : float, optional
+        A positive number: instead of (or besides) a bound, add ``weight`` × (largest difference
+        in points) to the objective.
+
+    Returns
+    -------
+    ScoreBalance
+        The constraint, for ``risk_score(..., constraints=[...])``.
 
     Examples
     --------

@@ -243,14 +243,28 @@ def risk_parity(by, *, among="all", max_diff=0.05, reference=None, side="both", 
 
     Parameters
     ----------
-    by : the protected attribute, a column of the training data (in the formula or not), or a list
+    by : str or list of str
+        The protected attribute, a column of the training data (in the formula or not), or a list
         of columns (intersectional groups).
-    among : ``"all"``, ``"events"`` or ``"non_events"``: the rows whose mean risk is compared.
-    max_diff : largest allowed difference of two groups' mean risks (every pair, i.e. max − min),
-        or of a group's and the ``reference`` group's; None for a penalty only.
-    reference, side : compare every group with ``reference`` instead of every pair; ``side="above"``
-        bounds only how far a group's mean risk may be above the reference's, ``"below"`` how far below.
-    weight : instead of (or besides) a bound, add ``weight`` × (largest difference) to the objective.
+    among : {"all", "events", "non_events"}, default "all"
+        The rows whose mean risk is compared.
+    max_diff : float or None, default 0.05
+        Largest allowed difference of two groups' mean risks (every pair, i.e. max − min), or of
+        a group's and the ``reference`` group's, from 0 to 1; None for a penalty only.
+    reference : object, optional
+        A group (a level of ``by``; a tuple of levels with several columns): compare every group
+        with this one instead of every pair.
+    side : {"both", "above", "below"}, default "both"
+        ``"above"`` bounds only how far a group's mean risk may be above the reference's,
+        ``"below"`` only how far below (one-sided; needs ``reference``).
+    weight : float, optional
+        A positive number: instead of (or besides) a bound, add ``weight`` × (largest difference)
+        to the objective.
+
+    Returns
+    -------
+    RiskParity
+        The constraint, for ``risk_score(..., constraints=[...])``.
 
     Examples
     --------
@@ -356,10 +370,17 @@ def calibration_within_groups(by, *, max_diff=0.02) -> CalibrationWithinGroups:
 
     Parameters
     ----------
-    by : the protected attribute, a column of the training data (in the formula or not), or a list
+    by : str or list of str
+        The protected attribute, a column of the training data (in the formula or not), or a list
         of columns (intersectional groups).
-    max_diff : largest allowed |observed − expected events| at a score level, as a share of the
-        group's rows (0 to 1).
+    max_diff : float, default 0.02
+        Largest allowed |observed − expected events| at a score level, as a share of the group's
+        rows (0 to 1).
+
+    Returns
+    -------
+    CalibrationWithinGroups
+        The constraint, for ``risk_score(..., constraints=[...])``.
 
     Examples
     --------

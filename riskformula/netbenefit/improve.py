@@ -130,11 +130,21 @@ def improve_aunbc(model, data: pd.DataFrame, thresholds=None, keep_order: bool =
 
     Parameters
     ----------
-    model : any fitted score with ``predict(data)`` and ``observed(data)`` (a RiskScore, a
+    model : RiskScore
+        Any fitted score with ``predict(data)`` and ``observed(data)`` (a RiskScore, a
         NetBenefitScore, ...).
-    data : the rows the moves are learnt on (usually the training data).
-    thresholds : the AUNBC thresholds ``p_1..p_M``; default 0.1, ..., 0.9.
-    keep_order : add 1% of the original risk back so that rows keep their order (Remark 2).
+    data : pandas.DataFrame
+        The rows the moves are learnt on (usually the training data).
+    thresholds : list of float, optional
+        The AUNBC thresholds ``p_1..p_M``; None: 0.1, ..., 0.9.
+    keep_order : bool, default True
+        Add 1% of the original risk back so that rows keep their order (Remark 2).
+
+    Returns
+    -------
+    AUNBCImproved
+        The model with the moves: ``predict`` maps its risks with them, ``score`` and ``observed``
+        are the model's; ``steps`` lists the moves.
 
     Examples
     --------

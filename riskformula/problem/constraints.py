@@ -146,6 +146,18 @@ def sign(term: str, direction: str) -> Sign:
     For a factor every level's points have that sign (relative to the reference level); for a
     ``threshold(x)`` term ``"+"`` means risk does not decrease as ``x`` grows (monotone).
 
+    Parameters
+    ----------
+    term : str
+        A term of the formula as it is written there (``"age"``, ``"C(sex)"``, ``"threshold(age)"``).
+    direction : {"+", "-"}
+        ``"+"``: the term's points never lower the risk; ``"-"``: they never raise it.
+
+    Returns
+    -------
+    Sign
+        The constraint, for ``constraints=`` of :func:`riskformula.risk_score`.
+
     Examples
     --------
     >>> sign("prior_seizures", "+").describe()
@@ -182,6 +194,18 @@ class Count(Constraint):
 def at_most(m: int, *terms: str) -> Count:
     """At most ``m`` of ``terms`` are used (group sparsity), e.g. ``at_most(1, "male", "female")``.
 
+    Parameters
+    ----------
+    m : int
+        The count, a whole number ≥ 0 (given first, before the names).
+    *terms : str
+        Terms of the formula (at least one).
+
+    Returns
+    -------
+    Count
+        The constraint, for ``constraints=`` of :func:`riskformula.risk_score`.
+
     Examples
     --------
     >>> at_most(1, "radius_worst", "area_worst").describe()
@@ -194,6 +218,18 @@ def at_most(m: int, *terms: str) -> Count:
 def at_least(m: int, *terms: str) -> Count:
     """At least ``m`` of ``terms`` are used (e.g. force a clinically required item into the score).
 
+    Parameters
+    ----------
+    m : int
+        The count, a whole number ≥ 0 (given first, before the names).
+    *terms : str
+        Terms of the formula (at least one).
+
+    Returns
+    -------
+    Count
+        The constraint, for ``constraints=`` of :func:`riskformula.risk_score`.
+
     Examples
     --------
     >>> at_least(1, "age").describe()
@@ -205,6 +241,16 @@ def at_least(m: int, *terms: str) -> Count:
 
 def not_both(a: str, b: str) -> Count:
     """``a`` and ``b`` are not both used (e.g. a variable in continuous and thresholded form).
+
+    Parameters
+    ----------
+    a, b : str
+        The two terms of the formula.
+
+    Returns
+    -------
+    Count
+        The constraint, for ``constraints=`` of :func:`riskformula.risk_score`.
 
     Examples
     --------
@@ -232,6 +278,18 @@ class Implies(Constraint):
 
 def implies(term: str, any_of) -> Implies:
     """If ``term`` is used then at least one of ``any_of`` is used (logical structure).
+
+    Parameters
+    ----------
+    term : str
+        A term of the formula as it is written there (``"age"``, ``"C(sex)"``, ``"threshold(age)"``).
+    any_of : str or list of str
+        The terms of which at least one must be used when ``term`` is.
+
+    Returns
+    -------
+    Implies
+        The constraint, for ``constraints=`` of :func:`riskformula.risk_score`.
 
     Examples
     --------
@@ -262,6 +320,16 @@ def one_variable(term: str) -> OneVariable:
 
     ``risk_score(..., factors_as_one=True)`` does this for every multi-column term.
 
+    Parameters
+    ----------
+    term : str
+        A term of the formula as it is written there (``"age"``, ``"C(sex)"``, ``"threshold(age)"``).
+
+    Returns
+    -------
+    OneVariable
+        The constraint, for ``constraints=`` of :func:`riskformula.risk_score`.
+
     Examples
     --------
     >>> one_variable("C(race)").describe()
@@ -286,6 +354,18 @@ class MaxColumns(Constraint):
 def max_thresholds(m: int, *terms: str) -> MaxColumns:
     """At most ``m`` nonzero columns among ``terms``: with threshold or indicator columns
     (``age_le_40``, ``age_le_50``, … or ``threshold(age, k=5)``), at most ``m`` thresholds.
+
+    Parameters
+    ----------
+    m : int
+        The largest number of nonzero columns, a whole number ≥ 0 (given first, before the names).
+    *terms : str
+        Terms of the formula (at least one) whose columns are counted together.
+
+    Returns
+    -------
+    MaxColumns
+        The constraint, for ``constraints=`` of :func:`riskformula.risk_score`.
 
     Examples
     --------
@@ -321,6 +401,16 @@ def max_variables(m: int) -> MaxVariables:
     """The card reads at most ``m`` variables (data columns a person measures), however many items
     it has: ``threshold(age)`` with two cuts and ``age`` itself are one variable, an
     interaction ``a:b`` reads two, and a factor's levels one.  ``max_size`` still counts items.
+
+    Parameters
+    ----------
+    m : int
+        The largest number of variables, a whole number ≥ 0.
+
+    Returns
+    -------
+    MaxVariables
+        The constraint, for ``constraints=`` of :func:`riskformula.risk_score`.
 
     Examples
     --------
@@ -390,6 +480,18 @@ def risk_at_least(risk: float, when: dict) -> RiskBound:
     and the intercept: λ_0 + Σ λ_j x_j ≥ m·logit(risk) on score scale m (``scale=`` of
     :func:`riskformula.risk_score`; one row per scale when the scale is fitted).
 
+    Parameters
+    ----------
+    risk : float
+        The bound on the predicted risk, strictly between 0 and 1.
+    when : dict
+        The profile: term or variable names (str) mapped to finite numbers or levels (non-empty).
+
+    Returns
+    -------
+    RiskBound
+        The constraint, for ``constraints=`` of :func:`riskformula.risk_score`.
+
     Examples
     --------
     >>> risk_at_least(0.9, when={"male": 1, "hypertension": 1}).describe()
@@ -402,6 +504,18 @@ def risk_at_least(risk: float, when: dict) -> RiskBound:
 def risk_at_most(risk: float, when: dict) -> RiskBound:
     """Side information: predicted risk is at most ``risk`` for the profile ``when``
     (see :func:`risk_at_least`).
+
+    Parameters
+    ----------
+    risk : float
+        The bound on the predicted risk, strictly between 0 and 1.
+    when : dict
+        The profile: term or variable names (str) mapped to finite numbers or levels (non-empty).
+
+    Returns
+    -------
+    RiskBound
+        The constraint, for ``constraints=`` of :func:`riskformula.risk_score`.
 
     Examples
     --------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -18,10 +19,10 @@ from ..control import SearchControl, make_control
 from ..fitinfo import FitSettings
 from ..logistic import _real_intercept
 from ..pipeline import design_bounds, two_class_loss
-from ..problem import build_problem
+from ..problem import RiskProblem, build_problem
 from ..problem.constraints import check_constraints
 from ..problem.training import TrainingRows
-from ..solver import BranchAndCut
+from ..solver import BranchAndCut, SolverReport
 from .result import RashomonSet
 from .search import RashomonSearch
 
@@ -36,7 +37,7 @@ FIRST_GAP = 0.1
 @one_blas_thread
 def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max_size: int = 5,
                  min_size: int = 0, coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
-                 positive_weight: float = 1.0, event=None, missing: str = "raise", context: dict | None = None,
+                 positive_weight: float = 1.0, event=None, missing: str | dict = "raise", context: dict | None = None,
                  constraints=None, factors_as_one: bool = False, scale=1, real_intercept: bool | None = None,
                  max_members: int | None = 100_000, control: SearchControl | None = None,
                  **search) -> RashomonSet:
@@ -76,21 +77,55 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
 
     Parameters
     ----------
-    formula, data : as :func:`~riskformula.risk_score` (a pandas DataFrame; dask frames are not
-        supported here).
-    epsilon : ε ≥ 0, relative to the best objective (0.01: within 1 %); 0 lists every optimal score.
-    max_size, min_size, coef_range, intercept_range, c0, weights, positive_weight, event, missing,
-    context, constraints, factors_as_one, real_intercept :
-        as :func:`~riskformula.risk_score`.
-    scale : one score scale m (a positive number; ``"fit"`` and lists are not supported: the set is
+    formula : str
+        R-style formula, as in :func:`~riskformula.risk_score`.
+    data : pandas.DataFrame
+        The training rows (never modified); dask frames are not supported here (every member is
+        scored on the training rows).
+    epsilon : float, default 0.01
+        ε ≥ 0, relative to the best objective (0.01: within 1 %); 0 lists every optimal score.
+    max_size : int, default 5
+        Most items on the card, as in :func:`~riskformula.risk_score`.
+    min_size : int, default 0
+        Fewest items on the card.
+    coef_range : tuple of int or dict, default (-5, 5)
+        Integer ``(low, high)`` for every term's points, or a dict by name, as in
+        :func:`~riskformula.risk_score`.
+    intercept_range : tuple of int, optional
+        Integer ``(low, high)`` for the intercept; None (default): derived from the data.
+    c0 : float, default 1e-6
+        Penalty per item used.
+    weights : str or array-like, optional
+        Sample weights: a column name of ``data``, a pandas Series or one value per row.
+    positive_weight : float, default 1.0
+        Weight of events relative to non-events in the loss.
+    event : object, optional
+        The outcome level that counts as the event, when it is not 1/True.
+    missing : str or dict, default "raise"
+        How missing values enter (``"raise"``, ``"drop"``, ``"item"``, ``"as <value>"``, or a dict
+        by variable), as in :func:`~riskformula.risk_score`.
+    context : dict, optional
+        Extra names (functions, constants) the formula may use.
+    constraints : Constraint or list of Constraint, optional
+        Operational, side-information and fairness constraints, as in
+        :func:`~riskformula.risk_score`.
+    factors_as_one : bool, default False
+        Count all levels of a factor as one unit toward ``max_size``.
+    scale : float, default 1
+        One score scale m (a positive number; ``"fit"`` and lists are not supported: the set is
         defined at one scale).
-    max_members : stop once this many scores are listed (None: no cap); the result then says below
-        which objective the list is complete.
-    control, **search : the search settings, an :class:`~riskformula.SearchControl` and keywords over
-        it, as in :func:`~riskformula.risk_score`: ``time_limit`` (seconds for the whole call, default
-        120 here; the best score's fit takes at most half of them), ``node_limit`` (a cap on the nodes
-        of the listing search), ``gap_tolerance`` and ``absolute_gap_tolerance``; the others do not
-        apply (the search runs in this process).
+    real_intercept : bool, optional
+        Whether each member's intercept is a real number; None (default): an integer.
+    max_members : int or None, default 100000
+        Stop once this many scores are listed (None: no cap); the result then says below which
+        objective the list is complete.
+    control : SearchControl, optional
+        The search settings, as in :func:`~riskformula.risk_score`: ``time_limit`` (seconds for
+        the whole call, default 120 here; the best score's fit takes at most half of them),
+        ``node_limit`` (a cap on the nodes of the listing search), ``gap_tolerance`` and
+        ``absolute_gap_tolerance``; the others do not apply (the search runs in this process).
+    **search : dict
+        Search settings as keywords (``time_limit=30``), overriding the fields of ``control``.
 
     Returns
     -------
@@ -118,6 +153,64 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     if is_dask_frame(data):
         raise SettingsError("rashomon_set needs a pandas DataFrame (every member is scored on the training rows); "
                             "collect the rows with data.compute().")
+    a = _checked_arguments(epsilon=epsilon, max_size=max_size, min_size=min_size, c0=c0,
+                           positive_weight=positive_weight, control=control, search=search, max_members=max_members,
+                           scale=scale, intercept_range=intercept_range, constraints=constraints,
+                           real_intercept=real_intercept)
+
+    # every candidate cut stays: a cut that cannot be optimal can still be near-optimal
+    design = build_design(formula, data, missing=missing, event=event, context=context, prune_cuts=False,
+                          weights=weights)
+    design, candidates, lower, upper = design_bounds(design, coef_range, a.min_size, drop_dominated=False)
+    spec = design.spec
+    loss = two_class_loss(design, a.positive_weight).with_real_intercept(a.real_intercept)
+    if a.scale != 1.0:
+        loss = loss.with_scale(a.scale)
+    training = TrainingRows.of_design(design, data)
+    opts = dict(constraints=a.constraints, factors_as_one=bool(factors_as_one), c0=a.c0, training=training)
+    problem = build_problem(spec, loss, lower, upper, max_size=a.max_size, min_size=a.min_size,
+                            intercept_range=a.intercept_range, **opts)
+
+    # 1. the best score, within a tenth of ε; 2. every score under (1 + ε) × the best objective
+    first, report, best = _best_score(problem, a, started)
+    listing = RashomonSearch(problem, a.epsilon, best, time_limit=a.control.time_limit,
+                             node_limit=a.control.node_limit, max_members=a.max_members, cuts=first.lp.cuts(),
+                             started=started,
+                             lower_bound=min(float(report.lower_bound), best[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        stopped = listing.run()
+    settings = _fit_settings(a, problem, lower, upper, candidates, weighted=weights is not None, missing=missing,
+                             factors_as_one=bool(factors_as_one))
+    rebuild = dict(spec=spec, loss=loss, lower=lower, upper=upper, max_size=a.max_size, min_size=a.min_size,
+                   intercept_range=a.intercept_range, **opts)
+    return RashomonSet.from_search(listing, stopped, report, problem=problem, design=design, data=data,
+                                   settings=settings, epsilon=a.epsilon, elapsed=time.perf_counter() - started,
+                                   rebuild=rebuild)
+
+
+@dataclass(frozen=True)
+class _Arguments:
+    """:func:`rashomon_set`'s checked arguments: those that set the class of scores (beside the
+    formula's) and the search's limits."""
+
+    epsilon: float
+    max_size: int
+    min_size: int
+    c0: float
+    positive_weight: float
+    control: SearchControl
+    max_members: int | None
+    scale: float                           # the one score scale
+    intercept_range: tuple[int, int] | None
+    constraints: tuple
+    real_intercept: bool
+
+
+def _checked_arguments(*, epsilon, max_size, min_size, c0, positive_weight, control: SearchControl | None,
+                       search: dict, max_members, scale, intercept_range, constraints,
+                       real_intercept: bool | None) -> _Arguments:
+    """The arguments of :func:`rashomon_set` checked (in this order) and normalised."""
     epsilon = v.check_positive("epsilon", epsilon, allow_zero=True)
     if not math.isfinite(epsilon):
         raise SettingsError(f"`epsilon` must be a finite number ≥ 0; got {epsilon!r}.")
@@ -134,8 +227,6 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     if unused:
         raise SettingsError(f"`{unused[0]}` does not apply to rashomon_set: its search runs in this process "
                             "(time_limit, node_limit, gap_tolerance and absolute_gap_tolerance apply).")
-    time_limit, gap_tolerance = control.time_limit, control.gap_tolerance
-    absolute_gap_tolerance, node_limit = control.absolute_gap_tolerance, control.node_limit
     max_members = v.check_int("max_members", max_members, minimum=1, allow_none=True)
     if isinstance(scale, str) or isinstance(scale, (list, tuple)):
         raise SettingsError(f"`scale` must be one positive number for a Rashomon set (the set is defined at one "
@@ -145,32 +236,40 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     if intercept_range is not None:
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
-    real_intercept = _real_intercept(real_intercept, scales, constraints)
+    return _Arguments(epsilon=epsilon, max_size=max_size, min_size=min_size, c0=c0, positive_weight=positive_weight,
+                      control=control, max_members=max_members, scale=float(scales[0]),
+                      intercept_range=intercept_range, constraints=constraints,
+                      real_intercept=_real_intercept(real_intercept, scales, constraints))
 
-    # every candidate cut stays: a cut that cannot be optimal can still be near-optimal
-    design = build_design(formula, data, missing=missing, event=event, context=context, prune_cuts=False,
-                          weights=weights)
-    design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=False)
-    spec = design.spec
-    loss = two_class_loss(design, positive_weight).with_real_intercept(real_intercept)
-    m = scales[0]
-    if m != 1.0:
-        loss = loss.with_scale(m)
-    training = TrainingRows.of_design(design, data)
-    opts = dict(constraints=constraints, factors_as_one=bool(factors_as_one), c0=c0, training=training)
-    problem = build_problem(spec, loss, lower, upper, max_size=max_size, min_size=min_size,
-                            intercept_range=intercept_range, **opts)
 
-    # 1. the best score by the branch-and-cut, within a tenth of ε: the listing search below explores every
-    # node under the level anyway, so it finishes the proof (a tighter first phase repeats its work)
-    first = BranchAndCut(problem, time_limit=OPTIMUM_SHARE * time_limit,
-                         gap_tolerance=max(gap_tolerance, min(FIRST_GAP * epsilon, 0.5)),
-                         absolute_gap_tolerance=absolute_gap_tolerance, progress=False)
+def _fit_settings(a: _Arguments, problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, candidates: dict, *,
+                  weighted: bool, missing: str | dict, factors_as_one: bool) -> FitSettings:
+    """The settings every member is fitted with, as :func:`riskformula.risk_score` records them."""
+    control = a.control
+    return FitSettings(max_size=a.max_size, min_size=a.min_size, coef_lower=tuple(lower.astype(int)),
+                       coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
+                       c0=a.c0, positive_weight=a.positive_weight, weighted=weighted,
+                       time_limit=control.time_limit, gap_tolerance=control.gap_tolerance,
+                       absolute_gap_tolerance=control.absolute_gap_tolerance, missing=missing,
+                       constraints=a.constraints, factors_as_one=factors_as_one,
+                       size_groups=tuple(tuple(g.cols) for g in problem.groups),
+                       threshold_candidates=candidates, scales=(a.scale,), real_intercept=a.real_intercept)
+
+
+def _best_score(problem: RiskProblem, a: _Arguments,
+                started: float) -> tuple[BranchAndCut, SolverReport, tuple[np.ndarray, float]]:
+    """1. The best score by the branch-and-cut, within a tenth of ε (the listing search explores every
+    node under the level anyway, so it finishes the proof; a tighter first phase repeats its work):
+    the search, its report and the best score's ``(λ, objective)``."""
+    control = a.control
+    first = BranchAndCut(problem, time_limit=OPTIMUM_SHARE * control.time_limit,
+                         gap_tolerance=max(control.gap_tolerance, min(FIRST_GAP * a.epsilon, 0.5)),
+                         absolute_gap_tolerance=control.absolute_gap_tolerance, progress=False)
     report = first.solve(started=started)
     if report.status == "infeasible":
         raise InfeasibleProblemError(
             "no risk score satisfies the requested bounds, size limits and constraints "
-            f"(min_size={min_size}, max_size={max_size}); rf.risk_score with the same arguments names a "
+            f"(min_size={a.min_size}, max_size={a.max_size}); rf.risk_score with the same arguments names a "
             "conflicting subset.")
     if not report.solution:
         raise SearchLimitError(f"stopped at the time limit ({time.perf_counter() - started:.2g} s) before finding "
@@ -178,24 +277,4 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     best = (np.asarray(report.solution, float), float(report.objective))
     if best[1] < 0:  # pragma: no cover - losses, c0 and penalties are never negative
         raise SettingsError("the objective is negative, so a relative ε has no meaning here.")
-
-    # 2. every score under (1 + ε) × the best objective
-    search = RashomonSearch(problem, epsilon, best, time_limit=time_limit, node_limit=node_limit,
-                            max_members=max_members, cuts=first.lp.cuts(), started=started,
-                            lower_bound=min(float(report.lower_bound), best[1]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        stopped = search.run()
-    settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(lower.astype(int)),
-                           coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
-                           c0=c0, positive_weight=positive_weight, weighted=weights is not None,
-                           time_limit=time_limit, gap_tolerance=gap_tolerance,
-                           absolute_gap_tolerance=absolute_gap_tolerance, missing=missing,
-                           constraints=constraints, factors_as_one=bool(factors_as_one),
-                           size_groups=tuple(tuple(g.cols) for g in problem.groups),
-                           threshold_candidates=candidates, scales=(float(m),), real_intercept=real_intercept)
-    rebuild = dict(spec=spec, loss=loss, lower=lower, upper=upper, max_size=max_size, min_size=min_size,
-                   intercept_range=intercept_range, **opts)
-    return RashomonSet.from_search(search, stopped, report, problem=problem, design=design, data=data,
-                                   settings=settings, epsilon=epsilon, elapsed=time.perf_counter() - started,
-                                   rebuild=rebuild)
+    return first, report, best

@@ -17,6 +17,7 @@ and its best feasible intercept when rows or penalties involve the intercept).
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -95,10 +96,11 @@ def list_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, ceiling
     free_cols = [j for cols, _, _ in free for j in cols]
     pat, wp, wn = _patterns(p, free_cols, fixed)
     P = len(pat)
+    c0 = cast(np.ndarray, p.c0)  # an array once the problem is built
     steps, off = [], 0
     for cols, A, used in free:
         C = pat[:, off:off + len(cols)] @ A.T
-        steps.append((C, used.astype(int), (A != 0) @ p.c0[cols], cols, A))
+        steps.append((C, used.astype(int), (A != 0) @ c0[cols], cols, A))
         off += len(cols)
     # the units that move the scores most go first: their bounds tighten the most
     spread = [float((wp + wn) @ (C.max(axis=1) - C.min(axis=1))) for C, *_ in steps]
@@ -110,7 +112,7 @@ def list_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, ceiling
     rem_can = sum(int(u.max()) for _, u, _, _, _ in steps)
     S = pat[:, -1:].copy()
     n_used = np.array([fixed_used])
-    c0s = np.array([float(p.c0 @ (fixed != 0))])
+    c0s = np.array([float(c0 @ (fixed != 0))])
     picks = np.zeros((0, 1), dtype=np.intp)
     w_both = (np.concatenate([wp, np.zeros(P)]), np.concatenate([np.zeros(P), wn]))
     # a margin for rounding: the listing keeps what is within it, the exact scoring decides
@@ -195,7 +197,8 @@ def score_points(problem: RiskProblem, points: np.ndarray, intercepts: np.ndarra
     return lams, values
 
 
-def _best_feasible_intercept(p: RiskProblem, lam: np.ndarray, c0: float, ceiling: float):
+def _best_feasible_intercept(p: RiskProblem, lam: np.ndarray, c0: float,
+                             ceiling: float) -> tuple[float, float] | None:
     """(intercept, objective) of the best feasible integer intercept of the points ``lam[1:]``
     within the problem's intercept range, when its objective is at most ``ceiling``; else None."""
     s = p.loss.Z[:, 1:] @ lam[1:]
@@ -211,7 +214,7 @@ def _best_feasible_intercept(p: RiskProblem, lam: np.ndarray, c0: float, ceiling
         v = p.objective(trial, x)
         return (b, v) if v <= ceiling else None
     grid = np.arange(lo, hi + 1, dtype=float)
-    losses = p.loss.value_from_scores(s[:, None] + grid[None, :])
+    losses = cast(np.ndarray, p.loss.value_from_scores(s[:, None] + grid[None, :]))  # one per intercept
     order = np.argsort(losses, kind="stable")
     least = c0 + least_aux_cost(p)
     best = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,13 @@ from ..reports.render import fmt_fixed, fmt_percent
 from ..solver import SolverReport
 from ..solver.branch_and_cut import _highs_version
 from .search import ROUNDING, under
+
+if TYPE_CHECKING:
+    from ..design import DesignMatrix
+    from ..fitinfo import FitSettings
+    from ..model import RiskScore
+    from ..problem import RiskProblem
+    from .search import RashomonSearch
 
 __all__ = ["RashomonSet", "RashomonMember", "MEMBER_COLUMNS", "IMPORTANCE_COLUMNS"]
 
@@ -40,10 +47,11 @@ class RashomonMember:
     size: int
     intercept: float
     points: dict
-    _owner: object = field(repr=False, compare=False, default=None)
+    _owner: RashomonSet | None = field(repr=False, compare=False, default=None)
 
-    def model(self):
+    def model(self) -> RiskScore:
         """This member as an ordinary fitted :class:`~riskformula.RiskScore`."""
+        assert self._owner is not None  # members come from RashomonSet.member, which sets it
         return self._owner.model(self.rank)
 
 
@@ -88,7 +96,7 @@ class RashomonSet(render.Rendered):
     time: float
     nodes: int
     listed_nodes: int
-    settings: object
+    settings: FitSettings
     lams: np.ndarray                 # (members, 1 + d): intercept, then points per design column
     objectives: np.ndarray
     losses: np.ndarray
@@ -98,10 +106,11 @@ class RashomonSet(render.Rendered):
     variables: dict                  # data variable -> design columns
     first_report: SolverReport       # the best score's certified fit
     notes: tuple = ()
-    _design: object = None
-    _data: object = None
-    _problem: object = None
-    _rebuild: dict | None = None
+    # what the members are refitted and scored with (set by from_search, the one constructor)
+    _design: DesignMatrix = field(kw_only=True)
+    _data: pd.DataFrame = field(kw_only=True)
+    _problem: RiskProblem = field(kw_only=True)
+    _rebuild: dict = field(kw_only=True)          # build_problem's arguments, for fits without a variable
     _auc: np.ndarray | None = None
     _exact_without: dict = field(default_factory=dict)
     _filters: tuple = ()
@@ -111,8 +120,9 @@ class RashomonSet(render.Rendered):
 
     # ---- construction -----------------------------------------------------------------
     @classmethod
-    def from_search(cls, search, stopped, report, *, problem, design, data, settings, epsilon, elapsed,
-                    rebuild) -> "RashomonSet":
+    def from_search(cls, search: RashomonSearch, stopped: str | None, report: SolverReport, *,
+                    problem: RiskProblem, design: DesignMatrix, data: pd.DataFrame, settings: FitSettings,
+                    epsilon: float, elapsed: float, rebuild: dict) -> RashomonSet:
         """The result of a finished (``stopped`` None) or stopped :class:`~.search.RashomonSearch`."""
         # the best member (the best score known is always listed first): its objective as the
         # members' are computed
@@ -135,7 +145,7 @@ class RashomonSet(render.Rendered):
                      or (best - lower) / max(abs(best), 1e-12) <= settings.gap_tolerance)
         spec = design.spec
         out = cls(formula=spec.formula, epsilon=float(epsilon), optimum=best, level=level, complete=complete,
-                  bound=bound, status="complete" if complete else stopped, optimum_certified=bool(certified),
+                  bound=bound, status=stopped if stopped is not None else "complete", optimum_certified=bool(certified),
                   optimum_lower=float(lower), time=float(elapsed), nodes=int(search.nodes),
                   listed_nodes=int(search.listed_nodes), settings=settings, lams=lams, objectives=objectives,
                   losses=losses, sizes=sizes, columns=tuple(spec.columns), labels=tuple(spec.labels),
@@ -191,7 +201,9 @@ class RashomonSet(render.Rendered):
     def auc(self) -> np.ndarray:
         """Training AUC of every member (ties count 1/2; the rows' sample weights, as the fit's)."""
         if self._auc is None:
-            object.__setattr__(self, "_auc", _aucs(self._problem.loss, self.points))
+            auc = _aucs(self._problem.loss, self.points)
+            object.__setattr__(self, "_auc", auc)
+            return auc
         return self._auc
 
     # ---- conversions ------------------------------------------------------------------
@@ -532,8 +544,8 @@ class RashomonSet(render.Rendered):
             "best without it": [best(r) for r in t.itertuples()],
             "above best": [inc(r) for r in t.itertuples()]})
 
-    def _sections(self) -> list:
-        out = [(None, self.statement())]
+    def _sections(self) -> list[tuple[str | None, pd.DataFrame | str]]:
+        out: list[tuple[str | None, pd.DataFrame | str]] = [(None, self.statement())]
         if len(self):
             shown = min(10, len(self))
             title = "Members" if shown == len(self) else f"Members (best {shown} of {len(self):,d})"
@@ -557,7 +569,7 @@ class RashomonSet(render.Rendered):
                       + (", meeting the constraints)." if s.constraints else ")."))
                    + " Members with different points can predict alike when design columns are linear combinations "
                      "of each other (complementary indicators).")
-        if any(True for _ in (self._design.spec.thresholds if self._design is not None else ())):
+        if any(True for _ in self._design.spec.thresholds):
             out.append("Threshold terms: one candidate cut per gap between consecutive distinct training values "
                        "(cuts that split the training rows identically count once, written as the roundest number "
                        "in the gap); cuts that cannot be optimal are kept, as they can be near-optimal.")

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..problem import RiskProblem
 from ..problem.problem import loss_bounds
+from ..solver.branch_and_cut import _c0_range
 from ..solver.enumeration import box_size
 from ..solver.lp import NodeLP
 from .listing import least_aux_cost, list_box, score_points
@@ -133,8 +134,8 @@ class RashomonSearch:
         self.heap: list = []
         #: a child processed right after its parent (depth first until a node is settled), whose LP
         #: warm-starts from its parent's basis; other nodes are taken least bound first
-        self.dive = None
-        self.status = None
+        self.dive: tuple[float, tuple] | None = None
+        self.status: str | None = None
         self._set_loss_ceiling()
         # the best score known is a member: scored here as every listed score is
         if problem.can_complete:
@@ -150,7 +151,7 @@ class RashomonSearch:
 
     def _set_loss_ceiling(self) -> None:
         """No member's loss exceeds the level less the least size cost and penalty."""
-        c0min = float(self.p.c0.min()) if self.p.d else 0.0
+        c0min, _ = _c0_range(self.p)
         hi = self.level - c0min * self.p.min_size - self.aux_least
         hi = min(self.loss_hi, hi + 1e-9 * (1.0 + abs(hi)))
         self.lp.set_loss_bounds(self.loss_lo, max(hi, self.loss_lo))
@@ -321,7 +322,7 @@ class RashomonSearch:
             alphas = np.arange(lay.alpha_slice.start, lay.alpha_slice.stop)
             cand = [int(c) for c in alphas[free[alphas]]]
         if cand:
-            c = max(cand, key=lambda c: (round(xi[c]), -c))
+            c = max(cand, key=lambda c: (round(float(xi[c])), -c))
             return two(c, 0.0, 1.0)
         lams = np.arange(1, self.p.d + 1)
         width = upper[lams] - lower[lams]

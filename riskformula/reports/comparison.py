@@ -381,12 +381,14 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
         Evaluate every model on these rows instead of the training rows (loss, deviance, AUC
         and CAL; AIC, BIC and likelihood-ratio tests are training-data quantities and are
         left out). Models fitted to different rows or outcomes can be compared only this way.
-    reference : bool
+    reference : bool, default True
         Add the reference row when ``data`` is given.
 
     Returns
     -------
     ComparisonTable
+        One row per model (plus the reference row), the likelihood-ratio tests and the points
+        side by side; prints as a report and renders as Markdown, HTML or LaTeX.
 
     Raises
     ------

@@ -140,12 +140,23 @@ def decision_curve(*models, data: pd.DataFrame, thresholds=None, names=None) -> 
 
     Parameters
     ----------
-    *models : fitted scores (``predict(data)`` and ``observed(data)``: a RiskScore, a
+    *models : RiskScore
+        Fitted scores: anything with ``predict(data)`` and ``observed(data)`` (a RiskScore, a
         NetBenefitScore, an :func:`~riskformula.netbenefit.improve.improve_aunbc` result...).
-    data : the rows to evaluate on (test data for an honest curve).
-    thresholds : risks in [0, 1); default 0.01, 0.02, ..., 0.99.
-    names : one label per model; default each model's formula, with ``(net benefit)`` or
-        ``(AUNBC improved)`` for those kinds of model, numbered where two would read alike.
+    data : pandas.DataFrame
+        The rows to evaluate on (test data for an honest curve).
+    thresholds : array-like, optional
+        Risks in [0, 1); None (default): 0.01, 0.02, ..., 0.99.
+    names : list of str, optional
+        One label per model, distinct; None (default): each model's formula, with ``(net
+        benefit)`` or ``(AUNBC improved)`` for those kinds of model, numbered where two would read
+        alike.
+
+    Returns
+    -------
+    DecisionCurve
+        Net benefit per model and threshold with treat-all and treat-none (``.table``), each
+        model's AUNBC (``.aunbc``); prints as a report and draws itself with ``.plot()``.
 
     Examples
     --------

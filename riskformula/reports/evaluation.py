@@ -376,10 +376,11 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
 
     Parameters
     ----------
-    model
-        A fitted risk score: anything with ``predict(data)`` (risks), ``score(data)`` (total
-        points, intercept excluded), ``observed(data)`` (0/1 outcome) and ``formula``.
-    data : DataFrame
+    model : RiskScore
+        A fitted risk score (a :class:`~riskformula.RiskScore` or a subclass), or anything with
+        ``predict(data)`` (risks), ``score(data)`` (total points, intercept excluded),
+        ``observed(data)`` (0/1 outcome) and ``formula``.
+    data : pandas.DataFrame or dask.dataframe.DataFrame
         Rows to evaluate on; not modified. Rows for which the model returns no risk, score
         or outcome (NaN or absent from the returned index) are dropped and counted. A dask
         DataFrame is reduced partition by partition to the number of rows per distinct
@@ -397,6 +398,8 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
     Returns
     -------
     Evaluation
+        Prints as a report; ``to_frame()`` and its attributes (``auc``, ``cal``, ``reliability``,
+        ``net_benefit``, ...) hold the numbers.
 
     Warns
     -----

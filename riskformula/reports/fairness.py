@@ -231,7 +231,27 @@ def _differences(t: pd.DataFrame) -> pd.DataFrame:
 def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None, reference=None, weights=None,
                    level: float = 0.95) -> FairnessAudit:
     """Audit ``model`` on ``data`` by the groups of ``by`` (see :meth:`RiskScore.fairness`)."""
-    from ..fairness.notions import FairnessConstraint, _by, _cutoff
+    cols, risk_cut, score_cut = _check_settings(data, by, at_risk, at_score, level)
+    w_all = v.check_weights(weights, data)
+    sub, y, risk, pred, w, dropped = _scored_rows(model, data, w_all, risk_cut, score_cut)
+    what = f"fairness audit by {cols[0]!r}" if len(cols) == 1 else f"fairness audit by {list(cols)}"
+    groups, levels = _audited_groups(sub, cols, what)
+    reference = _check_reference(reference, levels, cols)
+    t = _group_table(groups, levels, y, risk, pred, w, level)
+    diffs = _differences(t)
+    _warn_small_strata(what, t)
+    vs_ref = None if reference is None else _vs_reference(t, reference)
+    rule = f"risk ≥ {100 * risk_cut:g}%" if score_cut is None else f"score ≥ {score_cut:g}"
+    constraints = _constraint_table(model, sub, None if w_all is None else w)
+    notes = _notes(rule, level, t, diffs, dropped, weighted=w_all is not None)
+    return FairnessAudit(formula=str(getattr(model, "formula", "<no formula>")), by=cols, rule=rule,
+                         n=float(w.sum()), rows_dropped=dropped, by_group=t, differences=diffs, level=level,
+                         reference=reference, vs_reference=vs_ref, constraints=constraints, notes=tuple(notes))
+
+
+def _check_settings(data, by, at_risk, at_score, level) -> tuple:
+    """Check ``data``, ``by``, the cut-off and ``level``; return the columns and the risk and score cut-offs."""
+    from ..fairness.notions import _by, _cutoff
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
     cols = _by("fairness", by)
@@ -244,7 +264,11 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
     risk_cut, score_cut = _cutoff("fairness", at_risk, at_score)
     if not isinstance(level, float) or not 0 < level < 1:
         raise SettingsError(f"`level` must be a confidence level between 0 and 1 (e.g. 0.95); got {level!r}.")
-    w_all = v.check_weights(weights, data)
+    return cols, risk_cut, score_cut
+
+
+def _scored_rows(model, data, w_all, risk_cut, score_cut) -> tuple:
+    """The rows the model scores: those rows of ``data``, outcome, risk, decision, weight, and the count dropped."""
     frame, dropped = _collect(model, data, None)
     if frame.empty:
         raise DataError("no rows left to audit: the model returned no prediction for any row of `data`.")
@@ -255,9 +279,13 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
     pred = ((risk >= risk_cut) if score_cut is None else (score >= score_cut)).astype(float)
     w = np.ones(len(frame)) if w_all is None else (w_all.to_numpy() if len(frame) == len(data)
                                                   else w_all.loc[frame.index].to_numpy())
+    return sub, y, risk, pred, w, dropped
+
+
+def _audited_groups(sub, cols, what) -> tuple:
+    """Each row's group and the sorted groups, refusing what a fit's constraints refuse, or a single group."""
     # the same group checks as a fit's fairness constraints (groups.py owns them): missing
     # values are an error, a continuous column is refused, a single group has nothing to compare
-    what = f"fairness audit by {cols[0]!r}" if len(cols) == 1 else f"fairness audit by {list(cols)}"
     groups = data_groups(sub, cols, what)
     check_group_count(groups, cols, what)
     levels = sorted_groups(groups)
@@ -265,17 +293,30 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
         raise SettingsError(f"{what}: these rows hold only one group of {list(cols)} ({levels}); there is nothing "
                             "to compare. Audit rows with at least two groups, or see every row's rates with "
                             "m.evaluate(data).")
+    return groups, levels
+
+
+def _check_reference(reference, levels, cols):
+    """``reference`` as a group (a list becomes a tuple); an error when it is not one of ``levels``."""
     if reference is not None:
         reference = tuple(reference) if isinstance(reference, list) else reference
         if not any(_eq(reference, g) for g in levels):
             raise SettingsError(f"`reference={reference!r}` is not a group of {list(cols)}; "
                                 f"the groups are {levels[:20]}.")
+    return reference
+
+
+def _group_table(groups, levels, y, risk, pred, w, level) -> pd.DataFrame:
+    """One row of counts and rates (with intervals) per group, in the order of ``levels``."""
     rows = []
     for g in levels:
         m = _mask(groups, g)
         rows.append(_group_row(g, y[m], risk[m], pred[m], w[m], level))
-    t = pd.DataFrame(rows)
-    diffs = _differences(t)
+    return pd.DataFrame(rows)
+
+
+def _warn_small_strata(what, t: pd.DataFrame) -> None:
+    """One warning naming the small groups, and those absent from the strata a rate needs, as a fit gives."""
     # rows per group, and groups absent from the strata a rate needs (no events: no TPR; no
     # non-events: no FPR; no one selected: no PPV), in one warning as a fit gives
     table = []
@@ -285,30 +326,41 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
                              ("predicted positive", r["selected"])):
             if count <= 0:
                 table.append((where, r["group"], 0.0))
+    # stacklevel 4: the line that called RiskScore.fairness (this helper is one frame deeper than the audit)
     warn_small_groups(what, table, "the differences between groups are mostly noise (read the rates with their "
-                      "intervals)", stacklevel=3)
-    vs_ref = None
-    if reference is not None:
-        ref = t[[_eq(reference, g) for g in t["group"]]].iloc[0]
-        vs_ref = pd.DataFrame([{"group": r["group"], **{k: r[k] - ref[k] for k in AUDIT_METRICS}}
-                               for _, r in t.iterrows() if not _eq(reference, r["group"])])
-    rule = f"risk ≥ {100 * risk_cut:g}%" if score_cut is None else f"score ≥ {score_cut:g}"
+                      "intervals)", stacklevel=4)
+
+
+def _vs_reference(t: pd.DataFrame, reference) -> pd.DataFrame:
+    """Each other group's difference from the reference group, per compared rate."""
+    ref = t[[_eq(reference, g) for g in t["group"]]].iloc[0]
+    return pd.DataFrame([{"group": r["group"], **{k: r[k] - ref[k] for k in AUDIT_METRICS}}
+                         for _, r in t.iterrows() if not _eq(reference, r["group"])])
+
+
+def _constraint_table(model, sub, w) -> pd.DataFrame | None:
+    """The model's fairness constraints on its training rows and on ``sub`` (weights ``w``); None without any."""
+    from ..fairness.notions import FairnessConstraint
     fair = [c for c in getattr(model, "constraints", ()) if isinstance(c, FairnessConstraint)]
-    constraints = None
-    if fair:
-        trained = {(r["constraint"], r["quantity"]): r["value"] for r in model.training.constraint_values}
-        crow = []
-        for c in fair:
-            try:
-                here = c.assess(model, sub, None if w_all is None else w)
-            except (KeyError, SettingsError, DataError):
-                here = [dict(constraint=c.describe(), quantity="(columns missing from these rows)", value=math.nan,
-                             bound=math.nan)]
-            for r in here:
-                crow.append(dict(constraint=r["constraint"], quantity=r["quantity"], bound=r["bound"],
-                                 training_value=trained.get((r["constraint"], r["quantity"]), math.nan),
-                                 value=r["value"]))
-        constraints = pd.DataFrame(crow, columns=["constraint", "quantity", "bound", "training_value", "value"])
+    if not fair:
+        return None
+    trained = {(r["constraint"], r["quantity"]): r["value"] for r in model.training.constraint_values}
+    crow = []
+    for c in fair:
+        try:
+            here = c.assess(model, sub, w)
+        except (KeyError, SettingsError, DataError):
+            here = [dict(constraint=c.describe(), quantity="(columns missing from these rows)", value=math.nan,
+                         bound=math.nan)]
+        for r in here:
+            crow.append(dict(constraint=r["constraint"], quantity=r["quantity"], bound=r["bound"],
+                             training_value=trained.get((r["constraint"], r["quantity"]), math.nan),
+                             value=r["value"]))
+    return pd.DataFrame(crow, columns=["constraint", "quantity", "bound", "training_value", "value"])
+
+
+def _notes(rule: str, level: float, t: pd.DataFrame, diffs: pd.DataFrame, dropped: int, weighted: bool) -> list:
+    """The audit's notes: what the rates and intervals are, small groups, equalized odds, dropped rows, weights."""
     pct = int(round(100 * level))
     notes = [
         f"Predicted positive: {rule}. TPR = selected among events, FPR = selected among non-events, PPV = events "
@@ -330,11 +382,9 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
                      f"{undefined[0]} is undefined here (fewer than two groups have the rows it needs).")
     if dropped:
         notes.append(f"{dropped:,d} row(s) dropped: the model returned no risk, score or outcome for them.")
-    if w_all is not None:
+    if weighted:
         notes.append("Counts and rates use the sample weights (frequency weights).")
-    return FairnessAudit(formula=str(getattr(model, "formula", "<no formula>")), by=cols, rule=rule,
-                         n=float(w.sum()), rows_dropped=dropped, by_group=t, differences=diffs, level=level,
-                         reference=reference, vs_reference=vs_ref, constraints=constraints, notes=tuple(notes))
+    return notes
 
 
 def _eq(a, b) -> bool:

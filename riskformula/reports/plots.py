@@ -56,9 +56,20 @@ def plot_reliability(model_or_evaluation, data=None, ax=None):
     never overlap one another, a marker or the legend, and a crowded point's label is left out
     (the points with the most rows are labelled first).
 
+    Parameters
+    ----------
+    model_or_evaluation : RiskScore or Evaluation
+        An :class:`~riskformula.reports.evaluation.Evaluation` (from :func:`riskformula.evaluate`),
+        or a fitted model to evaluate on ``data``.
+    data : pandas.DataFrame, optional
+        The rows to evaluate the model on; required with a model, not allowed with an Evaluation.
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes; None (default): on a new figure not attached to pyplot.
+
     Returns
     -------
     matplotlib.figure.Figure
+        The figure drawn on (the axes' figure when ``ax`` is given).
     """
     ev = _evaluation(model_or_evaluation, data)
     fig, ax = _new_axes(ax)
@@ -94,6 +105,26 @@ def plot_roc(model_or_evaluation, data=None, ax=None):
 
     Tied scores move both rates at once, so those steps are drawn as diagonal segments
     (the area under the drawn curve is exactly the reported AUC).
+
+    Parameters
+    ----------
+    model_or_evaluation : RiskScore or Evaluation
+        An :class:`~riskformula.reports.evaluation.Evaluation` (from :func:`riskformula.evaluate`),
+        or a fitted model to evaluate on ``data``.
+    data : pandas.DataFrame, optional
+        The rows to evaluate the model on; required with a model, not allowed with an Evaluation.
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes; None (default): on a new figure not attached to pyplot.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on (the axes' figure when ``ax`` is given).
+
+    Raises
+    ------
+    DataError
+        When the data hold only events or only non-events (no ROC curve).
     """
     ev = _evaluation(model_or_evaluation, data)
     if ev.roc is None:
@@ -118,6 +149,23 @@ def plot_decision_curve(model_or_evaluation, data=None, ax=None):
 
     A :class:`~riskformula.reports.decision_curve.DecisionCurve` (from :func:`riskformula.decision_curve`,
     several models) is accepted too and drawn by its :meth:`~DecisionCurve.plot`.
+
+    Parameters
+    ----------
+    model_or_evaluation : RiskScore or Evaluation or DecisionCurve
+        An :class:`~riskformula.reports.evaluation.Evaluation` (from :func:`riskformula.evaluate`),
+        a :class:`~riskformula.reports.decision_curve.DecisionCurve`, or a fitted model to
+        evaluate on ``data``.
+    data : pandas.DataFrame, optional
+        The rows to evaluate the model on; required with a model, not allowed with an Evaluation
+        or a DecisionCurve.
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes; None (default): on a new figure not attached to pyplot.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on (the axes' figure when ``ax`` is given).
     """
     if isinstance(model_or_evaluation, DecisionCurve):
         if data is not None:
@@ -143,6 +191,21 @@ def plot_score_distribution(model_or_evaluation, data=None, ax=None):
     """Number of rows at each total score, events and non-events side by side.
 
     With more than 30 distinct scores (real-valued columns) a 20-bin histogram is drawn.
+
+    Parameters
+    ----------
+    model_or_evaluation : RiskScore or Evaluation
+        An :class:`~riskformula.reports.evaluation.Evaluation` (from :func:`riskformula.evaluate`),
+        or a fitted model to evaluate on ``data``.
+    data : pandas.DataFrame, optional
+        The rows to evaluate the model on; required with a model, not allowed with an Evaluation.
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes; None (default): on a new figure not attached to pyplot.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on (the axes' figure when ``ax`` is given).
     """
     ev = _evaluation(model_or_evaluation, data)
     fig, ax = _new_axes(ax)
@@ -223,12 +286,15 @@ def plot_size_path(table, ax=None):
         not proven optimal are drawn hollow: ``status`` other than ``"optimal"`` when the table
         has that column (as :func:`riskformula.size_path` gives), else a ``gap`` above
         ``risk_score``'s default ``gap_tolerance`` (1e-6).
-    ax : matplotlib Axes or a pair of Axes, optional
-        One Axes: its area is split into the two panels. A pair: loss on the first, AUC on the second.
+    ax : matplotlib.axes.Axes or tuple of matplotlib.axes.Axes, optional
+        One Axes: its area is split into the two panels. A pair (a tuple, a list or an array of
+        two): loss on the first, AUC on the second. None (default): a new figure not attached to
+        pyplot.
 
     Returns
     -------
     matplotlib.figure.Figure
+        The figure drawn on (the axes' figure when ``ax`` is given).
     """
     where = None
     if not isinstance(table, pd.DataFrame) and isinstance(getattr(table, "table", None), pd.DataFrame):
@@ -291,12 +357,13 @@ def plot_size_cv(result, ax=None):
     ----------
     result : SizeCV
         The result of :func:`riskformula.cv_risk_score`.
-    ax : matplotlib Axes, optional
-        Draw on these axes.
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes; None (default): on a new figure not attached to pyplot.
 
     Returns
     -------
     matplotlib.figure.Figure
+        The figure drawn on (the axes' figure when ``ax`` is given).
     """
     if not all(hasattr(result, a) for a in ("table", "metric_label", "higher_is_better", "size_min", "size_1se")):
         raise DataError(f"`result` must be a SizeCV (from riskformula.cv_risk_score); "

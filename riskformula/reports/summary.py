@@ -115,6 +115,9 @@ class Summary(r.Rendered):
         ]
         if m.rows_dropped:
             rows.append(("Rows dropped (missing values)", f"{m.rows_dropped:,d}"))
+        handled = missing_text(m)
+        if handled:
+            rows.append(("Missing values", handled))
         if s.scales != (1.0,):
             rows.append(("Score scale", f"{m.scale:g} points per logit" + (
                 f" (chosen among {_scales_text(s.scales)})" if len(s.scales) > 1 else "")))
@@ -303,6 +306,28 @@ class Summary(r.Rendered):
 
     def __repr__(self) -> str:
         return f"<Summary of {self.model!r}>"
+
+
+def missing_text(m) -> str:
+    """How the fit handled each variable's missing values, one entry per variable fitted with
+    ``missing="item"``, ``"as <value>"`` or ``"drop"`` ("lactate — own item (57 rows); age — counted
+    as 50; ward — rows dropped (12)"), with the training rows' counts when the model's profile
+    keeps them (a variable dropped under ``"drop"`` that had no missing values is left out)."""
+    profile = getattr(m, "profile", None)
+    counts = {v: p.n_missing for v, p in profile.variables.items()} if profile is not None else {}
+    parts = []
+    for v, p in getattr(m.design, "missing", {}).items():
+        n = counts.get(v)
+        rows = "" if n is None else f" ({n:,d} row{'s' if n != 1 else ''})"
+        if p["action"] == "item":
+            parts.append(f"{v} — own item" + (" (none in training)" if not p.get("seen", True) else rows))
+        elif p["action"] == "as":
+            value = p["value"]
+            shown = f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+            parts.append(f"{v} — counted as {shown}{rows}")
+        elif p["action"] == "drop" and n != 0:
+            parts.append(f"{v} — rows dropped" + ("" if n is None else f" ({n:,d})"))
+    return "; ".join(parts)
 
 
 def grid_and_constraint_notes(m, better: str) -> list[str]:

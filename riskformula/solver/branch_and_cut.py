@@ -26,6 +26,8 @@ import itertools
 import math
 import sys
 import time
+from dataclasses import dataclass
+from typing import TypeAlias, cast
 
 import numpy as np
 
@@ -45,6 +47,31 @@ _LP_PRECISION = 1e-7
 STATUS_INTERVAL = 10.0
 
 
+#: one branching on a node's path: bounds (low, high) for columns (positions), one pair for all
+#: or one per column
+_Change: TypeAlias = "tuple[list[int] | np.ndarray, float | list[float], float | list[float]]"
+#: the branching that made a node, for its pseudo-costs: (column, 0 down / 1 up, distance of the
+#: LP value to the new bound, parent's bound)
+_Branch: TypeAlias = "tuple[int, int, float, float]"
+#: a child node to open: (bound, changes on its path, branch)
+_Child: TypeAlias = "tuple[float, tuple[_Change, ...], _Branch | None]"
+#: a saved LP basis (:meth:`NodeLP.basis`; None: none)
+_Basis: TypeAlias = "tuple[np.ndarray, np.ndarray, dict[int, int]] | None"
+#: an open node: (bound, −depth, serial, changes, branch, basis); the serial breaks ties in the heap
+_Node: TypeAlias = "tuple[float, int, int, tuple[_Change, ...], _Branch | None, _Basis]"
+
+
+@dataclass
+class _NodePoint:
+    """A node's fractional LP point ``x`` after its cuts: its bound, the columns ``xi`` (x without
+    the loss variable) and their distances to whole numbers ``frac`` (0 for real columns)."""
+
+    bound: float
+    x: np.ndarray
+    xi: np.ndarray
+    frac: np.ndarray
+
+
 def limit_status(now: float, time_limit: float, nodes: int, node_limit: int | None) -> str | None:
     """"time_limit" or "node_limit" when a search must stop (checked between nodes), else None."""
     if now > time_limit:
@@ -60,6 +87,14 @@ def _highs_version() -> str:
         return version("highspy")
     except Exception:  # an unusual install without metadata
         return "(unknown version)"
+
+
+def _c0_range(p: RiskProblem) -> tuple[float, float]:
+    """The least and the greatest per-term penalty c0 (0, 0 without terms)."""
+    if not p.d:
+        return 0.0, 0.0
+    c0 = cast(np.ndarray, p.c0)  # an array once the problem is built
+    return float(c0.min()), float(c0.max())
 
 
 def _only(frac: np.ndarray, cols) -> np.ndarray | None:
@@ -105,7 +140,7 @@ class BranchAndCut:
     #: a node whose integer points that could beat the incumbent are listed within this much work
     #: (partial assignments of its free columns × distinct row patterns on them, summed over the
     #: units listed) is settled by scoring them instead of by branching
-    enumeration_work = 800_000
+    enumeration_work: float = 800_000
     #: ... and has at most this many size units (columns, groups) with a choice left: a row's
     #: best case over many open units is a weak bound, and listing such nodes cost mammo's fit
     #: more time than the nodes it saved (benchmarks/README.md)
@@ -217,8 +252,9 @@ class BranchAndCut:
             return True
         return False
 
-    def _heuristic(self, lam: np.ndarray, alpha: np.ndarray, swaps: bool = False) -> None:
-        """SeqRd then DCD from an LP point; a new incumbent is polished again with swaps."""
+    def _heuristic(self, lam: np.ndarray, alpha: np.ndarray | None, swaps: bool = False) -> None:
+        """SeqRd then DCD from an LP point (``alpha``: its indicators, None to round the points
+        alone); a new incumbent is polished again with swaps."""
         if not self.p.can_complete:
             return
         cand = sequential_rounding(self.p, lam, alpha)
@@ -245,8 +281,7 @@ class BranchAndCut:
     def _chain_bounds(self) -> None:
         """The chained updates of Ustun & Rudin (2019) on the loss column: no better integer point has a loss
         outside [V_min − c0·R_max, V_max − c0·R_min]."""
-        c0min = float(self.p.c0.min()) if self.p.d else 0.0
-        c0max = float(self.p.c0.max()) if self.p.d else 0.0
+        c0min, c0max = _c0_range(self.p)
         # the most the auxiliaries' costs (penalties) can add to the objective
         aux_top = float(np.maximum(self.p.aux_cost * self.p.aux_lower, self.p.aux_cost * self.p.aux_upper).sum())
         lo = (max(self.loss_lo, self.chain_lower - c0max * self.p.max_nonzero - aux_top)
@@ -339,11 +374,11 @@ class BranchAndCut:
 
         self.root_bound = root_bound
         self._counter = itertools.count()
-        self.heap = [(root_bound, 0, next(self._counter), (), None, None)]
+        self.heap: list[_Node] = [(root_bound, 0, next(self._counter), (), None, None)]
         self.tol_pruned = math.inf  # least bound among nodes pruned by the gap tolerance
         self.pseudo = np.zeros((2, p.n_cols))
         self.pseudo_n = np.zeros((2, p.n_cols))
-        self.plunge = None  # a child processed at once: its LP warm-starts from its parent's basis
+        self.plunge: _Node | None = None  # a child processed at once: its LP warm-starts from its parent's basis
 
     def resume(self, cuts: list, nodes: list, incumbent: tuple, pseudo: tuple, counts: tuple,
                outside_bound: float, archive: tuple | None = None) -> None:
@@ -375,7 +410,7 @@ class BranchAndCut:
         self.plunge = None
         self.nodes, self.polish_calls, self._reach = counts
 
-    def take_open_nodes(self) -> list:
+    def take_open_nodes(self) -> list[tuple[float, int, tuple[_Change, ...], _Branch | None, _Basis]]:
         """Remove and return the open nodes ``(bound, depth, changes, branch, basis)`` in the order
         the search would take them (least bound first)."""
         items = sorted(self.heap + ([self.plunge] if self.plunge is not None else []), key=lambda n: n[:3])
@@ -426,7 +461,7 @@ class BranchAndCut:
         """A lower bound on every objective without any LP: the least loss over the score ranges,
         the least size cost and the least auxiliary cost."""
         p = self.p
-        c0min = float(p.c0.min()) if p.d else 0.0
+        c0min, _ = _c0_range(p)
         on = p.aux_cost != 0
         aux_least = float(np.minimum(p.aux_cost[on] * p.aux_lower[on], p.aux_cost[on] * p.aux_upper[on]).sum())
         return self.loss_lo + c0min * p.min_size + aux_least
@@ -478,7 +513,7 @@ class BranchAndCut:
             return 0.0
         return (self.upper - lower) / max(abs(self.upper), 1e-12)
 
-    def _list_box(self, lower: np.ndarray, upper: np.ndarray):
+    def _list_box(self, lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray | None, float] | None:
         """:func:`best_in_box` on a node whose size (feasible assignments × rows) is within reach.
         How far the bound prunes a listing depends on the data, so the reach adapts: unlimited at
         first, it drops to half the size of a box whose listing is given up (not below a size
@@ -522,19 +557,21 @@ class BranchAndCut:
             self.tol_pruned = min(self.tol_pruned, bound)
 
     # --- root ---------------------------------------------------------------------------
-    def _root_cutting_planes(self, max_rounds: int = 500, rel_tol: float = 1e-5):
+    def _root_cutting_planes(self, max_rounds: int = 500,
+                             rel_tol: float = 1e-5) -> tuple[float, list[tuple[np.ndarray, np.ndarray]]]:
         """Kelley's cutting planes on the LP relaxation, stabilised by the in-out rule:
         cuts are taken between the LP point and the best relaxed point so far."""
         p, lp = self.p, self.lp
         lp.set_bounds(self.root_lower, self.root_upper)
-        center = None
+        center: np.ndarray | None = None  # the best relaxed point so far, and its indicators
+        center_alpha: np.ndarray
         center_val = math.inf
-        iterates = []
+        iterates: list[tuple[np.ndarray, np.ndarray]] = []
         bound = -math.inf
         mix = 0.5
         stall = 0
         budget = self._root_time()
-        history = []
+        history: list[float] = []
         for it in range(max_rounds):
             status, obj, x = lp.solve(self._left())
             self.lp_solves += 1
@@ -561,6 +598,7 @@ class BranchAndCut:
                 break
             if time.perf_counter() - self.t0 > budget:
                 break
+            assert center is not None  # else center_val is ∞ and the loop stopped above
             history.append(bound)
             if it % 50 == 49:
                 self._heuristic(center, center_alpha)  # an incumbent early, to judge tailing off by
@@ -623,19 +661,47 @@ class BranchAndCut:
         return obj - 1e-9 * (1.0 + abs(obj))
 
     # --- one node -----------------------------------------------------------------------
-    def _process(self, parent_bound, changes, branch):
-        p, lp = self.p, self.lp
+    def _process(self, parent_bound: float, changes: tuple[_Change, ...],
+                 branch: _Branch | None) -> list[_Child] | None:
+        """Solve one node's LP (with cuts) and settle the node, or return its children (None: none)."""
+        box = self._node_box(changes)
+        if box is None:
+            return None
+        lower, upper = box
+        self.lp.set_bounds(lower, upper)
+        self.nodes += 1
+        point = self._node_point(parent_bound, changes, branch, lower, upper)
+        if not isinstance(point, _NodePoint):
+            return point  # settled by its LP: no children, or those of a split of "used with zero points"
+        if branch is not None:
+            self._update_pseudocost(branch, point.bound)
+        if self.lp.n_cuts > self.max_cuts:
+            self.lp.drop_slack_cuts(self.max_cuts // 2)
+        if self._enumerable and self._settled_by_listing(lower, upper):
+            return None
+        self._node_heuristics(point)
+        return self._branch(point, changes, lower, upper)
+
+    def _node_box(self, changes: tuple[_Change, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+        """The node's column bounds: the root's with every branching on its path applied (None:
+        an indicator the branching fixed cannot hold in this box)."""
         lower = self.root_lower.copy()
         upper = self.root_upper.copy()
         for cols, lo, hi in changes:  # one (columns, low, high) entry per branching on the path
             lower[cols] = np.maximum(lower[cols], lo)
             upper[cols] = np.minimum(upper[cols], hi)
-        p.fix_indicators(lower, upper)
-        if np.any(lower > upper):  # an indicator the branching fixed cannot hold in this box
+        self.p.fix_indicators(lower, upper)
+        if np.any(lower > upper):
             return None
-        lp.set_bounds(lower, upper)
-        self.nodes += 1
-        lam_s, alpha_s = self.lam_slice, self.alpha_slice
+        return lower, upper
+
+    def _node_point(self, parent_bound: float, changes: tuple[_Change, ...], branch: _Branch | None,
+                    lower: np.ndarray, upper: np.ndarray) -> _NodePoint | list[_Child] | None:
+        """The node's LP point after its rounds of loss cuts, or what settles the node first: None
+        (pruned, infeasible, or an integer point scored) or its children (open again at the time
+        limit; a split of "used with zero points")."""
+        p, lp = self.p, self.lp
+        lam_s = self.lam_slice
         rounds = 0
         while True:
             status, obj, x = lp.solve(self._left())
@@ -664,56 +730,74 @@ class BranchAndCut:
                     lp.add_cut(lam, f, g, key=key)
                     continue
                 xr = np.where(self.integer, np.round(xi), xi)
-                used = xr[alpha_s] > 0.5
-                empty = np.flatnonzero(used & (lam[1:] == 0))
-                if p.exact_rows:
-                    # rows over indicators must hold for their true values: the LP's may sit
-                    # within its tolerances of a violation (large group counts); a point that
-                    # fails is no incumbent, and the node's bound stays in the lower bound
-                    implied = p.complete(lam)
-                    if implied is None:
-                        self._note_tol_prune(bound)
-                        return None
-                    xr, empty = implied, ()
-                if len(empty):
-                    # α_j = 1 with zero points: the LP counts a term that the model does not use
-                    implied = p.complete(lam)
-                    if implied is None:
-                        return self._split_used(int(empty[0]), bound, changes, lower, upper)
-                    xr = implied  # fewer counted terms: at least as good, so it settles this node
-                if self._offer(lam, xr) or f + float(self.cost @ xr) <= 1.1 * self._ceiling():
-                    if p.can_complete and self._heuristics_allowed():
-                        self._polish_and_offer(lam)
-                # the LP may sit under the cut (HiGHS tolerances, coefficients below 1e-9 dropped on
-                # nearly separable data): the node's LP bound stays in the reported lower bound
-                self._note_tol_prune(bound)
-                return None
+                return self._settle_integral(lam, f, xr, bound, changes, lower, upper)
             if violation > 1e-6 * (1 + f) and rounds < self.node_rounds:
                 lp.add_cut(lam, f, g)
                 lp.restore_archived(x, self.archived_cuts, 1e-6 * (1 + f))
                 rounds += 1
                 continue
-            break
-        if branch is not None:
-            self._update_pseudocost(branch, bound)
-        if lp.n_cuts > self.max_cuts:
-            lp.drop_slack_cuts(self.max_cuts // 2)
-        if self._enumerable:
-            settled = self._list_box(lower, upper)
-            if settled is not None:
-                self.enumerated += 1
-                best, value = settled
-                if best is None:  # no integer point of the node beats the incumbent
-                    return None
-                self._offer(best)
-                # every integer point of the node was scored: none beats its best, now offered
-                if value >= self._ceiling() - 1e-12:
-                    return None
-        # integer points but fractional indicators: the implied completion is a candidate
-        if np.all(frac[lam_s] <= _INT_TOL):
+            return _NodePoint(bound=bound, x=x, xi=xi, frac=frac)
+
+    def _settle_integral(self, lam: np.ndarray, f: float, xr: np.ndarray, bound: float,
+                         changes: tuple[_Change, ...], lower: np.ndarray,
+                         upper: np.ndarray) -> list[_Child] | None:
+        """A node whose LP point ``xr`` (integer variables rounded) has integer points ``lam``
+        (loss ``f``): the point is offered, and the node is settled (None) unless its LP counts a
+        term with zero points that the model cannot drop (then the children of :meth:`_split_used`)."""
+        p = self.p
+        if p.exact_rows:
+            # rows over indicators must hold for their true values: the LP's may sit
+            # within its tolerances of a violation (large group counts); a point that
+            # fails is no incumbent, and the node's bound stays in the lower bound
+            implied = p.complete(lam)
+            if implied is None:
+                self._note_tol_prune(bound)
+                return None
+            xr = implied
+        else:
+            empty = np.flatnonzero((xr[self.alpha_slice] > 0.5) & (lam[1:] == 0))
+            if len(empty):
+                # α_j = 1 with zero points: the LP counts a term that the model does not use
+                implied = p.complete(lam)
+                if implied is None:
+                    return self._split_used(int(empty[0]), bound, changes, lower, upper)
+                xr = implied  # fewer counted terms: at least as good, so it settles this node
+        if self._offer(lam, xr) or f + float(self.cost @ xr) <= 1.1 * self._ceiling():
+            if p.can_complete and self._heuristics_allowed():
+                self._polish_and_offer(lam)
+        # the LP may sit under the cut (HiGHS tolerances, coefficients below 1e-9 dropped on
+        # nearly separable data): the node's LP bound stays in the reported lower bound
+        self._note_tol_prune(bound)
+        return None
+
+    def _settled_by_listing(self, lower: np.ndarray, upper: np.ndarray) -> bool:
+        """Whether listing the node's integer points (:meth:`_list_box`) settles it; the best of
+        them is offered."""
+        settled = self._list_box(lower, upper)
+        if settled is None:
+            return False
+        self.enumerated += 1
+        best, value = settled
+        if best is None:  # no integer point of the node beats the incumbent
+            return True
+        self._offer(best)
+        # every integer point of the node was scored: none beats its best, now offered
+        return value >= self._ceiling() - 1e-12
+
+    def _node_heuristics(self, point: _NodePoint) -> None:
+        """Incumbents from a fractional LP point: integer points but fractional indicators give
+        a candidate at once (its implied completion); otherwise, now and then, the heuristics."""
+        x, lam_s = point.x, self.lam_slice
+        if np.all(point.frac[lam_s] <= _INT_TOL):
             self._offer(np.round(x[lam_s]))  # a real intercept is re-chosen there
         elif self.nodes % self.heuristic_interval == 1 and self._heuristics_allowed():
-            self._heuristic(x[lam_s], x[alpha_s])
+            self._heuristic(x[lam_s], x[self.alpha_slice])
+
+    def _branch(self, point: _NodePoint, changes: tuple[_Change, ...], lower: np.ndarray,
+                upper: np.ndarray) -> list[_Child] | None:
+        """The children of a fractional node: on a group's indicator, a sign or SOS1 split of a
+        group, else on one column (None: every child is pruned by its strong-branching bound)."""
+        xi, frac, bound = point.xi, point.frac, point.bound
         units = _only(frac, self.p.unit_columns)
         if units is not None:
             # keep or drop a whole group (a thresholded variable) before choosing its columns
@@ -733,11 +817,11 @@ class BranchAndCut:
         # on 0/1 columns the points only scale indicators, and the LP spreads the support thin: which
         # items are used is settled first (support_first); with a count or a real-valued column,
         # branching on points did better (benchmarks/README.md)
-        items = _only(frac, alpha_s) if self.support_first else None
+        items = _only(frac, self.alpha_slice) if self.support_first else None
         col, (b_down, b_up) = self._branch_column(xi, frac if items is None else items, lower, upper, bound)
         v = xi[col]
-        down = (b_down, changes + (([col], -math.inf, math.floor(v)),), (col, 0, v - math.floor(v), bound))
-        up = (b_up, changes + (([col], math.ceil(v), math.inf),), (col, 1, math.ceil(v) - v, bound))
+        down: _Child = (b_down, changes + (([col], -math.inf, math.floor(v)),), (col, 0, v - math.floor(v), bound))
+        up: _Child = (b_up, changes + (([col], math.ceil(v), math.inf),), (col, 1, math.ceil(v) - v, bound))
         return self._children([up, down] if v - math.floor(v) >= 0.5 else [down, up])
 
     # --- branching ----------------------------------------------------------------------
@@ -749,7 +833,7 @@ class BranchAndCut:
     strong_candidates = 4
     reliability = 1
 
-    def _children(self, kids):
+    def _children(self, kids: list[_Child]) -> list[_Child] | None:
         """Children whose strong-branching bound already settles them are pruned here."""
         out = []
         for kid in kids:
@@ -759,7 +843,8 @@ class BranchAndCut:
                 out.append(kid)
         return out or None
 
-    def _branch_column(self, xi, frac, lower, upper, bound):
+    def _branch_column(self, xi: np.ndarray, frac: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                       bound: float) -> tuple[int, tuple[float, float]]:
         """The column to branch on and its children's bounds ``(down, up)``: by pseudo-cost, or by
         the children's LP bounds for candidates whose pseudo-costs are not yet reliable (reliability
         branching); an infeasible child gets bound ∞."""
@@ -803,18 +888,19 @@ class BranchAndCut:
             lp.set_bounds(lower, upper)
             lp.restore(saved)
 
-    def _split_used(self, j: int, bound, changes, lower, upper):
+    def _split_used(self, j: int, bound: float, changes: tuple[_Change, ...], lower: np.ndarray,
+                    upper: np.ndarray) -> list[_Child]:
         """Three children that exclude "used with zero points" for design column j: not used; used
         with λ_j ≥ 1; used with λ_j ≤ −1 (children that the node's bounds already rule out are dropped)."""
         a, lam_col = self.p.layout.alpha(j), self.p.layout.lam(j)
-        kids = [(bound, changes + (([a], -math.inf, 0.0),), None)]
+        kids: list[_Child] = [(bound, changes + (([a], -math.inf, 0.0),), None)]
         if upper[lam_col] >= 1:
             kids.append((bound, changes + (([a, lam_col], 1.0, math.inf),), None))
         if lower[lam_col] <= -1:
             kids.append((bound, changes + (([a, lam_col], [1.0, -math.inf], [math.inf, -1.0]),), None))
         return kids
 
-    def _sign_split(self, xi):
+    def _sign_split(self, xi: np.ndarray) -> np.ndarray | None:
         """Split a one-nonzero group whose LP points have both signs: one child keeps every point
         of the group ≥ 0, the other ≤ 0.  An integer point has one nonzero, so it lies in a child;
         the LP loses its "bumps" (a rise and a fall made of two fractional cuts), which no single
@@ -827,7 +913,7 @@ class BranchAndCut:
                 best, best_mass = cols, mixed
         return best
 
-    def _sos_split(self, xi):
+    def _sos_split(self, xi: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """SOS1 branching on a group whose columns may hold at most one nonzero (e.g. the
         candidate cuts of one threshold): when the LP spreads the group's indicators over several
         columns, split the group (in column order) at the α-weighted median; one child forbids
@@ -846,14 +932,14 @@ class BranchAndCut:
         k = min(max(k, nz[0]), nz[-1] - 1)  # both parts keep some of the LP's mass
         return best[: k + 1], best[k + 1:]
 
-    def _update_pseudocost(self, branch, bound):
+    def _update_pseudocost(self, branch: _Branch, bound: float) -> None:
         col, direction, dist, parent = branch
         if dist > 1e-9:
             self.pseudo[direction, col] += (bound - parent) / dist
             self.pseudo_n[direction, col] += 1
 
 
-    def _choose_branch(self, xi, frac) -> int:
+    def _choose_branch(self, xi: np.ndarray, frac: np.ndarray) -> int:
         cand = np.flatnonzero(frac > _INT_TOL)
         f_down = xi[cand] - np.floor(xi[cand])
         f_up = 1.0 - f_down

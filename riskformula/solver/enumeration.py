@@ -222,7 +222,7 @@ def box_size(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray,
 
 
 def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_work: float,
-                ceiling: float = math.inf):
+                ceiling: float = math.inf) -> tuple[np.ndarray | None, float] | None:
     """The best integer point of the box ``lower``/``upper`` (bounds of every column of the problem's
     variable vector, a search node's) and its objective (loss + Σ c0 over used columns).  The
     problem must :func:`qualify <qualifies>`.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import cast
 
 import numpy as np
 
@@ -101,7 +102,8 @@ def sequential_rounding(problem: RiskProblem, lam: np.ndarray, alpha: np.ndarray
     return lam
 
 
-def _move_table(problem: RiskProblem, s: np.ndarray, base: np.ndarray, deltas: np.ndarray, integral: bool):
+def _move_table(problem: RiskProblem, s: np.ndarray, base: np.ndarray, deltas: np.ndarray,
+                integral: bool) -> np.ndarray:
     """Loss after adding δ·x_j to the scores ``s`` (rows' losses ``base``), for every binary column j
     and shift δ: total − Σ_{x_j=1} ℓ(s) + Σ_{x_j=1} ℓ(s + δ).  Returns an (n_binary, len(deltas)) array."""
     L = problem.loss
@@ -123,21 +125,26 @@ def _in_range(problem: RiskProblem, j, v) -> np.ndarray:
     return (v == 0) | ((v >= problem.coef_lower[j]) & (v <= problem.coef_upper[j]))
 
 
-def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, allowed: np.ndarray):
+def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray,
+                  allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Objective of every single-coordinate move λ_j -> v (j allowed, v ≠ λ_j): arrays (j, v, obj)."""
     L = problem.loss
     X = L.Z[:, 1:]
     support = lam[1:] != 0
-    base_pen = float(problem.c0 @ support)
+    c0 = cast(np.ndarray, problem.c0)  # an array once the problem is built
+    base_pen = float(c0 @ support)
     integral = L.integral
-    js, vs, objs = [], [], []
+    js: list[np.ndarray] = []
+    vs: list[np.ndarray] = []
+    objs: list[np.ndarray] = []
     lo, hi = _value_ranges(problem)
     bin_cols = np.flatnonzero(L.binary)
     sparse = L.sparse_columns()
     other = [j for j in np.flatnonzero(~L.binary) if allowed[j]]
+    sparse_other = [j for j in other if j in sparse]
     # the rows' losses at the current scores, shared by the binary and the mostly-zero columns' moves
-    base = L.row_losses(s, integral) if len(bin_cols) or any(j in sparse for j in other) else None
-    if len(bin_cols):
+    base = L.row_losses(s, integral) if len(bin_cols) or sparse_other else None
+    if base is not None and len(bin_cols):
         # one grid of values for all binary columns, masked to each column's own range: a
         # Python loop over thousands of cut columns was most of the time of a polish
         v_lo, v_hi = lo[bin_cols], hi[bin_cols]
@@ -147,16 +154,16 @@ def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, allowed:
         grid = np.arange(v_lo.min(), v_hi.max() + 1, dtype=float)
         G = grid[None, :]
         ok = _in_range(problem, bin_cols[:, None], G) & (G != cur[:, None]) & allowed[bin_cols][:, None]
-        rows, at = np.nonzero(ok)
-        j, v = bin_cols[rows], grid[at]
-        k = (v - cur[rows] - deltas[0]).astype(int)
-        js.append(j)
-        vs.append(v)
-        objs.append(table[rows, k] + base_pen + problem.c0[j] * ((v != 0).astype(float) - support[j].astype(float)))
-    if any(j in sparse for j in other):
+        at_row, at = np.nonzero(ok)
+        jb, vb = bin_cols[at_row], grid[at]
+        k = (vb - cur[at_row] - deltas[0]).astype(int)
+        js.append(jb)
+        vs.append(vb)
+        objs.append(table[at_row, k] + base_pen + c0[jb] * ((vb != 0).astype(float) - support[jb].astype(float)))
+    if base is not None and sparse_other:
         # a move of a mostly-zero column changes the loss of its nonzero rows only
         total = float(base.sum())
-        for j in (j for j in other if j in sparse):
+        for j in sparse_other:
             rows, x = sparse[j]
             cv = np.arange(lo[j], hi[j] + 1)
             cv = cv[(cv != lam[1 + j]) & _in_range(problem, j, cv)]
@@ -164,7 +171,7 @@ def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, allowed:
             js.append(np.full(len(cv), j))
             vs.append(cv)
             objs.append(L._norm * (total - float(base[rows].sum()) + shifted.sum(axis=0)) + base_pen
-                        + problem.c0[j] * ((cv != 0).astype(float) - float(support[j])))
+                        + c0[j] * ((cv != 0).astype(float) - float(support[j])))
         other = [j for j in other if j not in sparse]
     if other:
         ranges = [np.arange(lo[j], hi[j] + 1) for j in other]
@@ -176,7 +183,7 @@ def _single_moves(problem: RiskProblem, lam: np.ndarray, s: np.ndarray, allowed:
         js.append(cj)
         vs.append(cv)
         objs.append(L.value_from_scores(S, integral=integral) + base_pen
-                    + problem.c0[cj] * ((cv != 0).astype(float) - support[cj].astype(float)))
+                    + c0[cj] * ((cv != 0).astype(float) - support[cj].astype(float)))
     if not js:
         return np.zeros(0, int), np.zeros(0), np.zeros(0)
     return np.concatenate(js), np.concatenate(vs), np.concatenate(objs)

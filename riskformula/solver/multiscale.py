@@ -304,8 +304,7 @@ class MultiScaleSearch:
             real[0] = beta[0]
             real[1 + idx] = beta[1:]
             if m in self.started:
-                # _heuristic passes alpha=None on to sequential_rounding, which takes it; its annotation is too narrow
-                self.solvers[m]._heuristic(real, None, swaps=True)  # type: ignore[arg-type]
+                self.solvers[m]._heuristic(real, None, swaps=True)
                 continue
             cand = sequential_rounding(p, real)
             if p.complete(cand) is None:

@@ -17,7 +17,7 @@ Examples
 --------
 >>> import pandas as pd, riskformula as rf
 >>> df = pd.DataFrame({"age": [30, 40, 50, 60], "y": [0, 0, 1, 1]})
->>> rf.risk_score("y ~ threshold(age)", df, time_limit=5).thresholds["cut"].tolist()
+>>> rf.risk_score("y ~ threshold(age, k=1)", df, time_limit=5).thresholds["cut"].tolist()
 [40.0]
 """
 

@@ -99,11 +99,33 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
     :mod:`riskformula.design.missing`): build_design reads it from the formula; missing values
     fall below no cut.
 
+    Parameters
+    ----------
+    x : array-like
+        The numeric variable (a column of the data, as the formula names it).
+    k : int, optional
+        The most cuts of ``x`` the card may use, at least 1 (None: as many as the model size
+        allows).
+    grid : int, optional
+        Keep at most about this many candidate cuts, at quantiles (None: every gap between
+        distinct training values).
+    min_bin : float, default 0.0
+        Keep only cuts with at least this share of the rows on each side, in [0, 0.5).
+    missing : str, optional
+        How missing values of ``x`` enter the score: ``"raise"``, ``"drop"``, ``"item"`` or
+        ``"as <value>"`` (None: as the fit's ``missing=`` says).
+
+    Returns
+    -------
+    dict
+        The term's design columns: the 0/1 indicator ``x ≤ c`` of each candidate cut ``c``, as
+        numpy arrays by column key (the formula's transform, which the design reads).
+
     Examples
     --------
     >>> import pandas as pd, riskformula as rf
     >>> df = pd.DataFrame({"age": [30, 40, 50, 60], "y": [0, 0, 1, 1]})
-    >>> m = rf.risk_score("y ~ threshold(age)", df, time_limit=5)
+    >>> m = rf.risk_score("y ~ threshold(age, k=1)", df, time_limit=5)
     >>> m.score_card()["term"].tolist()
     ['age > 40']
     """
@@ -142,13 +164,29 @@ def cut(x, points, missing=None, _state=None):
     them (``age ≤ 40`` or ``age > 40``, ``age ≤ 60`` or ``age > 60``); each cut with points is one
     item of the card.  ``missing``: as for :func:`threshold`.
 
+    Parameters
+    ----------
+    x : array-like
+        The numeric variable (a column of the data, as the formula names it).
+    points : float or list of float
+        The cut points: at least one, all finite (sorted, duplicates dropped).
+    missing : str, optional
+        How missing values of ``x`` enter the score: ``"raise"``, ``"drop"``, ``"item"`` or
+        ``"as <value>"`` (None: as the fit's ``missing=`` says).
+
+    Returns
+    -------
+    dict
+        The term's design columns: the 0/1 indicator ``x ≤ c`` of each cut point ``c``, as numpy
+        arrays by column key (the formula's transform, which the design reads).
+
     Examples
     --------
     >>> import pandas as pd, riskformula as rf
     >>> df = pd.DataFrame({"age": [30, 45, 50, 70], "y": [0, 0, 1, 1]})
     >>> m = rf.risk_score("y ~ cut(age, [40, 60])", df, time_limit=5)
     >>> m.size
-    1
+    2
     """
     if "cuts" not in _state:
         try:
