@@ -54,25 +54,13 @@ def parse_choice(choice, where: str = "`missing`") -> tuple:
                         f"\"as normal\": missing counts as that value); got {choice!r}.")
 
 
-def _closing(text: str, start: int) -> int:
-    depth = 0
-    for i in range(start, len(text)):
-        if text[i] in "([{":
-            depth += 1
-        elif text[i] in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return len(text) - 1
-
-
 def formula_choices(rhs: str) -> dict:
     """variable -> policy of every ``threshold()``/``cut()`` call in ``rhs`` with ``missing=``."""
     from ..thresholds import first_argument
+    from ..thresholds.expansion import _closing
     out: dict = {}
     for m in _CALL.finditer(rhs):
-        open_at = m.end() - 1
-        call = rhs[m.start():_closing(rhs, open_at) + 1]
+        call = rhs[m.start():_closing(rhs, m.end()) + 1]
         if "missing" not in call:
             continue
         first = first_argument(call)
