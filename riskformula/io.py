@@ -388,7 +388,9 @@ def _interval_item(it: dict, path: str, label: str, term: str, points: int, desi
     variable = t.variable if design.rules[t.columns[0]].kind == "le" else None
     return Item(label=label, term=term, kind="interval", points=points, variable=variable,
                 lower=None if lower is None else float(lower), upper=None if upper is None else float(upper),
-                columns=tuple(cols), absent=names.absent.get(variable) if variable is not None else None)
+                columns=tuple(cols),
+                # an open upper end reads the missing column (a missing x is in no interval)
+                absent=names.absent.get(variable) if variable is not None and upper is None else None)
 
 
 def _card(d: dict, design, settings: FitSettings) -> ScoreCard:

@@ -75,8 +75,7 @@ def test_the_card_has_every_kind_of_missing_value():
     kinds = {(it.kind, it.variable) for it in m.scorecard.items}
     assert {("missing", "lactate"), ("missing", "ward"), ("missing", "dose")} <= kinds
     assert ("level", "ward") in kinds and ("level", "sex") in kinds
-    assert any(it.kind == "interval" and it.variable == "lactate" and it.absent is not None
-               for it in m.scorecard.items)
+    assert any(it.kind == "interval" and it.variable == "lactate" for it in m.scorecard.items)
     assert any(it.kind == "interval" and it.variable == "age" for it in m.scorecard.items)
     assert not any(it.variable == "dose" and it.kind != "missing" for it in m.scorecard.items)
     plan = card_plan(m)
@@ -368,3 +367,30 @@ def test_a_loaded_model_exports_the_same(tmp_path):
     df = new_rows()
     out = run_sqlite((tmp_path / "s.sql").read_text(), df)
     np.testing.assert_allclose(out["risk"].astype(float), m.predict(df.sort_values("id")).to_numpy(), atol=1e-9)
+
+
+# --------------------------------------------------------------------------------------
+# a one-signed point range: a cut of a variable with a missing item shown as x > c
+# --------------------------------------------------------------------------------------
+
+@functools.cache
+def one_signed():
+    """Points 0…4 only: lactate's cuts must read ``lactate > c`` (their rows exclude a missing
+    lactate through the missing column, ``Item.absent``)."""
+    return rf.risk_score("y ~ threshold(lactate, grid=3) + C(ward)", DATA, missing={"lactate": "item", "ward": "item"},
+                         max_size=4, coef_range=(0, 4), time_limit=5)
+
+
+def test_one_signed_card_reads_the_missing_column_and_every_export_agrees(jpmml):  # noqa: F811
+    m = one_signed()
+    assert any(it.kind == "interval" and it.upper is None and it.absent is not None for it in m.scorecard.items)
+    for which in ROWS:
+        df = ROWS[which]()
+        for run in (run_sqlite, run_duckdb):
+            check_equal(run(to_sql(m, "t", dialect="sqlite" if run is run_sqlite else "duckdb", keep=["id"]), df),
+                        m, df)
+        out = evaluate(jpmml, to_pmml(m), df)
+        np.testing.assert_allclose(out["risk"].astype(float), m.predict(df).to_numpy(), rtol=0, atol=1e-9)
+        spec = calculator_spec(m)
+        got = np.array([mirror(spec, v) for v in page_values(m, spec, df)])
+        np.testing.assert_allclose(got[:, 1], m.predict(df).to_numpy(), rtol=0, atol=1e-9)
