@@ -259,7 +259,10 @@ def _profile_integers(name: str, x: np.ndarray) -> VariableProfile:
     lo, hi = int(x.min()), int(x.max())
     if hi - lo <= max(COUNTED_RANGE, len(x)) and max(abs(lo), abs(hi)) <= 2 ** 53:
         # a small range (0/1 indicators, counts, ages): count each value directly instead of hashing
-        counts = np.bincount((x - lo).astype(np.intp), minlength=hi - lo + 1)
+        if lo >= 0 and hi <= COUNTED_RANGE and x.dtype == np.intp:
+            counts, lo = np.bincount(x, minlength=hi + 1), 0  # no shifted copy of the column
+        else:
+            counts = np.bincount((x - lo).astype(np.intp), minlength=hi - lo + 1)
         at = np.flatnonzero(counts)
         return _profile_numbers(name, (at + lo).astype(float), counts[at], lambda: x.astype(float))
     codes, ints = pd.factorize(x, sort=True)
@@ -282,13 +285,20 @@ def _profile_numbers(name: str, values: np.ndarray, counts: np.ndarray, rows) ->
     order = np.argsort(dev, kind="stable")
     scale = _median(dev[order], counts[order])
     if not scale > 0:  # half the rows share one value: fall back to the spread of the rest
-        scale = float(np.std(rows())) or float(u[-1] - u[0]) or 1.0
+        scale = _std(values, counts) or float(u[-1] - u[0]) or 1.0
     if len(u) <= MAX_VALUES:
         grid = u
     else:
         grid = np.unique(np.round(np.quantile(rows(), np.linspace(0, 1, GRID_SIZE)), d))
     return VariableProfile(name, "numeric", min=float(u[0]), max=float(u[-1]), scale=scale, decimals=d,
                            n_distinct=int(len(u)), values=[float(v) for v in grid], median=float(med))
+
+
+def _std(values: np.ndarray, counts: np.ndarray) -> float:
+    """``np.std`` of the rows that hold ``values`` ``counts`` times each (population form)."""
+    n = float(counts.sum())
+    mean = float(values @ counts) / n
+    return float(np.sqrt(((values - mean) ** 2) @ counts / n))
 
 
 def _median(values: np.ndarray, counts: np.ndarray) -> float:
