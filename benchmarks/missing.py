@@ -1,4 +1,4 @@
-"""Missing values as items (issue 40) beside complete cases and simple imputation: rows, loss, CV AUC and CAL.
+"""Missing values as items beside complete cases and simple imputation: rows, loss, CV AUC and CAL.
 
 Three ways to fit the same formula with the same ``max_size`` on data with missing values:
 
@@ -335,7 +335,7 @@ def main() -> None:
     args.time_limit = args.time_limit or (2.0 if args.quick else 8.0)
     args.scale = "fit" if args.scale == "fit" else float(args.scale)
     if not has_missing_argument():
-        sys.exit("this riskformula has no `missing=` argument (issue 40, missing values as items); "
+        sys.exit("this riskformula has no `missing=` argument (missing values as items); "
                  "run the script on a checkout that has it")
     print(f"riskformula {rf.__version__}; max_size {args.max_size}, points -5..5, c0 1e-6, "
           f"time limit {args.time_limit:g} s per fit, scale {args.scale}, {FOLDS} folds (seed {args.seed}); "

@@ -5,7 +5,7 @@ proven complete (else the bound below which it is), the time of the whole call (
 included) and the nodes; then, per data set, the variables' use across the set at ε = 1 %.  The load
 average of the machine is printed beside each run (the machine is shared).
 
-Targets (issue 39): breastcancer and mammo complete at ε = 1 % within 60 s on 2 cores.
+Targets: breastcancer and mammo complete at ε = 1 % within 60 s on 2 cores.
 
     python benchmarks/rashomon.py                          # all five, ε = 0.5, 1, 2 %
     python benchmarks/rashomon.py mammo --eps 0.01         # some
