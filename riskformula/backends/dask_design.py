@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..design import DesignMatrix
-from ..design.formula import _event_of, build_design, split_formula
+from ..design.formula import _event_of, _read_formula, build_design, split_formula
 from ..design.spec import DesignSpec, plain_dtype as _plain_dtype, plain_strings
 from ..errors import DataError, FormulaError, SettingsError, strip_ansi
 from ..thresholds import FORMULA_FUNCTIONS, PROBE, first_argument
@@ -499,14 +499,22 @@ def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event
     used = tuple(_used_guess(formula, list(meta.columns)))
     lhs, rhs = split_formula(formula)
     outcome_guess = {a or b for a, b in _NAME.findall(lhs)}
-    for _ in range(3):
-        policies = _policies(missing, rhs, used, outcome_guess)
+    terms = rhs  # the formula's terms, with threshold(.) written out once the columns' values are known
+    for _ in range(4):
+        policies = _policies(missing, terms, used, outcome_guess)
         drop = tuple(v for v in used if policies[v][0] == "drop")
         facts = tree_reduce(ddf, _facts, _combine_facts, used, drop, DISTINCT_CAP)
         if facts["rows"] == 0:
             raise DataError("`data` has no rows; there is nothing to fit.")
+        proto = _prototype(meta, meta_nonempty, facts)
+        written = _read_formula(formula, proto).rhs  # `threshold(., missing=...)` names each variable
+        if written != terms:
+            terms = written
+            if tuple(v for v in used if _policies(missing, terms, used, outcome_guess)[v][0] == "drop") != drop:
+                continue  # the rows to drop changed: count again
+            policies = _policies(missing, terms, used, outcome_guess)
         items = [v for v in used if policies[v][0] == "item" and facts["na"].get(v)]
-        proto = _with_missing(_prototype(meta, meta_nonempty, facts), items)
+        proto = _with_missing(proto, items)
         hook = _ThresholdHook()
         ctx = {**user_context, "threshold": hook.function} if hooked else user_context
         if drop and facts["complete"] == 0:
@@ -520,7 +528,7 @@ def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event
     else:  # pragma: no cover - the used columns settle after one correction
         raise DataError("could not settle which columns the formula uses on this dask frame.")
     outcome = set(spec.lhs_variables())
-    policies, _ = resolve_policies(missing, rhs, [v for v in exact if v not in outcome])  # names checked
+    policies, _ = resolve_policies(missing, terms, [v for v in exact if v not in outcome])  # names checked
     policies.update({v: ("drop",) if fit_wide(missing) == "drop" else ("raise",) for v in outcome})
     drop = tuple(v for v in exact if policies[v][0] == "drop")
     too_many = [c for c in exact if len(facts["values"][c]) > DISTINCT_CAP
