@@ -160,13 +160,11 @@ def _used_guess(formula: str, columns: list) -> list:
 def _policies(missing, rhs: str, used, outcome) -> dict:
     """variable -> policy of every column in ``used`` (a superset of the formula's variables while
     they are not known exactly: unknown names in ``missing`` are checked once they are)."""
-    from ..design.missing import fit_wide, resolve_policies
+    from ..design.missing import resolve_policies
     predictors = [v for v in used if v not in outcome]
     named = ({k: v for k, v in missing.items() if k == "." or k in predictors} if isinstance(missing, dict)
              else missing)
-    policies, _ = resolve_policies(named, rhs, predictors)
-    policies.update({v: ("drop",) if fit_wide(missing) == "drop" else ("raise",) for v in used if v in outcome})
-    return policies
+    return resolve_policies(named, rhs, predictors, [v for v in used if v in outcome])
 
 
 def _as_proto(missing, policies: dict):
@@ -528,8 +526,7 @@ def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event
     else:  # pragma: no cover - the used columns settle after one correction
         raise DataError("could not settle which columns the formula uses on this dask frame.")
     outcome = set(spec.lhs_variables())
-    policies, _ = resolve_policies(missing, terms, [v for v in exact if v not in outcome])  # names checked
-    policies.update({v: ("drop",) if fit_wide(missing) == "drop" else ("raise",) for v in outcome})
+    policies = resolve_policies(missing, terms, [v for v in exact if v not in outcome], outcome)  # names checked
     drop = tuple(v for v in exact if policies[v][0] == "drop")
     too_many = [c for c in exact if len(facts["values"][c]) > DISTINCT_CAP
                 and not pd.api.types.is_numeric_dtype(meta[c].dtype)]

@@ -290,9 +290,8 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     used = [v for v in variables if v in data.columns]
     outcome_vars = [v for v in mm.lhs.model_spec.required_variables if v in data.columns]
     predictors = [v for v in used if v not in outcome_vars]
-    policies, default = resolve_policies(missing, f.rhs, predictors)
     # the outcome (and the weights) are never items: dropped under a fit-wide "drop", else an error
-    policies.update({v: ("drop",) if default[0] == "drop" else ("raise",) for v in outcome_vars})
+    policies = resolve_policies(missing, f.rhs, predictors, outcome_vars)
     frame, w, dropped_index, items = _apply_missing(data, w, used, outcome_vars, policies)
     if frame is not data:
         mm = materialize(frame)

@@ -86,8 +86,9 @@ def formula_choices(rhs: str) -> dict:
     return out
 
 
-def resolve_policies(missing, rhs: str, variables) -> tuple[dict, tuple]:
-    """(variable -> policy tuple for every predictor in ``variables``, the fit-wide default policy).
+def resolve_policies(missing, rhs: str, variables, outcome=()) -> dict:
+    """variable -> policy tuple for every predictor in ``variables`` and every outcome variable in
+    ``outcome`` (never an item: ``"drop"`` under a fit-wide ``"drop"``, else ``"raise"``).
 
     ``missing`` is one choice string (every variable) or a dict of them (``"."``: the rest)."""
     if isinstance(missing, dict):
@@ -111,7 +112,8 @@ def resolve_policies(missing, rhs: str, variables) -> tuple[dict, tuple]:
                             "per variable, e.g. missing={\"lactate\": \"as 1.0\"}.")
     policies = {v: entries.get(v, default) for v in variables}
     policies.update({v: c for v, c in formula_choices(rhs).items() if v in policies})
-    return policies, default
+    policies.update({v: ("drop",) if default[0] == "drop" else ("raise",) for v in outcome})
+    return policies
 
 
 def fill_value(column: pd.Series, variable: str, value: str):
