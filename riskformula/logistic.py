@@ -34,7 +34,7 @@ from .reports.render import fmt_gap
 from .solver import BranchAndCut
 from .solver.feasibility import has_feasible_point, open_signs, raise_if_infeasible
 from .solver.multiscale import MultiScaleSearch
-from .solver.parallel import start_workers
+from .solver.parallel import start_workers, workers_for
 from .backends import backend_for
 
 if TYPE_CHECKING:
@@ -62,9 +62,9 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
         intercept_range = v.check_range("intercept_range", intercept_range)
     constraints = check_constraints(constraints)
     real_intercept = _real_intercept(real_intercept, scales, constraints)
-    n_jobs = check_n_jobs(control.n_jobs)
+    n_jobs = workers_for(check_n_jobs(control.n_jobs), control.time_limit)
     # the settings are valid: the tree search's worker processes start while the design is built
-    # (see start_workers)
+    # (see start_workers; a short time limit searches in this process, see workers_for)
     start_workers(n_jobs)
 
     t = _training_design(formula, data, constraints, coef_range=coef_range, min_size=min_size, max_size=max_size,

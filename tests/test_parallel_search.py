@@ -289,3 +289,21 @@ def test_a_round_without_a_better_score_keeps_the_loss_floor(seed, rounds, monke
             assert chain1 == chain0 and floor1 == floor0
         raised_tree |= lower > chain1
     assert raised_tree  # the tree's bound did rise past the floor's, so the check above can fail
+
+
+def test_a_short_time_limit_searches_in_this_process(monkeypatch):
+    """Under ``MIN_LIMIT_TO_START`` seconds no worker processes start (their start costs more than
+    a short search gains, and it slows the setup the limit cannot interrupt), unless workers of
+    an earlier fit are still running; the solver report says how many processes searched."""
+    from riskformula.solver import parallel
+    monkeypatch.setattr(parallel, "_last_used", {})
+    assert parallel.workers_for(2, parallel.MIN_LIMIT_TO_START) == 2
+    assert parallel.workers_for(2, 5.0) == 1
+    assert parallel.workers_for(1, 60.0) == 1
+    data = rf.synthetic_thresholds(200, 2, seed=1, min_class_share=0.1)
+    m = rf.risk_score("y ~ threshold(x1) + threshold(x2)", data, max_size=2, n_jobs=2, time_limit=5, progress=False)
+    assert m.solver.settings["n_jobs"] == 1 and parallel._last_used == {}
+    parallel.mark_used(2)  # workers of an earlier fit: used whatever the limit
+    assert parallel.workers_for(2, 5.0) == 2
+    monkeypatch.setattr(parallel, "_last_used", {2: parallel.time.monotonic() - 2 * parallel._WARM_SECONDS})
+    assert parallel.workers_for(2, 5.0) == 1

@@ -182,9 +182,11 @@ def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFr
             found = [_single_rule(f, p, model_spec, data_columns, categories) for f, p in zip(factors, parts)]
             if all(r is not None for r in found):
                 rules[j] = found[0] if len(found) == 1 else Rule("product", parts=tuple(found))
-    # keep a rule only where it reproduces formulaic's column exactly on the training rows
+    # keep a rule only where it reproduces formulaic's column exactly on the training rows (a
+    # threshold's cuts all at once: thousands of them on continuous measurements)
+    checked = _check_cuts(rules, frame, X)
     for j, r in enumerate(rules):
-        if r.declarative:
+        if r.declarative and j not in checked:
             try:
                 ok = np.array_equal(r.values(frame), X[:, j])
             except (DataError, TypeError, ValueError):
@@ -193,6 +195,29 @@ def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFr
                 rules[j] = Rule("expression")
     used = {v for r in rules if r.kind in ("level", "product") for v in r.variables()}
     return tuple(rules), {v: c for v, c in categories.items() if v in used}
+
+
+def _check_cuts(rules: list, frame: pd.DataFrame, X: np.ndarray) -> set:
+    """The positions of the ``le`` rules, each replaced by ``Rule("expression")`` where it does not
+    reproduce ``X[:, j]`` (as :meth:`Rule.values` computes it, one comparison per variable)."""
+    by_variable: dict = {}
+    for j, r in enumerate(rules):
+        if r.kind == "le":
+            by_variable.setdefault(r.variable, []).append(j)
+    for var, js in by_variable.items():
+        try:
+            x = _numbers(frame[var], var)
+        except (DataError, TypeError, ValueError):
+            ok = np.zeros(len(js), dtype=bool)
+        else:
+            cuts = np.array([float(rules[j].value) for j in js])
+            step = max(1, (1 << 22) // max(len(x), 1))  # at most 4 M comparisons at once
+            ok = np.concatenate([np.all((x[:, None] <= cuts[None, a:a + step]).astype(float) == X[:, js[a:a + step]], axis=0)
+                                 for a in range(0, len(js), step)])
+        for j, good in zip(js, ok):
+            if not good:
+                rules[j] = Rule("expression")
+    return {j for js in by_variable.values() for j in js}
 
 
 def derive_outcome(lhs: str, bare_name: str | None, frame: pd.DataFrame, raw) -> OutcomeRule | None:

@@ -317,6 +317,8 @@ def drop_intercept(mm) -> pd.DataFrame:
 
 #: cells of the model matrix converted to float at once by :func:`design_values` (float64: 32 MiB)
 CONVERT_CELLS = 2 ** 22
+#: a model matrix of at most this many cells (float64: 128 MiB) is converted in one piece
+WHOLE_CELLS = 2 ** 24
 
 
 def design_values(mm) -> tuple[np.ndarray, list]:
@@ -328,6 +330,11 @@ def design_values(mm) -> tuple[np.ndarray, list]:
     what ``to_numpy(dtype=float)`` raises on non-numeric columns."""
     df = pd.DataFrame(mm)
     keep = [j for j, c in enumerate(df.columns) if c != "Intercept"]
+    if len(df) * len(df.columns) <= WHOLE_CELLS and keep == list(range(len(df.columns) - len(keep), len(df.columns))):
+        # a small frame (formulaic's are one block per column; thousands of candidate cuts make taking
+        # columns from it slow) converted at once, the intercept column left out by a view
+        whole = df.to_numpy(dtype=float)
+        return np.asfortranarray(whole[:, len(df.columns) - len(keep):]), [df.columns[j] for j in keep]
     X = np.empty((len(df), len(keep)), dtype=float, order="F")
     step = max(1, CONVERT_CELLS // max(len(df), 1))
     for a in range(0, len(keep), step):

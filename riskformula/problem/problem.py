@@ -124,7 +124,8 @@ class RiskProblem:
         if self.max_size is None:
             self.max_size = self.n_units
         self.max_size = int(min(self.max_size, self.n_units))
-        self._row_matrix = None
+        self._row_matrix: tuple | None = None
+        self._row_csr: tuple | None = None
         if self.intercept_bounds is None:
             self.intercept_bounds = intercept_bounds(self)
 
@@ -244,7 +245,8 @@ class RiskProblem:
         return np.concatenate([np.zeros(self.d + 1), self.c0, self.aux_cost])
 
     def all_rows(self) -> list[LinearRow]:
-        """Indicator links, size limits and the user's rows."""
+        """Indicator links, size limits and the user's rows (:meth:`row_arrays` holds the same
+        rows as one sparse matrix)."""
         lay = self.layout
         rows = []
         for j in range(self.d):
@@ -252,6 +254,12 @@ class RiskProblem:
                                   name=f"link_upper[{j + 1}]"))
             rows.append(LinearRow({lay.lam(j): 1.0, lay.alpha(j): -self.coef_lower[j]}, lower=0.0,
                                   name=f"link_lower[{j + 1}]"))
+        return rows + self._other_rows()
+
+    def _other_rows(self) -> list[LinearRow]:
+        """The rows after the indicator links: size groups, the size limit and the user's rows."""
+        lay = self.layout
+        rows = []
         size = {lay.alpha(j): 1.0 for j in range(self.d) if self._group_of[j] < 0}
         for g, grp in enumerate(self.groups):
             alphas = {lay.alpha(j): 1.0 for j in grp.cols}
@@ -268,6 +276,35 @@ class RiskProblem:
         if self.d and (self.max_size < self.n_units or self.min_size > 0):
             rows.append(LinearRow(size, lower=float(self.min_size), upper=float(self.max_size), name="model size"))
         return rows + list(self.rows)
+
+    def row_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`all_rows` as CSR arrays ``(starts, columns, values, lower, upper)`` (int32
+        row starts and columns, zero entries left out), the indicator links written with numpy:
+        thousands of candidate cuts make 2·d link rows, too many to build one by one at every scale
+        and check.  Cached until rows are added (rows are fixed once solving starts)."""
+        if self._row_matrix is not None and self._row_matrix[5] == len(self.rows):
+            return self._row_matrix[:5]
+        d, lay = self.d, self.layout
+        j = np.arange(d)
+        lam, alpha = lay.lam(j), lay.alpha(j)
+        # link rows 2j (λ_j − u_j α_j ≤ 0) and 2j + 1 (λ_j − l_j α_j ≥ 0): λ first, then α
+        link_cols = np.stack([np.stack([lam, alpha], 1), np.stack([lam, alpha], 1)], 1).reshape(2 * d, 2)
+        link_vals = np.stack([np.stack([np.ones(d), -self.coef_upper], 1),
+                              np.stack([np.ones(d), -self.coef_lower], 1)], 1).reshape(2 * d, 2)
+        other = self._other_rows()
+        cols = [link_cols.ravel()] + [np.fromiter(r.coefs.keys(), int, len(r.coefs)) for r in other]
+        vals = [link_vals.ravel()] + [np.fromiter(r.coefs.values(), float, len(r.coefs)) for r in other]
+        lengths = np.concatenate([np.full(2 * d, 2), [len(r.coefs) for r in other]]).astype(np.int64)
+        cols_all, vals_all = np.concatenate(cols).astype(np.int64), np.concatenate(vals)
+        row_of = np.repeat(np.arange(len(lengths)), lengths)
+        keep = vals_all != 0
+        counts = np.bincount(row_of[keep], minlength=len(lengths))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32)
+        lower = np.concatenate([np.tile([-math.inf, 0.0], d), [r.lower for r in other]]).astype(float)
+        upper = np.concatenate([np.tile([0.0, math.inf], d), [r.upper for r in other]]).astype(float)
+        arrays = (starts, cols_all[keep].astype(np.int32), vals_all[keep], lower, upper)
+        self._row_matrix = (*arrays, len(self.rows))
+        return arrays
 
     # --- evaluating candidate solutions -----------------------------------------------------
     def objective(self, lam: np.ndarray, x: np.ndarray | None = None) -> float:
@@ -307,17 +344,12 @@ class RiskProblem:
         lower, upper = self.column_bounds()
         if np.any(x < lower - tol) or np.any(x > upper + tol):
             return False
-        if self._row_matrix is None or self._row_matrix[3] != len(self.rows):
-            # rows are fixed once solving starts: one sparse matrix serves every check
+        starts, cols, vals, lo, hi = self.row_arrays()
+        if self._row_csr is None or self._row_csr[1] is not cols:
             from scipy.sparse import csr_matrix
-            rows = self.all_rows()
-            r_idx = [i for i, r in enumerate(rows) for _ in r.coefs]
-            c_idx = [k for r in rows for k in r.coefs]
-            vals = [v for r in rows for v in r.coefs.values()]
-            A = csr_matrix((vals, (r_idx, c_idx)), shape=(len(rows), self.n_cols))
-            self._row_matrix = (A, np.array([r.lower for r in rows], float), np.array([r.upper for r in rows], float),
-                                len(self.rows))
-        A, lo, hi, _ = self._row_matrix
+            indptr = np.append(starts, len(cols))
+            self._row_csr = (csr_matrix((vals, cols, indptr), shape=(len(starts), self.n_cols)), cols)
+        A = self._row_csr[0]
         act = A @ x
         return not (np.any(act < lo - tol) or np.any(act > hi + tol))
 
@@ -346,10 +378,15 @@ def score_range(problem: RiskProblem, X: np.ndarray | None = None) -> tuple[np.n
 
 
 def _score_range(problem: RiskProblem, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    a = X * problem.coef_lower
-    b = X * problem.coef_upper
-    lo = np.minimum(np.minimum(a, b), 0.0)
-    hi = np.maximum(np.maximum(a, b), 0.0)
+    # with l ≤ u, min(x·l, x·u, 0) is x·min(l, 0) for x ≥ 0 and x·max(u, 0) for x < 0 (max: swapped);
+    # design values are mostly ≥ 0 (indicators), where this is one product per entry, not four passes
+    neg_part, pos_part = np.minimum(problem.coef_lower, 0.0), np.maximum(problem.coef_upper, 0.0)
+    lo, hi = X * neg_part, X * pos_part
+    negative = np.flatnonzero((X < 0).any(axis=0))
+    if len(negative):
+        Xn = X[:, negative]
+        lo[:, negative] = np.where(Xn < 0, Xn * pos_part[negative], lo[:, negative])
+        hi[:, negative] = np.where(Xn < 0, Xn * neg_part[negative], hi[:, negative])
     if problem.groups:
         single = problem._group_of < 0
         lo_units, hi_units = [lo[:, single]], [hi[:, single]]

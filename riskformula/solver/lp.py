@@ -171,12 +171,10 @@ class NodeLP:
         upper = np.concatenate([upper, [loss_upper]])
         h.addCols(self.n_cols, cost, _finite(lower), _finite(upper), 0,
                   np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
-        rows = problem.all_rows()
-        self.n_base_rows = len(rows)
-        if rows:
-            starts, idx, vals = _csr(rows)
-            h.addRows(len(rows), _finite([r.lower for r in rows]), _finite([r.upper for r in rows]),
-                      len(idx), starts, idx, vals)
+        starts, idx, vals, row_lower, row_upper = problem.row_arrays()
+        self.n_base_rows = len(starts)
+        if len(starts):
+            h.addRows(len(starts), _finite(row_lower), _finite(row_upper), len(idx), starts, idx, vals)
         self.h = h
         self.n_cuts = 0
         self._cut_keys: list = []  # per cut row: the integer point it was taken at, or None

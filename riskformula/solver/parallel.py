@@ -68,6 +68,36 @@ def _explore(searches: list, node_budget: int, deadline: float, first_cut: int, 
             for bc, n0, p0 in zip(solvers, first, polish_before)]
 
 
+#: a fit whose ``time_limit`` is shorter than this does not start worker processes: starting two
+#: and importing the solver in them takes 1.5–3.5 s of CPU on a 2-core machine, which a short
+#: search cannot win back, and on a busy machine it slows the setup the time limit cannot
+#: interrupt (10⁶ rows at ``time_limit=5``: 9.7 s with the start, 5.1 s without); workers still
+#: running from an earlier fit are used whatever the limit
+MIN_LIMIT_TO_START = 10.0
+#: seconds after their last task that joblib's reusable workers are taken to be still running
+#: (joblib ends them after 300 s without work)
+_WARM_SECONDS = 240.0
+_last_used: dict[int, float] = {}  # n_jobs → time.monotonic() of the last task given to such workers
+_lock = threading.Lock()
+
+
+def mark_used(n_jobs: int) -> None:
+    """Note that ``n_jobs`` workers have just been given a task (they are running)."""
+    with _lock:
+        _last_used[int(n_jobs)] = time.monotonic()
+
+
+def workers_for(n_jobs: int, time_limit: float) -> int:
+    """The processes a fit with ``n_jobs`` and ``time_limit`` searches on: ``n_jobs``, or 1 when
+    the limit is under :data:`MIN_LIMIT_TO_START` and no such workers ran in the last few minutes
+    (the search then runs in the calling process; the summary says so)."""
+    if n_jobs <= 1 or time_limit >= MIN_LIMIT_TO_START:
+        return n_jobs
+    with _lock:
+        last = _last_used.get(int(n_jobs))
+    return n_jobs if last is not None and time.monotonic() - last < _WARM_SECONDS else 1
+
+
 def start_workers(n_jobs: int) -> threading.Thread | None:
     """Start the ``n_jobs`` worker processes of the rounds now, in the background (None when
     ``n_jobs`` is 1): a thread hands each worker a task that imports the solver, and joblib keeps
@@ -79,6 +109,7 @@ def start_workers(n_jobs: int) -> threading.Thread | None:
     building the design.  The search itself does not change: the rounds are the same, only ready sooner."""
     if n_jobs <= 1:
         return None
+    mark_used(n_jobs)
     thread = threading.Thread(target=_start, args=(int(n_jobs),), name="riskformula-workers", daemon=True)
     thread.start()
     return thread
@@ -155,6 +186,7 @@ class Rounds:
                              outside[s]))
             first = max(bc.lp.next_serial for bc in searches) + k * _CUT_RANGE
             tasks.append(delayed(_explore)(work, budgets[k], deadline, first, type(searches[0])))
+        mark_used(self.n_jobs)
         results = parallel(tasks)
         # taken back in worker order: the merged state does not depend on which finished first
         merged: list[tuple[list, set]] = [([], set()) for _ in searches]
