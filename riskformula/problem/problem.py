@@ -260,7 +260,7 @@ class RiskProblem:
         """The rows after the indicator links: size groups, the size limit and the user's rows."""
         lay = self.layout
         rows = []
-        size = {lay.alpha(j): 1.0 for j in range(self.d) if self._group_of[j] < 0}
+        size = dict.fromkeys(lay.alpha(np.flatnonzero(self._group_of < 0)).tolist(), 1.0)
         for g, grp in enumerate(self.groups):
             alphas = {lay.alpha(j): 1.0 for j in grp.cols}
             if grp.max_used is not None and grp.max_used < len(grp.cols):
@@ -381,7 +381,9 @@ def _score_range(problem: RiskProblem, X: np.ndarray) -> tuple[np.ndarray, np.nd
     # with l ≤ u, min(x·l, x·u, 0) is x·min(l, 0) for x ≥ 0 and x·max(u, 0) for x < 0 (max: swapped);
     # design values are mostly ≥ 0 (indicators), where this is one product per entry, not four passes
     neg_part, pos_part = np.minimum(problem.coef_lower, 0.0), np.maximum(problem.coef_upper, 0.0)
-    lo, hi = X * neg_part, X * pos_part
+    # row-major: the partition below runs along rows, in place (on a column-major design it copied
+    # and strided: 0.4 s for 569 rows × 11 000 candidate cuts)
+    lo, hi = np.multiply(X, neg_part, order="C"), np.multiply(X, pos_part, order="C")
     negative = np.flatnonzero((X < 0).any(axis=0))
     if len(negative):
         Xn = X[:, negative]
@@ -400,8 +402,14 @@ def _score_range(problem: RiskProblem, X: np.ndarray) -> tuple[np.ndarray, np.nd
     if R < lo.shape[1]:
         # only the R most extreme contributions can be used at once (a partition, not a sort:
         # thousands of candidate cuts per row)
-        lo = np.partition(lo, R - 1, axis=1)[:, :R] if R > 0 else lo[:, :0]
-        hi = -np.partition(-hi, R - 1, axis=1)[:, :R] if R > 0 else hi[:, :0]
+        if R > 0:
+            lo = np.ascontiguousarray(lo)
+            lo.partition(R - 1, axis=1)
+            hi = np.negative(hi, order="C")
+            hi.partition(R - 1, axis=1)
+            lo, hi = lo[:, :R], -hi[:, :R]
+        else:
+            lo, hi = lo[:, :0], hi[:, :0]
     return lo.sum(axis=1), hi.sum(axis=1)
 
 
