@@ -6,7 +6,9 @@ Two tables, every configuration in a fresh process:
   every path: the logistic loss on 10⁶ rows × 20 binary columns (``y ~ .``, size ≤ 5), the same with
   a fitted score scale (``scale="fit"``) and with ``n_jobs=2``; net benefit on wdbc with
   ``threshold(.)`` (size ≤ 3, points 0…5, c0 = 1e-3); a fairness bound on adult (13 binary
-  predictors, ``equal_opportunity("sex", at_risk=0.3, max_diff=0.05)``, size ≤ 5); and **dask**:
+  predictors, ``equal_opportunity("sex", at_risk=0.3, max_diff=0.05)``, size ≤ 5); **wide**: wdbc
+  with ``threshold(.)`` (30 measurements, about 11 000 candidate cuts on 569 rows; size ≤ 5, points
+  −5…5, ``scale="fit"``); and **dask**:
   the logistic fit of the same 10⁶ rows as a dask user has them, ``dd.read_parquet(folder)`` of
   parquet files written beforehand (not timed) in files of 100 000 rows (10 partitions; the
   reading of the files is part of the fit, as it is for that user).  Limits 5 and 20 s
@@ -31,6 +33,7 @@ functions by cumulative time) that the table's overruns come from.
     python benchmarks/limits.py --long --big     # also 60 s, and 1e7 rows
     python benchmarks/limits.py --only time      # or memory
     python benchmarks/limits.py --profile logistic 5   # or dask, on parquet files as above
+    python benchmarks/limits.py --only time --paths wide n_jobs=2 --limits 2 5 20
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ sys.path.insert(0, str(ROOT))
 
 import riskformula as rf  # noqa: E402
 
-PATHS = ["logistic", "fitted scale", "n_jobs=2", "dask", "net benefit", "fairness"]
+PATHS = ["logistic", "fitted scale", "n_jobs=2", "dask", "wide", "net benefit", "fairness"]
 ADULT = ("Over50K ~ Married + Bachelors + Graduate + NoHS + AnyCapitalGains + AnyCapitalLoss + Age_22_to_29 + "
          "Age_30_to_44 + Age_45_to_59 + Age_geq_60 + HSDiploma + JobManagerial + WorkHrsPerWeek_geq_50")
 
@@ -129,6 +132,9 @@ def problem(path: str, n: int, folder: str | None = None):
     if path in ("logistic", "fitted scale", "n_jobs=2"):
         extra = {"fitted scale": {"scale": "fit"}, "n_jobs=2": {"n_jobs": 2}}.get(path, {})
         return "y ~ .", binary_rows(n), dict(max_size=5, **extra)
+    if path == "wide":  # thousands of candidate cuts on 569 rows: the setup, not the rows, is the cost
+        return ('diagnosis == "M" ~ threshold(.)', rf.load_dataset("wdbc"),
+                dict(max_size=5, coef_range=(-5, 5), scale="fit"))
     if path == "net benefit":
         return ('diagnosis == "M" ~ threshold(.)', rf.load_dataset("wdbc"),
                 dict(objective="net_benefit", max_size=3, coef_range=(0, 5), c0=1e-3))
@@ -198,9 +204,9 @@ class Parquet:
         self._tmp.cleanup()
 
 
-def time_table(limits, parquet: Parquet) -> str:
+def time_table(limits, parquet: Parquet, paths=PATHS) -> str:
     rows = []
-    for path in PATHS:
+    for path in paths:
         for limit in limits:
             r = in_a_process(path, limit, 10 ** 6, parquet(10 ** 6) if path == "dask" else None)
             rows.append({"path": path, "rows": f"{r['rows']:,d}", "time_limit (s)": f"{limit:g}",
@@ -251,6 +257,8 @@ def main() -> None:
     ap.add_argument("--big", action="store_true", help="also 10^7 rows in the memory table")
     ap.add_argument("--profile", nargs=2, metavar=("PATH", "LIMIT"))
     ap.add_argument("--rows", type=float, default=1e6, help="rows of the binary data (--profile)")
+    ap.add_argument("--paths", nargs="+", choices=PATHS, default=PATHS, help="paths of the time table")
+    ap.add_argument("--limits", nargs="+", type=float, help="time limits of the time table (default 5 20)")
     ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     ap.add_argument("--write", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -265,7 +273,8 @@ def main() -> None:
         parquet = Parquet()
         try:
             if args.only in (None, "time"):
-                print(time_table([5.0, 20.0] + [60.0] * args.long, parquet), flush=True)
+                limits = args.limits or [5.0, 20.0] + [60.0] * args.long
+                print(time_table(limits, parquet, args.paths), flush=True)
             if args.only in (None, "memory"):
                 sizes = [("pandas", 10 ** 5), ("pandas", 10 ** 6), ("dask", 10 ** 6)]
                 sizes += [("pandas", 10 ** 7), ("dask", 10 ** 7)] * args.big
