@@ -13,7 +13,7 @@ from scipy.optimize import minimize
 
 from riskformula.problem import LogisticLoss, RiskProblem
 from riskformula.problem.problem import SizeGroup
-from riskformula.solver.heuristics import real_beam_search, real_fit, support_bounds
+from riskformula.solver.heuristics import GRID_QUANTILES, quantile_columns, real_beam_search, real_fit, support_bounds
 from riskformula.solver.multiscale import MultiScaleSearch
 
 
@@ -112,3 +112,35 @@ def test_the_multiscale_search_rays_the_beams_supports():
     assert tuple(np.flatnonzero(beam[0][1:])) in search._rays
     assert report.objective <= min(p.full_objective(lam) for m, p in problems.items()
                                    for at, lam in search._pool if at == m) + 1e-12
+
+
+def _cut_problem(seed: int) -> RiskProblem:
+    """Two variables with 40 and 12 candidate cuts each (columns 1[x ≤ c]) and one 0/1 column."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    x1, x2 = rng.normal(size=n), rng.integers(0, 13, n)
+    c1 = np.sort(rng.choice(np.unique(x1)[:-1], 40, replace=False))
+    c2 = np.arange(12)
+    X = np.column_stack([(x1[:, None] <= c1).astype(float), (x2[:, None] <= c2).astype(float),
+                         rng.integers(0, 2, n)])
+    y = (rng.random(n) < 1 / (1 + np.exp(-(1.5 * (x1 > 0.3) - 0.2 * x2 + 1)))).astype(float)
+    d = X.shape[1]
+    p = RiskProblem(LogisticLoss(X, y), np.full(d, -3.0), np.full(d, 3.0), c0=np.full(d, 1e-6), max_size=3)
+    p.cut_families = [tuple(range(40)), tuple(range(40, 52))]
+    return p, x1, x2, c1, c2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_quantile_grid_keeps_the_cut_nearest_each_quantile(seed):
+    p, x1, x2, c1, c2 = _cut_problem(seed)
+    keep = quantile_columns(p)
+    assert keep[-1] and keep.sum() <= 1 + 2 * len(GRID_QUANTILES)
+    for cols, x, cuts in ((np.arange(40), x1, c1), (np.arange(40, 52), x2, c2)):
+        share = (x[:, None] <= cuts).mean(axis=0)  # the share of rows at or below each cut
+        want = {int(cols[np.argmin(np.abs(share - q))]) for q in GRID_QUANTILES}
+        assert set(np.flatnonzero(keep[cols]) + cols[0]) == want
+    beam = real_beam_search(p, columns=keep)
+    assert beam and all(set(np.flatnonzero(lam[1:])) <= set(np.flatnonzero(keep)) for lam in beam)
+    # a variable with no more cuts than quantiles has no grid to choose: nothing is masked
+    p.cut_families = [(0, 1, 2)]
+    assert quantile_columns(p) is None

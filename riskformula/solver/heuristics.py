@@ -355,8 +355,33 @@ def real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndar
     return x if np.all(np.isfinite(x)) else None
 
 
+#: the quantiles at which FasterRisk (Liu et al., 2022) binarizes a variable by default
+GRID_QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
+
+
+def quantile_columns(problem: RiskProblem, quantiles=GRID_QUANTILES) -> np.ndarray | None:
+    """A column mask for :func:`real_beam_search`: of every ``threshold()`` term's candidate cuts
+    (``problem.cut_families``, columns ``1[x ≤ c]``), the cut whose share of the rows at or below
+    it is nearest each of ``quantiles`` (FasterRisk's binarization of the variable); every other
+    column is kept.  None when no family has more cuts than quantiles (the mask keeps everything)."""
+    families = [np.asarray(cols, int) for cols in getattr(problem, "cut_families", ())
+                if len(cols) > len(quantiles)]
+    if not families:
+        return None
+    L = problem.loss
+    w = L.w_all / L.w_all.sum()
+    keep = np.ones(problem.d, dtype=bool)
+    q = np.asarray(quantiles, float)
+    for cols in families:
+        share = w @ L.Z[:, 1 + cols]  # the weighted share of rows with x ≤ c, per cut
+        keep[cols] = False
+        keep[cols[np.unique(np.abs(share[None, :] - q[:, None]).argmin(axis=1))]] = True
+    return keep
+
+
 def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
-                     deadline: float | None = None, stop: float | None = None) -> list[np.ndarray]:
+                     deadline: float | None = None, stop: float | None = None,
+                     columns: np.ndarray | None = None) -> list[np.ndarray]:
     """Supports for risk scores: the sparse beam search of Liu et al. (2022) on real points.
 
     From the intercept-only model, each of the ``width`` best models of a size grows by one
@@ -372,7 +397,8 @@ def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
     rounding them (:func:`sequential_rounding`) is the caller's.  Constraints other than the
     size limit and groups are not seen here.  ``deadline``: a ``time.perf_counter()`` value
     after which each beam grows from its first parent only; ``stop``: one after which the beam
-    stops growing (the supports found so far are returned).
+    stops growing (the supports found so far are returned).  ``columns``: a mask of the columns
+    that may enter (:func:`quantile_columns`: FasterRisk's grid of cuts); None, all.
 
     >>> beam = real_beam_search(problem)          # doctest: +SKIP
     >>> lam = polish(problem, sequential_rounding(problem, beam[0]))[0]   # doctest: +SKIP
@@ -399,6 +425,8 @@ def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
                 break
             g = L.value_and_gradient(lam)[1][1:].copy()
             g[list(S)] = 0.0
+            if columns is not None:
+                g[~columns] = 0.0
             # a column can only enter in a direction its bounds allow
             g[(g > 0) & (lo_all >= 0)] = 0.0
             g[(g < 0) & (hi_all <= 0)] = 0.0
