@@ -179,7 +179,8 @@ def test_summary_lists_constraints(data):
 def test_side_information_on_a_threshold_without_intercept_range():
     df = rf.synthetic_thresholds(120, 1, seed=4, min_class_share=0.2)
     cons = [rf.risk_at_least(0.99, when={"x1": 0.0}), rf.risk_at_most(0.01, when={"x1": 1.0})]
-    m = rf.risk_score("y ~ threshold(x1)", df, time_limit=20, constraints=cons)
+    # every gap a candidate (the two profiles sit at the ends of x1's range): certified in seconds
+    m = rf.risk_score("y ~ threshold(x1, min_bin=0)", df, time_limit=20, constraints=cons)
     risk = m.predict(pd.DataFrame({"x1": [0.0, 1.0]})).to_numpy()
     assert risk[0] >= 0.99 - 1e-12 and risk[1] <= 0.01 + 1e-12
     assert m.status == "optimal"

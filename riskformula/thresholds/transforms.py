@@ -67,9 +67,12 @@ def _outcome_for(x, context):
     return None
 
 
-#: the default candidate cuts of ``threshold(x)`` (chosen by ``benchmarks/heldout.py``)
+#: the default candidate cuts of ``threshold(x)``, chosen by ``benchmarks/heldout.py`` (five data
+#: sets, 20 folds each, beside FasterRisk): every gap that leaves at least 5 % of the rows on each
+#: side.  Every gap (``min_bin=0``) fits the training rows slightly better and held-out rows
+#: slightly worse (rossi: −0.006 ± 0.006 AUC against +0.007 ± 0.006)
 DEFAULT_GRID: int | None = None
-DEFAULT_MIN_BIN: float = 0.0
+DEFAULT_MIN_BIN: float = 0.05
 
 
 def _check_arguments(k, grid, min_bin) -> None:
@@ -93,8 +96,8 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
     Use in a formula: ``y ~ threshold(age) + threshold(bmi, k=1) + threshold(income, grid=100)``.
     The candidate cuts are the gaps between distinct training values, each written as the
     roundest number that splits the rows the same way; ``min_bin`` keeps only cuts with at least
-    that share of the rows on each side, and ``grid`` at most about that many, at quantiles (the
-    certificate is then optimal relative to those candidates).  ``missing`` says how missing
+    that share of the rows on each side (5 % by default; 0 keeps every gap), and ``grid`` at most
+    about that many, at quantiles (the certificate is optimal relative to the candidates).  ``missing`` says how missing
     values of ``x`` enter the score (``"item"``, ``"as 1.0"``, ``"drop"``, ``"raise"``; see
     :mod:`riskformula.design.missing`): build_design reads it from the formula; missing values
     fall below no cut.
@@ -109,8 +112,9 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
     grid : int, optional
         Keep at most about this many candidate cuts, at quantiles (None: every gap between
         distinct training values).
-    min_bin : float, default 0.0
-        Keep only cuts with at least this share of the rows on each side, in [0, 0.5).
+    min_bin : float, default 0.05
+        Keep only cuts with at least this share of the rows on each side, in [0, 0.5) (0: every
+        gap between distinct training values).
     missing : str, optional
         How missing values of ``x`` enter the score: ``"raise"``, ``"drop"``, ``"item"`` or
         ``"as <value>"`` (None: as the fit's ``missing=`` says).
