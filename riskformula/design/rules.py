@@ -184,7 +184,7 @@ def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFr
                 rules[j] = found[0] if len(found) == 1 else Rule("product", parts=tuple(found))
     # keep a rule only where it reproduces formulaic's column exactly on the training rows (a
     # threshold's cuts all at once: thousands of them on continuous measurements)
-    checked = _check_cuts(rules, frame, X)
+    checked = _check_cuts(rules, frame, X) | _check_integer_columns(rules, frame, X)
     for j, r in enumerate(rules):
         if r.declarative and j not in checked:
             try:
@@ -218,6 +218,23 @@ def _check_cuts(rules: list, frame: pd.DataFrame, X: np.ndarray) -> set:
             if not good:
                 rules[j] = Rule("expression")
     return {j for js in by_variable.values() for j in js}
+
+
+def _check_integer_columns(rules: list, frame: pd.DataFrame, X: np.ndarray) -> set:
+    """The positions of the ``linear`` rules of integer (or boolean) columns, each replaced by
+    ``Rule("expression")`` where the column's values are not ``X[:, j]``: compared as they are
+    (an integer column has no missing value), not through a float copy of the column."""
+    done = set()
+    for j, r in enumerate(rules):
+        if r.kind != "linear" or r.variable not in frame.columns:
+            continue
+        col = frame[r.variable]
+        if not (isinstance(col.dtype, np.dtype) and col.dtype.kind in "biu"):
+            continue
+        if not np.array_equal(col.to_numpy(), X[:, j]):
+            rules[j] = Rule("expression")
+        done.add(j)
+    return done
 
 
 def derive_outcome(lhs: str, bare_name: str | None, frame: pd.DataFrame, raw) -> OutcomeRule | None:
