@@ -212,8 +212,8 @@ def _check_cuts(rules: list, frame: pd.DataFrame, X: np.ndarray) -> set:
         else:
             cuts = np.array([float(rules[j].value) for j in js])
             step = max(1, (1 << 22) // max(len(x), 1))  # at most 4 M comparisons at once
-            ok = np.concatenate([np.all((x[:, None] <= cuts[None, a:a + step]).astype(float) == X[:, js[a:a + step]], axis=0)
-                                 for a in range(0, len(js), step)])
+            ok = np.concatenate([np.all((x[:, None] <= cuts[None, a:a + step]).astype(float) == X[:, js[a:a + step]],
+                                        axis=0) for a in range(0, len(js), step)])
         for j, good in zip(js, ok):
             if not good:
                 rules[j] = Rule("expression")

@@ -90,7 +90,8 @@ def mark_used(n_jobs: int) -> None:
 def workers_for(n_jobs: int, time_limit: float) -> int:
     """The processes a fit with ``n_jobs`` and ``time_limit`` searches on: ``n_jobs``, or 1 when
     the limit is under :data:`MIN_LIMIT_TO_START` and no such workers ran in the last few minutes
-    (the search then runs in the calling process; the summary says so)."""
+    (the search then runs in the calling process, and the solver report's ``settings["n_jobs"]``
+    says 1)."""
     if n_jobs <= 1 or time_limit >= MIN_LIMIT_TO_START:
         return n_jobs
     with _lock:
