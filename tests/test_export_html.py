@@ -402,7 +402,9 @@ def test_keyboard_only_person_and_hostile_levels(browser, tmp_path):
     d, levels = _nasty_frame()
     d["age"] = np.random.default_rng(5).integers(20, 80, len(d))
     d["smoker"] = d["male"] == 1
-    m = rf.risk_score("y ~ C(ward) + smoker + threshold(age)", d, max_size=3, coef_range=(-3, 3), time_limit=5)
+    # age has no signal here: the card is made to read it (the test needs a number input)
+    m = rf.risk_score("y ~ C(ward) + smoker + threshold(age)", d, max_size=3, coef_range=(-3, 3), time_limit=5,
+                      constraints=[rf.at_least(1, "age")])
     spec = _open(browser, m, tmp_path, title="<script>window.pwned=2</script>")
     assert browser.execute_script("return window.pwned === undefined")
     assert browser.title == "<script>window.pwned=2</script>"
