@@ -247,14 +247,21 @@ class RiskProblem:
     def all_rows(self) -> list[LinearRow]:
         """Indicator links, size limits and the user's rows (:meth:`row_arrays` holds the same
         rows as one sparse matrix)."""
-        lay = self.layout
-        rows = []
-        for j in range(self.d):
-            rows.append(LinearRow({lay.lam(j): 1.0, lay.alpha(j): -self.coef_upper[j]}, upper=0.0,
-                                  name=f"link_upper[{j + 1}]"))
-            rows.append(LinearRow({lay.lam(j): 1.0, lay.alpha(j): -self.coef_lower[j]}, lower=0.0,
-                                  name=f"link_lower[{j + 1}]"))
+        cols, vals, lower, upper = self._link_arrays()
+        rows = [LinearRow(dict(zip(cols[i].tolist(), vals[i].tolist())), lower=float(lower[i]), upper=float(upper[i]),
+                          name=f"link_{'upper' if i % 2 == 0 else 'lower'}[{i // 2 + 1}]") for i in range(len(cols))]
         return rows + self._other_rows()
+
+    def _link_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The indicator links as ``(columns, values, lower, upper)``: row 2j is λ_j − u_j α_j ≤ 0,
+        row 2j + 1 is λ_j − l_j α_j ≥ 0, each with its λ entry first, then its α entry."""
+        d = self.d
+        j = np.arange(d)
+        pair = np.stack([self.layout.lam(j), self.layout.alpha(j)], 1)
+        cols = np.stack([pair, pair], 1).reshape(2 * d, 2)
+        vals = np.stack([np.stack([np.ones(d), -self.coef_upper], 1),
+                         np.stack([np.ones(d), -self.coef_lower], 1)], 1).reshape(2 * d, 2)
+        return cols, vals, np.tile([-math.inf, 0.0], d), np.tile([0.0, math.inf], d)
 
     def _other_rows(self) -> list[LinearRow]:
         """The rows after the indicator links: size groups, the size limit and the user's rows."""
@@ -284,24 +291,18 @@ class RiskProblem:
         and check.  Cached until rows are added (rows are fixed once solving starts)."""
         if self._row_matrix is not None and self._row_matrix[5] == len(self.rows):
             return self._row_matrix[:5]
-        d, lay = self.d, self.layout
-        j = np.arange(d)
-        lam, alpha = lay.lam(j), lay.alpha(j)
-        # link rows 2j (λ_j − u_j α_j ≤ 0) and 2j + 1 (λ_j − l_j α_j ≥ 0): λ first, then α
-        link_cols = np.stack([np.stack([lam, alpha], 1), np.stack([lam, alpha], 1)], 1).reshape(2 * d, 2)
-        link_vals = np.stack([np.stack([np.ones(d), -self.coef_upper], 1),
-                              np.stack([np.ones(d), -self.coef_lower], 1)], 1).reshape(2 * d, 2)
+        link_cols, link_vals, link_lower, link_upper = self._link_arrays()
         other = self._other_rows()
         cols = [link_cols.ravel()] + [np.fromiter(r.coefs.keys(), int, len(r.coefs)) for r in other]
         vals = [link_vals.ravel()] + [np.fromiter(r.coefs.values(), float, len(r.coefs)) for r in other]
-        lengths = np.concatenate([np.full(2 * d, 2), [len(r.coefs) for r in other]]).astype(np.int64)
+        lengths = np.concatenate([np.full(len(link_cols), 2), [len(r.coefs) for r in other]]).astype(np.int64)
         cols_all, vals_all = np.concatenate(cols).astype(np.int64), np.concatenate(vals)
         row_of = np.repeat(np.arange(len(lengths)), lengths)
         keep = vals_all != 0
         counts = np.bincount(row_of[keep], minlength=len(lengths))
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32)
-        lower = np.concatenate([np.tile([-math.inf, 0.0], d), [r.lower for r in other]]).astype(float)
-        upper = np.concatenate([np.tile([0.0, math.inf], d), [r.upper for r in other]]).astype(float)
+        lower = np.concatenate([link_lower, [r.lower for r in other]]).astype(float)
+        upper = np.concatenate([link_upper, [r.upper for r in other]]).astype(float)
         arrays = (starts, cols_all[keep].astype(np.int32), vals_all[keep], lower, upper)
         self._row_matrix = (*arrays, len(self.rows))
         return arrays
