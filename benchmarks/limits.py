@@ -15,8 +15,10 @@ Two tables, every configuration in a fresh process:
   (``--long`` adds 60 s).
 * **memory**: the peak resident set (``ru_maxrss``) of a logistic fit (``time_limit=20``) against
   the data's size for 10⁵ and 10⁶ rows in a pandas frame and 10⁶ rows from parquet with dask
-  (``--big`` adds 10⁷ rows, both ways): the data are the rows as a frame a user would read (20
-  int64 columns and an int64 outcome, as ``read_csv`` gives: 168 bytes a row, whether or not the
+  (``--big`` adds 10⁷ rows, both ways, and in a frame over one row-major numpy array, as
+  ``pd.DataFrame(X)`` gives, whose columns are read with a stride): the data are the rows as a
+  frame a user would read (20 int64 columns and an int64 outcome, as ``read_csv`` gives, each column
+  contiguous: 168 bytes a row, whether or not the
   frame is ever made; the dask rows are never held as one frame: a generator writes them to parquet
   files of max(100 000, n / 20) rows, in another process, and the fit reads them), "before fit" is
   the resident set with the frame made (pandas) or the parquet folder opened (dask; the interpreter
@@ -89,15 +91,22 @@ def _frame(X: np.ndarray, y: np.ndarray) -> pd.DataFrame:
     return df
 
 
-def binary_rows(n: int, d: int = 20, seed: int = 0) -> pd.DataFrame:
+def binary_rows(n: int, d: int = 20, seed: int = 0, row_major: bool = False) -> pd.DataFrame:
     """Correlated binary predictors and a logistic outcome (``scaling.py``'s binary experiment),
-    in int64 columns as ``pd.read_csv`` gives them."""
-    X, y = np.empty((n, d), dtype=np.int64), np.empty(n, dtype=np.int64)
+    in int64 columns as ``pd.read_csv`` gives them: each column contiguous in memory.  With
+    ``row_major``, the predictors are a frame over one row-major array, as ``pd.DataFrame(X)``
+    of a numpy array gives them: the same values, each column read with a stride of a row."""
+    X = np.empty((n, d) if row_major else (d, n), dtype=np.int64)
+    y = np.empty(n, dtype=np.int64)
     i = 0
     for Xb, yb in binary_blocks(n, d, seed):  # in blocks, so making the data peaks near the data's size
-        X[i:i + len(yb)], y[i:i + len(yb)] = Xb, yb
+        if row_major:
+            X[i:i + len(yb)] = Xb
+        else:
+            X[:, i:i + len(yb)] = Xb.T
+        y[i:i + len(yb)] = yb
         i += len(yb)
-    return _frame(X, y)
+    return _frame(X if row_major else X.T, y)
 
 
 def file_rows(n: int) -> int:
@@ -129,9 +138,9 @@ def problem(path: str, n: int, folder: str | None = None):
     if path == "dask":
         import dask.dataframe as dd
         return "y ~ .", dd.read_parquet(folder), dict(max_size=5)
-    if path in ("logistic", "fitted scale", "n_jobs=2"):
+    if path in ("logistic", "fitted scale", "n_jobs=2", "row-major"):
         extra = {"fitted scale": {"scale": "fit"}, "n_jobs=2": {"n_jobs": 2}}.get(path, {})
-        return "y ~ .", binary_rows(n), dict(max_size=5, **extra)
+        return "y ~ .", binary_rows(n, row_major=path == "row-major"), dict(max_size=5, **extra)
     if path == "wide":  # thousands of candidate cuts on 569 rows: the setup, not the rows, is the cost
         return ('diagnosis == "M" ~ threshold(.)', rf.load_dataset("wdbc"),
                 dict(max_size=5, coef_range=(-5, 5), scale="fit"))
@@ -221,9 +230,10 @@ def memory_table(sizes, parquet: Parquet) -> str:
     rows = []
     for backend, n in sizes:
         folder = parquet(n) if backend == "dask" else None
-        r = in_a_process("dask" if folder else "logistic", 20.0, n, folder)
+        r = in_a_process({"pandas": "logistic"}.get(backend, backend), 20.0, n, folder)
         extra = r["peak_mib"] - r["before_mib"]
-        rows.append({"data": "dask, parquet" if folder else "pandas", "rows": f"{n:,d}",
+        rows.append({"data": {"dask": "dask, parquet", "row-major": "pandas, row-major"}.get(backend, backend),
+                     "rows": f"{n:,d}",
                      "data (MiB)": f"{r['data_mib']:.0f}",
                      "on disk (MiB)": f"{folder_mib(folder):.0f}" if folder else "",
                      "before fit (MiB)": f"{r['before_mib']:.0f}", "peak (MiB)": f"{r['peak_mib']:.0f}",
@@ -277,7 +287,7 @@ def main() -> None:
                 print(time_table(limits, parquet, args.paths), flush=True)
             if args.only in (None, "memory"):
                 sizes = [("pandas", 10 ** 5), ("pandas", 10 ** 6), ("dask", 10 ** 6)]
-                sizes += [("pandas", 10 ** 7), ("dask", 10 ** 7)] * args.big
+                sizes += [("pandas", 10 ** 7), ("row-major", 10 ** 7), ("dask", 10 ** 7)] * args.big
                 print(memory_table(sizes, parquet), flush=True)
         finally:
             parquet.close()

@@ -68,6 +68,23 @@ def index_digest(index) -> str:
 
 
 @dataclass(frozen=True)
+class DistinctRows:
+    """The distinct rows of a training design (``X``), with the number of training rows
+    (``counts``) and of events among them (``events``) behind each: what the loss collapsed the
+    rows to, from which the model's report on its training rows is computed in time that grows
+    with the distinct rows."""
+
+    X: np.ndarray
+    counts: np.ndarray
+    events: np.ndarray
+
+    @classmethod
+    def of_loss(cls, loss) -> "DistinctRows":
+        """The distinct rows a :class:`~riskformula.problem.loss.LogisticLoss` collapsed its rows to."""
+        return cls(loss.Z[:, 1:], loss.row_counts, loss.row_events)
+
+
+@dataclass(frozen=True)
 class FitRows:
     """The training rows a model is evaluated on as it is built (see :class:`~riskformula.RiskScore`).
 
@@ -76,7 +93,9 @@ class FitRows:
     ``data``: the caller's training frame and ``facts``: the counterfactual profile's data part
     (:func:`riskformula.model.training_facts`; None: taken from ``data``; False: the rows cannot be
     profiled), neither given: no profile; ``fairness``: the fairness constraints whose values are
-    measured on ``frame`` (the training rows with the caller's columns) with ``weights``.
+    measured on ``frame`` (the training rows with the caller's columns) with ``weights``;
+    ``distinct``: the design's distinct rows with their counts (None: read from ``design``), from
+    which the evaluation, the items' supports and the points' moments are computed.
     """
 
     design: DesignMatrix
@@ -86,3 +105,4 @@ class FitRows:
     fairness: tuple = ()
     frame: pd.DataFrame | None = None
     weights: np.ndarray | None = None
+    distinct: DistinctRows | None = None

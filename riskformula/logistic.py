@@ -23,7 +23,7 @@ from .design import build_design
 from .errors import (InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError,
                      warn_caller)
 from .control import SearchControl
-from .fitinfo import FitSettings
+from .fitinfo import DistinctRows, FitSettings
 from .objectives import MODEL_ARGUMENTS, Objective, register_objective
 from .pipeline import after_search_reserve, design_bounds, initial_points, two_class_loss
 from .model import RiskScore, training_facts
@@ -104,7 +104,8 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
     assert t.training is not None  # a pandas fit (no patterns) keeps its training rows
     return RiskScore.from_fit(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data,
                               facts=facts, fairness=fair, frame=t.training.frame if fair else None,
-                              weights=t.training.weights if fair and t.design.weights is not None else None)
+                              weights=t.training.weights if fair and t.design.weights is not None else None,
+                              distinct=DistinctRows.of_loss(problem.loss))
 
 
 @dataclasses.dataclass

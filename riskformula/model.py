@@ -17,7 +17,7 @@ from .errors import SettingsError
 from .solver import SolverReport
 from .card import ScoreCard, value_supports
 from .io import ModelKind, register_model_kind, to_json
-from .fitinfo import FitRows, FitSettings, TrainingSummary, index_digest
+from .fitinfo import DistinctRows, FitRows, FitSettings, TrainingSummary, index_digest
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -115,7 +115,7 @@ class RiskScore:
     def from_fit(cls, design: DesignMatrix, lam: np.ndarray, report: SolverReport, settings: FitSettings,
                  loss: float, *, data: pd.DataFrame | None = None, facts=None, counts=None,
                  training: TrainingSummary | None = None, fairness: tuple = (), frame=None, weights=None,
-                 **extra) -> Self:
+                 distinct: DistinctRows | None = None, **extra) -> Self:
         """The fitted model of a training design, evaluated on its rows.
 
         The objectives' fits (and the dask backend, the Rashomon set) build their model with it;
@@ -150,6 +150,10 @@ class RiskScore:
             The training rows with the caller's columns, for ``fairness``.
         weights : numpy.ndarray, optional
             The training rows' sample weights, for ``fairness``.
+        distinct : DistinctRows, optional
+            The design's distinct rows with the training rows and events behind each (what the
+            loss collapsed the rows to): the report on the training rows is then computed from them
+            (the same numbers, in time that grows with the distinct rows).
         **extra : dict
             A subclass's own constructor arguments (a net-benefit score's ``nb``).
 
@@ -162,24 +166,33 @@ class RiskScore:
             training = TrainingSummary(nobs=design.nobs, events=int(design.y.sum()), rows_dropped=design.dropped,
                                        rows_digest=index_digest(design.index))
         rows = FitRows(design, counts=counts, data=data, facts=facts, fairness=tuple(fairness), frame=frame,
-                       weights=weights)
+                       weights=weights, distinct=distinct)
+        X = design.X if distinct is None else distinct.X  # the same distinct rows of every item's columns
         return cls(design.spec, lam, report, settings, loss, training,
-                   value_supports(design.spec, design.X, np.round(lam[1:])), rows=rows, **extra)
+                   value_supports(design.spec, X, np.round(lam[1:])), rows=rows, **extra)
 
     def _learn_training(self, rows: FitRows, training: TrainingSummary) -> TrainingSummary:
         """The evaluation on the training rows, the profile counterfactuals need (ranges and
         scales) and the fairness constraints' values; returns ``training`` with those values.
 
         The training rows are scored from the training design matrix, not encoded again: the same
-        numbers as ``evaluate(model, rows)``, without a second pass through the formula."""
+        numbers as ``evaluate(model, rows)``, without a second pass through the formula.  Given the
+        design's distinct rows (``rows.distinct``), only those are scored."""
         from .problem.loss import distinct_rows
         from .reports.evaluation import evaluate_arrays
-        design = rows.design
-        score = self.scorecard.matrix_of_design(design.X) @ self.scorecard.points
+        design, d = rows.design, rows.distinct
+        X = design.X if d is None else d.X
+        score = self.scorecard.matrix_of_design(X) @ self.scorecard.points
+        if d is None:
+            y, behind = design.y, rows.counts
+        else:  # each distinct row twice: its rows without the event, and its events (where there are any)
+            y, behind = np.r_[np.zeros(len(X)), np.ones(len(X))], np.r_[d.counts - d.events, d.events]
+            some = behind > 0
+            score, y, behind = np.r_[score, score][some], y[some], behind[some]
         # the report depends on each row's (outcome, score) only: evaluated on the distinct pairs,
         # weighted by their number of rows (the same report; a fraction of the work on large data)
-        pairs, inverse = distinct_rows(np.column_stack([score, design.y]))
-        counts = np.bincount(inverse, weights=rows.counts, minlength=len(pairs)).astype(float)
+        pairs, inverse = distinct_rows(np.column_stack([score, y]))
+        counts = np.bincount(inverse, weights=behind, minlength=len(pairs)).astype(float)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.training_evaluation = evaluate_arrays(self, pairs[:, 1], self._risk_at(pairs[:, 0]), pairs[:, 0],
@@ -194,7 +207,8 @@ class RiskScore:
             return training  # no rows to profile: counterfactuals then ask for data=, the fit stands
         from .counterfactuals.profile import TrainingProfile
         try:
-            self.profile = TrainingProfile.from_data(self, None, X=design.X, facts=facts)
+            self.profile = TrainingProfile.from_data(self, None, X=X, facts=facts,
+                                                     counts=None if d is None else d.counts)
         except (TypeError, ValueError):
             return training
         if rows.data is not None and design.spec.missing:  # the summary's counts, kept with the profile

@@ -172,19 +172,22 @@ def test_predict_ignores_extra_and_outcome_columns(df):
 
 
 def test_design_values_are_the_frame_without_intercept_as_floats(monkeypatch):
-    """build_design converts the model matrix a block of columns at a time (no copy of the frame
-    without its intercept): the same array, column-major as pandas gives it, and the same errors."""
+    """build_design converts a small model matrix at once and a large one a column at a time, cast
+    as it is written (no copy of the frame without its intercept): the same array, column-major as
+    pandas gives it, and the same errors."""
     import riskformula.design.spec as spec_module
     from riskformula.design.spec import design_values, drop_intercept
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"a": rng.integers(0, 2, 50), "b": rng.normal(size=50), "g": rng.choice(list("xyz"), 50),
                        "t": rng.random(50) < 0.5, "y": rng.integers(0, 2, 50)})
     mm = model_matrix("y ~ a + b + C(g) + t + a:b", df).rhs
+    mm["n"] = pd.array(rng.integers(0, 5, 50), dtype="Int64")  # a pandas dtype: converted by pandas
+    mm["u"] = rng.integers(0, 3, 50).astype(np.uint8)
     want = drop_intercept(mm).to_numpy(dtype=float)
-    for cells in (spec_module.CONVERT_CELLS, 1, 120):  # one block, one column at a time, a few columns
-        monkeypatch.setattr(spec_module, "CONVERT_CELLS", cells)
+    for cells in (spec_module.WHOLE_CELLS, 0):  # at once, a column at a time
+        monkeypatch.setattr(spec_module, "WHOLE_CELLS", cells)
         X, columns = design_values(mm)
         assert np.array_equal(X, want) and X.flags.f_contiguous
         assert columns == list(drop_intercept(mm).columns)
-    with pytest.raises((TypeError, ValueError)):
-        design_values(pd.DataFrame({"Intercept": [1.0, 1.0], "a": ["p", "q"]}))
+        with pytest.raises((TypeError, ValueError)):
+            design_values(pd.DataFrame({"Intercept": [1.0, 1.0], "a": ["p", "q"]}))

@@ -86,10 +86,11 @@ class TrainingProfile:
     # --- construction -------------------------------------------------------------------
     @classmethod
     def from_data(cls, model, data: pd.DataFrame, X: np.ndarray | None = None,
-                  facts: "DataFacts | None" = None) -> "TrainingProfile":
-        """Profile ``data`` (the training rows) for ``model``; ``X`` is their design matrix if known,
-        ``facts`` their :class:`DataFacts` if already taken (``risk_score`` takes them before the
-        search, so that only the model's part is left after it)."""
+                  facts: "DataFacts | None" = None, counts: np.ndarray | None = None) -> "TrainingProfile":
+        """Profile ``data`` (the training rows) for ``model``; ``X`` is their design matrix if known
+        (or its distinct rows, with the number of rows behind each in ``counts``), ``facts`` their
+        :class:`DataFacts` if already taken (``risk_score`` takes them before the search, so that
+        only the model's part is left after it)."""
         if facts is None:
             facts = DataFacts.of(model.design, data)
         # only groups of scored 0/1 variables matter, since only those ever move
@@ -98,7 +99,7 @@ class TrainingProfile:
         partitions = facts.partitions(seeds=[v for v in facts.binary if v in scored])
         if X is None:
             X = model.design.transform(data, terms=model.scored_terms)
-        terms, mean, cov = _term_moments(model, X)
+        terms, mean, cov = _term_moments(model, X, counts)
         return cls(variables=dict(facts.variables), partitions=partitions, term_names=terms, term_mean=mean,
                    term_cov=cov, nobs=facts.nobs)
 
@@ -390,11 +391,19 @@ def scored_terms(model) -> list:
     return list(terms.items())
 
 
-def _term_moments(model, X: np.ndarray):
+def _term_moments(model, X: np.ndarray, counts: np.ndarray | None = None):
+    """The scored terms, and the mean and covariance of their points over the rows ``X`` (each
+    ``counts`` times, if given).  Both are computed from the distinct rows of points with their
+    numbers of rows, so that the rows themselves and their distinct rows with counts give the same
+    numbers to the last bit."""
     coef = model._points.astype(float)
     terms = scored_terms(model)
     if not terms:
         return [], [], []
     P = np.column_stack([X[:, cols] @ coef[cols] for _, cols in terms])
-    cov = np.atleast_2d(np.cov(P, rowvar=False)) if len(P) > 1 else np.zeros((len(terms), len(terms)))
-    return [t for t, _ in terms], [float(v) for v in P.mean(axis=0)], cov.tolist()
+    P, inverse = distinct_rows(P)
+    counts = np.bincount(inverse, weights=counts, minlength=len(P)).astype(np.int64)
+    n = int(counts.sum())
+    cov = (np.atleast_2d(np.cov(P, rowvar=False, fweights=counts)) if n > 1
+           else np.zeros((len(terms), len(terms))))
+    return [t for t, _ in terms], [float(v) for v in (counts @ P) / n], cov.tolist()

@@ -61,6 +61,10 @@ class LogisticLoss:
         m = uniq.shape[0]
         self.w_pos = np.bincount(inverse, weights=w * y, minlength=m) * positive_weight
         self.w_neg = np.bincount(inverse, weights=w * ~y, minlength=m)
+        # the training rows and events behind each distinct row (no weights): the fitted model's report
+        # on its training rows is computed from them, not from the rows again
+        self.row_counts = np.bincount(inverse, minlength=m)
+        self.row_events = np.bincount(inverse, weights=y, minlength=m).astype(np.int64)
         self.Z = np.hstack([np.ones((m, 1)), uniq])  # unique rows, intercept column first
         self.n_unique = m
         self._norm = 1.0 / self.total_weight
