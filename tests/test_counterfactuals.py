@@ -488,11 +488,11 @@ def test_profile_reads_medians_and_precision_from_distinct_values():
 
 
 def test_zero_one_columns_are_those_of_exactly_zero_and_one():
-    from riskformula.counterfactuals.profile import _is_01, _zero_one_columns
+    from riskformula.counterfactuals.profile import _integer_ranges, _is_01, _zero_one_columns
     d = pd.DataFrame({"a": [0, 1, 1, 0], "b": [0, 2, 1, 0], "c": [1, 1, 1, 1], "d": [0.0, 1.0, np.nan, 1.0],
                       "e": [0.0, 0.5, 1.0, 1.0], "f": [True, False, True, True], "g": list("abab"),
                       "h": pd.array([0, 1, None, 1], dtype="Int64"), "i": np.array([0, 1, 0, 1], np.uint8)})
-    assert _zero_one_columns(d) == [c for c in d.columns if _is_01(d[c])] == ["a", "d", "h", "i"]
+    assert _zero_one_columns(d, _integer_ranges(d)) == [c for c in d.columns if _is_01(d[c])] == ["a", "d", "h", "i"]
 
 
 def test_facts_taken_before_the_search_give_the_profile_of_the_data(data):
@@ -534,3 +534,49 @@ def test_data_that_cannot_be_profiled_leave_the_fit_without_a_profile(monkeypatc
     assert m.profile is None and m.training_evaluation is not None   # the fit stands
     with pytest.raises(SettingsError, match="data="):
         m.counterfactuals(d.head(2), target_risk=0.2)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 40_000])
+def test_packed_binary_rows_are_the_stacked_ones(n, monkeypatch):
+    """The 0/1 columns' distinct rows, packed into one key per row a block of rows at a time, are
+    those of the stacked columns, in the same order (first appearance), from a frame of separate
+    columns and from one over a row-major array alike."""
+    import riskformula.counterfactuals.profile as prof
+    rng = np.random.default_rng(n)
+    block = rng.integers(0, 2, (n, 6))
+    frames = [pd.DataFrame(block, columns=list("abcdef")),  # one row-major block
+              pd.DataFrame({c: block[:, j].astype(t) for j, (c, t) in enumerate(zip("abcdef", [
+                  np.int64, np.int8, np.uint8, float, np.int32, float]))})]
+    frames[1].loc[frames[1].index[::7], "d"] = np.nan  # a missing value is not a 1
+    cols = list("abcdef")
+    for frame in frames:
+        packed = prof._binary_rows(frame, cols)
+        monkeypatch.setattr(prof, "PACK_COLUMNS", 0)
+        stacked = prof._binary_rows(frame, cols)
+        monkeypatch.setattr(prof, "PACK_COLUMNS", 62)
+        assert packed[0].shape == stacked[0].shape and np.array_equal(packed[0], stacked[0])
+        assert np.array_equal(packed[1], stacked[1])
+        if n > 1000:
+            assert len(packed[0]) == 64 and packed[0].dtype == bool
+
+
+@pytest.mark.parametrize("n, row_major", [(0, False), (3, False), (40_000, False), (40_000, True)])
+def test_integer_columns_counted_by_blocks_give_the_profile_of_each_column(n, row_major):
+    """The profile's facts of small-range integer columns, counted a block of rows at a time, are
+    those of each column profiled alone, from separate columns and from one row-major array alike."""
+    from types import SimpleNamespace
+
+    from riskformula.counterfactuals.profile import DataFacts, _profile_variable
+    rng = np.random.default_rng(n)
+    cols = {"bin": rng.integers(0, 2, n), "age": rng.integers(18, 95, n), "neg": rng.integers(-40, 3, n),
+            "wide": rng.integers(0, 50_000, n), "big": rng.integers(0, 3, n) + 2 ** 60}
+    if row_major:
+        block = np.column_stack(list(cols.values()))
+        data = pd.DataFrame(block, columns=list(cols))
+        assert data["age"].to_numpy().strides[0] == 8 * len(cols)  # read with a stride
+    else:
+        data = pd.DataFrame({**cols, "u8": rng.integers(0, 7, n).astype(np.uint8),
+                             "u64": rng.integers(3, 9, n).astype(np.uint64), "i16": rng.integers(-3, 3, n).astype(np.int16),
+                             "x": rng.normal(size=n)})
+    facts = DataFacts.of(SimpleNamespace(variables=list(data.columns)), data)
+    assert facts.variables == {c: _profile_variable(c, data[c]) for c in data.columns}

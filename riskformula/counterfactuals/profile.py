@@ -137,9 +137,12 @@ class DataFacts:
     def of(cls, design, data: pd.DataFrame) -> "DataFacts":
         """The facts of ``data`` (the training rows) for the variables of ``design`` (a design spec)."""
         names = [v for v in design.variables if v in data.columns]
-        variables = {v: _profile_variable(v, data[v]) for v in names}
+        ranges = _integer_ranges(data)
+        counted = _counted_values(data, {v: ranges[v] for v in names if v in ranges})
+        variables = {v: _profile_integers(v, data[v].to_numpy(), counted[v]) if v in counted
+                     else _profile_variable(v, data[v]) for v in names}
         # one-hot groups may hold columns the formula leaves out (``married`` beside ``single``)
-        binary = _zero_one_columns(data)
+        binary = _zero_one_columns(data, ranges)
         if len(binary) > MAX_BINARY:
             binary = [v for v in names if v in binary]
         rows = exclusive = None
@@ -188,18 +191,49 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _zero_one_columns(data: pd.DataFrame) -> list:
+def _integer_ranges(data: pd.DataFrame) -> dict:
+    """The least and greatest values of the integer columns of ``data`` (numpy dtypes, no missing
+    values), read through the frame's ``min`` and ``max`` (a pass over each block, where a column of
+    a wide block is read with a stride); empty when the column names repeat."""
+    if not data.columns.is_unique:
+        return {}
+    ints = [c for c, t in data.dtypes.items() if isinstance(t, np.dtype) and t.kind in "iu"]
+    if not ints or len(data) == 0:
+        return {}
+    lo, hi = data.min(numeric_only=True), data.max(numeric_only=True)  # data[ints] would copy them
+    return {c: (int(lo[c]), int(hi[c])) for c in ints}
+
+
+def _zero_one_columns(data: pd.DataFrame, ranges: dict) -> list:
     """The columns of ``data`` (named by a string) whose values are exactly 0 and 1 (see :func:`_is_01`);
-    integer columns are read through the frame's least and greatest values (a pass over each block,
-    where a column of a wide block is read with a stride)."""
-    ranges = {}
-    if data.columns.is_unique:
-        ints = [c for c, t in data.dtypes.items() if isinstance(t, np.dtype) and t.kind in "iu"]
-        if ints:
-            lo, hi = data.min(numeric_only=True), data.max(numeric_only=True)
-            ranges = {c: (lo[c], hi[c]) for c in ints}
+    integer columns by their ``ranges`` (see :func:`_integer_ranges`)."""
     return [c for c in data.columns if isinstance(c, str)
-            and (ranges[c][0] == 0 and ranges[c][1] == 1 if c in ranges else _is_01(data[c]))]
+            and (ranges[c] == (0, 1) if c in ranges else _is_01(data[c]))]
+
+
+#: the rows read at a time by :func:`_counted_values` and :func:`_binary_rows`: a block of every
+#: column stays in the cache
+PACK_ROWS = 1 << 14
+#: integer columns spanning at most this many values are counted a block of ``PACK_ROWS`` rows at a time
+BLOCK_COUNTED_RANGE = 1 << 12
+
+
+def _counted_values(data: pd.DataFrame, ranges: dict) -> dict:
+    """column -> the number of rows holding each value from its least to its greatest, for the
+    integer columns of a small range (at most ``BLOCK_COUNTED_RANGE`` values; ``ranges`` as
+    :func:`_integer_ranges` gives them), counted with ``np.bincount`` a block of ``PACK_ROWS`` rows
+    at a time: every column's block stays in the cache, and a frame over a row-major array is read
+    a stretch of memory at a time instead of a column at a time with a stride."""
+    small = {c: r for c, r in ranges.items()
+             if r[1] - r[0] < BLOCK_COUNTED_RANGE and max(abs(r[0]), abs(r[1])) <= 2 ** 53}
+    values = {c: data[c].to_numpy() for c in small}
+    counts = {c: np.zeros(hi - lo + 1, dtype=np.int64) for c, (lo, hi) in small.items()}
+    for a in range(0, len(data), PACK_ROWS):
+        for c, (lo, hi) in small.items():
+            block = values[c][a:a + PACK_ROWS]
+            counts[c] += np.bincount((block - lo if lo else block).astype(np.intp, copy=False),
+                                     minlength=hi - lo + 1)
+    return {c: (small[c][0], counts[c]) for c in small}
 
 
 def _is_01(s: pd.Series) -> bool:
@@ -253,10 +287,16 @@ def _profile_variable(name: str, s: pd.Series) -> VariableProfile:
 COUNTED_RANGE = 1 << 20
 
 
-def _profile_integers(name: str, x: np.ndarray) -> VariableProfile:
-    """The profile of a column of integers (no missing values), as of its values in floating point."""
+def _profile_integers(name: str, x: np.ndarray, counted: tuple | None = None) -> VariableProfile:
+    """The profile of a column of integers (no missing values), as of its values in floating point;
+    ``counted``: (least value, the rows holding each value from it on) if already counted (see
+    :func:`_counted_values`)."""
     if len(x) == 0:
         return VariableProfile(name, "numeric")
+    if counted is not None:
+        lo, counts = counted
+        at = np.flatnonzero(counts)
+        return _profile_numbers(name, (at + lo).astype(float), counts[at], lambda: x.astype(float))
     lo, hi = int(x.min()), int(x.max())
     if hi - lo <= max(COUNTED_RANGE, len(x)) and max(abs(lo), abs(hi)) <= 2 ** 53:
         # a small range (0/1 indicators, counts, ages): count each value directly instead of hashing
@@ -319,12 +359,32 @@ def _indicator(s: pd.Series) -> np.ndarray:
     return x > 0.5
 
 
+#: at most this many 0/1 columns are packed into one int64 key per row
+PACK_COLUMNS = 62
+
+
 def _binary_rows(data: pd.DataFrame, cols: list) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of the 0/1 columns ``cols`` (bool, in order of first appearance) and which
-    pairs of those columns are never 1 together."""
-    rows = np.column_stack([_indicator(data[c]) for c in cols])
-    uniq, inverse = distinct_rows(rows)
-    M = uniq[np.argsort(_first_rows(inverse))] > 0.5
+    pairs of those columns are never 1 together.
+
+    Up to ``PACK_COLUMNS`` columns, each row is packed into one integer (bit k: column k is 1) a
+    block of ``PACK_ROWS`` rows at a time, so that a block stays in the cache and a frame over a
+    row-major array is read a stretch of memory at a time, and the distinct keys are found by
+    hashing, in order of first appearance; more columns are stacked and collapsed by
+    :func:`~riskformula.problem.loss.distinct_rows`."""
+    if len(cols) > PACK_COLUMNS:
+        rows = np.column_stack([_indicator(data[c]) for c in cols])
+        uniq, inverse = distinct_rows(rows)
+        M = uniq[np.argsort(_first_rows(inverse))] > 0.5
+    else:
+        values = [data[c].to_numpy() if isinstance(data[c].dtype, np.dtype) else data[c].to_numpy(dtype=float)
+                  for c in cols]
+        key = np.zeros(len(data), dtype=np.int64)
+        for a in range(0, len(key), PACK_ROWS):
+            part = key[a:a + PACK_ROWS]
+            for k, x in enumerate(values):
+                part |= (x[a:a + PACK_ROWS] > 0.5).astype(np.int64) << k
+        M = ((pd.unique(key)[:, None] >> np.arange(len(cols))) & 1).astype(bool)
     # co-occurrence counts in floating point (BLAS; exact below 2⁵³ rows)
     co = (M.T.astype(float) @ M.astype(float)) > 0
     return M, ~co
