@@ -133,3 +133,42 @@ def _approx(want):
     if isinstance(want, (int, float)) and not isinstance(want, bool):
         return pytest.approx(want, rel=1e-9, nan_ok=True)
     return want
+
+
+def test_narrowest_keeps_whole_numbers_exactly_in_a_small_integer_dtype():
+    from riskformula.backends.counts import narrowest
+    assert narrowest(np.array([[0.0, 1.0], [-0.0, 1.0]])).dtype == np.int8
+    assert narrowest(np.array([-129.0, 3.0])).dtype == np.int16
+    assert narrowest(np.array([70_000.0, 0.0])).dtype == np.int32
+    for same in (np.array([0.5, 1.0]), np.array([2.0 ** 40, 1.0]), np.array([np.nan, 1.0]), np.array([np.inf]),
+                 np.zeros((0, 3))):
+        assert narrowest(same) is same
+    ints = np.array([[1, 2]], dtype=np.int64)
+    assert narrowest(ints) is ints
+    x = np.random.default_rng(0).integers(-300, 300, (50, 4)).astype(float)
+    assert np.array_equal(narrowest(x).astype(float), x)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_patterns_kept_narrow_merge_to_the_float_patterns(seed):
+    """Pattern tables of whole numbers kept in a small integer dtype (and mixed with float tables)
+    merge to the same distinct rows and sums as the tables kept as floats."""
+    from riskformula.backends.counts import narrowest
+    rng = np.random.default_rng(seed)
+    parts, narrow = [], []
+    for k in range(5):
+        Z = rng.integers(0, 3, (200, 4)).astype(float)
+        if k == 3 and seed % 2:
+            Z[:, 1] += 0.5  # one table of non-whole numbers stays float
+        Z[rng.random(200) < 0.1, 0] = -0.0
+        w = rng.random(200)
+        part = collapse_patterns(Z, n=np.ones(200), w=w)
+        parts.append(part)
+        narrow.append((narrowest(part[0]), part[1]))
+    Zf, sf = merge_patterns(parts)
+    Zn, sn = merge_patterns(narrow)
+    assert (Zn.dtype == np.int8) == (seed % 2 == 0)
+    order_f, order_n = np.lexsort(Zf.T[::-1]), np.lexsort(Zn.astype(float).T[::-1])
+    assert np.array_equal(Zf[order_f], Zn[order_n].astype(float))
+    for k in ("n", "w"):
+        np.testing.assert_allclose(sf[k][order_f], sn[k][order_n], rtol=1e-12)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["merge_value_tables", "collapse_patterns", "merge_patterns"]
+__all__ = ["merge_value_tables", "collapse_patterns", "merge_patterns", "narrowest"]
 
 
 # --------------------------------------------------------------------------------------
@@ -57,7 +57,8 @@ def group_codes(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n, d = Z.shape
     if d == 0:
         return np.zeros(min(n, 1), dtype=np.intp), np.zeros(n, dtype=np.intp)
-    Z = Z + 0.0  # -0.0 as 0.0: equal numbers must get equal keys
+    if Z.dtype.kind == "f":
+        Z = Z + 0.0  # -0.0 as 0.0: equal numbers must get equal keys
     key: np.ndarray | None = np.zeros(n, dtype=np.int64)
     radix = 1
     for j in range(d):
@@ -88,7 +89,8 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
 
 
 def collapse_patterns(Z, **weights) -> tuple[np.ndarray, dict]:
-    """Distinct rows of ``Z`` and the sum of every named weight vector over each.
+    """Distinct rows of ``Z`` (in its dtype if numeric, else as floats) and the sum of every named
+    weight vector over each.
 
     Examples
     --------
@@ -96,11 +98,38 @@ def collapse_patterns(Z, **weights) -> tuple[np.ndarray, dict]:
     >>> Z.tolist(), w["n"].tolist()
     ([[1.0, 0.0], [0.0, 1.0]], [2.0, 1.0])
     """
-    Z = np.asarray(Z, dtype=float)
+    Z = np.asarray(Z)
+    if Z.dtype.kind not in "iuf":
+        Z = Z.astype(float)
     first, codes = group_codes(Z)
     m = len(first)
     out = {k: np.bincount(codes, weights=np.asarray(w, dtype=float), minlength=m) for k, w in weights.items()}
     return Z[first], out
+
+
+#: the integer dtypes a pattern table is kept in when its values are whole numbers they hold
+_NARROW = (np.int8, np.int16, np.int32)
+
+
+def narrowest(Z: np.ndarray) -> np.ndarray:
+    """``Z`` in the narrowest of int8, int16 and int32 that holds its values exactly when they are
+    whole numbers (0/1 indicators, counts: a pattern table of binary columns takes an eighth of the
+    memory to keep and to merge), else ``Z`` itself.  Converting back to floats gives ``Z`` again.
+
+    Examples
+    --------
+    >>> narrowest(np.array([[1.0, 0.0], [-0.0, 3.0]])).dtype, narrowest(np.array([0.5, 1.0])).dtype
+    (dtype('int8'), dtype('float64'))
+    """
+    if Z.dtype.kind != "f" or Z.size == 0:
+        return Z
+    lo, hi = float(Z.min()), float(Z.max())
+    for t in _NARROW:
+        info = np.iinfo(t)
+        if info.min <= lo and hi <= info.max:  # False for NaN
+            whole = np.array_equal(Z, np.trunc(Z))
+            return Z.astype(t) if whole else Z
+    return Z
 
 
 def merge_patterns(parts) -> tuple[np.ndarray, dict]:

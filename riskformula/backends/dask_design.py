@@ -40,7 +40,7 @@ from ..thresholds import FORMULA_FUNCTIONS, PROBE, first_argument
 from ..thresholds import threshold as _base_threshold
 from ..thresholds.candidates import cuts_from_table, value_table
 from ..thresholds.transforms import DEFAULT_GRID, DEFAULT_MIN_BIN
-from .counts import collapse_patterns, merge_patterns, merge_value_tables
+from .counts import collapse_patterns, merge_patterns, merge_value_tables, narrowest
 
 if TYPE_CHECKING:
     from formulaic import ModelSpec
@@ -409,8 +409,9 @@ def _patterns(part: pd.DataFrame, job: _Job) -> dict:
                 nonfinite[job.columns[j]] = nonfinite.get(job.columns[j], 0) + int(bad[:, j].sum())
             continue
         n = np.ones(len(X))
-        pieces.append(collapse_patterns(np.column_stack([X, y[start:start + step]]), n=n,
-                                        w=n if w is None else w[start:start + step]))
+        Z, sums = collapse_patterns(np.column_stack([X, y[start:start + step]]), n=n,
+                                    w=n if w is None else w[start:start + step])
+        pieces.append((narrowest(Z), sums))  # kept and merged in the narrowest exact dtype
     digest = hashlib.sha256(pd.util.hash_pandas_object(frame.index, index=False).to_numpy().tobytes()).digest()
     return {"patterns": merge_patterns(pieces) if pieces else None, "rows": rows, "used": len(frame),
             "levels": levels, "nonfinite": nonfinite, "weight_sum": float(w_all.sum()) if w_all is not None else 0.0,
@@ -570,7 +571,7 @@ def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event
         raise DataError("`weights` sum to zero; at least one row needs a positive weight.")
     Z, sums = result["patterns"]
     y = Z[:, -1].astype(int)
-    design = DesignMatrix(spec=spec.update(levels=levels), X=np.ascontiguousarray(Z[:, :-1]), y=y,
+    design = DesignMatrix(spec=spec.update(levels=levels), X=np.ascontiguousarray(Z[:, :-1], dtype=float), y=y,
                           index=pd.RangeIndex(len(y)), weights=sums["w"])
     digest = hashlib.sha256(str(result["used"]).encode())
     for d in result["digests"]:
