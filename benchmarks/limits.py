@@ -16,7 +16,8 @@ Two tables, every configuration in a fresh process:
 * **memory**: the peak resident set (``ru_maxrss``) of a logistic fit (``time_limit=20``) against
   the data's size for 10⁵ and 10⁶ rows in a pandas frame and 10⁶ rows from parquet with dask
   (``--big`` adds 10⁷ rows, both ways, and in a frame over one row-major numpy array, as
-  ``pd.DataFrame(X)`` gives, whose columns are read with a stride): the data are the rows as a
+  ``pd.DataFrame(X, copy=False)`` (or ``pd.DataFrame(X)`` with pandas 2) gives, whose columns are
+  read with a stride): the data are the rows as a
   frame a user would read (20 int64 columns and an int64 outcome, as ``read_csv`` gives, each column
   contiguous: 168 bytes a row, whether or not the
   frame is ever made; the dask rows are never held as one frame: a generator writes them to parquet
@@ -95,8 +96,9 @@ def _frame(X: np.ndarray, y: np.ndarray) -> pd.DataFrame:
 def binary_rows(n: int, d: int = 20, seed: int = 0, row_major: bool = False) -> pd.DataFrame:
     """Correlated binary predictors and a logistic outcome (``scaling.py``'s binary experiment),
     in int64 columns as ``pd.read_csv`` gives them: each column contiguous in memory.  With
-    ``row_major``, the predictors are a frame over one row-major array, as ``pd.DataFrame(X)``
-    of a numpy array gives them: the same values, each column read with a stride of a row."""
+    ``row_major``, the predictors are a frame over one row-major numpy array, as
+    ``pd.DataFrame(X, copy=False)`` (or ``pd.DataFrame(X)`` with pandas 2) gives them: the same
+    values, each column read with a stride of a row."""
     X = np.empty((n, d) if row_major else (d, n), dtype=np.int64)
     y = np.empty(n, dtype=np.int64)
     i = 0

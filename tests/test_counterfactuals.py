@@ -572,7 +572,7 @@ def test_integer_columns_counted_by_blocks_give_the_profile_of_each_column(n, ro
             "wide": rng.integers(0, 50_000, n), "big": rng.integers(0, 3, n) + 2 ** 60}
     if row_major:
         block = np.column_stack(list(cols.values()))
-        data = pd.DataFrame(block, columns=list(cols))
+        data = pd.DataFrame(block, columns=list(cols), copy=False)  # pandas 3 copies to columns otherwise
         assert data["age"].to_numpy().strides[0] == 8 * len(cols)  # read with a stride
     else:
         data = pd.DataFrame({**cols, "u8": rng.integers(0, 7, n).astype(np.uint8),

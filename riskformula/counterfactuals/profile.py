@@ -293,25 +293,24 @@ def _profile_integers(name: str, x: np.ndarray, counted: tuple | None = None) ->
     :func:`_counted_values`)."""
     if len(x) == 0:
         return VariableProfile(name, "numeric")
-    if counted is not None:
-        lo, counts = counted
-        at = np.flatnonzero(counts)
-        return _profile_numbers(name, (at + lo).astype(float), counts[at], lambda: x.astype(float))
-    lo, hi = int(x.min()), int(x.max())
-    if hi - lo <= max(COUNTED_RANGE, len(x)) and max(abs(lo), abs(hi)) <= 2 ** 53:
+    if counted is None:
+        lo, hi = int(x.min()), int(x.max())
+        if not (hi - lo <= max(COUNTED_RANGE, len(x)) and max(abs(lo), abs(hi)) <= 2 ** 53):
+            codes, ints = pd.factorize(x, sort=True)
+            values = ints.astype(float)
+            if len(values) > 1 and not (np.diff(values) > 0).all():  # beyond 2⁵³: equal in floating point
+                x = x.astype(float)
+                codes, values = pd.factorize(x, sort=True)
+            return _profile_numbers(name, values, np.bincount(codes, minlength=len(values)),
+                                    lambda: x.astype(float))
         # a small range (0/1 indicators, counts, ages): count each value directly instead of hashing
         if lo >= 0 and hi <= COUNTED_RANGE and x.dtype == np.intp:
-            counts, lo = np.bincount(x, minlength=hi + 1), 0  # no shifted copy of the column
+            counted = (0, np.bincount(x, minlength=hi + 1))  # no shifted copy of the column
         else:
-            counts = np.bincount((x - lo).astype(np.intp), minlength=hi - lo + 1)
-        at = np.flatnonzero(counts)
-        return _profile_numbers(name, (at + lo).astype(float), counts[at], lambda: x.astype(float))
-    codes, ints = pd.factorize(x, sort=True)
-    values = ints.astype(float)
-    if len(values) > 1 and not (np.diff(values) > 0).all():  # beyond 2⁵³: equal in floating point
-        x = x.astype(float)
-        codes, values = pd.factorize(x, sort=True)
-    return _profile_numbers(name, values, np.bincount(codes, minlength=len(values)), lambda: x.astype(float))
+            counted = (lo, np.bincount((x - lo).astype(np.intp), minlength=hi - lo + 1))
+    lo, counts = counted
+    at = np.flatnonzero(counts)
+    return _profile_numbers(name, (at + lo).astype(float), counts[at], lambda: x.astype(float))
 
 
 def _profile_numbers(name: str, values: np.ndarray, counts: np.ndarray, rows) -> VariableProfile:
