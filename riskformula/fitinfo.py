@@ -106,3 +106,8 @@ class FitRows:
     frame: pd.DataFrame | None = None
     weights: np.ndarray | None = None
     distinct: DistinctRows | None = None
+
+    @property
+    def X(self) -> np.ndarray:
+        """The design rows the report reads: the distinct rows if given, else the design's."""
+        return self.design.X if self.distinct is None else self.distinct.X

@@ -167,9 +167,9 @@ class RiskScore:
                                        rows_digest=index_digest(design.index))
         rows = FitRows(design, counts=counts, data=data, facts=facts, fairness=tuple(fairness), frame=frame,
                        weights=weights, distinct=distinct)
-        X = design.X if distinct is None else distinct.X  # the same distinct rows of every item's columns
+        # the distinct rows, if given, have the same distinct rows of every item's columns
         return cls(design.spec, lam, report, settings, loss, training,
-                   value_supports(design.spec, X, np.round(lam[1:])), rows=rows, **extra)
+                   value_supports(design.spec, rows.X, np.round(lam[1:])), rows=rows, **extra)
 
     def _learn_training(self, rows: FitRows, training: TrainingSummary) -> TrainingSummary:
         """The evaluation on the training rows, the profile counterfactuals need (ranges and
@@ -180,8 +180,7 @@ class RiskScore:
         design's distinct rows (``rows.distinct``), only those are scored."""
         from .problem.loss import distinct_rows
         from .reports.evaluation import evaluate_arrays
-        design, d = rows.design, rows.distinct
-        X = design.X if d is None else d.X
+        design, d, X = rows.design, rows.distinct, rows.X
         score = self.scorecard.matrix_of_design(X) @ self.scorecard.points
         if d is None:
             y, behind = design.y, rows.counts

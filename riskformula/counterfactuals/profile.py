@@ -352,10 +352,14 @@ def _median(values: np.ndarray, counts: np.ndarray) -> float:
     return float(np.mean(np.array([at(n // 2 - 1), at(n // 2)])))
 
 
+def _numbers(s: pd.Series) -> np.ndarray:
+    """The values of a numeric column: as they are for a numpy dtype, else as floats (missing: NaN)."""
+    return s.to_numpy() if isinstance(s.dtype, np.dtype) else s.to_numpy(dtype=float)
+
+
 def _indicator(s: pd.Series) -> np.ndarray:
     """Whether each value of a 0/1 column is 1 (missing: no), as ``s.to_numpy(float) > 0.5``."""
-    x = s.to_numpy() if isinstance(s.dtype, np.dtype) else s.to_numpy(dtype=float)
-    return x > 0.5
+    return _numbers(s) > 0.5
 
 
 #: at most this many 0/1 columns are packed into one int64 key per row
@@ -376,8 +380,7 @@ def _binary_rows(data: pd.DataFrame, cols: list) -> tuple[np.ndarray, np.ndarray
         uniq, inverse = distinct_rows(rows)
         M = uniq[np.argsort(_first_rows(inverse))] > 0.5
     else:
-        values = [data[c].to_numpy() if isinstance(data[c].dtype, np.dtype) else data[c].to_numpy(dtype=float)
-                  for c in cols]
+        values = [_numbers(data[c]) for c in cols]
         key = np.zeros(len(data), dtype=np.int64)
         for a in range(0, len(key), PACK_ROWS):
             part = key[a:a + PACK_ROWS]

@@ -332,8 +332,8 @@ class MultiScaleSearch:
         grid = quantile_columns(p)
         if grid is not None:
             # the same search on FasterRisk's grid of cuts (Liu et al., 2022): with every gap a
-            # candidate, the steepest cut of a variable is often not the one that refits best
-            # it may take as long as the first one did, within the same deadline
+            # candidate, the steepest cut of a variable is often not the one that refits best.
+            # It may take as long as the first search did, within the same deadline.
             grid_deadline = min(deadline, time.perf_counter() + (time.perf_counter() - t0))
             found += real_beam_search(p, deadline=grid_deadline, stop=stop, columns=grid)
         found.sort(key=p.loss.value)  # the lowest loss first

@@ -97,10 +97,10 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
     The candidate cuts are the gaps between distinct training values, each written as the
     roundest number that splits the rows the same way; ``min_bin`` keeps only cuts with at least
     that share of the rows on each side (5 % by default; 0 keeps every gap), and ``grid`` at most
-    about that many, at quantiles (the certificate is optimal relative to the candidates).  ``missing`` says how missing
-    values of ``x`` enter the score (``"item"``, ``"as 1.0"``, ``"drop"``, ``"raise"``; see
-    :mod:`riskformula.design.missing`): build_design reads it from the formula; missing values
-    fall below no cut.
+    about that many, at quantiles (the certificate is optimal relative to the candidates).
+    ``missing`` says how missing values of ``x`` enter the score (``"item"``, ``"as 1.0"``,
+    ``"drop"``, ``"raise"``; see :mod:`riskformula.design.missing`): build_design reads it from
+    the formula; missing values fall below no cut.
 
     Parameters
     ----------
