@@ -26,6 +26,7 @@ from ..errors import (DataError, FormulaError, RiskFormulaError, close_match, di
 from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, first_argument,
                           threshold_terms)
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
+from .guard import check_formula_code
 from .matrix import DesignMatrix
 from .missing import (fill_value, missing_label, missing_rows, missing_term, parse_choice, refused_in_fit,
                       resolve_policies, zero_missing)
@@ -285,6 +286,7 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
             error = _design_error(e, formula, f.user_lhs, frame, ctx)
         raise error from None  # one message: formulaic's chained tracebacks say nothing more
 
+    check_formula_code(f.full, data.columns, context)  # before formulaic evaluates any of it
     mm = materialize(data)
     variables = sorted(set(mm.rhs.model_spec.required_variables) | set(mm.lhs.model_spec.required_variables))
     used = [v for v in variables if v in data.columns]
