@@ -210,3 +210,29 @@ def test_no_attempt_runs_code_or_leaks_a_traceback(tmp_path, capsys):
     with capsys.disabled():
         print(f"\nhostile names: {counts}")
     assert counts["fit"] + counts["error"] == counts["tried"] and counts["fit"] > counts["error"]
+
+
+def test_a_keyword_column_inside_a_call_says_so():
+    df = _frame("class")
+    df["class"] = np.where(df["class"] > 0, "p", "q")
+    with pytest.raises(FormulaError, match="Python keyword.*Rename"):
+        rf.risk_score("y ~ C(`class`)", df, **FAST)
+    assert rf.risk_score("y ~ `class`", df, **FAST).design.variables  # as a plain term it is a name
+
+
+@pytest.mark.parametrize("where", ["fairness", "audit", "missing", "factor"])
+def test_hostile_names_in_groups_policies_and_factors(tmp_path, where):
+    marker = tmp_path / "pwned"
+    rng = np.random.default_rng(1)
+    for name in hostile_names(marker)[:8]:
+        df = _frame("x", seed=2)
+        df[name] = rng.choice(["p", "q"], size=len(df))
+        calls = {
+            "fairness": lambda: rf.risk_score("y ~ threshold(x)", df, **FAST, constraints=[
+                rf.equal_opportunity(name, at_risk=0.5, max_diff=0.3)]),
+            "audit": lambda: rf.risk_score("y ~ threshold(x)", df, **FAST).fairness(df, by=name),
+            "missing": lambda: rf.risk_score("y ~ .", df.assign(**{name: df[name].where(rng.random(len(df)) > .1)}),
+                                             **FAST, missing={name: "item"}),
+            "factor": lambda: rf.risk_score("y ~ x + " + f"C(`{name}`)", df, **FAST),
+        }
+        _attempt(calls[where], marker, df)

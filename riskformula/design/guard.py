@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import keyword
+import re
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -83,6 +85,7 @@ def check_term_code(term: str, columns: Iterable, context: Mapping | None = None
     context = dict(context or {})
     columns = {str(c) for c in columns}
     aliases: dict[str, str] = {}
+    _no_quoted_keyword(term)
     try:
         code = sanitize_variable_names(term, {}, aliases)
         tree = ast.parse(code, mode="eval")
@@ -112,6 +115,16 @@ def check_term_code(term: str, columns: Iterable, context: Mapping | None = None
                 # an unknown name: formulaic says which column is missing, with our did-you-mean
         elif isinstance(node, ast.Attribute):
             _check_attribute(node, term, columns, context, aliases)
+
+
+def _no_quoted_keyword(text: str) -> None:
+    """Refuse a backtick-quoted Python keyword inside a call (formulaic cannot read `class` there)."""
+    for call in re.finditer(r"\w+\([^()]*`([^`]*)`", text):
+        if keyword.iskeyword(call.group(1)):
+            name = call.group(1)
+            raise FormulaError(f"the column `{name}` is a Python keyword, which formulaic cannot read inside a "
+                               f"function call such as `{call.group(0)})`. Rename the column, e.g. "
+                               f"data.rename(columns={{{name!r}: {name + '_'!r}}}).")
 
 
 def _check_attribute(node: ast.Attribute, term: str, columns: set, context: dict, aliases: dict) -> None:
@@ -147,6 +160,7 @@ def check_formula_code(formula: str, columns: Iterable, context: Mapping | None 
     try:
         parsed = Formula.from_spec(formula, context={"__formulaic_variables_available__": [str(c) for c in columns]})
     except (FormulaicError, SyntaxError):
+        _no_quoted_keyword(formula)  # the likely cause: formulaic cannot read `class` inside a call
         return  # formulaic fails on the same text (and says where) before it evaluates a term
     sides = [parsed.lhs, parsed.rhs] if hasattr(parsed, "lhs") else [parsed]
     for side in sides:
