@@ -236,3 +236,23 @@ def test_hostile_names_in_groups_policies_and_factors(tmp_path, where):
             "factor": lambda: rf.risk_score("y ~ x + " + f"C(`{name}`)", df, **FAST),
         }
         _attempt(calls[where], marker, df)
+
+
+def test_a_trusted_document_s_stored_terms_are_read_before_they_run(tmp_path):
+    import json
+
+    from riskformula.io import _digest
+
+    marker = tmp_path / "pwned"
+    df = _frame("x")
+    df["x"] = df["x"].abs() + 0.1
+    m = rf.risk_score("y ~ np.log(x) + z", df, **FAST)
+    doc = json.loads(m.to_json())
+    assert rf.from_json(m.to_json(), trusted=True).predict(df).shape == (len(df),)
+    spec = doc["expressions"]["rhs_spec"]
+    assert spec["encoding"] == "json"
+    spec["terms"] = [t.replace("np.log(x)", f"I({_payload(marker)})") for t in spec["terms"]]
+    doc["digest"] = _digest(doc)
+    with pytest.raises(rf.DataError, match="rhs_spec.terms"):
+        rf.from_json(json.dumps(doc), trusted=True).predict(df)
+    assert not marker.exists()

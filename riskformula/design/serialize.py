@@ -22,6 +22,7 @@ from .. import _doc
 from .._json import decode, encode
 from ..errors import DataError, FormulaError
 from ..thresholds import FORMULA_FUNCTIONS, ThresholdTerm
+from .guard import check_formula_code
 from .rules import outcome_from_dict, rule_from_dict
 from .spec import DesignSpec
 
@@ -133,11 +134,13 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
                             "which loading would evaluate. Load it with rf.from_json(text, trusted=True) only if you "
                             "trust the file (a score whose terms are cuts, levels and variables loads without it).")
         ex = _doc.obj(_doc.field(doc, "expressions", "$"), "$.expressions")
-        model_spec = model_spec_from_json(ex.get("rhs_spec"))
-        lhs_spec = model_spec_from_json(ex.get("lhs_spec"))
         stored = _doc.obj(ex.get("context", {"values": {}, "not_stored": {}}), "$.expressions.context")
         user = context or {}
         ctx.update({**decode(stored.get("values", {})), **user})
+        for key in ("rhs_spec", "lhs_spec"):  # even a trusted file's terms are read before they run
+            _check_stored_terms(ex.get(key), variables, ctx, f"$.expressions.{key}")
+        model_spec = model_spec_from_json(ex.get("rhs_spec"))
+        lhs_spec = model_spec_from_json(ex.get("lhs_spec"))
         unresolved = {k: v for k, v in stored.get("not_stored", {}).items() if k not in user}
     return DesignSpec(formula=formula, model_spec=model_spec, lhs_model_spec=lhs_spec, columns=tuple(names),
                       labels=tuple(labels), column_terms=tuple(terms), variables=tuple(variables), outcome=name,
@@ -309,6 +312,20 @@ def model_spec_to_json(spec) -> dict | None:
                         "only if you trust this file.",
                 "formula": str(spec.formula),
                 "data": base64.b64encode(blob).decode("ascii")}
+
+
+def _check_stored_terms(d, variables, context: dict, path: str) -> None:
+    """The stored encoder's formula terms checked by the formula guard before formulaic evaluates
+    them (a pickled encoder is a trusted file's own choice: loading a pickle can run code)."""
+    if not isinstance(d, dict) or d.get("encoding") != "json":
+        return
+    terms = d.get("terms")
+    if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
+        raise _doc.fail(path + ".terms", "expected the formula's terms as strings", terms)
+    try:
+        check_formula_code("_ ~ " + " + ".join(terms or ["1"]), [*variables, "_"], context)
+    except FormulaError as e:
+        raise _doc.fail(path + ".terms", f"a term runs code a formula may not ({e})", terms) from None
 
 
 def model_spec_from_json(d: dict | None):
