@@ -15,6 +15,7 @@ expressions loads only with ``trusted=True``.
 from __future__ import annotations
 
 import base64
+import builtins
 import math
 import pickle
 
@@ -137,8 +138,11 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
         stored = _doc.obj(ex.get("context", {"values": {}, "not_stored": {}}), "$.expressions.context")
         user = context or {}
         ctx.update({**decode(stored.get("values", {})), **user})
-        for key in ("rhs_spec", "lhs_spec"):  # even a trusted file's terms are read before they run
-            _check_stored_terms(ex.get(key), variables, ctx, f"$.expressions.{key}")
+        # even a trusted file's terms are read before they run; a name of the fit's context= that
+        # was not stored (a module) is the caller's to pass at load, never a builtin
+        named = {k: None for k in stored.get("not_stored", {}) if isinstance(k, str) and not hasattr(builtins, k)}
+        for key in ("rhs_spec", "lhs_spec"):
+            _check_stored_terms(ex.get(key), variables, {**named, **ctx}, f"$.expressions.{key}")
         model_spec = model_spec_from_json(ex.get("rhs_spec"))
         lhs_spec = model_spec_from_json(ex.get("lhs_spec"))
         unresolved = {k: v for k, v in stored.get("not_stored", {}).items() if k not in user}
