@@ -456,9 +456,13 @@ def _model(doc: dict, trusted: bool, user_context: dict) -> "RiskScore":
 
 
 def _check_points(lam, settings: FitSettings, design) -> None:
-    """Each design column's fitted points (the card's items added up) within the column's range."""
+    """Each design column's fitted points (the card's items added up) within the column's range
+    (a threshold term's cuts: their items are checked against the term's range)."""
     pts = np.asarray(lam[1:], float)
-    bad = np.flatnonzero((pts < np.asarray(settings.coef_lower)) | (pts > np.asarray(settings.coef_upper)))
+    cuts = [j for t in design.thresholds for j in t.columns]
+    outside = (pts < np.asarray(settings.coef_lower)) | (pts > np.asarray(settings.coef_upper))
+    outside[cuts] = False
+    bad = np.flatnonzero(outside)
     if len(bad):
         j = int(bad[0])
         raise _doc.fail("$.card.items", f"the items give the column {design.columns[j]!r} {pts[j]:g} points, outside "
