@@ -247,7 +247,7 @@ def _no_constant(name):
     raise ValueError(f"{name} is not a JSON number")
 
 
-def from_json(text: str, *, trusted: bool = False, context: dict | None = None, key=None,
+def from_json(text: str | bytes, *, trusted: bool = False, context: dict | None = None, key=None,
               max_bytes: int = MAX_BYTES) -> "RiskScore":
     """Load a risk score saved with :meth:`RiskScore.to_json`.
 
@@ -265,8 +265,8 @@ def from_json(text: str, *, trusted: bool = False, context: dict | None = None, 
 
     Parameters
     ----------
-    text : str
-        The JSON document (read a file with ``Path(p).read_text()``).
+    text : str or bytes
+        The JSON document (read a file with ``Path(p).read_text()``; bytes are read as UTF-8).
     trusted : bool, default False
         Accept a model whose formula computes some columns (or the outcome) with Python
         expressions (``np.log(x)``, ``I(age / 10)``, a user's function): scoring such a model
@@ -373,7 +373,11 @@ def _no_duplicates(pairs: list) -> dict:
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set = set()
-        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        for k, _ in pairs:
+            if k in seen:
+                break
+            seen.add(k)
+        twice = k
         raise DataError(f"the document holds the key {_doc.short(twice)} twice in one object; readers disagree on "
                         "which value counts, so it is refused. It was edited; save the model again.")
     return out

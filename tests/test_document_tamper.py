@@ -452,3 +452,20 @@ def test_labels_come_from_the_rules_and_survive_loading(formula, labels):
     assert labels <= set(m.labels), list(m.labels)
     back = rf.from_json(m.to_json())
     assert list(back.labels) == list(m.labels) and back.card() == m.card()
+
+
+def test_names_are_escaped_on_the_calculator_page_and_in_pmml(hostile):
+    """The page shows names escaped (its data block holds them as JSON \\u escapes); PMML keeps the
+    names exact as data field names and escapes them in its annotations."""
+    import xml.etree.ElementTree as ET
+    m, _ = hostile
+    page = m.to_html_calculator()
+    assert not any(c in page for c in RAW[2:])
+    assert "\\u202e" in page
+    pmml = m.to_pmml()
+    root = ET.fromstring(pmml)
+    ns = {"p": root.tag[1:].split("}")[0]}
+    names = {f.get("name") for f in root.findall(".//p:DataDictionary/p:DataField", ns)}
+    assert {"sex\nDROP", "grp\u202eevil", "x\u2066y\u2069"} <= names
+    header = root.find("p:Header", ns)
+    assert not any(c in (a.text or "") for a in header.findall("p:Annotation", ns) for c in RAW)
