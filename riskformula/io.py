@@ -11,12 +11,19 @@ or another language:
 * ``certificate``, ``settings``, ``training`` and ``profile`` — the optimality certificate, the fit
   settings with their constraints, a summary of the training rows (no rows) and what
   counterfactual search needs;
-* ``digest`` — the SHA-256 of everything else, so that a corrupted or edited file is refused.
+* ``signature`` (only with ``to_json(key=...)``) — an HMAC-SHA256 of everything but the digest
+  with the user's secret key: ``from_json(text, key=...)`` then refuses any other file;
+* ``digest`` — the SHA-256 of everything else, so that a corrupted file is refused (it finds
+  accidents, not an editor, who can compute it again).
 
-Loading never runs code: a declarative model scores data from its rules alone, and every field is
-checked (points whole and within the stored ranges, the card consistent with the fitted design,
-the certificate consistent, outcome levels valid, sizes bounded).  A model whose formula computes
-columns with Python (``np.log(x)``, a user's function) stores formulaic's encoder under
+Loading never runs code: a declarative model scores data from its rules alone.  Nothing is
+believed: the labels are rebuilt from the rules, and every number that can be checked without the
+training rows is checked (points whole and within the stored ranges, the card consistent with the
+fitted design, the certificate's objective equal to the loss plus the size penalty, its bound and
+gap, the size limits, the metrics' ranges, the counts, outcome levels valid); the JSON is bounded
+(size, nesting, array tags of numbers, finite numbers, no duplicate keys, no lone surrogates).
+
+A model whose formula computes columns with Python (``np.log(x)``, a user's function) stores formulaic's encoder under
 ``expressions`` and loads only with ``trusted=True``.
 """
 
