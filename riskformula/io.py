@@ -23,8 +23,8 @@ fitted design, the certificate's objective equal to the loss plus the size penal
 gap, the size limits, the metrics' ranges, the counts, outcome levels valid); the JSON is bounded
 (size, nesting, array tags of numbers, finite numbers, no duplicate keys, no lone surrogates).
 
-A model whose formula computes columns with Python (``np.log(x)``, a user's function) stores formulaic's encoder under
-``expressions`` and loads only with ``trusted=True``.
+A model whose formula computes columns with Python (``np.log(x)``, a user's function) stores
+formulaic's encoder under ``expressions`` and loads only with ``trusted=True``.
 """
 
 from __future__ import annotations
