@@ -231,9 +231,9 @@ def test_corrupt_documents_give_one_data_error(text):
 
 
 def test_oversized_document_is_refused_before_parsing():
-    from riskformula.io import MAX_CHARS
-    with pytest.raises(rf.DataError, match="characters"):
-        rf.from_json(" " * (MAX_CHARS + 1))
+    from riskformula.io import MAX_BYTES
+    with pytest.raises(rf.DataError, match="bytes"):
+        rf.from_json(" " * (MAX_BYTES + 1))
 
 
 def _mutate(d, rng):

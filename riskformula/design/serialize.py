@@ -24,6 +24,8 @@ from .._json import decode, encode
 from ..errors import DataError, FormulaError
 from ..thresholds import FORMULA_FUNCTIONS, ThresholdTerm
 from .guard import check_formula_code
+from .labels import design_labels
+from .missing import missing_term
 from .rules import outcome_from_dict, rule_from_dict
 from .spec import DesignSpec
 
@@ -113,6 +115,16 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
                                 f"({short_levels(categories.get(part.variable))})", part.value)
     thresholds = _thresholds_from_json(des, names, rules)
     missing = _missing_from_json(_doc.field(des, "missing", "$.design"), variables, rules, categories)
+    # the labels the card prints: rebuilt from the rules, never read (a stored label must be the rule's)
+    rebuilt = design_labels(names, rules, thresholds)
+    for i, (name, given, rule, label) in enumerate(zip(names, labels, rules, rebuilt)):
+        if given != label:
+            raise _doc.fail(f"$.design.columns[{i}].label", f"the label must be the column's own, {label!r}, built "
+                            "from its rule", given)
+        if not _name_fits(name, rule):
+            raise _doc.fail(f"$.design.columns[{i}].name", f"the column name does not name what its rule computes "
+                            f"({label})", name)
+    labels = rebuilt
     name = _doc.text(_doc.field(out, "name", "$.outcome"), "$.outcome.name")
     levels = [_doc.level(v, "$.outcome.levels") for v in _doc.array(_doc.field(out, "levels", "$.outcome"),
                                                                      "$.outcome.levels", 2)]
@@ -151,6 +163,23 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
                       event=event, levels=tuple(levels), thresholds=tuple(thresholds), context=ctx,
                       unresolved_context=unresolved, rules=tuple(rules),
                       categories=categories, outcome_rule=outcome_rule, missing=missing)
+
+
+def _name_fits(name: str, rule) -> bool:
+    """Whether the design column ``name`` (as formulaic wrote it) can be the column of ``rule``: a
+    level's name ends with the level (``C(sex)[T.m]``), a value's holds its variable, a missing
+    item's is ``missing(x)`` (a cut's name is its term's: its label comes from the rule)."""
+    if rule.kind == "missing":
+        return name == missing_term(rule.variable)
+    if rule.kind == "level":
+        return name.endswith((f"[T.{rule.value}]", f"[{rule.value}]"))
+    if rule.kind == "linear":
+        return rule.variable in name
+    if rule.kind == "product":
+        levels = [p for p in rule.parts if p.kind == "level"]
+        return (all(p.variable in name for p in rule.parts)
+                and all(f"[T.{p.value}]" in name or f"[{p.value}]" in name for p in levels))
+    return True
 
 
 def _missing_to_json(v: str, policy: dict) -> dict:
