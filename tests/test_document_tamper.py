@@ -26,7 +26,7 @@ from test_scorecard import DATA
 @pytest.fixture(scope="module")
 def model():
     m = rf.risk_score("y == 'yes' ~ threshold(age, k=1) + C(grp) + smoker + male + male:count", DATA,
-                      max_size=4, coef_range=(-4, 4), time_limit=20)
+                      max_size=4, coef_range=(-4, 4), time_limit=600)
     assert set(m.points["kind"]) == {"interval", "level", "value"}
     return m
 
@@ -180,7 +180,7 @@ def test_duplicate_keys_are_refused(doc):
 
 
 def test_constraint_values_without_their_keys_are_refused_at_load():
-    m = rf.risk_score("y == 'yes' ~ age + male + C(grp)", DATA, max_size=2, time_limit=10,
+    m = rf.risk_score("y == 'yes' ~ age + male + C(grp)", DATA, max_size=2, time_limit=600,
                       constraints=[rf.equal_opportunity("grp", max_diff=0.5)])
     d = json.loads(m.to_json())
     assert d["training"]["constraint_values"]
@@ -372,7 +372,7 @@ def hostile():
     df = pd.DataFrame({"y": np.where(rng.random(n) < 1 / (1 + np.exp(-lp)), "yes", "no"),
                        "sex\nDROP": np.where(sex == 1, "f\r\nSELECT 1", "m\u202e"),
                        "grp\u202eevil": grp, "x\u2066y\u2069": old})
-    m = rf.risk_score("y == 'yes' ~ .", df, max_size=4, coef_range=(-3, 3), time_limit=10)
+    m = rf.risk_score("y == 'yes' ~ .", df, max_size=4, coef_range=(-3, 3), time_limit=600)
     assert len(m.scorecard.items) >= 3, m.card()
     return m, df
 
@@ -448,7 +448,7 @@ def test_visible():
 ])
 def test_labels_come_from_the_rules_and_survive_loading(formula, labels):
     df = DATA.assign(**{"my grp": DATA["grp"]})
-    m = rf.risk_score(formula, df, max_size=3, time_limit=10)
+    m = rf.risk_score(formula, df, max_size=3, time_limit=600)
     assert labels <= set(m.labels), list(m.labels)
     back = rf.from_json(m.to_json())
     assert list(back.labels) == list(m.labels) and back.card() == m.card()
