@@ -29,7 +29,7 @@ from ..thresholds.expansion import formula_variables  # reads a formula's variab
 from .matrix import DesignMatrix
 from .missing import (fill_value, missing_label, missing_rows, missing_term, parse_choice, refused_in_fit,
                       resolve_policies, zero_missing)
-from .rules import Rule, derive_outcome, derive_rules
+from .rules import Deadline, Rule, derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
@@ -250,7 +250,7 @@ def _check_columns(lhs: str, rhs: str, data: pd.DataFrame, dot: bool) -> None:
 
 def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
                  context: dict | None = None, prune_cuts: bool = True, cut_depth: int | None = None,
-                 check_values: bool = True, weights=None) -> DesignMatrix:
+                 check_values: bool = True, weights=None, deadline=None) -> DesignMatrix:
     """Build the training :class:`DesignMatrix` (and its :class:`DesignSpec`) of ``formula`` on
     ``data`` (never modifying ``data``), with the sample ``weights`` of its rows (see
     :func:`~riskformula._checks.check_weights`; a fit-wide ``missing="drop"`` also drops rows
@@ -261,8 +261,11 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     outcome when ``prune_cuts`` (only cuts that can be optimal for a score with at most
     ``cut_depth`` cuts per variable, None: any number; not valid under side information).
     ``check_values=False`` skips the check for infinite design values (a dask fit learns the
-    encoding on a prototype frame and counts them over the real rows instead).
+    encoding on a prototype frame and counts them over the real rows instead).  ``deadline`` (a
+    :class:`~riskformula.design.rules.Deadline`) is checked inside the loops over the columns of a
+    large design (every 1 000 columns): past it, a :class:`~riskformula.errors.SearchLimitError`.
     """
+    deadline = deadline or Deadline(None)
     check_frame(data)
     if not isinstance(missing, (str, dict)):
         parse_choice(missing)  # the error says what `missing` takes
@@ -301,7 +304,7 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
                   else context)
         mm = materialize(frame, second)
     try:
-        X, columns = design_values(mm.rhs)
+        X, columns = design_values(mm.rhs, deadline)
     except (TypeError, ValueError) as e:
         raise DataError(f"the design of {formula!r} has non-numeric columns: {e}") from e
     absent = missing_rows(frame, items)
@@ -313,7 +316,7 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     column_terms = _column_terms(spec, columns)
     thresholds = threshold_terms(spec, columns, column_terms)
     labels = _labels(columns, thresholds)
-    rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X)
+    rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X, deadline)
     if items:  # one "x is missing" column per item variable, after the formula's columns
         thresholds = [dataclasses.replace(t, missing_item=True) if t.variable in items else t for t in thresholds]
         X = np.column_stack([X] + [frame[v].isna().to_numpy(dtype=float) for v in items])
