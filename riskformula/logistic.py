@@ -52,15 +52,16 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
     its loss (:func:`_training_design`); one problem per score scale, checked for feasibility
     (:func:`_problems`); the search (:func:`_search`); the fitted model on its training rows."""
     started = time.perf_counter()  # the time limit covers the setup too, not only the search
-    max_size = v.check_int("max_size", max_size, minimum=0)
-    min_size = v.check_int("min_size", min_size, minimum=0)
+    max_size = v.check_int("max_size", max_size, minimum=0, maximum=v.MAX_SIZE)
+    min_size = v.check_int("min_size", min_size, minimum=0, maximum=v.MAX_SIZE)
     if min_size > max_size:
         raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
-    c0 = v.check_positive("c0", c0, allow_zero=True)
-    positive_weight = v.check_positive("positive_weight", positive_weight)
+    c0 = v.check_positive("c0", c0, allow_zero=True, maximum=v.MAX_C0)
+    positive_weight = v.check_positive("positive_weight", positive_weight, minimum=1 / v.MAX_CLASS_WEIGHT,
+                                         maximum=v.MAX_CLASS_WEIGHT)
     scales = v.check_scale(scale)
     if intercept_range is not None:
-        intercept_range = v.check_range("intercept_range", intercept_range)
+        intercept_range = v.check_range("intercept_range", intercept_range, limit=v.MAX_INTERCEPT)
     constraints = check_constraints(constraints)
     real_intercept = _real_intercept(real_intercept, scales, constraints)
     n_jobs = workers_for(check_n_jobs(control.n_jobs), control.time_limit)

@@ -210,7 +210,7 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     ...                        folds=5, max_size=2, time_limit=10)  # doctest: +SKIP
     >>> cv.summary_frame().loc["auc", "mean"]  # doctest: +SKIP
     """
-    folds = v.check_int("folds", folds, minimum=2)
+    folds = v.check_int("folds", folds, minimum=2, maximum=v.MAX_SIZE)
     seed = v.check_int("seed", seed, minimum=0)
     n_jobs = check_n_jobs(n_jobs, allow_none=True)
     progress = _progress.resolve(progress)
@@ -271,7 +271,7 @@ def _fit_size(formula, data, size, c0, initial, fit_args):
 def _check_sizes(sizes, fit_args: dict) -> list[int]:
     """``sizes`` as a sorted list of distinct whole numbers, none below ``fit_args``' ``min_size``."""
     try:
-        sizes = sorted({v.check_int("sizes", s, minimum=0) for s in sizes})
+        sizes = sorted({v.check_int("sizes", s, minimum=0, maximum=v.MAX_SIZE) for s in sizes})
     except TypeError:
         raise SettingsError(f"`sizes` must be an iterable of whole numbers such as range(1, 6); "
                             f"got {sizes!r}.") from None
@@ -502,16 +502,16 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
     >>> print(cv.model.summary())  # doctest: +SKIP
     >>> fig = cv.plot()  # doctest: +SKIP
     """
-    folds = v.check_int("folds", folds, minimum=2)
+    folds = v.check_int("folds", folds, minimum=2, maximum=v.MAX_SIZE)
     seed = v.check_int("seed", seed, minimum=0)
-    repeats = v.check_int("repeats", repeats, minimum=1)
+    repeats = v.check_int("repeats", repeats, minimum=1, maximum=10_000)
     if not isinstance(rule, str) or rule not in RULES:
         raise SettingsError(f"`rule` must be '1se' (the smallest size within one standard error of the best "
                             f"mean) or 'min' (the size with the best mean); got {rule!r}.")
     if not isinstance(metric, str) or metric not in METRICS:
         raise SettingsError(f"`metric` must be 'auc' (held-out AUC, higher is better) or 'loss' (held-out "
                             f"mean log loss, lower is better); got {metric!r}.")
-    c0 = v.check_positive("c0", c0, allow_zero=True)
+    c0 = v.check_positive("c0", c0, allow_zero=True, maximum=v.MAX_C0)
     n_jobs = check_n_jobs(n_jobs, allow_none=True)
     progress = _progress.resolve(progress)
     _check_fit_args(fit_args, ("max_size", "initial"))
