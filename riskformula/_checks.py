@@ -193,7 +193,7 @@ def check_weights(weights, data: pd.DataFrame, missing: str | None = None) -> pd
     if not 2.0 ** -300 <= top <= 2.0 ** 300:
         # only relative weights matter: weights of 1e308 overflow their sum, and weights of 1e-320
         # lose their precision (subnormal); a power of two rescales them exactly
-        w = w * 2.0 ** -math.frexp(top)[1]
+        w = pd.Series(np.ldexp(w.to_numpy(dtype=float), -math.frexp(top)[1]), index=w.index, name=w.name)
     return w
 
 
