@@ -269,7 +269,7 @@ def _threshold_state(table, k, grid, min_bin, prune: bool, depth) -> dict:
     if k is not None:
         depth = k if depth is None else min(depth, k)
     cuts, on_grid = cuts_from_table(values, ev, ne, grid=grid, min_bin=float(min_bin), depth=depth, prune=prune)
-    return threshold_state(cuts, on_grid, k, grid, n_distinct=len(values))
+    return threshold_state(cuts, on_grid, k, grid, n_distinct=len(values), min_bin=float(min_bin))
 
 
 # --------------------------------------------------------------------------------------

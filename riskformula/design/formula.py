@@ -239,13 +239,62 @@ def _check_columns(lhs: str, rhs: str, data: pd.DataFrame, dot: bool) -> None:
                         "Name the columns with strings first, e.g. df.columns = df.columns.astype(str).")
     direct = set(lone) | {first_argument(rhs[m.start():]).strip("`")
                           for m in re.finditer(r"(?<![\w.])(?:threshold|cut)\(", rhs)}
+    read = [c for c in data.columns if dot or c in used or c in direct]
+    _check_cells(data, read)
+    _check_numbers(data, [c for c in data.columns if c in direct or (dot and c in read)])
     dates = [c for c in data.columns if c in direct and (pd.api.types.is_datetime64_any_dtype(data[c])
-                                                         or pd.api.types.is_timedelta64_dtype(data[c]))]
+                                                         or pd.api.types.is_timedelta64_dtype(data[c])
+                                                         or isinstance(data[c].dtype, pd.PeriodDtype))]
     if dates:
         raise DataError(f"the column(s) {dates} hold dates or durations, which a risk score cannot use as they are. "
                         "Convert them to numbers first (a date to a year with df[col].dt.year or to days since a start "
                         "with (df[col] - start).dt.days; a duration to days with df[col].dt.days), or leave them out "
                         f"of the formula (with `.`, write `. - {dates[0]}`).")
+
+
+#: the largest integer magnitude float64 holds exactly (2⁵³): the design computes in float64
+EXACT_INTEGERS = 2 ** 53
+
+
+def _check_cells(data: pd.DataFrame, columns) -> None:
+    """Refuse object columns (of ``columns``) holding containers (lists, dicts, sets, arrays) in
+    their cells: a risk score needs one value per cell, and they are not even categories."""
+    for c in columns:
+        col = data[c]
+        if col.dtype != object or pd.api.types.infer_dtype(col, skipna=True) not in ("mixed", "mixed-integer"):
+            continue
+        odd = col.map(lambda v: isinstance(v, (list, dict, set, frozenset, tuple, np.ndarray, pd.Series,
+                                                pd.DataFrame)))
+        if odd.any():
+            first = col[odd].iloc[0]
+            shown = repr(first) if len(repr(first)) <= 40 else repr(first)[:37] + "..."
+            raise DataError(f"the column `{c}` holds {type(first).__name__}s in {int(odd.sum()):,d} of its cells "
+                            f"(e.g. {shown}); a risk score needs one number or one category per cell. Spread them "
+                            f"into columns first (pd.DataFrame(df[{c!r}].tolist(), index=df.index)), or turn them "
+                            f"into text (df[{c!r}].astype(str)) to use them as categories.")
+
+
+def _check_numbers(data: pd.DataFrame, columns) -> None:
+    """Refuse numeric columns (of ``columns``, those used as numbers) that float64 arithmetic would
+    change: complex numbers (their imaginary part would be dropped) and integers beyond 2⁵³ (distinct
+    values would become equal)."""
+    for c in columns:
+        col = data[c]
+        if pd.api.types.is_complex_dtype(col.dtype):
+            raise DataError(f"the column `{c}` holds complex numbers; a risk score needs real numbers. Use the part "
+                            f"that matters, e.g. df[{c!r}].real, df[{c!r}].imag or abs(df[{c!r}]).")
+        if not (pd.api.types.is_integer_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)):
+            continue
+        values = col.dropna()
+        if not len(values):
+            continue
+        top = max(abs(int(values.min())), abs(int(values.max())))
+        if top > EXACT_INTEGERS:
+            raise DataError(f"the column `{c}` holds whole numbers up to {top:.3g}, beyond 2^53 "
+                            f"({EXACT_INTEGERS:.3g}), the largest that float64 arithmetic keeps exact: distinct "
+                            "values would become equal. "
+                            f"Rescale it (e.g. df[{c!r}] / 1e6), or, if it is an identifier or a code, use it as a "
+                            f"category: C({c}) or df[{c!r}].astype(str).")
 
 
 def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,

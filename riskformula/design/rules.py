@@ -81,6 +81,7 @@ class Rule:
             return (col == self.value).to_numpy(dtype=bool).astype(float)
         x = _numbers(col, self.variable)
         if self.kind == "le":
+            _refuse_infinite(x, self.variable)  # the SQL and PMML exports score no infinite value either
             return (x <= float(self.value)).astype(float)  # a missing value is below no cut
         return np.where(np.isnan(x), 0.0, x)  # a missing value adds nothing (its item scores it)
 
@@ -109,14 +110,23 @@ _AST_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: "
 
 
 def _numbers(col: pd.Series, name: str | None) -> np.ndarray:
+    if pd.api.types.is_complex_dtype(col):
+        raise DataError(f"the column `{name}` holds complex numbers; a risk score needs real numbers.")
     if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
-        return col.to_numpy(dtype=float)
+        return col.to_numpy(dtype=float, na_value=np.nan)  # pd.NA (nullable columns) as NaN
     try:
         return pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
     except (TypeError, ValueError):
         shown = list(pd.unique(col))[:3]
         raise DataError(f"the column `{name}` must be numeric for this score (it was numeric in training); "
                         f"got values like {shown!r}.") from None
+
+
+def _refuse_infinite(x: np.ndarray, name: str | None) -> None:
+    bad = np.isinf(x)
+    if bad.any():
+        raise DataError(f"the column `{name}` has {int(bad.sum()):,d} infinite value(s), which a risk score cannot "
+                        "score (a cut compares finite numbers); fix or drop those rows.")
 
 
 # --------------------------------------------------------------------------------------
