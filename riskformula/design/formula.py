@@ -335,6 +335,13 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
         except (FormulaicError, NameError, SyntaxError) as e:
             # SyntaxError: Python code in a term formulaic cannot parse (e.g. an unclosed quote)
             error = _design_error(e, formula, f.user_lhs, frame, ctx)
+        except TypeError as e:
+            # formulaic multiplying the columns of an interaction that are not numbers (dates, periods)
+            kinds = sorted({str(t) for t in frame.dtypes if not (pd.api.types.is_numeric_dtype(t)
+                                                                 or pd.api.types.is_bool_dtype(t))})
+            error = DataError(f"could not compute the design of {formula!r}: {e}. A term multiplies or compares "
+                              f"values that are not numbers (the data hold columns of type {', '.join(kinds)}); "
+                              "convert them to numbers or to categories (C(x)) first.")
         raise error from None  # one message: formulaic's chained tracebacks say nothing more
 
     mm = materialize(data)
