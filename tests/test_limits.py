@@ -270,3 +270,12 @@ def test_worker_processes_get_a_rounds_share(clocked, small, monkeypatch):
     rf.cv_risk_score("y ~ a + b", small, sizes=[1, 2], folds=4, n_jobs=2, time_limit=60, total_time_limit=10)
     # 2 rounds × 2 sizes + the refit = 5 shares of 2 s; a fold path gets 2 of them
     assert seen == pytest.approx([4.0] * 4)
+
+
+def test_net_benefit_decision_grid_is_bounded():
+    from riskformula.netbenefit.grid import decision_grid
+    with pytest.raises(rf.SettingsError, match="below 1 − 1e-9"):
+        decision_grid([0.5, 1 - 1e-12])
+    with pytest.raises(rf.SettingsError, match="at most 1e12"):
+        decision_grid([0.2, 0.5], [1.0, 1e300])
+    assert decision_grid([0.2, 0.5], [1.0, 2.0]).weights == (1.0, 2.0)

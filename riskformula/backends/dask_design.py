@@ -80,6 +80,7 @@ def tree_reduce(ddf, chunk, combine, *args, split_every: int = SPLIT_EVERY):
     level = [dask.delayed(chunk)(p, *shared) for p in ddf.to_delayed()]
     if not level:
         raise DataError("`data` has no partitions; there is nothing to fit.")
+    split_every = max(2, int(split_every))  # each level at most half the last: the loop ends
     while True:
         level = [dask.delayed(combine)(level[i:i + split_every]) for i in range(0, len(level), split_every)]
         if len(level) == 1:

@@ -14,6 +14,7 @@ from .. import _checks as v
 from .._threads import one_blas_thread
 from ..backends import is_dask_frame
 from ..design import build_design
+from ..design.rules import Deadline
 from ..errors import InfeasibleProblemError, SearchLimitError, SettingsError
 from ..control import SearchControl, make_control
 from ..fitinfo import FitSettings
@@ -160,7 +161,7 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
 
     # every candidate cut stays: a cut that cannot be optimal can still be near-optimal
     design = build_design(formula, data, missing=missing, event=event, context=context, prune_cuts=False,
-                          weights=weights)
+                          weights=weights, deadline=Deadline.after(a.control.time_limit, started))
     design, candidates, lower, upper = design_bounds(design, coef_range, a.min_size, drop_dominated=False)
     spec = design.spec
     loss = two_class_loss(design, a.positive_weight).with_real_intercept(a.real_intercept)
