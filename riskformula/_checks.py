@@ -39,8 +39,8 @@ def check_int(name: str, value, minimum: int | None = None, allow_none: bool = F
         raise SettingsError(f"`{name}` must be a whole number; got {value!r}.")
     if minimum is not None and value < minimum:
         raise SettingsError(f"`{name}` must be at least {minimum}; got {value}.")
-    if maximum is not None and value > maximum:
-        raise SettingsError(f"`{name}` must be at most {maximum:,d}; got {value:,d}.")
+    if maximum is not None and int(value) > maximum:
+        raise SettingsError(f"`{name}` must be at most {maximum:,d}; got {int(value):,d}.")
     return int(value)
 
 
@@ -54,9 +54,11 @@ def check_positive(name: str, value, allow_zero: bool = False, allow_none: bool 
         raise SettingsError(f"`{name}` must be a finite number; got {value!r}.")
     if value < 0 or (value == 0 and not allow_zero):
         raise SettingsError(f"`{name}` must be {'non-negative' if allow_zero else 'positive'}; got {value}.")
-    if (maximum is not None and value > maximum) or (minimum is not None and 0 < value < minimum):
+    x = float(value)
+    if (maximum is not None and x > maximum) or (minimum is not None and 0 < x < minimum):
         low = f"{minimum:g}" if minimum is not None else "0"
-        raise SettingsError(f"`{name}` must be between {low} and {maximum:g}; got {value:g}. Larger or smaller "
+        high = f"{maximum:g}" if maximum is not None else "any"
+        raise SettingsError(f"`{name}` must be between {low} and {high}; got {x:g}. Larger or smaller "
                             "values are beyond what the arithmetic of a risk score supports.")
     return float(value)
 
@@ -242,7 +244,7 @@ def check_scale(scale) -> tuple[float, ...]:
         if (isinstance(m, bool) or not isinstance(m, numbers.Real) or not math.isfinite(m) or m <= 0):
             raise SettingsError(f"`scale` values must be positive finite numbers (the points that make one "
                                 f"logit, e.g. 1, 2.5 or 4); got {m!r}.")
-        if not SCALE_RANGE[0] <= m <= SCALE_RANGE[1]:
+        if not SCALE_RANGE[0] <= float(m) <= SCALE_RANGE[1]:
             raise SettingsError(f"`scale` values must lie between {SCALE_RANGE[0]:g} and {SCALE_RANGE[1]:g} points "
                                 f"per logit; got {m:g}. Beyond them neighbouring scores have the same risk (or one "
                                 "point spans more than the whole range of risks).")

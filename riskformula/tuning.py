@@ -618,7 +618,7 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
     budget = _Budget(total_time_limit, fit_args, "cv_risk_score")
     design = _fold_design(formula, data, folds, fit_args)
     rows = design.index
-    tasks = []
+    tasks: list[tuple] = []
     for r in range(repeats):
         fold = stratified_folds(design.y, folds, seed + r)
         for k in range(folds):
