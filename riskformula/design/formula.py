@@ -258,13 +258,13 @@ EXACT_INTEGERS = 2 ** 53
 
 def _check_cells(data: pd.DataFrame, columns) -> None:
     """Refuse object columns (of ``columns``) holding containers (lists, dicts, sets, arrays) in
-    their cells: a risk score needs one value per cell, and they are not even categories."""
+    their cells: a risk score needs one value per cell, and they are not even categories (they
+    cannot be hashed; a tuple can, and is a category like any other value)."""
     for c in columns:
         col = data[c]
         if col.dtype != object or pd.api.types.infer_dtype(col, skipna=True) not in ("mixed", "mixed-integer"):
             continue
-        odd = col.map(lambda v: isinstance(v, (list, dict, set, frozenset, tuple, np.ndarray, pd.Series,
-                                                pd.DataFrame)))
+        odd = col.map(lambda v: isinstance(v, (list, dict, set, np.ndarray, pd.Series, pd.DataFrame)))
         if odd.any():
             first = col[odd].iloc[0]
             shown = repr(first) if len(repr(first)) <= 40 else repr(first)[:37] + "..."
