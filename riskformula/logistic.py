@@ -111,11 +111,6 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
                               distinct=DistinctRows.of_loss(problem.loss))
 
 
-#: designs with at least this many columns stop with a SearchLimitError when the time limit passes
-#: before the search (their design and loss take seconds); smaller ones reach the search
-LARGE_DESIGN = 1000
-
-
 @dataclasses.dataclass
 class _Training:
     """The training design (``patterns``: a backend's weighted distinct patterns, or None), its
@@ -159,7 +154,7 @@ def _training_design(formula, data, constraints, *, coef_range, min_size, max_si
                                                      depth=cut_depth)
     collapsing = time.perf_counter()
     # a small design reaches the search, which returns the best model it finds in the time left
-    large = deadline is not None and design.spec.n_columns >= LARGE_DESIGN
+    large = deadline is not None and deadline.for_cells(design.X.size).at is not None
     check = (lambda: deadline.check("collapsing the training rows")) if large else None
     if check is not None:
         check()

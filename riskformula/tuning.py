@@ -110,6 +110,14 @@ class _Budget:
         self.started += fits
         return max(MIN_FIT_SECONDS * fits, min(self.per_fit * fits, left * fits / max(fits_left, fits)))
 
+    def explained(self, error: SearchLimitError) -> SearchLimitError:
+        """A fit's ``error`` (stopped by the time limit its share gave it) said in the call's terms."""
+        if self.end is None or "total_time_limit" in str(error):
+            return error
+        return SearchLimitError(f"{str(error).rstrip('.')} — in a fit of {self.what} given its share of "
+                                f"`total_time_limit={self.total:g}`; raise `total_time_limit`, or ask for fewer "
+                                "fits (fewer folds or sizes).")
+
     def fit_args(self, fit_args: dict, fits_left: int) -> dict:
         """``fit_args`` with the ``time_limit`` of the next fit (of ``fits_left``)."""
         seconds = self.seconds(fits_left)
@@ -307,6 +315,8 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     bar = _progress.bar(folds, "cross-validation", "fold", progress)
     try:
         results = _run_folds(tasks, n_jobs, bar, prepare=prepare)
+    except SearchLimitError as e:
+        raise budget.explained(e) from None
     finally:
         bar.close()
 
@@ -421,8 +431,11 @@ def _path(formula, data, sizes: list, c0: float, newdata, warm_start: bool, prog
     try:
         for i, size in enumerate(sizes):
             bar.set_postfix_str(f"size {size}")
-            m = _fit_size(formula, data, size, c0, previous if warm_start else None,
-                          budget.fit_args(fit_args, len(sizes) - i))
+            try:
+                m = _fit_size(formula, data, size, c0, previous if warm_start else None,
+                              budget.fit_args(fit_args, len(sizes) - i))
+            except SearchLimitError as e:
+                raise budget.explained(e) from None
             if newdata is None:
                 t = m.training_metrics
                 loss, auc, cal = m.loss, t["auc"], t["cal"]
@@ -655,6 +668,8 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
         budget.strict = False
         model = risk_score(formula, data, max_size=size, c0=c0, progress=False, **budget.fit_args(fit_args, 1))
         bar.update()
+    except SearchLimitError as e:
+        raise budget.explained(e) from None
     finally:
         bar.close()
 

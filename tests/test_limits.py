@@ -52,12 +52,14 @@ def test_a_level_rule_that_does_not_reproduce_its_column_is_an_expression():
     assert [r.kind for r in rules] == ["level", "expression"]
 
 
-def test_a_past_deadline_stops_the_design_of_a_large_factor():
+def test_a_past_deadline_stops_the_design_of_a_large_factor(monkeypatch):
+    # "large" from a million cells here (the real threshold is 2^24: a design that takes seconds)
+    monkeypatch.setattr("riskformula.design.rules.LARGE_CELLS", 10 ** 6)
     df = _levels(2500, 2500)
     with pytest.raises(rf.SearchLimitError, match="time limit .* while .*design"):
         build_design("y ~ f", df, deadline=Deadline(time.perf_counter() - 1, 5.0))
     # a small design is never stopped there: the search returns the best model in the time left
-    build_design("y ~ f", _levels(50, 5), deadline=Deadline(time.perf_counter() - 1, 5.0))
+    build_design("y ~ f", _levels(500, 500), deadline=Deadline(time.perf_counter() - 1, 5.0))
 
 
 def test_a_past_deadline_stops_collapsing_a_wide_design():
@@ -72,8 +74,9 @@ def test_a_past_deadline_stops_collapsing_a_wide_design():
 
 
 def test_the_fit_checks_its_deadline_in_the_design(monkeypatch):
-    # the fit's deadline already passed when its design starts: it stops with a SearchLimitError
+    # the fit's deadline already passed when its (large) design starts: it stops with a SearchLimitError
     df = _levels(2200, 1100)
+    monkeypatch.setattr("riskformula.design.rules.LARGE_CELLS", 10 ** 6)
     monkeypatch.setattr(Deadline, "after", classmethod(lambda cls, seconds, started=None:
                                                        cls(time.perf_counter() - 1, seconds)))
     with pytest.raises(rf.SearchLimitError, match="raise `time_limit`"):
@@ -279,3 +282,13 @@ def test_net_benefit_decision_grid_is_bounded():
     with pytest.raises(rf.SettingsError, match="at most 1e12"):
         decision_grid([0.2, 0.5], [1.0, 1e300])
     assert decision_grid([0.2, 0.5], [1.0, 2.0]).weights == (1.0, 2.0)
+
+
+def test_a_fit_stopped_in_its_share_of_a_total_says_so(clocked, small, monkeypatch):
+    def stopped(*args, **kwargs):
+        raise rf.SearchLimitError("stopped at the time limit (1 s) while building the design's columns.")
+    monkeypatch.setattr(tuning, "risk_score", stopped)
+    with pytest.raises(rf.SearchLimitError, match=r"share of `total_time_limit=10`"):
+        rf.cross_validate("y ~ a + b", small, folds=2, n_jobs=1, total_time_limit=10)
+    with pytest.raises(rf.SearchLimitError, match="^stopped at the time limit .1 s.*columns.$"):
+        rf.cross_validate("y ~ a + b", small, folds=2, n_jobs=1)  # no total: the fit's own words

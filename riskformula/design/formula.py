@@ -312,7 +312,8 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     ``check_values=False`` skips the check for infinite design values (a dask fit learns the
     encoding on a prototype frame and counts them over the real rows instead).  ``deadline`` (a
     :class:`~riskformula.design.rules.Deadline`) is checked inside the loops over the columns of a
-    large design (every 1 000 columns): past it, a :class:`~riskformula.errors.SearchLimitError`.
+    large design (:data:`~riskformula.design.rules.LARGE_CELLS`): past it, a
+    :class:`~riskformula.errors.SearchLimitError`.
     """
     deadline = deadline or Deadline(None)
     check_frame(data)

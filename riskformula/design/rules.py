@@ -183,8 +183,8 @@ def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFr
     ``level`` rule reads (the training categories, for "unseen level" checks on new data).
 
     The work is linear in rows × columns (the size of ``X``); ``deadline`` (a
-    :class:`~riskformula.design.rules.Deadline`) is checked between columns."""
-    deadline = deadline or Deadline(None)
+    :class:`~riskformula.design.rules.Deadline`) is checked between columns of a large design."""
+    deadline = (deadline or Deadline(None)).for_cells(X.size)
     data_columns = set(frame.columns)
     index = {c: j for j, c in enumerate(columns)}
     rules: list = [Rule("expression")] * len(columns)
@@ -305,6 +305,12 @@ def _check_integer_columns(rules: list, frame: pd.DataFrame, X: np.ndarray) -> s
     return done
 
 
+#: a design of at least this many cells (rows × columns; 128 MiB of float64) is large: its stages
+#: take seconds, and stop at the time limit (a smaller one always reaches the search, which returns
+#: the best model it finds in the time left)
+LARGE_CELLS = 2 ** 24
+
+
 class Deadline:
     """A ``time.perf_counter()`` value by which a stage must end (None: no limit); :meth:`check`
     raises a :class:`~riskformula.errors.SearchLimitError` once it has passed."""
@@ -319,6 +325,11 @@ class Deadline:
         if seconds is None:
             return cls(None)
         return cls((time.perf_counter() if started is None else started) + float(seconds), float(seconds))
+
+    def for_cells(self, cells: int) -> "Deadline":
+        """This deadline for the work on a design of ``cells`` cells: none unless it is large
+        (:data:`LARGE_CELLS`)."""
+        return self if cells >= LARGE_CELLS else Deadline(None)
 
     def passed(self) -> bool:
         return self.at is not None and time.perf_counter() > self.at

@@ -336,7 +336,8 @@ def design_values(mm, deadline=None) -> tuple[np.ndarray, list]:
     on 10⁶ rows × 20 columns took as much memory again as the array itself, and a numpy column is
     cast as it is written (on 10⁷ rows × 20 columns 0.3 s against 1.2 s through a converted copy of
     each column).  Raises what ``to_numpy(dtype=float)`` raises on non-numeric columns; ``deadline``
-    (a :class:`~riskformula.design.rules.Deadline`, or None) is checked every 1 000 columns."""
+    (a :class:`~riskformula.design.rules.Deadline`, or None) is checked every 1 000 columns of a
+    large design."""
     df = pd.DataFrame(mm)
     keep = [j for j, c in enumerate(df.columns) if c != "Intercept"]
     if (len(df) * len(df.columns) <= WHOLE_CELLS and keep == list(range(len(df.columns) - len(keep), len(df.columns)))
@@ -347,6 +348,8 @@ def design_values(mm, deadline=None) -> tuple[np.ndarray, list]:
         whole = df.to_numpy(dtype=float)
         return np.asfortranarray(whole[:, len(df.columns) - len(keep):]), [df.columns[j] for j in keep]
     X = np.empty((len(df), len(keep)), dtype=float, order="F")
+    if deadline is not None:
+        deadline = deadline.for_cells(X.size)
     for a, j in enumerate(keep):
         if deadline is not None and a % 1000 == 999:
             deadline.check("building the design's columns")
