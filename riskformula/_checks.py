@@ -11,24 +11,64 @@ import pandas as pd
 from .errors import DataError, SettingsError
 
 
-def check_int(name: str, value, minimum: int | None = None, allow_none: bool = False):
+# Bounds of numeric arguments: what the arithmetic supports (scores and points stay exact whole
+# numbers in float64, risks stay distinct from one point to the next, clocks and counters stay in
+# range), with room to spare for any sensible setting.
+
+#: the largest number of points of one item (``coef_range``) and of the intercept (``intercept_range``)
+MAX_POINTS = 10_000
+MAX_INTERCEPT = 1_000_000
+#: score scales (points per logit) allowed: one point is at most 1 000 logits and at least 1/10 000 of one
+SCALE_RANGE = (1e-3, 1e4)
+#: the largest size penalty ``c0`` (a mean loss is a few units at most: above this every item costs more
+#: than any loss it could save) and the largest ``positive_weight`` (its inverse is the smallest)
+MAX_C0 = 1e6
+MAX_CLASS_WEIGHT = 1e6
+#: the longest time limit, in seconds (about 116 days), and the largest counts (terms, nodes, members)
+MAX_SECONDS = 1e7
+MAX_SIZE = 1_000_000
+MAX_COUNT = 10 ** 15
+#: target risks are kept this far from 0 and 1 (closer, a risk is not distinct from its neighbours')
+RISK_MARGIN = 1e-12
+
+
+def check_int(name: str, value, minimum: int | None = None, allow_none: bool = False, maximum: int | None = None):
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise SettingsError(f"`{name}` must be a whole number; got {value!r}.")
     if minimum is not None and value < minimum:
         raise SettingsError(f"`{name}` must be at least {minimum}; got {value}.")
+    if maximum is not None and int(value) > maximum:
+        raise SettingsError(f"`{name}` must be at most {maximum:,d}; got {int(value):,d}.")
     return int(value)
 
 
-def check_positive(name: str, value, allow_zero: bool = False, allow_none: bool = False):
+def check_positive(name: str, value, allow_zero: bool = False, allow_none: bool = False,
+                   maximum: float | None = None, minimum: float | None = None):
+    """A finite non-negative (``allow_zero``) or positive number, at most ``maximum`` and (when
+    not 0) at least ``minimum``; a :class:`SettingsError` that says the range otherwise."""
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise SettingsError(f"`{name}` must be a finite number; got {value!r}.")
     if value < 0 or (value == 0 and not allow_zero):
         raise SettingsError(f"`{name}` must be {'non-negative' if allow_zero else 'positive'}; got {value}.")
+    x = float(value)
+    if (maximum is not None and x > maximum) or (minimum is not None and 0 < x < minimum):
+        low = f"{minimum:g}" if minimum is not None else "0"
+        high = f"{maximum:g}" if maximum is not None else "any"
+        raise SettingsError(f"`{name}` must be between {low} and {high}; got {x:g}. Larger or smaller "
+                            "values are beyond what the arithmetic of a risk score supports.")
     return float(value)
+
+
+def check_time_limit(name: str, value) -> float:
+    """A positive number of seconds, at most :data:`MAX_SECONDS`."""
+    value = check_positive(name, value)
+    if value > MAX_SECONDS:
+        raise SettingsError(f"`{name}` must be at most {MAX_SECONDS:g} seconds (about 116 days); got {value:g}.")
+    return value
 
 
 def check_gap_tolerance(value) -> float:
@@ -43,8 +83,8 @@ def check_gap_tolerance(value) -> float:
     return value
 
 
-def check_range(name: str, value) -> tuple[int, int]:
-    """An integer ``(low, high)`` pair with low ≤ high."""
+def check_range(name: str, value, limit: int = MAX_POINTS) -> tuple[int, int]:
+    """An integer ``(low, high)`` pair with low ≤ high, both within ±``limit``."""
     try:
         lo, hi = value
     except (TypeError, ValueError):
@@ -55,6 +95,10 @@ def check_range(name: str, value) -> tuple[int, int]:
             raise SettingsError(f"`{name}` must hold integers (points are whole numbers); got {value!r}.")
     if lo > hi:
         raise SettingsError(f"`{name}` has low > high: {value!r}. Write it as (low, high).")
+    if not -limit <= lo <= hi <= limit:
+        fix = ("a risk score's points are small whole numbers: rescale the variable (e.g. to tens or hundreds) "
+               "instead" if limit == MAX_POINTS else "beyond them every risk is 0 or 1")
+        raise SettingsError(f"`{name}` must lie within ±{limit:,d} points; got {value!r}: {fix}.")
     return int(lo), int(hi)
 
 
@@ -112,6 +156,8 @@ def check_weights(weights, data: pd.DataFrame, missing: str | None = None) -> pd
     matches columns) or one value per row in row order.  A missing weight is an error, except
     with ``missing="drop"``: it stays NaN and its row is dropped like any incomplete row.
     ``missing=None`` is for callers without that option (the error then does not offer it).
+    Only relative weights matter: weights whose largest value is beyond 2^±300 are rescaled by a
+    power of two (exactly), so that their sum neither overflows nor loses precision.
     """
     if weights is None:
         return None
@@ -143,8 +189,13 @@ def check_weights(weights, data: pd.DataFrame, missing: str | None = None) -> pd
     given = w[~absent]
     if not np.isfinite(given.to_numpy()).all() or (given < 0).any():
         raise DataError("`weights` must be finite and non-negative.")
-    if float(given.sum()) <= 0:
+    top = float(given.max()) if len(given) else 0.0
+    if top <= 0:
         raise DataError("`weights` sum to zero; at least one row needs a positive weight.")
+    if not 2.0 ** -300 <= top <= 2.0 ** 300:
+        # only relative weights matter: weights of 1e308 overflow their sum, and weights of 1e-320
+        # lose their precision (subnormal); a power of two rescales them exactly
+        w = pd.Series(np.ldexp(w.to_numpy(dtype=float), -math.frexp(top)[1]), index=w.index, name=w.name)
     return w
 
 
@@ -193,6 +244,12 @@ def check_scale(scale) -> tuple[float, ...]:
         if (isinstance(m, bool) or not isinstance(m, numbers.Real) or not math.isfinite(m) or m <= 0):
             raise SettingsError(f"`scale` values must be positive finite numbers (the points that make one "
                                 f"logit, e.g. 1, 2.5 or 4); got {m!r}.")
+        if not SCALE_RANGE[0] <= float(m) <= SCALE_RANGE[1]:
+            raise SettingsError(f"`scale` values must lie between {SCALE_RANGE[0]:g} and {SCALE_RANGE[1]:g} points "
+                                f"per logit; got {m:g}. Beyond them neighbouring scores have the same risk (or one "
+                                "point spans more than the whole range of risks).")
+    if len(values) > 1000:
+        raise SettingsError(f"`scale` lists {len(values):,d} scales; give at most 1 000 (each is a search).")
     return tuple(sorted({float(m) for m in values}))
 
 

@@ -88,11 +88,13 @@ class SearchControl:
 
     def __post_init__(self):
         check = object.__setattr__
-        check(self, "time_limit", v.check_positive("time_limit", self.time_limit))
+        check(self, "time_limit", v.check_time_limit("time_limit", self.time_limit))
         check(self, "gap_tolerance", v.check_gap_tolerance(self.gap_tolerance))
         check(self, "absolute_gap_tolerance",
-              v.check_positive("absolute_gap_tolerance", self.absolute_gap_tolerance, allow_zero=True))
-        check(self, "node_limit", v.check_int("node_limit", self.node_limit, minimum=1, allow_none=True))
+              v.check_positive("absolute_gap_tolerance", self.absolute_gap_tolerance, allow_zero=True,
+                               maximum=v.MAX_C0))
+        check(self, "node_limit", v.check_int("node_limit", self.node_limit, minimum=1, allow_none=True,
+                                           maximum=v.MAX_COUNT))
         n = v.check_int("n_jobs", self.n_jobs)
         if n == 0:
             raise SettingsError("`n_jobs` must be a number of processes (1, 2, ...), or negative to count back "

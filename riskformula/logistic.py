@@ -20,6 +20,7 @@ from . import _checks as v
 from . import _progress
 from ._threads import check_n_jobs
 from .design import build_design
+from .design.rules import Deadline
 from .errors import (InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError,
                      warn_caller)
 from .control import SearchControl
@@ -51,15 +52,16 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
     its loss (:func:`_training_design`); one problem per score scale, checked for feasibility
     (:func:`_problems`); the search (:func:`_search`); the fitted model on its training rows."""
     started = time.perf_counter()  # the time limit covers the setup too, not only the search
-    max_size = v.check_int("max_size", max_size, minimum=0)
-    min_size = v.check_int("min_size", min_size, minimum=0)
+    max_size = v.check_int("max_size", max_size, minimum=0, maximum=v.MAX_SIZE)
+    min_size = v.check_int("min_size", min_size, minimum=0, maximum=v.MAX_SIZE)
     if min_size > max_size:
         raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
-    c0 = v.check_positive("c0", c0, allow_zero=True)
-    positive_weight = v.check_positive("positive_weight", positive_weight)
+    c0 = v.check_positive("c0", c0, allow_zero=True, maximum=v.MAX_C0)
+    positive_weight = v.check_positive("positive_weight", positive_weight, minimum=1 / v.MAX_CLASS_WEIGHT,
+                                         maximum=v.MAX_CLASS_WEIGHT)
     scales = v.check_scale(scale)
     if intercept_range is not None:
-        intercept_range = v.check_range("intercept_range", intercept_range)
+        intercept_range = v.check_range("intercept_range", intercept_range, limit=v.MAX_INTERCEPT)
     constraints = check_constraints(constraints)
     real_intercept = _real_intercept(real_intercept, scales, constraints)
     n_jobs = workers_for(check_n_jobs(control.n_jobs), control.time_limit)
@@ -69,7 +71,8 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
 
     t = _training_design(formula, data, constraints, coef_range=coef_range, min_size=min_size, max_size=max_size,
                          weights=weights, missing=missing, event=event, context=context,
-                         positive_weight=positive_weight, real_intercept=real_intercept)
+                         positive_weight=positive_weight, real_intercept=real_intercept,
+                         deadline=Deadline.after(control.time_limit, started))
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range, training=t.training,
                 constraints=constraints, max_size=max_size, min_size=min_size)
     problems, infeasible, problem_at = _problems(t, scales, coef_range, opts)
@@ -125,7 +128,7 @@ class _Training:
 
 
 def _training_design(formula, data, constraints, *, coef_range, min_size, max_size, weights, missing, event,
-                     context, positive_weight, real_intercept) -> _Training:
+                     context, positive_weight, real_intercept, deadline=None) -> _Training:
     """The training design and its loss, from a pandas frame or through a registered backend."""
     # pruning threshold cuts assumes only the loss judges a cut's position: side information and
     # fairness bounds (which see the predictions of every row) also do
@@ -146,12 +149,19 @@ def _training_design(formula, data, constraints, *, coef_range, min_size, max_si
         design = patterns.design
     else:
         design = build_design(formula, data, missing=missing, event=event, context=context,
-                              prune_cuts=not exact_cuts, cut_depth=cut_depth, weights=weights)
+                              prune_cuts=not exact_cuts, cut_depth=cut_depth, weights=weights, deadline=deadline)
     design, candidates, lower, upper = design_bounds(design, coef_range, min_size, drop_dominated=not exact_cuts,
                                                      depth=cut_depth)
     collapsing = time.perf_counter()
-    loss = two_class_loss(design, positive_weight).with_real_intercept(real_intercept)
+    # a small design reaches the search, which returns the best model it finds in the time left
+    large = deadline is not None and deadline.for_cells(design.X.size).at is not None
+    check = (lambda: deadline.check("collapsing the training rows")) if large else None
+    if check is not None:
+        check()
+    loss = two_class_loss(design, positive_weight, check=check).with_real_intercept(real_intercept)
     collapsing = time.perf_counter() - collapsing  # one pass over the training rows, measured
+    if check is not None:
+        check()
     # the training rows with the caller's columns, for constraints about data (fairness by a column
     # that need not be in the formula)
     training = None if patterns is not None else TrainingRows.of_design(design, data)

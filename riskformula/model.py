@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 #: more attainable scores than this are shown as score bands
 MAX_TABLE_ROWS = 40
+#: the most whole scores a risk boundary may move from the real one by rounding (a point or two in practice)
+_BOUNDARY_STEPS = 64
 
 
 class RiskScore:
@@ -648,17 +650,33 @@ class RiskScore:
         risk ≥ ``target_risk`` (``sign`` = +1): risk ≤ t ⇔ score ≤ m·logit(t) − intercept on the
         model's score scale m."""
         tau = float(self.scale) * float(logit(target_risk)) - float(self.intercept)
+        if not math.isfinite(tau) or abs(tau) > 2 ** 50:
+            raise SettingsError(f"a risk target of {target_risk!r} is a score of {tau:g} on this model's scale, beyond "
+                                "what whole-number scores resolve; ask for a target risk nearer 50%.")
         s = math.floor(tau) if sign < 0 else math.ceil(tau)
         risk = self._risk_at  # the same float arithmetic as predict decides the boundary
+        steps = 0
+
+        def step() -> None:  # rounding moves the boundary by a point or two: more means no boundary
+            nonlocal steps
+            steps += 1
+            if steps > _BOUNDARY_STEPS:
+                raise SettingsError(f"no whole score has a risk at the boundary {target_risk!r} on this model's scale "
+                                    f"(risks of neighbouring scores are equal near score {s:g}); ask for a target "
+                                    "risk nearer 50%.")
         if sign < 0:
             while risk(s) > target_risk:
+                step()
                 s -= 1
             while risk(s + 1) <= target_risk:
+                step()
                 s += 1
         else:
             while risk(s) < target_risk:
+                step()
                 s += 1
             while risk(s - 1) >= target_risk:
+                step()
                 s -= 1
         margin = 1e-9 * max(1.0, abs(tau))
         return float(s), tau - sign * margin

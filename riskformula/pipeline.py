@@ -52,9 +52,10 @@ def design_bounds(design, coef_range, min_size: int, drop_dominated: bool = True
     return design, candidates, lower, upper
 
 
-def two_class_loss(design, positive_weight: float = 1.0) -> LogisticLoss:
-    """The loss on the design's weighted distinct rows; both classes must keep positive weight."""
-    loss = LogisticLoss(design.X, design.y, design.weights, positive_weight)
+def two_class_loss(design, positive_weight: float = 1.0, check=None) -> LogisticLoss:
+    """The loss on the design's weighted distinct rows; both classes must keep positive weight.
+    ``check`` (a function of no arguments, or None) is called between passes over a wide design."""
+    loss = LogisticLoss(design.X, design.y, design.weights, positive_weight, check=check)
     if loss.w_pos.sum() == 0 or loss.w_neg.sum() == 0:
         raise DataError("the weights leave only one class with positive weight; a risk score needs both.")
     return loss

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 import warnings
 
 import numpy as np
@@ -23,7 +24,8 @@ from . import _progress
 from . import _checks as v
 from ._threads import check_n_jobs
 from .control import FIELDS as CONTROL_FIELDS
-from .errors import CalibrationWarning, DataError, OptimalityGapWarning, SettingsError, did_you_mean
+from .control import SearchControl
+from .errors import CalibrationWarning, DataError, OptimalityGapWarning, SearchLimitError, SettingsError, did_you_mean
 from .fit import risk_score
 from .design import build_design
 from .reports.cross_validation import FOLD_COLUMNS, CrossValidation
@@ -32,6 +34,10 @@ from .reports.size_cv import CURVE_COLUMNS, FOLD_SIZE_COLUMNS, METRICS, RULES, S
 from .reports.size_path import PATH_COLUMNS, SizePath
 
 __all__ = ["cross_validate", "cv_risk_score", "size_path", "stratified_folds"]
+
+CONTROL_DEFAULT_TIME = SearchControl().time_limit
+#: the least time limit a fit is given out of a whole-call limit
+MIN_FIT_SECONDS = 0.01
 
 
 # --------------------------------------------------------------------------------------
@@ -60,6 +66,62 @@ def stratified_folds(y, folds: int, seed: int) -> np.ndarray:
         fold[idx] = (start + np.arange(len(idx))) % folds
         start = (start + len(idx)) % folds
     return fold
+
+
+# --------------------------------------------------------------------------------------
+# a time limit for the whole call
+# --------------------------------------------------------------------------------------
+
+#: the clock of the whole-call limits (a module attribute, so that tests can stand in for it)
+_clock = time.perf_counter
+
+
+class _Budget:
+    """The time of a call that makes many fits (``total_time_limit`` seconds, None: no limit), shared
+    out among them: the next fits get the smaller of the caller's per-fit ``time_limit`` and their
+    equal share of what is left for the fits still to run (at least :data:`MIN_FIT_SECONDS`).  A
+    fit stops at its limit with its best model and honest gap; a call whose time is spent before a
+    fit starts stops with a :class:`~riskformula.errors.SearchLimitError` (``strict``) or gives the
+    fits left the least time (not ``strict``: a share of a larger call, which stops instead)."""
+
+    def __init__(self, total: float | None, fit_args: dict, what: str, strict: bool = True):
+        self.strict = strict
+        self.total = None if total is None else v.check_time_limit("total_time_limit", total)
+        self.what = what
+        control = fit_args.get("control")
+        per_fit = fit_args.get("time_limit", control.time_limit if isinstance(control, SearchControl) else
+                               CONTROL_DEFAULT_TIME)
+        self.per_fit = v.check_time_limit("time_limit", per_fit)
+        self.end = None if self.total is None else _clock() + self.total
+        self.started = 0
+
+    def seconds(self, fits_left: int, fits: int = 1) -> float | None:
+        """Seconds for the next ``fits`` fits (run one after another) of the ``fits_left`` still to
+        run, these included; None without a total limit."""
+        if self.end is None:
+            return None
+        left = self.end - _clock()
+        if left <= 0 and not self.strict:
+            left = 0.0  # the fits left stop at their first chance, with their best model
+        elif left <= 0:
+            raise SearchLimitError(f"stopped at `total_time_limit` ({self.total:g} s) of {self.what} after "
+                                   f"{self.started} fit(s), before the other {fits_left}; raise `total_time_limit`, "
+                                   "or ask for fewer fits (fewer folds or sizes) or a smaller `time_limit` per fit.")
+        self.started += fits
+        return max(MIN_FIT_SECONDS * fits, min(self.per_fit * fits, left * fits / max(fits_left, fits)))
+
+    def explained(self, error: SearchLimitError) -> SearchLimitError:
+        """A fit's ``error`` (stopped by the time limit its share gave it) said in the call's terms."""
+        if self.end is None or "total_time_limit" in str(error):
+            return error
+        return SearchLimitError(f"{str(error).rstrip('.')} — in a fit of {self.what} given its share of "
+                                f"`total_time_limit={self.total:g}`; raise `total_time_limit`, or ask for fewer "
+                                "fits (fewer folds or sizes).")
+
+    def fit_args(self, fit_args: dict, fits_left: int) -> dict:
+        """``fit_args`` with the ``time_limit`` of the next fit (of ``fits_left``)."""
+        seconds = self.seconds(fits_left)
+        return fit_args if seconds is None else {**fit_args, "time_limit": seconds}
 
 
 # --------------------------------------------------------------------------------------
@@ -108,9 +170,10 @@ def _numbered(i: int, worker, args: tuple):
     return i, worker(*args)
 
 
-def _run_folds(tasks: list, n_jobs: int, bar, worker=_fit_fold) -> list:
+def _run_folds(tasks: list, n_jobs: int, bar, worker=_fit_fold, prepare=None) -> list:
     """Every task's ``worker(*task)`` result (by default a fold's :func:`_fit_fold`) in task
-    order, advancing ``bar`` as tasks finish.
+    order, advancing ``bar`` as tasks finish.  In one process, ``prepare(i, task)`` (if given)
+    gives the task to run just before it runs (its time limit, from what is left of the call's).
 
     Workers are joblib's loky processes: they import this package afresh and receive the task
     by (cloud)pickle, so a calling script needs no ``if __name__ == "__main__"`` guard and
@@ -120,8 +183,8 @@ def _run_folds(tasks: list, n_jobs: int, bar, worker=_fit_fold) -> list:
     """
     if n_jobs == 1:
         results = []
-        for t in tasks:
-            results.append(worker(*t))
+        for i, t in enumerate(tasks):
+            results.append(worker(*(t if prepare is None else prepare(i, t))))
             bar.update()
         return results
     from joblib import Parallel, delayed
@@ -170,7 +233,8 @@ def _fold_design(formula: str, data: pd.DataFrame, folds: int, fit_args: dict):
 
 
 def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int = 0,
-                   n_jobs: int | None = None, progress: bool | None = None, **fit_args) -> CrossValidation:
+                   n_jobs: int | None = None, progress: bool | None = None, total_time_limit: float | None = None,
+                   **fit_args) -> CrossValidation:
     """Stratified K-fold cross-validation of :func:`risk_score`.
 
     Rows are assigned to folds by :func:`stratified_folds` (events and non-events spread
@@ -196,8 +260,16 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
         Show a progress bar (tqdm, on stderr) that advances as folds finish. ``None``
         (default): only in interactive sessions (a terminal, IPython or Jupyter); ``True``:
         always; ``False``: never. The fold fits print no status lines of their own.
+    total_time_limit : float, optional
+        Seconds for the whole call (None, the default: no limit beyond each fit's). Each fold's fit
+        gets the smaller of ``time_limit`` and its equal share of the time left (in one process:
+        what is left divided by the folds still to fit; with worker processes: the time divided by
+        the rounds of folds the workers run); a fit stops at its limit with its best model and its
+        gap (see the ``status`` and ``gap`` columns). If the time is spent before a fold starts,
+        a :class:`~riskformula.SearchLimitError`.
     **fit_args : dict
-        Passed to :func:`risk_score` (``max_size``, ``coef_range``, ``time_limit``...).
+        Passed to :func:`risk_score` (``max_size``, ``coef_range``, ``time_limit``...):
+        ``time_limit`` is the limit of each fold's fit.
 
     Returns
     -------
@@ -210,11 +282,12 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     ...                        folds=5, max_size=2, time_limit=10)  # doctest: +SKIP
     >>> cv.summary_frame().loc["auc", "mean"]  # doctest: +SKIP
     """
-    folds = v.check_int("folds", folds, minimum=2)
+    folds = v.check_int("folds", folds, minimum=2, maximum=v.MAX_SIZE)
     seed = v.check_int("seed", seed, minimum=0)
     n_jobs = check_n_jobs(n_jobs, allow_none=True)
     progress = _progress.resolve(progress)
     _check_fit_args(fit_args, ())
+    budget = _Budget(total_time_limit, fit_args, "cross_validate")
     design = _fold_design(formula, data, folds, fit_args)
     y = design.y
     fold = stratified_folds(y, folds, seed)
@@ -231,9 +304,19 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
         n_jobs = 1
         notes.append("Folds were fitted one after another: the fit arguments (e.g. an open file in "
                      "`context`) cannot be sent to worker processes.")
+    prepare = None
+    if n_jobs > 1 and budget.end is not None:
+        # the workers fit the folds in rounds of n_jobs at once: every fold gets a round's share
+        share = budget.fit_args(fit_args, -(-folds // n_jobs))
+        tasks = [t[:-1] + (share,) for t in tasks]
+    elif budget.end is not None:
+        def prepare(i, task):
+            return task[:-1] + (budget.fit_args(task[-1], folds - i),)
     bar = _progress.bar(folds, "cross-validation", "fold", progress)
     try:
-        results = _run_folds(tasks, n_jobs, bar)
+        results = _run_folds(tasks, n_jobs, bar, prepare=prepare)
+    except SearchLimitError as e:
+        raise budget.explained(e) from None
     finally:
         bar.close()
 
@@ -271,7 +354,7 @@ def _fit_size(formula, data, size, c0, initial, fit_args):
 def _check_sizes(sizes, fit_args: dict) -> list[int]:
     """``sizes`` as a sorted list of distinct whole numbers, none below ``fit_args``' ``min_size``."""
     try:
-        sizes = sorted({v.check_int("sizes", s, minimum=0) for s in sizes})
+        sizes = sorted({v.check_int("sizes", s, minimum=0, maximum=v.MAX_SIZE) for s in sizes})
     except TypeError:
         raise SettingsError(f"`sizes` must be an iterable of whole numbers such as range(1, 6); "
                             f"got {sizes!r}.") from None
@@ -286,7 +369,7 @@ def _check_sizes(sizes, fit_args: dict) -> list[int]:
 
 def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float = 1e-8,
               newdata: pd.DataFrame | None = None, warm_start: bool = True,
-              progress: bool | None = None, **fit_args) -> SizePath:
+              progress: bool | None = None, total_time_limit: float | None = None, **fit_args) -> SizePath:
     """Fit the best risk score of each model size (the ℓ0 path of Ustun and Rudin 2019).
 
     Each size ``R`` is one :func:`risk_score` fit with ``max_size=R`` and a small ``c0``, so
@@ -311,8 +394,13 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
         Show a progress bar (tqdm, on stderr) that advances as sizes finish. ``None``
         (default): only in interactive sessions (a terminal, IPython or Jupyter); ``True``:
         always; ``False``: never. The fits print no status lines of their own.
+    total_time_limit : float, optional
+        Seconds for the whole path (None, the default: no limit beyond each fit's): each size's
+        fit gets the smaller of ``time_limit`` and the time left divided by the sizes still to
+        fit; a :class:`~riskformula.SearchLimitError` if the time is spent before a size starts.
     **fit_args : dict
-        Passed to :func:`risk_score` (``coef_range``, ``time_limit``...; not ``max_size``).
+        Passed to :func:`risk_score` (``coef_range``, ``time_limit``...; not ``max_size``):
+        ``time_limit`` is the limit of each size's fit.
 
     Returns
     -------
@@ -328,15 +416,26 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
     _check_fit_args(fit_args, ("max_size", "initial"))
     progress = _progress.resolve(progress)
     sizes = _check_sizes(sizes, fit_args)
+    budget = _Budget(total_time_limit, fit_args, "size_path")
+    return _path(formula, data, sizes, c0, newdata, warm_start, progress, budget, fit_args)
+
+
+def _path(formula, data, sizes: list, c0: float, newdata, warm_start: bool, progress, budget: _Budget,
+          fit_args: dict) -> SizePath:
+    """:func:`size_path` with its arguments checked, its fits timed by ``budget``."""
     rows, models = [], {}
     unproven: list[int] = []
     extra: list[str] = []
     previous = None
     bar = _progress.bar(len(sizes), "size path", "fit", progress)
     try:
-        for size in sizes:
+        for i, size in enumerate(sizes):
             bar.set_postfix_str(f"size {size}")
-            m = _fit_size(formula, data, size, c0, previous if warm_start else None, fit_args)
+            try:
+                m = _fit_size(formula, data, size, c0, previous if warm_start else None,
+                              budget.fit_args(fit_args, len(sizes) - i))
+            except SearchLimitError as e:
+                raise budget.explained(e) from None
             if newdata is None:
                 t = m.training_metrics
                 loss, auc, cal = m.loss, t["auc"], t["cal"]
@@ -373,13 +472,17 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
 
 
 def _fit_fold_path(repeat: int, fold: int, formula: str, train: pd.DataFrame, test: pd.DataFrame,
-                   sizes: list[int], c0: float, fit_args: dict) -> list[dict]:
-    """The size path on ``train``, every size's model evaluated on ``test``: one row per size.
+                   sizes: list[int], c0: float, fit_args: dict, seconds: float | None = None) -> list[dict]:
+    """The size path on ``train`` (in at most ``seconds``, None: no limit beyond each fit's), every
+    size's model evaluated on ``test``: one row per size.
 
     Top-level so worker processes can run it."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OptimalityGapWarning)  # cv_risk_score counts them from the statuses
-        path = size_path(formula, train, sizes, c0=c0, progress=False, **fit_args)
+        # a share of a call's time: spent, the sizes left stop at once with their best model (the call
+        # stops before its next fold path instead)
+        path = _path(formula, train, sizes, c0, None, True, False,
+                     _Budget(seconds, fit_args, "cv_risk_score", strict=False), fit_args)
     rows = []
     for size, m in path.models.items():
         with warnings.catch_warnings():
@@ -437,7 +540,8 @@ def _raise_limits(statuses) -> str:
 
 def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds: int = 5, seed: int = 0,
                   repeats: int = 1, rule: str = "1se", metric: str = "auc", c0: float = 1e-8,
-                  n_jobs: int | None = 1, progress: bool | None = None, **fit_args) -> SizeCV:
+                  n_jobs: int | None = 1, progress: bool | None = None, total_time_limit: float | None = None,
+                  **fit_args) -> SizeCV:
     """Fit a risk score whose size is chosen by cross-validation (as R's ``cv.glmnet``).
 
     On each of ``folds`` stratified folds (:func:`stratified_folds`), the best score of every size
@@ -481,10 +585,18 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
     progress : bool, optional
         Show a progress bar (tqdm, on stderr) that advances as fold paths and the refit finish. ``None``
         (default): only in interactive sessions; ``True``: always; ``False``: never.
+    total_time_limit : float, optional
+        Seconds for the whole call, refit included (None, the default: no limit beyond each
+        fit's). Every fit gets the smaller of ``time_limit`` and its equal share of the time left
+        (in one process: what is left divided by the fits still to run; with worker processes:
+        the time divided by the rounds of fold paths the workers run, plus the refit); a fit
+        stops at its limit with its best model and its gap (counted in the ``certified``
+        column). If the time is spent before a fit starts, a :class:`~riskformula.SearchLimitError`.
     **fit_args : dict
         Passed to every :func:`risk_score` fit (``coef_range``, ``time_limit``,
         ``weights`` as a column name...; not ``max_size`` or ``initial``, which this function
-        sets). ``time_limit`` applies to each fit: one per size, fold and repeat, plus the refit.
+        sets). ``time_limit`` applies to each fit: one per size, fold and repeat, plus the refit;
+        ``total_time_limit`` bounds them all.
 
     Returns
     -------
@@ -502,23 +614,24 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
     >>> print(cv.model.summary())  # doctest: +SKIP
     >>> fig = cv.plot()  # doctest: +SKIP
     """
-    folds = v.check_int("folds", folds, minimum=2)
+    folds = v.check_int("folds", folds, minimum=2, maximum=v.MAX_SIZE)
     seed = v.check_int("seed", seed, minimum=0)
-    repeats = v.check_int("repeats", repeats, minimum=1)
+    repeats = v.check_int("repeats", repeats, minimum=1, maximum=10_000)
     if not isinstance(rule, str) or rule not in RULES:
         raise SettingsError(f"`rule` must be '1se' (the smallest size within one standard error of the best "
                             f"mean) or 'min' (the size with the best mean); got {rule!r}.")
     if not isinstance(metric, str) or metric not in METRICS:
         raise SettingsError(f"`metric` must be 'auc' (held-out AUC, higher is better) or 'loss' (held-out "
                             f"mean log loss, lower is better); got {metric!r}.")
-    c0 = v.check_positive("c0", c0, allow_zero=True)
+    c0 = v.check_positive("c0", c0, allow_zero=True, maximum=v.MAX_C0)
     n_jobs = check_n_jobs(n_jobs, allow_none=True)
     progress = _progress.resolve(progress)
     _check_fit_args(fit_args, ("max_size", "initial"))
     sizes = _check_sizes(sizes, fit_args)
+    budget = _Budget(total_time_limit, fit_args, "cv_risk_score")
     design = _fold_design(formula, data, folds, fit_args)
     rows = design.index
-    tasks = []
+    tasks: list[tuple] = []
     for r in range(repeats):
         fold = stratified_folds(design.y, folds, seed + r)
         for k in range(folds):
@@ -533,17 +646,30 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
         n_jobs = 1
         notes.append("Folds were fitted one after another: the fit arguments (e.g. an open file in "
                      "`context`) cannot be sent to worker processes.")
+    n_fits = len(sizes)
+    prepare = None
+    if n_jobs > 1 and budget.end is not None:
+        # the workers run the fold paths in rounds of n_jobs at once; then the refit
+        seconds = budget.seconds(-(-len(tasks) // n_jobs) * n_fits + 1, n_fits)
+        tasks = [t + (seconds,) for t in tasks]
+    elif budget.end is not None:
+        def prepare(i, task):
+            return task + (budget.seconds((len(tasks) - i) * n_fits + 1, n_fits),)
     bar = _progress.bar(len(tasks) + 1, "cross-validated size", "fit", progress)
     try:
-        results = _run_folds(tasks, n_jobs, bar, worker=_fit_fold_path)
+        results = _run_folds(tasks, n_jobs, bar, worker=_fit_fold_path, prepare=prepare)
         table = pd.DataFrame([row for rs in results for row in rs], columns=FOLD_SIZE_COLUMNS)
         curve = _size_curve(table, metric)
         size_min, size_1se = _choose_size(curve["size"], curve["mean"], curve["se"], metric)
         size = size_1se if rule == "1se" else size_min
         bar.set_postfix_str(f"refit at size {size}")
         # the refit's own OptimalityGapWarning, if any, reaches the caller: it is the model returned
-        model = risk_score(formula, data, max_size=size, c0=c0, progress=False, **fit_args)
+        # the refit is the model returned: past the total, it still runs (briefly), with its honest gap
+        budget.strict = False
+        model = risk_score(formula, data, max_size=size, c0=c0, progress=False, **budget.fit_args(fit_args, 1))
         bar.update()
+    except SearchLimitError as e:
+        raise budget.explained(e) from None
     finally:
         bar.close()
 

@@ -80,6 +80,7 @@ def tree_reduce(ddf, chunk, combine, *args, split_every: int = SPLIT_EVERY):
     level = [dask.delayed(chunk)(p, *shared) for p in ddf.to_delayed()]
     if not level:
         raise DataError("`data` has no partitions; there is nothing to fit.")
+    split_every = max(2, int(split_every))  # each level at most half the last: the loop ends
     while True:
         level = [dask.delayed(combine)(level[i:i + split_every]) for i in range(0, len(level), split_every)]
         if len(level) == 1:
@@ -269,7 +270,7 @@ def _threshold_state(table, k, grid, min_bin, prune: bool, depth) -> dict:
     if k is not None:
         depth = k if depth is None else min(depth, k)
     cuts, on_grid = cuts_from_table(values, ev, ne, grid=grid, min_bin=float(min_bin), depth=depth, prune=prune)
-    return threshold_state(cuts, on_grid, k, grid, n_distinct=len(values))
+    return threshold_state(cuts, on_grid, k, grid, n_distinct=len(values), min_bin=float(min_bin))
 
 
 # --------------------------------------------------------------------------------------

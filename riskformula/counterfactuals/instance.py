@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .regions import STAY, Block, Feature, Space, _above, _at_most, is_missing
+from .regions import _GRID_STEPS, STAY, Block, Feature, Space, _above, _at_most, _unresolved, is_missing
 
 #: gains below this count as no gain (points are integers; linear terms are real)
 TOL = 1e-9
@@ -237,9 +237,11 @@ def _multi(b: Block, cur: tuple, row: dict, sign: int) -> BlockInstance:
 def _below(c: float, step: float) -> float:
     """Largest multiple of ``step`` strictly below ``c``."""
     v = _at_most(c, step)
-    while v >= c:
+    for _ in range(_GRID_STEPS):
+        if v < c:
+            return v
         v = round(v - step, 12)
-    return v
+    return _unresolved(c, step)
 
 
 def _step_away(x: float, step: float) -> tuple[float, float]:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ..errors import SettingsError
+from ..errors import DataError, SettingsError
 from ..thresholds import levels_by_term
 from .profile import MAX_VALUES, VariableProfile, scored_terms, term_variables
 
@@ -367,20 +367,35 @@ def _above(c: float, step: float) -> float:
     """Smallest multiple of ``step`` strictly above the cut ``c``."""
     k = math.floor(c / step + 1e-9) + 1
     v = round(k * step, 12)
-    while v <= c:
+    for _ in range(_GRID_STEPS):  # rounding moves it a step or two at most, where the grid is resolved
+        if v > c:
+            return v
         k += 1
         v = round(k * step, 12)
-    return v
+    return _unresolved(c, step)
 
 
 def _at_most(c: float, step: float) -> float:
     """Largest multiple of ``step`` at or below the cut ``c``."""
     k = math.floor(c / step + 1e-9)
     v = round(k * step, 12)
-    while v > c:
+    for _ in range(_GRID_STEPS):
+        if v <= c:
+            return v
         k -= 1
         v = round(k * step, 12)
-    return v
+    return _unresolved(c, step)
+
+
+#: the most grid steps a value may be moved by rounding before the grid counts as unresolved
+_GRID_STEPS = 64
+
+
+def _unresolved(c: float, step: float):
+    """The error of a value whose grid of multiples of ``step`` floating point cannot resolve."""
+    raise DataError(f"the value {c!r} is too large for its precision step {step!r} (neighbouring multiples of "
+                    "the step are the same number in floating point); rescale the variable (e.g. to thousands) or "
+                    "round it.")
 
 
 def _fmt(x: float, d: int) -> str:

@@ -21,6 +21,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from .._checks import MAX_C0, MAX_SECONDS, MAX_SIZE, RISK_MARGIN
 from ..errors import DataError, RiskFormulaError, SettingsError
 from . import dp
 from .instance import TOL, build_instances, block_points
@@ -28,6 +29,10 @@ from .milp import CounterfactualMILP, mahalanobis_factor
 from .profile import TrainingProfile
 from .regions import build_space, is_missing, probe_points
 from .result import Change, Counterfactual, Counterfactuals, PersonResult
+
+#: the most counterfactuals asked per person, and the largest score target
+MAX_ANSWERS = 10_000
+MAX_SCORE = 1e12
 
 _DIVERSE = {True: "features", "features": "features", "values": "values", "soft": "soft",
             False: "distinct", None: "distinct", "distinct": "distinct"}
@@ -107,7 +112,7 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
     """
     people = _as_frame(people)
     sign, target_risk, target_score = _check_target(goal, target_risk, target_score)
-    n = _check_int("n", n, 1)
+    n = _check_int("n", n, 1, MAX_ANSWERS)
     mode = _DIVERSE.get(diverse if not isinstance(diverse, str) else diverse.lower(), "?")
     if mode == "?":
         raise SettingsError(f"`diverse` must be True (changed-feature sets differ), 'values' (and no shared "
@@ -116,7 +121,7 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
         raise SettingsError(f"`method` must be 'auto', 'dp' or 'milp'; got {method!r}.")
     closeness = _check_nonneg("closeness", closeness)
     diversity_weight = _check_nonneg("diversity_weight", diversity_weight)
-    time_limit = _check_nonneg("time_limit", time_limit)
+    time_limit = _check_nonneg("time_limit", time_limit, MAX_SECONDS)
     if time_limit == 0:
         raise SettingsError("`time_limit` must be positive (seconds per MILP solve); got 0.")
     if max_changes is not None:
@@ -455,22 +460,25 @@ def _check_target(goal, target_risk, target_score):
     if target_risk is not None:
         if isinstance(target_risk, bool) or not isinstance(target_risk, numbers.Real) or not 0 < target_risk < 1:
             raise SettingsError(f"`target_risk` must be a probability strictly between 0 and 1; got {target_risk!r}.")
+        if not RISK_MARGIN <= target_risk <= 1 - RISK_MARGIN:
+            raise SettingsError(f"`target_risk` must lie between {RISK_MARGIN:g} and 1 − {RISK_MARGIN:g}; got "
+                                f"{target_risk!r}: closer to 0 or 1, neighbouring scores have the same risk.")
         target_risk = float(target_risk)
     if target_score is not None and (isinstance(target_score, bool) or not isinstance(target_score, numbers.Real)
-                                     or not math.isfinite(target_score)):
-        raise SettingsError(f"`target_score` must be a finite number; got {target_score!r}.")
+                                     or not math.isfinite(target_score) or abs(target_score) > MAX_SCORE):
+        raise SettingsError(f"`target_score` must be a finite number within ±{MAX_SCORE:g}; got {target_score!r}.")
     return (1 if goal == "above" else -1), target_risk, target_score
 
 
-def _check_int(name, v, minimum):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < minimum:
-        raise SettingsError(f"`{name}` must be a whole number ≥ {minimum}; got {v!r}.")
+def _check_int(name, v, minimum, maximum=MAX_SIZE):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not minimum <= v <= maximum:
+        raise SettingsError(f"`{name}` must be a whole number from {minimum} to {maximum:,d}; got {v!r}.")
     return int(v)
 
 
-def _check_nonneg(name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
-        raise SettingsError(f"`{name}` must be a non-negative number; got {v!r}.")
+def _check_nonneg(name, v, maximum=MAX_C0):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or not 0 <= v <= maximum:
+        raise SettingsError(f"`{name}` must be a non-negative number, at most {maximum:g}; got {v!r}.")
     return float(v)
 
 

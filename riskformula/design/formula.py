@@ -31,7 +31,7 @@ from .labels import design_labels
 from .matrix import DesignMatrix
 from .missing import (fill_value, missing_rows, missing_term, parse_choice, refused_in_fit,
                       resolve_policies, zero_missing)
-from .rules import Rule, derive_outcome, derive_rules
+from .rules import Deadline, Rule, derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
@@ -232,8 +232,12 @@ def _check_columns(lhs: str, rhs: str, data: pd.DataFrame, dot: bool) -> None:
                         "Name the columns with strings first, e.g. df.columns = df.columns.astype(str).")
     direct = set(lone) | {first_argument(rhs[m.start():]).strip("`")
                           for m in re.finditer(r"(?<![\w.])(?:threshold|cut)\(", rhs)}
+    read = [c for c in data.columns if dot or c in used or c in direct]
+    _check_cells(data, read)
+    _check_numbers(data, [c for c in data.columns if c in direct or (dot and c in read)])
     dates = [c for c in data.columns if c in direct and (pd.api.types.is_datetime64_any_dtype(data[c])
-                                                         or pd.api.types.is_timedelta64_dtype(data[c]))]
+                                                         or pd.api.types.is_timedelta64_dtype(data[c])
+                                                         or isinstance(data[c].dtype, pd.PeriodDtype))]
     if dates:
         raise DataError(f"the column(s) {dates} hold dates or durations, which a risk score cannot use as they are. "
                         "Convert them to numbers first (a date to a year with df[col].dt.year or to days since a start "
@@ -241,9 +245,54 @@ def _check_columns(lhs: str, rhs: str, data: pd.DataFrame, dot: bool) -> None:
                         f"of the formula (with `.`, write `. - {dates[0]}`).")
 
 
+#: the largest integer magnitude float64 holds exactly (2⁵³): the design computes in float64
+EXACT_INTEGERS = 2 ** 53
+
+
+def _check_cells(data: pd.DataFrame, columns) -> None:
+    """Refuse object columns (of ``columns``) holding containers (lists, dicts, sets, arrays) in
+    their cells: a risk score needs one value per cell, and they are not even categories (they
+    cannot be hashed; a tuple can, and is a category like any other value)."""
+    for c in columns:
+        col = data[c]
+        if col.dtype != object or pd.api.types.infer_dtype(col, skipna=True) not in ("mixed", "mixed-integer"):
+            continue
+        odd = col.map(lambda v: isinstance(v, (list, dict, set, np.ndarray, pd.Series, pd.DataFrame)))
+        if odd.any():
+            first = col[odd].iloc[0]
+            shown = repr(first) if len(repr(first)) <= 40 else repr(first)[:37] + "..."
+            raise DataError(f"the column `{c}` holds {type(first).__name__}s in {int(odd.sum()):,d} of its cells "
+                            f"(e.g. {shown}); a risk score needs one number or one category per cell. Spread them "
+                            f"into columns first (pd.DataFrame(df[{c!r}].tolist(), index=df.index)), or turn them "
+                            f"into text (df[{c!r}].astype(str)) to use them as categories.")
+
+
+def _check_numbers(data: pd.DataFrame, columns) -> None:
+    """Refuse numeric columns (of ``columns``, those used as numbers) that float64 arithmetic would
+    change: complex numbers (their imaginary part would be dropped) and integers beyond 2⁵³ (distinct
+    values would become equal)."""
+    for c in columns:
+        col = data[c]
+        if pd.api.types.is_complex_dtype(col.dtype):
+            raise DataError(f"the column `{c}` holds complex numbers; a risk score needs real numbers. Use the part "
+                            f"that matters, e.g. df[{c!r}].real, df[{c!r}].imag or abs(df[{c!r}]).")
+        if not (pd.api.types.is_integer_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)):
+            continue
+        values = col.dropna()
+        if not len(values):
+            continue
+        top = max(abs(int(values.min())), abs(int(values.max())))
+        if top > EXACT_INTEGERS:
+            raise DataError(f"the column `{c}` holds whole numbers up to {top:.3g}, beyond 2^53 "
+                            f"({EXACT_INTEGERS:.3g}), the largest that float64 arithmetic keeps exact: distinct "
+                            "values would become equal. "
+                            f"Rescale it (e.g. df[{c!r}] / 1e6), or, if it is an identifier or a code, use it as a "
+                            f"category: C({c}) or df[{c!r}].astype(str).")
+
+
 def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
                  context: dict | None = None, prune_cuts: bool = True, cut_depth: int | None = None,
-                 check_values: bool = True, weights=None) -> DesignMatrix:
+                 check_values: bool = True, weights=None, deadline=None) -> DesignMatrix:
     """Build the training :class:`DesignMatrix` (and its :class:`DesignSpec`) of ``formula`` on
     ``data`` (never modifying ``data``), with the sample ``weights`` of its rows (see
     :func:`~riskformula._checks.check_weights`; a fit-wide ``missing="drop"`` also drops rows
@@ -254,8 +303,12 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     outcome when ``prune_cuts`` (only cuts that can be optimal for a score with at most
     ``cut_depth`` cuts per variable, None: any number; not valid under side information).
     ``check_values=False`` skips the check for infinite design values (a dask fit learns the
-    encoding on a prototype frame and counts them over the real rows instead).
+    encoding on a prototype frame and counts them over the real rows instead).  ``deadline`` (a
+    :class:`~riskformula.design.rules.Deadline`) is checked inside the loops over the columns of a
+    large design (:data:`~riskformula.design.rules.LARGE_CELLS`): past it, a
+    :class:`~riskformula.errors.SearchLimitError`.
     """
+    deadline = deadline or Deadline(None)
     check_frame(data)
     if not isinstance(missing, (str, dict)):
         parse_choice(missing)  # the error says what `missing` takes
@@ -276,6 +329,13 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
         except (FormulaicError, NameError, SyntaxError) as e:
             # SyntaxError: Python code in a term formulaic cannot parse (e.g. an unclosed quote)
             error = _design_error(e, formula, f.user_lhs, frame, ctx)
+        except TypeError as e:
+            # formulaic multiplying the columns of an interaction that are not numbers (dates, periods)
+            kinds = sorted({str(t) for t in frame.dtypes if not (pd.api.types.is_numeric_dtype(t)
+                                                                 or pd.api.types.is_bool_dtype(t))})
+            error = DataError(f"could not compute the design of {formula!r}: {e}. A term multiplies or compares "
+                              f"values that are not numbers (the data hold columns of type {', '.join(kinds)}); "
+                              "convert them to numbers or to categories (C(x)) first.")
         raise error from None  # one message: formulaic's chained tracebacks say nothing more
 
     check_formula_code(f.full, data.columns, context)  # before formulaic evaluates any of it
@@ -295,7 +355,7 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
                   else context)
         mm = materialize(frame, second)
     try:
-        X, columns = design_values(mm.rhs)
+        X, columns = design_values(mm.rhs, deadline)
     except (TypeError, ValueError) as e:
         raise DataError(f"the design of {formula!r} has non-numeric columns: {e}") from e
     absent = missing_rows(frame, items)
@@ -306,7 +366,7 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     spec = mm.rhs.model_spec
     column_terms = _column_terms(spec, columns)
     thresholds = threshold_terms(spec, columns, column_terms)
-    rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X)
+    rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X, deadline)
     if items:  # one "x is missing" column per item variable, after the formula's columns
         thresholds = [dataclasses.replace(t, missing_item=True) if t.variable in items else t for t in thresholds]
         X = np.column_stack([X] + [frame[v].isna().to_numpy(dtype=float) for v in items])

@@ -24,13 +24,14 @@ from __future__ import annotations
 import ast
 import math
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, SearchLimitError
 
 __all__ = ["Rule", "OutcomeRule", "derive_rules", "derive_outcome", "evaluate_rules", "rule_variables"]
 
@@ -80,6 +81,7 @@ class Rule:
             return (col == self.value).to_numpy(dtype=bool).astype(float)
         x = _numbers(col, self.variable)
         if self.kind == "le":
+            _refuse_infinite(x, self.variable)  # the SQL and PMML exports score no infinite value either
             return (x <= float(self.value)).astype(float)  # a missing value is below no cut
         return np.where(np.isnan(x), 0.0, x)  # a missing value adds nothing (its item scores it)
 
@@ -108,14 +110,23 @@ _AST_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: "
 
 
 def _numbers(col: pd.Series, name: str | None) -> np.ndarray:
+    if pd.api.types.is_complex_dtype(col):
+        raise DataError(f"the column `{name}` holds complex numbers; a risk score needs real numbers.")
     if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
-        return col.to_numpy(dtype=float)
+        return col.to_numpy(dtype=float, na_value=np.nan)  # pd.NA (nullable columns) as NaN
     try:
         return pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
     except (TypeError, ValueError):
         shown = list(pd.unique(col))[:3]
         raise DataError(f"the column `{name}` must be numeric for this score (it was numeric in training); "
                         f"got values like {shown!r}.") from None
+
+
+def _refuse_infinite(x: np.ndarray, name: str | None) -> None:
+    bad = np.isinf(x)
+    if bad.any():
+        raise DataError(f"the column `{name}` has {int(bad.sum()):,d} infinite value(s), which a risk score cannot "
+                        "score (a cut compares finite numbers); fix or drop those rows.")
 
 
 # --------------------------------------------------------------------------------------
@@ -137,33 +148,48 @@ def _lookup_variable(factor, data_columns) -> str | None:
     return None
 
 
-def _single_rule(factor, name_part: str, spec, data_columns, categories: dict) -> Rule | None:
-    """The rule of one factor's share of a column name (``C(sex)[T.m]``, ``age``), or None."""
+def _single_rule(factor, name_part: str, spec, data_columns, categories: dict, levels: dict) -> Rule | None:
+    """The rule of one factor's share of a column name (``C(sex)[T.m]``, ``age``), or None.
+    ``levels`` caches, per factor, its column names → levels (one pass over a factor's levels, not
+    one per column: a 10 000-level factor has 10 000 columns)."""
     var = _lookup_variable(factor, data_columns)
     if var is None:
         return None
-    kind, state = spec.encoder_state.get(str(factor.expr), (None, {}))
+    prefix = str(factor.expr)
+    kind, state = spec.encoder_state.get(prefix, (None, {}))
     if kind is not None and kind.value == "categorical":
-        cats = list(state.get("categories", []))
-        prefix = str(factor.expr)
-        for c in cats:
-            if name_part in (f"{prefix}[T.{c}]", f"{prefix}[{c}]"):
-                categories.setdefault(var, tuple(_plain(x) for x in cats))
-                return Rule("level", var, _plain(c))
-        return None
-    if name_part == str(factor.expr):
+        if prefix not in levels:
+            cats = list(state.get("categories", []))
+            names: dict = {}
+            for c in reversed(cats):  # the first level of a name wins, as a scan in order finds it
+                names[f"{prefix}[{c}]"] = c
+                names[f"{prefix}[T.{c}]"] = c
+            levels[prefix] = (names, cats)
+        names, cats = levels[prefix]
+        if name_part not in names:
+            return None
+        if var not in categories:
+            categories[var] = tuple(_plain(x) for x in cats)
+        return Rule("level", var, _plain(names[name_part]))
+    if name_part == prefix:
         return Rule("linear", var)
     return None
 
 
-def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFrame, X: np.ndarray):
+def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFrame, X: np.ndarray,
+                 deadline: Deadline | None = None):
     """(rules, categories): a :class:`Rule` per design column, each checked against formulaic's own
     column ``X[:, j]`` on the training ``frame``, and the levels of every categorical variable a
-    ``level`` rule reads (the training categories, for "unseen level" checks on new data)."""
+    ``level`` rule reads (the training categories, for "unseen level" checks on new data).
+
+    The work is linear in rows × columns (the size of ``X``); ``deadline`` (a
+    :class:`~riskformula.design.rules.Deadline`) is checked between columns of a large design."""
+    deadline = (deadline or Deadline(None)).for_cells(X.size)
     data_columns = set(frame.columns)
     index = {c: j for j, c in enumerate(columns)}
     rules: list = [Rule("expression")] * len(columns)
     categories: dict = {}
+    levels: dict = {}
     for t in thresholds:
         if t.variable in data_columns:
             for j, c in zip(t.columns, t.cuts):
@@ -172,20 +198,27 @@ def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFr
     threshold_cols = {j for t in thresholds for j in t.columns}
     for st in (model_spec.structure or []):
         factors = list(st.term.factors)
-        for name in st.columns:
+        for k, name in enumerate(st.columns):
+            if k % 1000 == 999:
+                deadline.check("deriving the design's columns")
             j = index.get(name)
             if j is None or j in threshold_cols:
                 continue
             parts = name.split(":") if len(factors) > 1 else [name]
             if len(parts) != len(factors):
                 continue
-            found = [_single_rule(f, p, model_spec, data_columns, categories) for f, p in zip(factors, parts)]
+            found = [_single_rule(f, p, model_spec, data_columns, categories, levels)
+                     for f, p in zip(factors, parts)]
             if all(r is not None for r in found):
                 rules[j] = found[0] if len(found) == 1 else Rule("product", parts=tuple(found))
     # keep a rule only where it reproduces formulaic's column exactly on the training rows (a
-    # threshold's cuts all at once: thousands of them on continuous measurements)
-    checked = _check_cuts(rules, frame, X) | _check_integer_columns(rules, frame, X)
+    # threshold's cuts all at once: thousands of them on continuous measurements; a factor's
+    # levels all at once: thousands of them on identifiers)
+    checked = (_check_cuts(rules, frame, X, deadline) | _check_integer_columns(rules, frame, X)
+               | _check_levels(rules, frame, X, deadline))
     for j, r in enumerate(rules):
+        if j % 1000 == 999:
+            deadline.check("checking the design's columns")
         if r.declarative and j not in checked:
             try:
                 ok = np.array_equal(r.values(frame), X[:, j])
@@ -197,7 +230,7 @@ def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFr
     return tuple(rules), {v: c for v, c in categories.items() if v in used}
 
 
-def _check_cuts(rules: list, frame: pd.DataFrame, X: np.ndarray) -> set:
+def _check_cuts(rules: list, frame: pd.DataFrame, X: np.ndarray, deadline: Deadline) -> set:
     """The positions of the ``le`` rules, each replaced by ``Rule("expression")`` where it does not
     reproduce ``X[:, j]`` (as :meth:`Rule.values` computes it, one comparison per variable)."""
     by_variable: dict = {}
@@ -212,12 +245,47 @@ def _check_cuts(rules: list, frame: pd.DataFrame, X: np.ndarray) -> set:
         else:
             cuts = np.array([float(rules[j].value) for j in js])
             step = max(1, (1 << 22) // max(len(x), 1))  # at most 4 M comparisons at once
-            ok = np.concatenate([np.all((x[:, None] <= cuts[None, a:a + step]).astype(float) == X[:, js[a:a + step]],
-                                        axis=0) for a in range(0, len(js), step)])
+            ok = np.concatenate([deadline.checked(
+                np.all((x[:, None] <= cuts[None, a:a + step]).astype(float) == X[:, js[a:a + step]], axis=0),
+                "checking the design's cuts", a + step < len(js)) for a in range(0, len(js), step)])
         for j, good in zip(js, ok):
             if not good:
                 rules[j] = Rule("expression")
     return {j for js in by_variable.values() for j in js}
+
+
+def _check_levels(rules: list, frame: pd.DataFrame, X: np.ndarray, deadline: Deadline) -> set:
+    """The positions of the ``level`` rules, each replaced by ``Rule("expression")`` where it does
+    not reproduce ``X[:, j]``: each row's level is looked up once (by hash, as ``==`` compares a
+    level), so a factor's columns are checked in time linear in rows × levels."""
+    by_variable: dict = {}
+    for j, r in enumerate(rules):
+        if r.kind == "level":
+            by_variable.setdefault(r.variable, []).append(j)
+    done: set = set()
+    for var, js in by_variable.items():
+        col = frame[var]
+        values = [rules[j].value for j in js]
+        try:
+            lookup = pd.Index(pd.unique(pd.Series(values, dtype=object)), dtype=object)
+            if len(lookup) != len(values):
+                continue  # two columns of one level: checked one by one
+            where = lookup.get_indexer(col.astype(object))
+        except (TypeError, ValueError):
+            continue  # unhashable or odd values: checked one by one (and refused there)
+        where[col.isna().to_numpy()] = -1  # a missing value is no level (`==` is False)
+        step = max(1, (1 << 22) // max(len(col), 1))
+        for a in range(0, len(js), step):
+            if a:
+                deadline.check("checking the design's levels")
+            block = js[a:a + step]
+            expected = (where[:, None] == np.arange(a, a + len(block))[None, :]).astype(float)
+            ok = np.all(expected == X[:, block], axis=0)
+            for j, good in zip(block, ok):
+                if not good:
+                    rules[j] = Rule("expression")
+        done.update(js)
+    return done
 
 
 def _check_integer_columns(rules: list, frame: pd.DataFrame, X: np.ndarray) -> set:
@@ -235,6 +303,49 @@ def _check_integer_columns(rules: list, frame: pd.DataFrame, X: np.ndarray) -> s
             rules[j] = Rule("expression")
         done.add(j)
     return done
+
+
+#: a design of at least this many cells (rows × columns; 128 MiB of float64) is large: its stages
+#: take seconds, and stop at the time limit (a smaller one always reaches the search, which returns
+#: the best model it finds in the time left)
+LARGE_CELLS = 2 ** 24
+
+
+class Deadline:
+    """A ``time.perf_counter()`` value by which a stage must end (None: no limit); :meth:`check`
+    raises a :class:`~riskformula.errors.SearchLimitError` once it has passed."""
+
+    def __init__(self, at: float | None, limit: float | None = None):
+        self.at = at
+        self.limit = limit
+
+    @classmethod
+    def after(cls, seconds: float | None, started: float | None = None) -> "Deadline":
+        """The deadline ``seconds`` after ``started`` (now when None)."""
+        if seconds is None:
+            return cls(None)
+        return cls((time.perf_counter() if started is None else started) + float(seconds), float(seconds))
+
+    def for_cells(self, cells: int) -> "Deadline":
+        """This deadline for the work on a design of ``cells`` cells: none unless it is large
+        (:data:`LARGE_CELLS`)."""
+        return self if cells >= LARGE_CELLS else Deadline(None)
+
+    def passed(self) -> bool:
+        return self.at is not None and time.perf_counter() > self.at
+
+    def check(self, doing: str) -> None:
+        if self.passed():
+            shown = f" ({self.limit:g} s)" if self.limit is not None else ""
+            raise SearchLimitError(f"stopped at the time limit{shown} while {doing}, before the search began; "
+                                   "raise `time_limit`, or make the design smaller (merge the rare levels of a "
+                                   "factor with many levels, or leave an identifier out of the formula).")
+
+    def checked(self, value, doing: str, check: bool = True):
+        """``value`` after :meth:`check` when ``check`` (for use inside comprehensions)."""
+        if check:
+            self.check(doing)
+        return value
 
 
 def derive_outcome(lhs: str, bare_name: str | None, frame: pd.DataFrame, raw) -> OutcomeRule | None:

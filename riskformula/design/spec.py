@@ -11,6 +11,7 @@ with their cuts, the formula's context) from the training
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -285,8 +286,16 @@ def check_frame(data, what: str = "fit", name: str = "data") -> None:
             raise DataError(f"`{name}` is a dask DataFrame; rf.risk_score and a model's predict, score, observed "
                             "and evaluate take dask frames, this function needs a pandas DataFrame "
                             "(compute one with ddf.compute(), or a sample of it).")
+        if isinstance(data, (str, bytes, os.PathLike)):
+            raise DataError(f"`{name}` must be a pandas DataFrame; got the {type(data).__name__} {str(data)[:80]!r}. "
+                            "Load the data first: rf.load_dataset('wdbc') for a bundled data set "
+                            "(rf.list_datasets() names them), pd.read_csv(path) for a CSV file.")
         raise DataError(f"`{name}` must be a pandas DataFrame; got {type(data).__name__}. "
                         "Wrap arrays with pd.DataFrame(...) and name the columns.")
+    if isinstance(data.columns, pd.MultiIndex):
+        raise DataError(f"`{name}` has MultiIndex columns (names of {data.columns.nlevels} levels, e.g. "
+                        f"{data.columns[0]!r}), which a formula cannot name. Flatten them first, e.g. "
+                        "df.columns = ['_'.join(map(str, c)) for c in df.columns].")
     if len(data) == 0:
         raise DataError(f"`{name}` has no rows; there is nothing to {what}.")
     dup = list(data.columns[data.columns.duplicated()].unique())
@@ -319,29 +328,46 @@ def drop_intercept(mm) -> pd.DataFrame:
 WHOLE_CELLS = 2 ** 24
 
 
-def design_values(mm) -> tuple[np.ndarray, list]:
+def design_values(mm, deadline=None) -> tuple[np.ndarray, list]:
     """(the model matrix without its intercept as a float array, its column names).
 
     The same array as ``drop_intercept(mm).to_numpy(dtype=float)`` (column-major, as pandas gives
     it), filled a column at a time: no copy of the frame without its intercept is made first, which
     on 10⁶ rows × 20 columns took as much memory again as the array itself, and a numpy column is
     cast as it is written (on 10⁷ rows × 20 columns 0.3 s against 1.2 s through a converted copy of
-    each column).  Raises what ``to_numpy(dtype=float)`` raises on non-numeric columns."""
+    each column).  Raises what ``to_numpy(dtype=float)`` raises on non-numeric columns; ``deadline``
+    (a :class:`~riskformula.design.rules.Deadline`, or None) is checked every 1 000 columns of a
+    large design."""
     df = pd.DataFrame(mm)
     keep = [j for j, c in enumerate(df.columns) if c != "Intercept"]
-    if len(df) * len(df.columns) <= WHOLE_CELLS and keep == list(range(len(df.columns) - len(keep), len(df.columns))):
+    if (len(df) * len(df.columns) <= WHOLE_CELLS and keep == list(range(len(df.columns) - len(keep), len(df.columns)))
+            and all(isinstance(t, np.dtype) and t.kind in "biuf" for t in df.dtypes)):  # (others one by one)
         # a small frame (formulaic's are one block per column; thousands of candidate cuts make taking
         # columns from it slow) converted at once, the intercept column left out by a view
+        _refuse_complex(df)
         whole = df.to_numpy(dtype=float)
         return np.asfortranarray(whole[:, len(df.columns) - len(keep):]), [df.columns[j] for j in keep]
     X = np.empty((len(df), len(keep)), dtype=float, order="F")
+    if deadline is not None:
+        deadline = deadline.for_cells(X.size)
     for a, j in enumerate(keep):
+        if deadline is not None and a % 1000 == 999:
+            deadline.check("building the design's columns")
         col = df.iloc[:, j]
         if isinstance(col.dtype, np.dtype) and col.dtype.kind in "biuf":
             X[:, a] = col.to_numpy()  # cast by numpy as it is written: no converted copy of the column
         else:
-            X[:, a] = col.to_numpy(dtype=float)
+            _refuse_complex(col.to_frame())
+            X[:, a] = col.to_numpy(dtype=float, na_value=np.nan)  # pd.NA (nullable columns) as NaN
     return X, [df.columns[j] for j in keep]
+
+
+def _refuse_complex(df: pd.DataFrame) -> None:
+    """A :class:`DataError` for complex design columns (float64 would keep their real part)."""
+    bad = [c for c, t in df.dtypes.items() if pd.api.types.is_complex_dtype(t)]
+    if bad:
+        raise DataError(f"the design column(s) {bad[:5]} are complex numbers; a risk score needs real numbers. Use "
+                        "the part that matters (x.real, x.imag or abs(x)).")
 
 
 def check_finite(X: np.ndarray, columns, where: str) -> None:

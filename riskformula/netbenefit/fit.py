@@ -151,11 +151,11 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
 def _checked(data, control: SearchControl, max_size, min_size, c0, constraints, decision_thresholds,
              decision_weights):
     """The settings of a net-benefit fit, checked: sizes, c0, the decision grid and the constraints."""
-    max_size = v.check_int("max_size", max_size, minimum=0)
-    min_size = v.check_int("min_size", min_size, minimum=0)
+    max_size = v.check_int("max_size", max_size, minimum=0, maximum=v.MAX_SIZE)
+    min_size = v.check_int("min_size", min_size, minimum=0, maximum=v.MAX_SIZE)
     if min_size > max_size:
         raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
-    c0 = v.check_positive("c0", c0, allow_zero=True)
+    c0 = v.check_positive("c0", c0, allow_zero=True, maximum=v.MAX_C0)
     solver = control.solver
     if solver is not None and solver != "appsi_highs":
         solver_factory(solver)  # a name that is no solver fails now, not after the search

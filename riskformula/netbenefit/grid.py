@@ -96,6 +96,9 @@ def decision_grid(thresholds=None, weights=None) -> DecisionGrid:
         if not np.all(np.isfinite(p)) or (p < 0).any() or (p >= 1).any():
             raise SettingsError("`decision_thresholds` must lie in [0, 1): at 1 the net benefit weight "
                                 f"p/(1-p) is infinite. Got {p.tolist()}.")
+        if (p > 1 - 1e-9).any():
+            raise SettingsError(f"`decision_thresholds` must stay below 1 − 1e-9: above it the net benefit weight "
+                                f"p/(1-p) is beyond 10⁹ and no score's benefit is resolved. Got {p.tolist()}.")
         if np.unique(p).size != p.size:
             raise SettingsError(f"`decision_thresholds` has repeated values: {p.tolist()}; give each once "
                                 "(use `decision_weights` to weigh one more).")
@@ -112,7 +115,8 @@ def decision_grid(thresholds=None, weights=None) -> DecisionGrid:
         raise SettingsError(f"`decision_weights` has {w.size} value(s) but there are {p.size} decision "
                             "thresholds; give one weight per threshold (the default thresholds are "
                             "0.1, 0.2, ..., 0.9).")
-    if not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
-        raise SettingsError(f"`decision_weights` must be finite, nonnegative and not all zero; got {w.tolist()}.")
+    if not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0 or w.max() > 1e12:
+        raise SettingsError(f"`decision_weights` must be finite, nonnegative, at most 1e12 and not all zero; got "
+                            f"{w.tolist()}.")
     order = np.argsort(p)
     return DecisionGrid(tuple(float(x) for x in p[order]), tuple(float(x) for x in w[order]), False)

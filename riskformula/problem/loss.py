@@ -51,13 +51,13 @@ class LogisticLoss:
     0.693147
     """
 
-    def __init__(self, X, y, weights=None, positive_weight: float = 1.0, scale: float = 1.0):
+    def __init__(self, X, y, weights=None, positive_weight: float = 1.0, scale: float = 1.0, check=None):
         y = np.asarray(y).astype(bool)
         n = len(y)
         w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
         self.n_raw = n
         self.total_weight = float(w.sum())
-        uniq, inverse = distinct_rows(X)  # X is read in its own dtype, never copied whole
+        uniq, inverse = distinct_rows(X, check)  # X is read in its own dtype, never copied whole
         m = uniq.shape[0]
         self.w_pos = np.bincount(inverse, weights=w * y, minlength=m) * positive_weight
         self.w_neg = np.bincount(inverse, weights=w * ~y, minlength=m)
@@ -209,7 +209,7 @@ def _dense(key: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64, copy=False), len(values)
 
 
-def distinct_rows(X) -> tuple[np.ndarray, np.ndarray]:
+def distinct_rows(X, check=None) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of ``X`` (float, in lexicographic order) and the index of each row of
     ``X`` among them: what ``np.unique(X, axis=0, return_inverse=True)`` returns on float data,
     with -0.0 and 0.0 equal (and written 0.0).
@@ -225,6 +225,8 @@ def distinct_rows(X) -> tuple[np.ndarray, np.ndarray]:
     over the data plus hashing n keys; memory is a few int64 vectors of length n plus the
     distinct rows, where ``np.unique(..., axis=0)`` sorts whole rows (copies of the data and a
     comparison of up to d fields per step).  Data with NaN keep ``np.unique``'s answer.
+    ``check`` (a function of no arguments, or None) is called between the passes over a wide
+    ``X``'s columns (to stop at a time limit by raising).
     """
     X = np.asarray(X)
     if X.dtype.kind == "b":
@@ -246,6 +248,8 @@ def distinct_rows(X) -> tuple[np.ndarray, np.ndarray]:
     ranks = {}
     radix = []
     for j in range(d):
+        if check is not None and j % 1000 == 999:
+            check()
         if small[j]:
             radix.append(int(hi[j]) - int(lo[j]) + 1)
         else:
@@ -263,7 +267,9 @@ def distinct_rows(X) -> tuple[np.ndarray, np.ndarray]:
         uniq, inverse = np.unique(np.asarray(X, dtype=float), axis=0, return_inverse=True)
         return uniq, inverse.ravel()
     key = None
-    for a, b in segments:
+    for k, (a, b) in enumerate(segments):
+        if check is not None and k % 16 == 15:
+            check()
         seg = _segment_key(X, a, b, small, lo, radix, ranks)
         if key is None:
             key = seg

@@ -14,6 +14,7 @@ from .. import _checks as v
 from .._threads import one_blas_thread
 from ..backends import is_dask_frame
 from ..design import build_design
+from ..design.rules import Deadline
 from ..errors import InfeasibleProblemError, SearchLimitError, SettingsError
 from ..control import SearchControl, make_control
 from ..fitinfo import FitSettings
@@ -160,7 +161,7 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
 
     # every candidate cut stays: a cut that cannot be optimal can still be near-optimal
     design = build_design(formula, data, missing=missing, event=event, context=context, prune_cuts=False,
-                          weights=weights)
+                          weights=weights, deadline=Deadline.after(a.control.time_limit, started))
     design, candidates, lower, upper = design_bounds(design, coef_range, a.min_size, drop_dominated=False)
     spec = design.spec
     loss = two_class_loss(design, a.positive_weight).with_real_intercept(a.real_intercept)
@@ -211,15 +212,16 @@ def _checked_arguments(*, epsilon, max_size, min_size, c0, positive_weight, cont
                        search: dict, max_members, scale, intercept_range, constraints,
                        real_intercept: bool | None) -> _Arguments:
     """The arguments of :func:`rashomon_set` checked (in this order) and normalised."""
-    epsilon = v.check_positive("epsilon", epsilon, allow_zero=True)
+    epsilon = v.check_positive("epsilon", epsilon, allow_zero=True, maximum=v.MAX_C0)
     if not math.isfinite(epsilon):
         raise SettingsError(f"`epsilon` must be a finite number ≥ 0; got {epsilon!r}.")
-    max_size = v.check_int("max_size", max_size, minimum=0)
-    min_size = v.check_int("min_size", min_size, minimum=0)
+    max_size = v.check_int("max_size", max_size, minimum=0, maximum=v.MAX_SIZE)
+    min_size = v.check_int("min_size", min_size, minimum=0, maximum=v.MAX_SIZE)
     if min_size > max_size:
         raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
-    c0 = v.check_positive("c0", c0, allow_zero=True)
-    positive_weight = v.check_positive("positive_weight", positive_weight)
+    c0 = v.check_positive("c0", c0, allow_zero=True, maximum=v.MAX_C0)
+    positive_weight = v.check_positive("positive_weight", positive_weight, minimum=1 / v.MAX_CLASS_WEIGHT,
+                                         maximum=v.MAX_CLASS_WEIGHT)
     control = make_control(control if control is not None else SearchControl(time_limit=120.0), search,
                            "rashomon_set")
     unused = [k for k in control.changed() if k not in ("time_limit", "node_limit", "gap_tolerance",
@@ -227,14 +229,14 @@ def _checked_arguments(*, epsilon, max_size, min_size, c0, positive_weight, cont
     if unused:
         raise SettingsError(f"`{unused[0]}` does not apply to rashomon_set: its search runs in this process "
                             "(time_limit, node_limit, gap_tolerance and absolute_gap_tolerance apply).")
-    max_members = v.check_int("max_members", max_members, minimum=1, allow_none=True)
+    max_members = v.check_int("max_members", max_members, minimum=1, allow_none=True, maximum=v.MAX_COUNT)
     if isinstance(scale, str) or isinstance(scale, (list, tuple)):
         raise SettingsError(f"`scale` must be one positive number for a Rashomon set (the set is defined at one "
                             f"score scale); got {scale!r}. Fit the scale with rf.risk_score(..., scale='fit') "
                             "and pass the scale it chose.")
     scales = v.check_scale(scale)
     if intercept_range is not None:
-        intercept_range = v.check_range("intercept_range", intercept_range)
+        intercept_range = v.check_range("intercept_range", intercept_range, limit=v.MAX_INTERCEPT)
     constraints = check_constraints(constraints)
     return _Arguments(epsilon=epsilon, max_size=max_size, min_size=min_size, c0=c0, positive_weight=positive_weight,
                       control=control, max_members=max_members, scale=float(scales[0]),

@@ -128,7 +128,9 @@ def _best_intercepts(problem: RiskProblem, wp: np.ndarray, wn: np.ndarray, S: np
         # real minimum lies within one below it, so the better of it and its lower neighbour wins
         left = np.full(len(rest), lo, dtype=float)
         right = np.full(len(rest), hi, dtype=float)
-        while np.any(right > left):
+        for _ in range(2100):  # bisection over floats: at most ~2 100 halvings between any two of them
+            if not np.any(right > left):
+                break
             mid = np.floor((left + right) / 2)
             down = falling(mid, rest)[0]
             open_ = right > left

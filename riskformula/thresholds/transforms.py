@@ -11,11 +11,13 @@ card and counts once toward the model size.  The cut points live in the formula'
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
+import pandas as pd
 from formulaic.transforms import stateful_transform
 
-from ..errors import FormulaError
+from ..errors import DataError, FormulaError
 from .candidates import cuts_from_table, value_table
 
 #: more candidate cuts than this in one term need ``grid=`` (the design has one column per cut)
@@ -23,10 +25,20 @@ MAX_CUTS = 2000
 
 
 def _values(x, what: str) -> np.ndarray:
+    """``x`` as float64; non-numeric, complex and infinite values are the error."""
+    if np.iscomplexobj(x) or (hasattr(x, "dtype") and pd.api.types.is_complex_dtype(x.dtype)):
+        raise FormulaError(f"`{what}` needs real numbers; got complex numbers (use x.real, x.imag or abs(x)).")
     try:
-        v = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            v = (x.to_numpy(dtype=float, na_value=np.nan) if isinstance(x, pd.Series)
+                 else np.asarray(x, dtype=float))
+    except (TypeError, ValueError, np.exceptions.ComplexWarning):
         raise FormulaError(f"`{what}` needs a numeric variable; got values like {list(x)[:3]!r}.") from None
+    bad = np.isinf(v)
+    if bad.any():
+        raise DataError(f"`{what}` got {int(bad.sum()):,d} infinite value(s), which a risk score cannot score (a cut "
+                        "compares finite numbers); fix or drop those rows.")
     return v
 
 
@@ -143,13 +155,21 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
         if k is not None:
             depth = k if depth is None else min(depth, k)
         cuts, on_grid = candidate_cuts(v, grid, _outcome_for(x, _context), min_bin=float(min_bin), depth=depth)
-        _state.update(threshold_state(cuts, on_grid, k, grid, n_distinct=len(np.unique(v[np.isfinite(v)]))))
+        _state.update(threshold_state(cuts, on_grid, k, grid, n_distinct=len(np.unique(v[np.isfinite(v)])),
+                                      min_bin=float(min_bin)))
     return _indicators(x, _state)
 
 
-def threshold_state(cuts, on_grid: bool, k, grid, n_distinct: int) -> dict:
+def threshold_state(cuts, on_grid: bool, k, grid, n_distinct: int, min_bin: float = 0.0) -> dict:
     """The state a ``threshold()`` term stores, from its candidate cuts (checked here); ``k`` None
-    (no limit on the cuts) is stored as the number of candidates."""
+    (no limit on the cuts) is stored as the number of candidates.  ``min_bin``: the share of the rows
+    each side of a cut had to keep (for the message when none did)."""
+    if len(cuts) == 0 and n_distinct >= 2:
+        raise FormulaError(f"threshold(...) found no candidate cut: the variable has {n_distinct:,d} distinct values, "
+                           "but every cut between them that could be optimal leaves fewer than "
+                           f"min_bin={min_bin:g} of the rows on one side (with few events, as in a fold of a rare "
+                           "outcome, the cuts that could separate them lie near an end of the values). Lower "
+                           "`min_bin`, e.g. threshold(x, min_bin=0.01) or threshold(x, min_bin=0).")
     if len(cuts) == 0:
         raise FormulaError("threshold(...) needs a variable with at least two distinct values; "
                            "this one is constant in the training rows.")
