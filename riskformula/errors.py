@@ -107,6 +107,12 @@ def unreadable_formula(formula: str, error: BaseException) -> FormulaError:
                         "and parentheses there.")
 
 
+class NotApplicableError(RiskFormulaError, AttributeError):
+    """A statsmodels attribute that has no meaning for a risk score's whole-number points (standard
+    errors, p-values, confidence intervals, the covariance of the estimates); an
+    ``AttributeError``, so ``hasattr(m, "bse")`` is False."""
+
+
 class InfeasibleProblemError(RiskFormulaError):
     """No risk score satisfies the bounds and constraints that were asked for."""
 

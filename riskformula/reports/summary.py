@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..errors import DataError
 from . import render as r
 
 
@@ -172,6 +173,11 @@ class Summary(r.Rendered):
         m = self.model
         ev = m.training_evaluation
         rows = [("Mean logistic loss", f"{m.loss:.6f}")]
+        try:
+            rows += [("Log-likelihood (null model)", f"{m.llf:.2f} ({m.llnull:.2f})"),
+                     ("AIC / BIC", f"{m.aic:.1f} / {m.bic:.1f} ({m.df_model + 1} parameters)")]
+        except DataError:  # a loaded weighted fit saved without its weight total
+            pass
         if ev is None:
             # a model loaded from JSON keeps its training headline metrics only
             t = m.training_metrics
@@ -187,7 +193,7 @@ class Summary(r.Rendered):
                 ("Brier score", f"{ev.brier:.4f}"),
                 ("Hosmer–Lemeshow", ev.hosmer_lemeshow.describe()),
                 ("Calibration slope", "NA (risks of 0 or 1)" if ev.calibration is None
-                 else f"{ev.calibration.slope:.3f}"),
+                 else r.fmt_fixed(ev.calibration.slope, 3)),
             ]
         return pd.DataFrame(rows, columns=["statistic", "value"])
 
@@ -251,13 +257,23 @@ class Summary(r.Rendered):
 
     def _tables(self) -> dict[str, pd.DataFrame | None]:
         return {"header": pd.DataFrame(self.header(), columns=["item", "value"]),
+                "coefficients": coefficient_table(self.model),
                 "score_card": self.model.score_card(), "risk_table": self.model.risk_table(),
                 "fit": self.fit_table(), "certificate": self.certificate(), "scales": scale_table(self.model),
                 "fairness": self.fairness_table(),
                 "reliability": self.reliability(), "constraints": self.constraints_table()}
 
     def to_frame(self) -> pd.DataFrame:
-        """The score card (term, column, points) as a DataFrame."""
+        """The coefficient table, as statsmodels' ``summary2().tables[1]``: one row per parameter
+        (``(intercept)`` first, then each item of the card), with ``term`` (the item as the card
+        prints it), ``points``, ``coef`` (points / score scale: the logistic coefficient, a log
+        odds ratio), ``odds_ratio`` (exp(coef)), ``variable`` and ``kind``. Whole-number points have
+        no standard errors (see :class:`~riskformula.NotApplicableError`); the card itself is
+        :meth:`score_card`."""
+        return coefficient_table(self.model)
+
+    def score_card(self) -> pd.DataFrame:
+        """The score card, as ``m.score_card()``: ``term``, ``column``, ``points``, ``variable``, ``kind``."""
         return self.model.score_card()
 
     def to_dict(self) -> dict:
@@ -306,6 +322,18 @@ class Summary(r.Rendered):
 
     def __repr__(self) -> str:
         return f"<Summary of {self.model!r}>"
+
+
+def coefficient_table(m) -> pd.DataFrame:
+    """The parameters of ``m`` as a coefficient table (see :meth:`Summary.to_frame`)."""
+    import numpy as np
+    card = m.score_card()
+    points = np.r_[float(m.intercept), card["points"].to_numpy(float)]
+    nb = m.risk_map != "logistic"  # another score → risk map: points are not logits
+    coef = np.full(len(points), np.nan) if nb else points / m.scale
+    return pd.DataFrame({"term": ["(intercept)", *card["term"]], "points": points, "coef": coef,
+                         "odds_ratio": np.exp(coef), "variable": [None, *card["variable"]],
+                         "kind": ["intercept", *card["kind"]]})
 
 
 def missing_text(m) -> str:
