@@ -148,6 +148,11 @@ class CalibrationWarning(RiskFormulaWarning):
     """
 
 
+class SmallSampleWarning(RiskFormulaWarning):
+    """A fit on fewer than 10 rows of the rarer outcome per item on the card (Peduzzi et al., 1996):
+    the certificate is exact on those rows, but points chosen from so few rarely hold on new data."""
+
+
 class SmallGroupWarning(RiskFormulaWarning):
     """A group is too small to estimate a rate well (or is absent where a fairness notion needs it).
 

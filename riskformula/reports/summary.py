@@ -253,6 +253,9 @@ class Summary(r.Rendered):
                        "hold only approximately: audit them there with `m.fairness(data, by=...)`.")
         if m.settings.weighted:
             out.append("Loss and certificate use the sample weights; the training diagnostics are unweighted.")
+        few = few_rows_note(m)
+        if few:
+            out.append(few)
         return out
 
     def _tables(self) -> dict[str, pd.DataFrame | None]:
@@ -336,6 +339,25 @@ def coefficient_table(m) -> pd.DataFrame:
                          "kind": ["intercept", *card["kind"]]})
 
 
+#: fewer rows of the rarer outcome per item than this get a note and, at fit time, a warning
+#: (Peduzzi et al., 1996: 10 events per variable)
+ROWS_PER_ITEM = 10
+
+
+def few_rows_note(m) -> str | None:
+    """The note on a fit with fewer than :data:`ROWS_PER_ITEM` rows of the rarer outcome per item
+    (a 5-row fit can be "optimal" with every item at its bound), or None."""
+    rarer = min(m.events, m.nobs - m.events)
+    items = max(int(m.size), 1)
+    if rarer >= ROWS_PER_ITEM * items:
+        return None
+    kind = "events" if m.events <= m.nobs - m.events else "non-events"
+    return (f"Few rows for the model: {m.nobs:,d} training rows with {rarer:,d} {kind} for {m.size} item(s), "
+            f"fewer than {ROWS_PER_ITEM} of the rarer outcome per item (Peduzzi et al., 1996). The certificate "
+            "is exact on these rows, but points chosen from so few rarely hold on new data: check them with "
+            "`rf.cross_validate`, or fit fewer items.")
+
+
 def missing_text(m) -> str:
     """How the fit handled each variable's missing values, one entry per variable fitted with
     ``missing="item"``, ``"as <value>"`` or ``"drop"`` ("lactate — own item (57 rows); age — counted
@@ -365,6 +387,12 @@ def grid_and_constraint_notes(m, better: str) -> list[str]:
     if any(t.on_grid for t in m.design.thresholds):
         out.append("Thresholds were chosen from a quantile grid: the certificate is optimal relative to that "
                    "grid, not over every cut position.")
+    auto = [t for t in m.design.thresholds if t.on_grid and t.kind == "threshold" and "grid" not in t.term]
+    if auto:
+        from ..thresholds.candidates import AUTO_ABOVE, AUTO_GRID
+        which = ", ".join(f"{t.term} ({t.n_distinct:,d} distinct values)" for t in auto)
+        out.append(f"A {AUTO_GRID}-cut quantile grid was chosen automatically for {which}: threshold() does so "
+                   f"above {AUTO_ABOVE:,d} distinct values; `threshold(x, grid=None)` searches every cut.")
     if m.settings.constraints:
         out.append(f"Optimal under the listed constraints: a model without them may {better} better.")
     return out
