@@ -12,7 +12,8 @@ the seconds.  The data:
   metres, almost every value distinct, with a logistic outcome that steps at one income and rises
   smoothly with the distance.
 
-Run:  python benchmarks/auto_grid.py [--time-limit 60]   (results: benchmarks/auto_grid_results.txt)
+Run:  python benchmarks/auto_grid.py [--time-limit 60] [--max-size 4] [--grids none,25,50,100,200,400]
+(results: benchmarks/auto_grid_results.txt)
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--time-limit", type=float, default=60)
     ap.add_argument("--max-size", type=int, default=4)
+    ap.add_argument("--grids", default="none,25,50,100,200,400", help="comma-separated; none = every gap")
     args = ap.parse_args()
+    grids = [None if g == "none" else int(g) for g in args.grids.split(",")]
     print(f"{'data':9s} {'grid':>5s} {'cands':>6s} {'objective':>10s} {'test loss':>10s} {'test AUC':>9s} "
           f"{'time s':>7s} status")
     for name, (load, formula) in SETS.items():
@@ -58,7 +61,7 @@ def main() -> None:
         rng = np.random.default_rng(1)
         train = rng.random(len(df)) < 0.7
         tr, te = df[train], df[~train]
-        for grid in (None, 25, 50, 100, 200, 400):
+        for grid in grids:
             g = ", grid=None" if grid is None else f", grid={grid}"
             t0 = time.perf_counter()
             try:
