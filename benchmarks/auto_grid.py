@@ -47,16 +47,25 @@ SETS = {
 }
 
 
+#: ``--one-variable``: one term with one cut, small enough for every search to finish (time to optimal)
+ONE = {
+    "spambase": (lambda: rf.load_dataset("spambase"), "Spam ~ threshold(CapitalRunLengthAverage, k=1{g})"),
+    "income": (_income, "y ~ threshold(income, k=1{g})"),
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--time-limit", type=float, default=60)
     ap.add_argument("--max-size", type=int, default=4)
     ap.add_argument("--grids", default="none,25,50,100,200,400", help="comma-separated; none = every gap")
+    ap.add_argument("--one-variable", action="store_true", help="one threshold term with one cut (ONE)")
     args = ap.parse_args()
+    sets = ONE if args.one_variable else SETS
     grids = [None if g == "none" else int(g) for g in args.grids.split(",")]
     print(f"{'data':9s} {'grid':>5s} {'cands':>6s} {'objective':>10s} {'test loss':>10s} {'test AUC':>9s} "
           f"{'time s':>7s} status")
-    for name, (load, formula) in SETS.items():
+    for name, (load, formula) in sets.items():
         df = load()
         rng = np.random.default_rng(1)
         train = rng.random(len(df)) < 0.7
