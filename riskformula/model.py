@@ -46,7 +46,14 @@ class RiskScore:
     (mean logistic loss + c0·size), ``loss``, ``lower_bound``, ``gap``, ``status``, ``formula``,
     ``nobs``, ``events``, ``size``, ``solver`` (the :class:`SolverReport`), ``design`` (the frozen
     :class:`~riskformula.design.DesignSpec` that encodes new data), ``training`` (a
-    :class:`TrainingSummary`; no training data are kept).
+    :class:`TrainingSummary`).  statsmodels' results attributes have their meaning at the card's
+    fixed points: ``params``, ``llf``, ``llnull``, ``deviance``, ``null_deviance``, ``aic``,
+    ``bic``, ``df_model`` (the items, plus 1 for a fitted score scale; AIC and BIC count
+    ``df_model + 1`` parameters), ``df_resid``, ``fittedvalues`` and ``resid_response`` /
+    ``resid_pearson`` / ``resid_deviance`` (see :mod:`riskformula.reports.likelihood`);
+    ``bse``, ``pvalues``, ``conf_int()`` and ``cov_params()`` raise
+    :class:`~riskformula.NotApplicableError`.  Of the training data the model keeps only each
+    row's index label, score and outcome (for the per-row attributes; not saved by ``to_json``).
 
     Examples
     --------
