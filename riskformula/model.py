@@ -515,11 +515,40 @@ class RiskScore:
         raise not_applicable("`pvalues` (p-values of the points)")
 
     def conf_int(self, alpha: float = 0.05, cols=None) -> NoReturn:
-        """Not defined: raises :class:`~riskformula.NotApplicableError` (see ``rf.rashomon_set``)."""
+        """Not defined for whole-number points: always raises.
+
+        Parameters
+        ----------
+        alpha : float, default 0.05
+            statsmodels' argument, accepted so that its calls get the explanation.
+        cols : list, optional
+            statsmodels' argument, accepted so that its calls get the explanation.
+
+        Returns
+        -------
+        NoReturn
+            Never returns.
+
+        Raises
+        ------
+        NotApplicableError
+            Always: see ``rf.rashomon_set`` for how much the points could move.
+        """
         raise not_applicable("`conf_int()` (confidence intervals of the points)")
 
     def cov_params(self) -> NoReturn:
-        """Not defined: raises :class:`~riskformula.NotApplicableError` (see ``rf.rashomon_set``)."""
+        """Not defined for whole-number points: always raises.
+
+        Returns
+        -------
+        NoReturn
+            Never returns.
+
+        Raises
+        ------
+        NotApplicableError
+            Always: see ``rf.rashomon_set`` for how much the points could move.
+        """
         raise not_applicable("`cov_params()` (the covariance of the points)")
 
     def risk_of(self, score) -> np.ndarray:

@@ -35,8 +35,10 @@ def plot_rashomon(result, ax=None, seed: int = 0):
     ----------
     result : RashomonSet
         The result of :func:`riskformula.rashomon_set`.
-    ax : matplotlib Axes, optional
-    seed : the jitter's random seed.
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes; None (default): on a new figure not attached to pyplot.
+    seed : int, default 0
+        The sideways jitter's random seed.
 
     Returns
     -------
@@ -73,8 +75,11 @@ def plot_variable_use(result, ax=None, top: int = 20):
     Parameters
     ----------
     result : RashomonSet
-    ax : matplotlib Axes, optional
-    top : how many variables to show at most (the most used first).
+        The result of :func:`riskformula.rashomon_set`.
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes; None (default): on a new figure not attached to pyplot.
+    top : int, default 20
+        How many variables to show at most (the most used first).
 
     Returns
     -------

@@ -121,7 +121,7 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
     k : int, optional
         The most cuts of ``x`` the card may use, at least 1 (None: as many as the model size
         allows).
-    grid : int or "auto" or None, default "auto"
+    grid : int or str or None, default "auto"
         Keep at most about this many candidate cuts, at quantiles; ``"auto"`` (the default):
         every gap up to 1,000 distinct training values, a 100-cut quantile grid above (the card's
         notes say so); None: every gap between distinct training values, whatever their number
@@ -132,6 +132,9 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
     missing : str, optional
         How missing values of ``x`` enter the score: ``"raise"``, ``"drop"``, ``"item"`` or
         ``"as <value>"`` (None: as the fit's ``missing=`` says).
+    **unknown : dict
+        None: any other argument is a :class:`~riskformula.FormulaError` naming the nearest one
+        (``threshold(x, grids=3)``: did you mean ``grid``?).
 
     Returns
     -------
