@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from .errors import DataError
+
 
 def encode(v):
     """Plain JSON value of ``v``; tuples, arrays and non-finite floats are tagged so that
@@ -43,20 +45,81 @@ def encode(v):
     raise TypeError(f"cannot store {type(v).__name__} as JSON")
 
 
+#: the array dtypes a document may hold (numbers and booleans: a fixed, small size per entry)
+_ARRAY_KINDS = "biuf"
+#: the most dimensions of a stored array
+_MAX_DIMS = 8
+
+
 def decode(v):
+    """The value :func:`encode` wrote; a malformed tag (an array of text or of a size its entries
+    do not fill, a float that is not one) raises :class:`~riskformula.errors.DataError`."""
     if isinstance(v, list):
         return [decode(x) for x in v]
     if isinstance(v, dict):
         if "__float__" in v:
-            return float(v["__float__"])
+            return _float(_tag(v, "__float__"))
         if "__tuple__" in v:
-            return tuple(decode(x) for x in v["__tuple__"])
+            return tuple(decode(x) for x in _list(_tag(v, "__tuple__"), "__tuple__"))
         if "__items__" in v:
-            return {_hashable(decode(k)): decode(x) for k, x in v["__items__"]}
+            pairs = _list(_tag(v, "__items__"), "__items__")
+            if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+                raise _bad("__items__", "expected [key, value] pairs")
+            try:
+                return {_hashable(decode(k)): decode(x) for k, x in pairs}
+            except TypeError:
+                raise _bad("__items__", "expected keys that are numbers, strings or lists of them") from None
         if "__ndarray__" in v:
-            return np.array(decode(v["__ndarray__"]), dtype=v["dtype"]).reshape(v["shape"])
+            return _array(v)
         return {k: decode(x) for k, x in v.items()}
     return v
+
+
+def _bad(tag: str, what: str):
+    return DataError(f"the document holds an invalid {tag} value: {what}. It is corrupt or was edited; "
+                     "save the model again.")
+
+
+def _tag(v: dict, tag: str, extra: tuple = ()):
+    if set(v) - {tag, *extra}:
+        raise _bad(tag, f"unknown field(s) {sorted(set(v) - {tag, *extra})[:3]}")
+    return v[tag]
+
+
+def _list(v, tag: str) -> list:
+    if not isinstance(v, list):
+        raise _bad(tag, "expected a list")
+    return v
+
+
+def _float(text) -> float:
+    if not isinstance(text, str) or text not in ("inf", "-inf", "nan"):
+        raise _bad("__float__", f"expected \"inf\", \"-inf\" or \"nan\"; got {str(text)[:40]!r}")
+    return float(text)
+
+
+def _array(v: dict) -> np.ndarray:
+    """A tagged array: numeric (or boolean) dtype only, its shape filled by its entries exactly
+    (a text dtype such as ``S1000000000`` would allocate its size per entry)."""
+    values = _list(_tag(v, "__ndarray__", ("dtype", "shape")), "__ndarray__")
+    dtype, shape = v.get("dtype"), v.get("shape")
+    try:
+        dt = np.dtype(dtype) if isinstance(dtype, str) and len(dtype) <= 16 else None
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind not in _ARRAY_KINDS or dt.itemsize > 16:
+        raise _bad("__ndarray__", f"expected a numeric dtype such as \"float64\"; got {str(dtype)[:40]!r}")
+    if (not isinstance(shape, list) or len(shape) > _MAX_DIMS
+            or not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= 2 ** 31 for n in shape)
+            or int(np.prod(shape, dtype=object)) != len(values)):
+        raise _bad("__ndarray__", f"expected a shape its {len(values):,d} entries fill; got {str(shape)[:40]}")
+    items = [decode(x) for x in values]
+    if not all(isinstance(x, (bool, int, float)) for x in items):
+        raise _bad("__ndarray__", "expected numbers")
+    try:
+        return np.array(items, dtype=dt).reshape(shape)
+    except (OverflowError, ValueError, TypeError) as e:
+        raise _bad("__ndarray__", f"the entries do not fit {dt} ({e})") from None
 
 
 def _hashable(k):

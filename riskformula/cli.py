@@ -196,15 +196,20 @@ def _parser() -> argparse.ArgumentParser:
 
 def _load(name: str):
     """The saved model in file ``name`` (never runs code: see :func:`riskformula.from_json`)."""
-    from .io import from_json
+    from .io import MAX_BYTES, from_json
     path = Path(name)
     if not path.is_file():
         raise DataError(f"no model file {name!r}; save one with `riskformula fit ... --json FILE`.")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        size = path.stat().st_size
+        if size > MAX_BYTES:  # refused before it is read
+            raise DataError(f"the model file {name!r} has {size:,d} bytes, more than a saved risk score may have "
+                            f"({MAX_BYTES:,d}); it is not a riskformula model or it is corrupt.")
+        with path.open("rb") as f:
+            data = f.read(MAX_BYTES + 1)  # the file may grow after stat()
+    except OSError as e:
         raise DataError(f"could not read the model file {name!r}: {e}") from None
-    return from_json(text)
+    return from_json(data)
 
 
 def _error(e: RiskFormulaError, data: str | None = None) -> int:

@@ -11,24 +11,32 @@ or another language:
 * ``certificate``, ``settings``, ``training`` and ``profile`` — the optimality certificate, the fit
   settings with their constraints, a summary of the training rows (no rows) and what
   counterfactual search needs;
-* ``digest`` — the SHA-256 of everything else, so that a corrupted or edited file is refused.
+* ``signature`` (only with ``to_json(key=...)``) — an HMAC-SHA256 of everything but the digest
+  with the user's secret key: ``from_json(text, key=...)`` then refuses any other file;
+* ``digest`` — the SHA-256 of everything else, so that a corrupted file is refused (it finds
+  accidents, not an editor, who can compute it again).
 
-Loading never runs code: a declarative model scores data from its rules alone, and every field is
-checked (points whole and within the stored ranges, the card consistent with the fitted design,
-the certificate consistent, outcome levels valid, sizes bounded).  A model whose formula computes
-columns with Python (``np.log(x)``, a user's function) stores formulaic's encoder under
-``expressions`` and loads only with ``trusted=True``.
+Loading never runs code: a declarative model scores data from its rules alone.  Nothing is
+believed: the labels are rebuilt from the rules, and every number that can be checked without the
+training rows is checked (points whole and within the stored ranges, the card consistent with the
+fitted design, the certificate's objective equal to the loss plus the size penalty, its bound and
+gap, the size limits, the metrics' ranges, the counts, outcome levels valid); the JSON is bounded
+(size, nesting, array tags of numbers, finite numbers, no duplicate keys, no lone surrogates).
+
+A model whose formula computes columns with Python (``np.log(x)``, a user's function) stores
+formulaic's encoder under ``expressions`` and loads only with ``trusted=True``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 import os
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -51,8 +59,16 @@ __all__ = ["to_json", "from_json"]
 #: identifies riskformula documents
 FORMAT = "riskformula/risk-score"
 FORMAT_VERSION = 1
-#: the largest document read (characters)
-MAX_CHARS = 64 * 2 ** 20
+#: the largest document :func:`from_json` reads unless told otherwise (``max_bytes=``), in bytes of
+#: UTF-8 (a document of thousands of threshold cuts is a few megabytes)
+MAX_BYTES = 50_000_000
+#: the deepest nesting of JSON objects and lists a document may hold (a saved model nests about 8 deep)
+MAX_DEPTH = 32
+#: the largest count (rows, events, nodes) a document may hold: whole numbers a float holds exactly
+MAX_COUNT = 2 ** 53
+#: the relative tolerance of the certificate's sums (objective = loss + c0·size): the solver adds the
+#: same float terms in another order, which moves the last few bits only
+OBJECTIVE_TOLERANCE = 1e-7
 #: the most items a card may hold
 MAX_ITEMS = 10_000
 
@@ -69,7 +85,9 @@ class ModelKind:
     ``key``: the document entry that marks the kind (None: the plain risk score, registered by
     :mod:`riskformula.model`); ``write(model)``: that entry's value; ``read(value)``: the class's own
     constructor arguments from it (after checking it: it is untrusted); ``intercept``: whether the
-    card's intercept is the fitted one, checked against the intercept range searched.
+    card's intercept is the fitted one, checked against the intercept range searched;
+    ``loss_objective``: whether the certificate's objective is the training loss plus c0 per design
+    column with points (checked on load).
     """
 
     cls: type
@@ -77,6 +95,7 @@ class ModelKind:
     write: Callable | None = None
     read: Callable | None = None
     intercept: bool = True
+    loss_objective: bool = True
 
 
 #: the registered kinds, by key (see :func:`register_model_kind`)
@@ -104,8 +123,9 @@ def _constraint_to_json(c) -> dict:
             "fields": _encode({f.name: getattr(c, f.name) for f in fields(c)})}
 
 
-def to_dict(model) -> dict:
-    """The JSON document of ``model`` as a Python dict (see :func:`to_json`)."""
+def to_dict(model, key=None) -> dict:
+    """The JSON document of ``model`` as a Python dict (see :func:`to_json`); signed with ``key``
+    when given."""
     rep = model.solver
     cert = {k: getattr(rep, k) for k in _REPORT_FIELDS}
     try:
@@ -144,6 +164,8 @@ def to_dict(model) -> dict:
     kind = _kind_of(model)
     if kind is not None and kind.key is not None:
         doc[kind.key] = cast(Callable, kind.write)(model)  # a kind with a document entry has its writer
+    if key is not None:
+        doc["signature"] = _signature(doc, _key(key))
     doc["digest"] = _digest(doc)
     return doc
 
@@ -156,10 +178,33 @@ def _risk_text(model) -> str:
             "(1 when its condition holds, or the variable's value)")
 
 
+def _canonical(doc: dict, leave_out: tuple) -> bytes:
+    body = {k: v for k, v in doc.items() if k not in leave_out}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True).encode("ascii")
+
+
 def _digest(doc: dict) -> str:
-    body = {k: v for k, v in doc.items() if k != "digest"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+    """SHA-256 of everything but the digest (the signature included): finds accidental changes."""
+    return "sha256:" + hashlib.sha256(_canonical(doc, ("digest",))).hexdigest()
+
+
+def _signature(doc: dict, key: bytes) -> str:
+    """HMAC-SHA256 with the user's ``key`` of everything but the digest and the signature."""
+    return "hmac-sha256:" + hmac.new(key, _canonical(doc, ("digest", "signature")), hashlib.sha256).hexdigest()
+
+
+def _key(key) -> bytes:
+    """A signing key as bytes: a str (UTF-8) or bytes, not empty."""
+    if isinstance(key, str):
+        try:
+            key = key.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SettingsError("`key` must be text UTF-8 can encode (or bytes).") from None
+    if not isinstance(key, (bytes, bytearray)) or not key:
+        raise SettingsError(f"`key` must be a non-empty str or bytes (a secret kept apart from the file, e.g. 32 "
+                            f"random bytes from secrets.token_bytes(32)); got {type(key).__name__}"
+                            f"{' (empty)' if isinstance(key, (str, bytes, bytearray)) else ''}.")
+    return bytes(key)
 
 
 def _profile_json(model):
@@ -171,8 +216,9 @@ def _profile_json(model):
         return None  # levels JSON cannot hold (e.g. dates): counterfactuals of the loaded model need data=
 
 
-def to_json(model, indent: int | None = 2) -> str:
-    """``model`` as a JSON document (``RiskScore.to_json`` calls this).
+def to_json(model, indent: int | None = 2, *, key=None) -> str:
+    """``model`` as a JSON document (``RiskScore.to_json`` calls this); with ``key`` (a secret str or
+    bytes) the document carries an HMAC-SHA256 signature that ``from_json(text, key=key)`` checks.
 
     Examples
     --------
@@ -186,7 +232,7 @@ def to_json(model, indent: int | None = 2) -> str:
     """
     if _kind_of(model) is None:
         raise SettingsError(f"`model` must be a fitted RiskScore; got {type(model).__name__}.")
-    return json.dumps(to_dict(model), indent=indent, allow_nan=False)
+    return json.dumps(to_dict(model, key), indent=indent, allow_nan=False)
 
 
 # --------------------------------------------------------------------------------------
@@ -210,17 +256,26 @@ def _no_constant(name):
     raise ValueError(f"{name} is not a JSON number")
 
 
-def from_json(text: str, *, trusted: bool = False, context: dict | None = None) -> "RiskScore":
+def from_json(text: str | bytes, *, trusted: bool = False, context: dict | None = None, key=None,
+              max_bytes: int = MAX_BYTES) -> "RiskScore":
     """Load a risk score saved with :meth:`RiskScore.to_json`.
 
     Loading never runs code: the score card's items are cuts, levels and variables' values,
-    computed from the data by comparisons.  Every field is checked, and a corrupt, edited or
-    oversized document is refused with a :class:`~riskformula.DataError` that says what is wrong.
+    computed from the data by comparisons.  Nothing in the document is believed: every label is
+    rebuilt from the items' rules and every number that can be checked without the training rows
+    is checked (points within their ranges, the certificate's objective equal to the loss plus the
+    size penalty, its bound and gap, the size limits, the metrics' ranges, the counts), and a
+    corrupt, edited, inconsistent or oversized document is refused with a
+    :class:`~riskformula.DataError` that names the field and says what is wrong.
+
+    The document's digest finds accidental changes only: anyone who edits a file can write its
+    digest again.  To know that a file is the one you saved, sign it with a secret key
+    (``m.to_json(key=...)``) and load it with the same key.
 
     Parameters
     ----------
-    text : str
-        The JSON document (read a file with ``Path(p).read_text()``).
+    text : str or bytes
+        The JSON document (read a file with ``Path(p).read_text()``; bytes are read as UTF-8).
     trusted : bool, default False
         Accept a model whose formula computes some columns (or the outcome) with Python
         expressions (``np.log(x)``, ``I(age / 10)``, a user's function): scoring such a model
@@ -229,6 +284,13 @@ def from_json(text: str, *, trusted: bool = False, context: dict | None = None) 
     context : dict, optional
         With ``trusted=True``: the functions the formula calls that were passed to
         ``risk_score(context=...)`` (JSON cannot hold functions).
+    key : str or bytes, optional
+        The secret the document was signed with (``m.to_json(key=...)``): the document must carry
+        an HMAC-SHA256 signature made with it, else it is refused.  Without ``key`` a signature is
+        not checked.
+    max_bytes : int, default 50_000_000
+        The largest document read, in bytes of UTF-8 (50 MB by default); a longer one is refused
+        before it is parsed.
 
     Returns
     -------
@@ -240,6 +302,7 @@ def from_json(text: str, *, trusted: bool = False, context: dict | None = None) 
     --------
     >>> m2 = rf.from_json(Path("score.json").read_text())  # doctest: +SKIP
     >>> m3 = rf.from_json(text, trusted=True, context={"f": my_function})  # doctest: +SKIP
+    >>> m4 = rf.from_json(signed_text, key=secret)  # doctest: +SKIP
     """
     if not isinstance(text, (str, bytes, bytearray)):
         raise SettingsError(f"`text` must be the JSON document as a string; got {type(text).__name__}. "
@@ -249,13 +312,21 @@ def from_json(text: str, *, trusted: bool = False, context: dict | None = None) 
     if context is not None and not isinstance(context, dict):
         raise SettingsError(f"`context` must be a dict of names the formula uses, such as "
                             f"{{'f': my_function}}; got {type(context).__name__}.")
-    if len(text) > MAX_CHARS:
-        raise DataError(f"the document has {len(text):,d} characters, more than a risk score document may have "
-                        f"({MAX_CHARS:,d}); it is not a riskformula model or it is corrupt.")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise SettingsError(f"`max_bytes` must be a positive whole number of bytes (default {MAX_BYTES:,d}); "
+                            f"got {max_bytes!r}.")
+    signing_key = None if key is None else _key(key)
+    size = _size(text, max_bytes)
+    if size > max_bytes:
+        raise DataError(f"the document has {size:,d} bytes, more than the {max_bytes:,d} read (a saved risk score "
+                        "is kilobytes to a few megabytes); it is not a riskformula model or it is corrupt. Pass "
+                        "max_bytes= to read a larger one you trust.")
     try:
         if isinstance(text, (bytes, bytearray)):
             text = bytes(text).decode("utf-8")
-        doc = json.loads(text, parse_constant=_no_constant)
+        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
+    except DataError:
+        raise
     except UnicodeDecodeError as e:
         raise DataError(f"`text` is not UTF-8 text ({e.reason} at byte {e.start}).") from None
     except RecursionError:
@@ -273,9 +344,18 @@ def from_json(text: str, *, trusted: bool = False, context: dict | None = None) 
         newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION
         raise DataError(f"this document has format version {_doc.short(version)}; this riskformula reads version "
                         f"{FORMAT_VERSION}" + (" (upgrade riskformula)." if newer else "."))
+    _plain_values(doc)
     if doc.get("digest") != _digest(doc):
         raise DataError("the document's digest does not match its contents: the file was changed after it was saved "
                         "(corrupted, or edited by hand). Save the model again with RiskScore.to_json().")
+    if signing_key is not None:
+        sig = doc.get("signature")
+        if not isinstance(sig, str):
+            raise DataError("the document is not signed, and `key` asks for a signed one: sign it when saving, with "
+                            "RiskScore.to_json(key=...), or load it without `key` if you trust the file.")
+        if not hmac.compare_digest(sig.encode("utf-8"), _signature(doc, signing_key).encode("ascii")):
+            raise DataError("the document's signature does not match `key`: the file was changed after it was signed, "
+                            "or it was signed with another key. Do not use it; save the model again.")
     try:
         return _model(doc, trusted, context or {})
     except DataError:
@@ -288,8 +368,66 @@ def from_json(text: str, *, trusted: bool = False, context: dict | None = None) 
                         "corrupt or was edited. Save the model again with RiskScore.to_json().") from None
 
 
+def _size(text, most: int) -> int:
+    """Bytes of ``text`` as UTF-8, counted without a copy when the length alone settles it."""
+    if isinstance(text, (bytes, bytearray)) or len(text) > most or text.isascii():
+        return len(text)
+    if 4 * len(text) <= most:
+        return len(text)  # at most 4 bytes a character: within the limit however it encodes
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _no_duplicates(pairs: list) -> dict:
+    """A JSON object, refused when it names a key twice (JSON readers differ on which value counts)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        for k, _ in pairs:
+            if k in seen:
+                break
+            seen.add(k)
+        twice = k
+        raise DataError(f"the document holds the key {_doc.short(twice)} twice in one object; readers disagree on "
+                        "which value counts, so it is refused. It was edited; save the model again.")
+    return out
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _plain_values(doc: dict) -> None:
+    """Every value of the parsed document is finite, every string encodable text, and the nesting
+    at most :data:`MAX_DEPTH` deep; else a DataError naming the first field that is not."""
+    stack: list = [(doc, None, 0)]
+    while stack:
+        v, at, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _doc.fail(_path(at), f"the document nests more than {MAX_DEPTH} levels deep", "...")
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if _SURROGATE.search(k):
+                    raise _doc.fail(_path(at), "a key holds a lone surrogate (\\ud800-\\udfff), which is not text", k)
+                stack.append((x, (at, k), depth + 1))
+        elif isinstance(v, list):
+            stack.extend((x, (at, i), depth + 1) for i, x in enumerate(v))
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise _doc.fail(_path(at), "expected a finite number (a JSON number beyond ±1.8e308 reads as infinite)", v)
+        elif isinstance(v, str) and _SURROGATE.search(v):
+            raise _doc.fail(_path(at), "a string holds a lone surrogate (\\ud800-\\udfff), which is not text "
+                            "and cannot be printed or written out", v)
+
+
+def _path(at) -> str:
+    """``$.a.b[2]`` from the (parent, key) chain :func:`_plain_values` keeps."""
+    parts = []
+    while at is not None:
+        at, k = at
+        parts.append(f"[{k}]" if isinstance(k, int) else f".{k}" if re.fullmatch(r"\w+", k) else f"[{k!r}]")
+    return "$" + "".join(reversed(parts))
+
+
 _TOP = ("format", "format_version", "riskformula_version", "formula", "risk", "card", "outcome", "design",
-        "training", "certificate", "settings", "profile", "expressions", "digest")
+        "training", "certificate", "settings", "profile", "expressions", "signature", "digest")
 
 
 def _model(doc: dict, trusted: bool, user_context: dict) -> "RiskScore":
@@ -312,11 +450,107 @@ def _model(doc: dict, trusted: bool, user_context: dict) -> "RiskScore":
     extra = {} if kind.key is None else kind.read(doc[kind.key])
     model = kind.cls(design, lam, report, settings, loss=training.pop("loss"), training=TrainingSummary(**training),
                      support=card.support, profile=TrainingProfile.from_dict(_profile(doc.get("profile"))), **extra)
-    if model.scorecard.items != card.items or model.scorecard.intercept != card.intercept:
+    built = model.scorecard.items
+    if len(built) == len(card.items):
+        for i, (a, b) in enumerate(zip(built, card.items)):
+            if a != b and replace(b, label=a.label) == a:
+                raise _doc.fail(f"$.card.items[{i}].label", f"the label must be the item's own, {a.label!r}, built "
+                                "from its rule and points", b.label)
+    if built != card.items or model.scorecard.intercept != card.intercept:
         raise DataError("the risk score document's card is not the card of its points: each threshold term's "
                         "intervals must partition the line between its chosen cuts, neighbouring intervals differ in "
                         "points, and only items with points are listed. It was edited; save the model again.")
+    _check_points(lam, settings, design)
+    _check_size(model, settings)
+    if kind.loss_objective:
+        _check_objective(model, lam, settings)
+    _check_training(model, settings)
     return model
+
+
+def _check_points(lam, settings: FitSettings, design) -> None:
+    """Each design column's fitted points (the card's items added up) within the column's range
+    (a threshold term's cuts: their items are checked against the term's range)."""
+    pts = np.asarray(lam[1:], float)
+    cuts = [j for t in design.thresholds for j in t.columns]
+    outside = (pts < np.asarray(settings.coef_lower)) | (pts > np.asarray(settings.coef_upper))
+    outside[cuts] = False
+    bad = np.flatnonzero(outside)
+    if len(bad):
+        j = int(bad[0])
+        raise _doc.fail("$.card.items", f"the items give the column {design.columns[j]!r} {pts[j]:g} points, outside "
+                        f"its range [{settings.coef_lower[j]}, {settings.coef_upper[j]}] ($.settings.coef_lower, "
+                        "coef_upper)", design.labels[j])
+
+
+def _check_size(model, settings: FitSettings) -> None:
+    if not settings.min_size <= model.size <= settings.max_size:
+        raise _doc.fail("$.settings.max_size", f"the card's size (items counted as the fit counts them) is "
+                        f"{model.size}, outside the limits searched [min_size {settings.min_size}, max_size "
+                        f"{settings.max_size}]", settings.max_size)
+
+
+def _check_objective(model, lam, settings: FitSettings) -> None:
+    """The certificate's objective is the stored training loss plus c0 per design column with points
+    (plus the penalties of constraints that have a weight: then at least that much)."""
+    used = int(np.count_nonzero(np.round(np.asarray(lam[1:], float), 9)))
+    expected = model.loss + settings.c0 * used
+    tol = OBJECTIVE_TOLERANCE * max(1.0, abs(expected), abs(model.objective))
+    penalised = any(getattr(c, "weight", None) for c in settings.constraints)
+    if model.objective < expected - tol or (not penalised and model.objective > expected + tol):
+        relation = "at least" if penalised else "equal to"
+        raise _doc.fail("$.certificate.objective", f"the objective must be {relation} the training loss plus c0 per "
+                        f"column with points: {model.loss:.9g} + {settings.c0:g} × {used} = {expected:.9g} "
+                        f"($.training.loss, $.settings.c0, $.card.items; within {OBJECTIVE_TOLERANCE:g} relative)",
+                        model.objective)
+
+
+#: the training metrics' ranges (NaN: unknown)
+_METRIC_RANGES = {"n": (1, MAX_COUNT), "events": (0, MAX_COUNT), "auc": (0, 1), "cal": (0, 1), "brier": (0, 1),
+                  "log_loss": (0, math.inf), "net_benefit": (-math.inf, 1)}
+
+
+def _check_training(model, settings: FitSettings) -> None:
+    """The training metrics within their ranges and agreeing with the counts; the fairness
+    constraints' values those of the stored constraints."""
+    path = "$.training.metrics"
+    t = model.training
+    for k, v in t.metrics.items():
+        lo, hi = _METRIC_RANGES[k]
+        if not (isinstance(v, float) and math.isnan(v)):
+            _doc.number(v, f"{path}.{k}", lo, hi)
+    for k, count in (("n", model.nobs), ("events", model.events)):
+        v = t.metrics[k]
+        if not (isinstance(v, float) and math.isnan(v)) and v != count:
+            raise _doc.fail(f"{path}.{k}", f"the metrics' {k} must be the training {'rows' if k == 'n' else k} "
+                            f"($.training.{'nobs' if k == 'n' else k}: {count:,d})", v)
+    if model.events < 1 or model.events >= model.nobs:
+        raise _doc.fail("$.training.events", f"a risk score is fitted to rows with events and non-events; "
+                        f"{model.events:,d} events in {model.nobs:,d} rows", model.events)
+    described = {c.describe(): c for c in settings.constraints}
+    for i, row in enumerate(t.constraint_values):
+        at = f"$.training.constraint_values[{i}]"
+        _doc.only(row, _CONSTRAINT_VALUE_KEYS, at)
+        for k in _CONSTRAINT_VALUE_KEYS:
+            _doc.field(row, k, at)
+        if _doc.text(row["constraint"], at + ".constraint") not in described:
+            raise _doc.fail(at + ".constraint", "expected the description of one of the fit's constraints "
+                            "($.settings.constraints)", row["constraint"])
+        _doc.text(row["quantity"], at + ".quantity")
+        v, b, slack = (_nan_or_number(row[k], f"{at}.{k}") for k in ("value", "bound", "slack"))
+        if math.isnan(b) != math.isnan(slack) or not (
+                math.isnan(b) or any(abs(slack - d) <= 1e-9 * max(1.0, abs(b), abs(v)) for d in (b - v, v - b))):
+            raise _doc.fail(at + ".slack", "the slack must be bound − value (a difference) or value − bound (a "
+                            "ratio), and NaN when there is no bound", slack)
+
+
+_CONSTRAINT_VALUE_KEYS = ("constraint", "quantity", "value", "bound", "slack")
+
+
+def _nan_or_number(v, path: str) -> float:
+    if isinstance(v, float) and math.isnan(v):
+        return v
+    return float(_doc.number(v, path))
 
 
 @dataclass(frozen=True)
@@ -345,6 +579,9 @@ def _card_item(it: dict, path: str, design, settings: FitSettings, names: _CardN
         raise _doc.fail(path + ".kind", "expected \"interval\", \"level\", \"value\" or \"missing\"", kind)
     col = _doc.text(_doc.field(it, "column", path), path + ".column")
     j = names.where.get(col)
+    if j is not None and label != design.labels[j]:
+        raise _doc.fail(path + ".label", f"the label must be the column's own, {design.labels[j]!r}, built from its "
+                        "rule", label)
     if kind == "missing":
         if j is None or design.rules[j].kind != "missing":
             raise _doc.fail(path + ".column", "expected a design column missing(x) of a variable fitted with "
@@ -561,14 +798,14 @@ def _report(c: dict, card: ScoreCard, settings: FitSettings) -> SolverReport:
         _doc.integer(info["indicators"], f"{path}.settings.indicators", 0)
     return SolverReport(status=status, objective=objective, lower_bound=lower, gap=gap,
                         time=float(_doc.number(c["time"], path + ".time", 0)),
-                        nodes=_doc.integer(c["nodes"], path + ".nodes", 0),
-                        cuts=_doc.integer(c["cuts"], path + ".cuts", 0),
-                        lp_solves=_doc.integer(c["lp_solves"], path + ".lp_solves", 0),
+                        nodes=_doc.integer(c["nodes"], path + ".nodes", 0, MAX_COUNT),
+                        cuts=_doc.integer(c["cuts"], path + ".cuts", 0, MAX_COUNT),
+                        lp_solves=_doc.integer(c["lp_solves"], path + ".lp_solves", 0, MAX_COUNT),
                         root_bound=_root_bound(c["root_bound"], path + ".root_bound"),
                         solver=_doc.text(c["solver"], path + ".solver", empty=True),
                         settings=dict(_doc.obj(c["settings"], path + ".settings")),
                         solution=(), scale=scale, scales=scales,
-                        listed=_doc.integer(c["listed"], path + ".listed", 0))
+                        listed=_doc.integer(c["listed"], path + ".listed", 0, MAX_COUNT))
 
 
 #: solver counters the reports format as numbers
@@ -600,7 +837,7 @@ def _training(t: dict) -> dict:
     path = "$.training"
     _doc.only(t, ("nobs", "events", "rows_dropped", "rows_digest", "metrics", "loss", "constraint_values",
                   "weight_total", "weight_events"), path)
-    nobs = _doc.integer(_doc.field(t, "nobs", path), path + ".nobs", 1)
+    nobs = _doc.integer(_doc.field(t, "nobs", path), path + ".nobs", 1, MAX_COUNT)
     events = _doc.integer(_doc.field(t, "events", path), path + ".events", 0, nobs)
     metrics = _decode(_doc.obj(_doc.field(t, "metrics", path), path + ".metrics"))
     keys = ("n", "events", "auc", "cal", "brier", "log_loss")
@@ -608,12 +845,12 @@ def _training(t: dict) -> dict:
     for k in keys + (("net_benefit",) if "net_benefit" in metrics else ()):
         v = _doc.field(metrics, k, path + ".metrics")
         if not (isinstance(v, float) and math.isnan(v)):
-            _doc.number(v, f"{path}.metrics.{k}", lo=0 if k != "net_benefit" else -math.inf)
+            _doc.number(v, f"{path}.metrics.{k}")
     values = _decode(_doc.array(_doc.field(t, "constraint_values", path), path + ".constraint_values", 10_000))
-    for v in values:
-        _doc.obj(v, path + ".constraint_values")
+    for i, v in enumerate(values):
+        _doc.obj(v, f"{path}.constraint_values[{i}]")
     return {"nobs": nobs, "events": events,
-            "rows_dropped": _doc.integer(_doc.field(t, "rows_dropped", path), path + ".rows_dropped", 0),
+            "rows_dropped": _doc.integer(_doc.field(t, "rows_dropped", path), path + ".rows_dropped", 0, MAX_COUNT),
             "rows_digest": _doc.text(_doc.field(t, "rows_digest", path), path + ".rows_digest"),
             "metrics": metrics, "constraint_values": tuple(values), **_weight_totals(t, path),
             "loss": _doc.number(_decode(_doc.field(t, "loss", path)), path + ".loss", 0)}

@@ -896,7 +896,7 @@ class RiskScore:
                 "gap": self.gap, "status": self.status, "nobs": self.nobs, "events": self.events,
                 "size": self.size}
 
-    def to_json(self, indent: int | None = 2) -> str:
+    def to_json(self, indent: int | None = 2, *, key=None) -> str:
         """The model as a plain JSON document; :func:`riskformula.from_json` loads it back.
 
         The document holds the formula, the encoding state needed to score new data, the
@@ -907,6 +907,9 @@ class RiskScore:
         ----------
         indent : int or None, default 2
             Spaces per indentation level; None writes the document on one line.
+        key : str or bytes, optional
+            A secret to sign the document with (HMAC-SHA256); ``rf.from_json(text, key=key)``
+            then refuses any file not signed with it.  Keep the key apart from the file.
 
         Returns
         -------
@@ -917,8 +920,9 @@ class RiskScore:
         --------
         >>> text = m.to_json()  # doctest: +SKIP
         >>> rf.from_json(text).predict(df)  # same risks as m.predict(df)  # doctest: +SKIP
+        >>> signed = m.to_json(key=secret)  # rf.from_json(signed, key=secret) checks it  # doctest: +SKIP
         """
-        return to_json(self, indent=indent)
+        return to_json(self, indent=indent, key=key)
 
     def to_sql(self, table="data", *, dialect: str = "sqlite", **options) -> str:
         """A ``SELECT`` that scores ``table`` where it lives: ``score`` and ``risk`` from the raw

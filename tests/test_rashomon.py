@@ -326,7 +326,8 @@ def test_result_converts_and_prints(small):
     assert len(rs) == len(rs.to_frame()) == len(list(rs)) > 3
     frame = rs.to_frame()
     assert list(frame.columns[:5]) == ["objective", "loss", "size", "auc", "intercept"]
-    assert (frame["objective"] >= frame["loss"]).all() and frame["auc"].between(0, 1).all()
+    # objective = loss + c0·size, each summed on its own: equal up to rounding when the size is 0
+    assert (frame["objective"] >= frame["loss"] - 1e-12).all() and frame["auc"].between(0, 1).all()
     d = rs.to_dict()
     json.dumps(d)
     assert d["complete"] and d["n_members"] == len(rs) and d["bound"] is None

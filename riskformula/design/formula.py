@@ -26,8 +26,10 @@ from ..errors import (DataError, FormulaError, RiskFormulaError, close_match, di
 from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, first_argument,
                           threshold_terms)
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
+from .guard import check_formula_code
+from .labels import design_labels
 from .matrix import DesignMatrix
-from .missing import (fill_value, missing_label, missing_rows, missing_term, parse_choice, refused_in_fit,
+from .missing import (fill_value, missing_rows, missing_term, parse_choice, refused_in_fit,
                       resolve_policies, zero_missing)
 from .rules import Rule, derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
@@ -55,15 +57,6 @@ def split_formula(formula: str) -> tuple[str, str]:
         raise FormulaError(f"`formula` has no terms on the right of '~': {formula!r}. "
                            "Use 'y ~ 1' for an intercept-only score.")
     return lhs, rhs
-
-
-def _readable(column: str) -> str:
-    """``C(sex)[T.male]`` -> ``sex = male``; ``smoker[T.True]`` -> ``smoker``."""
-    m = re.match(r"^(?:C\()?([^\[\(\),]+?)(?:,[^\[]*)?\)?\[T\.(.*)\]$", column)
-    if not m:
-        return column
-    var, level = m.group(1).strip(), m.group(2)
-    return var if level == "True" else f"{var} = {level}"
 
 
 def _q(v) -> str:
@@ -285,6 +278,7 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
             error = _design_error(e, formula, f.user_lhs, frame, ctx)
         raise error from None  # one message: formulaic's chained tracebacks say nothing more
 
+    check_formula_code(f.full, data.columns, context)  # before formulaic evaluates any of it
     mm = materialize(data)
     variables = sorted(set(mm.rhs.model_spec.required_variables) | set(mm.lhs.model_spec.required_variables))
     used = [v for v in variables if v in data.columns]
@@ -312,15 +306,14 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     spec = mm.rhs.model_spec
     column_terms = _column_terms(spec, columns)
     thresholds = threshold_terms(spec, columns, column_terms)
-    labels = _labels(columns, thresholds)
     rules, categories = derive_rules(spec, columns, column_terms, thresholds, frame, X)
     if items:  # one "x is missing" column per item variable, after the formula's columns
         thresholds = [dataclasses.replace(t, missing_item=True) if t.variable in items else t for t in thresholds]
         X = np.column_stack([X] + [frame[v].isna().to_numpy(dtype=float) for v in items])
         columns += [missing_term(v) for v in items]
-        labels += [missing_label(v) for v in items]
         column_terms += [missing_term(v) for v in items]
         rules = tuple(rules) + tuple(Rule("missing", v) for v in items)
+    labels = design_labels(columns, rules, thresholds)
     kept = {v: _kept(policies[v], v, data, items) for v in predictors if policies[v][0] != "raise"}
     outcome_rule = derive_outcome(f.lhs, f.bare_name if f.bare else None, frame, raw)
     spec = DesignSpec(formula=formula, model_spec=spec, lhs_model_spec=None if f.bare else mm.lhs.model_spec,
@@ -395,15 +388,6 @@ def _column_terms(spec, columns) -> list:
             if at is not None:
                 column_terms[at] = str(term)
     return column_terms
-
-
-def _labels(columns, thresholds) -> list:
-    """The card's label of each design column: ``sex = male``, ``age ≤ 60``."""
-    labels = [_readable(c) for c in columns]
-    for t in thresholds:
-        for j, c in zip(t.columns, t.cuts):
-            labels[j] = f"{t.variable} ≤ {c:.6g}"
-    return labels
 
 
 def _apply_missing(data: pd.DataFrame, w, used: list, outcome_vars: list, policies: dict):

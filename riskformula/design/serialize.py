@@ -15,6 +15,7 @@ expressions loads only with ``trusted=True``.
 from __future__ import annotations
 
 import base64
+import builtins
 import math
 import pickle
 
@@ -22,6 +23,9 @@ from .. import _doc
 from .._json import decode, encode
 from ..errors import DataError, FormulaError
 from ..thresholds import FORMULA_FUNCTIONS, ThresholdTerm
+from .guard import check_formula_code
+from .labels import design_labels
+from .missing import missing_term
 from .rules import outcome_from_dict, rule_from_dict
 from .spec import DesignSpec
 
@@ -111,6 +115,16 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
                                 f"({short_levels(categories.get(part.variable))})", part.value)
     thresholds = _thresholds_from_json(des, names, rules)
     missing = _missing_from_json(_doc.field(des, "missing", "$.design"), variables, rules, categories)
+    # the labels the card prints: rebuilt from the rules, never read (a stored label must be the rule's)
+    rebuilt = design_labels(names, rules, thresholds)
+    for i, (name, given, rule, label) in enumerate(zip(names, labels, rules, rebuilt)):
+        if given != label:
+            raise _doc.fail(f"$.design.columns[{i}].label", f"the label must be the column's own, {label!r}, built "
+                            "from its rule", given)
+        if not _name_fits(name, rule):
+            raise _doc.fail(f"$.design.columns[{i}].name", f"the column name does not name what its rule computes "
+                            f"({label})", name)
+    labels = rebuilt
     name = _doc.text(_doc.field(out, "name", "$.outcome"), "$.outcome.name")
     levels = [_doc.level(v, "$.outcome.levels") for v in _doc.array(_doc.field(out, "levels", "$.outcome"),
                                                                      "$.outcome.levels", 2)]
@@ -133,17 +147,39 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
                             "which loading would evaluate. Load it with rf.from_json(text, trusted=True) only if you "
                             "trust the file (a score whose terms are cuts, levels and variables loads without it).")
         ex = _doc.obj(_doc.field(doc, "expressions", "$"), "$.expressions")
-        model_spec = model_spec_from_json(ex.get("rhs_spec"))
-        lhs_spec = model_spec_from_json(ex.get("lhs_spec"))
         stored = _doc.obj(ex.get("context", {"values": {}, "not_stored": {}}), "$.expressions.context")
         user = context or {}
         ctx.update({**decode(stored.get("values", {})), **user})
+        # even a trusted file's terms are read before they run; a name of the fit's context= that
+        # was not stored (a module) is the caller's to pass at load, never a builtin
+        named = {k: None for k in stored.get("not_stored", {}) if isinstance(k, str) and not hasattr(builtins, k)}
+        for key in ("rhs_spec", "lhs_spec"):
+            _check_stored_terms(ex.get(key), variables, {**named, **ctx}, f"$.expressions.{key}")
+        model_spec = model_spec_from_json(ex.get("rhs_spec"))
+        lhs_spec = model_spec_from_json(ex.get("lhs_spec"))
         unresolved = {k: v for k, v in stored.get("not_stored", {}).items() if k not in user}
     return DesignSpec(formula=formula, model_spec=model_spec, lhs_model_spec=lhs_spec, columns=tuple(names),
                       labels=tuple(labels), column_terms=tuple(terms), variables=tuple(variables), outcome=name,
                       event=event, levels=tuple(levels), thresholds=tuple(thresholds), context=ctx,
                       unresolved_context=unresolved, rules=tuple(rules),
                       categories=categories, outcome_rule=outcome_rule, missing=missing)
+
+
+def _name_fits(name: str, rule) -> bool:
+    """Whether the design column ``name`` (as formulaic wrote it) can be the column of ``rule``: a
+    level's name ends with the level (``C(sex)[T.m]``), a value's holds its variable, a missing
+    item's is ``missing(x)`` (a cut's name is its term's: its label comes from the rule)."""
+    if rule.kind == "missing":
+        return name == missing_term(rule.variable)
+    if rule.kind == "level":
+        return name.endswith((f"[T.{rule.value}]", f"[{rule.value}]"))
+    if rule.kind == "linear":
+        return rule.variable in name
+    if rule.kind == "product":
+        levels = [p for p in rule.parts if p.kind == "level"]
+        return (all(p.variable in name for p in rule.parts)
+                and all(f"[T.{p.value}]" in name or f"[{p.value}]" in name for p in levels))
+    return True
 
 
 def _missing_to_json(v: str, policy: dict) -> dict:
@@ -309,6 +345,20 @@ def model_spec_to_json(spec) -> dict | None:
                         "only if you trust this file.",
                 "formula": str(spec.formula),
                 "data": base64.b64encode(blob).decode("ascii")}
+
+
+def _check_stored_terms(d, variables, context: dict, path: str) -> None:
+    """The stored encoder's formula terms checked by the formula guard before formulaic evaluates
+    them (a pickled encoder is a trusted file's own choice: loading a pickle can run code)."""
+    if not isinstance(d, dict) or d.get("encoding") != "json":
+        return
+    terms = d.get("terms")
+    if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
+        raise _doc.fail(path + ".terms", "expected the formula's terms as strings", terms)
+    try:
+        check_formula_code("_ ~ " + " + ".join(terms or ["1"]), [*variables, "_"], context)
+    except FormulaError as e:
+        raise _doc.fail(path + ".terms", f"a term runs code a formula may not ({e})", terms) from None
 
 
 def model_spec_from_json(d: dict | None):

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .._text import visible
 from ..errors import SettingsError
 from ..reports import render as r
 
@@ -268,7 +269,8 @@ def _script_json(data) -> str:
 # --------------------------------------------------------------------------------------
 
 def _e(text) -> str:
-    return html.escape(str(text), quote=True)
+    """Text shown on the page: HTML-escaped, control and bidirectional characters as escapes."""
+    return html.escape(visible(text), quote=True)
 
 
 def _field(entry: dict, notes: list) -> str:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 
+from .._text import visible
 from ..errors import DataError, SettingsError
 from ..card import interval_points
 from .plan import card_plan, provenance
@@ -112,11 +113,11 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
 def _document(model, plan, model_name, score, risk, reasons) -> ET.Element:
     root = _el("PMML", xmlns=NS, version="4.4")
     lines = provenance(model)
-    header = _sub(root, "Header", description=lines[0], copyright="")
+    header = _sub(root, "Header", description=visible(lines[0]), copyright="")
     from .._version import __version__
     _sub(header, "Application", name="riskformula", version=__version__)
     for line in lines[1:]:
-        _sub(header, "Annotation").text = _xml_text(line)
+        _sub(header, "Annotation").text = visible(line)
 
     dd = _sub(root, "DataDictionary", numberOfFields=str(len(plan.variables)))
     for var in plan.variables:

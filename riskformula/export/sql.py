@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 
+from .._text import visible
 from ..errors import DataError, SettingsError
 from .plan import card_plan, provenance
 
@@ -331,12 +332,13 @@ def _explain(plan) -> list:
 
 
 def _comment(text: str) -> list:
-    return [_one_line(line) for line in (text.splitlines() or [""])]
+    return [_one_line(text)]
 
 
 def _one_line(text: str) -> str:
-    """``text`` safe inside a ``--`` comment: no line break (it would end the comment), no NUL."""
-    return " ".join(str(text).replace("\x00", " ").splitlines())
+    """``text`` safe inside a ``--`` comment: line breaks (one would end the comment), NUL, other
+    control characters and bidirectional overrides written as visible escapes (``\\n``, ``\\u202e``)."""
+    return visible(text)
 
 
 def _no_nul(text: str, what: str) -> str:

@@ -379,4 +379,4 @@ def _read_document(d) -> dict:
 
 
 register_model_kind(ModelKind(NetBenefitScore, key="net_benefit", write=lambda model: model.nb.to_dict(),
-                              read=_read_document, intercept=False))
+                              read=_read_document, intercept=False, loss_objective=False))

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from .._text import visible
+
 #: tabulate formats for each output kind
 FORMATS = {"text": "simple", "markdown": "github", "html": "html", "latex": "latex_booktabs"}
 
@@ -242,12 +244,27 @@ def _escape_cells(df: pd.DataFrame, kind: str, index: bool) -> pd.DataFrame:
     return out
 
 
+def _visible_cells(df: pd.DataFrame, index: bool) -> pd.DataFrame:
+    """``df`` with control and bidirectional characters of its text cells, column names (and index
+    labels) written as escapes (:func:`~riskformula._text.visible`); a copy only when one has them."""
+    def vis(v):
+        return visible(v) if isinstance(v, str) else v
+
+    out = df.apply(lambda col: col.map(vis)).rename(columns=lambda c: visible(c) if isinstance(c, str) else c)
+    if index:
+        out.index = out.index.map(vis)
+    return out
+
+
 def table(df: pd.DataFrame, kind: str = "text", floatfmt: str = ".4g", index: bool = False) -> str:
-    """Render a DataFrame with tabulate in one of :data:`FORMATS`, its text escaped for ``kind``."""
+    """Render a DataFrame with tabulate in one of :data:`FORMATS`, its text escaped for ``kind``
+    (names' control and bidirectional characters shown as escapes in every format)."""
     fmt = FORMATS[kind]
     if kind in _SELF_ESCAPED:
         df = _escape_cells(df, kind, index)
         fmt = _SELF_ESCAPED[kind]
+    elif len(df):
+        df = _visible_cells(df, index)
     return tabulate(df, headers="keys", tablefmt=fmt, showindex=index,
                     floatfmt=floatfmt, disable_numparse=True)
 
@@ -257,6 +274,8 @@ def pairs(items: Iterable[tuple[str, object]], kind: str = "text") -> str:
     rows = [(label, value if isinstance(value, str) else fmt_number(value)) for label, value in items]
     if kind in _SELF_ESCAPED:
         rows = [(escape(str(label), kind, cell=True), escape(value, kind, cell=True)) for label, value in rows]
+    else:
+        rows = [(visible(label), visible(value)) for label, value in rows]
     if kind == "markdown":  # Markdown tables need a header row
         return tabulate(rows, headers=["", ""], tablefmt=FORMATS[kind], disable_numparse=True)
     return tabulate(rows, tablefmt={"text": "plain"}.get(kind, _SELF_ESCAPED.get(kind, FORMATS[kind])),
@@ -333,8 +352,11 @@ def escape(text: str, kind: str = "text", *, cell: bool = False) -> str:
     """Escape text (headings, notes, table cells) for Markdown, HTML or LaTeX; text passes through.
 
     :func:`table` and :func:`pairs` escape their cells with it (``cell=True``) for Markdown and
-    LaTeX; tabulate escapes HTML cells itself.
+    LaTeX; tabulate escapes HTML cells itself.  In every format, control characters (a line break
+    in a name), bidirectional overrides and lone surrogates are written as visible escapes
+    (``\\n``, ``\\u202e``: :func:`~riskformula._text.visible`).
     """
+    text = visible(text)
     if kind == "html":
         import html
 

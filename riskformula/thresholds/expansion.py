@@ -21,8 +21,24 @@ _DOT = re.compile(r"(?<![\w.])threshold\(\s*\.\s*(?=[,)])")
 _QUOTED_ARG = re.compile(r"""(?<![\w.])(threshold|cut)\(\s*Q\(\s*(['"])([^`'"]*?)\2\s*\)""")
 
 
-def _quoted(name: str) -> str:
-    """A column name as formula text (backticks when it is not a Python name)."""
+def _quoted(name: str, inside_call: bool = False) -> str:
+    """A column name as formula text: as it is when it is a Python name, else in backticks.
+
+    A name that formulaic cannot read back as that one name is refused, never written: a backtick
+    would end the quoted name (and let the rest of it be read as formula text or code), and inside
+    a function call such as ``threshold()`` (``inside_call``), which formulaic evaluates as Python,
+    a quote starts a string and a Python keyword is a syntax error."""
+    if "`" in name:
+        raise FormulaError(f"the column {name!r} has a backtick (`) in its name, which a formula cannot quote. "
+                           f"Rename it, e.g. data.rename(columns={{{name!r}: {name.replace('`', '')!r}}}), or "
+                           "name the columns you want instead of `.`.")
+    if inside_call and (keyword.iskeyword(name) or "'" in name or '"' in name):
+        clean = name.replace("'", "").replace('"', "").replace(" ", "_")
+        clean = clean + "_" if keyword.iskeyword(clean) else clean
+        what = "is a Python keyword" if keyword.iskeyword(name) else "has a quote in its name"
+        raise FormulaError(f"the column {name!r} {what}, which formulaic cannot read inside threshold(). "
+                           f"Rename it, e.g. data.rename(columns={{{name!r}: {clean!r}}}), or leave it out of "
+                           f"`threshold(.)` with `- `{name}``.")
     return name if name.isidentifier() and not keyword.iskeyword(name) else f"`{name}`"
 
 
@@ -35,9 +51,13 @@ def _thresholdable(s: pd.Series) -> bool:
 
 def _closing(text: str, start: int) -> int:
     """Index of the parenthesis closing the one opened just before ``start``."""
-    depth = 0
+    depth, quoted = 0, False
     for i in range(start, len(text)):
-        if text[i] in "([{":
+        if text[i] == "`":  # a backtick-quoted name may hold parentheses: `dose (mg)`
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif text[i] in "([{":
             depth += 1
         elif text[i] in ")]}":
             if depth == 0:
@@ -109,5 +129,5 @@ def expand_threshold_dot(lhs: str, rhs: str, data: pd.DataFrame, formula: str | 
                            f"({covered[:10]}{'...' if len(covered) > 10 else ''}) is numeric with more than "
                            "two distinct values (binary and categorical columns enter as they are). "
                            "Write '.' instead, or threshold a numeric column by name.")
-    terms = [f"threshold({_quoted(c)}{args})" if c in numeric else _quoted(c) for c in covered]
+    terms = [f"threshold({_quoted(c, inside_call=True)}{args})" if c in numeric else _quoted(c) for c in covered]
     return f"{rhs[:start]}{' + '.join(terms)}{rhs[end:]}"

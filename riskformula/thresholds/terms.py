@@ -105,9 +105,13 @@ def score_shift(thresholds, points, lower, upper) -> int:
 def first_argument(term: str) -> str:
     """``"threshold(age, k=2)"`` -> ``"age"``: the first argument of a function-call term."""
     inner = term[term.index("(") + 1:]
-    depth = 0
+    depth, quoted = 0, False
     for i, ch in enumerate(inner):
-        if ch in "([{":
+        if ch == "`":  # a backtick-quoted name may hold any character: `a, b (mg)`
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch in "([{":
             depth += 1
         elif ch in ")]}":
             if depth == 0:
