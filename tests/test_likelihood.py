@@ -202,3 +202,14 @@ def test_net_benefit_score_has_a_likelihood(data):
     assert m.llf == pytest.approx(ll, rel=1e-9)
     assert m.df_model == m.size + len(m.nb.band_risk) - 1  # the band risks stand for the intercept
     assert np.isnan(m.summary().to_frame()["coef"]).all()  # its points are not logits
+
+
+def test_dask_fit_has_the_same_totals_and_no_rows(plain, data):
+    dd = pytest.importorskip("dask.dataframe")
+    lazy = rf.risk_score(FORMULA, dd.from_pandas(data, npartitions=3), max_size=3, time_limit=20)
+    for name in ("llf", "llnull", "aic", "bic", "df_model", "df_resid"):
+        assert getattr(lazy, name) == pytest.approx(getattr(plain, name), rel=1e-10), name
+    with pytest.raises(DataError, match="dask frame's distinct rows"):
+        lazy.fittedvalues
+    link = lazy.predict(dd.from_pandas(data, npartitions=3), which="link").compute()
+    pd.testing.assert_series_equal(link, plain.predict(data, which="link"))
