@@ -82,6 +82,8 @@ def test_hosmer_lemeshow_note_for_extreme_risks(steep, breast):
     note = [n for n in ev.notes if n.startswith("Hosmer–Lemeshow:")]
     assert len(note) == 1 and "above 99.9%" in note[0] and "reliability table" in note[0]
     assert note[0] in str(ev)
+    # the summary's Hosmer–Lemeshow line (training rows) gets the same kind of note
+    assert any(n.startswith("Hosmer–Lemeshow:") for n in steep.summary().notes())
 
 
 def test_no_hosmer_lemeshow_note_for_moderate_risks():

@@ -256,6 +256,11 @@ class Summary(r.Rendered):
         few = few_rows_note(m)
         if few:
             out.append(few)
+        if m.training_evaluation is not None:  # the Hosmer–Lemeshow line of the fit table, read in context
+            from .evaluation import hosmer_lemeshow_tail_note
+            tail = hosmer_lemeshow_tail_note(m.training_evaluation.hosmer_lemeshow)
+            if tail:
+                out.append(tail)
         return out
 
     def _tables(self) -> dict[str, pd.DataFrame | None]:
