@@ -192,6 +192,8 @@ def test_summary_to_frame_is_a_coefficient_table(plain):
     assert np.allclose(t["coef"], t["points"] / plain.scale) and np.allclose(t["odds_ratio"], np.exp(t["coef"]))
     pd.testing.assert_frame_equal(s.score_card(), plain.score_card())
     assert "AIC / BIC" in str(s)
+    assert s.to_dict()["likelihood"] == {k: float(getattr(plain, k)) for k in (
+        "llf", "llnull", "deviance", "null_deviance", "aic", "bic", "df_model", "df_resid")}
 
 
 def test_net_benefit_score_has_a_likelihood(data):

@@ -290,6 +290,11 @@ class Summary(r.Rendered):
         ev = self.model.training_evaluation
         if ev is not None:
             d["training"] = ev.to_dict()
+        try:  # statsmodels' names, as the model's attributes give them
+            d["likelihood"] = {k: float(getattr(self.model, k)) for k in
+                               ("llf", "llnull", "deviance", "null_deviance", "aic", "bic", "df_model", "df_resid")}
+        except DataError:  # a loaded weighted fit saved without its weight total
+            pass
         d["solver"] = {k: v for k, v in self.model.solver.to_dict().items() if k not in ("log", "solution")}
         d["solver"]["scales"] = [dict(r) for r in self.model.solver.scales]
         return d
