@@ -78,3 +78,12 @@ def test_misspelt_argument_gets_a_did_you_mean():
 def test_bad_grid_names_auto():
     with pytest.raises(FormulaError, match='"auto"'):
         fit('y ~ threshold(x, grid="fine")', frame(100, 20))
+
+
+def test_dask_frames_get_the_same_grid_and_message():
+    dd = pytest.importorskip("dask.dataframe")
+    d = frame(6000, 3000)
+    lazy = fit("y ~ threshold(x)", dd.from_pandas(d, npartitions=3)).design.thresholds[0]
+    assert lazy.on_grid and list(lazy.cuts) == list(fit("y ~ threshold(x)", d).design.thresholds[0].cuts)
+    with pytest.raises(FormulaError, match="Did you mean `grid`"):
+        fit("y ~ threshold(x, grids=3)", dd.from_pandas(frame(100, 20), npartitions=2))
