@@ -27,8 +27,9 @@ another that imports it back (``tests/test_layers.py`` checks both on the import
 from .problem.constraints import (at_least, at_most, implies, max_thresholds, max_variables, not_both, one_variable,
                                   risk_at_least, risk_at_most, sign)
 from .datasets import list_datasets, load_dataset, synthetic_thresholds
-from .errors import (DataError, FormulaError, InfeasibleProblemError, OptimalityGapWarning,
+from .errors import (DataError, FormulaError, InfeasibleProblemError, NotApplicableError, OptimalityGapWarning,
                      RiskFormulaError, RiskFormulaWarning, SearchLimitError, SettingsError, SmallGroupWarning,
+                     SmallSampleWarning,
                      SolverError)
 from .fairness import (calibration_within_groups, conditional_statistical_parity, equal_opportunity,
                        equalized_odds, predictive_equality, risk_parity, score_balance,
@@ -61,8 +62,9 @@ __all__ = [
     "synthetic_thresholds",
     "sign", "at_most", "at_least", "not_both", "implies", "one_variable", "max_thresholds", "max_variables",
     "risk_at_least", "risk_at_most", "threshold", "cut",
-    "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError",
+    "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError", "NotApplicableError",
     "SolverError", "SearchLimitError", "RiskFormulaWarning", "OptimalityGapWarning", "SmallGroupWarning",
+    "SmallSampleWarning",
     "statistical_parity", "conditional_statistical_parity", "predictive_equality", "equal_opportunity",
     "equalized_odds", "score_balance", "risk_parity", "calibration_within_groups", "fairness_path",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",

@@ -119,6 +119,8 @@ def _parser() -> argparse.ArgumentParser:
                                         "a command's options.")
     ap.add_argument("--version", action="version", version=_version())
     sub = ap.add_subparsers(dest="command", required=True)
+    #: each command's parser, for its own usage line when an option is misspelt (see main)
+    ap.set_defaults(_commands=sub.choices)
     fit = sub.add_parser("fit", help="fit a risk score and print its summary")
     fit.add_argument("formula", help="R-style formula, e.g. 'y ~ age + C(sex)' or 'y ~ .'")
     fit.add_argument("--data", required=True,
@@ -210,9 +212,29 @@ def _load(name: str):
     return from_json(data)
 
 
-def _error(e: RiskFormulaError) -> int:
-    print(f"riskformula: error: {e}", file=sys.stderr)
+def _error(e: RiskFormulaError, data: str | None = None) -> int:
+    """Print ``e`` on one line; ``data``: the ``--data`` file, named where the Python API's message
+    names its argument (`newdata`, `data`)."""
+    text = str(e)
+    if data is not None:
+        for name in ("`newdata`", "`data`"):
+            text = text.replace(name, f"--data {data!r}")
+    print(f"riskformula: error: {text}", file=sys.stderr)
     return USAGE_ERROR if isinstance(e, SettingsError) else DATA_ERROR
+
+
+def _parse(argv):
+    """The command line's arguments; an option a command does not know is reported with that
+    command's usage line (and the nearest option it has), not the top-level one."""
+    ap = _parser()
+    args, extra = ap.parse_known_args(argv)
+    if extra:
+        from .errors import did_you_mean
+        cmd = args._commands[args.command]
+        options = [o for o in cmd._option_string_actions if o.startswith("--")]
+        unknown = next((x.split("=")[0] for x in extra if x.startswith("-")), extra[0])
+        cmd.error(f"unrecognized arguments: {' '.join(extra)}.{did_you_mean(unknown, options)}")
+    return args
 
 
 @contextlib.contextmanager
@@ -252,7 +274,7 @@ def _use(args) -> int:
             return OK
         print(model.evaluate(data, by=args.by).render(args.format))
     except RiskFormulaError as e:
-        return _error(e)
+        return _error(e, getattr(args, "data", None))
     except OSError as e:
         print(f"riskformula: error: {e}", file=sys.stderr)
         return DATA_ERROR
@@ -285,7 +307,7 @@ def _export(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     with _one_line_warnings():
         if args.command == "export":
             return _export(args)

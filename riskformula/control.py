@@ -146,10 +146,24 @@ class SearchControl:
 FIELDS = tuple(f.name for f in dataclasses.fields(SearchControl))
 
 
+#: arguments of R's ``glm`` and statsmodels' ``glm`` a user may reach for, with what riskformula
+#: takes instead (a call passing one is told this rather than the list of search settings)
+OTHER_NAMES = {
+    "na_action": "missing values are handled by `missing=` (\"raise\", the default; \"drop\" as R's na.omit; "
+                 "\"item\"; \"as <value>\"), for every variable or per variable with a dict.",
+    "subset": "select the rows first, `data[mask]` or `data.query(\"age >= 18\")` (rf.risk_score takes "
+              "`subset=` itself).",
+    "family": "a risk score is a logistic model (binomial family, logit link); `objective=\"net_benefit\"` "
+              "fits the net-benefit score instead.",
+}
+
+
 def check_names(options: dict, where: str, others: tuple = ()) -> dict:
     """``options`` when every key names a search setting; else a :class:`SettingsError` naming the
     nearest of those and ``others`` (the caller's own arguments)."""
     unknown = [k for k in options if k not in FIELDS]
+    if unknown and unknown[0] in OTHER_NAMES:  # an argument of R's glm or statsmodels, said our way
+        raise SettingsError(f"{where}() has no argument `{unknown[0]}`: {OTHER_NAMES[unknown[0]]}")
     if unknown:
         hint = did_you_mean(unknown[0], FIELDS + tuple(others))
         raise SettingsError(f"{where}() got an unexpected argument `{unknown[0]}`.{hint} The search settings are "

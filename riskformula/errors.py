@@ -107,6 +107,12 @@ def unreadable_formula(formula: str, error: BaseException) -> FormulaError:
                         "and parentheses there.")
 
 
+class NotApplicableError(RiskFormulaError, AttributeError):
+    """A statsmodels attribute that has no meaning for a risk score's whole-number points (standard
+    errors, p-values, confidence intervals, the covariance of the estimates); an
+    ``AttributeError``, so ``hasattr(m, "bse")`` is False."""
+
+
 class InfeasibleProblemError(RiskFormulaError):
     """No risk score satisfies the bounds and constraints that were asked for."""
 
@@ -140,6 +146,11 @@ class CalibrationWarning(RiskFormulaWarning):
     For example AUC in a group with a single class, the calibration slope of a model whose
     risks are all equal, or a Hosmer–Lemeshow test with fewer than 3 groups.
     """
+
+
+class SmallSampleWarning(RiskFormulaWarning):
+    """A fit on fewer than 10 rows of the rarer outcome per item on the card (Peduzzi et al., 1996):
+    the certificate is exact on those rows, but points chosen from so few rarely hold on new data."""
 
 
 class SmallGroupWarning(RiskFormulaWarning):

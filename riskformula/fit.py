@@ -8,6 +8,7 @@ logistic fit in :mod:`riskformula.logistic`, the net-benefit fit in
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from . import logistic as _logistic  # noqa: F401  (registers objective="logistic")
@@ -30,7 +31,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                positive_weight: float = 1.0, event=None, missing: str | dict = "raise", constraints=None,
                factors_as_one: bool = False, scale=1, real_intercept: bool | None = None,
                objective: str = "logistic", decision_thresholds=None, decision_weights=None, initial=None,
-               context: dict | None = None, control: SearchControl | None = None, **search) -> RiskScore:
+               context: dict | None = None, subset=None, control: SearchControl | None = None,
+               **search) -> RiskScore:
     """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
 
     The risk of a row is 1 / (1 + exp(−(intercept + score)/m)), where score is the sum of its
@@ -142,6 +144,12 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         Net benefit only: one weight per decision threshold (objective Σ w_i NB(p_i)); None
         (default): the AUNBC weights p_(i+1) − p_i with p_0 = 0, so that the objective is the area
         under the net-benefit curve.
+    subset : array-like of bool or str, optional
+        The rows to fit on, as R's ``subset=``: a boolean mask (a pandas Series is matched to the
+        rows by index label, anything else is taken in row order) or a condition in the syntax of
+        :meth:`pandas.DataFrame.query` (``subset="age >= 18 and ward != 'icu'"``).  None
+        (default): every row.  The model then remembers those rows only (``nobs``, the
+        training evaluation, ``fittedvalues``).
     control : SearchControl, optional
         How the search runs: ``time_limit`` (seconds for the whole fit, default 60),
         ``gap_tolerance``, ``absolute_gap_tolerance``, ``node_limit``, ``n_jobs``, ``progress``,
@@ -174,7 +182,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     ...               df, max_size=2, scale=[1, 2, 4], time_limit=30).scale  # doctest: +SKIP
     1.0
     """
-    control = make_control(control, search, "risk_score", others=MODEL_ARGUMENTS + ("objective", "control"))
+    control = make_control(control, search, "risk_score",
+                           others=MODEL_ARGUMENTS + ("objective", "control", "subset"))
+    if subset is not None:
+        data = _subset(data, subset)
     entry = objective_entry(objective)
     arguments = {"max_size": max_size, "min_size": min_size, "coef_range": coef_range,
                  "intercept_range": intercept_range, "c0": c0, "weights": weights, "positive_weight": positive_weight,
@@ -194,3 +205,41 @@ def _is_default(value, default) -> bool:
         return not isinstance(value, bool) and bool(value == default)
     except (TypeError, ValueError):  # arrays, frames
         return False
+
+
+def _subset(data, subset):
+    """The rows of ``data`` that ``subset`` selects (see :func:`risk_score`), or one clear error."""
+    from .backends import is_dask_frame
+    from .design.spec import check_frame
+    from .errors import DataError, SettingsError
+    if not is_dask_frame(data):
+        check_frame(data)
+    if isinstance(subset, str):
+        try:
+            rows = data.query(subset)
+        except Exception as e:  # pandas' errors for a bad condition: a name, a syntax, a type
+            raise SettingsError(f"`subset={subset!r}` could not be evaluated on `data` "
+                                f"({type(e).__name__}: {e}); write a condition on its columns, such as "
+                                "subset=\"age >= 18\", or pass a boolean mask.") from None
+    else:
+        if is_dask_frame(data):
+            rows = data[subset]
+        else:
+            if isinstance(subset, pd.Series):
+                if not subset.index.equals(data.index):
+                    if not subset.index.is_unique or not data.index.isin(subset.index).all():
+                        raise DataError("`subset` is a Series whose index does not cover the rows of `data`; "
+                                        "pass a mask indexed like `data` (e.g. data['age'] >= 18).")
+                    subset = subset.reindex(data.index)
+                mask = subset.to_numpy()
+            else:
+                mask = np.asarray(subset)
+            if mask.dtype != bool or mask.ndim != 1 or len(mask) != len(data):
+                got = (f"an array of {mask.dtype} with {len(mask):,d} values" if mask.ndim == 1
+                       else f"shape {mask.shape}")
+                raise SettingsError(f"`subset` must be a boolean mask with one value per row of `data` "
+                                    f"({len(data):,d}) or a condition string such as \"age >= 18\"; got {got}.")
+            rows = data[mask]
+    if not is_dask_frame(rows) and len(rows) == 0:
+        raise DataError(f"`subset={subset if isinstance(subset, str) else '...'}` selects no rows of `data`.")
+    return rows

@@ -58,6 +58,10 @@ class TrainingSummary:
     #: the fairness constraints' values on the training rows: dicts with ``constraint``,
     #: ``quantity``, ``value``, ``bound`` and ``slack``
     constraint_values: tuple = ()
+    #: the total sample weight of the training rows and of their events (None: unknown, as for
+    #: a loaded model of a weighted fit saved without them); the weighted log-likelihood needs them
+    weight_total: float | None = None
+    weight_events: float | None = None
 
 
 def index_digest(index) -> str:

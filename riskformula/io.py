@@ -151,7 +151,9 @@ def to_dict(model, key=None) -> dict:
                      "metrics": _encode({k: float(v) for k, v in model.training_metrics.items()}),
                      "loss": _encode(float(model.loss)),
                      # the fairness constraints' values on the training rows (the summary shows them)
-                     "constraint_values": _encode([dict(r) for r in model.training.constraint_values])},
+                     "constraint_values": _encode([dict(r) for r in model.training.constraint_values]),
+                     # the sample weight of the rows and of their events, for the weighted log-likelihood
+                     "weight_total": model.training.weight_total, "weight_events": model.training.weight_events},
         "certificate": cert,
         "settings": _encode(settings),
         # ranges, scales and one-hot groups of the training variables, for counterfactuals
@@ -833,7 +835,8 @@ def _root_bound(v, path: str) -> float:
 
 def _training(t: dict) -> dict:
     path = "$.training"
-    _doc.only(t, ("nobs", "events", "rows_dropped", "rows_digest", "metrics", "loss", "constraint_values"), path)
+    _doc.only(t, ("nobs", "events", "rows_dropped", "rows_digest", "metrics", "loss", "constraint_values",
+                  "weight_total", "weight_events"), path)
     nobs = _doc.integer(_doc.field(t, "nobs", path), path + ".nobs", 1, MAX_COUNT)
     events = _doc.integer(_doc.field(t, "events", path), path + ".events", 0, nobs)
     metrics = _decode(_doc.obj(_doc.field(t, "metrics", path), path + ".metrics"))
@@ -849,8 +852,17 @@ def _training(t: dict) -> dict:
     return {"nobs": nobs, "events": events,
             "rows_dropped": _doc.integer(_doc.field(t, "rows_dropped", path), path + ".rows_dropped", 0, MAX_COUNT),
             "rows_digest": _doc.text(_doc.field(t, "rows_digest", path), path + ".rows_digest"),
-            "metrics": metrics, "constraint_values": tuple(values),
+            "metrics": metrics, "constraint_values": tuple(values), **_weight_totals(t, path),
             "loss": _doc.number(_decode(_doc.field(t, "loss", path)), path + ".loss", 0)}
+
+
+def _weight_totals(t: dict, path: str) -> dict:
+    """The training rows' total weight and their events' (absent, or None: unknown; an older document)."""
+    total, events = t.get("weight_total"), t.get("weight_events")
+    if total is None or events is None:
+        return {}
+    total = _doc.number(total, path + ".weight_total", 0)
+    return {"weight_total": total, "weight_events": _doc.number(events, path + ".weight_events", 0, total)}
 
 
 def _profile(p):

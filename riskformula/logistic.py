@@ -22,7 +22,7 @@ from ._threads import check_n_jobs
 from .design import build_design
 from .design.rules import Deadline
 from .errors import (InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError,
-                     warn_caller)
+                     SmallSampleWarning, warn_caller)
 from .control import SearchControl
 from .fitinfo import DistinctRows, FitSettings
 from .objectives import MODEL_ARGUMENTS, Objective, register_objective
@@ -101,14 +101,26 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
                            scales=tuple(sorted(scales + tuple(r["scale"] for r in report.scales if r.get("added")))),
                            real_intercept=real_intercept)
     if t.patterns is not None:
-        return t.patterns.model(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam))
-    # the training design is dropped here: the model keeps the design spec and no training data
+        return _warn_few_rows(t.patterns.model(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam)))
+    # the training design is dropped here: the model keeps the design spec and each training row's
+    # score and outcome (for fittedvalues and the residuals), no other training data
     fair = tuple(c for c in constraints if c.reads_rows)
     assert t.training is not None  # a pandas fit (no patterns) keeps its training rows
-    return RiskScore.from_fit(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data,
-                              facts=facts, fairness=fair, frame=t.training.frame if fair else None,
-                              weights=t.training.weights if fair and t.design.weights is not None else None,
-                              distinct=DistinctRows.of_loss(problem.loss))
+    model = RiskScore.from_fit(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam), data=data,
+                               facts=facts, fairness=fair, frame=t.training.frame if fair else None,
+                               weights=t.training.weights if fair and t.design.weights is not None else None,
+                               distinct=DistinctRows.of_loss(problem.loss))
+    return _warn_few_rows(model)
+
+
+def _warn_few_rows(model: RiskScore) -> RiskScore:
+    """``model``, after a :class:`~riskformula.SmallSampleWarning` when its training rows are few
+    for its items (see :func:`riskformula.reports.summary.few_rows_note`)."""
+    from .reports.summary import few_rows_note
+    note = few_rows_note(model)
+    if note:
+        warn_caller(note, SmallSampleWarning)
+    return model
 
 
 @dataclasses.dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 from dataclasses import replace
 
 import numpy as np
@@ -13,11 +13,12 @@ from scipy.special import logit
 
 from .backends import backend_for
 from .design import DesignMatrix, DesignSpec
-from .errors import SettingsError
+from .errors import DataError, SettingsError
 from .solver import SolverReport
 from .card import ScoreCard, value_supports
 from .io import ModelKind, register_model_kind, to_json
 from .fitinfo import DistinctRows, FitRows, FitSettings, TrainingSummary, index_digest
+from .reports.likelihood import FittedRows, Likelihood, likelihood, not_applicable, residuals
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 MAX_TABLE_ROWS = 40
 #: the most whole scores a risk boundary may move from the real one by rounding (a point or two in practice)
 _BOUNDARY_STEPS = 64
+
+#: what :meth:`RiskScore.predict` returns, by ``which=``
+PREDICT_WHICH = ("risk", "score", "link")
 
 
 class RiskScore:
@@ -44,7 +48,14 @@ class RiskScore:
     (mean logistic loss + c0·size), ``loss``, ``lower_bound``, ``gap``, ``status``, ``formula``,
     ``nobs``, ``events``, ``size``, ``solver`` (the :class:`SolverReport`), ``design`` (the frozen
     :class:`~riskformula.design.DesignSpec` that encodes new data), ``training`` (a
-    :class:`TrainingSummary`; no training data are kept).
+    :class:`TrainingSummary`).  statsmodels' results attributes have their meaning at the card's
+    fixed points: ``params``, ``llf``, ``llnull``, ``deviance``, ``null_deviance``, ``aic``,
+    ``bic``, ``df_model`` (the items, plus 1 for a fitted score scale; AIC and BIC count
+    ``df_model + 1`` parameters), ``df_resid``, ``fittedvalues`` and ``resid_response`` /
+    ``resid_pearson`` / ``resid_deviance`` (see :mod:`riskformula.reports.likelihood`);
+    ``bse``, ``pvalues``, ``conf_int()`` and ``cov_params()`` raise
+    :class:`~riskformula.NotApplicableError`.  Of the training data the model keeps only each
+    row's index label, score and outcome (for the per-row attributes; not saved by ``to_json``).
 
     Examples
     --------
@@ -106,6 +117,9 @@ class RiskScore:
         #: ranges, scales and one-hot groups of the training variables (no rows), for counterfactuals
         self.profile = profile
         self.training_evaluation: Evaluation | None = None
+        #: the training rows' index, score and outcome, for ``fittedvalues`` and the residuals
+        #: (None: a loaded model, or a fit on a dask frame's distinct patterns)
+        self._fitted: FittedRows | None = None
         if rows is not None:
             training = self._learn_training(rows, training)
         self.training = training
@@ -184,6 +198,10 @@ class RiskScore:
         from .reports.evaluation import evaluate_arrays
         design, d, X = rows.design, rows.distinct, rows.X
         score = self.scorecard.matrix_of_design(X) @ self.scorecard.points
+        training = replace(training, **_weight_totals(design, rows.counts))
+        if rows.counts is None:  # the design's rows are the training rows: keep each one's score
+            per_row = score if d is None else self.scorecard.matrix_of_design(design.X) @ self.scorecard.points
+            self._fitted = FittedRows(design.index, np.asarray(per_row, float), np.asarray(design.y, np.int8))
         if d is None:
             y, behind = design.y, rows.counts
         else:  # each distinct row twice: its rows without the event, and its events (where there are any)
@@ -331,26 +349,209 @@ class RiskScore:
         terms = [t for t, c in zip(self._design.column_terms, self._points) if c != 0]
         return None if None in terms else list(dict.fromkeys(terms))
 
-    def predict(self, newdata: pd.DataFrame) -> pd.Series:
+    def predict(self, newdata: pd.DataFrame | None = None, which: str = "risk") -> pd.Series:
         """Predicted risk (probability of the event) of every row of ``newdata``: ``risk_of`` of
-        its score (here 1 / (1 + exp(−(intercept + score)/scale))).
+        its score (here 1 / (1 + exp(−(intercept + score)/scale))); or its score or link.
 
         Parameters
         ----------
-        newdata : pandas.DataFrame or dask.dataframe.DataFrame
-            The rows to predict; only the variables the card reads need to be columns.
+        newdata : pandas.DataFrame or dask.dataframe.DataFrame, optional
+            The rows to predict; only the variables the card reads need to be columns.  None: the
+            training rows (as statsmodels' ``predict()``), from the fit's own scores.
+        which : {"risk", "score", "link"}, default "risk"
+            What to return (statsmodels' ``which=``, R's ``type=``): ``"risk"`` the predicted risk
+            (statsmodels' ``"mean"``, R's ``"response"``), ``"score"`` the total points
+            (:meth:`score`), ``"link"`` the logit of the risk, (intercept + score) / scale
+            (statsmodels' ``"linear"``, R's ``"link"``).
 
         Returns
         -------
         pandas.Series or dask.dataframe.Series
-            The risks, named ``risk`` and indexed like ``newdata``; a lazy dask Series for a
-            dask DataFrame.
+            Named ``risk``, ``score`` or ``link`` and indexed like ``newdata``; a lazy dask Series
+            for a dask DataFrame.
+
+        Examples
+        --------
+        >>> m.predict(df.head(3), which="link")  # doctest: +SKIP
         """
-        backend = backend_for(newdata)
-        if backend is not None:
-            return backend.map_rows(self, "predict", newdata)
-        s = self.score(newdata)
-        return pd.Series(self.risk_of(s.to_numpy()), index=newdata.index, name="risk")
+        if which not in PREDICT_WHICH:
+            from .errors import did_you_mean
+            alias = {"mean": "risk", "response": "risk", "probability": "risk", "linear": "link",
+                     "logit": "link", "points": "score"}.get(which) if isinstance(which, str) else None
+            hint = (f" (statsmodels' and R's {which!r} is {alias!r} here)" if alias
+                    else did_you_mean(which, PREDICT_WHICH))
+            raise SettingsError(f"`which` must be one of {list(PREDICT_WHICH)}; got {which!r}.{hint}")
+        if newdata is None:
+            fitted = self._fitted_rows("predict()")
+            s = pd.Series(fitted.score, index=fitted.index, name="score")
+        else:
+            backend = backend_for(newdata)
+            if backend is not None and which == "risk":
+                return backend.map_rows(self, "predict", newdata)
+            s = self.score(newdata)
+        if which == "score":
+            return s
+        if which == "link":
+            return self._link(s).rename("link")
+        return pd.Series(self.risk_of(s.to_numpy()), index=s.index, name="risk")
+
+    def _link(self, s):
+        """(intercept + score) / scale of scores ``s`` (a Series), the logit of their risk; a score
+        with another score → risk map gives the logit of its risk."""
+        if self.risk_map == "logistic":
+            return (self.intercept + s) / self.scale
+        if backend_for(s) is not None:
+            return s.map_partitions(lambda part: pd.Series(logit(self.risk_of(part.to_numpy())), index=part.index))
+        return pd.Series(logit(self.risk_of(s.to_numpy())), index=s.index)
+
+    # --- statsmodels' results attributes ------------------------------------------------
+    def _fitted_rows(self, what: str) -> FittedRows:
+        if self._fitted is None:
+            raise DataError(
+                f"{what} needs the training rows' scores, which this model does not keep (it was loaded "
+                "from JSON, or fitted on a dask frame's distinct rows); pass the training data: "
+                "`m.predict(data)`, `m.observed(data)`.")
+        return self._fitted
+
+    def _likelihood(self) -> Likelihood:
+        return likelihood(self)
+
+    @property
+    def params(self) -> pd.Series:
+        """The card as statsmodels' ``params``: ``(intercept)``, the points of every item (by its
+        label, as the card prints it) and ``(scale)``, the score scale (points per logit); the
+        logistic coefficients are ``params / scale`` (see :meth:`summary`'s ``to_frame()``)."""
+        items = self.scorecard.items
+        return pd.Series([float(self.intercept), *(float(it.points) for it in items), float(self.scale)],
+                         index=pd.Index(["(intercept)", *(it.label for it in items), "(scale)"], dtype=object),
+                         name="points")
+
+    @property
+    def llf(self) -> float:
+        """Log-likelihood on the training rows, weighted as the fit is (sample weights and
+        ``positive_weight`` as statsmodels' frequency weights): −``loss`` × the rows' total weight."""
+        return self._likelihood().llf
+
+    @property
+    def llnull(self) -> float:
+        """Log-likelihood of the intercept-only model (the training event rate), weighted as ``llf``."""
+        return self._likelihood().llnull
+
+    @property
+    def deviance(self) -> float:
+        """Residual deviance, −2 ``llf`` (a 0/1 outcome's saturated model has log-likelihood 0)."""
+        return self._likelihood().deviance
+
+    @property
+    def null_deviance(self) -> float:
+        """Deviance of the intercept-only model, −2 ``llnull``."""
+        return self._likelihood().null_deviance
+
+    @property
+    def df_model(self) -> int:
+        """Model degrees of freedom, as statsmodels counts them (the intercept not included): the
+        number of items (design columns with nonzero points: each level of a factor and each cut
+        of a threshold counts one), plus 1 for a score scale chosen by the fit (``scale="fit"`` or
+        a list).  AIC and BIC count ``df_model + 1`` parameters.  Whole-number points are not free
+        real parameters, so the count (and AIC/BIC) is an approximation."""
+        return self._likelihood().df_model
+
+    @property
+    def df_resid(self) -> float:
+        """Residual degrees of freedom: the rows (their total weight with sample weights) minus
+        ``df_model + 1``."""
+        return self._likelihood().df_resid
+
+    @property
+    def aic(self) -> float:
+        """Akaike's information criterion, −2 ``llf`` + 2 (``df_model`` + 1)."""
+        return self._likelihood().aic
+
+    @property
+    def bic(self) -> float:
+        """Bayesian information criterion, −2 ``llf`` + (``df_model`` + 1) · log(n), n the training
+        rows (their total weight with sample weights)."""
+        return self._likelihood().bic
+
+    @property
+    def fittedvalues(self) -> pd.Series:
+        """Predicted risk of every training row (``predict()``), indexed like the training data."""
+        return self.predict()
+
+    def _resid(self, kind: str) -> pd.Series:
+        fitted = self._fitted_rows(f"resid_{kind}")
+        s = pd.Series(fitted.score, index=fitted.index)
+        link = self._link(s).to_numpy() if self.risk_map == "logistic" else None
+        r = residuals(fitted.y, self.risk_of(fitted.score), link, kind)
+        return pd.Series(r, index=fitted.index, name=f"resid_{kind}")
+
+    @property
+    def resid_response(self) -> pd.Series:
+        """Training residuals y − risk (statsmodels' ``resid_response``)."""
+        return self._resid("response")
+
+    @property
+    def resid_pearson(self) -> pd.Series:
+        """Training Pearson residuals (y − risk) / √(risk (1 − risk)); infinite at a risk of 0 or 1."""
+        return self._resid("pearson")
+
+    @property
+    def resid_deviance(self) -> pd.Series:
+        """Training deviance residuals sign(y − risk) · √(−2 log-likelihood of the row); their
+        squares (times the rows' weights) add up to ``deviance``."""
+        return self._resid("deviance")
+
+    @property
+    def bse(self) -> NoReturn:
+        """Not defined: raises :class:`~riskformula.NotApplicableError` (see ``rf.rashomon_set``)."""
+        raise not_applicable("`bse` (standard errors of the points)")
+
+    @property
+    def tvalues(self) -> NoReturn:
+        """Not defined: raises :class:`~riskformula.NotApplicableError` (see ``rf.rashomon_set``)."""
+        raise not_applicable("`tvalues` (z statistics of the points)")
+
+    @property
+    def pvalues(self) -> NoReturn:
+        """Not defined: raises :class:`~riskformula.NotApplicableError` (see ``rf.rashomon_set``)."""
+        raise not_applicable("`pvalues` (p-values of the points)")
+
+    def conf_int(self, alpha: float = 0.05, cols=None) -> NoReturn:
+        """Not defined for whole-number points: always raises.
+
+        Parameters
+        ----------
+        alpha : float, default 0.05
+            statsmodels' argument, accepted so that its calls get the explanation.
+        cols : list, optional
+            statsmodels' argument, accepted so that its calls get the explanation.
+
+        Returns
+        -------
+        NoReturn
+            Never returns.
+
+        Raises
+        ------
+        NotApplicableError
+            Always: see ``rf.rashomon_set`` for how much the points could move.
+        """
+        raise not_applicable("`conf_int()` (confidence intervals of the points)")
+
+    def cov_params(self) -> NoReturn:
+        """Not defined for whole-number points: always raises.
+
+        Returns
+        -------
+        NoReturn
+            Never returns.
+
+        Raises
+        ------
+        NotApplicableError
+            Always: see ``rf.rashomon_set`` for how much the points could move.
+        """
+        raise not_applicable("`cov_params()` (the covariance of the points)")
 
     def risk_of(self, score) -> np.ndarray:
         """Risk at total score(s) ``score`` (points, intercept not included): the model's score →
@@ -848,6 +1049,17 @@ class RiskScore:
     def __str__(self) -> str:
         from .reports.summary import short_report
         return short_report(self)
+
+
+def _weight_totals(design: DesignMatrix, counts) -> dict:
+    """``weight_total`` and ``weight_events`` of :class:`TrainingSummary`: the sample weight of the
+    training rows and of their events (rows when unweighted; ``counts`` rows behind each design row)."""
+    w = design.weights if design.weights is not None else counts
+    y = np.asarray(design.y) == 1
+    if w is None:
+        return {"weight_total": float(len(y)), "weight_events": float(y.sum())}
+    w = np.asarray(w, float)
+    return {"weight_total": float(w.sum()), "weight_events": float(w[y].sum())}
 
 
 def training_facts(design: DesignMatrix, data: pd.DataFrame):

@@ -6,8 +6,8 @@ text from the model is escaped, expressions are refused) and a Python mirror of 
 ``slow`` tests open it in a real headless Chromium (Debian's ``chromium`` and ``chromium-driver``
 packages, driven by Selenium from PyPI; no driver download) and compare the page's score and risk
 with ``score``/``predict`` for hundreds of random inputs per card.  Set ``RISKFORMULA_CHROMIUM`` /
-``RISKFORMULA_CHROMEDRIVER`` to use other binaries; with ``RISKFORMULA_WRITE_DOCS=1`` the
-screenshot test refreshes ``docs/calculator.png``.
+``RISKFORMULA_CHROMEDRIVER`` to use other binaries.  (The exports guide embeds the page of its own
+model, written when the site is built, rather than a screenshot.)
 """
 
 from __future__ import annotations
@@ -438,7 +438,7 @@ def test_keyboard_only_person_and_hostile_levels(browser, tmp_path):
 
 @pytest.mark.slow
 def test_screenshot_and_print_of_a_filled_page(browser, tmp_path):
-    """The docs' picture: a breast cancer card with one person's values entered; and the page
+    """A screenshot of a breast cancer card with one person's values entered; and the page
     prints (Chromium's print-to-PDF with the print style sheet)."""
     import base64
     df = rf.load_dataset("breastcancer").rename(columns={"Benign": "malignant"})  # 1: malignant
@@ -457,9 +457,7 @@ def test_screenshot_and_print_of_a_filled_page(browser, tmp_path):
         "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}})
     png = base64.b64decode(shot["data"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    target = ROOT / "docs" / "calculator.png" if os.environ.get("RISKFORMULA_WRITE_DOCS") else tmp_path / "c.png"
-    target.parent.mkdir(exist_ok=True)
-    target.write_bytes(png)
+    (tmp_path / "c.png").write_bytes(png)
     pdf = base64.b64decode(browser.execute_cdp_cmd("Page.printToPDF", {"printBackground": False})["data"])
     assert pdf[:5] == b"%PDF-"
     (tmp_path / "c.pdf").write_bytes(pdf)

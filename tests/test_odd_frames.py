@@ -50,8 +50,8 @@ def test_the_fixed_cases(name, kind):
     assert out.kind == kind, out.detail
     if name == "min_bin rule":
         assert "min_bin" in out.detail and "constant" not in out.detail
-    if name == "data as a dataset name":
-        assert "rf.load_dataset" in out.detail and "pd.read_csv" in out.detail
+    if name == "data as a dataset name":  # a bundled data set's name: load it
+        assert "rf.load_dataset('wdbc')" in out.detail
 
 
 def test_the_classifier_sees_a_silent_wrong_model(monkeypatch):

@@ -247,10 +247,11 @@ class _ThresholdHook:
 
         @stateful_transform
         def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=None, _state=None, _spec=None,
-                      _context=None):
+                      _context=None, **unknown):
             # `missing` is read from the formula's text by build_design
             if "cuts" not in _state and not (_context is not None and PROBE in _context):
-                _base_threshold(x, k=k, grid=grid, min_bin=min_bin, _context={PROBE: True})  # argument checks
+                # argument checks (a misspelt argument: one message with a did-you-mean)
+                _base_threshold(x, k=k, grid=grid, min_bin=min_bin, _context={PROBE: True}, **unknown)
                 key = _own_key(_spec, _state)
                 self.terms[key] = {"k": k, "grid": grid, "min_bin": min_bin, "argument": first_argument(key)}
                 preset = (self.presets or {}).get(key)

@@ -175,7 +175,7 @@ class Counterfactuals(r.Formats):
         s = _num(self.target_score)
         if self.target_risk is None:
             return f"score {op} {s}"
-        return f"risk {op} {_pct(self.target_risk)} (score {op} {s})"
+        return f"risk {op} {r.fmt_percent_exact(float(self.target_risk))} (score {op} {s})"
 
     def header(self) -> str:
         st = self.settings
@@ -261,6 +261,6 @@ def _signed(x) -> str:
     return s if s.startswith("-") else "+" + s
 
 
-def _pct(r) -> str:
-    r = float(r)
-    return f"{100 * r:.1f}%" if 0.001 <= r <= 0.999 or r in (0.0, 1.0) else f"{100 * r:.2g}%"
+def _pct(risk) -> str:
+    """A risk as the reports print it (``>99.9%``, ``<0.1%`` near the ends)."""
+    return r.fmt_percent(float(risk))

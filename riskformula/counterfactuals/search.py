@@ -23,6 +23,7 @@ import pandas as pd
 
 from .._checks import MAX_C0, MAX_SECONDS, MAX_SIZE, RISK_MARGIN
 from ..errors import DataError, RiskFormulaError, SettingsError
+from ..reports.render import fmt_percent, fmt_percent_exact
 from . import dp
 from .instance import TOL, build_instances, block_points
 from .milp import CounterfactualMILP, mahalanobis_factor
@@ -420,10 +421,10 @@ def _infeasible_reason(inst, reach, K, max_changes, n_features, risk_at, target_
     else:
         head = f"changing every actionable feature{lim} the {word} reachable score is {_n(best)}"
     risk = float(risk_at(best))
-    head += f" (risk {100 * risk:.1f}%)"
+    head += f" (risk {fmt_percent(risk)})"
     need = f"the target needs a score of {op} {_n(inst.target)}"
     if target_risk is not None:
-        need += f" (risk {op} {100 * target_risk:.1f}%)"
+        need += f" (risk {op} {fmt_percent_exact(target_risk)})"
     return f"{head}; {need}"
 
 

@@ -279,6 +279,20 @@ class DesignSpec:
         return (raw == self.event).to_numpy().astype(int)
 
 
+def _text_as_frame(text, name: str) -> str:
+    """The message for a data set's name or a file's path given where a DataFrame goes (the
+    command line reads both; Python wants the frame)."""
+    from ..datasets.bundled import _AVAILABLE
+    shown = os.fsdecode(text)
+    if shown in _AVAILABLE:
+        return (f"`{name}` must be a pandas DataFrame; got the string {shown!r}. Load the bundled data set first: "
+                f"`{name}=rf.load_dataset({shown!r})`.")
+    reader = "pd.read_parquet" if shown.lower().endswith((".parquet", ".pq")) else "pd.read_csv"
+    return (f"`{name}` must be a pandas DataFrame; got the {'path' if isinstance(text, os.PathLike) else 'string'} "
+            f"{shown!r}. Read the file first: `{name}={reader}({shown!r})` (a bundled data set: "
+            "rf.load_dataset(name); rf.list_datasets() lists them).")
+
+
 def check_frame(data, what: str = "fit", name: str = "data") -> None:
     if not isinstance(data, pd.DataFrame):
         from ..backends import is_dask_frame
@@ -287,9 +301,7 @@ def check_frame(data, what: str = "fit", name: str = "data") -> None:
                             "and evaluate take dask frames, this function needs a pandas DataFrame "
                             "(compute one with ddf.compute(), or a sample of it).")
         if isinstance(data, (str, bytes, os.PathLike)):
-            raise DataError(f"`{name}` must be a pandas DataFrame; got the {type(data).__name__} {str(data)[:80]!r}. "
-                            "Load the data first: rf.load_dataset('wdbc') for a bundled data set "
-                            "(rf.list_datasets() names them), pd.read_csv(path) for a CSV file.")
+            raise DataError(_text_as_frame(data, name))
         raise DataError(f"`{name}` must be a pandas DataFrame; got {type(data).__name__}. "
                         "Wrap arrays with pd.DataFrame(...) and name the columns.")
     if isinstance(data.columns, pd.MultiIndex):

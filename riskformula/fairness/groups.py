@@ -79,6 +79,14 @@ def check_group_count(groups: np.ndarray, by, what: str, weights=None) -> None:
                         f"or merge small levels.")
 
 
+def _shown(group) -> str:
+    """A group's level(s) as the user wrote them (``1``, ``'f'``, ``('f', 1)``), not numpy's repr
+    (``np.int64(1)``)."""
+    if isinstance(group, tuple):
+        return repr(tuple(g.item() if isinstance(g, np.generic) else g for g in group))
+    return repr(group.item() if isinstance(group, np.generic) else group)
+
+
 def warn_small_groups(describe: str, table: list, consequence: str, stacklevel: int | None = None) -> None:
     """One :class:`SmallGroupWarning` naming every group with fewer than :data:`SMALL_GROUP` rows
     in a stratum; ``table`` holds ``(stratum, group, rows)``, ``consequence`` what follows for the
@@ -86,7 +94,7 @@ def warn_small_groups(describe: str, table: list, consequence: str, stacklevel: 
     small = [(where, g, n) for where, g, n in table if n < SMALL_GROUP]
     if not small:
         return
-    items = "; ".join(f"{g!r} has {n:g} among {where}" for where, g, n in small[:8])
+    items = "; ".join(f"{_shown(g)} has {n:g} among {where}" for where, g, n in small[:8])
     more = f"; and {len(small) - 8} more" if len(small) > 8 else ""
     worst = 0.5 / math.sqrt(max(min(n for _, _, n in small), 1))
     absent = (" A group with no rows in a stratum has no rate there and is left out of that comparison."

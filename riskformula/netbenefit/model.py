@@ -14,6 +14,7 @@ from .. import _doc
 from .._json import decode as _decode, encode as _encode
 from ..errors import SettingsError
 from ..io import ModelKind, register_model_kind
+from ..reports.render import fmt_percent, fmt_percent_exact
 from ..model import RiskScore
 from .cutoffs import band_of
 from .grid import DecisionGrid
@@ -167,12 +168,12 @@ class NetBenefitScore(RiskScore):
         edges = np.concatenate([[-np.inf], cut, [np.inf]])
         risk = np.asarray(self.nb.band_risk, float)
         bands = [b for b in range(len(cut) + 1) if edges[b] < edges[b + 1]]  # bands a score can fall in
-        shown = ", ".join(f"{100 * risk[b]:.1f}%" for b in bands)
+        shown = ", ".join(fmt_percent(risk[b]) for b in bands)
         if sign < 0:
             ok = [b for b in bands if risk[b] <= target_risk]
             if not ok:
-                raise SettingsError(f"no score has a risk of at most {100 * target_risk:.3g}%: the score bands' risks "
-                                    f"are {shown}. Ask for a target at or above the lowest.")
+                raise SettingsError(f"no score has a risk of at most {fmt_percent_exact(target_risk)}: the score "
+                                    f"bands' risks are {shown}. Ask for a target at or above the lowest.")
             above = [b for b in bands if risk[b] > target_risk]
             z = edges[min(above)] if above else math.inf
             if math.isinf(z):
@@ -182,8 +183,8 @@ class NetBenefitScore(RiskScore):
             return float(math.ceil(z) - 1), float(z) - 1e-7
         ok = [b for b in bands if risk[b] >= target_risk]
         if not ok:
-            raise SettingsError(f"no score has a risk of at least {100 * target_risk:.3g}%: the score bands' risks "
-                                f"are {shown}. Ask for a target at or below the highest.")
+            raise SettingsError(f"no score has a risk of at least {fmt_percent_exact(target_risk)}: the score "
+                                f"bands' risks are {shown}. Ask for a target at or below the highest.")
         below = [b for b in bands if risk[b] < target_risk]
         a = edges[max(below) + 1] if below else -math.inf
         if math.isinf(a):

@@ -20,6 +20,11 @@ def _check(result):
         raise DataError("the Rashomon set has no members to plot.")
 
 
+def points_range(low: int, high: int) -> str:
+    """A variable's points across the members: ``+1`` when they agree, ``-2 to +3`` otherwise."""
+    return f"{low:+d}" if low == high else f"{low:+d} to {high:+d}"
+
+
 def plot_rashomon(result, ax=None, seed: int = 0):
     """Every member's training loss against its size (number of items), jittered sideways so that
     members of one size do not hide each other; the best score is marked and a dashed line shows
@@ -30,8 +35,10 @@ def plot_rashomon(result, ax=None, seed: int = 0):
     ----------
     result : RashomonSet
         The result of :func:`riskformula.rashomon_set`.
-    ax : matplotlib Axes, optional
-    seed : the jitter's random seed.
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes; None (default): on a new figure not attached to pyplot.
+    seed : int, default 0
+        The sideways jitter's random seed.
 
     Returns
     -------
@@ -42,8 +49,11 @@ def plot_rashomon(result, ax=None, seed: int = 0):
     rng = np.random.default_rng(seed)
     size = result.sizes.astype(float)
     x = size + rng.uniform(-0.18, 0.18, len(size))
-    ax.scatter(x, result.losses, s=14, color=_NON_EVENT, alpha=0.6, lw=0, label=f"members ({len(result):,d})")
-    ax.scatter([size[0]], [result.losses[0]], s=60, marker="*", color=_EVENT, zorder=3, label="best objective")
+    # the best score (the first member) is drawn once, as the star, where its jitter puts it
+    ax.scatter(x[1:], result.losses[1:], s=14, color=_NON_EVENT, alpha=0.6, lw=0,
+               label=f"members ({len(result):,d}, the best included)")
+    ax.scatter(x[:1], result.losses[:1], s=90, marker="*", color=_EVENT, edgecolor="white", linewidth=0.5,
+               zorder=3, label="best objective")
     c0 = result.settings.c0
     top = int(size.max())
     ax.axhline(result.level - c0 * top, color=_MODEL, ls="--", lw=1,
@@ -65,8 +75,11 @@ def plot_variable_use(result, ax=None, top: int = 20):
     Parameters
     ----------
     result : RashomonSet
-    ax : matplotlib Axes, optional
-    top : how many variables to show at most (the most used first).
+        The result of :func:`riskformula.rashomon_set`.
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes; None (default): on a new figure not attached to pyplot.
+    top : int, default 20
+        How many variables to show at most (the most used first).
 
     Returns
     -------
@@ -81,7 +94,7 @@ def plot_variable_use(result, ax=None, top: int = 20):
     ax.barh(y, t["share"], color=colours)
     for k, row in enumerate(t.itertuples()):
         if row.members:
-            ax.text(min(row.share, 1.0) + 0.01, k, f"{row.points_min:+d} to {row.points_max:+d}", va="center",
+            ax.text(min(row.share, 1.0) + 0.01, k, points_range(row.points_min, row.points_max), va="center",
                     fontsize=8)
     ax.set_yticks(y, t["variable"])
     ax.set_xlim(0, 1.18)

@@ -206,11 +206,6 @@ def _check_same_problem(models, labels) -> None:
                 "(e.g. data.dropna(subset=[...]) first) or compare on common data with `newdata=`.")
 
 
-def _fitted_scale(m: RiskScore) -> int:
-    """1 when the score scale was chosen by the fit (a parameter), else 0."""
-    return int(len(m.settings.scales) > 1)
-
-
 def _nested(a: RiskScore, b: RiskScore) -> bool:
     """Is every score ``a`` could be also one ``b`` could be (columns, point bounds, size limit,
     score scales)?"""
@@ -231,40 +226,34 @@ def _nested(a: RiskScore, b: RiskScore) -> bool:
     return True
 
 
-def _row(label, n, size, points, loss, deviance, aic_bic: bool, auc, cal, gap, status, scale=1.0,
-         fitted_scale: int = 0) -> dict:
-    k = size + 1 + fitted_scale  # points plus the intercept (plus a fitted score scale)
+def _row(label, n, size, k, points, loss, deviance, aic, bic, auc, cal, gap, status, scale=1.0) -> dict:
     used = [p for p in points if p != 0]
     return {"model": label, "n": int(n), "size": int(size), "scale": float(scale), "k": k,
             "points_min": float(min(used)) if used else np.nan,
             "points_max": float(max(used)) if used else np.nan,
-            "loss": float(loss), "deviance": float(deviance),
-            "aic": deviance + 2 * k if aic_bic else np.nan,
-            "bic": deviance + k * math.log(n) if aic_bic else np.nan,
+            "loss": float(loss), "deviance": float(deviance), "aic": float(aic), "bic": float(bic),
             "auc": float(auc), "cal": float(cal), "gap": float(gap), "status": status}
 
 
 def _model_row(m: RiskScore, label: str, newdata, notes: list[str]) -> dict:
     points = list(m.coef.to_numpy())
+    k = m.df_model + 1  # the model's own count (riskformula.reports.likelihood): items, intercept, scale
     if newdata is None:
         t = m.training_metrics
         if m.settings.weighted or m.settings.positive_weight != 1:
-            # the fitted loss is weighted; the likelihood of the rows is not
-            dev = 2 * m.nobs * t["log_loss"]
-            notes.append(f"{label}: fitted with weights; its deviance, AIC and BIC use the unweighted "
-                         "log-likelihood of the training rows (its `loss` column is the weighted loss).")
-        else:
-            dev = 2 * m.nobs * m.loss
-        return _row(label, m.nobs, m.size, points, m.loss, dev, True, t["auc"], t["cal"], m.gap, m.status,
-                    m.scale, _fitted_scale(m))
+            notes.append(f"{label}: fitted with weights; its deviance, AIC and BIC are weighted as its fit is "
+                         "(sample weights and the event weight as frequency weights; BIC's n is the total "
+                         "weight), as `m.llf`, `m.aic` and `m.bic` are.")
+        return _row(label, m.nobs, m.size, k, points, m.loss, m.deviance, m.aic, m.bic, t["auc"], t["cal"], m.gap,
+                    m.status, m.scale)
     with warnings.catch_warnings():
         # calibration warnings concern Hosmer–Lemeshow and the calibration slope, which the
         # comparison does not show: they would be notes about absent columns
         warnings.simplefilter("ignore", CalibrationWarning)
         ev = m.evaluate(newdata)
     auc = ev.auc.auc if ev.auc is not None else np.nan
-    return _row(label, ev.n, m.size, points, ev.log_loss, 2 * ev.n * ev.log_loss, False, auc, ev.cal,
-                m.gap, m.status, m.scale, _fitted_scale(m))
+    return _row(label, ev.n, m.size, k, points, ev.log_loss, 2 * ev.n * ev.log_loss, np.nan, np.nan, auc, ev.cal,
+                m.gap, m.status, m.scale)
 
 
 def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[str]) -> dict:
@@ -314,8 +303,9 @@ def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[
     n = len(y)
     dev = 2 * n * loss
     auc = metrics.auc(y, lp) if 0 < y.sum() < n else np.nan
-    row = _row(label, n, k - 1, [], loss, dev, newdata is None, auc, metrics.cal_by_score(y, risk, lp),
-               0.0, REFERENCE_STATUS)
+    aic, bic = (dev + 2 * k, dev + k * math.log(n)) if newdata is None else (np.nan, np.nan)
+    row = _row(label, n, k - 1, k, [], loss, dev, aic, bic, auc, metrics.cal_by_score(y, risk, lp), 0.0,
+               REFERENCE_STATUS)
     row["points_min"] = row["points_max"] = row["scale"] = np.nan
     return row
 
@@ -399,8 +389,10 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
     Notes
     -----
     Deviance is −2 log-likelihood: 2·n·(mean log loss). AIC = deviance + 2k and BIC =
-    deviance + k·log(n) with k = size + 1 (points plus intercept). Integer points are not free
-    real parameters, so AIC, BIC and the χ² p-values are approximate.
+    deviance + k·log(n) with k = ``m.df_model + 1`` (the items, each level and cut counted, plus
+    the intercept, plus 1 for a fitted score scale): the same numbers as each model's ``deviance``,
+    ``aic`` and ``bic`` (weighted as its fit is). Integer points are not free real parameters, so
+    AIC, BIC and the χ² p-values are approximate.
 
     Examples
     --------
@@ -440,9 +432,10 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
 
     if newdata is None:
         notes.insert(0, "Deviance = 2 × n × mean log loss (= −2 log-likelihood) on the training rows. "
-                        "AIC = deviance + 2k, BIC = deviance + k·log(n), k = size + 1 (points and intercept); "
-                        "integer points are not free real parameters, so AIC and BIC are approximate.")
-        if any(_fitted_scale(m) for m in models):
+                        "AIC = deviance + 2k, BIC = deviance + k·log(n), k = items + 1 (the points and the "
+                        "intercept; each level and each cut counts); integer points are not free real "
+                        "parameters, so AIC and BIC are approximate.")
+        if any(len(m.settings.scales) > 1 for m in models):
             notes.insert(1, "A score scale chosen by the fit (scale=\"fit\" or a list) counts as one more "
                             "parameter in k and in the likelihood-ratio tests' df.")
     else:

@@ -23,6 +23,7 @@ from .metrics.decision import check_thresholds
 from .metrics.discrimination import score_counts
 from .render import fmt_ci, fmt_fixed, fmt_percent
 from ..backends import backend_for
+from ..design.spec import check_frame
 
 __all__ = ["DEFAULT_THRESHOLDS", "Evaluation", "evaluate", "evaluate_arrays"]
 
@@ -58,9 +59,40 @@ def _model_column(model, method: str, data: pd.DataFrame) -> pd.Series:
     return pd.Series(arr, index=data.index)
 
 
+#: predicted risks this close to 0 or 1 are "extreme" for the Hosmer–Lemeshow note
+EXTREME_RISK = 0.001
+
+
+def hosmer_lemeshow_tail_note(hl) -> str | None:
+    """A note when most of a significant Hosmer–Lemeshow statistic comes from groups holding
+    predicted risks above 99.9 % or below 0.1 %: there an outcome the model all but excluded adds
+    about 1/(1 − risk) (or 1/risk) to the statistic, so a few rows read as a large misfit."""
+    t = hl.table
+    if t is None or len(t) == 0 or not np.isfinite(hl.statistic) or not hl.p_value < 0.05:
+        return None
+    n, o, e = (t[c].to_numpy(float) for c in ("n", "observed", "expected"))
+    mean = np.divide(e, n, out=np.full(len(n), np.nan), where=n > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        part = np.where(n > 0, (o - e) ** 2 / (e * (1 - mean)), 0.0)
+    high = t["risk_max"].to_numpy(float) > 1 - EXTREME_RISK
+    low = (t["risk_min"].to_numpy(float) < EXTREME_RISK) & ~high
+    extreme = high | low
+    share = float(np.nansum(part[extreme]) / hl.statistic) if hl.statistic > 0 else 0.0
+    if not extreme.any() or share < 0.5:
+        return None
+    where = " and ".join(w for w, on in (("above 99.9%", high.any()), ("below 0.1%", low.any())) if on)
+    surprises = int(round(float(np.sum((n - o)[high]) + np.sum(o[low]))))
+    return (f"Hosmer–Lemeshow: {share:.0%} of its statistic ({np.nansum(part[extreme]):.1f} of {hl.statistic:.1f}) "
+            f"comes from {int(extreme.sum())} group(s) of {int(n[extreme].sum()):,d} rows with predicted risks "
+            f"{where}, where {surprises:,d} outcome(s) the model all but excluded each add about 1/(1 − risk) to "
+            "it. The test is right that those risks are too extreme, but the misfit concerns these few rows: read "
+            "the reliability table.")
+
+
 def _collect(model, data: pd.DataFrame, by: str | None):
     """Outcome, risk, score (and the `by` column) on the rows the model could score."""
     if not isinstance(data, pd.DataFrame):
+        check_frame(data, "evaluate")  # a file's path or a data set's name gets its own advice
         raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
     if by is not None and (not isinstance(by, Hashable) or by not in data.columns):
         shown = ", ".join(map(str, list(data.columns)[:10]))
@@ -250,10 +282,17 @@ class Evaluation(render.Rendered):
             ("hl_p_value", hl.p_value, nan, nan),
             ("aunbc", self.aunbc, nan, nan),
         ]
-        return pd.DataFrame(rows, columns=["metric", "value", "lower", "upper"])
+        # counts stay whole numbers: a float column would print n = 341 as 3.41e+02 beside a 0.0001
+        counts = ("n", "events", "hl_df")
+        out = pd.DataFrame(rows, columns=["metric", "value", "lower", "upper"])
+        out["value"] = pd.Series([int(v) if k in counts and v == v else float(v) for k, v, _, _ in rows],
+                                 dtype=object)
+        return out
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per metric (``metric, value, lower, upper``), or with ``by`` the by-group table."""
+        """One row per metric (``metric, value, lower, upper``; ``value`` holds the counts ``n``,
+        ``events`` and ``hl_df`` as whole numbers, the rest as floats), or with ``by`` the by-group
+        table."""
         if self.by_group is not None:
             return self.by_group.copy()
         return self._metric_rows()
@@ -500,6 +539,9 @@ def evaluate_arrays(model, y, risk, score, *, weights=None, by: str | None = Non
                      f"({_grid_label(nb_grid)}); see `.tables['net_benefit']`.")
     if dropped:
         notes.append(f"{dropped:,d} row(s) dropped: the model returned no risk, score or outcome.")
+    tail = hosmer_lemeshow_tail_note(hl)
+    if tail:
+        notes.append(tail)
     notes += problems
 
     n, events, predicted = _totals(y, risk, w)

@@ -46,6 +46,10 @@ def _evaluation(model_or_evaluation, data) -> Evaluation:
         return evaluate(model_or_evaluation, data)
 
 
+#: the reliability diagram's margin around [0, 1], in risk units
+MARGIN = 0.05
+
+
 def plot_reliability(model_or_evaluation, data=None, ax=None):
     """Reliability diagram: observed vs predicted risk, one point per score.
 
@@ -85,8 +89,11 @@ def plot_reliability(model_or_evaluation, data=None, ax=None):
     area = 15 + 300 * n / n.max()
     ax.scatter(x, obs, s=area, color=_NON_EVENT, edgecolor="white", linewidth=0.8, zorder=3,
                label="score (area ∝ rows)")
-    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="Predicted risk", ylabel="Observed risk",
+    # a margin around [0, 1]: markers at a risk of 0 or 1 (common for a steep score) stay whole
+    ax.set(xlim=(-MARGIN, 1 + MARGIN), ylim=(-MARGIN, 1 + MARGIN), xlabel="Predicted risk", ylabel="Observed risk",
            title=f"Reliability (CAL {100 * ev.cal:.1f}%, n = {ev.n:,d})")
+    ax.set_xticks(np.linspace(0, 1, 6))
+    ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_aspect("equal")
     ax.legend(loc="upper left", fontsize=8, frameon=False)
     if len(r) <= 15:

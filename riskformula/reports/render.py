@@ -48,6 +48,16 @@ def fmt_percent(p: float, digits: int = 1) -> str:
     return f"{x:.{digits}f}%"
 
 
+def fmt_percent_exact(p: float) -> str:
+    """A risk the user chose (a target), with the decimals it needs to be told from 0 and 1:
+    ``0.2 -> '20.0%'``, ``0.99967 -> '99.967%'``, ``0.0005 -> '0.050%'``; NA when not finite."""
+    if not _finite(p):
+        return "NA"
+    tail = 100.0 * min(p, 1.0 - p)
+    digits = 1 if tail <= 0 else max(1, min(8, math.ceil(-math.log10(tail)) + 1))
+    return f"{100.0 * p:.{digits}f}%"
+
+
 def fmt_fixed(v, digits: int = 3) -> str:
     """``digits`` decimals (``0.71234 -> '0.712'``); NA when missing or not finite."""
     return f"{v:.{digits}f}" if _finite(v) else "NA"

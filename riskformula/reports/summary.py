@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..errors import DataError
 from . import render as r
 
 
@@ -172,6 +173,11 @@ class Summary(r.Rendered):
         m = self.model
         ev = m.training_evaluation
         rows = [("Mean logistic loss", f"{m.loss:.6f}")]
+        try:
+            rows += [("Log-likelihood (null model)", f"{m.llf:.2f} ({m.llnull:.2f})"),
+                     ("AIC / BIC", f"{m.aic:.1f} / {m.bic:.1f} ({m.df_model + 1} parameters)")]
+        except DataError:  # a loaded weighted fit saved without its weight total
+            pass
         if ev is None:
             # a model loaded from JSON keeps its training headline metrics only
             t = m.training_metrics
@@ -187,7 +193,7 @@ class Summary(r.Rendered):
                 ("Brier score", f"{ev.brier:.4f}"),
                 ("Hosmer–Lemeshow", ev.hosmer_lemeshow.describe()),
                 ("Calibration slope", "NA (risks of 0 or 1)" if ev.calibration is None
-                 else f"{ev.calibration.slope:.3f}"),
+                 else r.fmt_fixed(ev.calibration.slope, 3)),
             ]
         return pd.DataFrame(rows, columns=["statistic", "value"])
 
@@ -247,17 +253,35 @@ class Summary(r.Rendered):
                        "hold only approximately: audit them there with `m.fairness(data, by=...)`.")
         if m.settings.weighted:
             out.append("Loss and certificate use the sample weights; the training diagnostics are unweighted.")
+        few = few_rows_note(m)
+        if few:
+            out.append(few)
+        if m.training_evaluation is not None:  # the Hosmer–Lemeshow line of the fit table, read in context
+            from .evaluation import hosmer_lemeshow_tail_note
+            tail = hosmer_lemeshow_tail_note(m.training_evaluation.hosmer_lemeshow)
+            if tail:
+                out.append(tail)
         return out
 
     def _tables(self) -> dict[str, pd.DataFrame | None]:
         return {"header": pd.DataFrame(self.header(), columns=["item", "value"]),
+                "coefficients": coefficient_table(self.model),
                 "score_card": self.model.score_card(), "risk_table": self.model.risk_table(),
                 "fit": self.fit_table(), "certificate": self.certificate(), "scales": scale_table(self.model),
                 "fairness": self.fairness_table(),
                 "reliability": self.reliability(), "constraints": self.constraints_table()}
 
     def to_frame(self) -> pd.DataFrame:
-        """The score card (term, column, points) as a DataFrame."""
+        """The coefficient table, as statsmodels' ``summary2().tables[1]``: one row per parameter
+        (``(intercept)`` first, then each item of the card), with ``term`` (the item as the card
+        prints it), ``points``, ``coef`` (points / score scale: the logistic coefficient, a log
+        odds ratio), ``odds_ratio`` (exp(coef)), ``variable`` and ``kind``. Whole-number points have
+        no standard errors (see :class:`~riskformula.NotApplicableError`); the card itself is
+        :meth:`score_card`."""
+        return coefficient_table(self.model)
+
+    def score_card(self) -> pd.DataFrame:
+        """The score card, as ``m.score_card()``: ``term``, ``column``, ``points``, ``variable``, ``kind``."""
         return self.model.score_card()
 
     def to_dict(self) -> dict:
@@ -266,6 +290,11 @@ class Summary(r.Rendered):
         ev = self.model.training_evaluation
         if ev is not None:
             d["training"] = ev.to_dict()
+        try:  # statsmodels' names, as the model's attributes give them
+            d["likelihood"] = {k: float(getattr(self.model, k)) for k in
+                               ("llf", "llnull", "deviance", "null_deviance", "aic", "bic", "df_model", "df_resid")}
+        except DataError:  # a loaded weighted fit saved without its weight total
+            pass
         d["solver"] = {k: v for k, v in self.model.solver.to_dict().items() if k not in ("log", "solution")}
         d["solver"]["scales"] = [dict(r) for r in self.model.solver.scales]
         return d
@@ -308,6 +337,37 @@ class Summary(r.Rendered):
         return f"<Summary of {self.model!r}>"
 
 
+def coefficient_table(m) -> pd.DataFrame:
+    """The parameters of ``m`` as a coefficient table (see :meth:`Summary.to_frame`)."""
+    import numpy as np
+    card = m.score_card()
+    points = np.r_[float(m.intercept), card["points"].to_numpy(float)]
+    nb = m.risk_map != "logistic"  # another score → risk map: points are not logits
+    coef = np.full(len(points), np.nan) if nb else points / m.scale
+    return pd.DataFrame({"term": ["(intercept)", *card["term"]], "points": points, "coef": coef,
+                         "odds_ratio": np.exp(coef), "variable": [None, *card["variable"]],
+                         "kind": ["intercept", *card["kind"]]})
+
+
+#: fewer rows of the rarer outcome per item than this get a note and, at fit time, a warning
+#: (Peduzzi et al., 1996: 10 events per variable)
+ROWS_PER_ITEM = 10
+
+
+def few_rows_note(m) -> str | None:
+    """The note on a fit with fewer than :data:`ROWS_PER_ITEM` rows of the rarer outcome per item
+    (a 5-row fit can be "optimal" with every item at its bound), or None."""
+    rarer = min(m.events, m.nobs - m.events)
+    items = max(int(m.size), 1)
+    if rarer >= ROWS_PER_ITEM * items:
+        return None
+    kind = "events" if m.events <= m.nobs - m.events else "non-events"
+    return (f"Few rows for the model: {m.nobs:,d} training rows with {rarer:,d} {kind} for {m.size} item(s), "
+            f"fewer than {ROWS_PER_ITEM} of the rarer outcome per item (Peduzzi et al., 1996). The certificate "
+            "is exact on these rows, but points chosen from so few rarely hold on new data: check them with "
+            "`rf.cross_validate`, or fit fewer items.")
+
+
 def missing_text(m) -> str:
     """How the fit handled each variable's missing values, one entry per variable fitted with
     ``missing="item"``, ``"as <value>"`` or ``"drop"`` ("lactate — own item (57 rows); age — counted
@@ -337,6 +397,12 @@ def grid_and_constraint_notes(m, better: str) -> list[str]:
     if any(t.on_grid for t in m.design.thresholds):
         out.append("Thresholds were chosen from a quantile grid: the certificate is optimal relative to that "
                    "grid, not over every cut position.")
+    auto = [t for t in m.design.thresholds if t.on_grid and t.kind == "threshold" and "grid" not in t.term]
+    if auto:
+        from ..thresholds.candidates import AUTO_ABOVE, AUTO_GRID
+        which = ", ".join(f"{t.term} ({t.n_distinct:,d} distinct values)" for t in auto)
+        out.append(f"A {AUTO_GRID}-cut quantile grid was chosen automatically for {which}: threshold() does so "
+                   f"above {AUTO_ABOVE:,d} distinct values; `threshold(x, grid=None)` searches every cut.")
     if m.settings.constraints:
         out.append(f"Optimal under the listed constraints: a model without them may {better} better.")
     return out

@@ -15,7 +15,10 @@ pandas fit and the dask fit (whose tables are added up over partitions) get the 
 * **min_bin**: a cut must leave at least that share of the rows on each side (optbinning's
   ``min_bin_size``);
 * **grid**: at most about that many cuts, at the gaps holding evenly spaced quantiles of the
-  rows (the certificate is then optimal relative to the grid).
+  rows (the certificate is then optimal relative to the grid).  ``threshold(x)``'s default,
+  ``grid="auto"``, keeps every gap of a variable with up to :data:`AUTO_ABOVE` distinct values and
+  takes a :data:`AUTO_GRID`-cut grid above (a distance in metres, an income); ``grid=None`` keeps
+  every gap whatever the size.
 """
 
 from __future__ import annotations
@@ -24,7 +27,23 @@ import math
 
 import numpy as np
 
-__all__ = ["value_table", "linear_quantiles", "undominated_gaps", "roundest", "cuts_from_table"]
+__all__ = ["value_table", "linear_quantiles", "undominated_gaps", "roundest", "cuts_from_table", "resolve_grid",
+           "AUTO", "AUTO_GRID", "AUTO_ABOVE"]
+
+#: ``threshold(x)``'s default ``grid``: every gap up to :data:`AUTO_ABOVE` distinct values, a
+#: quantile grid of :data:`AUTO_GRID` cuts above (measured in ``benchmarks/auto_grid.py``)
+AUTO = "auto"
+AUTO_ABOVE = 1000
+AUTO_GRID = 100
+
+
+def resolve_grid(grid, n_distinct: int) -> int | None:
+    """The grid ``grid="auto"`` stands for on a variable with ``n_distinct`` distinct values
+    (:data:`AUTO_GRID` cuts above :data:`AUTO_ABOVE` values, else None: every gap); any other
+    ``grid`` as it is."""
+    if isinstance(grid, str) and grid == AUTO:
+        return AUTO_GRID if n_distinct > AUTO_ABOVE else None
+    return grid
 
 
 def value_table(x, y=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -133,16 +152,18 @@ def roundest(lower: float, upper: float) -> float:
     return (lower + upper) / 2  # values closer than any decimal step: their midpoint
 
 
-def cuts_from_table(values, events, non_events, *, grid: int | None = None, min_bin: float = 0.0,
+def cuts_from_table(values, events, non_events, *, grid: int | str | None = None, min_bin: float = 0.0,
                     depth: int | None = None, prune: bool = False) -> tuple[np.ndarray, bool]:
     """Candidate cuts from a value table (see the module text).  Returns ``(cuts, on_grid)``.
 
     ``prune`` drops the gaps :func:`undominated_gaps` rules out for ``depth`` cuts per variable;
     ``min_bin`` keeps the gaps with at least that share of the rows on each side (the most
     balanced gap when none has); ``grid`` places at most that many cuts at the gaps holding
-    evenly spaced quantiles (over all gaps: dominated grid gaps are dropped later, on the design).
+    evenly spaced quantiles (over all gaps: dominated grid gaps are dropped later, on the design);
+    ``"auto"``: see :func:`resolve_grid`.
     """
     v = np.asarray(values, dtype=float)
+    grid = resolve_grid(grid, len(v))
     ev = np.asarray(events, dtype=np.int64)
     ne = np.asarray(non_events, dtype=np.int64)
     counts = ev + ne

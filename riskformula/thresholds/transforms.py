@@ -18,7 +18,7 @@ import pandas as pd
 from formulaic.transforms import stateful_transform
 
 from ..errors import DataError, FormulaError
-from .candidates import cuts_from_table, value_table
+from .candidates import AUTO, AUTO_ABOVE, AUTO_GRID, cuts_from_table, resolve_grid, value_table
 
 #: more candidate cuts than this in one term need ``grid=`` (the design has one column per cut)
 MAX_CUTS = 2000
@@ -83,24 +83,35 @@ def _outcome_for(x, context):
 #: sets, 20 folds each, beside FasterRisk): every gap that leaves at least 5 % of the rows on each
 #: side.  Every gap (``min_bin=0``) fits the training rows slightly better and held-out rows
 #: slightly worse (rossi: −0.006 ± 0.006 AUC against +0.007 ± 0.006)
-DEFAULT_GRID: int | None = None
+DEFAULT_GRID: int | str | None = AUTO
 DEFAULT_MIN_BIN: float = 0.05
+
+#: threshold()'s arguments, for the did-you-mean of a misspelt one
+ARGUMENTS = ("k", "grid", "min_bin", "missing")
 
 
 def _check_arguments(k, grid, min_bin) -> None:
     if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1):
         raise FormulaError(f"threshold(..., k=) must be a whole number of cuts ≥ 1 (or None: any number "
                            f"within the model size); got k={k!r}.")
+    if isinstance(grid, str) and grid == AUTO:
+        return _check_min_bin(min_bin)
     if grid is not None and (isinstance(grid, bool) or not isinstance(grid, numbers.Integral) or grid < 1):
-        raise FormulaError(f"threshold(..., grid=) must be a whole number of candidate cuts ≥ 1 (or None: "
-                           f"every gap between distinct values); got grid={grid!r}.")
+        raise FormulaError(f"threshold(..., grid=) must be a whole number of candidate cuts ≥ 1, \"auto\" (the "
+                           f"default: a {AUTO_GRID}-cut quantile grid above {AUTO_ABOVE:,d} distinct values) or "
+                           f"None (every gap between distinct values); got grid={grid!r}.")
+    _check_min_bin(min_bin)
+
+
+def _check_min_bin(min_bin) -> None:
     if isinstance(min_bin, bool) or not isinstance(min_bin, numbers.Real) or not 0 <= min_bin < 0.5:  # type: ignore[operator]  # typeshed: numbers.Real has no __gt__/__ge__
         raise FormulaError(f"threshold(..., min_bin=) must be a share of the rows in [0, 0.5), e.g. 0.05; "
                            f"got min_bin={min_bin!r}.")
 
 
 @stateful_transform
-def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=None, _state=None, _context=None):
+def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=None, _state=None, _context=None,
+              **unknown):
     """Let the model choose cuts of ``x``: each chosen cut is one item of the card
     (``x ≤ c`` or ``x > c`` with its points), at most ``k`` of them (None: as many as the model
     size allows, a step function).
@@ -109,7 +120,8 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
     The candidate cuts are the gaps between distinct training values, each written as the
     roundest number that splits the rows the same way; ``min_bin`` keeps only cuts with at least
     that share of the rows on each side (5 % by default; 0 keeps every gap), and ``grid`` at most
-    about that many, at quantiles (the certificate is optimal relative to the candidates).
+    about that many, at quantiles (the certificate is optimal relative to the candidates); by
+    default a variable with more than 1,000 distinct values gets a 100-cut quantile grid.
     ``missing`` says how missing values of ``x`` enter the score (``"item"``, ``"as 1.0"``,
     ``"drop"``, ``"raise"``; see :mod:`riskformula.design.missing`): build_design reads it from
     the formula; missing values fall below no cut.
@@ -121,15 +133,20 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
     k : int, optional
         The most cuts of ``x`` the card may use, at least 1 (None: as many as the model size
         allows).
-    grid : int, optional
-        Keep at most about this many candidate cuts, at quantiles (None: every gap between
-        distinct training values).
+    grid : int or str or None, default "auto"
+        Keep at most about this many candidate cuts, at quantiles; ``"auto"`` (the default):
+        every gap up to 1,000 distinct training values, a 100-cut quantile grid above (the card's
+        notes say so); None: every gap between distinct training values, whatever their number
+        (at most 2,000 candidate cuts per term).
     min_bin : float, default 0.05
         Keep only cuts with at least this share of the rows on each side, in [0, 0.5) (0: every
         gap between distinct training values).
     missing : str, optional
         How missing values of ``x`` enter the score: ``"raise"``, ``"drop"``, ``"item"`` or
         ``"as <value>"`` (None: as the fit's ``missing=`` says).
+    **unknown : dict
+        None: any other argument is a :class:`~riskformula.FormulaError` naming the nearest one
+        (``threshold(x, grids=3)``: did you mean ``grid``?).
 
     Returns
     -------
@@ -146,6 +163,11 @@ def threshold(x, k=None, grid=DEFAULT_GRID, min_bin=DEFAULT_MIN_BIN, missing=Non
     ['age > 40']
     """
     if "cuts" not in _state:
+        if unknown:
+            from ..errors import did_you_mean
+            name = next(iter(unknown))
+            raise FormulaError(f"threshold() has no argument `{name}`; its arguments are x, "
+                               f"{', '.join(ARGUMENTS)}.{did_you_mean(name, ARGUMENTS)}")
         _check_arguments(k, grid, min_bin)
         v = _values(x, "threshold")
         if _context is not None and PROBE in _context:
@@ -178,6 +200,7 @@ def threshold_state(cuts, on_grid: bool, k, grid, n_distinct: int, min_bin: floa
                            "that can hold an optimal cut), more than "
                            f"{MAX_CUTS:,d}; limit them with a quantile grid, e.g. threshold(x, grid=100).")
     k = len(cuts) if k is None else int(min(k, len(cuts)))
+    grid = resolve_grid(grid, n_distinct)
     return {"kind": "threshold", "cuts": [float(c) for c in cuts], "keys": _keys(cuts),
             "k": k, "grid": grid, "on_grid": bool(on_grid), "n_distinct": int(n_distinct)}
 

@@ -1,0 +1,36 @@
+"""The command line's usage errors: a misspelt option of a command gets that command's usage and
+the nearest option; a message about the rows names --data, the option that gave them."""
+
+import pytest
+
+from riskformula import cli
+
+
+def test_misspelt_option_gets_the_subcommand_usage(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["fit", "y ~ x", "--data", "wdbc", "--maxsize", "3"])
+    assert e.value.code == cli.USAGE_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("usage: riskformula fit ")
+    assert "riskformula fit: error: unrecognized arguments: --maxsize 3. Did you mean `--max-size`?" in err
+
+
+def test_misspelt_option_of_predict(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["predict", "m.json", "--data", "wdbc", "--outt", "x.csv"])
+    err = capsys.readouterr().err
+    assert "usage: riskformula predict" in err and "Did you mean `--out`?" in err
+
+
+def test_predict_names_the_data_option(tmp_path, capsys):
+    import riskformula as rf
+    d = rf.load_dataset("wdbc")
+    m = rf.risk_score('diagnosis == "M" ~ radius_worst', d, max_size=1, time_limit=10)
+    model = tmp_path / "m.json"
+    model.write_text(m.to_json())
+    rows = tmp_path / "rows.csv"
+    d.drop(columns="radius_worst").to_csv(rows, index=False)
+    code = cli.main(["predict", str(model), "--data", str(rows)])
+    err = capsys.readouterr().err
+    assert code == cli.DATA_ERROR
+    assert f"--data {str(rows)!r} lacks" in err and "`newdata`" not in err
