@@ -123,5 +123,5 @@ def test_an_infinite_value_is_refused_at_predict_as_the_sql_refuses_it():
 
 def test_data_as_a_path_says_how_to_read_it():
     import riskformula as rf
-    with pytest.raises(rf.DataError, match=r"pd\.read_csv\(path\)"):
+    with pytest.raises(rf.DataError, match=r"pd\.read_csv\('data/patients\.csv'\)"):
         rf.risk_score("y ~ x", "data/patients.csv")
