@@ -208,7 +208,13 @@ def _check_same_problem(models, labels) -> None:
 
 def _fitted_scale(m: RiskScore) -> int:
     """1 when the score scale was chosen by the fit (a parameter), else 0."""
-    return int(len(m.settings.scales) > 1)
+    return int(len(m.settings.scales) > 1 or every_scale(m))
+
+
+def every_scale(m: RiskScore) -> bool:
+    """Whether the fit chose its score scale among every scale > 0 (the support search's
+    certificate), not among a finite set."""
+    return bool((m.solver.settings or {}).get("continuous_scale", False))
 
 
 def _nested(a: RiskScore, b: RiskScore) -> bool:
@@ -216,7 +222,7 @@ def _nested(a: RiskScore, b: RiskScore) -> bool:
     score scales)?"""
     if a.settings.max_size > b.settings.max_size:
         return False
-    if not set(a.settings.scales) <= set(b.settings.scales):
+    if not (every_scale(b) or set(a.settings.scales) <= set(b.settings.scales)):
         return False
     where = {c: j for j, c in enumerate(b.design.columns)}
     for j, c in enumerate(a.design.columns):

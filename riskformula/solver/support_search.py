@@ -108,6 +108,10 @@ class SupportSearch:
         self.absolute_gap_tolerance = float(absolute_gap_tolerance)
         self.max_vectors = float(max_vectors)
         self.beam = beam
+        #: after this many seconds, give up when the work done so far projects the whole tree to more
+        #: than ``give_up`` times the time limit (status "too_large": the caller falls back)
+        self.projection_after = max(0.5, 0.05 * self.time_limit)
+        self.give_up = 3.0
         self.data = CellData(problem.loss)
         d = problem.d
         self.c0 = np.asarray(problem.c0, dtype=float)
@@ -247,17 +251,19 @@ class SupportSearch:
         except (ValueError, FloatingPointError, np.linalg.LinAlgError):
             return
         for lam in found[:5]:
-            if self._left() <= 0.5 * self.time_limit:
+            if self._left() <= 0.8 * self.time_limit:
                 break
             cols = tuple(int(j) for j in np.flatnonzero(lam[1:]))
             if not cols or not self._fits(cols):
                 continue
-            if np.prod([len(self.values[j]) for j in cols]) > self.max_vectors:
-                continue
             cell, n_cells = np.zeros(self.data.n, dtype=np.int64), 1
             for j in cols:
                 cell, n_cells = self.data.refine(cell, j)
-            self._score_support(cols, cell, n_cells, float(self.c0[list(cols)].sum()), -math.inf)
+            # only supports quick to list (vectors × cells): the tree lists the others in turn
+            if np.prod([len(self.values[j]) for j in cols]) * n_cells > 4e6:
+                continue
+            # the bound recorded if the time runs out here: 0 (a loss is never negative)
+            self._score_support(cols, cell, n_cells, float(self.c0[list(cols)].sum()), 0.0)
 
     def _fits(self, cols) -> bool:
         units, counts = 0, {}
@@ -289,15 +295,28 @@ class SupportSearch:
         # stack entries: (subtree bound, own bound, position after the last column, columns, units,
         # group counts, c0 sum, parent's cells, parent's cell count)
         stack: list = [(self.root_bound, data.saturated(root_cell, 1), 0, (), 0, {}, 0.0, None, 1)]
+        L = len(order)
+
+        def below(q: int, units: int) -> float:
+            """Supports in the subtree of a node whose next position is q (an upper bound)."""
+            return float(sum(math.comb(L - q, t) for t in range(0, max(0, p.max_size - units) + 1)))
+        total, done = below(0, 0), 0.0
         while stack:
             if self._left() <= 0:
                 status = "time_limit"
                 break
+            elapsed = time.perf_counter() - self.t0
+            if elapsed > self.projection_after and done > 0 \
+                    and elapsed * total / done > self.give_up * self.time_limit:
+                status = "too_large"  # projected far beyond the time limit: the caller's tree takes over
+                break
             sub, own, q0, cols, units, counts, c0S, cell, n_cells = stack.pop()
             if sub >= self._prune_level():
                 self._discard(sub)
+                done += below(q0, units)
                 continue
             self.nodes += 1
+            done += 1
             if cols:
                 cell, n_cells = data.refine(cell, cols[-1])
             else:
