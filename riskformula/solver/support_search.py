@@ -60,7 +60,7 @@ import numpy as np
 
 from ..problem import RiskProblem
 from .cells import EPS, CellData, calibrate_fitted, dual_bound, grouped_saturated, support_cells
-from .enumeration import _best_intercepts, qualifies
+from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
 
@@ -76,14 +76,39 @@ SCOPES = {True: "every score scale > 0 and every real intercept",
 def why_not(problem: RiskProblem, fitted: bool, default_intercepts: bool = True) -> str:
     """Why the support search cannot certify ``problem`` ("" when it can)."""
     p = problem
-    if not qualifies(p):
-        return "the problem has constraint rows or auxiliary variables"
+    if p.n_extra_aux or p.has_aux_cost or p.exact_rows or p.indicators:
+        return "the problem has auxiliary variables (fairness, risk or operational constraints)"
+    if support_rows(p) is None:
+        return "a constraint row reads the points, not only which terms are used"
     if np.any(p.coef_lower > 0) or np.any(p.coef_upper < 0):
         return "some point range excludes 0"
     if fitted and not (p.loss.real_intercept and default_intercepts):
         return "a fitted scale needs a real intercept over its default range"
     data = CellData(p.loss)
     return data.why
+
+
+def support_rows(problem: RiskProblem):
+    """The problem's constraint rows as rules on the support alone — (coefficients per column,
+    per group, lower, upper): Σ over the columns used + Σ over the groups used within [lower,
+    upper] (``at_most``, ``not_both``, ``implies``, ``max_variables``, a threshold's number of
+    cuts) — or None when some row reads the points or other variables."""
+    p, lay = problem, problem.layout
+    d, out = p.d, []
+    a0 = lay.alpha(0)
+    g0 = lay.aux(p.n_extra_aux)
+    for row in p.rows:
+        col, grp = np.zeros(d), np.zeros(len(p.groups))
+        for k, v in row.coefs.items():
+            k = int(k)
+            if a0 <= k < a0 + d:
+                col[k - a0] += float(v)
+            elif g0 <= k < g0 + len(p.groups):
+                grp[k - g0] += float(v)
+            else:
+                return None
+        out.append((col, grp, float(row.lower), float(row.upper)))
+    return out
 
 
 class SupportSearch:
@@ -119,6 +144,7 @@ class SupportSearch:
                                 dtype=np.int64) for j in range(d)]
         self.group_of = np.asarray(problem._group_of)
         self.caps = [len(g.cols) if g.max_used is None else int(g.max_used) for g in problem.groups]
+        self.rows = support_rows(problem) or []
         self.best = math.inf
         self.best_lam: np.ndarray | None = None
         self.best_scale = float(problem.loss.scale)
@@ -265,6 +291,19 @@ class SupportSearch:
             # the bound recorded if the time runs out here: 0 (a loss is never negative)
             self._score_support(cols, cell, n_cells, float(self.c0[list(cols)].sum()), 0.0)
 
+    def _row_values(self, cols) -> list[float]:
+        groups = {int(self.group_of[j]) for j in cols} - {-1}
+        return [float(col[list(cols)].sum()) + float(sum(grp[g] for g in groups)) for col, grp, _, _ in self.rows]
+
+    def _rows_hold(self, cols) -> bool:
+        return all(lo - 1e-9 <= v <= hi + 1e-9 for v, (_, _, lo, hi) in zip(self._row_values(cols), self.rows))
+
+    def _rows_reachable(self, cols, rest_lo: list, rest_hi: list) -> bool:
+        """Whether some support of the subtree of ``cols`` may satisfy the rows: the values can
+        still move by at most [rest_lo, rest_hi] (the columns after it, and every group)."""
+        return all(v + a <= hi + 1e-9 and v + b >= lo - 1e-9
+                   for v, a, b, (_, _, lo, hi) in zip(self._row_values(cols), rest_lo, rest_hi, self.rows))
+
     def _fits(self, cols) -> bool:
         units, counts = 0, {}
         for j in cols:
@@ -274,7 +313,7 @@ class SupportSearch:
             g = int(self.group_of[j])
             if g >= 0:
                 counts[g] = counts.get(g, 0) + 1
-        return self.p.min_size <= units <= self.p.max_size
+        return self.p.min_size <= units <= self.p.max_size and self._rows_hold(cols)
 
     def solve(self, started: float | None = None) -> SolverReport:
         self.t0 = time.perf_counter() if started is None else started
@@ -290,6 +329,10 @@ class SupportSearch:
         for q in range(len(order) - 1, -1, -1):
             suffix[q], _ = data.refine(suffix[q + 1], order[q])
         self.root_bound = data.saturated(suffix[0], int(suffix[0].max()) + 1 if data.n else 1)
+        # how far each row's value can still move below a node whose next position is q
+        reach = [(np.r_[np.cumsum(np.minimum(col[order], 0)[::-1])[::-1], 0.0] + np.minimum(grp, 0).sum(),
+                  np.r_[np.cumsum(np.maximum(col[order], 0)[::-1])[::-1], 0.0] + np.maximum(grp, 0).sum())
+                 for col, grp, _, _ in self.rows]
         self._start()
         status = None
         # stack entries: (subtree bound, own bound, position after the last column, columns, units,
@@ -322,7 +365,7 @@ class SupportSearch:
             else:
                 cell, n_cells = root_cell, 1
             # 1. its own risk scores
-            if units >= p.min_size:
+            if units >= p.min_size and (not self.rows or self._rows_hold(cols)):
                 if own >= self._prune_level():
                     self._discard(own)
                 else:
@@ -340,6 +383,10 @@ class SupportSearch:
             for q in range(q0, len(order)):
                 j = order[q]
                 ok, u2 = self._allowed(units, counts, j)
+                if ok and self.rows and not self._rows_reachable(cols + (j,), [r[0][q + 1] for r in reach],
+                                                                 [r[1][q + 1] for r in reach]):
+                    ok = False  # no support below it meets the rows: nothing to bound
+                    done += below(q + 1, u2)
                 if ok:
                     kids.append((q, j, u2))
             if not kids:
