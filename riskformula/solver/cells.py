@@ -274,10 +274,11 @@ def _values(S: np.ndarray, a: np.ndarray, c: np.ndarray, P: np.ndarray, Q: np.nd
     return (P[None, :] * np.logaddexp(0.0, -Z) + Q[None, :] * np.logaddexp(0.0, Z)).sum(axis=1)
 
 
-def calibrate_fitted(S: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 60):
+def calibrate_fitted(S: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 60, start=None):
     """For every row of scores ``S`` (vectors × cells): a logit scale a ≥ 0 and intercept c with a
-    low loss (damped Newton on the convex loss in (a, c), a kept ≥ 0), the loss there (a sum, not a
-    mean; attained when a > 0) and the logits, for :func:`dual_bound`."""
+    low loss (damped Newton on the convex loss in (a, c), a kept ≥ 0, from ``start`` = (a, c) per
+    vector or the intercept-only model), the loss there (a sum, not a mean; attained when a > 0)
+    and the logits, for :func:`dual_bound`."""
     V, C = S.shape
     N = P + Q
     Pt, Qt = float(P.sum()), float(Q.sum())
@@ -285,6 +286,11 @@ def calibrate_fitted(S: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 6
     a = np.zeros(V)
     c = np.full(V, c0)
     f = _values(S, a, c, P, Q)
+    if start is not None:
+        a1, c1 = np.maximum(start[0], 0.0), start[1]
+        f1 = _values(S, a1, c1, P, Q)
+        better = f1 < f
+        a, c, f = np.where(better, a1, a), np.where(better, c1, c), np.where(better, f1, f)
     active = np.arange(V)
     for _ in range(iters):
         if not len(active):
@@ -320,7 +326,185 @@ def calibrate_fitted(S: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 6
             step[todo] *= 0.5
         gain = fa - nf
         a[active], c[active], f[active] = na, nc, nf
-        keep = moved & (gain > 1e-15 * np.maximum(fa, 1.0))
+        # the Newton decrement bounds what is left to gain: stop below 1e-13 of the loss
+        dec = -(ga * da + gc * dc)
+        keep = moved & (gain > 1e-15 * np.maximum(fa, 1.0)) & (dec > 1e-13 * np.maximum(fa, 1.0))
         active = active[keep]
     Z = a[:, None] * S + c[:, None]
     return a, c, f, Z
+
+
+def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 30) -> tuple[float, np.ndarray]:
+    """B5: a lower bound (mean, rounded down) on the loss of every real vector of coefficients and
+    real intercept on the support's cells ``Xc`` (cells × columns, integers) — so on every integer
+    point vector on the support, at every scale and intercept (a·w is real).
+
+    Proof: B3 with one constraint per column: for μ in the boxes with Σ_c μ_c = 0 and
+    Σ_c μ_c·x_cj = 0 for every column j (exactly), Σ_c L(P_c, Q_c; u_c·θ) ≥ Σ_c h(P_c + μ_c, Q_c − μ_c)
+    for every θ.  μ is read from a damped Newton solution of the logistic regression on the cells,
+    put on the grid, the intercept sum repaired as in :func:`dual_bound`, then each column's sum
+    by moving grid units between two cells that agree on every other column and differ by one in
+    that column (which keeps the intercept and the other columns' sums).  When a sum cannot be
+    repaired this way the bound is B1 (μ = 0).  Returns the bound and the regression's coefficients
+    (intercept first), a start for calibrating the support's point vectors."""
+    C, s = Xc.shape
+    U = np.column_stack([np.ones(C), Xc.astype(float)])
+    N = P + Q
+    theta = np.zeros(s + 1)
+    Pt, Qt = float(P.sum()), float(Q.sum())
+    theta[0] = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
+
+    def value(th):
+        z = U @ th
+        return float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z))
+    f = value(theta)
+    for _ in range(iters):
+        z = U @ theta
+        sig = expit(z)
+        g = U.T @ (N * sig - P)
+        H = (U * (N * sig * (1 - sig))[:, None]).T @ U + 1e-12 * np.eye(s + 1)
+        try:
+            step = -np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            break
+        step = np.clip(step, -20.0, 20.0)
+        t, moved = 1.0, False
+        for _ in range(30):
+            fn = value(theta + t * step)
+            if fn < f:
+                theta, f, moved = theta + t * step, fn, True
+                break
+            t *= 0.5
+        if not moved or abs(float(g @ step)) < 1e-12 * max(f, 1.0):
+            break
+    Z = U @ theta
+    G = _grid_bits(W, float(np.abs(Xc).max()) * s if Xc.size else 1.0)
+    unit = float(2 ** G)
+    Pi = np.round(P * unit).astype(np.int64)
+    Qi = np.round(Q * unit).astype(np.int64)
+    k = np.clip(np.trunc((N * expit(Z) - P) * unit), -P * unit, Q * unit).astype(np.int64)
+
+    def move(kk, plus, minus, need):
+        """Move ``need`` grid units (signed) from the cells ``minus`` to the cells ``plus`` (pairwise),
+        within the boxes; the part left unmoved is returned."""
+        for a, b in zip(plus, minus):
+            if need == 0:
+                break
+            if need > 0:
+                amount = min(need, int(Qi[a] - kk[a]), int(kk[b] + Pi[b]))
+            else:
+                amount = -min(-need, int(kk[a] + Pi[a]), int(Qi[b] - kk[b]))
+            if amount:
+                kk[a] += amount
+                kk[b] -= amount
+                need -= amount
+        return need
+    # the intercept: spread the excess over the cells with room (as dual_bound)
+    r = int(k.sum())
+    order = np.argsort(-(k + Pi) if r > 0 else -(Qi - k), kind="stable")
+    for c in order:
+        if r == 0:
+            break
+        take = min(r, int(k[c] + Pi[c])) if r > 0 else max(r, -int(Qi[c] - k[c]))
+        k[c] -= take
+        r -= take
+    ok = int(k.sum()) == 0
+    Xi = Xc.astype(np.int64)
+    for j in range(s if ok else 0):
+        rj = int(k @ Xi[:, j])
+        if rj == 0:
+            continue
+        others = np.delete(Xi, j, axis=1)
+        key = {}
+        for c in range(C):
+            key.setdefault(others[c].tobytes(), []).append(c)
+        plus, minus = [], []
+        for cells in key.values():
+            for a in cells:
+                for b in cells:
+                    if Xi[a, j] - Xi[b, j] == 1:
+                        plus.append(a)
+                        minus.append(b)
+        # moving m units from b to a changes the column's sum by m: it must change by −rj
+        if move(k, plus, minus, -rj) != 0:
+            ok = False
+            break
+    Xf = Xc.astype(np.int64)
+    if ok:
+        ok = int(k.sum()) == 0 and all(int(k @ Xf[:, j]) == 0 for j in range(s)) \
+            and bool(np.all(k >= -Pi)) and bool(np.all(k <= Qi))
+    if not ok:
+        k[:] = 0
+    mu = k / unit
+    terms = h_terms(P + mu, Q - mu)
+    return float(lower_sum(terms.sum(), C, W)) / W * (1 - 4 * EPS), theta
+
+
+def ball_bounds(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray,
+                radii=(0.25, 1.0, 4.0, 16.0)) -> list[tuple[float, float, float, float]]:
+    """B6 ingredients around a point θ̂ (intercept first) of the logistic regression on the
+    support's cells: for each usable radius R, (F_lo, G, μ, R) such that every θ satisfies
+    F(θ) ≥ φ(|θ − θ̂|) with φ(r) = F_lo − G·r + μr²/2 for r ≤ R and F_lo + r·(μR/2 − G) beyond
+    (loss sums, not means).
+
+    Proof (a strong-convexity gap bound): the Hessian of F at any θ in the ball B(θ̂, R) is
+    Σ_c N_c σ'(u_c·θ) u_c u_cᵀ ⪰ H_R = Σ_c N_c σ'(|u_c·θ̂| + R|u_c|) u_c u_cᵀ (σ' is even and falls
+    in |z|, and |u_c·θ − u_c·θ̂| ≤ R|u_c|), so with μ ≤ λ_min(H_R) and G ≥ |∇F(θ̂)|, inside the ball
+    F(θ) ≥ F(θ̂) − G·r + μr²/2 (Taylor with the integral remainder); outside, convexity along the
+    ray from θ̂ through the sphere gives F(θ) ≥ F(θ̂) + (r/R)·(−G·R + μR²/2).  Only radii with
+    μ > 0 and R ≥ 2G/μ are kept, so φ does not fall beyond r = G/μ.  Floating point: F(θ̂) is
+    lowered by 8(C + 8)ε of itself, G raised by 8(C + 8)ε·Σ N_c|u_c|, each σ' taken at a logit
+    raised by its rounding bound and lowered by 16ε, and λ_min (LAPACK's symmetric solver,
+    backward stable) lowered by 16(C + 10p + 10)ε·trace(H_R)."""
+    C, s = Xc.shape
+    U = np.column_stack([np.ones(C), Xc.astype(float)])
+    N = P + Q
+    z = U @ theta
+    f = float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z))
+    F_lo = f * (1 - 8 * (C + 8) * EPS)
+    unorm = np.sqrt((U * U).sum(axis=1))
+    g = U.T @ (N * expit(z) - P)
+    G = float(np.sqrt(g @ g)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * float(N @ unorm)
+    zerr = 4 * (s + 2) * EPS * (np.abs(U) @ np.abs(theta))
+    out = []
+    for R in radii:
+        t = np.abs(z) + zerr + R * unorm * (1 + 4 * EPS)
+        e = np.exp(-t)
+        sp = e / (1.0 + e) ** 2 * (1 - 16 * EPS)   # σ'(t) = e^−t / (1 + e^−t)², rounded down
+        H = (U * (N * sp)[:, None]).T @ U
+        try:
+            lam = float(np.linalg.eigvalsh(H)[0])
+        except np.linalg.LinAlgError:
+            continue
+        mu = lam - 16 * (C + 10 * (s + 1) + 10) * EPS * float(np.trace(H))
+        if mu > 0 and R * mu >= 2 * G:
+            out.append((F_lo, G, mu, R))
+    return out
+
+
+def vector_ball_bounds(Wv: np.ndarray, theta: np.ndarray, balls, W: float, a_fixed: float | None = None) -> np.ndarray:
+    """B6 per point vector (rows of ``Wv``), as means rounded down: every θ = (c, a·w) — any
+    intercept and any a ≥ 0 (``a_fixed`` None), or a = ``a_fixed`` — lies at distance at least
+    d_w from θ̂, so its loss is at least φ(max(d_w, G/μ)) (:func:`ball_bounds`).  −inf where no
+    radius is usable."""
+    t = theta[1:]
+    Wf = Wv.astype(float)
+    if a_fixed is None:
+        # the distance from t to the ray {a·w : a ≥ 0}
+        ww = (Wf * Wf).sum(axis=1)
+        wt = np.maximum(Wf @ t, 0.0)
+        d2 = float(t @ t) - wt * wt / np.maximum(ww, 1.0)
+        d2 = d2 - 8 * (len(t) + 2) * EPS * float(t @ t)
+    else:
+        diff = t[None, :] - a_fixed * Wf
+        d2 = (diff * diff).sum(axis=1) * (1 - 8 * (len(t) + 2) * EPS)
+    d = np.sqrt(np.maximum(d2, 0.0)) * (1 - 2 * EPS)
+    best = np.full(len(Wv), -np.inf)
+    for F_lo, G, mu, R in balls:
+        r = np.maximum(d, G / mu)
+        inside = F_lo - G * r + 0.5 * mu * r * r
+        outside = F_lo + r * (0.5 * mu * R - G)
+        phi = np.where(r <= R, inside, outside)
+        phi = phi - 4 * EPS * (np.abs(F_lo) + G * r + mu * r * r + mu * R * r)
+        best = np.maximum(best, phi)
+    return np.maximum(best, 0.0) / W * (1 - 4 * EPS)

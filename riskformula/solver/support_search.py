@@ -59,7 +59,8 @@ import time
 import numpy as np
 
 from ..problem import RiskProblem
-from .cells import EPS, CellData, calibrate_fitted, dual_bound, grouped_saturated, support_cells
+from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, dual_bound, grouped_saturated, lr_bound,
+                    support_cells, vector_ball_bounds)
 from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
@@ -151,6 +152,8 @@ class SupportSearch:
         self.discarded = math.inf  # the least bound of everything ruled out without scoring it
         self.nodes = 0
         self.vectors = 0
+        self.lr_solves = 0
+        self._theta: np.ndarray | None = None  # the last support's regression (a calibration start)
         self.root_bound = 0.0
 
     # --- bookkeeping ------------------------------------------------------------------------
@@ -175,6 +178,9 @@ class SupportSearch:
             return True
         sizes = [len(self.values[j]) for j in cols]
         total = int(np.prod(sizes))
+        # the regression on the support's cells (B5's) and its strong-convexity balls (B6)
+        _, self._theta = lr_bound(Xc, P, Q, W)
+        balls = ball_bounds(Xc, P, Q, self._theta)
         chunk = max(1, min(total, 1 << 15))
         for start in range(0, total, chunk):
             if self._left() <= 0:
@@ -187,8 +193,19 @@ class SupportSearch:
                 Wv = Wv[np.gcd.reduce(np.abs(Wv), axis=1) == 1]
             if not len(Wv):
                 continue
+            # B6 first (cheap: one distance per vector), then B2 on the vectors it leaves
+            lb = np.full(len(Wv), -np.inf)
+            if balls:
+                a_fixed = None if self.fitted else 1.0 / float(self.p.loss.scale)
+                lb = vector_ball_bounds(Wv, self._theta, balls, W, a_fixed) + c0S * (1 - 4 * EPS)
+            near = lb < self._prune_level()
+            if (~near).any():
+                self._discard(float(lb[~near].min()))
+                Wv, lb = Wv[near], lb[near]
+            if not len(Wv):
+                continue
             S = Wv @ Xc.T.astype(np.int64)
-            lb = grouped_saturated(S.astype(float), P, Q, W) + c0S * (1 - 4 * EPS)
+            lb = np.maximum(lb, grouped_saturated(S.astype(float), P, Q, W) + c0S * (1 - 4 * EPS))
             keep = lb < self._prune_level()
             if (~keep).any():
                 self._discard(float(lb[~keep].min()))
@@ -215,10 +232,24 @@ class SupportSearch:
         self.vectors += len(Wv)
         p = self.p
         if self.fitted:
-            a, c, f, Z = calibrate_fitted(S, P, Q)
-            vals = f / W + c0S
+            start = None
+            if cols and self._theta is not None and len(self._theta) == len(cols) + 1:
+                # the regression's coefficients projected on each vector's direction
+                th = self._theta[1:]
+                a0 = (Wv @ th) / np.maximum((Wv * Wv).sum(axis=1), 1)
+                start = (a0, np.full(len(Wv), self._theta[0]))
+            a, c, f, Z = calibrate_fitted(S, P, Q, start=start)
             lbs = dual_bound(S, Z, P, Q, W) + c0S * (1 - 4 * EPS)
-            attained = (a > 0) if cols else np.ones(len(a), dtype=bool)
+            if cols:
+                # a = 0 is the limit of no scale: a scale of 10¹² points per logit and more stands
+                # for it (the logits move by at most 10⁻¹²), so that the vector's value is attained
+                flat = a <= 0
+                if flat.any():
+                    a = np.where(flat, 1e-12 / (1.0 + np.abs(S).max(axis=1)), a)
+                    f = np.where(flat, (P[None, :] * np.logaddexp(0.0, -(a[:, None] * S + c[:, None]))
+                                        + Q[None, :] * np.logaddexp(0.0, a[:, None] * S + c[:, None])).sum(axis=1), f)
+            vals = f / W + c0S
+            attained = np.ones(len(a), dtype=bool)
             self._discard(float(lbs.min()))
             if attained.any():
                 k = int(np.flatnonzero(attained)[np.argmin(vals[attained])])
@@ -288,8 +319,16 @@ class SupportSearch:
             # only supports quick to list (vectors × cells): the tree lists the others in turn
             if np.prod([len(self.values[j]) for j in cols]) * n_cells > 4e6:
                 continue
+            c0S = float(self.c0[list(cols)].sum())
+            if math.isfinite(self.best):
+                Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
+                lr, self._theta = lr_bound(Xc, P, Q, self.data.W)
+                if lr + c0S * (1 - 4 * EPS) >= self._prune_level():
+                    continue  # cannot beat the incumbent (the tree records the bound when it meets it)
+            else:
+                self._theta = None
             # the bound recorded if the time runs out here: 0 (a loss is never negative)
-            self._score_support(cols, cell, n_cells, float(self.c0[list(cols)].sum()), 0.0)
+            self._score_support(cols, cell, n_cells, c0S, 0.0)
 
     def _row_values(self, cols) -> list[float]:
         groups = {int(self.group_of[j]) for j in cols} - {-1}
@@ -366,6 +405,12 @@ class SupportSearch:
                 cell, n_cells = root_cell, 1
             # 1. its own risk scores
             if units >= p.min_size and (not self.rows or self._rows_hold(cols)):
+                if own < self._prune_level() and cols:
+                    # B5: the logistic regression on the support's cells, before listing its vectors
+                    Xc, P, Q = support_cells(data, cell, n_cells, cols)
+                    lr, self._theta = lr_bound(Xc, P, Q, data.W)
+                    own = max(own, lr + c0S * (1 - 4 * EPS))
+                    self.lr_solves += 1
                 if own >= self._prune_level():
                     self._discard(own)
                 else:
@@ -431,7 +476,7 @@ class SupportSearch:
         scope = SCOPES[self.fitted]
         return SolverReport(
             status=status if status != "too_large" else "time_limit", objective=self.best, lower_bound=lower,
-            gap=gap, time=elapsed, nodes=self.nodes, cuts=0, lp_solves=0, root_bound=self.root_bound,
+            gap=gap, time=elapsed, nodes=self.nodes, cuts=0, lp_solves=self.lr_solves, root_bound=self.root_bound,
             solver=ENGINE_NAME,
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
                       "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": 1, "engine": "cells",
