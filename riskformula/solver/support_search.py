@@ -136,8 +136,8 @@ class SupportSearch:
         self.beam = beam
         #: after this many seconds, give up when the work done so far projects the whole tree to more
         #: than ``give_up`` times the time limit (status "too_large": the caller falls back)
-        self.projection_after = max(0.5, 0.05 * self.time_limit)
-        self.give_up = 3.0
+        self.projection_after = max(1.0, 0.2 * self.time_limit)
+        self.give_up = 10.0
         self.data = CellData(problem.loss)
         d = problem.d
         self.c0 = np.asarray(problem.c0, dtype=float)
