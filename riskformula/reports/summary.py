@@ -205,8 +205,17 @@ class Summary(r.Rendered):
                 ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", gap),
                 ("Absolute gap", r.fmt_absolute_gap(m.objective, m.lower_bound, m.settings.absolute_gap_tolerance,
                                                      state_tolerance=True)),
-                ("Certified by", certified_by(m)), ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", _nodes(rep)),
-                ("Loss cuts in pool", f"{rep.cuts:,d}"), ("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
+                ("Certified by", certified_by(m))]
+        if (rep.settings or {}).get("engine") == "cells":
+            # the support search: its own counts (supports, regressions, point vectors)
+            rows += [("Root bound (saturated loss, all columns)", f"{rep.root_bound:.8g}"),
+                     ("Nodes", f"{rep.nodes:,d} supports ({rep.lp_solves:,d} cell regressions solved, "
+                               f"{rep.listed:,d} point vectors calibrated)"),
+                     ("Certificate covers", rep.settings["scope"])]
+        else:
+            rows += [("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", _nodes(rep)),
+                     ("Loss cuts in pool", f"{rep.cuts:,d}")]
+        rows += [("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
         return pd.DataFrame(rows, columns=["", "value"])
 
     def notes(self) -> list[str]:

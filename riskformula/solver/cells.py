@@ -415,7 +415,7 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
         if rj == 0:
             continue
         others = np.delete(Xi, j, axis=1)
-        key = {}
+        key: dict[bytes, list[int]] = {}
         for c in range(C):
             key.setdefault(others[c].tobytes(), []).append(c)
         plus, minus = [], []

@@ -344,7 +344,7 @@ class SupportSearch:
                    for v, a, b, (_, _, lo, hi) in zip(self._row_values(cols), rest_lo, rest_hi, self.rows))
 
     def _fits(self, cols) -> bool:
-        units, counts = 0, {}
+        units, counts = 0, dict[int, int]()
         for j in cols:
             ok, units = self._allowed(units, counts, j)
             if not ok:
