@@ -59,6 +59,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import sparse
 from scipy.special import expit
 
 __all__ = ["EPS", "CellData", "h_terms", "lower_sum", "grouped_saturated", "calibrate_fitted", "support_cells"]
@@ -112,6 +113,9 @@ class CellData:
             radix.append(int(inv.max()) + 1 if self.n else 1)
         self.codes = codes
         self.radix = np.asarray(radix, dtype=np.int64)
+        self._XP: np.ndarray | None = None  # the events' and non-events' weights times X (0/1 counting)
+        self._XQ: np.ndarray | None = None
+        self.binary = np.all((self.X == 0) | (self.X == 1), axis=0) if self.n else np.ones(self.d, dtype=bool)
 
     def refine(self, cell: np.ndarray, j: int) -> tuple[np.ndarray, int]:
         """Cell ids (0..C'−1) of the rows on the cells ``cell`` refined by column ``j``."""
@@ -133,6 +137,21 @@ class CellData:
         cols = list(cols)
         out = np.empty(len(cols))
         if not cols:
+            return out
+        if bool(self.binary[cols].all()):
+            # 0/1 columns: the counts of each (cell, column = 1) by one sparse product; the
+            # column = 0 side is the cell's total minus them (exact integer sums)
+            A = sparse.csr_matrix((np.ones(self.n), (cell, np.arange(self.n))), shape=(n_cells, self.n))
+            if self._XP is None:
+                self._XP = np.ascontiguousarray(self.P[:, None] * self.X)
+                self._XQ = np.ascontiguousarray(self.Q[:, None] * self.X)
+            P1 = np.asarray(A @ self._XP)[:, cols]
+            Q1 = np.asarray(A @ self._XQ)[:, cols]
+            Pt = np.bincount(cell, weights=self.P, minlength=n_cells)[:, None]
+            Qt = np.bincount(cell, weights=self.Q, minlength=n_cells)[:, None]
+            t = h_terms(P1, Q1) + h_terms(Pt - P1, Qt - Q1)
+            used = ((P1 + Q1) > 0).sum(axis=0) + ((Pt + Qt - P1 - Q1) > 0).sum(axis=0)
+            out[:] = lower_sum(t.sum(axis=0), used, self.W) / self.W * (1 - 4 * EPS)
             return out
         rmax = int(self.radix[cols].max())
         block = n_cells * rmax

@@ -378,6 +378,8 @@ class SupportSearch:
         # group counts, c0 sum, parent's cells, parent's cell count)
         stack: list = [(self.root_bound, data.saturated(root_cell, 1), 0, (), 0, {}, 0.0, None, 1)]
         L = len(order)
+        # whether a grouped column comes at or after each position (a full support may still grow there)
+        self._grouped_after = np.r_[np.cumsum((self.group_of[order] >= 0)[::-1])[::-1], 0] if L else np.zeros(1)
 
         def below(q: int, units: int) -> float:
             """Supports in the subtree of a node whose next position is q (an upper bound)."""
@@ -459,8 +461,7 @@ class SupportSearch:
 
     def _can_grow(self, units: int, counts: dict, j: int, q: int, order: list) -> bool:
         """Whether the support S + j may get more columns (cheap and permissive)."""
-        return q + 1 < len(order) and (units < self.p.max_size or any(
-            self.group_of[i] >= 0 for i in order[q + 1:]))
+        return q + 1 < len(order) and (units < self.p.max_size or bool(self._grouped_after[q + 1]))
 
     def _report(self, status: str | None) -> SolverReport:
         elapsed = time.perf_counter() - self.t0
