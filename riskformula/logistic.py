@@ -102,7 +102,8 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=t.candidates,
                            scales=((float(report.scale),) if report.settings.get("continuous_scale") else
-                                   tuple(sorted(scales + tuple(r["scale"] for r in report.scales if r.get("added"))))),
+                                   tuple(sorted(set(scales) | set(problems)
+                                                | {r["scale"] for r in report.scales if r.get("added")}))),
                            real_intercept=real_intercept)
     if t.patterns is not None:
         return t.patterns.model(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam))
@@ -278,9 +279,14 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
     if certified is not None:
         return certified, tried
     if tried is not None and tried.solution and not starts and cells is not None:
-        # the support search's best risk score starts the tree (at its own scale)
+        # the support search's best risk score starts the tree; with a fitted scale its own scale
+        # joins the set searched, so that the score carries over exactly (and the tree's
+        # certificate covers that scale too)
         starts = [np.asarray(tried.solution, dtype=float)]
-        initial_scale = float(tried.scale) if cells.fitted else initial_scale
+        if cells.fitted:
+            initial_scale = float(tried.scale)
+            if initial_scale not in problems and math.isfinite(initial_scale) and 1e-3 <= initial_scale <= 1e3:
+                problems = {**problems, initial_scale: cells.problem_at(initial_scale)}
     options: dict[str, Any] = dict(time_limit=search_limit, gap_tolerance=control.gap_tolerance,
                                    absolute_gap_tolerance=control.absolute_gap_tolerance,
                                    node_limit=control.node_limit, verbose=control.verbose,
