@@ -156,6 +156,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="how to print the summary (default text)")
     fit.add_argument("--min-size", type=int, default=0, help="fewest items on the card (default 0)")
     fit.add_argument("--node-limit", type=int, metavar="N", help="stop the search after N nodes")
+    fit.add_argument("--engine", choices=("auto", "supports", "tree"), default="auto",
+                     help="how the certificate is proven: auto (default: the support search where it applies, "
+                          "else the branch-and-cut), supports, or tree")
     fit.add_argument("--weights", metavar="COLUMN", help="a column of sample weights")
     fit.add_argument("--strict", action="store_true",
                      help="exit with status 3 when the search stops before proving optimality")
@@ -326,7 +329,8 @@ def _fit(args) -> int:
         with _stdout_to_stderr():
             control = SearchControl(time_limit=args.time_limit, gap_tolerance=args.gap_tolerance,
                                     absolute_gap_tolerance=args.absolute_gap_tolerance, node_limit=args.node_limit,
-                                    n_jobs=args.n_jobs, progress=args.progress, verbose=args.verbose)
+                                    n_jobs=args.n_jobs, progress=args.progress, verbose=args.verbose,
+                                    engine=args.engine)
             model = risk_score(args.formula, data, max_size=args.max_size, min_size=args.min_size,
                                coef_range=tuple(args.coef_range), c0=args.c0, event=args.event,
                                missing=_missing(args.missing), scale=args.scale, real_intercept=args.real_intercept,

@@ -59,6 +59,15 @@ class SearchControl:
     verbose : bool, default False
         Print the solver log (stdout) every 2 s: time, nodes, open nodes, best objective, lower
         bound, gap and cuts.
+    engine : {"auto", "supports", "tree"}, default "auto"
+        Logistic objective only: how the certificate is proven. ``"supports"`` lists the supports
+        with bounds from the data's cells (the saturated loss of Ustun & Rudin, 2019) and calibrates
+        each surviving point vector exactly; with ``scale="fit"`` its certificate covers every
+        score scale > 0 (the continuous multiplier of Liu et al., 2022), not a grid. It takes plain
+        problems (point ranges including 0, size limits, grouped terms, whole-count weights, integer
+        predictors; no other constraints). ``"tree"`` is the branch-and-cut. ``"auto"`` runs the
+        support search on qualifying problems for part of the time limit and hands over to the
+        branch-and-cut when it does not finish (or when ``node_limit`` is set).
     solver : str or None, default "appsi_highs"
         Net-benefit objective only: the pyomo solver of the exact model, warm-started by a local
         search (HiGHS by default; e.g. ``"gurobi"``, ``"cbc"`` if installed), or None for the local
@@ -83,6 +92,7 @@ class SearchControl:
     n_jobs: int = 1
     progress: bool | None = None
     verbose: bool = False
+    engine: str = "auto"
     solver: str | None = "appsi_highs"
     solver_options: dict | None = None
 
@@ -105,6 +115,9 @@ class SearchControl:
                                 f"only); got {self.progress!r}.")
         if not isinstance(self.verbose, (bool, numbers.Integral)):
             raise SettingsError(f"`verbose` must be True or False; got {self.verbose!r}.")
+        if self.engine not in ("auto", "supports", "tree"):
+            raise SettingsError(f"`engine` must be 'auto' (the support search where it applies, else the tree), "
+                                f"'supports' or 'tree'; got {self.engine!r}.")
         if self.solver is not None and not (isinstance(self.solver, str) and self.solver):
             raise SettingsError(f"`solver` must be a pyomo solver name such as 'appsi_highs', 'gurobi' or 'cbc', or "
                                 f"None for the local search alone; got {self.solver!r}.")

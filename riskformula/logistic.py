@@ -10,6 +10,7 @@ optimization problem (:mod:`riskformula.problem`) → branch-and-cut (:mod:`risk
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from .reports.render import fmt_gap
 from .solver import BranchAndCut
 from .solver.feasibility import has_feasible_point, open_signs, raise_if_infeasible
 from .solver.multiscale import MultiScaleSearch
+from .solver.support_search import SupportSearch, why_not
 from .solver.parallel import start_workers, workers_for
 from .backends import backend_for
 
@@ -86,8 +88,12 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
     # scale="fit" refines its grid around the best risk score (rows on the risk would need a
     # feasibility check per new scale: those fits keep the grid)
     refine = isinstance(scale, str) and not any(c.on_the_risk() for c in constraints)
+    # the support search certifies plain problems over every scale > 0 (scale="fit") or at the one scale
+    cells = _CellChoice(fitted=isinstance(scale, str), default_intercepts=intercept_range is None,
+                        problem_at=problem_at) if len(scales) == 1 or isinstance(scale, str) else None
     report, problems = _search(problems, infeasible, control, n_jobs, started, t.collapse_seconds, starts,
-                               initial_scale=_initial_scale(initial), add_scale=problem_at if refine else None)
+                               initial_scale=_initial_scale(initial), add_scale=problem_at if refine else None,
+                               cells=cells)
     problem = problems.get(report.scale, problem)
     bc_lam = _solution(report, problem, control, max_size, min_size)
     settings = FitSettings(max_size=max_size, min_size=min_size, coef_lower=tuple(t.lower.astype(int)),
@@ -98,7 +104,9 @@ def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, m
                            constraints=constraints, factors_as_one=bool(factors_as_one),
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=t.candidates,
-                           scales=tuple(sorted(scales + tuple(r["scale"] for r in report.scales if r.get("added")))),
+                           scales=((float(report.scale),) if report.settings.get("continuous_scale") else
+                                   tuple(sorted(set(scales) | set(problems)
+                                                | {r["scale"] for r in report.scales if r.get("added")}))),
                            real_intercept=real_intercept)
     if t.patterns is not None:
         return _warn_few_rows(t.patterns.model(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam)))
@@ -225,12 +233,82 @@ def _problems(t: _Training, scales: tuple, coef_range, opts: dict):
     return problems, infeasible, problem_at
 
 
+@dataclasses.dataclass
+class _CellChoice:
+    """What the support search needs to know of a fit: every scale > 0 (``fitted``) or the one
+    scale, whether the intercept range is the default one, and how to build the problem at a scale."""
+
+    fitted: bool
+    default_intercepts: bool
+    problem_at: Any
+
+    def share(self) -> float:
+        """The share of the search's time the support search may take before the branch-and-cut
+        takes over (more with a fitted scale: the grid's branch-and-cut is the weaker fallback)."""
+        return 0.5 if self.fitted else 0.3
+
+
+def _cell_search(problems: dict, infeasible: list, cells: _CellChoice | None, control: SearchControl,
+                 started: float, search_limit: float):
+    """The support search's report and problems when the fit qualifies and it certifies within its
+    share of the time; else None (and the best risk score it found, as a start for the tree)."""
+    if control.engine == "tree" or cells is None or infeasible or (control.node_limit is not None
+                                                                   and control.engine == "auto"):
+        if control.engine == "supports":
+            raise SettingsError("`engine='supports'` needs one score scale or scale='fit' (not a list of scales), "
+                                "and constraints that the support search can list; use engine='auto' or 'tree'.")
+        return None, None
+    problem = problems.get(1.0, next(iter(problems.values()))) if cells.fitted else next(iter(problems.values()))
+    why = why_not(problem, cells.fitted, cells.default_intercepts)
+    if why:
+        if control.engine == "supports":
+            raise SettingsError(f"`engine='supports'` cannot certify this fit: {why}; use engine='auto' (the "
+                                "branch-and-cut then) or 'tree'.")
+        return None, None
+    spent = time.perf_counter() - started
+    share = 1.0 if control.engine == "supports" else cells.share()
+    budget = max(0.0, (search_limit - spent) * share)
+    search = SupportSearch(problem, cells.fitted, time_limit=budget, gap_tolerance=control.gap_tolerance,
+                           absolute_gap_tolerance=control.absolute_gap_tolerance)
+    if control.engine == "supports":
+        search.give_up = math.inf  # asked for: it runs to the time limit and states its bound
+    report = search.solve()
+    if report.status != "optimal" and control.engine == "auto":
+        return None, report
+    if not report.solution:
+        raise SearchLimitError(f"the support search stopped at the time limit ({report.time:.2g} s) before finding "
+                               "a risk score; raise `time_limit` or use engine='auto'.")
+    problems = dict(problems)
+    m = float(report.scale)
+    if m not in problems:
+        problems[m] = cells.problem_at(m)
+    # the objective as the model's own loss states it (the same risk scores at the same scale)
+    lam = np.asarray(report.solution, dtype=float)
+    objective = problems[m].objective(lam)
+    lower = min(report.lower_bound, objective)
+    gap = 0.0 if lower >= objective else (objective - lower) / max(abs(objective), 1e-12)
+    return dataclasses.replace(report, objective=objective, lower_bound=lower, gap=gap), problems
+
+
 def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: int, started: float,
-            collapse_seconds: float, starts, initial_scale, add_scale):
-    """The branch-and-cut (one scale) or the search over several scales; returns its report and the
-    problems (with any scales the search added)."""
+            collapse_seconds: float, starts, initial_scale, add_scale, cells: _CellChoice | None = None):
+    """The support search when it qualifies and certifies in its share of the time (see
+    :mod:`riskformula.solver.support_search`), else the branch-and-cut (one scale) or the search over
+    several scales; returns its report and the problems (with any scales the search added)."""
     # the search ends early enough for what follows it (the model on its training rows) to fit in the limit
     search_limit = control.time_limit - after_search_reserve(control.time_limit, collapse_seconds)
+    certified, tried = _cell_search(problems, infeasible, cells, control, started, search_limit)
+    if certified is not None:
+        return certified, tried
+    if tried is not None and tried.solution and not starts and cells is not None:
+        # the support search's best risk score starts the tree; with a fitted scale its own scale
+        # joins the set searched, so that the score carries over exactly (and the tree's
+        # certificate covers that scale too)
+        starts = [np.asarray(tried.solution, dtype=float)]
+        if cells.fitted:
+            initial_scale = float(tried.scale)
+            if initial_scale not in problems and math.isfinite(initial_scale) and 1e-3 <= initial_scale <= 1e3:
+                problems = {**problems, initial_scale: cells.problem_at(initial_scale)}
     options: dict[str, Any] = dict(time_limit=search_limit, gap_tolerance=control.gap_tolerance,
                                    absolute_gap_tolerance=control.absolute_gap_tolerance,
                                    node_limit=control.node_limit, verbose=control.verbose,
@@ -352,7 +430,7 @@ register_objective(Objective(
     "logistic", fit_logistic,
     arguments=frozenset(MODEL_ARGUMENTS) - {"decision_thresholds", "decision_weights"},
     search=frozenset({"time_limit", "gap_tolerance", "absolute_gap_tolerance", "node_limit", "n_jobs", "progress",
-                      "verbose"}),
+                      "verbose", "engine"}),
     description="mean logistic loss + c0 · size (Ustun & Rudin, 2019)",
     why_not={"decision_thresholds": "it applies only with objective='net_benefit'",
              "decision_weights": "it applies only with objective='net_benefit'",

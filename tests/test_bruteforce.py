@@ -577,12 +577,14 @@ def test_near_separable_data_are_certified_by_the_absolute_tolerance():
     # only the relative tolerance: the whole tree is searched, yet the gap left by the LP's
     # margin is above 1e-6 of an objective this small
     with pytest.warns(OptimalityGapWarning):
-        old = _fit(inst, absolute_gap_tolerance=0.0)
+        old = _fit(inst, absolute_gap_tolerance=0.0, engine="tree")
     assert old.status == "numerical_gap" and old.gap > 1e-6
-    m = _fit(inst)
+    m = _fit(inst, engine="tree")
     assert m.settings.absolute_gap_tolerance == 1e-8
     assert m.gap > m.settings.gap_tolerance and m.objective - m.lower_bound <= 1e-8
     check_fitted(m, inst, true_min)
+    # the support search's bounds have no LP margin: it certifies these data without either tolerance
+    check_fitted(_fit(inst, absolute_gap_tolerance=0.0, engine="supports"), inst, true_min)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -197,7 +197,7 @@ def test_a_search_that_settles_nodes_by_listing_them_is_the_brute_force_optimum(
     # no heuristics: the incumbent must come from the tree itself
     monkeypatch.setattr(bc.BranchAndCut, "_heuristic", lambda self, *a, **k: None)
     monkeypatch.setattr(bc.BranchAndCut, "_polish_and_offer", lambda self, *a, **k: None)
-    kw = dict(coef_range=(-2, 2), intercept_range=(-10, 10), c0=1e-6, time_limit=60)
+    kw = dict(coef_range=(-2, 2), intercept_range=(-10, 10), c0=1e-6, time_limit=60, engine="tree")
     m = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1)", df, **kw)
     assert fired[-1] > 0
     assert m.status == "optimal"
@@ -216,7 +216,7 @@ def test_a_search_that_settles_nodes_by_listing_them_is_the_brute_force_optimum(
 
 def test_one_and_two_processes_give_the_same_model():
     df = _two_thresholds(2)
-    kw = dict(coef_range=(-2, 2), c0=1e-6, time_limit=60)
+    kw = dict(coef_range=(-2, 2), c0=1e-6, time_limit=60, engine="tree")
     one = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1) + threshold(x1 + x2, k=1)", df, **kw)
     two = rf.risk_score("y ~ threshold(x1, k=1) + threshold(x2, k=1) + threshold(x1 + x2, k=1)", df, n_jobs=2, **kw)
     assert one.status == two.status == "optimal"

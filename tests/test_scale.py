@@ -228,7 +228,7 @@ def test_time_limit_gives_an_honest_bound_at_every_scale(seed, time_limit, real)
 def test_fit_is_the_brute_force_optimum_over_the_scales_it_states(seed, real):
     X, y, w, _, max_size, c0 = instance(seed)
     m = rf.risk_score(formula(X.shape[1]), frame(X, y, w), weights="w", max_size=max_size, coef_range=(-3, 3),
-                      c0=c0, scale="fit", real_intercept=real, gap_tolerance=1e-9, time_limit=60)
+                      c0=c0, scale="fit", real_intercept=real, gap_tolerance=1e-9, time_limit=60, engine="tree")
     assert m.settings.real_intercept is (real is None)  # the default with a fitted scale: real
     stated = m.settings.scales
     added = [r["scale"] for r in m.solver.scales if r["added"]]
@@ -252,7 +252,7 @@ def test_an_added_scale_is_where_the_best_points_fit_best():
     X = rng.integers(0, 3, (n, 2)).astype(float)
     y = (rng.random(n) < 1 / (1 + np.exp(-(0.37 * X[:, 0] - 0.23 * X[:, 1])))).astype(int)
     m = rf.risk_score("y ~ x0 + x1", frame(X, y, np.ones(n)), max_size=2, coef_range=(-5, 5),
-                      scale="fit", time_limit=60)
+                      scale="fit", time_limit=60, engine="tree")
     added = [r["scale"] for r in m.solver.scales if r["added"]]
     assert added and m.scale in added and m.status == "optimal"
     assert m.scale not in v.FIT_SCALES and float(f"{m.scale:.3g}") == m.scale

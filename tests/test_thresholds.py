@@ -332,7 +332,7 @@ def test_sign_split_keeps_the_optimum(seed, monkeypatch):
     # nodes settled by listing their points would leave these small trees no split to test
     monkeypatch.setattr(bc.BranchAndCut, "enumeration_work", 0)
     best = brute_two_thresholds(x1, x2, y)
-    m = fit(df, "y ~ threshold(x1, k=1) + threshold(x2, k=1)")
+    m = fit(df, "y ~ threshold(x1, k=1) + threshold(x2, k=1)", engine="tree")  # the tree's split is tested
     assert any(splits)
     assert m.status == "optimal"
     assert m.objective == pytest.approx(best, rel=1e-7)

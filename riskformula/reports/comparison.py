@@ -206,12 +206,18 @@ def _check_same_problem(models, labels) -> None:
                 "(e.g. data.dropna(subset=[...]) first) or compare on common data with `newdata=`.")
 
 
+def every_scale(m: RiskScore) -> bool:
+    """Whether the fit chose its score scale among every scale > 0 (the support search's
+    certificate), not among a finite set."""
+    return bool((m.solver.settings or {}).get("continuous_scale", False))
+
+
 def _nested(a: RiskScore, b: RiskScore) -> bool:
     """Is every score ``a`` could be also one ``b`` could be (columns, point bounds, size limit,
     score scales)?"""
     if a.settings.max_size > b.settings.max_size:
         return False
-    if not set(a.settings.scales) <= set(b.settings.scales):
+    if not (every_scale(b) or set(a.settings.scales) <= set(b.settings.scales)):
         return False
     where = {c: j for j, c in enumerate(b.design.columns)}
     for j, c in enumerate(a.design.columns):

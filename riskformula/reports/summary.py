@@ -119,8 +119,10 @@ class Summary(r.Rendered):
         handled = missing_text(m)
         if handled:
             rows.append(("Missing values", handled))
-        if s.scales != (1.0,):
+        every = bool((m.solver.settings or {}).get("continuous_scale", False))
+        if s.scales != (1.0,) or every:
             rows.append(("Score scale", f"{m.scale:g} points per logit" + (
+                " (chosen among every scale > 0)" if every else
                 f" (chosen among {_scales_text(s.scales)})" if len(s.scales) > 1 else "")))
         rows += [
             ("Points per term", f"{min(s.coef_lower)} to {max(s.coef_upper)}"),
@@ -209,8 +211,17 @@ class Summary(r.Rendered):
                 ("Lower bound", f"{m.lower_bound:.8g}"), ("Optimality gap", gap),
                 ("Absolute gap", r.fmt_absolute_gap(m.objective, m.lower_bound, m.settings.absolute_gap_tolerance,
                                                      state_tolerance=True)),
-                ("Certified by", certified_by(m)), ("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", _nodes(rep)),
-                ("Loss cuts in pool", f"{rep.cuts:,d}"), ("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
+                ("Certified by", certified_by(m))]
+        if (rep.settings or {}).get("engine") == "cells":
+            # the support search: its own counts (supports, regressions, point vectors)
+            rows += [("Root bound (saturated loss, all columns)", f"{rep.root_bound:.8g}"),
+                     ("Nodes", f"{rep.nodes:,d} supports ({rep.lp_solves:,d} cell regressions solved, "
+                               f"{rep.listed:,d} point vectors calibrated)"),
+                     ("Certificate covers", rep.settings["scope"])]
+        else:
+            rows += [("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", _nodes(rep)),
+                     ("Loss cuts in pool", f"{rep.cuts:,d}")]
+        rows += [("Time", f"{rep.time:.2f} s"), ("Solver", rep.solver)]
         return pd.DataFrame(rows, columns=["", "value"])
 
     def notes(self) -> list[str]:
@@ -236,6 +247,14 @@ class Summary(r.Rendered):
             out.append(f"Optimal within the tolerance ({within_tolerance(m)}), not proven optimal: no risk score "
                        f"within these limits has an objective below {m.lower_bound:.8g} and this model's is "
                        f"{m.objective:.8g}, so a better one may exist (a smaller tolerance narrows the gap).")
+        engine = (m.solver.settings or {}).get("engine")
+        if engine == "cells":
+            out.append("Certified by listing supports with bounds from the data's cells (the saturated loss of "
+                       "Ustun & Rudin, 2019, per support and per score), each listed point vector calibrated "
+                       "exactly; the certificate covers "
+                       + ("every score scale > 0 (the continuous multiplier of Liu et al., 2022) and every real "
+                          f"intercept. Risks are (intercept + score) / {m.scale:.6g} logits."
+                          if m.solver.settings.get("continuous_scale") else "the score scale searched."))
         if len(m.settings.scales) > 1:
             added = [row["scale"] for row in m.solver.scales if row.get("added")]
             out.append(f"The certificate covers the score scales {_scales_text(m.settings.scales)} (a finite set"

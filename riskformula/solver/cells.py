@@ -1,0 +1,529 @@
+"""Lower bounds from the data's cells, and the exact best points on one support.
+
+A *support* S is a set of design columns; its *cells* are the distinct value combinations of
+the distinct training rows on S, each with its positive and negative weight (P_c, Q_c), integer
+counts here.  Every risk score whose points are zero outside S gives all rows of a cell the same
+score, whatever its points, score scale and intercept.  With L(P, Q; z) = P·log(1 + e^−z) +
+Q·log(1 + e^z) the weighted loss of a cell at logit z, the quantities below are what the
+support search (:mod:`riskformula.solver.support_search`) prunes with.  Losses here are sums
+(not yet divided by the total weight W); the public functions return means.
+
+Proofs
+------
+**B1 (saturated loss).**  For P, Q ≥ 0 and every real z, L(P, Q; z) ≥ h(P, Q) = P·log(N/P) +
+Q·log(N/Q) (N = P + Q, 0·log(N/0) = 0): the minimum over the probability σ(z) of
+−P·log σ − Q·log(1 − σ) is at σ = P/N.  A model reading only the columns of S gives every row of
+a cell one logit, so its loss is at least Σ_c h(P_c, Q_c) =: H(S), for every point vector,
+every scale and every intercept (Ustun & Rudin, 2019, use the same cell counts for their loss
+bounds).  Refining the cells (more columns) can only lower H: h is subadditive
+(h(P1 + P2, Q1 + Q2) ≥ h(P1, Q1) + h(P2, Q2), the conditional entropy is at most the entropy), so
+H(S ∪ R) ≤ H(S') for every S' between S and S ∪ R: H(S ∪ R) bounds every support inside S ∪ R.
+
+**B2 (score cells).**  For one point vector w on S, rows whose scores w·x are equal get equal
+logits, so the loss is at least Σ_g h(P_g, Q_g) over the groups g of cells with equal scores.
+
+**B3 (calibration dual).**  For −P ≤ μ ≤ Q and every real z, L(P, Q; z) − μz ≥ h(P + μ, Q − μ)
+(the minimum over z is at σ(z) = (P + μ)/N).  For points w with scores s_c, a score scale a = 1/m
+and a logit intercept c, z_c = a·s_c + c, so Σ_c L(P_c, Q_c; z_c) ≥ Σ_c h(P_c + μ_c, Q_c − μ_c) +
+a·Σ_c μ_c s_c + c·Σ_c μ_c.  Hence, when Σ_c μ_c = 0 exactly:
+
+* every real intercept at a fixed scale a: the loss is ≥ Σ h(P + μ, Q − μ) + a·Σ μ_c s_c;
+* every scale a > 0 and every real intercept: if also Σ μ_c s_c ≥ 0, the loss is
+  ≥ Σ h(P + μ, Q − μ).
+
+μ is read from the calibration's own iterate (μ_c = N_c·σ(z_c) − P_c, which is optimal at the
+optimum), truncated towards 0 onto the grid 2^−G (so it stays in [−P, Q]), and repaired exactly in
+integers: the intercept sum is brought to 0 by moving grid units within their boxes, and, for the
+fitted scale, a negative Σ μ s by moving units from the lowest-scored cell to the highest-scored
+one.  All sums of grid numerators are int64 sums checked against overflow by the choice of G,
+so the constraints hold exactly, not up to rounding.  When the repair fails, μ = 0 is used
+(that is B2).
+
+**B4 (fixed scale, whole intercept).**  The best integer intercept of fixed scores is found by
+convexity (:func:`riskformula.solver.enumeration._best_intercepts`); its computed loss is within
+the rounding bound of F below of the true one, and the true minimum over the intercept range is
+at most 2·(range + 1) such errors below (convexity with computed slopes ≥ −2 errors).
+
+Floating point
+--------------
+Counts are integers below 2^40, so P, Q, N, their cumulative sums and P + μ on the grid are
+exact.  Each term A·log(N/A) is computed with one division, one log and one product: with a
+log accurate to 4 units in the last place, its error is at most 6ε·term + 1.01ε·A; a sum of C
+nonnegative terms adds at most C·ε·Σ.  Every bound is therefore computed as
+Σ − 2·((C + 8)·ε·Σ + 2ε·N_total) and then divided by W and multiplied by (1 − 4ε): a value
+below the exact one.  A bound that rounds below 0 is 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import sparse
+from scipy.special import expit
+
+__all__ = ["EPS", "CellData", "h_terms", "lower_sum", "grouped_saturated", "calibrate_fitted", "support_cells"]
+
+EPS = float(np.finfo(float).eps)
+
+
+def h_terms(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """h(A, B) = A·log((A + B)/A) + B·log((A + B)/B) elementwise, 0·log(·/0) = 0 (B1, B3)."""
+    N = A + B
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ta = np.where(A > 0, A * np.log(N / np.where(A > 0, A, 1.0)), 0.0)
+        tb = np.where(B > 0, B * np.log(N / np.where(B > 0, B, 1.0)), 0.0)
+    return ta + tb
+
+
+def lower_sum(total: np.ndarray | float, n_terms: np.ndarray | float, weight: float) -> np.ndarray:
+    """A value at most the exact sum of ``n_terms`` computed h terms whose computed sum is
+    ``total`` (over rows of total weight ``weight``): the rounding margin of the module docstring
+    subtracted, clipped at 0."""
+    total = np.asarray(total, dtype=float)
+    margin = 2.0 * ((np.asarray(n_terms, dtype=float) + 8.0) * EPS * total + 2.0 * EPS * weight)
+    return np.maximum(total - margin, 0.0)
+
+
+class CellData:
+    """The distinct training rows of a loss as integer counts, with per-column value codes.
+
+    ``ok`` is False (and the reason in ``why``) when the cell bounds do not apply: weights that
+    are not whole counts, or predictors that are not integers."""
+
+    def __init__(self, loss):
+        self.X = loss.Z[:, 1:]
+        self.P = np.asarray(loss.w_pos, dtype=float)
+        self.Q = np.asarray(loss.w_neg, dtype=float)
+        self.W = float(loss.total_weight)
+        self.n, self.d = self.X.shape
+        self.why = ""
+        if not (np.all(self.P == np.round(self.P)) and np.all(self.Q == np.round(self.Q))
+                and self.W == float(self.P.sum() + self.Q.sum())):
+            self.why = "the weights are not whole counts (sample weights or an event weight)"
+        elif self.W >= 2.0 ** 40:
+            self.why = "the rows' total weight is too large for exact integer sums"
+        elif not bool(np.all(self.X == np.round(self.X))) or (self.X.size and np.abs(self.X).max() > 2 ** 20):
+            self.why = "some predictors are not small integers"
+        self.ok = not self.why
+        codes, radix = [], []
+        for j in range(self.d):
+            _, inv = np.unique(self.X[:, j], return_inverse=True)
+            codes.append(inv.ravel().astype(np.int64))
+            radix.append(int(inv.max()) + 1 if self.n else 1)
+        self.codes = codes
+        self.radix = np.asarray(radix, dtype=np.int64)
+        self._XP: np.ndarray | None = None  # the events' and non-events' weights times X (0/1 counting)
+        self._XQ: np.ndarray | None = None
+        self.binary = np.all((self.X == 0) | (self.X == 1), axis=0) if self.n else np.ones(self.d, dtype=bool)
+
+    def refine(self, cell: np.ndarray, j: int) -> tuple[np.ndarray, int]:
+        """Cell ids (0..C'−1) of the rows on the cells ``cell`` refined by column ``j``."""
+        key = cell * self.radix[j] + self.codes[j]
+        _, inv = np.unique(key, return_inverse=True)
+        inv = inv.ravel()
+        return inv, int(inv.max()) + 1 if len(inv) else 0
+
+    def saturated(self, cell: np.ndarray, n_cells: int) -> float:
+        """B1 for the partition ``cell``, rounded down, as a mean."""
+        P = np.bincount(cell, weights=self.P, minlength=n_cells)
+        Q = np.bincount(cell, weights=self.Q, minlength=n_cells)
+        t = h_terms(P, Q)
+        return float(lower_sum(t.sum(), n_cells, self.W)) / self.W * (1 - 4 * EPS)
+
+    def children_saturated(self, cell: np.ndarray, n_cells: int, cols) -> np.ndarray:
+        """B1 of the partition ``cell`` refined by each column of ``cols`` (one bound per column,
+        rounded down, as means), by one weighted count over all children when the keys are few."""
+        cols = list(cols)
+        out = np.empty(len(cols))
+        if not cols:
+            return out
+        if bool(self.binary[cols].all()):
+            # 0/1 columns: the counts of each (cell, column = 1) by one sparse product; the
+            # column = 0 side is the cell's total minus them (exact integer sums)
+            A = sparse.csr_matrix((np.ones(self.n), (cell, np.arange(self.n))), shape=(n_cells, self.n))
+            if self._XP is None:
+                self._XP = np.ascontiguousarray(self.P[:, None] * self.X)
+                self._XQ = np.ascontiguousarray(self.Q[:, None] * self.X)
+            P1 = np.asarray(A @ self._XP)[:, cols]
+            Q1 = np.asarray(A @ self._XQ)[:, cols]
+            Pt = np.bincount(cell, weights=self.P, minlength=n_cells)[:, None]
+            Qt = np.bincount(cell, weights=self.Q, minlength=n_cells)[:, None]
+            t = h_terms(P1, Q1) + h_terms(Pt - P1, Qt - Q1)
+            used = ((P1 + Q1) > 0).sum(axis=0) + ((Pt + Qt - P1 - Q1) > 0).sum(axis=0)
+            out[:] = lower_sum(t.sum(axis=0), used, self.W) / self.W * (1 - 4 * EPS)
+            return out
+        rmax = int(self.radix[cols].max())
+        block = n_cells * rmax
+        if block * len(cols) <= 4_000_000:
+            keys = np.concatenate([cell * rmax + self.codes[j] + k * block for k, j in enumerate(cols)])
+            P = np.bincount(keys, weights=np.tile(self.P, len(cols)), minlength=block * len(cols))
+            Q = np.bincount(keys, weights=np.tile(self.Q, len(cols)), minlength=block * len(cols))
+            t = h_terms(P, Q).reshape(len(cols), block)
+            used = ((P + Q) > 0).reshape(len(cols), block).sum(axis=1)
+            out[:] = lower_sum(t.sum(axis=1), used, self.W) / self.W * (1 - 4 * EPS)
+            return out
+        for k, j in enumerate(cols):
+            c2, n2 = self.refine(cell, j)
+            out[k] = self.saturated(c2, n2)
+        return out
+
+    def pair_saturated(self, cell: np.ndarray, n_cells: int, others: list[np.ndarray]) -> np.ndarray:
+        """B1 of the partitions (``cell``, ``others[k]``) for each k (rounded down, means): the
+        cells of S joined with those of further columns, by one sort over all of them."""
+        if not others:
+            return np.empty(0)
+        span = np.int64(max(int(o.max()) + 1 for o in others))
+        block = np.int64(n_cells) * span
+        keys = np.concatenate([cell * span + o + k * block for k, o in enumerate(others)])
+        uniq, inv = np.unique(keys, return_inverse=True)
+        inv = inv.ravel()
+        P = np.bincount(inv, weights=np.tile(self.P, len(others)), minlength=len(uniq))
+        Q = np.bincount(inv, weights=np.tile(self.Q, len(others)), minlength=len(uniq))
+        which = (uniq // block).astype(np.intp)
+        total = np.bincount(which, weights=h_terms(P, Q), minlength=len(others))
+        n_terms = np.bincount(which, minlength=len(others))
+        return lower_sum(total, n_terms, self.W) / self.W * (1 - 4 * EPS)
+
+
+def support_cells(data: CellData, cell: np.ndarray, n_cells: int, cols) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells of a support: their values on ``cols`` (cells × |cols|) and counts P, Q."""
+    first = np.full(n_cells, -1, dtype=np.intp)
+    first[cell[::-1]] = np.arange(len(cell))[::-1]  # the first row of each cell
+    Xc = data.X[first][:, list(cols)]
+    P = np.bincount(cell, weights=data.P, minlength=n_cells)
+    Q = np.bincount(cell, weights=data.Q, minlength=n_cells)
+    return Xc, P, Q
+
+
+def grouped_saturated(S: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float) -> np.ndarray:
+    """B2 for every row of scores ``S`` (vectors × cells), rounded down, as means."""
+    V, C = S.shape
+    order = np.argsort(S, axis=1, kind="stable")
+    Ss = np.take_along_axis(S, order, axis=1)
+    Pc = np.cumsum(P[order], axis=1)
+    Qc = np.cumsum(Q[order], axis=1)
+    end = np.ones((V, C), dtype=bool)
+    end[:, :-1] = Ss[:, 1:] != Ss[:, :-1]
+    pos = np.where(end, np.arange(C)[None, :], -1)
+    last = np.maximum.accumulate(pos, axis=1)  # the last group end at or before each position
+    before = np.full((V, C), -1, dtype=np.intp)
+    before[:, 1:] = last[:, :-1]
+    idx = np.maximum(before, 0)
+    gP = np.where(end, Pc - np.where(before >= 0, np.take_along_axis(Pc, idx, axis=1), 0.0), 0.0)
+    gQ = np.where(end, Qc - np.where(before >= 0, np.take_along_axis(Qc, idx, axis=1), 0.0), 0.0)
+    t = h_terms(gP, gQ).sum(axis=1)
+    return lower_sum(t, end.sum(axis=1), W) / W * (1 - 4 * EPS)
+
+
+def _grid_bits(total: float, smax: float) -> int:
+    """Grid exponent G for the dual numerators: int64 sums of |μ|·2^G·(|s| + 1) over the rows
+    stay below 2^62, and P + μ stays exact in float64 (below 2^52 grid units)."""
+    g1 = 62 - math.ceil(math.log2((total + 1.0) * (smax + 1.0) * 4.0))
+    g2 = 52 - math.ceil(math.log2(total + 1.0)) - 1
+    return max(0, min(40, g1, g2))
+
+
+def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float,
+               a_fixed: float | None = None) -> np.ndarray:
+    """B3 for every row of integer scores ``S`` (vectors × cells) from the logits ``Z`` of a
+    calibration iterate, rounded down, as means: valid for every scale > 0 and real intercept
+    (``a_fixed`` None) or for every real intercept at logit scale ``a_fixed``."""
+    V, C = S.shape
+    N = P + Q
+    smax = float(np.abs(S).max()) if S.size else 0.0
+    G = _grid_bits(W, smax)
+    unit = float(2 ** G)
+    Pi = np.round(P * unit).astype(np.int64)  # exact: P < 2^40 and P·2^G < 2^52
+    Qi = np.round(Q * unit).astype(np.int64)
+    mu = N[None, :] * expit(Z) - P[None, :]
+    k = np.trunc(mu * unit)
+    k = np.clip(k, -P[None, :] * unit, Q[None, :] * unit).astype(np.int64)
+    # the intercept's sum to 0, exactly: take the excess from the cells with the most room
+    r = k.sum(axis=1)
+    for sign in (1, -1):
+        rows = np.flatnonzero(sign * r > 0)
+        if not len(rows):
+            continue
+        kk = k[rows]
+        room = (kk + Pi[None, :]) if sign > 0 else (Qi[None, :] - kk)  # how far each can move
+        order = np.argsort(-room, axis=1, kind="stable")
+        rs = np.take_along_axis(room, order, axis=1)
+        need = sign * r[rows]
+        before = np.cumsum(rs, axis=1) - rs
+        take = np.clip(need[:, None] - before, 0, rs)
+        delta = np.zeros_like(kk)
+        np.put_along_axis(delta, order, take, axis=1)
+        k[rows] = kk - sign * delta
+    Si = S.astype(np.int64)
+    ok = k.sum(axis=1) == 0
+    t = (k * Si).sum(axis=1)
+    if a_fixed is None:
+        bad = np.flatnonzero(ok & (t < 0))
+        if len(bad):
+            kk, ss = k[bad], Si[bad]
+            can_up, can_down = Qi[None, :] - kk > 0, kk + Pi[None, :] > 0
+            big = np.int64(2 ** 40)
+            hi = np.argmax(np.where(can_up, ss, -big), axis=1)
+            lo = np.argmin(np.where(can_down, ss, big), axis=1)
+            r_ = np.arange(len(bad))
+            s_hi, s_lo = ss[r_, hi], ss[r_, lo]
+            spread = s_hi - s_lo
+            fine = can_up.any(axis=1) & can_down.any(axis=1) & (spread > 0)
+            step = np.where(fine, (-t[bad] + np.maximum(spread, 1) - 1) // np.maximum(spread, 1), 0)
+            fine &= (step <= Qi[hi] - kk[r_, hi]) & (step <= kk[r_, lo] + Pi[lo])
+            kk[r_, hi] += np.where(fine, step, 0)
+            kk[r_, lo] -= np.where(fine, step, 0)
+            k[bad] = kk
+        t = (k * Si).sum(axis=1)
+        ok &= (k.sum(axis=1) == 0) & (t >= 0)
+    k[~ok] = 0  # μ = 0 (B2) where the repair failed
+    mu = k / unit
+    terms = h_terms(P[None, :] + mu, Q[None, :] - mu)
+    D = lower_sum(terms.sum(axis=1), C, W)
+    if a_fixed is not None:
+        # a·Σμs: the integer sum is exact; its conversion and the product round twice
+        lin = a_fixed * ((k * Si).sum(axis=1).astype(float) / unit)
+        D = D + lin - 4 * EPS * np.abs(lin)
+    return np.maximum(D, 0.0) / W * (1 - 4 * EPS)
+
+
+def _values(S: np.ndarray, a: np.ndarray, c: np.ndarray, P: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    Z = a[:, None] * S + c[:, None]
+    return (P[None, :] * np.logaddexp(0.0, -Z) + Q[None, :] * np.logaddexp(0.0, Z)).sum(axis=1)
+
+
+def calibrate_fitted(S: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 60, start=None):
+    """For every row of scores ``S`` (vectors × cells): a logit scale a ≥ 0 and intercept c with a
+    low loss (damped Newton on the convex loss in (a, c), a kept ≥ 0, from ``start`` = (a, c) per
+    vector or the intercept-only model), the loss there (a sum, not a mean; attained when a > 0)
+    and the logits, for :func:`dual_bound`."""
+    V, C = S.shape
+    N = P + Q
+    Pt, Qt = float(P.sum()), float(Q.sum())
+    c0 = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
+    a = np.zeros(V)
+    c = np.full(V, c0)
+    f = _values(S, a, c, P, Q)
+    if start is not None:
+        a1, c1 = np.maximum(start[0], 0.0), start[1]
+        f1 = _values(S, a1, c1, P, Q)
+        better = f1 < f
+        a, c, f = np.where(better, a1, a), np.where(better, c1, c), np.where(better, f1, f)
+    active = np.arange(V)
+    for _ in range(iters):
+        if not len(active):
+            break
+        Sa, aa, ca = S[active], a[active], c[active]
+        Z = aa[:, None] * Sa + ca[:, None]
+        sig = expit(Z)
+        r = N[None, :] * sig - P[None, :]
+        ga, gc = (r * Sa).sum(axis=1), r.sum(axis=1)
+        w = N[None, :] * sig * (1.0 - sig)
+        haa, hac, hcc = (w * Sa * Sa).sum(axis=1), (w * Sa).sum(axis=1), w.sum(axis=1)
+        det = haa * hcc - hac * hac
+        good = det > 1e-12 * np.maximum(haa * hcc, 1e-300)
+        da = np.where(good, -(hcc * ga - hac * gc) / np.where(good, det, 1.0), 0.0)
+        dc = np.where(good, -(haa * gc - hac * ga) / np.where(good, det, 1.0), -gc / np.maximum(hcc, 1e-300))
+        da, dc = np.clip(da, -5.0, 5.0), np.clip(dc, -50.0, 50.0)
+        fa = f[active]
+        step = np.ones(len(active))
+        moved = np.zeros(len(active), dtype=bool)
+        na, nc, nf = aa.copy(), ca.copy(), fa.copy()
+        todo = np.arange(len(active))
+        for _ in range(30):
+            ta = np.maximum(aa[todo] + step[todo] * da[todo], 0.0)
+            tc = ca[todo] + step[todo] * dc[todo]
+            tf = _values(Sa[todo], ta, tc, P, Q)
+            better = tf < fa[todo]
+            idx = todo[better]
+            na[idx], nc[idx], nf[idx] = ta[better], tc[better], tf[better]
+            moved[idx] = True
+            todo = todo[~better]
+            if not len(todo):
+                break
+            step[todo] *= 0.5
+        gain = fa - nf
+        a[active], c[active], f[active] = na, nc, nf
+        # the Newton decrement bounds what is left to gain: stop below 1e-13 of the loss
+        dec = -(ga * da + gc * dc)
+        keep = moved & (gain > 1e-15 * np.maximum(fa, 1.0)) & (dec > 1e-13 * np.maximum(fa, 1.0))
+        active = active[keep]
+    Z = a[:, None] * S + c[:, None]
+    return a, c, f, Z
+
+
+def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 30) -> tuple[float, np.ndarray]:
+    """B5: a lower bound (mean, rounded down) on the loss of every real vector of coefficients and
+    real intercept on the support's cells ``Xc`` (cells × columns, integers) — so on every integer
+    point vector on the support, at every scale and intercept (a·w is real).
+
+    Proof: B3 with one constraint per column: for μ in the boxes with Σ_c μ_c = 0 and
+    Σ_c μ_c·x_cj = 0 for every column j (exactly), Σ_c L(P_c, Q_c; u_c·θ) ≥ Σ_c h(P_c + μ_c, Q_c − μ_c)
+    for every θ.  μ is read from a damped Newton solution of the logistic regression on the cells,
+    put on the grid, the intercept sum repaired as in :func:`dual_bound`, then each column's sum
+    by moving grid units between two cells that agree on every other column and differ by one in
+    that column (which keeps the intercept and the other columns' sums).  When a sum cannot be
+    repaired this way the bound is B1 (μ = 0).  Returns the bound and the regression's coefficients
+    (intercept first), a start for calibrating the support's point vectors."""
+    C, s = Xc.shape
+    U = np.column_stack([np.ones(C), Xc.astype(float)])
+    N = P + Q
+    theta = np.zeros(s + 1)
+    Pt, Qt = float(P.sum()), float(Q.sum())
+    theta[0] = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
+
+    def value(th):
+        z = U @ th
+        return float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z))
+    f = value(theta)
+    for _ in range(iters):
+        z = U @ theta
+        sig = expit(z)
+        g = U.T @ (N * sig - P)
+        H = (U * (N * sig * (1 - sig))[:, None]).T @ U + 1e-12 * np.eye(s + 1)
+        try:
+            step = -np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            break
+        step = np.clip(step, -20.0, 20.0)
+        t, moved = 1.0, False
+        for _ in range(30):
+            fn = value(theta + t * step)
+            if fn < f:
+                theta, f, moved = theta + t * step, fn, True
+                break
+            t *= 0.5
+        if not moved or abs(float(g @ step)) < 1e-12 * max(f, 1.0):
+            break
+    Z = U @ theta
+    G = _grid_bits(W, float(np.abs(Xc).max()) * s if Xc.size else 1.0)
+    unit = float(2 ** G)
+    Pi = np.round(P * unit).astype(np.int64)
+    Qi = np.round(Q * unit).astype(np.int64)
+    k = np.clip(np.trunc((N * expit(Z) - P) * unit), -P * unit, Q * unit).astype(np.int64)
+
+    def move(kk, plus, minus, need):
+        """Move ``need`` grid units (signed) from the cells ``minus`` to the cells ``plus`` (pairwise),
+        within the boxes; the part left unmoved is returned."""
+        for a, b in zip(plus, minus):
+            if need == 0:
+                break
+            if need > 0:
+                amount = min(need, int(Qi[a] - kk[a]), int(kk[b] + Pi[b]))
+            else:
+                amount = -min(-need, int(kk[a] + Pi[a]), int(Qi[b] - kk[b]))
+            if amount:
+                kk[a] += amount
+                kk[b] -= amount
+                need -= amount
+        return need
+    # the intercept: spread the excess over the cells with room (as dual_bound)
+    r = int(k.sum())
+    order = np.argsort(-(k + Pi) if r > 0 else -(Qi - k), kind="stable")
+    for c in order:
+        if r == 0:
+            break
+        take = min(r, int(k[c] + Pi[c])) if r > 0 else max(r, -int(Qi[c] - k[c]))
+        k[c] -= take
+        r -= take
+    ok = int(k.sum()) == 0
+    Xi = Xc.astype(np.int64)
+    for j in range(s if ok else 0):
+        rj = int(k @ Xi[:, j])
+        if rj == 0:
+            continue
+        others = np.delete(Xi, j, axis=1)
+        key: dict[bytes, list[int]] = {}
+        for c in range(C):
+            key.setdefault(others[c].tobytes(), []).append(c)
+        plus, minus = [], []
+        for cells in key.values():
+            for a in cells:
+                for b in cells:
+                    if Xi[a, j] - Xi[b, j] == 1:
+                        plus.append(a)
+                        minus.append(b)
+        # moving m units from b to a changes the column's sum by m: it must change by −rj
+        if move(k, plus, minus, -rj) != 0:
+            ok = False
+            break
+    Xf = Xc.astype(np.int64)
+    if ok:
+        ok = int(k.sum()) == 0 and all(int(k @ Xf[:, j]) == 0 for j in range(s)) \
+            and bool(np.all(k >= -Pi)) and bool(np.all(k <= Qi))
+    if not ok:
+        k[:] = 0
+    mu = k / unit
+    terms = h_terms(P + mu, Q - mu)
+    return float(lower_sum(terms.sum(), C, W)) / W * (1 - 4 * EPS), theta
+
+
+def ball_bounds(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray,
+                radii=(0.25, 1.0, 4.0, 16.0)) -> list[tuple[float, float, float, float]]:
+    """B6 ingredients around a point θ̂ (intercept first) of the logistic regression on the
+    support's cells: for each usable radius R, (F_lo, G, μ, R) such that every θ satisfies
+    F(θ) ≥ φ(|θ − θ̂|) with φ(r) = F_lo − G·r + μr²/2 for r ≤ R and F_lo + r·(μR/2 − G) beyond
+    (loss sums, not means).
+
+    Proof (a strong-convexity gap bound): the Hessian of F at any θ in the ball B(θ̂, R) is
+    Σ_c N_c σ'(u_c·θ) u_c u_cᵀ ⪰ H_R = Σ_c N_c σ'(|u_c·θ̂| + R|u_c|) u_c u_cᵀ (σ' is even and falls
+    in |z|, and |u_c·θ − u_c·θ̂| ≤ R|u_c|), so with μ ≤ λ_min(H_R) and G ≥ |∇F(θ̂)|, inside the ball
+    F(θ) ≥ F(θ̂) − G·r + μr²/2 (Taylor with the integral remainder); outside, convexity along the
+    ray from θ̂ through the sphere gives F(θ) ≥ F(θ̂) + (r/R)·(−G·R + μR²/2).  Only radii with
+    μ > 0 and R ≥ 2G/μ are kept, so φ does not fall beyond r = G/μ.  Floating point: F(θ̂) is
+    lowered by 8(C + 8)ε of itself, G raised by 8(C + 8)ε·Σ N_c|u_c|, each σ' taken at a logit
+    raised by its rounding bound and lowered by 16ε, and λ_min (LAPACK's symmetric solver,
+    backward stable) lowered by 16(C + 10p + 10)ε·trace(H_R)."""
+    C, s = Xc.shape
+    U = np.column_stack([np.ones(C), Xc.astype(float)])
+    N = P + Q
+    z = U @ theta
+    f = float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z))
+    F_lo = f * (1 - 8 * (C + 8) * EPS)
+    unorm = np.sqrt((U * U).sum(axis=1))
+    g = U.T @ (N * expit(z) - P)
+    G = float(np.sqrt(g @ g)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * float(N @ unorm)
+    zerr = 4 * (s + 2) * EPS * (np.abs(U) @ np.abs(theta))
+    out = []
+    for R in radii:
+        t = np.abs(z) + zerr + R * unorm * (1 + 4 * EPS)
+        e = np.exp(-t)
+        sp = e / (1.0 + e) ** 2 * (1 - 16 * EPS)   # σ'(t) = e^−t / (1 + e^−t)², rounded down
+        H = (U * (N * sp)[:, None]).T @ U
+        try:
+            lam = float(np.linalg.eigvalsh(H)[0])
+        except np.linalg.LinAlgError:
+            continue
+        mu = lam - 16 * (C + 10 * (s + 1) + 10) * EPS * float(np.trace(H))
+        if mu > 0 and R * mu >= 2 * G:
+            out.append((F_lo, G, mu, R))
+    return out
+
+
+def vector_ball_bounds(Wv: np.ndarray, theta: np.ndarray, balls, W: float, a_fixed: float | None = None) -> np.ndarray:
+    """B6 per point vector (rows of ``Wv``), as means rounded down: every θ = (c, a·w) — any
+    intercept and any a ≥ 0 (``a_fixed`` None), or a = ``a_fixed`` — lies at distance at least
+    d_w from θ̂, so its loss is at least φ(max(d_w, G/μ)) (:func:`ball_bounds`).  −inf where no
+    radius is usable."""
+    t = theta[1:]
+    Wf = Wv.astype(float)
+    if a_fixed is None:
+        # the distance from t to the ray {a·w : a ≥ 0}
+        ww = (Wf * Wf).sum(axis=1)
+        wt = np.maximum(Wf @ t, 0.0)
+        d2 = float(t @ t) - wt * wt / np.maximum(ww, 1.0)
+        d2 = d2 - 8 * (len(t) + 2) * EPS * float(t @ t)
+    else:
+        diff = t[None, :] - a_fixed * Wf
+        d2 = (diff * diff).sum(axis=1) * (1 - 8 * (len(t) + 2) * EPS)
+    d = np.sqrt(np.maximum(d2, 0.0)) * (1 - 2 * EPS)
+    best = np.full(len(Wv), -np.inf)
+    for F_lo, G, mu, R in balls:
+        r = np.maximum(d, G / mu)
+        inside = F_lo - G * r + 0.5 * mu * r * r
+        outside = F_lo + r * (0.5 * mu * R - G)
+        phi = np.where(r <= R, inside, outside)
+        phi = phi - 4 * EPS * (np.abs(F_lo) + G * r + mu * r * r + mu * R * r)
+        best = np.maximum(best, phi)
+    return np.maximum(best, 0.0) / W * (1 - 4 * EPS)

@@ -1,0 +1,488 @@
+"""Certifying by supports: every support listed or ruled out by the bounds of its cells.
+
+The second engine of the logistic fit, beside the branch-and-cut.  It proves the best risk score
+over one of two model classes:
+
+* **every score scale** (``fitted=True``): integer points w within their bounds, any score
+  scale m > 0 and any real intercept — the logit is a·(x·w) + c with a = 1/m > 0 and c real, the
+  continuous multiplier of Liu et al. (2022), not a grid of scales;
+* **one scale** (``fitted=False``): the problem's own scale and intercept convention (a whole
+  intercept within its range, or a real one), as in Ustun & Rudin (2019).
+
+The objective is the mean logistic loss + Σ c0_j over the columns used.
+
+Search
+------
+A support is the set of design columns a risk score uses (all its points nonzero).  The columns
+are ordered once, the most informative alone first (least saturated loss, bound B1 of
+:mod:`riskformula.solver.cells`).  A depth-first search lists supports as increasing sequences of
+positions in that order; a node S has the children S + order[q] for the positions q after S's
+last one that the size limit (``max_size``: ungrouped columns and groups count one each) and the
+groups' ``max_used`` allow.  Every support appears once.  At a node:
+
+1. **Its own risk scores** (when S meets ``min_size``): pruned when B1 of S + c0(S) cannot beat the
+   incumbent (the bound holds for every point vector on S, every scale, every intercept);
+   otherwise every point vector with all of S nonzero is listed (for the fitted scale, only
+   primitive vectors — gcd 1 — since w and g·w give the same risk scores once the scale absorbs
+   g), pruned by the bound of its score cells (B2), and the rest calibrated exactly: the best
+   (a, c) by a damped Newton search on the convex loss (fitted scale) or the best intercept
+   (:func:`~riskformula.solver.enumeration._best_intercepts`), each with a proven lower bound
+   (B3: the calibration dual, exactly feasible; B4 for a whole intercept).
+2. **Its subtree**: the child S + order[q] and everything below it use only the columns of
+   S ∪ order[q:], so B1 of that union + c0(S) + c0(order[q]) bounds all of them; these bounds
+   rise with q, so a child whose subtree is pruned prunes every later sibling too.
+
+**Certificate.**  Every risk score of the class has one support; the search either scored it,
+or discarded a set holding it with a proven bound (each recorded).  The lower bound is the least
+of the incumbent and every recorded bound, so no risk score of the class has a lower objective.
+Bounds are rounded down as :mod:`riskformula.solver.cells` states; pruning uses the package's
+gap tolerances, and what they prune is recorded at its own bound.  At the time limit the
+unexplored subtrees (the stack) add their bounds, so the bound stays valid.
+
+**Splitting.**  The children of any node cover disjoint sets of supports (their first column in
+the order differs), so the tree splits into independent subtrees — for example the children of
+the root, or of any node, given as (support, position) pairs — whose certificates merge by taking
+the least bound and the best incumbent; only the incumbent needs to be shared for pruning.  This
+module runs one process.
+
+Qualification (:func:`why_not`): no constraint rows, auxiliary columns or indicators (fairness,
+net benefit, operational constraints keep the branch-and-cut), whole-count weights, small integer
+predictors, point ranges that include 0, and for the fitted scale a real intercept with the
+default intercept range.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..problem import RiskProblem
+from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, dual_bound, grouped_saturated, lr_bound,
+                    support_cells, vector_ball_bounds)
+from .enumeration import _best_intercepts
+from .heuristics import real_beam_search
+from .report import SolverReport
+
+__all__ = ["SupportSearch", "why_not", "ENGINE_NAME"]
+
+ENGINE_NAME = "riskformula support enumeration with cell bounds"
+
+#: what the certificate of each model class covers, in words (the report's ``settings["scope"]``)
+SCOPES = {True: "every score scale > 0 and every real intercept",
+          False: "the one score scale searched, with its intercept convention"}
+
+
+def why_not(problem: RiskProblem, fitted: bool, default_intercepts: bool = True) -> str:
+    """Why the support search cannot certify ``problem`` ("" when it can)."""
+    p = problem
+    if p.n_extra_aux or p.has_aux_cost or p.exact_rows or p.indicators:
+        return "the problem has auxiliary variables (fairness, risk or operational constraints)"
+    if support_rows(p) is None:
+        return "a constraint row reads the points, not only which terms are used"
+    if np.any(p.coef_lower > 0) or np.any(p.coef_upper < 0):
+        return "some point range excludes 0"
+    if fitted and not (p.loss.real_intercept and default_intercepts):
+        return "a fitted scale needs a real intercept over its default range"
+    data = CellData(p.loss)
+    return data.why
+
+
+def support_rows(problem: RiskProblem):
+    """The problem's constraint rows as rules on the support alone — (coefficients per column,
+    per group, lower, upper): Σ over the columns used + Σ over the groups used within [lower,
+    upper] (``at_most``, ``not_both``, ``implies``, ``max_variables``, a threshold's number of
+    cuts) — or None when some row reads the points or other variables."""
+    p, lay = problem, problem.layout
+    d, out = p.d, []
+    a0 = lay.alpha(0)
+    g0 = lay.aux(p.n_extra_aux)
+    for row in p.rows:
+        col, grp = np.zeros(d), np.zeros(len(p.groups))
+        for k, v in row.coefs.items():
+            k = int(k)
+            if a0 <= k < a0 + d:
+                col[k - a0] += float(v)
+            elif g0 <= k < g0 + len(p.groups):
+                grp[k - g0] += float(v)
+            else:
+                return None
+        out.append((col, grp, float(row.lower), float(row.upper)))
+    return out
+
+
+class SupportSearch:
+    """Depth-first search over supports with cell bounds (see the module docstring).
+
+    Parameters
+    ----------
+    problem : a qualifying :class:`~riskformula.problem.RiskProblem` (its loss at any scale for
+        ``fitted=True``; the scale searched otherwise).
+    fitted : certify over every score scale > 0 (True) or the problem's own scale (False).
+    time_limit, gap_tolerance, absolute_gap_tolerance : as for the branch-and-cut.
+    max_vectors : point vectors one support may list; a support with more makes the search
+        give up (status ``"too_large"``: the caller falls back to the branch-and-cut).
+    """
+
+    def __init__(self, problem: RiskProblem, fitted: bool, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
+                 absolute_gap_tolerance: float = 1e-8, max_vectors: float = 2e6, beam: bool = True):
+        self.p = problem
+        self.fitted = bool(fitted)
+        self.time_limit = float(time_limit)
+        self.gap_tolerance = float(gap_tolerance)
+        self.absolute_gap_tolerance = float(absolute_gap_tolerance)
+        self.max_vectors = float(max_vectors)
+        self.beam = beam
+        #: after this many seconds, give up when the work done so far projects the whole tree to more
+        #: than ``give_up`` times the time limit (status "too_large": the caller falls back)
+        self.projection_after = max(1.0, 0.2 * self.time_limit)
+        self.give_up = 10.0
+        self.data = CellData(problem.loss)
+        d = problem.d
+        self.c0 = np.asarray(problem.c0, dtype=float)
+        self.values = [np.array([v for v in range(int(problem.coef_lower[j]), int(problem.coef_upper[j]) + 1) if v],
+                                dtype=np.int64) for j in range(d)]
+        self.group_of = np.asarray(problem._group_of)
+        self.caps = [len(g.cols) if g.max_used is None else int(g.max_used) for g in problem.groups]
+        self.rows = support_rows(problem) or []
+        self.best = math.inf
+        self.best_lam: np.ndarray | None = None
+        self.best_scale = float(problem.loss.scale)
+        self.discarded = math.inf  # the least bound of everything ruled out without scoring it
+        self.nodes = 0
+        self.vectors = 0
+        self.lr_solves = 0
+        self._theta: np.ndarray | None = None  # the last support's regression (a calibration start)
+        self.root_bound = 0.0
+
+    # --- bookkeeping ------------------------------------------------------------------------
+    def _prune_level(self) -> float:
+        return self.best - max(self.gap_tolerance * abs(self.best), self.absolute_gap_tolerance) \
+            if math.isfinite(self.best) else math.inf
+
+    def _discard(self, bound: float) -> None:
+        self.discarded = min(self.discarded, float(bound))
+
+    def _left(self) -> float:
+        return self.time_limit - (time.perf_counter() - self.t0)
+
+    # --- one support --------------------------------------------------------------------------
+    def _score_support(self, cols: tuple, cell: np.ndarray, n_cells: int, c0S: float, support_bound: float) -> bool:
+        """List and calibrate the point vectors with support exactly ``cols``; False when the
+        time ran out (the support's bound is then recorded)."""
+        Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
+        W = self.data.W
+        if not cols:
+            self._calibrate(np.zeros((1, 0), dtype=np.int64), np.zeros((1, n_cells)), P, Q, cols, c0S)
+            return True
+        sizes = [len(self.values[j]) for j in cols]
+        total = int(np.prod(sizes))
+        # the regression on the support's cells (B5's) and its strong-convexity balls (B6)
+        _, self._theta = lr_bound(Xc, P, Q, W)
+        balls = ball_bounds(Xc, P, Q, self._theta)
+        chunk = max(1, min(total, 1 << 15))
+        for start in range(0, total, chunk):
+            if self._left() <= 0:
+                self._discard(support_bound)
+                return False
+            idx = np.arange(start, min(total, start + chunk))
+            pos = np.unravel_index(idx, sizes)
+            Wv = np.column_stack([self.values[j][q] for j, q in zip(cols, pos)])
+            if self.fitted and len(cols) > 1:
+                Wv = Wv[np.gcd.reduce(np.abs(Wv), axis=1) == 1]
+            if not len(Wv):
+                continue
+            # B6 first (cheap: one distance per vector), then B2 on the vectors it leaves
+            lb = np.full(len(Wv), -np.inf)
+            if balls:
+                a_fixed = None if self.fitted else 1.0 / float(self.p.loss.scale)
+                lb = vector_ball_bounds(Wv, self._theta, balls, W, a_fixed) + c0S * (1 - 4 * EPS)
+            near = lb < self._prune_level()
+            if (~near).any():
+                self._discard(float(lb[~near].min()))
+                Wv, lb = Wv[near], lb[near]
+            if not len(Wv):
+                continue
+            S = Wv @ Xc.T.astype(np.int64)
+            lb = np.maximum(lb, grouped_saturated(S.astype(float), P, Q, W) + c0S * (1 - 4 * EPS))
+            keep = lb < self._prune_level()
+            if (~keep).any():
+                self._discard(float(lb[~keep].min()))
+            order = np.flatnonzero(keep)[np.argsort(lb[keep], kind="stable")]
+            for b0 in range(0, len(order), 2048):
+                part = order[b0:b0 + 2048]
+                part = part[lb[part] < self._prune_level()]
+                if not len(part):
+                    rest = order[b0:]
+                    self._discard(float(lb[rest].min()))
+                    break
+                self._calibrate(Wv[part], S[part].astype(float), P, Q, cols, c0S)
+                if self._left() <= 0:
+                    rest = order[b0 + 2048:]
+                    if len(rest):
+                        self._discard(float(lb[rest].min()))
+                    break
+        return True
+
+    def _calibrate(self, Wv: np.ndarray, S: np.ndarray, P: np.ndarray, Q: np.ndarray, cols: tuple, c0S: float) -> None:
+        """Exact calibration of point vectors ``Wv`` (scores ``S`` on the support's cells): the best
+        becomes the incumbent when it beats it; every lower bound is recorded."""
+        W = self.data.W
+        self.vectors += len(Wv)
+        p = self.p
+        if self.fitted:
+            start = None
+            if cols and self._theta is not None and len(self._theta) == len(cols) + 1:
+                # the regression's coefficients projected on each vector's direction
+                th = self._theta[1:]
+                a0 = (Wv @ th) / np.maximum((Wv * Wv).sum(axis=1), 1)
+                start = (a0, np.full(len(Wv), self._theta[0]))
+            a, c, f, Z = calibrate_fitted(S, P, Q, start=start)
+            lbs = dual_bound(S, Z, P, Q, W) + c0S * (1 - 4 * EPS)
+            if cols:
+                # a = 0 is the limit of no scale: a scale of 10¹² points per logit and more stands
+                # for it (the logits move by at most 10⁻¹²), so that the vector's value is attained
+                flat = a <= 0
+                if flat.any():
+                    a = np.where(flat, 1e-12 / (1.0 + np.abs(S).max(axis=1)), a)
+                    f = np.where(flat, (P[None, :] * np.logaddexp(0.0, -(a[:, None] * S + c[:, None]))
+                                        + Q[None, :] * np.logaddexp(0.0, a[:, None] * S + c[:, None])).sum(axis=1), f)
+            vals = f / W + c0S
+            attained = np.ones(len(a), dtype=bool)
+            self._discard(float(lbs.min()))
+            if attained.any():
+                k = int(np.flatnonzero(attained)[np.argmin(vals[attained])])
+                if vals[k] < self.best:
+                    m = 1.0 / a[k] if cols else 1.0
+                    lam = np.zeros(p.d + 1)
+                    lam[0] = c[k] * m
+                    lam[1 + np.asarray(cols, dtype=np.intp)] = Wv[k]
+                    self._offer(lam, m, float(vals[k]))
+            return
+        lo, hi = p.intercept_bounds
+        m = float(p.loss.scale)
+        b, loss = _best_intercepts(p, P, Q, S.T, lo, hi)
+        vals = loss + c0S
+        if p.real_intercept:
+            Z = (S + b[:, None]) / m
+            lbs = dual_bound(S, Z, P, Q, W, a_fixed=1.0 / m) + c0S * (1 - 4 * EPS)
+        else:
+            # B4: the computed loss of the best whole intercept, less its rounding and the
+            # convexity slack over the intercept range
+            C = S.shape[1]
+            lbs = loss * (1 - (2 * (hi - lo + 1) + 2) * (C + 8) * 4 * EPS) - 4 * EPS + c0S * (1 - 4 * EPS)
+        self._discard(float(lbs.min()))
+        k = int(np.argmin(vals))
+        if vals[k] < self.best:
+            lam = np.zeros(p.d + 1)
+            lam[0] = b[k]
+            lam[1 + np.asarray(cols, dtype=np.intp)] = Wv[k]
+            self._offer(lam, m, float(vals[k]))
+
+    def _offer(self, lam: np.ndarray, m: float, value: float) -> None:
+        self.best, self.best_lam, self.best_scale = value, lam, m
+
+    # --- the tree -----------------------------------------------------------------------------
+    def _allowed(self, units: int, counts: dict, j: int) -> tuple[bool, int]:
+        """Whether column j may join a support with ``units`` size units and group ``counts``,
+        and the units after it."""
+        g = int(self.group_of[j])
+        if g < 0:
+            return units + 1 <= self.p.max_size, units + 1
+        used = counts.get(g, 0)
+        if used >= self.caps[g]:
+            return False, units
+        if used:
+            return True, units
+        return units + 1 <= self.p.max_size, units + 1
+
+    def _start(self) -> None:
+        """An incumbent before the tree: the best point vector on each support of the sparse beam
+        search of Liu et al. (2022) on real points."""
+        if not self.beam or self.p.max_size < 1:
+            return
+        try:
+            found = real_beam_search(self.p, deadline=self.t0 + 0.05 * self.time_limit,
+                                     stop=self.t0 + 0.1 * self.time_limit)
+        except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+            return
+        for lam in found[:5]:
+            if self._left() <= 0.8 * self.time_limit:
+                break
+            cols = tuple(int(j) for j in np.flatnonzero(lam[1:]))
+            if not cols or not self._fits(cols):
+                continue
+            cell, n_cells = np.zeros(self.data.n, dtype=np.int64), 1
+            for j in cols:
+                cell, n_cells = self.data.refine(cell, j)
+            # only supports quick to list (vectors × cells): the tree lists the others in turn
+            if np.prod([len(self.values[j]) for j in cols]) * n_cells > 4e6:
+                continue
+            c0S = float(self.c0[list(cols)].sum())
+            if math.isfinite(self.best):
+                Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
+                lr, self._theta = lr_bound(Xc, P, Q, self.data.W)
+                if lr + c0S * (1 - 4 * EPS) >= self._prune_level():
+                    continue  # cannot beat the incumbent (the tree records the bound when it meets it)
+            else:
+                self._theta = None
+            # the bound recorded if the time runs out here: 0 (a loss is never negative)
+            self._score_support(cols, cell, n_cells, c0S, 0.0)
+
+    def _row_values(self, cols) -> list[float]:
+        groups = {int(self.group_of[j]) for j in cols} - {-1}
+        return [float(col[list(cols)].sum()) + float(sum(grp[g] for g in groups)) for col, grp, _, _ in self.rows]
+
+    def _rows_hold(self, cols) -> bool:
+        return all(lo - 1e-9 <= v <= hi + 1e-9 for v, (_, _, lo, hi) in zip(self._row_values(cols), self.rows))
+
+    def _rows_reachable(self, cols, rest_lo: list, rest_hi: list) -> bool:
+        """Whether some support of the subtree of ``cols`` may satisfy the rows: the values can
+        still move by at most [rest_lo, rest_hi] (the columns after it, and every group)."""
+        return all(v + a <= hi + 1e-9 and v + b >= lo - 1e-9
+                   for v, a, b, (_, _, lo, hi) in zip(self._row_values(cols), rest_lo, rest_hi, self.rows))
+
+    def _fits(self, cols) -> bool:
+        units, counts = 0, dict[int, int]()
+        for j in cols:
+            ok, units = self._allowed(units, counts, j)
+            if not ok:
+                return False
+            g = int(self.group_of[j])
+            if g >= 0:
+                counts[g] = counts.get(g, 0) + 1
+        return self.p.min_size <= units <= self.p.max_size and self._rows_hold(cols)
+
+    def solve(self, started: float | None = None) -> SolverReport:
+        self.t0 = time.perf_counter() if started is None else started
+        data, p = self.data, self.p
+        d = p.d
+        # columns that can be nonzero, the most informative alone first
+        usable = [j for j in range(d) if len(self.values[j])]
+        root_cell = np.zeros(data.n, dtype=np.int64)
+        single = data.children_saturated(root_cell, 1, usable)
+        order = [usable[k] for k in np.argsort(single, kind="stable")]
+        # the cells of every suffix order[q:] of the order, for the subtree bounds
+        suffix = [np.zeros(data.n, dtype=np.int64) for _ in range(len(order) + 1)]
+        for q in range(len(order) - 1, -1, -1):
+            suffix[q], _ = data.refine(suffix[q + 1], order[q])
+        self.root_bound = data.saturated(suffix[0], int(suffix[0].max()) + 1 if data.n else 1)
+        # how far each row's value can still move below a node whose next position is q
+        reach = [(np.r_[np.cumsum(np.minimum(col[order], 0)[::-1])[::-1], 0.0] + np.minimum(grp, 0).sum(),
+                  np.r_[np.cumsum(np.maximum(col[order], 0)[::-1])[::-1], 0.0] + np.maximum(grp, 0).sum())
+                 for col, grp, _, _ in self.rows]
+        self._start()
+        status = None
+        # stack entries: (subtree bound, own bound, position after the last column, columns, units,
+        # group counts, c0 sum, parent's cells, parent's cell count)
+        stack: list = [(self.root_bound, data.saturated(root_cell, 1), 0, (), 0, {}, 0.0, None, 1)]
+        L = len(order)
+        # whether a grouped column comes at or after each position (a full support may still grow there)
+        self._grouped_after = np.r_[np.cumsum((self.group_of[order] >= 0)[::-1])[::-1], 0] if L else np.zeros(1)
+
+        def below(q: int, units: int) -> float:
+            """Supports in the subtree of a node whose next position is q (an upper bound)."""
+            return float(sum(math.comb(L - q, t) for t in range(0, max(0, p.max_size - units) + 1)))
+        total, done = below(0, 0), 0.0
+        while stack:
+            if self._left() <= 0:
+                status = "time_limit"
+                break
+            elapsed = time.perf_counter() - self.t0
+            if elapsed > self.projection_after and done > 0 \
+                    and elapsed * total / done > self.give_up * self.time_limit:
+                status = "too_large"  # projected far beyond the time limit: the caller's tree takes over
+                break
+            sub, own, q0, cols, units, counts, c0S, cell, n_cells = stack.pop()
+            if sub >= self._prune_level():
+                self._discard(sub)
+                done += below(q0, units)
+                continue
+            self.nodes += 1
+            done += 1
+            if cols:
+                cell, n_cells = data.refine(cell, cols[-1])
+            else:
+                cell, n_cells = root_cell, 1
+            # 1. its own risk scores
+            if units >= p.min_size and (not self.rows or self._rows_hold(cols)):
+                if own < self._prune_level() and cols:
+                    # B5: the logistic regression on the support's cells, before listing its vectors
+                    Xc, P, Q = support_cells(data, cell, n_cells, cols)
+                    lr, self._theta = lr_bound(Xc, P, Q, data.W)
+                    own = max(own, lr + c0S * (1 - 4 * EPS))
+                    self.lr_solves += 1
+                if own >= self._prune_level():
+                    self._discard(own)
+                else:
+                    n_vec = float(np.prod([len(self.values[j]) for j in cols])) if cols else 1.0
+                    if n_vec > self.max_vectors:
+                        status = "too_large"
+                        self._discard(sub)
+                        break
+                    if not self._score_support(cols, cell, n_cells, c0S, own):
+                        self._discard(sub)
+                        status = "time_limit"
+                        break
+            # 2. its children
+            kids = []
+            for q in range(q0, len(order)):
+                j = order[q]
+                ok, u2 = self._allowed(units, counts, j)
+                if ok and self.rows and not self._rows_reachable(cols + (j,), [r[0][q + 1] for r in reach],
+                                                                 [r[1][q + 1] for r in reach]):
+                    ok = False  # no support below it meets the rows: nothing to bound
+                    done += below(q + 1, u2)
+                if ok:
+                    kids.append((q, j, u2))
+            if not kids:
+                continue
+            own_b = data.children_saturated(cell, n_cells, [j for _, j, _ in kids])
+            deeper = [k for k, (q, j, u2) in enumerate(kids) if self._can_grow(u2, counts, j, q, order)]
+            sub_b = own_b.copy()
+            if deeper:
+                sub_b[deeper] = data.pair_saturated(cell, n_cells, [suffix[kids[k][0]] for k in deeper])
+                sub_b[deeper] = np.minimum(sub_b[deeper], own_b[deeper])
+            for k in range(len(kids) - 1, -1, -1):
+                q, j, u2 = kids[k]
+                c2 = c0S + float(self.c0[j])
+                counts2 = counts
+                g = int(self.group_of[j])
+                if g >= 0:
+                    counts2 = dict(counts)
+                    counts2[g] = counts2.get(g, 0) + 1
+                extra = c2 * (1 - 4 * EPS)
+                stack.append((float(sub_b[k]) + extra, float(own_b[k]) + extra, q + 1, cols + (j,), u2, counts2, c2,
+                              cell, n_cells))
+        for entry in stack:
+            self._discard(entry[0])
+        return self._report(status)
+
+    def _can_grow(self, units: int, counts: dict, j: int, q: int, order: list) -> bool:
+        """Whether the support S + j may get more columns (cheap and permissive)."""
+        return q + 1 < len(order) and (units < self.p.max_size or bool(self._grouped_after[q + 1]))
+
+    def _report(self, status: str | None) -> SolverReport:
+        elapsed = time.perf_counter() - self.t0
+        lower = min(self.best, self.discarded)
+        if self.best_lam is None:
+            status = status or "infeasible"
+            gap = math.inf
+        else:
+            gap = 0.0 if lower >= self.best else (self.best - lower) / max(abs(self.best), 1e-12)
+            if status is None:
+                within = gap <= self.gap_tolerance or self.best - lower <= self.absolute_gap_tolerance
+                status = "optimal" if within else "numerical_gap"
+        scope = SCOPES[self.fitted]
+        return SolverReport(
+            status=status if status != "too_large" else "time_limit", objective=self.best, lower_bound=lower,
+            gap=gap, time=elapsed, nodes=self.nodes, cuts=0, lp_solves=self.lr_solves, root_bound=self.root_bound,
+            solver=ENGINE_NAME,
+            settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
+                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": 1, "engine": "cells",
+                      "bound": "saturated loss of the support's cells (Ustun & Rudin, 2019), of its score cells, "
+                               "and the calibration dual of each scored point vector",
+                      "scope": scope, "continuous_scale": self.fitted, "gave_up": status == "too_large"},
+            solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
+            scale=self.best_scale, listed=self.vectors)
