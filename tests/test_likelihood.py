@@ -215,3 +215,14 @@ def test_dask_fit_has_the_same_totals_and_no_rows(plain, data):
         lazy.fittedvalues
     link = lazy.predict(dd.from_pandas(data, npartitions=3), which="link").compute()
     pd.testing.assert_series_equal(link, plain.predict(data, which="link"))
+
+
+def test_a_scale_chosen_among_every_scale_is_one_parameter(data):
+    """The support search's certificate covers every scale > 0; the model keeps the one scale it
+    chose, and that scale still counts as a parameter."""
+    m = rf.risk_score("y ~ x1 + x2 + x3", data, max_size=2, coef_range=(-3, 3), scale="fit",
+                      control=rf.SearchControl(engine="supports", time_limit=600))
+    assert m.solver.settings.get("continuous_scale") and len(m.settings.scales) == 1
+    items = int(np.count_nonzero(m.coef.to_numpy(float)))
+    assert m.df_model == items + 1
+    assert m.aic == pytest.approx(-2 * m.llf + 2 * (items + 2), rel=1e-12)
