@@ -315,7 +315,7 @@ def test_fuzzed_documents_without_digest_are_all_refused(doc):
     for _ in range(100):
         d = copy.deepcopy(doc)
         _mutate(d, rng)
-        if d == doc:
-            continue
+        if {**d, "digest": doc["digest"]} == doc:
+            continue  # nothing changed but the digest, which the test puts back
         with pytest.raises(rf.DataError):
             rf.from_json(json.dumps({**d, "digest": doc["digest"]}))

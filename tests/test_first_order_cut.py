@@ -133,7 +133,7 @@ def test_it_lifts_an_early_root_and_keeps_the_bound_below_the_optimum(seed, monk
     X = rng.integers(0, 8, (n, 2)).astype(float)
     eta = 3.0 * ((X[:, 0] > 3) - 0.5) + 3.0 * ((X[:, 1] > 2) - 0.5) + rng.normal(size=n)
     df = pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": (eta > 0).astype(int)})
-    kw = dict(coef_range=(-2, 2), intercept_range=(-10, 10), c0=1e-6, time_limit=30)
+    kw = dict(coef_range=(-2, 2), intercept_range=(-10, 10), c0=1e-6, time_limit=30, engine="tree")  # the tree's root
     best = brute_two_thresholds(df.x1.to_numpy(), df.x2.to_numpy(), df.y.to_numpy())
     formula = "y ~ threshold(x1, k=1) + threshold(x2, k=1)"
     # Kelley's cuts stopped after two rounds, as the budget stops them on thousands of cut columns

@@ -153,7 +153,7 @@ def test_scale_docstring_example():
 
 def test_cli_verbose_log_goes_to_stderr(capsys):
     assert main(["fit", "Malignant ~ .", "--data", "mammo", "--max-size", "2", "--time-limit", "10",
-                 "--verbose", "--format", "markdown", "--no-progress"]) == 0
+                 "--verbose", "--format", "markdown", "--no-progress", "--engine", "tree"]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("# Risk score")
     assert "nodes" not in out.split("\n", 1)[0] and "[optimal]" in err

@@ -90,7 +90,8 @@ def test_the_same_call_gives_the_same_result(node_limit, rounds):
 
 def test_thresholds_on_two_processes(rounds):
     data = rf.synthetic_thresholds(200, 2, seed=1, min_class_share=0.1)
-    fit = dict(max_size=2, coef_range=(-5, 5), c0=1e-6, time_limit=120, progress=False)
+    # the tree on two processes (the support search, which would take this fit, runs in one)
+    fit = dict(max_size=2, coef_range=(-5, 5), c0=1e-6, time_limit=120, progress=False, engine="tree")
     one = rf.risk_score("y ~ threshold(x1) + threshold(x2)", data, **fit)
     two = rf.risk_score("y ~ threshold(x1) + threshold(x2)", data, n_jobs=2, **fit)
     assert one.status == two.status == "optimal"

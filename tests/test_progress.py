@@ -16,7 +16,7 @@ from riskformula.errors import SettingsError
 from riskformula.solver import branch_and_cut
 
 FORMULA = "y ~ x1 + x2 + x3 + C(grp)"
-FIT = dict(max_size=2, coef_range=(-3, 3), time_limit=10)
+FIT = dict(max_size=2, coef_range=(-3, 3), time_limit=10, engine="tree")  # the tree reports as it goes
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +120,7 @@ def test_size_path_bar(data, every_check, capsys):
 def test_cli_progress_flag(data, every_check, capsys, tmp_path):
     csv = tmp_path / "d.csv"
     data.to_csv(csv, index=False)
-    args = ["fit", FORMULA, "--data", str(csv), "--max-size", "2", "--coef-range", "-3", "3"]
+    args = ["fit", FORMULA, "--data", str(csv), "--max-size", "2", "--coef-range", "-3", "3", "--engine", "tree"]
     assert cli.main(args + ["--progress"]) == 0
     out, err = capsys.readouterr()
     assert FORMULA in out  # the summary goes to stdout
