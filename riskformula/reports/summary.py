@@ -6,6 +6,7 @@ import pandas as pd
 
 from ..errors import DataError
 from . import render as r
+from ..solver.support_search import SCOPES
 
 
 def _risk_table_display(model) -> pd.DataFrame:
@@ -217,7 +218,8 @@ class Summary(r.Rendered):
             rows += [("Root bound (saturated loss, all columns)", f"{rep.root_bound:.8g}"),
                      ("Nodes", f"{rep.nodes:,d} supports ({rep.lp_solves:,d} cell regressions solved, "
                                f"{rep.listed:,d} point vectors calibrated)"),
-                     ("Certificate covers", rep.settings["scope"])]
+                     ("Certificate covers", rep.settings.get("scope")  # a loaded document may lack it
+                      or SCOPES[bool(rep.settings.get("continuous_scale"))])]
         else:
             rows += [("Root LP bound", f"{rep.root_bound:.8g}"), ("Nodes", _nodes(rep)),
                      ("Loss cuts in pool", f"{rep.cuts:,d}")]
