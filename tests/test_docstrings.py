@@ -1,4 +1,4 @@
-"""Every public callable documents its parameters the numpydoc way (issue #36).
+"""Every public callable documents its parameters the numpydoc way.
 
 The callables checked: what ``riskformula.__all__`` exports (functions; classes that users
 construct: :class:`SearchControl`; the functions of the ``rf.plots`` and ``rf.export`` modules),

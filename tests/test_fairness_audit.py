@@ -237,6 +237,6 @@ def test_fairness_path_frontier():
             d = m.fairness(test, by="race").differences.set_index("metric").loc["selection rate", "difference"]
             assert t.loc[t["max_diff"] == b, "test_disparity"].item() == pytest.approx(d)
     assert "Fairness path" in str(path) and "training disparity" in str(path)
-    # the plot's words, from the notion's constraint (issue #37: the title was its repr)
+    # the plot's words, from the notion's constraint (not its repr)
     assert path.title == "Statistical parity by race, positive at risk ≥ 50%"
     assert path.quantity == "selection rate"

@@ -1,4 +1,4 @@
-"""Regression tests for audit 3: net-benefit risk_of, counterfactual slack changes, gap_tolerance,
+"""Net-benefit risk_of, counterfactual slack changes, gap_tolerance,
 warm-start warnings, the `scale=[1, 2, 4]` docstring example, the CLI's --verbose log on stderr,
 warnings attributed to the caller's line, and synthetic_thresholds' argument checks."""
 
