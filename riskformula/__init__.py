@@ -6,7 +6,7 @@
 >>> print(m.summary())  # doctest: +SKIP
 
 The package is layered; each stage imports only from the stages before it, and no module imports
-another that imports it back (``tests/test_layers.py`` checks both on the import graph):
+another that imports it back (``tests/package/test_layers.py`` checks both on the import graph):
 
 1. foundations — errors, argument checks, JSON helpers (``errors``, ``_checks``, ``_json``, ...);
 2. formula → design — the formula's design matrix and its threshold cuts (``design``,

@@ -11,7 +11,7 @@ import sys
 # reference logistic regression on 240 rows, an SVD of a 10-column design), where OpenBLAS's
 # threads only contend: on two busy cores one rf.compare took 0.93 s with two threads and 0.07 s
 # with one. It must be set before numpy loads OpenBLAS; tests of the thread handling set their own
-# limits (tests/test_threads.py).
+# limits (tests/solver/test_threads.py).
 for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 if "numpy" in sys.modules:  # loaded before this file (by a plugin): too late for the variables

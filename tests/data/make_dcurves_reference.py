@@ -2,7 +2,7 @@
 
 The ``dcurves`` package (Vickers' decision curve analysis) depends on lifelines, which pins
 pandas < 3, so it is not in the ``test`` extra: installing it would downgrade the pandas a plain
-``pip install riskformula`` gets. Instead, ``tests/test_net_benefit.py`` checks riskformula's
+``pip install riskformula`` gets. Instead, ``tests/netbenefit/test_net_benefit.py`` checks riskformula's
 decision curves against the numbers dcurves produced, stored here with the inputs they came from.
 
 Run from the repository root with the ``peers`` extra (in its own virtual environment)::

@@ -1,4 +1,4 @@
-"""A fuzz of odd data frames (tests/fuzz_frames.py): every one gets a correct fit (whose predict
+"""A fuzz of odd data frames (tests/design/fuzz_frames.py): every one gets a correct fit (whose predict
 agrees with its SQL, the caller's frame unchanged) or one clear riskformula error, never a raw
 traceback or a silently wrong model."""
 

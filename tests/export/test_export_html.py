@@ -28,7 +28,7 @@ from scipy.special import expit
 import riskformula as rf
 from riskformula.export.html import calculator_spec, to_html_calculator
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _frame(n=300, seed=7):

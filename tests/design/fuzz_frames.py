@@ -16,7 +16,7 @@ names, MultiIndex columns, and odd weights.
 * ``"silent_wrong"``: a model whose ``predict`` and SQL disagree, or a fit that changed the
   caller's frame.
 
-Shared by ``tests/test_odd_frames.py`` and any adversarial test module that wants the same
+Shared by ``tests/design/test_odd_frames.py`` and any adversarial test module that wants the same
 verdicts (``from fuzz_frames import classify, odd_frames``).
 """
 

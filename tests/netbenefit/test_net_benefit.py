@@ -304,7 +304,7 @@ def test_net_benefit_hand_computed_and_decision_curve():
     assert "Decision curves" in str(dc)
 
 
-DCURVES = Path(__file__).parent / "data" / "dcurves_reference.json"
+DCURVES = Path(__file__).parents[1] / "data" / "dcurves_reference.json"
 
 
 class StoredRisks:

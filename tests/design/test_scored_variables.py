@@ -77,7 +77,7 @@ def test_a_model_unpickled_in_another_process_scores(tmp_path):
     import os
     import subprocess
     import sys
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     save = f"""
 import pickle, riskformula as rf
 df = rf.load_dataset("wdbc")

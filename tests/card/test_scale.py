@@ -29,7 +29,7 @@ from riskformula.problem import LogisticLoss, build_problem
 from riskformula.solver.multiscale import MultiScaleSearch
 from riskformula import _checks as v
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- the oracle ---------------------------------------------------------------------------

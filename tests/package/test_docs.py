@@ -23,7 +23,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.S | re.M)
 README_BLOCK = re.compile(r"```python\n(.*?)```", re.S)

@@ -17,7 +17,7 @@ import pytest
 import riskformula as rf
 from conftest import binary_frame
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FORMULA = "y ~ flip(x1) + x2 + x3 + C(grp)"
 FIT = dict(max_size=2, coef_range=(-3, 3), time_limit=10)
 

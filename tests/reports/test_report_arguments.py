@@ -1,26 +1,24 @@
-"""Second new-user audit of the reports: weighted net-benefit treat-all and band counts, outcome
-expressions on data without the outcome, counterfactual option types, the fairness audit's and
-evaluate(by=)'s group checks (shared with the fit), and clearer small messages."""
+"""What the reports say to their arguments: outcome expressions on data without the outcome,
+counterfactual option types, the fairness audit's and evaluate(by=)'s group checks (shared with the
+fit), and short clear messages on small or degenerate data."""
 
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
+
 import pandas as pd
+
 import pytest
 
 import riskformula as rf
+
 from riskformula.errors import CalibrationWarning, DataError, SettingsError, SmallGroupWarning
+
 from riskformula.reports import metrics as rm
 
 FIT = dict(time_limit=10, n_jobs=1, progress=False)
-
-
-# --------------------------------------------------------------------------------------
-# 1. net benefit with sample weights: treat-all and band counts in the right units
-# --------------------------------------------------------------------------------------
-
 
 @pytest.fixture(scope="module")
 def weighted_nb():
@@ -32,67 +30,15 @@ def weighted_nb():
                       **FIT)
     return m, train
 
-
-def test_weighted_treat_all_equals_net_benefit_at_zero_and_hand_computed_at_0_3(weighted_nb):
-    m, train = weighted_nb
-    d = m.decisions.set_index("threshold")
-    # at threshold 0 the rule is "everyone": net benefit and treat-all are the same number
-    assert d.loc[0.0, "rule"] == "everyone"
-    assert d.loc[0.0, "treat_all"] == pytest.approx(d.loc[0.0, "net_benefit"], abs=1e-12)
-    # by hand: weighted prevalence (2·121 events of weight 463) and prev − (1 − prev)·0.3/0.7
-    w, y = train["w"].to_numpy(), train["Benign"].to_numpy()
-    prev = (w * y).sum() / w.sum()
-    assert prev == pytest.approx(242 / 463)
-    assert d.loc[0.3, "treat_all"] == pytest.approx(prev - (1 - prev) * 0.3 / 0.7)
-    assert d.loc[0.3, "treat_all"] == pytest.approx(0.3181, abs=1e-4)
-    shown = m.summary().tables["decisions"]
-    assert shown["treat_all"].iloc[0] == pytest.approx(shown["net_benefit"].iloc[0])
-
-
-def test_weighted_band_table_counts_rows_and_labels_weights(weighted_nb):
-    m, train = weighted_nb
-    t = m.risk_table()
-    assert t["rows"].sum() == len(train) == 342
-    assert t["row_events"].sum() == train["Benign"].sum()
-    assert t["n"].sum() == pytest.approx(train["w"].sum())      # weighted, as the band risks use
-    assert np.allclose(t["risk_from"], t["events"] / t["n"])
-    # per band, the weighted counts follow from the row counts (events weigh 2, non-events 1)
-    assert np.allclose(t["n"], t["rows"] + t["row_events"])
-    assert np.allclose(t["events"], 2 * t["row_events"])
-    text = str(m.summary())
-    assert "weighted rows" in text and "weighted events" in text
-    assert "Weighted events        242 of 463 (52.3%)" in text
-    m2 = rf.from_json(m.to_json())
-    pd.testing.assert_frame_equal(m2.risk_table(), t)
-    pd.testing.assert_frame_equal(m2.decisions, m.decisions)
-
-
-def test_unweighted_band_rows_equal_the_counts():
-    bc = rf.load_dataset("breastcancer").iloc[::2]
-    m = rf.risk_score("Benign ~ UniformityOfCellSize + BareNuclei", bc, objective="net_benefit",
-                      decision_thresholds=[0.3], max_size=2, coef_range=(0, 3), c0=1e-3, **FIT)
-    t = m.risk_table()
-    assert (t["rows"] == t["n"]).all() and (t["row_events"] == t["events"]).all()
-    assert "weighted rows" not in str(m.summary())
-    d = m.decisions
-    prev = bc["Benign"].mean()
-    assert d["treat_all"].iloc[0] == pytest.approx(prev)
-
-
-# --------------------------------------------------------------------------------------
-# 2. an outcome expression on data without its column
-# --------------------------------------------------------------------------------------
-
-
 @pytest.fixture(scope="module")
 def wdbc():
     return rf.load_dataset("wdbc")
-
 
 @pytest.fixture(scope="module")
 def expr_model(wdbc):
     return rf.risk_score('diagnosis == "M" ~ radius_worst + texture_mean + concave_points_worst', wdbc,
                          max_size=3, coef_range=(-3, 3), **FIT)
+
 
 
 @pytest.mark.parametrize("call", ["evaluate", "compare", "decision_curve", "observed"])
@@ -106,11 +52,6 @@ def test_outcome_expression_without_its_column_is_a_data_error(expr_model, wdbc,
         run()
 
 
-# --------------------------------------------------------------------------------------
-# 3. counterfactual options of the wrong type
-# --------------------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("kwargs, match", [
     (dict(directions=["radius_worst"]), "`directions` must be a dict"),
     (dict(costs=["radius_worst"]), "`costs` must be a dict"),
@@ -121,11 +62,6 @@ def test_outcome_expression_without_its_column_is_a_data_error(expr_model, wdbc,
 def test_counterfactual_options_of_the_wrong_type_are_settings_errors(expr_model, wdbc, kwargs, match):
     with pytest.raises(SettingsError, match=match):
         expr_model.counterfactuals(wdbc.head(2), target_risk=0.5, **kwargs)
-
-
-# --------------------------------------------------------------------------------------
-# 4. the fairness audit: the fit's group checks
-# --------------------------------------------------------------------------------------
 
 
 def test_audit_of_a_single_group_is_refused(expr_model, wdbc):
@@ -182,11 +118,6 @@ def test_group_without_events_no_future_warning_and_equalized_odds_from_fpr(expr
     assert any("Equalized odds" in n for n in audit.notes)
 
 
-# --------------------------------------------------------------------------------------
-# 5. evaluate(by=)
-# --------------------------------------------------------------------------------------
-
-
 def test_evaluate_by_a_continuous_column_is_refused_with_the_same_rule(expr_model, wdbc):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -218,11 +149,6 @@ def test_calibration_slope_is_na_under_complete_separation():
         with pytest.warns(CalibrationWarning, match="separate events from non-events"):
             r = rm.calibration_intercept_slope([0, 1, 0, 1], [0.1, 0.8, 0.2, 0.9])
     assert np.isnan(r.slope) and np.isfinite(r.intercept)
-
-
-# --------------------------------------------------------------------------------------
-# 6. small messages
-# --------------------------------------------------------------------------------------
 
 
 def test_cross_validation_on_too_few_rows_says_so(wdbc):

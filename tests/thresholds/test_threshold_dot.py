@@ -149,7 +149,7 @@ def test_error_without_numeric_columns():
 def test_readme_quick_start_certifies_the_worked_example(capsys):
     """The README's command line (all 30 columns thresholded) proves optimal the score card its
     worked example prints (fitted on the 10 `_worst` columns), as the README says."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     command = next(line for line in readme.splitlines() if line.startswith("pip install . && riskformula fit"))
     assert main(shlex.split(command.split("riskformula ", 1)[1])) == 0
     out = capsys.readouterr().out

@@ -11,7 +11,7 @@ import pandas as pd
 
 from riskformula.backends import is_dask_frame, is_dask_series
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(code: str) -> None:

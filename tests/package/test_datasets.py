@@ -14,7 +14,7 @@ import riskformula as rf
 from riskformula.cli import main as cli_main
 from riskformula.datasets import _AVAILABLE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
 # | `name` | `file` | rows | predictors | `outcome` (event) | events | `sha256` |
 ROW = re.compile(r"^\| `(\w+)` \| `([\w.]+)` \| (\d+) \| (\d+) \| `(\w+)` \(([^)]+)\) \| (\d+) \| `([0-9a-f]{64})` \|$")

@@ -1,0 +1,102 @@
+"""The command line's files: a JSON output into a missing folder fails before the fit, malformed or
+missing data files are clear errors, and ``python -m riskformula`` runs the command line."""
+
+
+import os
+
+import subprocess
+
+import sys
+
+import warnings
+
+from pathlib import Path
+
+
+
+import pytest
+
+import riskformula as rf
+
+from riskformula.cli import main
+
+
+
+
+
+from conftest import binary_frame
+
+ROOT = Path(__file__).resolve().parents[2]
+
+K = dict(max_size=2, time_limit=10, progress=False)
+
+@pytest.fixture(scope="module")
+def data():
+    return binary_frame(200, seed=3)
+
+@pytest.fixture(scope="module")
+def two_groups(data):
+    """``y ~ x1``: two risk groups, so Hosmer–Lemeshow is undefined."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return rf.risk_score("y ~ x1", data, **K)
+
+@pytest.fixture
+def csv(data, tmp_path):
+    path = tmp_path / "d.csv"
+    data.to_csv(path, index=False)
+    return str(path)
+
+def _fails(capsys, argv, *fragments, code=1):
+    """The command fails with one line on stderr and exit code ``code`` (1: data, 2: usage)."""
+    assert main(argv) == code
+    out, err = capsys.readouterr()
+    assert out == ""  # nothing fitted, nothing printed
+    assert err.startswith("riskformula: error: ") and "Traceback" not in err
+    for f in fragments:
+        assert f in err, err
+
+def _formula_line(model):
+    return next(s for s in str(model.summary()).splitlines() if s.startswith("risk = "))
+
+
+
+def test_json_into_a_missing_folder_fails_before_fitting(csv, tmp_path, capsys, monkeypatch):
+    def no_fit(*a, **k):
+        raise AssertionError("the fit ran before the output path was checked")
+    monkeypatch.setattr("riskformula.fit.risk_score", no_fit)
+    target = tmp_path / "missing" / "m.json"
+    _fails(capsys, ["fit", "y ~ x1", "--data", csv, "--json", str(target)], "--json", "does not exist", code=2)
+    _fails(capsys, ["fit", "y ~ x1", "--data", csv, "--json", str(tmp_path)], "is a folder", code=2)
+
+
+def test_json_is_still_written(csv, tmp_path, capsys):
+    target = tmp_path / "m.json"
+    assert main(["fit", "y ~ x1", "--data", csv, "--json", str(target), "--time-limit", "10", "--no-progress"]) == 0
+    assert rf.from_json(target.read_text()).formula == "y ~ x1"
+
+
+@pytest.mark.parametrize("content, problem", [
+    ('y,x\n1,2\n0,"unterminated\n', "ParserError"),
+    (b"\xff\xfe\x00y,x\n", "UnicodeDecodeError"),
+    ("", "EmptyDataError"),
+])
+def test_malformed_csv_is_a_clear_error(tmp_path, capsys, content, problem):
+    path = tmp_path / "bad.csv"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    _fails(capsys, ["fit", "y ~ x", "--data", str(path)], str(path), problem)
+
+
+def test_data_folder_or_missing_file_is_a_clear_error(tmp_path, capsys):
+    _fails(capsys, ["fit", "y ~ x", "--data", str(tmp_path)], str(tmp_path), "is a folder")
+    _fails(capsys, ["fit", "y ~ x", "--data", str(tmp_path / "nope.csv")], "no file")
+
+
+def test_python_m_runs_the_cli(csv):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ok = subprocess.run([sys.executable, "-m", "riskformula", "--help"], capture_output=True, text=True,
+                        env=env, cwd=ROOT, timeout=120)
+    assert ok.returncode == 0 and "usage: riskformula" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "riskformula", "fit", "y ~ x1", "--data", csv + ".missing"],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert bad.returncode == 1 and bad.stderr.startswith("riskformula: error: no file")
