@@ -1,4 +1,4 @@
-"""Input checks from a new user's audit: weights as a labelled Series, missing weights with
+"""Input checks: weights as a labelled Series, missing weights with
 missing="drop", duplicated / non-string / date columns, pandas' nullable string dtypes, and an
 event level given as text."""
 

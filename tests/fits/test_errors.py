@@ -190,7 +190,7 @@ def test_malformed_formula(df, formula, pattern):
         rf.risk_score(formula, df, **S)
 
 
-# --- errors a new user reads once (issue 37): one message, in the user's terms ---------------
+# --- errors a new user reads once: one message, in the user's terms ---------------
 
 @pytest.fixture(scope="module")
 def wdbc():

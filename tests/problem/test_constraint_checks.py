@@ -1,4 +1,4 @@
-"""Audit of the constraint checks: infeasible constraint sets are proven and named at once (also
+"""The constraint checks: infeasible constraint sets are proven and named at once (also
 when the conflict runs through `coef_range` or a threshold term), and side-information profiles
 refuse values and omissions that would describe someone other than the user meant."""
 

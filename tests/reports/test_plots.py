@@ -172,7 +172,7 @@ def crowded():
 
 @pytest.mark.parametrize("which", ["crowded", "ev"])
 def test_reliability_labels_do_not_overlap(which, request):
-    """Issue #37: the score labels overlapped. Every label shown is inside the axes and clear of the
+    """Score labels do not overlap: every label shown is inside the axes and clear of the
     other labels, of every marker and of the legend; a crowded point's label is left out."""
     from riskformula.reports._labels import text_extent
     ev = request.getfixturevalue(which)
@@ -255,7 +255,7 @@ def test_size_path(tmp_path):
 
 
 def test_size_path_x_is_the_cards_size_in_items():
-    """Issue #37: x was labelled as the number of terms and showed the size limit. Each fit is drawn at
+    """x is the size of each fit, not the size limit. Each fit is drawn at
     the items its card uses; a tick whose fits had other limits names them."""
     table = pd.DataFrame({"size": [1, 2, 3, 4], "items": [1, 2, 3, 3], "loss": [0.6, 0.5, 0.45, 0.45],
                           "auc": [0.7, 0.75, 0.78, 0.78], "status": ["optimal"] * 4})
@@ -305,7 +305,7 @@ def _fairness_path(statuses, title=True):
 
 @pytest.mark.parametrize("title", [True, False], ids=["from fairness_path", "notion only"])
 def test_fairness_path_plot_reads_naturally(title, tmp_path):
-    """Issue #37: the title was the constraint's repr and the bound ran right to left."""
+    """The title names the constraint in words and the bound runs left to right."""
     path = _fairness_path(["optimal"] * 3, title=title)
     fig = path.plot()
     _save(fig, tmp_path / "fairness.png")
@@ -328,7 +328,7 @@ def test_fairness_path_plot_reads_naturally(title, tmp_path):
 
 
 def test_fairness_path_draws_time_limited_fits_hollow():
-    """Issue #37: a fit stopped by its time limit looked like a certified one."""
+    """A fit stopped by its time limit does not look like a certified one."""
     path = _fairness_path(["optimal", "time_limit", "time_limit"])
     fig = path.plot()
     top, bottom = fig.axes
