@@ -31,8 +31,9 @@ from .labels import design_labels
 from .matrix import DesignMatrix
 from .missing import (fill_value, missing_rows, missing_term, parse_choice, refused_in_fit,
                       resolve_policies, zero_missing)
-from .rules import Deadline, Rule, derive_outcome, derive_rules
+from .rules import Deadline, OutcomeRule, Rule, derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
+from .survival_response import SurvivalResponse, parse_surv, survival_arrays
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
 _IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
@@ -349,7 +350,13 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     frame, w, dropped_index, items = _apply_missing(data, w, used, outcome_vars, policies)
     if frame is not data:
         mm = materialize(frame)
-    outcome_name, raw, ev, y = _outcome(f, formula, frame, mm, event)
+    time = None
+    if f.surv is None:
+        outcome_name, raw, ev, y = _outcome(f, formula, frame, mm, event)
+    else:
+        # the cut pruning reads a 0/1 outcome; with censored times it does not apply
+        time, y, ev = survival_arrays(frame, f.surv, event)
+        outcome_name, raw, prune_cuts = f.surv.label, frame[f.surv.event], False
     if has_thresholds:
         second = ({**context, OUTCOME: pd.Series(y, index=frame.index), CUT_DEPTH: cut_depth} if prune_cuts
                   else context)
@@ -375,14 +382,16 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
         rules = tuple(rules) + tuple(Rule("missing", v) for v in items)
     labels = design_labels(columns, rules, thresholds)
     kept = {v: _kept(policies[v], v, data, items) for v in predictors if policies[v][0] != "raise"}
-    outcome_rule = derive_outcome(f.lhs, f.bare_name if f.bare else None, frame, raw)
+    outcome_rule = (OutcomeRule(f.surv.event) if f.surv is not None
+                    else derive_outcome(f.lhs, f.bare_name if f.bare else None, frame, raw))
     spec = DesignSpec(formula=formula, model_spec=spec, lhs_model_spec=None if f.bare else mm.lhs.model_spec,
                       columns=tuple(columns), labels=tuple(labels), column_terms=tuple(column_terms),
                       variables=tuple(used), outcome=outcome_name, event=ev, levels=tuple(pd.unique(pd.Series(raw))),
                       thresholds=tuple(thresholds), context=context, rules=tuple(rules), categories=categories,
-                      outcome_rule=outcome_rule, missing=kept)
+                      outcome_rule=outcome_rule, missing=kept,
+                      survival=None if f.surv is None else (f.surv.time, f.surv.event))
     return DesignMatrix(spec=spec, X=X, y=y, index=frame.index, dropped_index=tuple(dropped_index),
-                        weights=None if w is None else w.to_numpy())
+                        weights=None if w is None else w.to_numpy(), time=time)
 
 
 @dataclass(frozen=True)
@@ -395,6 +404,7 @@ class _Formula:
     user_lhs: str
     bare: bool  # the outcome is a column of the data as it is
     bare_name: str  # that column
+    surv: SurvivalResponse | None = None  # the columns of a ``Surv(time, event)`` outcome
 
     @property
     def full(self) -> str:
@@ -406,20 +416,23 @@ def _read_formula(formula: str, data: pd.DataFrame) -> _Formula:
     columns it uses checked (see :func:`_check_columns`)."""
     lhs, rhs = split_formula(formula)
     user_lhs = lhs
+    surv = parse_surv(lhs, data.columns)
+    if surv is not None:
+        lhs = surv.formulaic_lhs  # both columns are the outcome's: never predictors, nor in `.`
     if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
         raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
                            "(its base risk). Remove the '- 1' / '0 +'.")
     m = _IDENT.match(lhs)
-    bare = m is not None and m.group(1) in data.columns
+    bare = surv is None and m is not None and m.group(1) in data.columns
     bare_name = m.group(1) if m is not None else ""  # the outcome column when `bare`
-    if not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
+    if surv is None and not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
         lhs = f"I({lhs})"
     if bare and lhs.strip("` ") != bare_name:
         lhs = bare_name
     dot = re.search(r"(?<![\w.])\.(?![\w.])", rhs) is not None
     rhs = expand_threshold_dot(lhs, rhs, data, formula)
     _check_columns(lhs, rhs, data, dot)
-    return _Formula(lhs=lhs, rhs=rhs, user_lhs=user_lhs, bare=bare, bare_name=bare_name)
+    return _Formula(lhs=lhs, rhs=rhs, user_lhs=user_lhs, bare=bare, bare_name=bare_name, surv=surv)
 
 
 def _outcome(f: _Formula, formula: str, frame: pd.DataFrame, mm, event):

@@ -60,6 +60,10 @@ class DesignSpec:
         training: no points for them), ``{"action": "as", "value": v}`` or ``{"action": "drop"}``.
         New data may miss only the variables fitted with ``"item"`` (seen) or ``"as"``.
 
+    survival : ``(time column, event column)`` of a ``Surv(time, event)`` outcome
+        (:mod:`~riskformula.design.survival_response`), else None; ``outcome_rule`` then reads the
+        event column and ``event`` is its event level.
+
     ``model_spec`` and ``lhs_model_spec`` are None for a model loaded from a document whose columns
     and outcome are all declarative: such a model never evaluates formula text.
     """
@@ -81,6 +85,7 @@ class DesignSpec:
     categories: dict = field(default_factory=dict)
     outcome_rule: OutcomeRule | None = None
     missing: dict = field(default_factory=dict)
+    survival: tuple | None = None
 
     def __post_init__(self):
         for name in ("columns", "labels", "column_terms", "variables", "levels", "thresholds", "rules"):

@@ -26,6 +26,8 @@ def best_intercept(problem: RiskProblem, s: np.ndarray) -> int | float:
     or a real number when the loss says the intercept is real."""
     L = problem.loss
     lo, hi = problem.intercept_bounds
+    if lo == hi:  # the only intercept allowed (0 for a loss without one, such as Cox's)
+        return float(lo) if L.real_intercept else int(lo)
     if L.real_intercept:
         return float(L.best_real_intercepts(np.asarray(s, float)[:, None], lo, hi)[0])
     m = L.scale
