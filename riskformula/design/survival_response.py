@@ -114,11 +114,9 @@ def _event_level(raw: pd.Series, name: str, event) -> object:
                             "two: the event and censored. Competing risks are not supported: make one event "
                             f"column, e.g. data[{name!r}] == {event!r}.")
         return event
-    s = set(levels)
-    if len(levels) <= 2:
-        for pair, ev in (({0, 1}, 1), ({False, True}, True)):
-            if s <= pair:
-                return ev
+    if len(levels) <= 2 and all(isinstance(v, (bool, int, float)) for v in levels) and set(levels) <= {0, 1}:
+        # True == 1 in Python: a column of booleans keeps True as its event level
+        return True if all(isinstance(v, bool) for v in levels) else 1
     if len(levels) > 2:
         raise DataError(f"the event column `{name}` has {len(levels)} levels ({shown}); Surv(time, event) needs 0/1 "
                         "(censored/event), True/False, or two levels with `event=` naming the event. Competing "
@@ -127,7 +125,8 @@ def _event_level(raw: pd.Series, name: str, event) -> object:
                     f"or code it 0/1 (1 = event, 0 = censored).")
 
 
-def survival_arrays(frame: pd.DataFrame, response: SurvivalResponse, event=None) -> tuple[np.ndarray, np.ndarray, object]:
+def survival_arrays(frame: pd.DataFrame, response: SurvivalResponse,
+                    event=None) -> tuple[np.ndarray, np.ndarray, object]:
     """(times, 0/1 events, the event level) of the rows of ``frame``, checked: every time a finite
     number ≥ 0, every event value one of two levels, and at least one event.  ``frame`` is not
     modified."""

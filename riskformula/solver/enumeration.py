@@ -47,8 +47,8 @@ def qualifies(problem: RiskProblem) -> bool:
     are the bounds, the size limits and the size groups."""
     p = problem
     # the listing scores rows by their positive and negative weights: the logistic loss's form
-    return (isinstance(p.loss, LogisticLoss) and not p.rows and p.n_extra_aux == 0 and not p.has_aux_cost and not p.exact_rows
-            and not p.indicators)
+    return (isinstance(p.loss, LogisticLoss) and not p.rows and p.n_extra_aux == 0 and not p.has_aux_cost
+            and not p.exact_rows and not p.indicators)
 
 
 def _unit_options(cols, ranges, need_one: bool, cap):
