@@ -296,6 +296,47 @@ class CoxLoss:
             g[0] = 0.0  # the loss does not depend on a shift of every score
         return val, g
 
+    def hessian_on(self, Z: np.ndarray, lam: np.ndarray) -> np.ndarray | None:
+        """The Hessian of l in real points ``lam`` on the columns ``Z`` (as in
+        :meth:`value_and_gradient_on`): Σ_k coef_k (E_k[z zᵀ] − E_k[z] E_k[z]ᵀ) / (Σ w · m²), E_k the
+        mean over Efron's denominator k (weights w_j e^{η_j}, the tied events' times f_k); the
+        intercept's row and column are 0.  None when the scores are so far apart that the shifted
+        exponentials underflow (a caller then stops its Newton steps)."""
+        intercept = bool(np.all(Z[:, 0] == 1.0)) if Z.shape[1] else False
+        Zs = Z[:, 1:] if intercept else Z
+        eta = self._eta(Zs @ (lam[1:] if intercept else lam))
+        e, D, _ = self._denominators(eta)
+        if not np.all(D > 1e-250):
+            return None
+        G = len(self.g_time)
+
+        def sums(arr):  # per group: the sum over A_g and over D_g
+            R = np.concatenate([np.cumsum(arr[::-1], axis=0)[::-1], np.zeros((1,) + arr.shape[1:])], axis=0)
+            A = R[self.g_after]
+            np.add.at(A, self.row_group[self.cens_at], arr[self.cens_at])
+            S = np.zeros((G,) + arr.shape[1:])
+            np.add.at(S, self.g_of_ev, arr[self.ev_rows])
+            return A, S
+
+        ez = e[:, None] * Zs
+        A1, S1 = sums(ez)
+        A2, S2 = sums(ez[:, :, None] * Zs[:, None, :])
+        kg, f = self.k_group, self.k_frac
+        mean = (A1[kg] + f[:, None] * S1[kg]) / D[:, None]
+        second = (A2[kg] + f[:, None, None] * S2[kg]) / D[:, None, None]
+        cov = second - mean[:, :, None] * mean[:, None, :]
+        H = np.tensordot(self.k_coef, cov, axes=1) * (self._norm / self.scale ** 2)
+        if intercept:
+            full = np.zeros((Z.shape[1], Z.shape[1]))
+            full[1:, 1:] = H
+            return full
+        return H
+
+    @property
+    def w_all(self) -> np.ndarray:
+        """The weight of each merged row (events and censored rows alike)."""
+        return self.w
+
     # --- bounds for the solver -------------------------------------------------------------
     def bounds_over(self, s_lo: np.ndarray, s_hi: np.ndarray) -> tuple[float, float]:
         """A lower and an upper bound on the loss over every score vector with ``s_lo ≤ s ≤ s_hi``
