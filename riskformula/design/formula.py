@@ -293,7 +293,7 @@ def _check_numbers(data: pd.DataFrame, columns) -> None:
 
 def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
                  context: dict | None = None, prune_cuts: bool = True, cut_depth: int | None = None,
-                 check_values: bool = True, weights=None, deadline=None) -> DesignMatrix:
+                 check_values: bool = True, weights=None, deadline=None, survival: bool = False) -> DesignMatrix:
     """Build the training :class:`DesignMatrix` (and its :class:`DesignSpec`) of ``formula`` on
     ``data`` (never modifying ``data``), with the sample ``weights`` of its rows (see
     :func:`~riskformula._checks.check_weights`; a fit-wide ``missing="drop"`` also drops rows
@@ -308,6 +308,11 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     :class:`~riskformula.design.rules.Deadline`) is checked inside the loops over the columns of a
     large design (:data:`~riskformula.design.rules.LARGE_CELLS`): past it, a
     :class:`~riskformula.errors.SearchLimitError`.
+
+    ``survival=True`` accepts a time-to-event outcome ``Surv(time, event)``
+    (:mod:`~riskformula.design.survival_response`): ``y`` holds its 0/1 events and ``time`` its
+    follow-up times.  Without it such an outcome is refused: a fit of a binary outcome would
+    silently read the event column alone.
     """
     deadline = deadline or Deadline(None)
     check_frame(data)
@@ -316,7 +321,7 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     fit_wide = parse_choice(missing.get(".", "raise") if isinstance(missing, dict) else missing)[0]
     w = check_weights(weights, data, "drop" if fit_wide == "drop" else "raise")
     data = plain_strings(data)  # text is categorical whatever its dtype (a copy if converted)
-    f = _read_formula(formula, data)
+    f = _read_formula(formula, data, survival)
     # threshold()/cut() are formula functions; the user's own names win if they clash
     context = {**FORMULA_FUNCTIONS, **(context or {})}
     has_thresholds = "threshold(" in f.rhs
@@ -411,12 +416,18 @@ class _Formula:
         return f"{self.lhs} ~ {self.rhs}"
 
 
-def _read_formula(formula: str, data: pd.DataFrame) -> _Formula:
+def _read_formula(formula: str, data: pd.DataFrame, survival: bool = False) -> _Formula:
     """The formula checked (one outcome, an intercept) and rewritten for formulaic, and the data's
-    columns it uses checked (see :func:`_check_columns`)."""
+    columns it uses checked (see :func:`_check_columns`); a ``Surv(time, event)`` outcome only
+    with ``survival``."""
     lhs, rhs = split_formula(formula)
     user_lhs = lhs
     surv = parse_surv(lhs, data.columns)
+    if surv is not None and not survival:
+        raise FormulaError(f"the outcome {lhs.strip()!r} is a time-to-event outcome, which this fit does not take: "
+                           "it fits a binary outcome (an event or not). Make one first, e.g. a column saying whether "
+                           f"the event (`{surv.event}`) came within a fixed time (`{surv.time}`), leaving out the rows "
+                           "censored before that time.")
     if surv is not None:
         lhs = surv.formulaic_lhs  # both columns are the outcome's: never predictors, nor in `.`
     if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):

@@ -31,7 +31,7 @@ def _frame(seed, n=70):
 def _setup(seed, ties, bound=2, max_size=2):
     df = _frame(seed)
     # one cut of age (a group of which one column may be used), or a step function of its cuts
-    design = build_design(f"Surv(t, d) ~ threshold(age{', k=1' if seed % 2 == 0 else ''}) + male", df)
+    design = build_design(f"Surv(t, d) ~ threshold(age{', k=1' if seed % 2 == 0 else ''}) + male", df, survival=True)
     # the cut pruning of binary outcomes does not hold for the partial likelihood: every cut stays
     design, _, lower, upper = design_bounds(design, (-bound, bound), 0, drop_dominated=False)
     loss = CoxLoss(design.X, design.time, design.y, design.weights, ties=ties, scale=(1.0, 2.0)[seed % 2])

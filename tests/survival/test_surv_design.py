@@ -7,9 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from riskformula.design import build_design
+import riskformula as rf
+from riskformula.design import build_design as _build_design
 from riskformula.design.survival_response import parse_surv
 from riskformula.errors import DataError, FormulaError
+
+
+def build_design(formula, data, **kw):
+    return _build_design(formula, data, survival=True, **kw)
 
 
 @pytest.fixture
@@ -105,3 +110,12 @@ def test_quoted_names():
     D = build_design("Surv(`follow up`, `dead?`) ~ x", data)
     assert D.time.tolist() == [1.0, 2.0, 3.0, 4.0] and D.y.tolist() == [1, 0, 1, 1]
     assert parse_surv("y", data.columns) is None
+
+
+def test_binary_fits_refuse_a_time_to_event_outcome(df):
+    """Without survival=True (every fit of a binary outcome), Surv() is refused, never read as the
+    event column alone."""
+    with pytest.raises(FormulaError, match="time-to-event outcome"):
+        _build_design("Surv(days, status) ~ age", df)
+    with pytest.raises(FormulaError, match="time-to-event outcome"):
+        rf.risk_score("Surv(days, status) ~ age + C(sex)", df, max_size=2, time_limit=5)
