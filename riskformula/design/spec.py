@@ -283,6 +283,23 @@ class DesignSpec:
                             f"that training did not have ({sorted(map(repr, self.levels))}).")
         return (raw == self.event).to_numpy().astype(int)
 
+    def survival_of(self, data: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(follow-up times, 0/1 events) of new data for a ``Surv(time, event)`` outcome (for
+        evaluation on held-out rows), checked as in training
+        (:func:`~riskformula.design.survival_response.survival_arrays`)."""
+        from .survival_response import SurvivalResponse, survival_arrays
+        if self.survival is None:
+            raise SettingsError(f"this model's outcome `{self.outcome}` is not a time-to-event outcome "
+                                "Surv(time, event).")
+        check_frame(data, "evaluate")
+        response = SurvivalResponse(*self.survival)
+        absent = [c for c in self.survival if c not in data.columns]
+        if absent:
+            raise DataError(f"the data lack the outcome column(s) {absent} of `{self.outcome}`; evaluating a "
+                            "time-to-event score needs the follow-up time and the event.")
+        time, event, _ = survival_arrays(data, response, self.event)
+        return time, event
+
 
 def _text_as_frame(text, name: str) -> str:
     """The message for a data set's name or a file's path given where a DataFrame goes (the

@@ -119,3 +119,15 @@ def test_binary_fits_refuse_a_time_to_event_outcome(df):
         _build_design("Surv(days, status) ~ age", df)
     with pytest.raises(FormulaError, match="time-to-event outcome"):
         rf.risk_score("Surv(days, status) ~ age + C(sex)", df, max_size=2, time_limit=5)
+
+
+def test_survival_of_new_data(df):
+    D = build_design("Surv(days, status) ~ age", df.iloc[:40])
+    t, e = D.spec.survival_of(df.iloc[40:])
+    assert np.array_equal(t, df["days"].iloc[40:].to_numpy()) and np.array_equal(e, df["status"].iloc[40:].to_numpy())
+    with pytest.raises(DataError, match="lack the outcome"):
+        D.spec.survival_of(df.drop(columns="days"))
+    with pytest.raises(DataError, match="negative"):
+        D.spec.survival_of(df.assign(days=-1.0))
+    with pytest.raises(rf.SettingsError, match="not a time-to-event"):
+        _build_design("status ~ age", df).spec.survival_of(df)
