@@ -11,7 +11,9 @@ and scikit-survival only (not riskformula), in an environment of its own::
     /tmp/surv-ref/bin/python tests/data/make_survival_reference.py
 
 The inputs: three seeded data sets (tied integer times with tied integer scores; continuous times;
-heavy censoring), each with two predictors, a score (an integer point score) and a train/test split.
+heavy censoring), each with two predictors, a score (an integer point score) and a train/test split;
+and a weighted one with tied times for lifelines' Cox fit (Efron's ties), whose coefficients and log
+partial likelihood the Cox loss of ``riskformula.problem.cox`` must reproduce.
 """
 
 from __future__ import annotations
@@ -98,11 +100,33 @@ def _reference(data: dict) -> dict:
     return out
 
 
+def _weighted_cox() -> dict:
+    """lifelines' Cox fit with sample weights and tied times (Efron's ties): its coefficients and
+    weighted log partial likelihood, which the Cox loss must reproduce."""
+    import warnings
+
+    import pandas as pd
+    from lifelines import CoxPHFitter
+
+    rng = np.random.default_rng(5)
+    n = 80
+    X = rng.integers(0, 3, (n, 2)).astype(float)
+    t, e, w = np.ceil(rng.exponential(4, n)), rng.integers(0, 2, n), rng.integers(1, 4, n).astype(float)
+    e[0] = 1
+    frame = pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "t": t, "e": e, "w": w})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # lifelines' advice to use robust errors with weights
+        fit = CoxPHFitter().fit(frame, "t", "e", weights_col="w", robust=True)
+    return {"X": X.tolist(), "time": t.tolist(), "event": e.tolist(), "weights": w.tolist(),
+            "beta": fit.params_[["x0", "x1"]].to_numpy().tolist(), "log_likelihood": float(fit.log_likelihood_)}
+
+
 def main() -> None:
     sets = {"ties": _dataset(1, 150, False, 0.5), "continuous": _dataset(2, 120, True, 0.4),
             "censored": _dataset(3, 100, True, 1.5)}
     doc = {"versions": {p: version(p) for p in ("lifelines", "scikit-survival", "numpy", "pandas")},
-           "sets": {name: {"data": data, "reference": _reference(data)} for name, data in sets.items()}}
+           "sets": {name: {"data": data, "reference": _reference(data)} for name, data in sets.items()},
+           "weighted_cox": _weighted_cox()}
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {OUT}")
 

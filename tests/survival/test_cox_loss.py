@@ -4,6 +4,9 @@ bounds the solver starts from."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from statsmodels.duration.hazard_regression import PHReg
@@ -131,3 +134,14 @@ def test_bad_inputs():
         CoxLoss(X, [1, 2, 3], [0, 1, 1], ties="exact")
     with pytest.raises(SettingsError, match="scale"):
         CoxLoss(X, [1, 2, 3], [0, 1, 1], scale=0)
+
+
+def test_weighted_efron_matches_lifelines():
+    """lifelines' weighted Cox fit (Efron's ties, stored in tests/data/survival_reference.json):
+    the loss at its coefficients is its log partial likelihood, and the gradient there is 0."""
+    ref = json.loads((Path(__file__).parents[1] / "data" / "survival_reference.json").read_text())["weighted_cox"]
+    w = np.asarray(ref["weights"])
+    L = CoxLoss(np.asarray(ref["X"]), ref["time"], ref["event"], weights=w, ties="efron")
+    v, g = L.value_and_gradient(np.r_[0.0, ref["beta"]])
+    assert -v * w.sum() == pytest.approx(ref["log_likelihood"], rel=1e-12)
+    assert np.abs(g).max() < 1e-7
