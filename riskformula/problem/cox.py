@@ -148,6 +148,13 @@ class CoxLoss:
         self.row_group = in_g  # the group at each row's own time (−1: no event then)
         self.row_is_tied_event = ev & (w > 0)
         self.cens_at = np.flatnonzero((in_g >= 0) & ~self.row_is_tied_event)
+        # the same sums as sparse 0/1 matrices (groups × rows): one product per sum, for vectors and
+        # for matrices of scores alike
+        from scipy.sparse import csr_matrix
+        m = len(t)
+        self._sum_events = csr_matrix((np.ones(len(ev_rows)), (g_of_ev, ev_rows)), shape=(G, m))
+        self._sum_censored = csr_matrix((np.ones(len(self.cens_at)), (in_g[self.cens_at], self.cens_at)),
+                                        shape=(G, m))
         # Efron's terms: for group g, k = 0..d_g−1 with coefficient W_g/d_g and fraction (1 − k/d_g);
         # Breslow has one term per group with coefficient W_g and fraction 1
         if self.ties == "efron":
@@ -203,12 +210,8 @@ class CoxLoss:
         # reverse cumulative sums: R[i] = Σ_{j ≥ i} e_j (rows sorted by time)
         R = np.concatenate([np.cumsum(e[::-1], axis=0)[::-1], np.zeros((1,) + e.shape[1:])], axis=0)
         after = R[self.g_after]  # time > t_g
-        G = len(self.g_time)
-        cens = np.zeros((G,) + e.shape[1:])
-        np.add.at(cens, self.row_group[self.cens_at], e[self.cens_at])
-        S = np.zeros((G,) + e.shape[1:])
-        np.add.at(S, self.g_of_ev, e[self.ev_rows])
-        A = after + cens
+        S = self._sum_events @ e
+        A = after + self._sum_censored @ e
         f = self.k_frac.reshape((-1,) + (1,) * (eta.ndim - 1))
         D = A[self.k_group] + f * S[self.k_group]
         return e, D, c
