@@ -359,6 +359,10 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     if f.surv is None:
         outcome_name, raw, ev, y = _outcome(f, formula, frame, mm, event)
     else:
+        both = sorted({f.surv.time, f.surv.event} & set(mm.rhs.model_spec.required_variables))
+        if both:
+            raise FormulaError(f"the term(s) of {formula!r} use {both}, the follow-up time or event of the outcome "
+                               f"{f.surv.label}: a score cannot be computed from its own outcome. Remove them.")
         # the cut pruning reads a 0/1 outcome; with censored times it does not apply
         time, y, ev = survival_arrays(frame, f.surv, event)
         outcome_name, raw, prune_cuts = f.surv.label, frame[f.surv.event], False

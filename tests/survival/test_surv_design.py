@@ -131,3 +131,9 @@ def test_survival_of_new_data(df):
         D.spec.survival_of(df.assign(days=-1.0))
     with pytest.raises(rf.SettingsError, match="not a time-to-event"):
         _build_design("status ~ age", df).spec.survival_of(df)
+
+
+@pytest.mark.parametrize("rhs", ["days + age", "age + C(status)", "threshold(days)"])
+def test_outcome_columns_cannot_be_terms(df, rhs):
+    with pytest.raises(FormulaError, match="its own outcome"):
+        build_design(f"Surv(days, status) ~ {rhs}", df)
