@@ -31,8 +31,9 @@ from .labels import design_labels
 from .matrix import DesignMatrix
 from .missing import (fill_value, missing_rows, missing_term, parse_choice, refused_in_fit,
                       resolve_policies, zero_missing)
-from .rules import Deadline, Rule, derive_outcome, derive_rules
+from .rules import Deadline, OutcomeRule, Rule, derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
+from .survival_response import SurvivalResponse, parse_surv, survival_arrays
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
 _IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
@@ -292,7 +293,7 @@ def _check_numbers(data: pd.DataFrame, columns) -> None:
 
 def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
                  context: dict | None = None, prune_cuts: bool = True, cut_depth: int | None = None,
-                 check_values: bool = True, weights=None, deadline=None) -> DesignMatrix:
+                 check_values: bool = True, weights=None, deadline=None, survival: bool = False) -> DesignMatrix:
     """Build the training :class:`DesignMatrix` (and its :class:`DesignSpec`) of ``formula`` on
     ``data`` (never modifying ``data``), with the sample ``weights`` of its rows (see
     :func:`~riskformula._checks.check_weights`; a fit-wide ``missing="drop"`` also drops rows
@@ -307,6 +308,11 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     :class:`~riskformula.design.rules.Deadline`) is checked inside the loops over the columns of a
     large design (:data:`~riskformula.design.rules.LARGE_CELLS`): past it, a
     :class:`~riskformula.errors.SearchLimitError`.
+
+    ``survival=True`` accepts a time-to-event outcome ``Surv(time, event)``
+    (:mod:`~riskformula.design.survival_response`): ``y`` holds its 0/1 events and ``time`` its
+    follow-up times.  Without it such an outcome is refused: a fit of a binary outcome would
+    silently read the event column alone.
     """
     deadline = deadline or Deadline(None)
     check_frame(data)
@@ -315,7 +321,7 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     fit_wide = parse_choice(missing.get(".", "raise") if isinstance(missing, dict) else missing)[0]
     w = check_weights(weights, data, "drop" if fit_wide == "drop" else "raise")
     data = plain_strings(data)  # text is categorical whatever its dtype (a copy if converted)
-    f = _read_formula(formula, data)
+    f = _read_formula(formula, data, survival)
     # threshold()/cut() are formula functions; the user's own names win if they clash
     context = {**FORMULA_FUNCTIONS, **(context or {})}
     has_thresholds = "threshold(" in f.rhs
@@ -349,7 +355,17 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
     frame, w, dropped_index, items = _apply_missing(data, w, used, outcome_vars, policies)
     if frame is not data:
         mm = materialize(frame)
-    outcome_name, raw, ev, y = _outcome(f, formula, frame, mm, event)
+    time = None
+    if f.surv is None:
+        outcome_name, raw, ev, y = _outcome(f, formula, frame, mm, event)
+    else:
+        both = sorted({f.surv.time, f.surv.event} & set(mm.rhs.model_spec.required_variables))
+        if both:
+            raise FormulaError(f"the term(s) of {formula!r} use {both}, the follow-up time or event of the outcome "
+                               f"{f.surv.label}: a score cannot be computed from its own outcome. Remove them.")
+        # the cut pruning reads a 0/1 outcome; with censored times it does not apply
+        time, y, ev = survival_arrays(frame, f.surv, event)
+        outcome_name, raw, prune_cuts = f.surv.label, frame[f.surv.event], False
     if has_thresholds:
         second = ({**context, OUTCOME: pd.Series(y, index=frame.index), CUT_DEPTH: cut_depth} if prune_cuts
                   else context)
@@ -375,14 +391,16 @@ def build_design(formula: str, data: pd.DataFrame, missing="raise", event=None,
         rules = tuple(rules) + tuple(Rule("missing", v) for v in items)
     labels = design_labels(columns, rules, thresholds)
     kept = {v: _kept(policies[v], v, data, items) for v in predictors if policies[v][0] != "raise"}
-    outcome_rule = derive_outcome(f.lhs, f.bare_name if f.bare else None, frame, raw)
+    outcome_rule = (OutcomeRule(f.surv.event) if f.surv is not None
+                    else derive_outcome(f.lhs, f.bare_name if f.bare else None, frame, raw))
     spec = DesignSpec(formula=formula, model_spec=spec, lhs_model_spec=None if f.bare else mm.lhs.model_spec,
                       columns=tuple(columns), labels=tuple(labels), column_terms=tuple(column_terms),
                       variables=tuple(used), outcome=outcome_name, event=ev, levels=tuple(pd.unique(pd.Series(raw))),
                       thresholds=tuple(thresholds), context=context, rules=tuple(rules), categories=categories,
-                      outcome_rule=outcome_rule, missing=kept)
+                      outcome_rule=outcome_rule, missing=kept,
+                      survival=None if f.surv is None else (f.surv.time, f.surv.event))
     return DesignMatrix(spec=spec, X=X, y=y, index=frame.index, dropped_index=tuple(dropped_index),
-                        weights=None if w is None else w.to_numpy())
+                        weights=None if w is None else w.to_numpy(), time=time)
 
 
 @dataclass(frozen=True)
@@ -395,31 +413,41 @@ class _Formula:
     user_lhs: str
     bare: bool  # the outcome is a column of the data as it is
     bare_name: str  # that column
+    surv: SurvivalResponse | None = None  # the columns of a ``Surv(time, event)`` outcome
 
     @property
     def full(self) -> str:
         return f"{self.lhs} ~ {self.rhs}"
 
 
-def _read_formula(formula: str, data: pd.DataFrame) -> _Formula:
+def _read_formula(formula: str, data: pd.DataFrame, survival: bool = False) -> _Formula:
     """The formula checked (one outcome, an intercept) and rewritten for formulaic, and the data's
-    columns it uses checked (see :func:`_check_columns`)."""
+    columns it uses checked (see :func:`_check_columns`); a ``Surv(time, event)`` outcome only
+    with ``survival``."""
     lhs, rhs = split_formula(formula)
     user_lhs = lhs
+    surv = parse_surv(lhs, data.columns)
+    if surv is not None and not survival:
+        raise FormulaError(f"the outcome {lhs.strip()!r} is a time-to-event outcome, which this fit does not take: "
+                           "it fits a binary outcome (an event or not). Make one first, e.g. a column saying whether "
+                           f"the event (`{surv.event}`) came within a fixed time (`{surv.time}`), leaving out the rows "
+                           "censored before that time.")
+    if surv is not None:
+        lhs = surv.formulaic_lhs  # both columns are the outcome's: never predictors, nor in `.`
     if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
         raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
                            "(its base risk). Remove the '- 1' / '0 +'.")
     m = _IDENT.match(lhs)
-    bare = m is not None and m.group(1) in data.columns
+    bare = surv is None and m is not None and m.group(1) in data.columns
     bare_name = m.group(1) if m is not None else ""  # the outcome column when `bare`
-    if not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
+    if surv is None and not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
         lhs = f"I({lhs})"
     if bare and lhs.strip("` ") != bare_name:
         lhs = bare_name
     dot = re.search(r"(?<![\w.])\.(?![\w.])", rhs) is not None
     rhs = expand_threshold_dot(lhs, rhs, data, formula)
     _check_columns(lhs, rhs, data, dot)
-    return _Formula(lhs=lhs, rhs=rhs, user_lhs=user_lhs, bare=bare, bare_name=bare_name)
+    return _Formula(lhs=lhs, rhs=rhs, user_lhs=user_lhs, bare=bare, bare_name=bare_name, surv=surv)
 
 
 def _outcome(f: _Formula, formula: str, frame: pd.DataFrame, mm, event):

@@ -22,6 +22,7 @@ class DesignMatrix:
     index : the data frame's index of the rows used.
     weights : (n,) sample weights, or None.
     dropped_index : index labels of rows dropped for missing values.
+    time : (n,) follow-up times of a ``Surv(time, event)`` outcome (``y`` its 0/1 events), else None.
     """
 
     spec: DesignSpec
@@ -30,6 +31,7 @@ class DesignMatrix:
     index: pd.Index
     weights: np.ndarray | None = None
     dropped_index: tuple = ()
+    time: np.ndarray | None = None
 
     @property
     def nobs(self) -> int:

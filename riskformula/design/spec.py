@@ -60,6 +60,10 @@ class DesignSpec:
         training: no points for them), ``{"action": "as", "value": v}`` or ``{"action": "drop"}``.
         New data may miss only the variables fitted with ``"item"`` (seen) or ``"as"``.
 
+    survival : ``(time column, event column)`` of a ``Surv(time, event)`` outcome
+        (:mod:`~riskformula.design.survival_response`), else None; ``outcome_rule`` then reads the
+        event column and ``event`` is its event level.
+
     ``model_spec`` and ``lhs_model_spec`` are None for a model loaded from a document whose columns
     and outcome are all declarative: such a model never evaluates formula text.
     """
@@ -81,6 +85,7 @@ class DesignSpec:
     categories: dict = field(default_factory=dict)
     outcome_rule: OutcomeRule | None = None
     missing: dict = field(default_factory=dict)
+    survival: tuple | None = None
 
     def __post_init__(self):
         for name in ("columns", "labels", "column_terms", "variables", "levels", "thresholds", "rules"):
@@ -277,6 +282,23 @@ class DesignSpec:
             raise DataError(f"the outcome `{self.outcome}` has level(s) {sorted(map(repr, unknown))} in these data "
                             f"that training did not have ({sorted(map(repr, self.levels))}).")
         return (raw == self.event).to_numpy().astype(int)
+
+    def survival_of(self, data: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(follow-up times, 0/1 events) of new data for a ``Surv(time, event)`` outcome (for
+        evaluation on held-out rows), checked as in training
+        (:func:`~riskformula.design.survival_response.survival_arrays`)."""
+        from .survival_response import SurvivalResponse, survival_arrays
+        if self.survival is None:
+            raise SettingsError(f"this model's outcome `{self.outcome}` is not a time-to-event outcome "
+                                "Surv(time, event).")
+        check_frame(data, "evaluate")
+        response = SurvivalResponse(*self.survival)
+        absent = [c for c in self.survival if c not in data.columns]
+        if absent:
+            raise DataError(f"the data lack the outcome column(s) {absent} of `{self.outcome}`; evaluating a "
+                            "time-to-event score needs the follow-up time and the event.")
+        time, event, _ = survival_arrays(data, response, self.event)
+        return time, event
 
 
 def _text_as_frame(text, name: str) -> str:

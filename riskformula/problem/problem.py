@@ -434,8 +434,12 @@ def intercept_bounds(problem: RiskProblem) -> tuple[int, int]:
 
 
 def loss_bounds(problem: RiskProblem) -> tuple[float, float]:
-    """Best- and worst-case loss over the feasible scores (Ustun & Rudin, 2019, Proposition 4)."""
+    """Best- and worst-case loss over the feasible scores (Ustun & Rudin, 2019, Proposition 4); a
+    loss without an intercept (the Cox partial likelihood) bounds itself (``bounds_over``)."""
     s_lo, s_hi = score_range(problem)
+    own = getattr(problem.loss, "bounds_over", None)
+    if own is not None:
+        return own(s_lo, s_hi)
     b0_lo, b0_hi = problem.intercept_bounds
     L = problem.loss
     m = L.scale

@@ -36,7 +36,7 @@ from typing import cast
 
 import numpy as np
 
-from ..problem import RiskProblem
+from ..problem import LogisticLoss, RiskProblem
 from ..problem.loss import _TABLE, real_intercepts
 
 __all__ = ["best_in_box", "box_size", "qualifies"]
@@ -46,8 +46,9 @@ def qualifies(problem: RiskProblem) -> bool:
     """Whether a node of ``problem`` can be settled by :func:`best_in_box`: its only constraints
     are the bounds, the size limits and the size groups."""
     p = problem
-    return (not p.rows and p.n_extra_aux == 0 and not p.has_aux_cost and not p.exact_rows
-            and not p.indicators)
+    # the listing scores rows by their positive and negative weights: the logistic loss's form
+    return (isinstance(p.loss, LogisticLoss) and not p.rows and p.n_extra_aux == 0 and not p.has_aux_cost
+            and not p.exact_rows and not p.indicators)
 
 
 def _unit_options(cols, ranges, need_one: bool, cap):

@@ -26,6 +26,8 @@ def best_intercept(problem: RiskProblem, s: np.ndarray) -> int | float:
     or a real number when the loss says the intercept is real."""
     L = problem.loss
     lo, hi = problem.intercept_bounds
+    if lo == hi:  # the only intercept allowed (0 for a loss without one, such as Cox's)
+        return float(lo) if L.real_intercept else int(lo)
     if L.real_intercept:
         return float(L.best_real_intercepts(np.asarray(s, float)[:, None], lo, hi)[0])
     m = L.scale
@@ -321,13 +323,20 @@ def real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndar
     line search on the collapsed rows (a handful of variables); None when it fails."""
     cols = np.concatenate([[0], 1 + np.asarray(support, int)])
     Z = loss.Z[:, cols]
-    w = (loss.w_pos + loss.w_neg) * loss._norm / loss.scale ** 2
+    # a loss other than the logistic one (Cox's partial likelihood) gives its own Hessian
+    hessian = getattr(loss, "hessian_on", None)
+    w = None if hessian is not None else (loss.w_pos + loss.w_neg) * loss._norm / loss.scale ** 2
     x = np.clip(np.asarray(start, float)[cols], lower, upper)
     f, g = loss.value_and_gradient_on(Z, x)
     for _ in range(steps):
-        z = np.clip(Z @ x / loss.scale, -700, 700)
-        q = 1.0 / (1.0 + np.exp(-z))
-        H = (Z * (w * q * (1 - q))[:, None]).T @ Z
+        if hessian is not None:
+            H = hessian(Z, x)
+            if H is None:
+                break
+        else:
+            z = np.clip(Z @ x / loss.scale, -700, 700)
+            q = 1.0 / (1.0 + np.exp(-z))
+            H = (Z * (w * q * (1 - q))[:, None]).T @ Z
         # variables at a bound that the gradient pushes outward stay there this step
         free = ~(((x <= lower) & (g > 0)) | ((x >= upper) & (g < 0)))
         if not free.any():

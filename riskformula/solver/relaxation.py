@@ -135,7 +135,10 @@ class RelaxedPoints:
 
 def lipschitz(loss, iterations: int = 30) -> float:
     """An upper estimate of the loss gradient's Lipschitz constant, ¼·λ_max(Zᵀ W Z) / (Σw·m²),
-    by power iteration (10 % to spare)."""
+    by power iteration (10 % to spare); a loss that knows its own bound (the Cox loss) gives it."""
+    own = getattr(loss, "gradient_lipschitz", None)
+    if own is not None:
+        return float(own())
     Z, w = loss.Z, loss.w_all
     v = np.full(Z.shape[1], 1.0 / math.sqrt(Z.shape[1]))
     top = 0.0
