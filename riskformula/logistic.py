@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _checks as v
-from . import _progress
 from ._threads import check_n_jobs
 from .design import build_design
 from .design.rules import Deadline
@@ -310,15 +309,12 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
         starts = [np.asarray(tried.solution, dtype=float)]
         if cells.fitted:
             initial_scale = float(tried.scale)
-    options: dict[str, Any] = dict(time_limit=search_limit, gap_tolerance=control.gap_tolerance,
-                                   absolute_gap_tolerance=control.absolute_gap_tolerance,
-                                   node_limit=control.node_limit, verbose=control.verbose,
-                                   progress=_progress.resolve(control.progress), n_jobs=n_jobs)
+    options = control.options(time_limit=search_limit, n_jobs=n_jobs)
     if len(problems) == 1 and not infeasible:
         m, problem = next(iter(problems.items()))
-        report = BranchAndCut(problem, **options).solve(initial=starts, started=started)
+        report = BranchAndCut(problem, options).solve(initial=starts, started=started)
         return dataclasses.replace(report, scale=m), problems
-    search = MultiScaleSearch(problems, infeasible=infeasible, add_scale=add_scale, **options)
+    search = MultiScaleSearch(problems, options, infeasible=infeasible, add_scale=add_scale)
     report = search.solve(initial=starts, started=started, initial_scale=initial_scale)
     return report, search.problems
 

@@ -174,8 +174,8 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
 
     # 1. the best score, within a tenth of ε; 2. every score under (1 + ε) × the best objective
     first, report, best = _best_score(problem, a, started)
-    listing = RashomonSearch(problem, a.epsilon, best, time_limit=a.control.time_limit,
-                             node_limit=a.control.node_limit, max_members=a.max_members, cuts=first.lp.cuts(),
+    listing = RashomonSearch(problem, a.epsilon, best, a.control.options(), max_members=a.max_members,
+                             cuts=first.lp.cuts(),
                              started=started,
                              lower_bound=min(float(report.lower_bound), best[1]))
     with warnings.catch_warnings():
@@ -264,9 +264,9 @@ def _best_score(problem: RiskProblem, a: _Arguments,
     node under the level anyway, so it finishes the proof; a tighter first phase repeats its work):
     the search, its report and the best score's ``(λ, objective)``."""
     control = a.control
-    first = BranchAndCut(problem, time_limit=OPTIMUM_SHARE * control.time_limit,
-                         gap_tolerance=max(control.gap_tolerance, min(FIRST_GAP * a.epsilon, 0.5)),
-                         absolute_gap_tolerance=control.absolute_gap_tolerance, progress=False)
+    options = control.options(time_limit=OPTIMUM_SHARE * control.time_limit).quiet()
+    first = BranchAndCut(problem, options.replace(gap_tolerance=max(control.gap_tolerance,
+                                                                    min(FIRST_GAP * a.epsilon, 0.5))))
     report = first.solve(started=started)
     if report.status == "infeasible":
         raise InfeasibleProblemError(

@@ -304,7 +304,7 @@ class RashomonSet(render.Rendered):
             return self._exact_without[var]
         from ..errors import InfeasibleProblemError
         from ..problem import build_problem
-        from ..solver import BranchAndCut
+        from ..solver import BranchAndCut, SearchOptions
         r = dict(self._rebuild)
         lower, upper = r.pop("lower").copy(), r.pop("upper").copy()
         lower[list(cols)] = 0
@@ -312,8 +312,8 @@ class RashomonSet(render.Rendered):
         spec, loss = r.pop("spec"), r.pop("loss")
         try:
             p = build_problem(spec, loss, lower, upper, **r)
-            rep = BranchAndCut(p, time_limit=time_limit, gap_tolerance=self.settings.gap_tolerance,
-                               absolute_gap_tolerance=self.settings.absolute_gap_tolerance).solve()
+            rep = BranchAndCut(p, SearchOptions(time_limit=time_limit, gap_tolerance=self.settings.gap_tolerance,
+                                                absolute_gap_tolerance=self.settings.absolute_gap_tolerance)).solve()
         except InfeasibleProblemError:
             out = (math.inf, "certified fit")
         else:

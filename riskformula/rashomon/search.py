@@ -42,6 +42,7 @@ from ..problem.problem import loss_bounds
 from ..solver.branch_and_cut import _c0_range
 from ..solver.enumeration import box_size
 from ..solver.lp import NodeLP
+from ..solver.options import SearchOptions
 from .listing import least_aux_cost, list_box, score_points
 
 _INT_TOL = 1e-6
@@ -70,8 +71,9 @@ class RashomonSearch:
     problem : the :class:`RiskProblem` (one score scale).
     epsilon : the relative tolerance ε ≥ 0 (objectives are ≥ 0).
     best : ``(λ, objective)`` of the best score known (a certified optimum, or an incumbent).
-    time_limit : seconds, counted from ``started`` (a ``time.perf_counter()`` value).
-    node_limit, max_members : optional caps on nodes and on listed scores.
+    options : :class:`~riskformula.solver.options.SearchOptions`: its ``time_limit`` (seconds, counted
+        from ``started``, a ``time.perf_counter()`` value) and ``node_limit`` (optional cap on nodes).
+    max_members : optional cap on listed scores.
     cuts : loss-cut rows from another search of the same problem (:meth:`NodeLP.cuts`), to start
         the LP with.
     lower_bound : a proven lower bound on the objective of every score (e.g. another search's bound on
@@ -91,16 +93,17 @@ class RashomonSearch:
     #: most loss cuts in the LP (dropped ones go to the archive)
     pool_cuts = 300
 
-    def __init__(self, problem: RiskProblem, epsilon: float, best: tuple, time_limit: float = 60.0,
-                 node_limit: int | None = None, max_members: int | None = None, cuts=None,
+    def __init__(self, problem: RiskProblem, epsilon: float, best: tuple, options: SearchOptions | None = None, *,
+                 max_members: int | None = None, cuts=None,
                  started: float | None = None, lower_bound: float = -math.inf):
         self.p = problem
         self.epsilon = float(epsilon)
         lam, value = best
         self.best_value = float(value)
         self.best_lam = np.asarray(lam, float)
-        self.time_limit = float(time_limit)
-        self.node_limit = node_limit
+        options = SearchOptions() if options is None else options
+        self.time_limit = float(options.time_limit)
+        self.node_limit = options.node_limit
         self.max_members = max_members
         self.t0 = time.perf_counter() if started is None else float(started)
         #: a proven lower bound on every score's objective (the first phase's bound on the optimum): the

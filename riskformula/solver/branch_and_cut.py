@@ -36,6 +36,7 @@ from ..problem.problem import loss_bounds
 from .enumeration import best_in_box, box_size, qualifies
 from .heuristics import best_intercept, fill_to_min_size, polish, sequential_rounding
 from .lp import NodeLP
+from .options import SearchOptions
 from .relaxation import first_order_cut
 from .report import SolverReport
 
@@ -108,23 +109,8 @@ def _only(frac: np.ndarray, cols) -> np.ndarray | None:
 
 
 class BranchAndCut:
-    """Solve a :class:`RiskProblem` to a certified gap.
-
-    Parameters
-    ----------
-    time_limit : seconds before returning the best model with its honest gap.
-    gap_tolerance : stop when (upper − lower) / upper is at most this.
-    absolute_gap_tolerance : or when upper − lower is at most this (in objective units; see
-        :func:`riskformula.risk_score` for the default); either tolerance certifies a run.
-    node_limit : optional cap on the number of nodes.
-    verbose : print a solver log (stdout) every ``log_interval`` seconds.
-    progress : print the same line to stderr every :data:`STATUS_INTERVAL` seconds, and a last one
-        with the status if any was printed; ignored when ``verbose`` is set.
-    n_jobs : worker processes for the tree search after the root (see :mod:`riskformula.solver.parallel`);
-        1 searches in this process.
-    enumeration_work : the most work (partial assignments × distinct row patterns) listing a
-        node's integer points may take to settle it; None keeps :attr:`enumeration_work`, 0 turns
-        listing off.
+    """Solve a :class:`RiskProblem` to a certified gap, as ``options`` say (time and node limits,
+    tolerances, processes, log; see :class:`~riskformula.solver.options.SearchOptions`).
     """
 
     #: the root's cutting-plane loop stops when its last ``window`` rounds closed less than this
@@ -146,27 +132,26 @@ class BranchAndCut:
     #: more time than the nodes it saved (benchmarks/README.md)
     enumeration_units = 6
 
-    def __init__(self, problem: RiskProblem, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
-                 node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
-                 max_cuts: int | None = None, heuristic_interval: int = 50, progress: bool = False,
-                 absolute_gap_tolerance: float = 1e-8, n_jobs: int = 1, enumeration_work: float | None = None):
+    def __init__(self, problem: RiskProblem, options: SearchOptions | None = None):
         self.p = problem
-        if enumeration_work is not None:
-            self.enumeration_work = enumeration_work
-        self.n_jobs = int(n_jobs)
-        self.time_limit = float(time_limit)
-        self.gap_tolerance = float(gap_tolerance)
-        self.absolute_gap_tolerance = float(absolute_gap_tolerance)
-        self.node_limit = node_limit
-        self.verbose = verbose
-        self.log_interval = log_interval
-        self.progress = bool(progress) and not verbose  # the log already shows the same numbers
+        options = SearchOptions() if options is None else options
+        self.options = options
+        if options.enumeration_work is not None:
+            self.enumeration_work = options.enumeration_work
+        self.n_jobs = int(options.n_jobs)
+        self.time_limit = float(options.time_limit)
+        self.gap_tolerance = float(options.gap_tolerance)
+        self.absolute_gap_tolerance = float(options.absolute_gap_tolerance)
+        self.node_limit = options.node_limit
+        self.verbose = options.verbose
+        self.log_interval = options.log_interval
+        self.progress = bool(options.progress) and not options.verbose  # the log already shows the same numbers
         self._last_status = 0.0  # the first status line comes one interval after the start
         self._status_shown = False
         # a larger pool gives tighter node bounds, but dense cut rows make every LP slower: the
         # pool stays small and the archive hands each node the dropped cuts it needs
-        self.max_cuts = max_cuts or int(min(750, max(150, 30000 / (problem.d + 1))))
-        self.heuristic_interval = heuristic_interval
+        self.max_cuts = options.max_cuts or int(min(750, max(150, 30000 / (problem.d + 1))))
+        self.heuristic_interval = options.heuristic_interval
         self.integer = problem.integer_mask()
         self.cost = problem.cost()  # the objective's linear part, used at every node
         lay = problem.layout
@@ -215,6 +200,14 @@ class BranchAndCut:
         self._n_rows = len(problem.loss.Z)
         self.log_lines: list[str] = []
         self.polish_calls = 0
+
+    def worker_options(self) -> SearchOptions:
+        """The options of this search continued on a worker process (:mod:`riskformula.solver.parallel`,
+        which sets its time limit): the same tolerances, pool size, heuristics and listing."""
+        return self.options.quiet().replace(gap_tolerance=self.gap_tolerance,
+                                            absolute_gap_tolerance=self.absolute_gap_tolerance,
+                                            max_cuts=self.max_cuts, heuristic_interval=self.heuristic_interval,
+                                            enumeration_work=self.enumeration_work)
 
     # --- incumbents ---------------------------------------------------------------------
     def offer(self, lam: np.ndarray) -> bool:

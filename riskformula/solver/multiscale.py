@@ -54,6 +54,7 @@ import numpy as np
 from ..problem.problem import loss_bounds
 from . import branch_and_cut as bc
 from .branch_and_cut import BranchAndCut
+from .options import SearchOptions
 from .heuristics import (best_intercept, polish, quantile_columns, real_beam_search, real_fit, sequential_rounding,
                          support_bounds)
 from .report import SolverReport
@@ -81,9 +82,10 @@ class MultiScaleSearch:
     ----------
     problems : dict of scale m → problem (the same design, bounds and constraints; the loss with
         ``scale=m``).
-    time_limit, gap_tolerance, absolute_gap_tolerance, node_limit, verbose, log_interval, progress, n_jobs : as
-        for :class:`~riskformula.solver.branch_and_cut.BranchAndCut`, for the whole search (the roots run
-        in this process; ``n_jobs`` processes share the open nodes of every scale after them).
+    options : :class:`~riskformula.solver.options.SearchOptions`, as for
+        :class:`~riskformula.solver.branch_and_cut.BranchAndCut`, for the whole search (the roots run
+        in this process; ``n_jobs`` processes share the open nodes of every scale after them; each
+        scale's own search takes them :meth:`~SearchOptions.quiet`).
     root_share : fraction of the time limit the roots may use together.
     infeasible : scales left out because no risk score satisfies the constraints there (listed in
         the report's per-scale rows).
@@ -92,21 +94,21 @@ class MultiScaleSearch:
         within the range of the given ones).
     """
 
-    def __init__(self, problems: dict, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
-                 node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
-                 progress: bool = False, root_share: float = 0.35, infeasible=(),
-                 absolute_gap_tolerance: float = 1e-8, add_scale=None, max_added: int = 3, n_jobs: int = 1):
+    def __init__(self, problems: dict, options: SearchOptions | None = None, *, root_share: float = 0.35,
+                 infeasible=(), add_scale=None, max_added: int = 3):
         if not problems:
             raise ValueError("no score scale to search")
+        options = SearchOptions() if options is None else options
+        self.options = options
         self.problems = {float(m): p for m, p in problems.items()}
-        self.n_jobs = int(n_jobs)
-        self.time_limit = float(time_limit)
-        self.gap_tolerance = float(gap_tolerance)
-        self.absolute_gap_tolerance = float(absolute_gap_tolerance)
-        self.node_limit = node_limit
-        self.verbose = verbose
-        self.log_interval = log_interval
-        self.progress = bool(progress) and not verbose
+        self.n_jobs = int(options.n_jobs)
+        self.time_limit = float(options.time_limit)
+        self.gap_tolerance = float(options.gap_tolerance)
+        self.absolute_gap_tolerance = float(options.absolute_gap_tolerance)
+        self.node_limit = options.node_limit
+        self.verbose = options.verbose
+        self.log_interval = options.log_interval
+        self.progress = bool(options.progress) and not options.verbose
         self.root_share = root_share
         self.first_root_share = 0.55 if len(problems) > 1 else 1.0
         self.infeasible = tuple(float(m) for m in infeasible)
@@ -135,8 +137,7 @@ class MultiScaleSearch:
         self._status_shown = False
 
     def _new_solver(self, m: float, p) -> BranchAndCut:
-        s = BranchAndCut(p, time_limit=self.time_limit, gap_tolerance=self.gap_tolerance,
-                         absolute_gap_tolerance=self.absolute_gap_tolerance)
+        s = BranchAndCut(p, self.options.quiet())
         s.keep_root_cuts = True
         self.solvers[m] = s
         return s

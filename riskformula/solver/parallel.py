@@ -24,12 +24,8 @@ from __future__ import annotations
 import heapq
 import threading
 import time
-from typing import TYPE_CHECKING
 
 from .lp import NodeLP
-
-if TYPE_CHECKING:
-    from .branch_and_cut import BranchAndCut
 
 #: each worker numbers its new cuts in a range of its own, this wide
 _CUT_RANGE = 1 << 32
@@ -37,14 +33,15 @@ _CUT_RANGE = 1 << 32
 
 def _explore(searches: list, node_budget: int, deadline: float, first_cut: int, search_class: type) -> list:
     """One worker's round over one or more searches ``(problem, options, cuts, archive, nodes,
-    incumbent, pseudo, counts, outside_bound)`` (one per score scale; see
+    incumbent, pseudo, counts, outside_bound)`` (one per score scale; ``options``: the search's
+    :class:`~riskformula.solver.options.SearchOptions` for a worker, its time limit set here; see
     :meth:`BranchAndCut.resume`): at most ``node_budget`` nodes in all, best-first over the
     searches, until ``deadline`` (a ``time.time()``, the same clock in every process); new cuts are
     numbered from ``first_cut``; ``search_class``: the caller's :class:`BranchAndCut` (passed, so that
     this module, which the search loads, does not load it back)."""
     solvers = []
     for problem, options, cuts, archive, nodes, incumbent, pseudo, counts, outside in searches:
-        bc = search_class(problem, time_limit=max(deadline - time.time(), 0.0), **options)
+        bc = search_class(problem, options.replace(time_limit=max(deadline - time.time(), 0.0)))
         bc.resume(cuts, nodes, incumbent, pseudo, counts, outside, archive)
         bc.lp.number_cuts_from(first_cut)
         solvers.append(bc)
@@ -174,7 +171,7 @@ class Rounds:
                     back[s].append(taken[s][i])
         state = [(bc.lp.cuts(), bc.lp.archive.state(),
                   (bc.upper, bc.best_lam, bc.best_x, bc.cutoff, bc.chain_lower), (bc.pseudo, bc.pseudo_n),
-                  (bc.nodes, bc.polish_calls, bc._reach), _options(bc)) for bc in searches]
+                  (bc.nodes, bc.polish_calls, bc._reach), bc.worker_options()) for bc in searches]
         tasks, held = [], []
         for k in busy:
             mine = sorted({s for _, s, _ in shares[k]})
@@ -245,8 +242,3 @@ def _merge_archives(archive, states: list, in_pool: set) -> None:
         seen.update(serials[fresh].tolist())
         archive.extend(A[fresh], rhs[fresh], [keys[k] for k in fresh], serials[fresh])
 
-
-def _options(bc: BranchAndCut) -> dict:
-    return {"gap_tolerance": bc.gap_tolerance, "absolute_gap_tolerance": bc.absolute_gap_tolerance,
-            "max_cuts": bc.max_cuts, "heuristic_interval": bc.heuristic_interval,
-            "enumeration_work": bc.enumeration_work}
