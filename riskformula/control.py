@@ -190,6 +190,10 @@ OTHER_NAMES = {
                  "\"item\"; \"as <value>\"), for every variable or per variable with a dict.",
     "subset": "select the rows first, `data[mask]` or `data.query(\"age >= 18\")` (rf.risk_score takes "
               "`subset=` itself).",
+    "decision_thresholds": "the decision thresholds are the net-benefit objective's own: "
+                           "objective=rf.net_benefit(thresholds=[...], weights=[...]).",
+    "decision_weights": "the decision weights are the net-benefit objective's own: "
+                        "objective=rf.net_benefit(thresholds=[...], weights=[...]).",
     "family": "a risk score is a logistic model (binomial family, logit link); `objective=\"net_benefit\"` "
               "fits the net-benefit score instead.",
 }
