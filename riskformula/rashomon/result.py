@@ -14,7 +14,7 @@ from ..errors import SettingsError
 from ..reports import render
 from ..reports.render import fmt_fixed, fmt_percent
 from ..solver import SolverReport
-from ..solver.branch_and_cut import _highs_version
+from ..solver.nodes import highs_version
 from .search import ROUNDING, under
 
 if TYPE_CHECKING:
@@ -442,7 +442,7 @@ class RashomonSet(render.Rendered):
             status="optimal" if optimal else MEMBER_STATUS, objective=obj, lower_bound=lower, gap=gap,
             time=self.time, nodes=self.first_report.nodes + self.nodes, cuts=self.first_report.cuts,
             lp_solves=self.first_report.lp_solves, root_bound=self.first_report.root_bound,
-            solver=f"riskformula Rashomon set search on HiGHS {_highs_version()}",
+            solver=f"riskformula Rashomon set search on HiGHS {highs_version()}",
             settings={"time_limit": s.time_limit, "gap_tolerance": s.gap_tolerance,
                       "absolute_gap_tolerance": s.absolute_gap_tolerance, "epsilon": self.epsilon,
                       "rashomon_rank": i, "rashomon_members": len(self), "rashomon_complete": self.complete},

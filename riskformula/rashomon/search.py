@@ -39,13 +39,12 @@ import numpy as np
 
 from ..problem import RiskProblem
 from ..problem.problem import loss_bounds
-from ..solver.branch_and_cut import _c0_range
 from ..solver.enumeration import box_size
 from ..solver.lp import NodeLP
+from ..solver.nodes import INT_TOL, c0_range, safe_bound
 from ..solver.options import SearchOptions
 from .listing import least_aux_cost, list_box, score_points
 
-_INT_TOL = 1e-6
 #: objectives are computed by different sums (one score, a batch of them): a score within this
 #: relative distance of the level counts as under it, so that a tie is never decided by rounding
 ROUNDING = 1e-12
@@ -54,12 +53,6 @@ ROUNDING = 1e-12
 def under(value: float, level: float) -> bool:
     """Whether an objective is at most the level, up to :data:`ROUNDING`."""
     return value <= level + ROUNDING * abs(level)
-
-
-def _safe(obj: float) -> float:
-    """LP optimum minus a margin for HiGHS' tolerances (as the branch-and-cut's), so node bounds
-    never overshoot."""
-    return obj - 1e-9 * (1.0 + abs(obj))
 
 
 class RashomonSearch:
@@ -154,7 +147,7 @@ class RashomonSearch:
 
     def _set_loss_ceiling(self) -> None:
         """No member's loss exceeds the level less the least size cost and penalty."""
-        c0min, _ = _c0_range(self.p)
+        c0min, _ = c0_range(self.p)
         hi = self.level - c0min * self.p.min_size - self.aux_least
         hi = min(self.loss_hi, hi + 1e-9 * (1.0 + abs(hi)))
         self.lp.set_loss_bounds(self.loss_lo, max(hi, self.loss_lo))
@@ -227,7 +220,7 @@ class RashomonSearch:
                 return [(parent_bound, changes)]  # still open; the main loop stops at the limit
             if status == "infeasible":
                 return None
-            bound = max(_safe(obj), parent_bound)
+            bound = max(safe_bound(obj), parent_bound)
             if bound > self.level:
                 return None
             lam = x[self.lam_slice]
@@ -295,19 +288,19 @@ class RashomonSearch:
         # 1. a size group's "used" indicator, fractional
         if len(self.units):
             f = frac[self.units]
-            if f.max() > _INT_TOL:
+            if f.max() > INT_TOL:
                 u = int(self.units[int(np.argmax(f))])
                 return two(u, 0.0, 1.0)
         # 2. a one-cut threshold whose LP spreads over several cuts: used or not, then halves
         for u, cols in self.exclusive:
             a = xi[lay.alpha(cols)]
-            if np.count_nonzero(a > _INT_TOL) < 2:
+            if np.count_nonzero(a > INT_TOL) < 2:
                 continue
             if free[u]:
                 return two(u, 0.0, 1.0)
             if lower[u] > 0.5:
                 k = int(np.searchsorted(np.cumsum(a), 0.5 * a.sum()))
-                nz = np.flatnonzero(a > _INT_TOL)
+                nz = np.flatnonzero(a > INT_TOL)
                 k = min(max(k, nz[0]), nz[-1] - 1)
                 left, right = lay.alpha(cols[: k + 1]), lay.alpha(cols[k + 1:])
                 return [(bound, changes + ((list(right), -math.inf, 0.0),)),
@@ -316,7 +309,7 @@ class RashomonSearch:
         for sl in (self.alpha_slice, self.lam_slice):
             f = np.zeros_like(frac)
             f[sl] = frac[sl]
-            if f.max() > _INT_TOL:
+            if f.max() > INT_TOL:
                 j = int(np.argmax(f))
                 return two(j, math.floor(xi[j]), math.ceil(xi[j]))
         # 5. an integer LP point: a free indicator (the used ones first), then the widest points

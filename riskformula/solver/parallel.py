@@ -233,6 +233,16 @@ class Rounds:
         return time.time() + time_limit - elapsed - min(0.5, 0.005 * time_limit)
 
 
+def on_workers(n_jobs: int, run):
+    """``run(parallel)`` with a joblib ``Parallel`` of ``n_jobs`` loky workers held open for its
+    rounds, or ``run(None)`` to search in this process (``n_jobs`` 1)."""
+    if n_jobs == 1:
+        return run(None)
+    from joblib import Parallel
+    with Parallel(n_jobs=n_jobs, backend="loky") as parallel:
+        return run(parallel)
+
+
 def _merge_archives(archive, states: list, in_pool: set) -> None:
     """Fill ``archive`` from the workers' archive ``states`` (in worker order), each cut once and
     none that is back in the pool (``in_pool``: serial numbers)."""
