@@ -60,7 +60,7 @@ def fit_logistic(formula: str, data, arguments: ModelArguments, control: SearchC
     n_jobs = workers_for(check_n_jobs(control.n_jobs), control.time_limit)
     # the settings are valid: the tree search's worker processes start while the design is built
     # (see start_workers; a short time limit searches in this process, see workers_for)
-    start_workers(n_jobs)
+    start_workers(n_jobs, BranchAndCut)
 
     t = _training_design(formula, data, constraints, coef_range=coef_range, min_size=min_size, max_size=max_size,
                          weights=weights, missing=missing, event=a.event, context=a.context,

@@ -32,7 +32,7 @@ from .branching import Branching
 from .enumeration import best_in_box, box_size, qualifies
 from .heuristics import best_intercept, fill_to_min_size, polish, sequential_rounding
 from .lp import NodeLP
-from .nodes import (INT_TOL, LP_PRECISION, Basis, Branch, Change, Child, Node, NodePoint, c0_range, highs_version,
+from .nodes import (INT_TOL, LP_PRECISION, Branch, Change, Child, Node, NodePoint, c0_range, highs_version,
                     limit_status, safe_bound)
 from .options import SearchOptions
 from .parallel import Rounds, on_workers
@@ -324,20 +324,6 @@ class BranchAndCut(RootCuts, Branching, SearchLog):
         self.pseudo, self.pseudo_n = (a.copy() for a in pseudo)
         self.plunge = None
         self.nodes, self.polish_calls, self._reach = counts
-
-    def take_open_nodes(self) -> list[tuple[float, int, tuple[Change, ...], Branch | None, Basis]]:
-        """Remove and return the open nodes ``(bound, depth, changes, branch, basis)`` in the order
-        the search would take them (least bound first)."""
-        items = sorted(self.heap + ([self.plunge] if self.plunge is not None else []), key=lambda n: n[:3])
-        self.heap, self.plunge = [], None
-        return [(b, depth, changes, branch, basis) for b, depth, _, changes, branch, basis in items]
-
-    def has_open_nodes(self) -> bool:
-        return bool(self.heap) or self.plunge is not None
-
-    def next_bound(self) -> float:
-        """Bound of the node :meth:`step` processes next (∞ when none is open)."""
-        return min(self.heap[0][0] if self.heap else math.inf, self.plunge[0] if self.plunge else math.inf)
 
     def open_bound(self) -> float:
         """Least bound of the open nodes (here or, in a search on several processes, elsewhere) and

@@ -9,6 +9,7 @@ planes are in :mod:`.root`, its branching rules in :mod:`.branching`, its log in
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TypeAlias, cast
 
@@ -120,6 +121,24 @@ class SearchState:
     log_lines: list[str]
     _last_status: float
     _status_shown: bool
+    #: the open nodes (a heap by bound) and the child processed next, if any
+    heap: list[Node]
+    plunge: Node | None
+
+    # --- the open nodes ---------------------------------------------------------------------
+    def take_open_nodes(self) -> list[tuple[float, int, tuple[Change, ...], Branch | None, Basis]]:
+        """Remove and return the open nodes ``(bound, depth, changes, branch, basis)`` in the order
+        the search would take them (least bound first)."""
+        items = sorted(self.heap + ([self.plunge] if self.plunge is not None else []), key=lambda n: n[:3])
+        self.heap, self.plunge = [], None
+        return [(b, depth, changes, branch, basis) for b, depth, _, changes, branch, basis in items]
+
+    def has_open_nodes(self) -> bool:
+        return bool(self.heap) or self.plunge is not None
+
+    def next_bound(self) -> float:
+        """Bound of the node :meth:`step` processes next (∞ when none is open)."""
+        return min(self.heap[0][0] if self.heap else math.inf, self.plunge[0] if self.plunge else math.inf)
 
     def _left(self) -> float:
         """Seconds left before the time limit."""
