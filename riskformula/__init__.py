@@ -47,7 +47,7 @@ from .reports.size_path import SizePath
 from .tuning import cross_validate, cv_risk_score, size_path
 from . import plots
 from .thresholds import cut, threshold
-from .netbenefit import NetBenefitScore
+from .netbenefit import NetBenefitScore, net_benefit
 from .netbenefit.improve import improve_aunbc
 from .reports.decision_curve import DecisionCurve, decision_curve
 from .counterfactuals import Counterfactuals, Reasons
@@ -69,7 +69,7 @@ __all__ = [
     "equalized_odds", "score_balance", "risk_parity", "calibration_within_groups", "fairness_path",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
     "SizePath", "cv_risk_score", "SizeCV", "from_json", "plots", "Counterfactuals", "Reasons",
-    "NetBenefitScore", "decision_curve", "DecisionCurve", "improve_aunbc", "export",
+    "NetBenefitScore", "net_benefit", "decision_curve", "DecisionCurve", "improve_aunbc", "export",
     "rashomon_set", "RashomonSet",
 ]
 

@@ -14,6 +14,14 @@ import numpy as np
 from .errors import DataError
 
 
+def plain(v):
+    """A numpy scalar (or 0-d array) as the Python value it holds (2, not np.int64(2)); anything
+    else as it is."""
+    if isinstance(v, np.generic) or (isinstance(v, np.ndarray) and v.ndim == 0):
+        return v.item()
+    return v
+
+
 def encode(v):
     """Plain JSON value of ``v``; tuples, arrays and non-finite floats are tagged so that
     :func:`_decode` restores them exactly. Raises TypeError for anything else."""

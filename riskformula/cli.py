@@ -322,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
 def _fit(args) -> int:
     from .control import SearchControl
     from .fit import risk_score
+    from .netbenefit.grid import net_benefit
     try:
         if args.json:
             _check_output(args.json, "--json")
@@ -331,10 +332,16 @@ def _fit(args) -> int:
                                     absolute_gap_tolerance=args.absolute_gap_tolerance, node_limit=args.node_limit,
                                     n_jobs=args.n_jobs, progress=args.progress, verbose=args.verbose,
                                     engine=args.engine)
+            objective = args.objective
+            if args.decision_thresholds is not None:
+                if objective != "net_benefit":
+                    raise SettingsError("`--decision-thresholds` applies only with `--objective net_benefit`; "
+                                        "leave it out.")
+                objective = net_benefit(args.decision_thresholds)
             model = risk_score(args.formula, data, max_size=args.max_size, min_size=args.min_size,
                                coef_range=tuple(args.coef_range), c0=args.c0, event=args.event,
                                missing=_missing(args.missing), scale=args.scale, real_intercept=args.real_intercept,
-                               objective=args.objective, decision_thresholds=args.decision_thresholds,
+                               objective=objective,
                                weights=args.weights, control=control)
     except RiskFormulaError as e:
         return _error(e)

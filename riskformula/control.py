@@ -18,7 +18,9 @@ import numbers
 from dataclasses import dataclass
 
 from . import _checks as v
+from . import _progress
 from .errors import SettingsError, did_you_mean
+from .solver.options import SearchOptions
 
 __all__ = ["SearchControl"]
 
@@ -140,6 +142,28 @@ class SearchControl:
         """
         return dataclasses.replace(self, **check_names(changes, "SearchControl"))
 
+    def options(self, time_limit: float | None = None, n_jobs: int | None = None) -> SearchOptions:
+        """The options the solvers take for these settings: the tolerances, ``node_limit`` and
+        ``verbose`` as they are, ``progress`` made definite (None: shown in interactive sessions).
+
+        Parameters
+        ----------
+        time_limit : float, optional
+            The search's seconds, when the fit keeps part of :attr:`time_limit` for its other steps;
+            None (default): :attr:`time_limit`.
+        n_jobs : int, optional
+            The processes the search may use (:attr:`n_jobs` checked against the machine and the
+            time limit); None (default): :attr:`n_jobs`.
+
+        Returns
+        -------
+        riskformula.solver.options.SearchOptions
+        """
+        return SearchOptions(time_limit=self.time_limit if time_limit is None else float(time_limit),
+                             gap_tolerance=self.gap_tolerance, absolute_gap_tolerance=self.absolute_gap_tolerance,
+                             node_limit=self.node_limit, n_jobs=self.n_jobs if n_jobs is None else int(n_jobs),
+                             verbose=bool(self.verbose), progress=_progress.resolve(self.progress))
+
     def changed(self) -> dict:
         """The fields set to something other than their defaults.
 
@@ -166,6 +190,10 @@ OTHER_NAMES = {
                  "\"item\"; \"as <value>\"), for every variable or per variable with a dict.",
     "subset": "select the rows first, `data[mask]` or `data.query(\"age >= 18\")` (rf.risk_score takes "
               "`subset=` itself).",
+    "decision_thresholds": "the decision thresholds are the net-benefit objective's own: "
+                           "objective=rf.net_benefit(thresholds=[...], weights=[...]).",
+    "decision_weights": "the decision weights are the net-benefit objective's own: "
+                        "objective=rf.net_benefit(thresholds=[...], weights=[...]).",
     "family": "a risk score is a logistic model (binomial family, logit link); `objective=\"net_benefit\"` "
               "fits the net-benefit score instead.",
 }

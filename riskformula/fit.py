@@ -1,9 +1,11 @@
 """``risk_score()``: formula and data in, certified integer risk score out — the front door.
 
-The model is described by the arguments, the search by one :class:`~riskformula.SearchControl`;
+The model is described by the arguments, gathered and checked once in one
+:class:`~riskformula.arguments.ModelArguments`, the search by one :class:`~riskformula.SearchControl`;
 the objective is looked up among the registered ones (:mod:`riskformula.objectives`: the
 logistic fit in :mod:`riskformula.logistic`, the net-benefit fit in
-:mod:`riskformula.netbenefit.fit`), which checks that every argument given applies to it.
+:mod:`riskformula.netbenefit.fit`), which checks that every argument given applies to it, and
+its fit takes both objects.
 """
 
 from __future__ import annotations
@@ -16,13 +18,8 @@ from ._threads import one_blas_thread
 from .control import SearchControl, make_control
 from .model import RiskScore
 from .netbenefit import fit as _net_benefit  # noqa: F401  (registers objective="net_benefit")
-from .objectives import MODEL_ARGUMENTS, objective_entry
-
-#: the model arguments' defaults (an argument away from its default is "given")
-DEFAULTS = {"max_size": 5, "min_size": 0, "coef_range": (-5, 5), "intercept_range": None, "c0": 1e-6,
-            "weights": None, "positive_weight": 1.0, "event": None, "missing": "raise", "context": None,
-            "constraints": None, "factors_as_one": False, "initial": None, "scale": 1, "real_intercept": None,
-            "decision_thresholds": None, "decision_weights": None}
+from .arguments import ModelArguments
+from .objectives import objective_entry
 
 
 @one_blas_thread
@@ -30,8 +27,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
                positive_weight: float = 1.0, event=None, missing: str | dict = "raise", constraints=None,
                factors_as_one: bool = False, scale=1, real_intercept: bool | None = None,
-               objective: str = "logistic", decision_thresholds=None, decision_weights=None, initial=None,
-               context: dict | None = None, subset=None, control: SearchControl | None = None,
+               objective="logistic", initial=None, context: dict | None = None, subset=None,
+               control: SearchControl | None = None,
                **search) -> RiskScore:
     """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
 
@@ -40,9 +37,9 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     as in Ustun & Rudin (2019); a larger m lets small integer points express smaller effects, as
     the multiplier of Liu et al. (2022) does.
 
-    With ``objective="net_benefit"`` it fits instead the score that maximises the weighted net
-    benefit over decision thresholds − c0 · (number of terms) (Chi & Birbil, 2026), and returns a
-    :class:`~riskformula.netbenefit.NetBenefitScore`.
+    With ``objective="net_benefit"`` (or ``objective=rf.net_benefit(thresholds, weights)``) it fits
+    instead the score that maximises the weighted net benefit over decision thresholds − c0 ·
+    (number of terms) (Chi & Birbil, 2026), and returns a :class:`~riskformula.netbenefit.NetBenefitScore`.
 
     Parameters
     ----------
@@ -128,22 +125,18 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         (the model of Ustun & Rudin, 2019, and the default with a fixed scale); ``True`` with
         ``risk_at_least``/``risk_at_most`` or fairness constraints is an error (their rows need
         whole scores).
-    objective : str, default "logistic"
+    objective : str or DecisionGrid, default "logistic"
         ``"logistic"`` (mean logistic loss, Ustun & Rudin, 2019) or
-        ``"net_benefit"`` (weighted net benefit over ``decision_thresholds``; no intercept, one score
+        ``"net_benefit"`` (weighted net benefit over decision thresholds; no intercept, one score
         cut-off per threshold, band risks = observed event rates; ``intercept_range``,
         ``positive_weight``, ``scale``, ``real_intercept``, ``risk_at_least``/``risk_at_most``, and the
-        search settings ``node_limit``, ``n_jobs`` and ``absolute_gap_tolerance`` do not apply). The
-        objectives are registered entries (:mod:`riskformula.objectives`); an argument or setting
-        the chosen one does not read is an error.
-    decision_thresholds : sequence of float, optional
-        Net benefit only: the distinct risks in [0, 1) at which a decision is taken; None
-        (default): 0.1, 0.2, ..., 0.9. Not to be confused with ``threshold()`` terms, which cut
-        predictors.
-    decision_weights : sequence of float, optional
-        Net benefit only: one weight per decision threshold (objective Σ w_i NB(p_i)); None
-        (default): the AUNBC weights p_(i+1) − p_i with p_0 = 0, so that the objective is the area
-        under the net-benefit curve.
+        search settings ``node_limit``, ``n_jobs`` and ``absolute_gap_tolerance`` do not apply), as R's
+        ``family=`` takes ``"binomial"`` or ``binomial(link=...)``: ``rf.net_benefit(thresholds,
+        weights)`` chooses the net benefit's decision thresholds (risks in [0, 1) at which a decision
+        is taken; default 0.1, 0.2, ..., 0.9) and their weights (default: the area under the
+        net-benefit curve); see :func:`riskformula.net_benefit`. The objectives are registered
+        entries (:mod:`riskformula.objectives`); an argument or setting the chosen one does not read
+        is an error.
     subset : array-like of bool or str, optional
         The rows to fit on, as R's ``subset=``: a boolean mask (a pandas Series is matched to the
         rows by index label, anything else is taken in row order) or a condition in the syntax of
@@ -183,28 +176,17 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     1.0
     """
     control = make_control(control, search, "risk_score",
-                           others=MODEL_ARGUMENTS + ("objective", "control", "subset"))
+                           others=ModelArguments.names() + ("objective", "control", "subset"))
     if subset is not None:
         data = _subset(data, subset)
     entry = objective_entry(objective)
-    arguments = {"max_size": max_size, "min_size": min_size, "coef_range": coef_range,
-                 "intercept_range": intercept_range, "c0": c0, "weights": weights, "positive_weight": positive_weight,
-                 "event": event, "missing": missing, "context": context, "constraints": constraints,
-                 "factors_as_one": factors_as_one, "initial": initial, "scale": scale,
-                 "real_intercept": real_intercept, "decision_thresholds": decision_thresholds,
-                 "decision_weights": decision_weights}
-    entry.check({k: val for k, val in arguments.items() if not _is_default(val, DEFAULTS[k])}, control)
-    return entry.fit(formula, data, control, **{k: val for k, val in arguments.items() if k in entry.arguments})
-
-
-def _is_default(value, default) -> bool:
-    """Whether an argument was left at (or set to) its default."""
-    if default is None or isinstance(default, bool):
-        return value is default
-    try:
-        return not isinstance(value, bool) and bool(value == default)
-    except (TypeError, ValueError):  # arrays, frames
-        return False
+    arguments = ModelArguments(max_size=max_size, min_size=min_size, coef_range=coef_range,
+                               intercept_range=intercept_range, c0=c0, weights=weights,
+                               positive_weight=positive_weight, event=event, missing=missing, context=context,
+                               constraints=constraints, factors_as_one=factors_as_one, initial=initial, scale=scale,
+                               real_intercept=real_intercept, objective=objective)
+    entry.check(arguments.given(), control)
+    return entry.fit(formula, data, arguments, control)
 
 
 def _subset(data, subset):

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _checks as v
-from . import _progress
 from ._threads import check_n_jobs
 from .design import build_design
 from .design.rules import Deadline
@@ -26,11 +25,11 @@ from .errors import (InfeasibleProblemError, OptimalityGapWarning, SearchLimitEr
                      SmallSampleWarning, warn_caller)
 from .control import SearchControl
 from .fitinfo import DistinctRows, FitSettings
-from .objectives import MODEL_ARGUMENTS, Objective, register_objective
+from .arguments import ModelArguments
+from .objectives import Objective, register_objective
 from .pipeline import after_search_reserve, design_bounds, initial_points, two_class_loss
 from .model import RiskScore, training_facts
 from .problem import build_problem
-from .problem.constraints import check_constraints
 from .problem.training import TrainingRows
 from .reports.render import fmt_gap
 from .solver import BranchAndCut
@@ -45,34 +44,26 @@ if TYPE_CHECKING:
     from .problem import LogisticLoss
 
 
-def fit_logistic(formula: str, data, control: SearchControl, *, max_size: int, min_size: int, coef_range,
-                 intercept_range, c0: float, weights, positive_weight: float, event, missing: str, context,
-                 constraints, factors_as_one: bool, initial, scale, real_intercept) -> RiskScore:
-    """The certified logistic risk score; see :func:`riskformula.risk_score` for the arguments.
+def fit_logistic(formula: str, data, arguments: ModelArguments, control: SearchControl) -> RiskScore:
+    """The certified logistic risk score; see :func:`riskformula.risk_score` for the arguments
+    (``arguments``: the model's, checked; ``control``: the search's).
 
-    The stages: the settings checked (and the worker processes started); the training design and
-    its loss (:func:`_training_design`); one problem per score scale, checked for feasibility
+    The stages: the worker processes started; the training design and its loss
+    (:func:`_training_design`); one problem per score scale, checked for feasibility
     (:func:`_problems`); the search (:func:`_search`); the fitted model on its training rows."""
     started = time.perf_counter()  # the time limit covers the setup too, not only the search
-    max_size = v.check_int("max_size", max_size, minimum=0, maximum=v.MAX_SIZE)
-    min_size = v.check_int("min_size", min_size, minimum=0, maximum=v.MAX_SIZE)
-    if min_size > max_size:
-        raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
-    c0 = v.check_positive("c0", c0, allow_zero=True, maximum=v.MAX_C0)
-    positive_weight = v.check_positive("positive_weight", positive_weight, minimum=1 / v.MAX_CLASS_WEIGHT,
-                                         maximum=v.MAX_CLASS_WEIGHT)
-    scales = v.check_scale(scale)
-    if intercept_range is not None:
-        intercept_range = v.check_range("intercept_range", intercept_range, limit=v.MAX_INTERCEPT)
-    constraints = check_constraints(constraints)
-    real_intercept = _real_intercept(real_intercept, scales, constraints)
+    a = arguments
+    max_size, min_size, c0, constraints, scale = a.max_size, a.min_size, a.c0, a.constraints, a.scale
+    coef_range, intercept_range, weights, missing = a.coef_range, a.intercept_range, a.weights, a.missing
+    factors_as_one, initial, positive_weight = a.factors_as_one, a.initial, a.positive_weight
+    scales, real_intercept = a.scales, a.intercept_is_real
     n_jobs = workers_for(check_n_jobs(control.n_jobs), control.time_limit)
     # the settings are valid: the tree search's worker processes start while the design is built
     # (see start_workers; a short time limit searches in this process, see workers_for)
-    start_workers(n_jobs)
+    start_workers(n_jobs, BranchAndCut)
 
     t = _training_design(formula, data, constraints, coef_range=coef_range, min_size=min_size, max_size=max_size,
-                         weights=weights, missing=missing, event=event, context=context,
+                         weights=weights, missing=missing, event=a.event, context=a.context,
                          positive_weight=positive_weight, real_intercept=real_intercept,
                          deadline=Deadline.after(control.time_limit, started))
     opts = dict(factors_as_one=bool(factors_as_one), c0=c0, intercept_range=intercept_range, training=t.training,
@@ -310,15 +301,12 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
         starts = [np.asarray(tried.solution, dtype=float)]
         if cells.fitted:
             initial_scale = float(tried.scale)
-    options: dict[str, Any] = dict(time_limit=search_limit, gap_tolerance=control.gap_tolerance,
-                                   absolute_gap_tolerance=control.absolute_gap_tolerance,
-                                   node_limit=control.node_limit, verbose=control.verbose,
-                                   progress=_progress.resolve(control.progress), n_jobs=n_jobs)
+    options = control.options(time_limit=search_limit, n_jobs=n_jobs)
     if len(problems) == 1 and not infeasible:
         m, problem = next(iter(problems.items()))
-        report = BranchAndCut(problem, **options).solve(initial=starts, started=started)
+        report = BranchAndCut(problem, options).solve(initial=starts, started=started)
         return dataclasses.replace(report, scale=m), problems
-    search = MultiScaleSearch(problems, infeasible=infeasible, add_scale=add_scale, **options)
+    search = MultiScaleSearch(problems, options, infeasible=infeasible, add_scale=add_scale)
     report = search.solve(initial=starts, started=started, initial_scale=initial_scale)
     return report, search.problems
 
@@ -347,24 +335,6 @@ def _solution(report, problem, control: SearchControl, max_size: int, min_size: 
                     f"{fmt_gap(report.gap, control.gap_tolerance)}. Raise `{limit}` for a smaller gap.",
                     OptimalityGapWarning)
     return np.asarray(report.solution, dtype=float)
-
-
-def _real_intercept(choice, scales: tuple, constraints) -> bool:
-    """Whether the intercept is real: ``choice``, or by default with a fitted scale (several
-    scales) unless a risk bound or fairness constraint is given (their rows are written for
-    whole scores)."""
-    # not the scale-dependent on_the_risk: every fairness row (at_score too) needs whole scores
-    whole_scores = [c for c in constraints if c.whole_scores]
-    if choice is None:
-        return len(scales) > 1 and not whole_scores
-    if not isinstance(choice, (bool, np.bool_)):
-        raise SettingsError(f"`real_intercept` must be True, False or None (real with a fitted scale); "
-                            f"got {choice!r}.")
-    if choice and whole_scores:
-        raise SettingsError(f"`real_intercept=True` does not combine with {type(whole_scores[0]).__name__} "
-                            "constraints: their rows on the risk are written for whole scores. Leave "
-                            "`real_intercept` at None (or False) to fit them with an integer intercept.")
-    return bool(choice)
 
 
 def _initial_scale(initial):
@@ -429,12 +399,10 @@ def _usable_starts(starts, problems, columns, max_size, min_size) -> list[np.nda
 
 register_objective(Objective(
     "logistic", fit_logistic,
-    arguments=frozenset(MODEL_ARGUMENTS) - {"decision_thresholds", "decision_weights"},
+    arguments=frozenset(ModelArguments.names()),
     search=frozenset({"time_limit", "gap_tolerance", "absolute_gap_tolerance", "node_limit", "n_jobs", "progress",
                       "verbose", "engine"}),
     description="mean logistic loss + c0 · size (Ustun & Rudin, 2019)",
-    why_not={"decision_thresholds": "it applies only with objective='net_benefit'",
-             "decision_weights": "it applies only with objective='net_benefit'",
-             "solver": "the logistic fit runs its own branch-and-cut (`solver` is the net-benefit fit's exact solver)",
+    why_not={"solver": "the logistic fit runs its own branch-and-cut (`solver` is the net-benefit fit's exact solver)",
              "solver_options": "the logistic fit runs its own branch-and-cut (`solver_options` are the net-benefit "
                                "fit's exact solver's)"}))

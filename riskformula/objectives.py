@@ -3,8 +3,9 @@
 Each objective's module registers one :class:`Objective` (:func:`register_objective`): its fit
 function and the model arguments and search settings it reads. :func:`riskformula.risk_score`
 looks the objective up here, refuses in one message any argument or setting the objective does
-not read, and calls its fit with the ones it does — so a new objective is one registered entry,
-not another branch of the front door. Registered: ``"logistic"`` (:mod:`riskformula.logistic`) and
+not read, and calls its fit with the model's arguments (one :class:`~riskformula.arguments.ModelArguments`)
+and the search settings (one :class:`~riskformula.SearchControl`) — so a new objective is one
+registered entry, not another branch of the front door. Registered: ``"logistic"`` (:mod:`riskformula.logistic`) and
 ``"net_benefit"`` (:mod:`riskformula.netbenefit.fit`).
 """
 
@@ -15,20 +16,17 @@ from dataclasses import dataclass, field
 
 from .errors import SettingsError, did_you_mean
 
-__all__ = ["Objective", "register_objective", "objective_entry", "registered_objectives", "MODEL_ARGUMENTS"]
-
-#: the model arguments of :func:`riskformula.risk_score` (besides ``formula``, ``data`` and ``objective``)
-MODEL_ARGUMENTS = ("max_size", "min_size", "coef_range", "intercept_range", "c0", "weights", "positive_weight",
-                   "event", "missing", "context", "constraints", "factors_as_one", "initial", "scale",
-                   "real_intercept", "decision_thresholds", "decision_weights")
+__all__ = ["Objective", "register_objective", "objective_entry", "registered_objectives"]
 
 
 @dataclass(frozen=True)
 class Objective:
-    """One objective: ``fit(formula, data, control, **arguments)`` returns the fitted model.
+    """One objective: ``fit(formula, data, arguments, control)`` returns the fitted model
+    (``arguments``: a :class:`~riskformula.arguments.ModelArguments`, ``control``: a
+    :class:`~riskformula.SearchControl`).
 
-    ``arguments``: the model arguments of :func:`riskformula.risk_score` it reads (the others must
-    keep their defaults); ``search``: the fields of :class:`~riskformula.SearchControl` it reads
+    ``arguments``: the names of the model arguments it reads (the others must keep their defaults);
+    ``search``: the fields of :class:`~riskformula.SearchControl` it reads
     (the others must keep theirs); ``why_not``: for an argument or setting it does not read, why
     (shown in the error).
     """
@@ -40,8 +38,8 @@ class Objective:
     description: str = ""
     why_not: dict = field(default_factory=dict)
 
-    def check(self, given: dict, control) -> None:
-        """Refuse an argument of ``given`` (those set away from their defaults) or a setting of
+    def check(self, given, control) -> None:
+        """Refuse an argument named in ``given`` (those set away from their defaults) or a setting of
         ``control`` that this objective does not read."""
         for name in list(given) + list(control.changed()):
             if name not in self.arguments and name not in self.search:
@@ -63,8 +61,11 @@ def registered_objectives() -> tuple:
     return tuple(_OBJECTIVES)
 
 
-def objective_entry(name) -> Objective:
-    """The registered objective ``name``; a :class:`SettingsError` naming the choices otherwise."""
+def objective_entry(objective) -> Objective:
+    """The registered objective ``objective`` names (its name, or an object whose ``objective``
+    attribute is its name, such as the decision grid of ``rf.net_benefit(...)``); a
+    :class:`SettingsError` naming the choices otherwise."""
+    name = objective if isinstance(objective, str) else getattr(objective, "objective", objective)
     entry = _OBJECTIVES.get(name) if isinstance(name, str) else None
     if entry is None:
         names = [repr(k) for k in _OBJECTIVES]

@@ -55,8 +55,9 @@ from scipy.special import expit
 
 from ..errors import SettingsError
 from .groups import data_groups, disparity, group_labels, sorted_groups, stratum_name
-from .notions import (_AMONG, FairnessConstraint, MeanParity, _by, _combine, _comparisons, _is, _mean_parity_args,
-                      _Rate, _side, _warn_small, add_difference_penalty)
+from .mean_parity import AMONG, MeanParity, mean_parity_args
+from .rows import (FairnessConstraint, Rate, add_difference_penalty, by_columns, check_side, combine, comparisons,
+                   in_group, warn_small)
 
 __all__ = ["RiskParity", "CalibrationWithinGroups", "risk_parity", "calibration_within_groups", "RISK_LEVELS"]
 
@@ -182,20 +183,20 @@ class RiskParity(MeanParity):
         _, step = _level_risk(b.scale)
         rates, small = [], []
         for g in present:
-            rows = mask & _is(groups, g)
+            rows = mask & in_group(groups, g)
             counts = _group_counts(levels, rows, tr.weights)
             n = float(tr.weights[rows].sum())
             small.append((where, g, n))
             # the group's total risk (less the constant σ(−28) per row, which cancels in a difference)
             coefs = {int(levels.z[p, i]): float(c * step[i]) for p, c in enumerate(counts) if c != 0
                      for i in range(len(step))}
-            rates.append(_Rate(g, where, coefs, n, False))
-        _warn_small(self.describe(), small)
-        pairs = _comparisons({where: rates}, self.reference, self.side)
+            rates.append(Rate(g, where, coefs, n, False))
+        warn_small(self.describe(), small)
+        pairs = comparisons({where: rates}, self.reference, self.side)
         name = self.describe()
         if self.max_diff is not None:
             for p, q in pairs:
-                b.add_row(_combine(p.coefs, 1.0 / p.n, q.coefs, 1.0 / q.n), -math.inf, _bound(self.max_diff), name)
+                b.add_row(combine(p.coefs, 1.0 / p.n, q.coefs, 1.0 / q.n), -math.inf, _bound(self.max_diff), name)
         if self.weight is not None:
             self._penalty(b, pairs, levels)
 
@@ -215,18 +216,18 @@ class RiskParity(MeanParity):
         mask = self._mask(y) & (w > 0)
         groups = data_groups(data, self.by, f"`{self.describe()}`")
         risk = model.predict(data).to_numpy()
-        where = stratum_name(_AMONG[self.among], None, None)
+        where = stratum_name(AMONG[self.among], None, None)
         rows = []
         for g in sorted_groups(groups[mask]):
-            m = mask & _is(groups, g)
-            rows.append((where, _AMONG[self.among], g, float(w[m].sum()), 0.0,
+            m = mask & in_group(groups, g)
+            rows.append((where, AMONG[self.among], g, float(w[m].sum()), 0.0,
                          float(np.average(risk[m], weights=w[m]))))
         return pd.DataFrame(rows, columns=["stratum", "kind", "group", "n", "positives", "rate"])
 
     def assess(self, model, data, weights=None) -> list[dict]:
         diff, _ = disparity(self.means(model, data, weights), self.reference, self.side)
         vs = "largest difference" if self.reference is None else f"largest gap to {self.reference!r}"
-        return [dict(constraint=self.describe(), quantity=f"mean predicted risk among {_AMONG[self.among]}: {vs}",
+        return [dict(constraint=self.describe(), quantity=f"mean predicted risk among {AMONG[self.among]}: {vs}",
                      value=diff, bound=self.max_diff if self.max_diff is not None else math.nan,
                      slack=(self.max_diff - diff) if self.max_diff is not None else math.nan)]
 
@@ -271,11 +272,11 @@ def risk_parity(by, *, among="all", max_diff=0.05, reference=None, side="both", 
     >>> risk_parity("race", among="events", max_diff=0.02).describe()
     "risk_parity('race', among='events', max_diff=0.02)"
     """
-    cols = _by("risk_parity", by)
+    cols = by_columns("risk_parity", by)
     max_diff = _check_max_diff("risk_parity", max_diff, allow_none=True)
-    among, weight, reference = _mean_parity_args("risk_parity", among, max_diff, weight, reference,
+    among, weight, reference = mean_parity_args("risk_parity", among, max_diff, weight, reference,
                                                  "mean risk", "a difference of mean risks, e.g. 0.02")
-    return RiskParity(cols, among, max_diff, reference, _side("risk_parity", reference, side), weight)
+    return RiskParity(cols, among, max_diff, reference, check_side("risk_parity", reference, side), weight)
 
 
 # --------------------------------------------------------------------------------------
@@ -310,7 +311,7 @@ class CalibrationWithinGroups(FairnessConstraint):
         bound = _bound(self.max_diff)
         small = []
         for g in present:
-            rows = used & _is(groups, g)
+            rows = used & in_group(groups, g)
             n = float(tr.weights[rows].sum())
             small.append(("all rows", g, n))
             counts = _group_counts(levels, rows, tr.weights)
@@ -330,7 +331,7 @@ class CalibrationWithinGroups(FairnessConstraint):
                     if j < z.shape[1]:
                         coefs[int(z[p, j])] = coefs.get(int(z[p, j]), 0.0) - v
                 b.add_row(coefs, -bound - const, bound - const, f"{self.describe()}: group {g!r}, level {j + bottom}")
-        _warn_small(self.describe(), small)
+        warn_small(self.describe(), small)
 
     def errors(self, model, data, weights=None) -> pd.DataFrame:
         """Calibration by group and score level on ``data``: columns ``group``, ``level`` (intercept +
@@ -387,5 +388,5 @@ def calibration_within_groups(by, *, max_diff=0.02) -> CalibrationWithinGroups:
     >>> calibration_within_groups("sex", max_diff=0.02).describe()
     "calibration_within_groups('sex', max_diff=0.02)"
     """
-    cols = _by("calibration_within_groups", by)
+    cols = by_columns("calibration_within_groups", by)
     return CalibrationWithinGroups(cols, _check_max_diff("calibration_within_groups", max_diff, allow_none=False))

@@ -2,7 +2,8 @@
 benefit over decision thresholds, with one score cut-off per threshold and band risks that are
 calibrated on the training data by construction.
 
-Fit one with ``rf.risk_score(formula, data, objective="net_benefit")``; the pieces are
+Fit one with ``rf.risk_score(formula, data, objective="net_benefit")`` (or
+``objective=rf.net_benefit(thresholds, weights)`` for other decision thresholds); the pieces are
 :mod:`.grid` (thresholds and weights), :mod:`.cutoffs` (exact cut-offs for fixed points),
 :mod:`.heuristic` (local search), :mod:`.exact_search` (branch and bound over the points, for
 small problems), :mod:`.milp` (the exact model in pyomo), :mod:`.improve`
@@ -10,7 +11,7 @@ small problems), :mod:`.milp` (the exact model in pyomo), :mod:`.improve`
 """
 
 from .cutoffs import optimal_cutoffs
-from .grid import DecisionGrid, decision_grid
+from .grid import DecisionGrid, decision_grid, net_benefit
 from .model import NetBenefitScore
 
-__all__ = ["NetBenefitScore", "DecisionGrid", "decision_grid", "optimal_cutoffs"]
+__all__ = ["NetBenefitScore", "DecisionGrid", "decision_grid", "net_benefit", "optimal_cutoffs"]

@@ -17,23 +17,23 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import _checks as v
 from ..design import DesignMatrix, build_design
 from ..errors import InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError, warn_caller
 from ..fitinfo import FitSettings
 from ..model import training_facts
 from ..problem import LogisticLoss, RiskProblem, build_problem
 from ..control import SearchControl
-from ..objectives import MODEL_ARGUMENTS, Objective, register_objective
+from .._json import plain
+from ..arguments import ModelArguments
+from ..objectives import Objective, register_objective
 from ..pipeline import after_search_reserve, design_bounds, initial_points, two_class_loss
 from ..backends import backend_for
-from ..problem.constraints import check_constraints
 from ..solver import SolverReport
 from ..solver.feasibility import feasible_point, raise_if_infeasible
 from ..thresholds import score_shift
 from .cutoffs import band_of, optimal_cutoffs, score_bands
 from .exact_search import PointsBranchAndBound, points_space
-from .grid import decision_grid
+from .grid import DecisionGrid, decision_grid
 from .heuristic import (ELITES, LocalSearch, NetBenefitScorer, logistic_direction, points_key, rounded_starts,
                         sparse_directions)
 from .milp import NetBenefitMilp, solver_factory
@@ -68,20 +68,21 @@ SEARCH_ROUNDS = 1000
 SEEDING_ROUNDS = 200
 
 
-def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *, max_size, min_size, coef_range,
-                    c0, weights, event, missing, context, constraints, factors_as_one, initial,
-                    decision_thresholds, decision_weights) -> NetBenefitScore:
-    """See :func:`riskformula.risk_score` (``objective="net_benefit"``).
+def fit_net_benefit(formula: str, data: pd.DataFrame, arguments: ModelArguments,
+                    control: SearchControl) -> NetBenefitScore:
+    """See :func:`riskformula.risk_score` (``objective="net_benefit"`` or ``rf.net_benefit(...)``).
 
     The stages: the settings checked; the design and problem (:func:`prepare`); starts and the
     local search; the proof step, branch and bound over the points or the exact MILP
     (:func:`_proof_step`, :func:`_prove`); the verdict (:func:`_verdict`); the fitted model."""
     time_limit, verbose, solver = control.time_limit, control.verbose, control.solver
-    max_size, min_size, c0, grid, constraints = _checked(data, control, max_size, min_size, c0, constraints,
-                                                         decision_thresholds, decision_weights)
+    a = arguments
+    max_size, min_size, c0, constraints, missing = a.max_size, a.min_size, a.c0, a.constraints, a.missing
+    factors_as_one, initial = a.factors_as_one, a.initial
+    grid = _checked(data, control, a)
     t_start = time.perf_counter()
-    setup = prepare(formula, data, missing=missing, event=event, context=context, weights=weights,
-                    coef_range=coef_range, constraints=constraints, factors_as_one=factors_as_one, c0=c0,
+    setup = prepare(formula, data, missing=missing, event=a.event, context=a.context, weights=a.weights,
+                    coef_range=a.coef_range, constraints=constraints, factors_as_one=factors_as_one, c0=c0,
                     max_size=max_size, min_size=min_size)
     design, problem, loss = setup.design, setup.problem, setup.loss
     # the profile's part that needs the data only is taken now, and the searches end early enough for
@@ -139,7 +140,7 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
     report = SolverReport(status=status, objective=-value_pen, lower_bound=-bound, gap=gap, time=elapsed,
                           nodes=nodes, cuts=0, lp_solves=0, root_bound=-_rowwise_bound(pos, neg, grid, 0.0),
                           solver=_solver_name(solver, exact is not None),
-                          settings={k: _plain(x) for k, x in info.items()},
+                          settings={k: _stored(x) for k, x in info.items()},
                           solution=tuple(lam))
     nb = _net_benefit_fit(X @ points, pos, neg, grid, shift, c0, solver, info,
                           rows=(np.asarray(design.X, float) @ points, np.asarray(design.y)))
@@ -148,19 +149,14 @@ def fit_net_benefit(formula: str, data: pd.DataFrame, control: SearchControl, *,
                                     facts=facts, nb=nb)
 
 
-def _checked(data, control: SearchControl, max_size, min_size, c0, constraints, decision_thresholds,
-             decision_weights):
-    """The settings of a net-benefit fit, checked: sizes, c0, the decision grid and the constraints."""
-    max_size = v.check_int("max_size", max_size, minimum=0, maximum=v.MAX_SIZE)
-    min_size = v.check_int("min_size", min_size, minimum=0, maximum=v.MAX_SIZE)
-    if min_size > max_size:
-        raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
-    c0 = v.check_positive("c0", c0, allow_zero=True, maximum=v.MAX_C0)
+def _checked(data, control: SearchControl, arguments: ModelArguments) -> DecisionGrid:
+    """What a net-benefit fit needs beyond the checked arguments: the solver known, constraints and
+    data it supports; returns the decision grid (``rf.net_benefit(...)``'s, or the default one)."""
     solver = control.solver
     if solver is not None and solver != "appsi_highs":
         solver_factory(solver)  # a name that is no solver fails now, not after the search
-    grid = decision_grid(decision_thresholds, decision_weights)
-    constraints = check_constraints(constraints)
+    grid = arguments.objective if isinstance(arguments.objective, DecisionGrid) else decision_grid()
+    constraints = arguments.constraints
     bad = [c for c in constraints if c.logistic_only]
     if bad:
         raise SettingsError(f"{bad[0].describe()} is not yet supported with objective='net_benefit' (band risks "
@@ -176,7 +172,7 @@ def _checked(data, control: SearchControl, max_size, min_size, c0, constraints, 
     if backend_for(data) is not None:
         raise SettingsError("dask data frames are not yet supported with objective='net_benefit'; pass a pandas "
                             "DataFrame (`data.compute()`), or use the logistic objective.")
-    return max_size, min_size, c0, grid, constraints
+    return grid
 
 
 def _proof_step(problem, search, scorer, grid, c0, min_size, solver, time_left, info):
@@ -338,7 +334,7 @@ def _net_benefit_fit(s, pos, neg, grid, shift, c0, solver, info, rows=None) -> N
                          band_n=tuple(float(x) for x in bands.n), band_events=tuple(float(x) for x in bands.events),
                          band_risk=tuple(float(x) for x in bands.risk), net_benefit=tuple(float(x) for x in nb),
                          value=float(grid.w @ nb), c0=float(c0), solver=solver,
-                         search={k: _plain(x) for k, x in info.items()})
+                         search={k: _stored(x) for k, x in info.items()})
 
 
 def _starts(problem, search, X, pos, neg, initial, design, deadline: float | None = None) -> list:
@@ -393,18 +389,16 @@ def _solver_name(solver, exact: bool = False) -> str:
     return f"local search (exact cut-offs) + MILP via pyomo/{solver}"
 
 
-def _plain(x):
-    if isinstance(x, (np.floating, np.integer)):
-        return x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
+def _stored(x):
+    """A search statistic as the report stores it: a Python value, None for a non-finite number."""
+    x = plain(x)
+    return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
 _NO_INTERCEPT = "a net-benefit score has no intercept (its risks are the event rates of its score bands)"
 register_objective(Objective(
     "net_benefit", fit_net_benefit,
-    arguments=frozenset(MODEL_ARGUMENTS) - {"intercept_range", "positive_weight", "scale", "real_intercept"},
+    arguments=frozenset(ModelArguments.names()) - {"intercept_range", "positive_weight", "scale", "real_intercept"},
     search=frozenset({"time_limit", "gap_tolerance", "progress", "verbose", "solver", "solver_options"}),
     description="weighted net benefit over decision thresholds − c0 · size (Chi & Birbil, 2026)",
     why_not={"intercept_range": "the score has no intercept, the cut-off of each decision threshold plays its part",

@@ -10,6 +10,7 @@ sum is the area under the net-benefit curve, AUNBC (their Definition 2).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -30,6 +31,8 @@ class DecisionGrid:
     thresholds: tuple
     weights: tuple
     aunbc: bool
+    #: the registered objective this grid is the setting of (``risk_score(objective=rf.net_benefit(...))``)
+    objective: ClassVar[str] = "net_benefit"
 
     @property
     def p(self) -> np.ndarray:
@@ -67,6 +70,34 @@ class DecisionGrid:
         return "weighted net benefit: " + ", ".join(f"{w:g} x NB({p:g})" for p, w in zip(self.p, self.w))
 
 
+def net_benefit(thresholds=None, weights=None) -> DecisionGrid:
+    """The net-benefit objective (Chi & Birbil, 2026) at chosen decision thresholds, for
+    ``rf.risk_score(..., objective=rf.net_benefit(...))``, as R's ``glm`` takes ``family=binomial(link=...)``.
+
+    Parameters
+    ----------
+    thresholds : sequence of float, optional
+        The distinct risks in [0, 1) at which a decision is taken; None (default): 0.1, 0.2, ..., 0.9.
+        Not to be confused with ``threshold()`` terms, which cut predictors.
+    weights : sequence of float, optional
+        One nonnegative weight per decision threshold (objective Σ w_i NB(p_i)); None (default): the
+        AUNBC weights p_(i+1) − p_i with p_0 = 0, so that the objective is the area under the
+        net-benefit curve.
+
+    Returns
+    -------
+    DecisionGrid
+        The thresholds and weights, checked; ``objective="net_benefit"`` is ``rf.net_benefit()``.
+
+    Examples
+    --------
+    >>> import riskformula as rf
+    >>> rf.net_benefit([0.2, 0.5], weights=[1.0, 3.0]).describe()
+    'weighted net benefit: 1 x NB(0.2), 3 x NB(0.5)'
+    """
+    return decision_grid(thresholds, weights)
+
+
 def decision_grid(thresholds=None, weights=None) -> DecisionGrid:
     """Check and complete the decision thresholds and weights of a net-benefit fit.
 
@@ -89,19 +120,19 @@ def decision_grid(thresholds=None, weights=None) -> DecisionGrid:
         try:
             p = np.asarray(thresholds, dtype=float).ravel()
         except (TypeError, ValueError):
-            raise SettingsError(f"`decision_thresholds` must be numbers in [0, 1) such as [0.1, 0.2, 0.3]; "
+            raise SettingsError(f"`thresholds` must be numbers in [0, 1) such as [0.1, 0.2, 0.3]; "
                                 f"got {thresholds!r}.") from None
         if p.size == 0:
-            raise SettingsError("`decision_thresholds` is empty; give at least one risk in (0, 1).")
+            raise SettingsError("`thresholds` is empty; give at least one risk in (0, 1).")
         if not np.all(np.isfinite(p)) or (p < 0).any() or (p >= 1).any():
-            raise SettingsError("`decision_thresholds` must lie in [0, 1): at 1 the net benefit weight "
+            raise SettingsError("`thresholds` must lie in [0, 1): at 1 the net benefit weight "
                                 f"p/(1-p) is infinite. Got {p.tolist()}.")
         if (p > 1 - 1e-9).any():
-            raise SettingsError(f"`decision_thresholds` must stay below 1 − 1e-9: above it the net benefit weight "
+            raise SettingsError(f"`thresholds` must stay below 1 − 1e-9: above it the net benefit weight "
                                 f"p/(1-p) is beyond 10⁹ and no score's benefit is resolved. Got {p.tolist()}.")
         if np.unique(p).size != p.size:
-            raise SettingsError(f"`decision_thresholds` has repeated values: {p.tolist()}; give each once "
-                                "(use `decision_weights` to weigh one more).")
+            raise SettingsError(f"`thresholds` has repeated values: {p.tolist()}; give each once "
+                                "(use `weights` to weigh one more).")
     if weights is None:
         p = np.unique(np.concatenate([[0.0], p]))
         w = np.round(np.diff(np.concatenate([p, [1.0]])), 12)  # 0.1, not 0.09999999999999998
@@ -109,14 +140,14 @@ def decision_grid(thresholds=None, weights=None) -> DecisionGrid:
     try:
         w = np.asarray(weights, dtype=float).ravel()
     except (TypeError, ValueError):
-        raise SettingsError(f"`decision_weights` must be numbers, one per decision threshold; "
+        raise SettingsError(f"`weights` must be numbers, one per decision threshold; "
                             f"got {weights!r}.") from None
     if w.size != p.size:
-        raise SettingsError(f"`decision_weights` has {w.size} value(s) but there are {p.size} decision "
+        raise SettingsError(f"`weights` has {w.size} value(s) but there are {p.size} decision "
                             "thresholds; give one weight per threshold (the default thresholds are "
                             "0.1, 0.2, ..., 0.9).")
     if not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0 or w.max() > 1e12:
-        raise SettingsError(f"`decision_weights` must be finite, nonnegative, at most 1e12 and not all zero; got "
+        raise SettingsError(f"`weights` must be finite, nonnegative, at most 1e12 and not all zero; got "
                             f"{w.tolist()}.")
     order = np.argsort(p)
     return DecisionGrid(tuple(float(x) for x in p[order]), tuple(float(x) for x in w[order]), False)

@@ -18,10 +18,9 @@ from ..design.rules import Deadline
 from ..errors import InfeasibleProblemError, SearchLimitError, SettingsError
 from ..control import SearchControl, make_control
 from ..fitinfo import FitSettings
-from ..logistic import _real_intercept
+from ..arguments import ModelArguments
 from ..pipeline import design_bounds, two_class_loss
 from ..problem import RiskProblem, build_problem
-from ..problem.constraints import check_constraints
 from ..problem.training import TrainingRows
 from ..solver import BranchAndCut, SolverReport
 from .result import RashomonSet
@@ -36,12 +35,8 @@ FIRST_GAP = 0.1
 
 
 @one_blas_thread
-def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max_size: int = 5,
-                 min_size: int = 0, coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
-                 positive_weight: float = 1.0, event=None, missing: str | dict = "raise", context: dict | None = None,
-                 constraints=None, factors_as_one: bool = False, scale=1, real_intercept: bool | None = None,
-                 max_members: int | None = 100_000, control: SearchControl | None = None,
-                 **search) -> RashomonSet:
+def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max_members: int | None = 100_000,
+                 control: SearchControl | None = None, **arguments) -> RashomonSet:
     """Every integer risk score whose objective is at most (1 + ε) × the best one — the Rashomon set
     (Semenova, Rudin & Parr, 2022) of the risk scores :func:`riskformula.risk_score` chooses from —
     with a proof that none is missing.
@@ -85,6 +80,18 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
         scored on the training rows).
     epsilon : float, default 0.01
         ε ≥ 0, relative to the best objective (0.01: within 1 %); 0 lists every optimal score.
+    max_members : int or None, default 100000
+        Stop once this many scores are listed (None: no cap); the result then says below which
+        objective the list is complete.
+    control : SearchControl, optional
+        The search settings, as in :func:`~riskformula.risk_score`: ``time_limit`` (seconds for
+        the whole call, default 120 here; the best score's fit takes at most half of them),
+        ``node_limit`` (a cap on the nodes of the listing search), ``gap_tolerance`` and
+        ``absolute_gap_tolerance``; the others do not apply (the search runs in this process).
+    **arguments : dict
+        The model's arguments, as :func:`~riskformula.risk_score` takes them (one
+        :class:`~riskformula.arguments.ModelArguments`, checked the same way), and search settings as
+        keywords (``time_limit=30``), overriding the fields of ``control``:
     max_size : int, default 5
         Most items on the card, as in :func:`~riskformula.risk_score`.
     min_size : int, default 0
@@ -117,16 +124,6 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
         defined at one scale).
     real_intercept : bool, optional
         Whether each member's intercept is a real number; None (default): an integer.
-    max_members : int or None, default 100000
-        Stop once this many scores are listed (None: no cap); the result then says below which
-        objective the list is complete.
-    control : SearchControl, optional
-        The search settings, as in :func:`~riskformula.risk_score`: ``time_limit`` (seconds for
-        the whole call, default 120 here; the best score's fit takes at most half of them),
-        ``node_limit`` (a cap on the nodes of the listing search), ``gap_tolerance`` and
-        ``absolute_gap_tolerance``; the others do not apply (the search runs in this process).
-    **search : dict
-        Search settings as keywords (``time_limit=30``), overriding the fields of ``control``.
 
     Returns
     -------
@@ -154,37 +151,34 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     if is_dask_frame(data):
         raise SettingsError("rashomon_set needs a pandas DataFrame (every member is scored on the training rows); "
                             "collect the rows with data.compute().")
-    a = _checked_arguments(epsilon=epsilon, max_size=max_size, min_size=min_size, c0=c0,
-                           positive_weight=positive_weight, control=control, search=search, max_members=max_members,
-                           scale=scale, intercept_range=intercept_range, constraints=constraints,
-                           real_intercept=real_intercept)
+    a = _checked_arguments(epsilon=epsilon, control=control, keywords=arguments, max_members=max_members)
+    m = a.model
 
     # every candidate cut stays: a cut that cannot be optimal can still be near-optimal
-    design = build_design(formula, data, missing=missing, event=event, context=context, prune_cuts=False,
-                          weights=weights, deadline=Deadline.after(a.control.time_limit, started))
-    design, candidates, lower, upper = design_bounds(design, coef_range, a.min_size, drop_dominated=False)
+    design = build_design(formula, data, missing=m.missing, event=m.event, context=m.context, prune_cuts=False,
+                          weights=m.weights, deadline=Deadline.after(a.control.time_limit, started))
+    design, candidates, lower, upper = design_bounds(design, m.coef_range, m.min_size, drop_dominated=False)
     spec = design.spec
-    loss = two_class_loss(design, a.positive_weight).with_real_intercept(a.real_intercept)
+    loss = two_class_loss(design, m.positive_weight).with_real_intercept(m.intercept_is_real)
     if a.scale != 1.0:
         loss = loss.with_scale(a.scale)
     training = TrainingRows.of_design(design, data)
-    opts = dict(constraints=a.constraints, factors_as_one=bool(factors_as_one), c0=a.c0, training=training)
-    problem = build_problem(spec, loss, lower, upper, max_size=a.max_size, min_size=a.min_size,
-                            intercept_range=a.intercept_range, **opts)
+    opts = dict(constraints=m.constraints, factors_as_one=bool(m.factors_as_one), c0=m.c0, training=training)
+    problem = build_problem(spec, loss, lower, upper, max_size=m.max_size, min_size=m.min_size,
+                            intercept_range=m.intercept_range, **opts)
 
     # 1. the best score, within a tenth of ε; 2. every score under (1 + ε) × the best objective
     first, report, best = _best_score(problem, a, started)
-    listing = RashomonSearch(problem, a.epsilon, best, time_limit=a.control.time_limit,
-                             node_limit=a.control.node_limit, max_members=a.max_members, cuts=first.lp.cuts(),
+    listing = RashomonSearch(problem, a.epsilon, best, a.control.options(), max_members=a.max_members,
+                             cuts=first.lp.cuts(),
                              started=started,
                              lower_bound=min(float(report.lower_bound), best[1]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         stopped = listing.run()
-    settings = _fit_settings(a, problem, lower, upper, candidates, weighted=weights is not None, missing=missing,
-                             factors_as_one=bool(factors_as_one))
-    rebuild = dict(spec=spec, loss=loss, lower=lower, upper=upper, max_size=a.max_size, min_size=a.min_size,
-                   intercept_range=a.intercept_range, **opts)
+    settings = _fit_settings(a, problem, lower, upper, candidates)
+    rebuild = dict(spec=spec, loss=loss, lower=lower, upper=upper, max_size=m.max_size, min_size=m.min_size,
+                   intercept_range=m.intercept_range, **opts)
     return RashomonSet.from_search(listing, stopped, report, problem=problem, design=design, data=data,
                                    settings=settings, epsilon=a.epsilon, elapsed=time.perf_counter() - started,
                                    rebuild=rebuild)
@@ -192,70 +186,63 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
 
 @dataclass(frozen=True)
 class _Arguments:
-    """:func:`rashomon_set`'s checked arguments: those that set the class of scores (beside the
-    formula's) and the search's limits."""
+    """:func:`rashomon_set`'s checked arguments: the model's (the class of scores, beside the
+    formula's), ε and the search's limits."""
 
     epsilon: float
-    max_size: int
-    min_size: int
-    c0: float
-    positive_weight: float
+    model: ModelArguments
     control: SearchControl
     max_members: int | None
-    scale: float                           # the one score scale
-    intercept_range: tuple[int, int] | None
-    constraints: tuple
-    real_intercept: bool
+
+    @property
+    def scale(self) -> float:
+        """The one score scale."""
+        return float(self.model.scales[0])
 
 
-def _checked_arguments(*, epsilon, max_size, min_size, c0, positive_weight, control: SearchControl | None,
-                       search: dict, max_members, scale, intercept_range, constraints,
-                       real_intercept: bool | None) -> _Arguments:
-    """The arguments of :func:`rashomon_set` checked (in this order) and normalised."""
+#: the search settings that apply to rashomon_set (its search runs in this process)
+_SEARCH = ("time_limit", "node_limit", "gap_tolerance", "absolute_gap_tolerance", "progress")
+
+
+def _checked_arguments(*, epsilon, control: SearchControl | None, keywords: dict, max_members) -> _Arguments:
+    """The arguments of :func:`rashomon_set` checked (in this order) and normalised: ε, the model's
+    arguments (as :func:`riskformula.risk_score` checks them), the search settings, ``max_members``
+    and the one score scale."""
     epsilon = v.check_positive("epsilon", epsilon, allow_zero=True, maximum=v.MAX_C0)
     if not math.isfinite(epsilon):
         raise SettingsError(f"`epsilon` must be a finite number ≥ 0; got {epsilon!r}.")
-    max_size = v.check_int("max_size", max_size, minimum=0, maximum=v.MAX_SIZE)
-    min_size = v.check_int("min_size", min_size, minimum=0, maximum=v.MAX_SIZE)
-    if min_size > max_size:
-        raise SettingsError(f"`min_size` ({min_size}) is larger than `max_size` ({max_size}).")
-    c0 = v.check_positive("c0", c0, allow_zero=True, maximum=v.MAX_C0)
-    positive_weight = v.check_positive("positive_weight", positive_weight, minimum=1 / v.MAX_CLASS_WEIGHT,
-                                         maximum=v.MAX_CLASS_WEIGHT)
+    given, search = ModelArguments.split(keywords)
+    for name in ("initial", "objective"):
+        if name in given or name in search:
+            raise SettingsError(f"`{name}` does not apply to rashomon_set: it lists every logistic risk score near "
+                                "the best one, whatever the start. Leave it out.")
+    model = ModelArguments(**given)
     control = make_control(control if control is not None else SearchControl(time_limit=120.0), search,
-                           "rashomon_set")
-    unused = [k for k in control.changed() if k not in ("time_limit", "node_limit", "gap_tolerance",
-                                                         "absolute_gap_tolerance", "progress")]
+                           "rashomon_set", others=ModelArguments.names() + ("epsilon", "max_members", "control"))
+    unused = [k for k in control.changed() if k not in _SEARCH]
     if unused:
         raise SettingsError(f"`{unused[0]}` does not apply to rashomon_set: its search runs in this process "
                             "(time_limit, node_limit, gap_tolerance and absolute_gap_tolerance apply).")
     max_members = v.check_int("max_members", max_members, minimum=1, allow_none=True, maximum=v.MAX_COUNT)
-    if isinstance(scale, str) or isinstance(scale, (list, tuple)):
+    if isinstance(model.scale, str) or isinstance(model.scale, (list, tuple)):
         raise SettingsError(f"`scale` must be one positive number for a Rashomon set (the set is defined at one "
-                            f"score scale); got {scale!r}. Fit the scale with rf.risk_score(..., scale='fit') "
+                            f"score scale); got {model.scale!r}. Fit the scale with rf.risk_score(..., scale='fit') "
                             "and pass the scale it chose.")
-    scales = v.check_scale(scale)
-    if intercept_range is not None:
-        intercept_range = v.check_range("intercept_range", intercept_range, limit=v.MAX_INTERCEPT)
-    constraints = check_constraints(constraints)
-    return _Arguments(epsilon=epsilon, max_size=max_size, min_size=min_size, c0=c0, positive_weight=positive_weight,
-                      control=control, max_members=max_members, scale=float(scales[0]),
-                      intercept_range=intercept_range, constraints=constraints,
-                      real_intercept=_real_intercept(real_intercept, scales, constraints))
+    return _Arguments(epsilon=epsilon, model=model, control=control, max_members=max_members)
 
 
-def _fit_settings(a: _Arguments, problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, candidates: dict, *,
-                  weighted: bool, missing: str | dict, factors_as_one: bool) -> FitSettings:
+def _fit_settings(a: _Arguments, problem: RiskProblem, lower: np.ndarray, upper: np.ndarray,
+                  candidates: dict) -> FitSettings:
     """The settings every member is fitted with, as :func:`riskformula.risk_score` records them."""
-    control = a.control
-    return FitSettings(max_size=a.max_size, min_size=a.min_size, coef_lower=tuple(lower.astype(int)),
+    control, m = a.control, a.model
+    return FitSettings(max_size=m.max_size, min_size=m.min_size, coef_lower=tuple(lower.astype(int)),
                        coef_upper=tuple(upper.astype(int)), intercept_range=tuple(problem.intercept_bounds),
-                       c0=a.c0, positive_weight=a.positive_weight, weighted=weighted,
+                       c0=m.c0, positive_weight=m.positive_weight, weighted=m.weights is not None,
                        time_limit=control.time_limit, gap_tolerance=control.gap_tolerance,
-                       absolute_gap_tolerance=control.absolute_gap_tolerance, missing=missing,
-                       constraints=a.constraints, factors_as_one=factors_as_one,
+                       absolute_gap_tolerance=control.absolute_gap_tolerance, missing=m.missing,
+                       constraints=m.constraints, factors_as_one=bool(m.factors_as_one),
                        size_groups=tuple(tuple(g.cols) for g in problem.groups),
-                       threshold_candidates=candidates, scales=(a.scale,), real_intercept=a.real_intercept)
+                       threshold_candidates=candidates, scales=(a.scale,), real_intercept=m.intercept_is_real)
 
 
 def _best_score(problem: RiskProblem, a: _Arguments,
@@ -264,15 +251,15 @@ def _best_score(problem: RiskProblem, a: _Arguments,
     node under the level anyway, so it finishes the proof; a tighter first phase repeats its work):
     the search, its report and the best score's ``(λ, objective)``."""
     control = a.control
-    first = BranchAndCut(problem, time_limit=OPTIMUM_SHARE * control.time_limit,
-                         gap_tolerance=max(control.gap_tolerance, min(FIRST_GAP * a.epsilon, 0.5)),
-                         absolute_gap_tolerance=control.absolute_gap_tolerance, progress=False)
+    options = control.options(time_limit=OPTIMUM_SHARE * control.time_limit).quiet()
+    first = BranchAndCut(problem, options.replace(gap_tolerance=max(control.gap_tolerance,
+                                                                    min(FIRST_GAP * a.epsilon, 0.5))))
     report = first.solve(started=started)
     if report.status == "infeasible":
         raise InfeasibleProblemError(
             "no risk score satisfies the requested bounds, size limits and constraints "
-            f"(min_size={a.min_size}, max_size={a.max_size}); rf.risk_score with the same arguments names a "
-            "conflicting subset.")
+            f"(min_size={a.model.min_size}, max_size={a.model.max_size}); rf.risk_score with the same arguments "
+            "names a conflicting subset.")
     if not report.solution:
         raise SearchLimitError(f"stopped at the time limit ({time.perf_counter() - started:.2g} s) before finding "
                                "any risk score that meets the size limits and constraints; raise `time_limit`.")

@@ -2,16 +2,17 @@
 
 The Rashomon search (:mod:`.search`) closes a node of its tree by listing the integer points
 of the node's box whose objective is at most the set's level ``ceiling``.  The listing is the one
-of :mod:`riskformula.solver.enumeration` (one size unit at a time, over the rows collapsed to
-their distinct patterns on the free columns), with one difference: it keeps *every* complete
-assignment under the ceiling instead of the best one.  A partial assignment is dropped only when
-its lower bound is above the ceiling: every positive row at the highest score the units still
-open can add, every negative row at the lowest, at the best intercept for those scores (rows
-choose independently, so no completion scores less), plus the least c0 those units must add and
-the least the auxiliaries' costs can add.  This bound holds for every completion, whatever the
-other rows of the problem say, so the listing returns a superset of the box's members; each
-listed point is then scored exactly by :func:`score_points` (its feasibility under every row,
-and its best feasible intercept when rows or penalties involve the intercept).
+of :mod:`riskformula.solver.enumeration` (:func:`~riskformula.solver.enumeration.list_units`: one
+size unit at a time, over the rows collapsed to their distinct patterns on the free columns); here
+it keeps *every* complete assignment under the ceiling instead of the best one. A partial
+assignment is dropped only when its lower bound is above the ceiling: every positive row at the
+highest score the units still open can add, every negative row at the lowest, at the best
+intercept for those scores (rows choose independently, so no completion scores less), plus the
+least c0 those units must add and the least the auxiliaries' costs can add. This bound holds for
+every completion, whatever the other rows of the problem say, so the listing returns a superset of
+the box's members; each listed point is then scored exactly by :func:`score_points` (its
+feasibility under every row, and its best feasible intercept when rows or penalties involve the
+intercept).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import cast
 import numpy as np
 
 from ..problem import RiskProblem
-from ..solver.enumeration import _best_intercepts, _n_assignments, _patterns, _ranges, _unit_options, _units
+from ..solver.enumeration import list_units, open_box
 from ..solver.heuristics import best_intercept
 
 __all__ = ["list_box", "score_points", "intercept_matters", "least_aux_cost"]
@@ -59,96 +60,19 @@ def list_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, ceiling
     intercept and a lower bound on it otherwise.  Every point of the box whose objective is at
     most ``ceiling`` is listed (other rows of the problem are not checked here).  None when the
     listing's work (partial assignments × distinct row patterns, summed over the units) passes
-    ``max_work``.
+    ``max_work``.  The listing is :func:`riskformula.solver.enumeration.list_units`', which keeps
+    ties with the ceiling here.
     """
-    p, lay = problem, problem.layout
-    d = p.d
-    empty = (np.zeros((0, d)), np.zeros(0), np.zeros(0))
-    lam_lo, lam_hi = lower[lay.lam_slice], upper[lay.lam_slice]
-    ranges = _ranges(p, lower, upper)
-    _, _, nonzero, zero = ranges
-    if _n_assignments(p, lower, upper, nonzero, zero)[0] == 0:
+    empty = (np.zeros((0, problem.d)), np.zeros(0), np.zeros(0))
+    box = open_box(problem, lower, upper)
+    if box is None:
         return empty
-    b_lo, b_hi = max(lam_lo[0], p.intercept_bounds[0]), min(lam_hi[0], p.intercept_bounds[1])
-    if not p.real_intercept:
-        b_lo, b_hi = math.ceil(b_lo - 1e-9), math.floor(b_hi + 1e-9)
-    if b_lo > b_hi:
-        return empty
-    opts = []
-    for cols, cap, need in _units(p, lower, upper):
-        if cap == 0:
-            if not zero[cols].all():
-                return empty
-            continue
-        o = _unit_options(cols, ranges, need, cap)
-        if o is None:
-            return empty
-        opts.append((cols, *o))
-    free = [([j for j, keep in zip(cols, np.any(A != 0, axis=0)) if keep], A[:, np.any(A != 0, axis=0)], used)
-            for cols, A, used in opts if len(A) > 1]
-    fixed = np.zeros(d)
-    fixed_used = 0
-    for cols, A, used in opts:
-        if len(A) == 1:
-            fixed[cols] = A[0]
-            fixed_used += int(used[0])
-    aux_least = least_aux_cost(p)
-    free_cols = [j for cols, _, _ in free for j in cols]
-    pat, wp, wn = _patterns(p, free_cols, fixed)
-    P = len(pat)
-    c0 = cast(np.ndarray, p.c0)  # an array once the problem is built
-    steps, off = [], 0
-    for cols, A, used in free:
-        C = pat[:, off:off + len(cols)] @ A.T
-        steps.append((C, used.astype(int), (A != 0) @ c0[cols], cols, A))
-        off += len(cols)
-    # the units that move the scores most go first: their bounds tighten the most
-    spread = [float((wp + wn) @ (C.max(axis=1) - C.min(axis=1))) for C, *_ in steps]
-    steps = [steps[k] for k in np.argsort(spread, kind="stable")[::-1]]
-    rem_lo = sum((C.min(axis=1) for C, *_ in steps), np.zeros(P))
-    rem_hi = sum((C.max(axis=1) for C, *_ in steps), np.zeros(P))
-    rem_c0 = sum(float(c.min()) for _, _, c, _, _ in steps)
-    rem_need = sum(int(u.min()) for _, u, _, _, _ in steps)
-    rem_can = sum(int(u.max()) for _, u, _, _, _ in steps)
-    S = pat[:, -1:].copy()
-    n_used = np.array([fixed_used])
-    c0s = np.array([float(c0 @ (fixed != 0))])
-    picks = np.zeros((0, 1), dtype=np.intp)
-    w_both = (np.concatenate([wp, np.zeros(P)]), np.concatenate([np.zeros(P), wn]))
+    listed = list_units(problem, box, ceiling, max_work, extra=least_aux_cost(problem), ties=True)
+    if listed is None:
+        return None
     # a margin for rounding: the listing keeps what is within it, the exact scoring decides
-    level = ceiling + 1e-12 * (1.0 + abs(ceiling))
-    work = 0.0
-    for k, (C, used, c0u, _, _) in enumerate(steps):
-        rem_lo, rem_hi = rem_lo - C.min(axis=1), rem_hi - C.max(axis=1)
-        rem_c0 -= float(c0u.min())
-        rem_need, rem_can = rem_need - int(used.min()), rem_can - int(used.max())
-        n_o = C.shape[1]
-        work += P * S.shape[1] * n_o
-        if work > max_work:
-            return None
-        S = (S[:, :, None] + C[:, None, :]).reshape(P, -1)
-        n_used = (n_used[:, None] + used[None, :]).ravel()
-        c0s = (c0s[:, None] + c0u[None, :]).ravel()
-        picks = np.vstack([np.repeat(picks, n_o, axis=1), np.tile(np.arange(n_o), picks.shape[1])])
-        keep = (n_used + rem_need <= p.max_size) & (n_used + rem_can >= p.min_size)
-        if k < len(steps) - 1 and keep.any():
-            Sk = S[:, keep]
-            _, low = _best_intercepts(p, *w_both, np.vstack([Sk + rem_hi[:, None], Sk + rem_lo[:, None]]),
-                                      b_lo, b_hi)
-            low = low + c0s[keep] + rem_c0 + aux_least
-            keep[np.flatnonzero(keep)[low > level]] = False
-        S, n_used, c0s, picks = S[:, keep], n_used[keep], c0s[keep], picks[:, keep]
-        if S.shape[1] == 0:
-            return empty
-    if not steps and not p.min_size <= fixed_used <= p.max_size:
-        return empty
-    b, loss = _best_intercepts(p, wp, wn, S, b_lo, b_hi)
-    values = loss + c0s + aux_least
-    on = np.flatnonzero(values <= level)
-    points = np.tile(fixed, (len(on), 1))
-    for (_, _, _, cols, A), pick in zip(steps, picks):
-        points[:, cols] = A[pick[on]]
-    return points, np.asarray(b, float)[on], values[on]
+    on = np.flatnonzero(listed.values <= ceiling + 1e-12 * (1.0 + abs(ceiling)))
+    return listed.points(on), listed.intercepts[on], listed.values[on]
 
 
 def score_points(problem: RiskProblem, points: np.ndarray, intercepts: np.ndarray, ceiling: float):

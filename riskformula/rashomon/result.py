@@ -14,7 +14,7 @@ from ..errors import SettingsError
 from ..reports import render
 from ..reports.render import fmt_fixed, fmt_percent
 from ..solver import SolverReport
-from ..solver.branch_and_cut import _highs_version
+from ..solver.nodes import highs_version
 from .search import ROUNDING, under
 
 if TYPE_CHECKING:
@@ -304,7 +304,7 @@ class RashomonSet(render.Rendered):
             return self._exact_without[var]
         from ..errors import InfeasibleProblemError
         from ..problem import build_problem
-        from ..solver import BranchAndCut
+        from ..solver import BranchAndCut, SearchOptions
         r = dict(self._rebuild)
         lower, upper = r.pop("lower").copy(), r.pop("upper").copy()
         lower[list(cols)] = 0
@@ -312,8 +312,8 @@ class RashomonSet(render.Rendered):
         spec, loss = r.pop("spec"), r.pop("loss")
         try:
             p = build_problem(spec, loss, lower, upper, **r)
-            rep = BranchAndCut(p, time_limit=time_limit, gap_tolerance=self.settings.gap_tolerance,
-                               absolute_gap_tolerance=self.settings.absolute_gap_tolerance).solve()
+            rep = BranchAndCut(p, SearchOptions(time_limit=time_limit, gap_tolerance=self.settings.gap_tolerance,
+                                                absolute_gap_tolerance=self.settings.absolute_gap_tolerance)).solve()
         except InfeasibleProblemError:
             out = (math.inf, "certified fit")
         else:
@@ -442,7 +442,7 @@ class RashomonSet(render.Rendered):
             status="optimal" if optimal else MEMBER_STATUS, objective=obj, lower_bound=lower, gap=gap,
             time=self.time, nodes=self.first_report.nodes + self.nodes, cuts=self.first_report.cuts,
             lp_solves=self.first_report.lp_solves, root_bound=self.first_report.root_bound,
-            solver=f"riskformula Rashomon set search on HiGHS {_highs_version()}",
+            solver=f"riskformula Rashomon set search on HiGHS {highs_version()}",
             settings={"time_limit": s.time_limit, "gap_tolerance": s.gap_tolerance,
                       "absolute_gap_tolerance": s.absolute_gap_tolerance, "epsilon": self.epsilon,
                       "rashomon_rank": i, "rashomon_members": len(self), "rashomon_complete": self.complete},

@@ -39,12 +39,12 @@ import numpy as np
 
 from ..problem import RiskProblem
 from ..problem.problem import loss_bounds
-from ..solver.branch_and_cut import _c0_range
 from ..solver.enumeration import box_size
 from ..solver.lp import NodeLP
+from ..solver.nodes import INT_TOL, c0_range, safe_bound
+from ..solver.options import SearchOptions
 from .listing import least_aux_cost, list_box, score_points
 
-_INT_TOL = 1e-6
 #: objectives are computed by different sums (one score, a batch of them): a score within this
 #: relative distance of the level counts as under it, so that a tie is never decided by rounding
 ROUNDING = 1e-12
@@ -53,12 +53,6 @@ ROUNDING = 1e-12
 def under(value: float, level: float) -> bool:
     """Whether an objective is at most the level, up to :data:`ROUNDING`."""
     return value <= level + ROUNDING * abs(level)
-
-
-def _safe(obj: float) -> float:
-    """LP optimum minus a margin for HiGHS' tolerances (as the branch-and-cut's), so node bounds
-    never overshoot."""
-    return obj - 1e-9 * (1.0 + abs(obj))
 
 
 class RashomonSearch:
@@ -70,8 +64,9 @@ class RashomonSearch:
     problem : the :class:`RiskProblem` (one score scale).
     epsilon : the relative tolerance ε ≥ 0 (objectives are ≥ 0).
     best : ``(λ, objective)`` of the best score known (a certified optimum, or an incumbent).
-    time_limit : seconds, counted from ``started`` (a ``time.perf_counter()`` value).
-    node_limit, max_members : optional caps on nodes and on listed scores.
+    options : :class:`~riskformula.solver.options.SearchOptions`: its ``time_limit`` (seconds, counted
+        from ``started``, a ``time.perf_counter()`` value) and ``node_limit`` (optional cap on nodes).
+    max_members : optional cap on listed scores.
     cuts : loss-cut rows from another search of the same problem (:meth:`NodeLP.cuts`), to start
         the LP with.
     lower_bound : a proven lower bound on the objective of every score (e.g. another search's bound on
@@ -91,16 +86,17 @@ class RashomonSearch:
     #: most loss cuts in the LP (dropped ones go to the archive)
     pool_cuts = 300
 
-    def __init__(self, problem: RiskProblem, epsilon: float, best: tuple, time_limit: float = 60.0,
-                 node_limit: int | None = None, max_members: int | None = None, cuts=None,
+    def __init__(self, problem: RiskProblem, epsilon: float, best: tuple, options: SearchOptions | None = None, *,
+                 max_members: int | None = None, cuts=None,
                  started: float | None = None, lower_bound: float = -math.inf):
         self.p = problem
         self.epsilon = float(epsilon)
         lam, value = best
         self.best_value = float(value)
         self.best_lam = np.asarray(lam, float)
-        self.time_limit = float(time_limit)
-        self.node_limit = node_limit
+        options = SearchOptions() if options is None else options
+        self.time_limit = float(options.time_limit)
+        self.node_limit = options.node_limit
         self.max_members = max_members
         self.t0 = time.perf_counter() if started is None else float(started)
         #: a proven lower bound on every score's objective (the first phase's bound on the optimum): the
@@ -151,7 +147,7 @@ class RashomonSearch:
 
     def _set_loss_ceiling(self) -> None:
         """No member's loss exceeds the level less the least size cost and penalty."""
-        c0min, _ = _c0_range(self.p)
+        c0min, _ = c0_range(self.p)
         hi = self.level - c0min * self.p.min_size - self.aux_least
         hi = min(self.loss_hi, hi + 1e-9 * (1.0 + abs(hi)))
         self.lp.set_loss_bounds(self.loss_lo, max(hi, self.loss_lo))
@@ -224,7 +220,7 @@ class RashomonSearch:
                 return [(parent_bound, changes)]  # still open; the main loop stops at the limit
             if status == "infeasible":
                 return None
-            bound = max(_safe(obj), parent_bound)
+            bound = max(safe_bound(obj), parent_bound)
             if bound > self.level:
                 return None
             lam = x[self.lam_slice]
@@ -292,19 +288,19 @@ class RashomonSearch:
         # 1. a size group's "used" indicator, fractional
         if len(self.units):
             f = frac[self.units]
-            if f.max() > _INT_TOL:
+            if f.max() > INT_TOL:
                 u = int(self.units[int(np.argmax(f))])
                 return two(u, 0.0, 1.0)
         # 2. a one-cut threshold whose LP spreads over several cuts: used or not, then halves
         for u, cols in self.exclusive:
             a = xi[lay.alpha(cols)]
-            if np.count_nonzero(a > _INT_TOL) < 2:
+            if np.count_nonzero(a > INT_TOL) < 2:
                 continue
             if free[u]:
                 return two(u, 0.0, 1.0)
             if lower[u] > 0.5:
                 k = int(np.searchsorted(np.cumsum(a), 0.5 * a.sum()))
-                nz = np.flatnonzero(a > _INT_TOL)
+                nz = np.flatnonzero(a > INT_TOL)
                 k = min(max(k, nz[0]), nz[-1] - 1)
                 left, right = lay.alpha(cols[: k + 1]), lay.alpha(cols[k + 1:])
                 return [(bound, changes + ((list(right), -math.inf, 0.0),)),
@@ -313,7 +309,7 @@ class RashomonSearch:
         for sl in (self.alpha_slice, self.lam_slice):
             f = np.zeros_like(frac)
             f[sl] = frac[sl]
-            if f.max() > _INT_TOL:
+            if f.max() > INT_TOL:
                 j = int(np.argmax(f))
                 return two(j, math.floor(xi[j]), math.ceil(xi[j]))
         # 5. an integer LP point: a free indicator (the used ones first), then the widest points

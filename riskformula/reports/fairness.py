@@ -251,17 +251,17 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
 
 def _check_settings(data, by, at_risk, at_score, level) -> tuple:
     """Check ``data``, ``by``, the cut-off and ``level``; return the columns and the risk and score cut-offs."""
-    from ..fairness.notions import _by, _cutoff
+    from ..fairness.rows import by_columns, check_cutoff
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
-    cols = _by("fairness", by)
+    cols = by_columns("fairness", by)
     missing = [c for c in cols if c not in data.columns]
     if missing:
         from ..errors import did_you_mean, name_list
         hint = did_you_mean(missing[0], [str(c) for c in data.columns])
         raise SettingsError(f"`by` names {missing}, which {'is' if len(missing) == 1 else 'are'} not a column of "
                             f"`data`.{hint} Columns: {name_list(data.columns, 20)}.")
-    risk_cut, score_cut = _cutoff("fairness", at_risk, at_score)
+    risk_cut, score_cut = check_cutoff("fairness", at_risk, at_score)
     if not isinstance(level, float) or not 0 < level < 1:
         raise SettingsError(f"`level` must be a confidence level between 0 and 1 (e.g. 0.95); got {level!r}.")
     return cols, risk_cut, score_cut
@@ -340,7 +340,7 @@ def _vs_reference(t: pd.DataFrame, reference) -> pd.DataFrame:
 
 def _constraint_table(model, sub, w) -> pd.DataFrame | None:
     """The model's fairness constraints on its training rows and on ``sub`` (weights ``w``); None without any."""
-    from ..fairness.notions import FairnessConstraint
+    from ..fairness.rows import FairnessConstraint
     fair = [c for c in getattr(model, "constraints", ()) if isinstance(c, FairnessConstraint)]
     if not fair:
         return None

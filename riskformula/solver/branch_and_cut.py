@@ -1,22 +1,20 @@
-"""Branch-and-cut for "convex loss + linear rows over integer and binary variables".
+"""Branch-and-cut for "convex loss + linear rows over integer and binary variables": the search loop.
 
-This is the lattice cutting-plane algorithm of Ustun & Rudin (2019) run in a search tree we own (HiGHS 1.15's
-MIP solver never calls a lazy-constraint callback): every node solves the LP relaxation of
-its region with the current pool of loss cuts; integer points get a cut until the cut is tight,
-so incumbents are always scored with the true loss; fractional points get a cut too (cuts are
-valid everywhere because the loss is convex).  When the root's cuts stall on threshold terms, one
-more comes from a first-order solve of the relaxation (:mod:`.relaxation`).  The lower bound is
-the least bound of the open nodes, so the reported gap is a true optimality gap.
+This is the lattice cutting-plane algorithm of Ustun & Rudin (2019) run in a search tree we own
+(HiGHS 1.15's MIP solver never calls a lazy-constraint callback): every node solves the LP
+relaxation of its region with the current pool of loss cuts; integer points get a cut until the
+cut is tight, so incumbents are always scored with the true loss; fractional points get a cut too
+(cuts are valid everywhere because the loss is convex).  The lower bound is the least bound of
+the open nodes, so the reported gap is a true optimality gap.
 
-Branching, in order: a whole group's "used" indicator; the sign of the points of an exclusive
-group (at most one nonzero column, :attr:`RiskProblem.exclusive_groups`, e.g. the candidate cuts
-of a one-cut threshold); its columns (SOS1, split at the LP's median); then single integer
-columns.  Indicators and integer columns are chosen by pseudo-cost once it is reliable, before that
-by the LP bounds of both children (reliability branching), which then become the children's bounds.
-Each child starts its LP from its parent's optimal basis.  A node whose integer points can be
-listed within :attr:`BranchAndCut.enumeration_work` (those that could beat the incumbent, by a
-bound on partial assignments) is not branched on: they are scored (:mod:`.enumeration`) and the
-node is closed.
+This module holds the search loop, the incumbents and what is done at one node; the other jobs
+are in their own modules: the root's cutting planes (and the first-order cut when they stall on
+threshold terms) in :mod:`.root`, the branching rules in :mod:`.branching`, the log in
+:mod:`.search_log`, the search on several processes in :mod:`.parallel`, the nodes' vocabulary
+in :mod:`.nodes`.  Each child starts its LP from its parent's optimal basis.  A node whose integer
+points can be listed within :attr:`BranchAndCut.enumeration_work` (those that could beat the
+incumbent, by a bound on partial assignments) is not branched on: they are scored
+(:mod:`.enumeration`) and the node is closed.
 """
 
 from __future__ import annotations
@@ -24,113 +22,30 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import sys
 import time
-from dataclasses import dataclass
-from typing import TypeAlias, cast
 
 import numpy as np
 
 from ..problem import RiskProblem
 from ..problem.problem import loss_bounds
+from .branching import Branching
 from .enumeration import best_in_box, box_size, qualifies
 from .heuristics import best_intercept, fill_to_min_size, polish, sequential_rounding
 from .lp import NodeLP
-from .relaxation import first_order_cut
+from .nodes import (INT_TOL, LP_PRECISION, Branch, Change, Child, Node, NodePoint, c0_range, highs_version,
+                    limit_status, safe_bound)
+from .options import SearchOptions
+from .parallel import Rounds, on_workers
 from .report import SolverReport
-
-_INT_TOL = 1e-6
-#: a fully searched tree whose gap is below this (the LP's own precision) is optimal
-_LP_PRECISION = 1e-7
-#: seconds between the status lines of a fit run with ``progress=True`` (read at every check,
-#: so it can be changed while a session runs)
-STATUS_INTERVAL = 10.0
+from .root import RootCuts
+from .search_log import SearchLog
 
 
-#: one branching on a node's path: bounds (low, high) for columns (positions), one pair for all
-#: or one per column
-_Change: TypeAlias = "tuple[list[int] | np.ndarray, float | list[float], float | list[float]]"
-#: the branching that made a node, for its pseudo-costs: (column, 0 down / 1 up, distance of the
-#: LP value to the new bound, parent's bound)
-_Branch: TypeAlias = "tuple[int, int, float, float]"
-#: a child node to open: (bound, changes on its path, branch)
-_Child: TypeAlias = "tuple[float, tuple[_Change, ...], _Branch | None]"
-#: a saved LP basis (:meth:`NodeLP.basis`; None: none)
-_Basis: TypeAlias = "tuple[np.ndarray, np.ndarray, dict[int, int]] | None"
-#: an open node: (bound, −depth, serial, changes, branch, basis); the serial breaks ties in the heap
-_Node: TypeAlias = "tuple[float, int, int, tuple[_Change, ...], _Branch | None, _Basis]"
-
-
-@dataclass
-class _NodePoint:
-    """A node's fractional LP point ``x`` after its cuts: its bound, the columns ``xi`` (x without
-    the loss variable) and their distances to whole numbers ``frac`` (0 for real columns)."""
-
-    bound: float
-    x: np.ndarray
-    xi: np.ndarray
-    frac: np.ndarray
-
-
-def limit_status(now: float, time_limit: float, nodes: int, node_limit: int | None) -> str | None:
-    """"time_limit" or "node_limit" when a search must stop (checked between nodes), else None."""
-    if now > time_limit:
-        return "time_limit"
-    if node_limit is not None and nodes >= node_limit:
-        return "node_limit"
-    return None
-
-
-def _highs_version() -> str:
-    from importlib.metadata import version
-    try:
-        return version("highspy")
-    except Exception:  # an unusual install without metadata
-        return "(unknown version)"
-
-
-def _c0_range(p: RiskProblem) -> tuple[float, float]:
-    """The least and the greatest per-term penalty c0 (0, 0 without terms)."""
-    if not p.d:
-        return 0.0, 0.0
-    c0 = cast(np.ndarray, p.c0)  # an array once the problem is built
-    return float(c0.min()), float(c0.max())
-
-
-def _only(frac: np.ndarray, cols) -> np.ndarray | None:
-    """``frac`` with every column but ``cols`` (positions or a slice) set to 0, or None when none of
-    ``cols`` is fractional."""
-    if not np.any(frac[cols] > _INT_TOL):
-        return None
-    only = np.zeros_like(frac)
-    only[cols] = frac[cols]
-    return only
-
-
-class BranchAndCut:
-    """Solve a :class:`RiskProblem` to a certified gap.
-
-    Parameters
-    ----------
-    time_limit : seconds before returning the best model with its honest gap.
-    gap_tolerance : stop when (upper − lower) / upper is at most this.
-    absolute_gap_tolerance : or when upper − lower is at most this (in objective units; see
-        :func:`riskformula.risk_score` for the default); either tolerance certifies a run.
-    node_limit : optional cap on the number of nodes.
-    verbose : print a solver log (stdout) every ``log_interval`` seconds.
-    progress : print the same line to stderr every :data:`STATUS_INTERVAL` seconds, and a last one
-        with the status if any was printed; ignored when ``verbose`` is set.
-    n_jobs : worker processes for the tree search after the root (see :mod:`riskformula.solver.parallel`);
-        1 searches in this process.
-    enumeration_work : the most work (partial assignments × distinct row patterns) listing a
-        node's integer points may take to settle it; None keeps :attr:`enumeration_work`, 0 turns
-        listing off.
+class BranchAndCut(RootCuts, Branching, SearchLog):
+    """Solve a :class:`RiskProblem` to a certified gap, as ``options`` say (time and node limits,
+    tolerances, processes, log; see :class:`~riskformula.solver.options.SearchOptions`).
     """
 
-    #: the root's cutting-plane loop stops when its last ``window`` rounds closed less than this
-    #: fraction of the gap to the incumbent
-    root_tail_window = 20
-    root_tail_fraction = 0.02
     #: extra loss cuts per fractional node before branching
     node_rounds = 1
     #: ... each round also takes back this many archived cuts (dropped from the pool earlier) that
@@ -146,27 +61,26 @@ class BranchAndCut:
     #: more time than the nodes it saved (benchmarks/README.md)
     enumeration_units = 6
 
-    def __init__(self, problem: RiskProblem, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
-                 node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
-                 max_cuts: int | None = None, heuristic_interval: int = 50, progress: bool = False,
-                 absolute_gap_tolerance: float = 1e-8, n_jobs: int = 1, enumeration_work: float | None = None):
+    def __init__(self, problem: RiskProblem, options: SearchOptions | None = None):
         self.p = problem
-        if enumeration_work is not None:
-            self.enumeration_work = enumeration_work
-        self.n_jobs = int(n_jobs)
-        self.time_limit = float(time_limit)
-        self.gap_tolerance = float(gap_tolerance)
-        self.absolute_gap_tolerance = float(absolute_gap_tolerance)
-        self.node_limit = node_limit
-        self.verbose = verbose
-        self.log_interval = log_interval
-        self.progress = bool(progress) and not verbose  # the log already shows the same numbers
+        options = SearchOptions() if options is None else options
+        self.options = options
+        if options.enumeration_work is not None:
+            self.enumeration_work = options.enumeration_work
+        self.n_jobs = int(options.n_jobs)
+        self.time_limit = float(options.time_limit)
+        self.gap_tolerance = float(options.gap_tolerance)
+        self.absolute_gap_tolerance = float(options.absolute_gap_tolerance)
+        self.node_limit = options.node_limit
+        self.verbose = options.verbose
+        self.log_interval = options.log_interval
+        self.progress = bool(options.progress) and not options.verbose  # the log already shows the same numbers
         self._last_status = 0.0  # the first status line comes one interval after the start
         self._status_shown = False
         # a larger pool gives tighter node bounds, but dense cut rows make every LP slower: the
         # pool stays small and the archive hands each node the dropped cuts it needs
-        self.max_cuts = max_cuts or int(min(750, max(150, 30000 / (problem.d + 1))))
-        self.heuristic_interval = heuristic_interval
+        self.max_cuts = options.max_cuts or int(min(750, max(150, 30000 / (problem.d + 1))))
+        self.heuristic_interval = options.heuristic_interval
         self.integer = problem.integer_mask()
         self.cost = problem.cost()  # the objective's linear part, used at every node
         lay = problem.layout
@@ -215,6 +129,14 @@ class BranchAndCut:
         self._n_rows = len(problem.loss.Z)
         self.log_lines: list[str] = []
         self.polish_calls = 0
+
+    def worker_options(self) -> SearchOptions:
+        """The options of this search continued on a worker process (:mod:`riskformula.solver.parallel`,
+        which sets its time limit): the same tolerances, pool size, heuristics and listing."""
+        return self.options.quiet().replace(gap_tolerance=self.gap_tolerance,
+                                            absolute_gap_tolerance=self.absolute_gap_tolerance,
+                                            max_cuts=self.max_cuts, heuristic_interval=self.heuristic_interval,
+                                            enumeration_work=self.enumeration_work)
 
     # --- incumbents ---------------------------------------------------------------------
     def offer(self, lam: np.ndarray) -> bool:
@@ -281,7 +203,7 @@ class BranchAndCut:
     def _chain_bounds(self) -> None:
         """The chained updates of Ustun & Rudin (2019) on the loss column: no better integer point has a loss
         outside [V_min − c0·R_max, V_max − c0·R_min]."""
-        c0min, c0max = _c0_range(self.p)
+        c0min, c0max = c0_range(self.p)
         # the most the auxiliaries' costs (penalties) can add to the objective
         aux_top = float(np.maximum(self.p.aux_cost * self.p.aux_lower, self.p.aux_cost * self.p.aux_upper).sum())
         lo = (max(self.loss_lo, self.chain_lower - c0max * self.p.max_nonzero - aux_top)
@@ -296,20 +218,13 @@ class BranchAndCut:
         starting λ vectors (intercept first).  ``started`` (a ``time.perf_counter()`` value, default
         now) is when the time limit's clock started, so a caller's setup counts against it."""
         self.start(initial, started=started)
-        if self.n_jobs == 1:
-            return self.finish(self._search())
-        from joblib import Parallel
-        with Parallel(n_jobs=self.n_jobs, backend="loky") as parallel:
-            return self.finish(self._search(parallel))
+        return self.finish(on_workers(self.n_jobs, self._search))
 
     def _search(self, parallel=None) -> str | None:
         """The tree search after :meth:`start`, on this process or, with ``parallel`` (a joblib
         ``Parallel``), in rounds on its workers (:mod:`riskformula.solver.parallel`); returns the
         limit that stopped it, if any."""
-        rounds = None
-        if parallel is not None:
-            from .parallel import Rounds
-            rounds = Rounds(self.n_jobs)
+        rounds = Rounds(self.n_jobs) if parallel is not None else None
         last_log = -1e9
         while self.has_open_nodes():
             lower = self.open_bound()
@@ -374,11 +289,11 @@ class BranchAndCut:
 
         self.root_bound = root_bound
         self._counter = itertools.count()
-        self.heap: list[_Node] = [(root_bound, 0, next(self._counter), (), None, None)]
+        self.heap: list[Node] = [(root_bound, 0, next(self._counter), (), None, None)]
         self.tol_pruned = math.inf  # least bound among nodes pruned by the gap tolerance
         self.pseudo = np.zeros((2, p.n_cols))
         self.pseudo_n = np.zeros((2, p.n_cols))
-        self.plunge: _Node | None = None  # a child processed at once: its LP warm-starts from its parent's basis
+        self.plunge: Node | None = None  # a child processed at once: its LP warm-starts from its parent's basis
 
     def resume(self, cuts: list, nodes: list, incumbent: tuple, pseudo: tuple, counts: tuple,
                outside_bound: float, archive: tuple | None = None) -> None:
@@ -409,20 +324,6 @@ class BranchAndCut:
         self.pseudo, self.pseudo_n = (a.copy() for a in pseudo)
         self.plunge = None
         self.nodes, self.polish_calls, self._reach = counts
-
-    def take_open_nodes(self) -> list[tuple[float, int, tuple[_Change, ...], _Branch | None, _Basis]]:
-        """Remove and return the open nodes ``(bound, depth, changes, branch, basis)`` in the order
-        the search would take them (least bound first)."""
-        items = sorted(self.heap + ([self.plunge] if self.plunge is not None else []), key=lambda n: n[:3])
-        self.heap, self.plunge = [], None
-        return [(b, depth, changes, branch, basis) for b, depth, _, changes, branch, basis in items]
-
-    def has_open_nodes(self) -> bool:
-        return bool(self.heap) or self.plunge is not None
-
-    def next_bound(self) -> float:
-        """Bound of the node :meth:`step` processes next (∞ when none is open)."""
-        return min(self.heap[0][0] if self.heap else math.inf, self.plunge[0] if self.plunge else math.inf)
 
     def open_bound(self) -> float:
         """Least bound of the open nodes (here or, in a search on several processes, elsewhere) and
@@ -461,7 +362,7 @@ class BranchAndCut:
         """A lower bound on every objective without any LP: the least loss over the score ranges,
         the least size cost and the least auxiliary cost."""
         p = self.p
-        c0min, _ = _c0_range(p)
+        c0min, _ = c0_range(p)
         on = p.aux_cost != 0
         aux_least = float(np.minimum(p.aux_cost[on] * p.aux_lower[on], p.aux_cost[on] * p.aux_upper[on]).sum())
         return self.loss_lo + c0min * p.min_size + aux_least
@@ -481,7 +382,7 @@ class BranchAndCut:
             if status is None:  # the whole tree was searched: nothing satisfies the rows
                 status = "infeasible"
                 lower = math.inf
-        elif self._within_tolerance(lower) or (status is None and self._gap(lower) <= _LP_PRECISION):
+        elif self._within_tolerance(lower) or (status is None and self._gap(lower) <= LP_PRECISION):
             status = "optimal"
         elif status is None:
             # every node was settled, but some only up to the LP's tolerances: the proven gap
@@ -494,7 +395,7 @@ class BranchAndCut:
         return SolverReport(
             status=status, objective=self.upper, lower_bound=lower, gap=self._gap(lower),
             time=elapsed, nodes=self.nodes, cuts=self.lp.n_cuts, lp_solves=self.lp_solves,
-            root_bound=self.root_bound, solver=f"riskformula branch-and-cut on HiGHS {_highs_version()}",
+            root_bound=self.root_bound, solver=f"riskformula branch-and-cut on HiGHS {highs_version()}",
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
                       "absolute_gap_tolerance": self.absolute_gap_tolerance,
                       "node_limit": self.node_limit, "n_jobs": self.n_jobs},
@@ -556,113 +457,9 @@ class BranchAndCut:
         if bound < self._ceiling():
             self.tol_pruned = min(self.tol_pruned, bound)
 
-    # --- root ---------------------------------------------------------------------------
-    def _root_cutting_planes(self, max_rounds: int = 500,
-                             rel_tol: float = 1e-5) -> tuple[float, list[tuple[np.ndarray, np.ndarray]]]:
-        """Kelley's cutting planes on the LP relaxation, stabilised by the in-out rule:
-        cuts are taken between the LP point and the best relaxed point so far."""
-        p, lp = self.p, self.lp
-        lp.set_bounds(self.root_lower, self.root_upper)
-        center: np.ndarray | None = None  # the best relaxed point so far, and its indicators
-        center_alpha: np.ndarray
-        center_val = math.inf
-        iterates: list[tuple[np.ndarray, np.ndarray]] = []
-        bound = -math.inf
-        mix = 0.5
-        stall = 0
-        budget = self._root_time()
-        history: list[float] = []
-        for it in range(max_rounds):
-            status, obj, x = lp.solve(self._left())
-            self.lp_solves += 1
-            if status == "time_limit":
-                break
-            if status == "infeasible":
-                return math.inf, iterates
-            lb = self._safe(obj)
-            if lb > bound + 1e-9 * (1 + abs(bound)):
-                stall = 0
-            else:
-                stall += 1
-            bound = max(bound, lb)
-            self._status(time.perf_counter() - self.t0, 1, bound)
-            lam, alpha = x[self.lam_slice], x[self.alpha_slice]
-            lin = float(self.cost @ x[:-1])
-            f, g = p.loss.value_and_gradient(lam)
-            val = f + lin
-            if val < center_val:
-                center, center_val, center_alpha = lam.copy(), val, alpha.copy()
-            if it % 5 == 0 or it < 5:
-                iterates.append((lam.copy(), alpha.copy()))
-            if (center_val - bound) <= rel_tol * max(abs(center_val), 1e-12):
-                break
-            if time.perf_counter() - self.t0 > budget:
-                break
-            assert center is not None  # else center_val is ∞ and the loop stopped above
-            history.append(bound)
-            if it % 50 == 49:
-                self._heuristic(center, center_alpha)  # an incumbent early, to judge tailing off by
-            w = self.root_tail_window
-            if it >= 50 and (history[-1] - history[-1 - w]
-                             < self.root_tail_fraction * (self._ceiling() - history[-1]) < math.inf):
-                break  # the last rounds closed little of the gap: branching does better now
-            lp.add_cut(lam, f, g)
-            if self.keep_root_cuts:
-                self.root_cuts.append((lam.copy(), f, g))
-            if stall > 3:
-                mix = min(1.0, mix + 0.25)
-            q = center + mix * (lam - center) if mix < 1.0 else None
-            if q is not None:
-                fq, gq = p.loss.value_and_gradient(q)
-                lp.add_cut(q, fq, gq)
-                if self.keep_root_cuts:
-                    self.root_cuts.append((q.copy(), fq, gq))
-        if center is not None:
-            iterates.append((center, center_alpha))
-        iterates.reverse()  # the best relaxed points first
-        # how far the bound stopped below the best relaxed point: the relaxation's least value lies between
-        self.root_relaxation_gap = ((center_val - bound) / max(abs(center_val), 1e-12) if center is not None
-                                    else math.inf)
-        return bound, iterates
-
-    def _root_time(self) -> float:
-        """Seconds the root's cutting planes may take: :attr:`root_budget`, else a quarter of the time limit."""
-        return 0.25 * self.time_limit if self.root_budget is None else self.root_budget
-
-    def _first_order_root(self, bound: float) -> float:
-        """When Kelley's cuts stalled on threshold terms (their bound below half of their best
-        relaxed point), one cut at a near-minimiser of the relaxation found by a first-order method
-        (:mod:`~riskformula.solver.relaxation`), and the root LP's bound with it; -inf when it is
-        not tried or adds nothing.  A fifth of the root's budget at most, and deterministic unless
-        that runs out (spambase with ``threshold(., grid=10)``, 60 s: root bound 0 → 0.13)."""
-        p = self.p
-        if not p.exclusive_groups or not math.isfinite(bound) or self.root_relaxation_gap < 0.5:
-            # no cut positions, or Kelley's cuts did not stall: on the generator of Molero-Río &
-            # D'Ambrosio (2025) their bound ends within 1-13 % of their best relaxed point, and a
-            # first-order solve rarely beats it in its 3 s; on the designs above it ends at 0
-            return -math.inf
-        budget = self._root_time()
-        # precision beyond a hundredth of the gap to the incumbent would not show in the certificate
-        enough = 0.01 * (self.upper - bound) if math.isfinite(self.upper) else 0.0
-        cut = first_order_cut(p, abs_tol=enough, deadline=time.perf_counter() + 0.2 * budget, known_bound=bound)
-        if cut is None or cut.bound <= bound:
-            return -math.inf
-        # the bound only, which every node inherits: kept in the pool, this dense cut made the
-        # generator's trees larger (seed 5, N = 200, p = k = 5, one process: 2 586 nodes and no
-        # certificate in 60 s, against 1 952 nodes and 27 s without it, 1 769 and 20 s as a floor)
-        self.lp.set_bounds(self.root_lower, self.root_upper)
-        status, obj = self.lp.bound_with_cut(cut.lam, cut.value, cut.gradient, self._left())
-        self.lp_solves += 1
-        return self._safe(obj) if status == "optimal" else -math.inf
-
-    @staticmethod
-    def _safe(obj: float) -> float:
-        """LP optimum minus a margin for HiGHS' tolerances, so node bounds never overshoot."""
-        return obj - 1e-9 * (1.0 + abs(obj))
-
     # --- one node -----------------------------------------------------------------------
-    def _process(self, parent_bound: float, changes: tuple[_Change, ...],
-                 branch: _Branch | None) -> list[_Child] | None:
+    def _process(self, parent_bound: float, changes: tuple[Change, ...],
+                 branch: Branch | None) -> list[Child] | None:
         """Solve one node's LP (with cuts) and settle the node, or return its children (None: none)."""
         box = self._node_box(changes)
         if box is None:
@@ -671,7 +468,7 @@ class BranchAndCut:
         self.lp.set_bounds(lower, upper)
         self.nodes += 1
         point = self._node_point(parent_bound, changes, branch, lower, upper)
-        if not isinstance(point, _NodePoint):
+        if not isinstance(point, NodePoint):
             return point  # settled by its LP: no children, or those of a split of "used with zero points"
         if branch is not None:
             self._update_pseudocost(branch, point.bound)
@@ -682,7 +479,7 @@ class BranchAndCut:
         self._node_heuristics(point)
         return self._branch(point, changes, lower, upper)
 
-    def _node_box(self, changes: tuple[_Change, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    def _node_box(self, changes: tuple[Change, ...]) -> tuple[np.ndarray, np.ndarray] | None:
         """The node's column bounds: the root's with every branching on its path applied (None:
         an indicator the branching fixed cannot hold in this box)."""
         lower = self.root_lower.copy()
@@ -695,8 +492,8 @@ class BranchAndCut:
             return None
         return lower, upper
 
-    def _node_point(self, parent_bound: float, changes: tuple[_Change, ...], branch: _Branch | None,
-                    lower: np.ndarray, upper: np.ndarray) -> _NodePoint | list[_Child] | None:
+    def _node_point(self, parent_bound: float, changes: tuple[Change, ...], branch: Branch | None,
+                    lower: np.ndarray, upper: np.ndarray) -> NodePoint | list[Child] | None:
         """The node's LP point after its rounds of loss cuts, or what settles the node first: None
         (pruned, infeasible, or an integer point scored) or its children (open again at the time
         limit; a split of "used with zero points")."""
@@ -711,14 +508,14 @@ class BranchAndCut:
                 return [(parent_bound, changes, branch)]
             if status == "infeasible":
                 return None
-            bound = max(self._safe(obj), parent_bound)
+            bound = max(safe_bound(obj), parent_bound)
             if bound >= self._prune_level():
                 self._note_tol_prune(bound)
                 return None
             xi = x[:-1]
             frac = np.abs(xi - np.round(xi))
             frac[~self.integer] = 0.0
-            integral = bool(np.all(frac <= _INT_TOL))
+            integral = bool(np.all(frac <= INT_TOL))
             lam = self._integer_point(x[lam_s]) if integral else x[lam_s]
             f, g = p.loss.value_and_gradient(lam)
             violation = f - x[-1]
@@ -736,11 +533,11 @@ class BranchAndCut:
                 lp.restore_archived(x, self.archived_cuts, 1e-6 * (1 + f))
                 rounds += 1
                 continue
-            return _NodePoint(bound=bound, x=x, xi=xi, frac=frac)
+            return NodePoint(bound=bound, x=x, xi=xi, frac=frac)
 
     def _settle_integral(self, lam: np.ndarray, f: float, xr: np.ndarray, bound: float,
-                         changes: tuple[_Change, ...], lower: np.ndarray,
-                         upper: np.ndarray) -> list[_Child] | None:
+                         changes: tuple[Change, ...], lower: np.ndarray,
+                         upper: np.ndarray) -> list[Child] | None:
         """A node whose LP point ``xr`` (integer variables rounded) has integer points ``lam``
         (loss ``f``): the point is offered, and the node is settled (None) unless its LP counts a
         term with zero points that the model cannot drop (then the children of :meth:`_split_used`)."""
@@ -784,192 +581,11 @@ class BranchAndCut:
         # every integer point of the node was scored: none beats its best, now offered
         return value >= self._ceiling() - 1e-12
 
-    def _node_heuristics(self, point: _NodePoint) -> None:
+    def _node_heuristics(self, point: NodePoint) -> None:
         """Incumbents from a fractional LP point: integer points but fractional indicators give
         a candidate at once (its implied completion); otherwise, now and then, the heuristics."""
         x, lam_s = point.x, self.lam_slice
-        if np.all(point.frac[lam_s] <= _INT_TOL):
+        if np.all(point.frac[lam_s] <= INT_TOL):
             self._offer(np.round(x[lam_s]))  # a real intercept is re-chosen there
         elif self.nodes % self.heuristic_interval == 1 and self._heuristics_allowed():
             self._heuristic(x[lam_s], x[self.alpha_slice])
-
-    def _branch(self, point: _NodePoint, changes: tuple[_Change, ...], lower: np.ndarray,
-                upper: np.ndarray) -> list[_Child] | None:
-        """The children of a fractional node: on a group's indicator, a sign or SOS1 split of a
-        group, else on one column (None: every child is pruned by its strong-branching bound)."""
-        xi, frac, bound = point.xi, point.frac, point.bound
-        units = _only(frac, self.p.unit_columns)
-        if units is not None:
-            # keep or drop a whole group (a thresholded variable) before choosing its columns
-            col, (b_down, b_up) = self._branch_column(xi, units, lower, upper, bound)
-            v = xi[col]
-            return self._children([(b_down, changes + (([col], -math.inf, 0.0),), (col, 0, v, bound)),
-                                   (b_up, changes + (([col], 1.0, math.inf),), (col, 1, 1.0 - v, bound))])
-        signs = self._sign_split(xi)
-        if signs is not None:
-            return [(bound, changes + ((signs, 0.0, math.inf),), None),
-                    (bound, changes + ((signs, -math.inf, 0.0),), None)]
-        sos = self._sos_split(xi)
-        if sos is not None:
-            left, right = sos
-            return [(bound, changes + ((right, 0.0, 0.0),), None),
-                    (bound, changes + ((left, 0.0, 0.0),), None)]
-        # on 0/1 columns the points only scale indicators, and the LP spreads the support thin: which
-        # items are used is settled first (support_first); with a count or a real-valued column,
-        # branching on points did better (benchmarks/README.md)
-        items = _only(frac, self.alpha_slice) if self.support_first else None
-        col, (b_down, b_up) = self._branch_column(xi, frac if items is None else items, lower, upper, bound)
-        v = xi[col]
-        down: _Child = (b_down, changes + (([col], -math.inf, math.floor(v)),), (col, 0, v - math.floor(v), bound))
-        up: _Child = (b_up, changes + (([col], math.ceil(v), math.inf),), (col, 1, math.ceil(v) - v, bound))
-        return self._children([up, down] if v - math.floor(v) >= 0.5 else [down, up])
-
-    # --- branching ----------------------------------------------------------------------
-    #: reliability branching: up to this many candidate columns whose pseudo-costs rest on fewer
-    #: than :attr:`reliability` observations per direction get both children's LPs solved, and the
-    #: best of them is branched on with those LP bounds (0: pseudo-costs alone).  Measured on one
-    #: process: mammo certified in 4.3 s instead of 9.6 s, mushroom in 30 s instead of 57 s, adult's
-    #: gap at 120 s 0.73 % instead of 2.9 %
-    strong_candidates = 4
-    reliability = 1
-
-    def _children(self, kids: list[_Child]) -> list[_Child] | None:
-        """Children whose strong-branching bound already settles them are pruned here."""
-        out = []
-        for kid in kids:
-            if kid[0] >= self._prune_level():
-                self._note_tol_prune(kid[0])
-            else:
-                out.append(kid)
-        return out or None
-
-    def _branch_column(self, xi: np.ndarray, frac: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                       bound: float) -> tuple[int, tuple[float, float]]:
-        """The column to branch on and its children's bounds ``(down, up)``: by pseudo-cost, or by
-        the children's LP bounds for candidates whose pseudo-costs are not yet reliable (reliability
-        branching); an infeasible child gets bound ∞."""
-        col = self._choose_branch(xi, frac)
-        if not self.strong_candidates:
-            return col, (bound, bound)
-        cand = np.flatnonzero(frac > _INT_TOL)
-        unreliable = cand[self.pseudo_n[:, cand].min(axis=0) < self.reliability]
-        if not len(unreliable):
-            return col, (bound, bound)
-        order = np.argsort(-frac[unreliable] * (1 - frac[unreliable]), kind="stable")  # most fractional first
-        trial = unreliable[order[: self.strong_candidates]]
-        lp = self.lp
-        saved = lp.basis()
-        best, best_score, best_bounds = col, -1.0, (bound, bound)
-        try:
-            for j in trial:
-                v = xi[j]
-                res = []
-                for direction, (lo, hi) in enumerate(((lower[j], math.floor(v)), (math.ceil(v), upper[j]))):
-                    lo_b, hi_b = lower.copy(), upper.copy()
-                    lo_b[j], hi_b[j] = lo, hi
-                    lp.set_bounds(lo_b, hi_b)
-                    lp.restore(saved)
-                    status, obj, _ = lp.solve(self._left())
-                    self.lp_solves += 1
-                    if status == "time_limit":
-                        return col, (bound, bound)
-                    child = math.inf if status == "infeasible" else max(self._safe(obj), bound)
-                    res.append(child)
-                    dist = (v - math.floor(v)) if direction == 0 else (math.ceil(v) - v)
-                    if dist > 1e-9 and math.isfinite(child):
-                        self.pseudo[direction, j] += (child - bound) / dist
-                        self.pseudo_n[direction, j] += 1
-                gain = [min(r, self._ceiling()) - bound for r in res]
-                score = max(gain[0], 1e-9) * max(gain[1], 1e-9)
-                if score > best_score:
-                    best, best_score, best_bounds = int(j), score, (res[0], res[1])
-            return best, best_bounds
-        finally:  # the node's own bounds and basis, for its children's warm starts
-            lp.set_bounds(lower, upper)
-            lp.restore(saved)
-
-    def _split_used(self, j: int, bound: float, changes: tuple[_Change, ...], lower: np.ndarray,
-                    upper: np.ndarray) -> list[_Child]:
-        """Three children that exclude "used with zero points" for design column j: not used; used
-        with λ_j ≥ 1; used with λ_j ≤ −1 (children that the node's bounds already rule out are dropped)."""
-        a, lam_col = self.p.layout.alpha(j), self.p.layout.lam(j)
-        kids: list[_Child] = [(bound, changes + (([a], -math.inf, 0.0),), None)]
-        if upper[lam_col] >= 1:
-            kids.append((bound, changes + (([a, lam_col], 1.0, math.inf),), None))
-        if lower[lam_col] <= -1:
-            kids.append((bound, changes + (([a, lam_col], [1.0, -math.inf], [math.inf, -1.0]),), None))
-        return kids
-
-    def _sign_split(self, xi: np.ndarray) -> np.ndarray | None:
-        """Split a one-nonzero group whose LP points have both signs: one child keeps every point
-        of the group ≥ 0, the other ≤ 0.  An integer point has one nonzero, so it lies in a child;
-        the LP loses its "bumps" (a rise and a fall made of two fractional cuts), which no single
-        cut can score."""
-        best, best_mass = None, _INT_TOL
-        for cols in self.sign_groups:
-            lam = xi[cols]
-            mixed = min(lam[lam > 0].sum(), -lam[lam < 0].sum())
-            if mixed > best_mass:
-                best, best_mass = cols, mixed
-        return best
-
-    def _sos_split(self, xi: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """SOS1 branching on a group whose columns may hold at most one nonzero (e.g. the
-        candidate cuts of one threshold): when the LP spreads the group's indicators over several
-        columns, split the group (in column order) at the α-weighted median; one child forbids
-        the left part, the other the right part.  Every integer point lies in one child, and the
-        depth is logarithmic in the group size instead of one level per column."""
-        best, best_mass = None, _INT_TOL
-        for cols in self.sos_groups:
-            a = xi[cols]
-            if np.count_nonzero(a > _INT_TOL) >= 2 and a.sum() > best_mass:
-                best, best_mass = cols, a.sum()
-        if best is None:
-            return None
-        a = xi[best]
-        k = int(np.searchsorted(np.cumsum(a), 0.5 * a.sum()))
-        nz = np.flatnonzero(a > _INT_TOL)
-        k = min(max(k, nz[0]), nz[-1] - 1)  # both parts keep some of the LP's mass
-        return best[: k + 1], best[k + 1:]
-
-    def _update_pseudocost(self, branch: _Branch, bound: float) -> None:
-        col, direction, dist, parent = branch
-        if dist > 1e-9:
-            self.pseudo[direction, col] += (bound - parent) / dist
-            self.pseudo_n[direction, col] += 1
-
-
-    def _choose_branch(self, xi: np.ndarray, frac: np.ndarray) -> int:
-        cand = np.flatnonzero(frac > _INT_TOL)
-        f_down = xi[cand] - np.floor(xi[cand])
-        f_up = 1.0 - f_down
-        n = self.pseudo_n[:, cand]
-        tot = self.pseudo_n.sum(axis=1)
-        avg = np.where(tot > 0, self.pseudo.sum(axis=1) / np.maximum(tot, 1), 1.0)
-        pc_down = np.where(n[0] > 0, self.pseudo[0, cand] / np.maximum(n[0], 1), avg[0])
-        pc_up = np.where(n[1] > 0, self.pseudo[1, cand] / np.maximum(n[1], 1), avg[1])
-        eps = 1e-9
-        score = np.maximum(pc_down * f_down, eps) * np.maximum(pc_up * f_up, eps)
-        return int(cand[int(np.argmax(score))])
-
-    def _line(self, now, open_nodes, lower, final=None) -> str:
-        gap = self._gap(lower)
-        line = (f"{now:8.1f}s  nodes {self.nodes:>8d}  open {open_nodes:>7d}  "
-                f"best {self.upper:11.6f}  bound {lower:11.6f}  gap {100 * gap:7.3f}%  cuts {self.lp.n_cuts:>5d}")
-        if final:
-            line += f"  [{final}]"
-        return line
-
-    def _log(self, now, open_nodes, lower, final=None):
-        line = self._line(now, open_nodes, lower, final)
-        self.log_lines.append(line)
-        print(line, flush=True)
-
-    def _status(self, now, open_nodes, lower, final=None):
-        """The log line on stderr (like tqdm's bars), at most once per :data:`STATUS_INTERVAL`, so a
-        long fit shows it is alive without filling the screen; not kept in the report's log."""
-        if not self.progress or (final is None and now - self._last_status < STATUS_INTERVAL):
-            return
-        self._last_status = now
-        self._status_shown = True
-        print(self._line(now, open_nodes, lower, final), file=sys.stderr, flush=True)

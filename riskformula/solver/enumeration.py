@@ -32,6 +32,7 @@ tree), because then the bounds and the size rule are all a point must satisfy.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
@@ -39,7 +40,7 @@ import numpy as np
 from ..problem import LogisticLoss, RiskProblem
 from ..problem.loss import _TABLE, real_intercepts
 
-__all__ = ["best_in_box", "box_size", "qualifies"]
+__all__ = ["best_in_box", "box_size", "qualifies", "open_box", "list_units", "Box", "Listed"]
 
 
 def qualifies(problem: RiskProblem) -> bool:
@@ -230,33 +231,65 @@ def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_
     variable vector, a search node's) and its objective (loss + Σ c0 over used columns).  The
     problem must :func:`qualify <qualifies>`.
 
-    The box is listed one size unit at a time (:func:`_listed_with_bounds`); with a finite
-    ``ceiling``, the objective to beat, partial assignments whose bound cannot beat it are
-    dropped on the way.  Returns ``(point, objective)`` when the box's best point is below
-    ``ceiling``; ``(None, bound)`` when no point of the box is, with a lower bound on all of them
-    (inf for a box without a feasible point); None when the listing's work (partial assignments
-    × distinct row patterns, summed over the units) passes ``max_work``."""
+    The box is listed one size unit at a time (:func:`list_units`); with a finite ``ceiling``, the
+    objective to beat, partial assignments whose bound cannot beat it are dropped on the way.
+    Returns ``(point, objective)`` when the box's best point is below ``ceiling``; ``(None, bound)``
+    when no point of the box is, with a lower bound on all of them (inf for a box without a
+    feasible point); None when the listing's work (partial assignments × distinct row patterns,
+    summed over the units) passes ``max_work``."""
+    box = open_box(problem, lower, upper)
+    if box is None:
+        return None, math.inf
+    listed = list_units(problem, box, ceiling, max_work)
+    if listed is None:
+        return None
+    if not len(listed.values):
+        return None, listed.bound
+    best = int(np.argmin(listed.values))
+    if listed.values[best] >= ceiling:
+        return None, min(listed.bound, float(listed.values[best]))
+    lam = np.zeros(problem.d + 1)
+    lam[0] = listed.intercepts[best]
+    lam[1:] = listed.points(np.array([best]))[0]
+    return lam, float(listed.values[best])
+
+
+@dataclass
+class Box:
+    """A box's size units with a choice (``free``: their columns that can be nonzero, the
+    assignments of those columns, whether each uses the unit), the points the other units are
+    fixed at (``fixed``, using ``fixed_used`` units) and the intercept's range ``(low, high)``."""
+
+    free: list
+    fixed: np.ndarray
+    fixed_used: int
+    intercepts: tuple
+
+
+def open_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray) -> Box | None:
+    """The size units of the box ``lower``/``upper`` (bounds of every column of the problem's
+    variable vector) as a :class:`Box`; None when the box holds no point within the size limits
+    and size groups."""
     p, lay = problem, problem.layout
     lam_lo, lam_hi = lower[lay.lam_slice], upper[lay.lam_slice]
     ranges = _ranges(p, lower, upper)
     _, _, nonzero, zero = ranges
     if _n_assignments(p, lower, upper, nonzero, zero)[0] == 0:
-        return None, math.inf
-    units = _units(p, lower, upper)
+        return None
     b_lo, b_hi = max(lam_lo[0], p.intercept_bounds[0]), min(lam_hi[0], p.intercept_bounds[1])
     if not p.real_intercept:
         b_lo, b_hi = math.ceil(b_lo - 1e-9), math.floor(b_hi + 1e-9)
     if b_lo > b_hi:
-        return None, math.inf
+        return None
     opts = []
-    for cols, cap, need in units:
+    for cols, cap, need in _units(p, lower, upper):
         if cap == 0:
             if not zero[cols].all():  # an unused group with a column that must be nonzero
-                return None, math.inf
+                return None
             continue
         o = _unit_options(cols, ranges, need, cap)
         if o is None:
-            return None, math.inf
+            return None
         opts.append((cols, *o))
     # units with a choice, on their columns that can be nonzero (others add nothing to a score)
     free = [([j for j, keep in zip(cols, np.any(A != 0, axis=0)) if keep], A[:, np.any(A != 0, axis=0)], used)
@@ -267,7 +300,7 @@ def best_in_box(problem: RiskProblem, lower: np.ndarray, upper: np.ndarray, max_
         if len(A) == 1:
             fixed[cols] = A[0]
             fixed_used += int(used[0])
-    return _listed_with_bounds(p, free, fixed, fixed_used, (b_lo, b_hi), ceiling, max_work)
+    return Box(free, fixed, fixed_used, (b_lo, b_hi))
 
 
 def _patterns(problem: RiskProblem, free_cols, fixed):
@@ -283,25 +316,48 @@ def _patterns(problem: RiskProblem, free_cols, fixed):
     return pat, wp, wn
 
 
-def _listed_with_bounds(problem: RiskProblem, free, fixed, fixed_used: int, intercepts, ceiling: float,
-                        max_work: float):
-    """List the free units' assignments one unit at a time, keeping only the partial assignments
-    whose bound is below ``ceiling``.  The bound of a partial assignment gives each positive row
+@dataclass
+class Listed:
+    """The assignments a listing kept: each one's best intercept (``intercepts``) and its loss there
+    + c0 · size + the listing's ``extra`` (``values``); ``bound``: the least bound of the partial
+    assignments it dropped (inf when none); :meth:`points` gives their points."""
+
+    intercepts: np.ndarray
+    values: np.ndarray
+    bound: float
+    fixed: np.ndarray
+    steps: list      # per unit in the order listed: (its columns, its assignments)
+    picks: np.ndarray  # per unit, the assignment each kept one takes
+
+    def points(self, which: np.ndarray) -> np.ndarray:
+        """The design-column points of the kept assignments ``which`` (positions), one row each."""
+        out = np.tile(self.fixed, (len(which), 1))
+        for (cols, A), pick in zip(self.steps, self.picks):
+            out[:, cols] = A[pick[which]]
+        return out
+
+
+def list_units(problem: RiskProblem, box: Box, ceiling: float, max_work: float, *, extra: float = 0.0,
+               ties: bool = False) -> Listed | None:
+    """List the free units' assignments of ``box`` one unit at a time, keeping only the partial
+    assignments whose bound is below ``ceiling`` (at most it, with ``ties``; both within a
+    rounding margin of 1e-12 relative).  The bound of a partial assignment gives each positive row
     the highest score the units still to choose can add and each negative row the lowest (rows
-    choose independently, so no assignment scores less), at its best intercept, plus the
-    least c0 those units must add.  Returns (point, objective) for the best point below
-    ``ceiling``, (None, bound) when there is none, None when the work (partial assignments ×
-    patterns, summed over the units) passes ``max_work``."""
+    choose independently, so no assignment scores less), at its best intercept, plus the least
+    c0 those units must add and ``extra`` (a least cost every point adds, such as penalties).
+    Every complete assignment left is scored at its best intercept.  None when the work (partial
+    assignments × patterns, summed over the units) passes ``max_work``."""
     p = problem
-    lo_b, hi_b = intercepts
-    free_cols = [j for cols, _, _ in free for j in cols]
+    lo_b, hi_b = box.intercepts
+    fixed, fixed_used = box.fixed, box.fixed_used
+    free_cols = [j for cols, _, _ in box.free for j in cols]
     pat, wp, wn = _patterns(p, free_cols, fixed)
     P = len(pat)
     steps, off = [], 0
     c0 = cast(np.ndarray, p.c0)  # an array once the problem is built
-    for cols, A, used in free:
+    for cols, A, used in box.free:
         C = pat[:, off:off + len(cols)] @ A.T          # patterns × the unit's options
-        steps.append((C, used.astype(int), (A != 0) @ c0[cols], off, A))
+        steps.append((C, used.astype(int), (A != 0) @ c0[cols], cols, A))
         off += len(cols)
     # the units that move the scores most go first: their bounds tighten the most
     spread = [float((wp + wn) @ (C.max(axis=1) - C.min(axis=1))) for C, *_ in steps]
@@ -313,12 +369,17 @@ def _listed_with_bounds(problem: RiskProblem, free, fixed, fixed_used: int, inte
     rem_can = sum(int(u.max()) for _, u, _, _, _ in steps)
     S = pat[:, -1:].copy()
     n_used = np.array([fixed_used])
-    c0s = np.array([float(p.c0 @ (fixed != 0))])
+    c0s = np.array([float(c0 @ (fixed != 0))])
     picks = np.zeros((0, 1), dtype=np.intp)
     pruning = math.isfinite(ceiling)
     w_both = (np.concatenate([wp, np.zeros(P)]), np.concatenate([np.zeros(P), wn]))
-    margin = 1e-12 * (1.0 + abs(ceiling)) if pruning else 0.0
+    level = ceiling + 1e-12 * (1.0 + abs(ceiling)) if pruning else math.inf
     bound, work = math.inf, 0.0
+    unit_points = [(cols, A) for _, _, _, cols, A in steps]
+
+    def none_left() -> Listed:
+        return Listed(np.zeros(0), np.zeros(0), bound, fixed, unit_points, np.zeros((len(steps), 0), dtype=np.intp))
+
     for k, (C, used, c0u, _, _) in enumerate(steps):
         rem_lo, rem_hi = rem_lo - C.min(axis=1), rem_hi - C.max(axis=1)
         rem_c0 -= float(c0u.min())
@@ -337,24 +398,15 @@ def _listed_with_bounds(problem: RiskProblem, free, fixed, fixed_used: int, inte
             Sk = S[:, keep]
             _, low = _best_intercepts(p, *w_both, np.vstack([Sk + rem_hi[:, None], Sk + rem_lo[:, None]]),
                                       lo_b, hi_b)
-            low = low + c0s[keep] + rem_c0
-            below = low < ceiling + margin
+            low = low + c0s[keep] + rem_c0 + extra
+            below = low <= level if ties else low < level
             if not below.all():
                 bound = min(bound, float(low[~below].min()))
             keep[np.flatnonzero(keep)[~below]] = False
         S, n_used, c0s, picks = S[:, keep], n_used[keep], c0s[keep], picks[:, keep]
         if S.shape[1] == 0:
-            return None, bound
+            return none_left()
     if not steps and not p.min_size <= fixed_used <= p.max_size:
-        return None, bound
+        return none_left()
     b, loss = _best_intercepts(p, wp, wn, S, lo_b, hi_b)
-    obj = loss + c0s
-    best = int(np.argmin(obj))
-    if obj[best] >= ceiling:
-        return None, min(bound, float(obj[best]))
-    lam = np.zeros(p.d + 1)
-    lam[0] = b[best]
-    lam[1:] = fixed
-    for (_, _, _, o, A), pick in zip(steps, picks):
-        lam[1 + np.asarray(free_cols[o:o + A.shape[1]])] = A[pick[best]]
-    return lam, float(obj[best])
+    return Listed(np.asarray(b, float), loss + c0s + extra, bound, fixed, unit_points, picks)

@@ -52,8 +52,11 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from ..problem.problem import loss_bounds
-from . import branch_and_cut as bc
+from . import search_log
 from .branch_and_cut import BranchAndCut
+from .nodes import LP_PRECISION, highs_version, limit_status
+from .parallel import Rounds, on_workers
+from .options import SearchOptions
 from .heuristics import (best_intercept, polish, quantile_columns, real_beam_search, real_fit, sequential_rounding,
                          support_bounds)
 from .report import SolverReport
@@ -81,9 +84,10 @@ class MultiScaleSearch:
     ----------
     problems : dict of scale m → problem (the same design, bounds and constraints; the loss with
         ``scale=m``).
-    time_limit, gap_tolerance, absolute_gap_tolerance, node_limit, verbose, log_interval, progress, n_jobs : as
-        for :class:`~riskformula.solver.branch_and_cut.BranchAndCut`, for the whole search (the roots run
-        in this process; ``n_jobs`` processes share the open nodes of every scale after them).
+    options : :class:`~riskformula.solver.options.SearchOptions`, as for
+        :class:`~riskformula.solver.branch_and_cut.BranchAndCut`, for the whole search (the roots run
+        in this process; ``n_jobs`` processes share the open nodes of every scale after them; each
+        scale's own search takes them :meth:`~SearchOptions.quiet`).
     root_share : fraction of the time limit the roots may use together.
     infeasible : scales left out because no risk score satisfies the constraints there (listed in
         the report's per-scale rows).
@@ -92,21 +96,21 @@ class MultiScaleSearch:
         within the range of the given ones).
     """
 
-    def __init__(self, problems: dict, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
-                 node_limit: int | None = None, verbose: bool = False, log_interval: float = 2.0,
-                 progress: bool = False, root_share: float = 0.35, infeasible=(),
-                 absolute_gap_tolerance: float = 1e-8, add_scale=None, max_added: int = 3, n_jobs: int = 1):
+    def __init__(self, problems: dict, options: SearchOptions | None = None, *, root_share: float = 0.35,
+                 infeasible=(), add_scale=None, max_added: int = 3):
         if not problems:
             raise ValueError("no score scale to search")
+        options = SearchOptions() if options is None else options
+        self.options = options
         self.problems = {float(m): p for m, p in problems.items()}
-        self.n_jobs = int(n_jobs)
-        self.time_limit = float(time_limit)
-        self.gap_tolerance = float(gap_tolerance)
-        self.absolute_gap_tolerance = float(absolute_gap_tolerance)
-        self.node_limit = node_limit
-        self.verbose = verbose
-        self.log_interval = log_interval
-        self.progress = bool(progress) and not verbose
+        self.n_jobs = int(options.n_jobs)
+        self.time_limit = float(options.time_limit)
+        self.gap_tolerance = float(options.gap_tolerance)
+        self.absolute_gap_tolerance = float(options.absolute_gap_tolerance)
+        self.node_limit = options.node_limit
+        self.verbose = options.verbose
+        self.log_interval = options.log_interval
+        self.progress = bool(options.progress) and not options.verbose
         self.root_share = root_share
         self.first_root_share = 0.55 if len(problems) > 1 else 1.0
         self.infeasible = tuple(float(m) for m in infeasible)
@@ -135,8 +139,7 @@ class MultiScaleSearch:
         self._status_shown = False
 
     def _new_solver(self, m: float, p) -> BranchAndCut:
-        s = BranchAndCut(p, time_limit=self.time_limit, gap_tolerance=self.gap_tolerance,
-                         absolute_gap_tolerance=self.absolute_gap_tolerance)
+        s = BranchAndCut(p, self.options.quiet())
         s.keep_root_cuts = True
         self.solvers[m] = s
         return s
@@ -416,17 +419,14 @@ class MultiScaleSearch:
         if status is None:
             self._refine()
 
-        if status is None and self.n_jobs > 1:
-            from joblib import Parallel
-            with Parallel(n_jobs=self.n_jobs, backend="loky") as parallel:
-                return self._finish(self._tree(parallel))
-        return self._finish(status or self._tree(None))
+        if status is not None:
+            return self._finish(status)
+        return self._finish(on_workers(self.n_jobs, self._tree))
 
     def _tree(self, parallel) -> str | None:
         """The search after the roots: best-first over the open nodes of every scale, on this
         process or, with ``parallel`` (a joblib ``Parallel``), in rounds on its workers (see
         :mod:`riskformula.solver.parallel`); returns the limit that stopped it, if any."""
-        from .parallel import Rounds
         rounds = Rounds(self.n_jobs) if parallel is not None else None
         t0 = self.t0
         status = None
@@ -439,7 +439,7 @@ class MultiScaleSearch:
             if not live:
                 break
             now = time.perf_counter() - t0
-            status = bc.limit_status(now, self.time_limit, self.nodes, self.node_limit)
+            status = limit_status(now, self.time_limit, self.nodes, self.node_limit)
             if status:
                 break
             if self.verbose and now - last_log >= self.log_interval:
@@ -506,7 +506,7 @@ class MultiScaleSearch:
             if status is None:
                 status = "infeasible"
                 lower = math.inf
-        elif self._within_tolerance(lower) or (status is None and self._gap(lower) <= bc._LP_PRECISION):
+        elif self._within_tolerance(lower) or (status is None and self._gap(lower) <= LP_PRECISION):
             status = "optimal"
         elif status is None:
             status = "numerical_gap"
@@ -540,7 +540,7 @@ class MultiScaleSearch:
             nodes=self.nodes, cuts=sum(s.lp.n_cuts for s in started),
             lp_solves=sum(s.lp_solves for s in started), listed=sum(s.enumerated for s in started),
             root_bound=min((s.root_bound for s in started), default=-math.inf),
-            solver=f"riskformula branch-and-cut on HiGHS {bc._highs_version()}, one tree per score scale",
+            solver=f"riskformula branch-and-cut on HiGHS {highs_version()}, one tree per score scale",
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
                       "absolute_gap_tolerance": self.absolute_gap_tolerance, "node_limit": self.node_limit,
                       "n_jobs": self.n_jobs},
@@ -562,8 +562,8 @@ class MultiScaleSearch:
         print(line, flush=True)
 
     def _report_progress(self, now, lower=None, final=None):
-        """The log line on stderr at most once per :data:`~riskformula.solver.branch_and_cut.STATUS_INTERVAL`."""
-        if not self.progress or (final is None and now - self._last_status < bc.STATUS_INTERVAL):
+        """The log line on stderr at most once per :data:`~riskformula.solver.search_log.STATUS_INTERVAL`."""
+        if not self.progress or (final is None and now - self._last_status < search_log.STATUS_INTERVAL):
             return
         self._last_status = now
         self._status_shown = True

@@ -24,12 +24,8 @@ from __future__ import annotations
 import heapq
 import threading
 import time
-from typing import TYPE_CHECKING
 
 from .lp import NodeLP
-
-if TYPE_CHECKING:
-    from .branch_and_cut import BranchAndCut
 
 #: each worker numbers its new cuts in a range of its own, this wide
 _CUT_RANGE = 1 << 32
@@ -37,14 +33,15 @@ _CUT_RANGE = 1 << 32
 
 def _explore(searches: list, node_budget: int, deadline: float, first_cut: int, search_class: type) -> list:
     """One worker's round over one or more searches ``(problem, options, cuts, archive, nodes,
-    incumbent, pseudo, counts, outside_bound)`` (one per score scale; see
-    :meth:`BranchAndCut.resume`): at most ``node_budget`` nodes in all, best-first over the
+    incumbent, pseudo, counts, outside_bound)`` (one per score scale; ``options``: the search's
+    :class:`~riskformula.solver.options.SearchOptions` for a worker, its time limit set here; see
+    the tree search's ``resume``): at most ``node_budget`` nodes in all, best-first over the
     searches, until ``deadline`` (a ``time.time()``, the same clock in every process); new cuts are
-    numbered from ``first_cut``; ``search_class``: the caller's :class:`BranchAndCut` (passed, so that
-    this module, which the search loads, does not load it back)."""
+    numbered from ``first_cut``; ``search_class``: the caller's tree search (passed, so that this
+    module, which the search loads, does not load it back)."""
     solvers = []
     for problem, options, cuts, archive, nodes, incumbent, pseudo, counts, outside in searches:
-        bc = search_class(problem, time_limit=max(deadline - time.time(), 0.0), **options)
+        bc = search_class(problem, options.replace(time_limit=max(deadline - time.time(), 0.0)))
         bc.resume(cuts, nodes, incumbent, pseudo, counts, outside, archive)
         bc.lp.number_cuts_from(first_cut)
         solvers.append(bc)
@@ -99,10 +96,11 @@ def workers_for(n_jobs: int, time_limit: float) -> int:
     return n_jobs if last is not None and time.monotonic() - last < _WARM_SECONDS else 1
 
 
-def start_workers(n_jobs: int) -> threading.Thread | None:
+def start_workers(n_jobs: int, search_class: type) -> threading.Thread | None:
     """Start the ``n_jobs`` worker processes of the rounds now, in the background (None when
-    ``n_jobs`` is 1): a thread hands each worker a task that imports the solver, and joblib keeps
-    the workers for the rounds' own ``Parallel`` calls (and for 300 s of idleness after).
+    ``n_jobs`` is 1): a thread hands each worker a task that imports the solver (``search_class``,
+    the tree search the rounds will run: unpickling it imports its module), and joblib keeps the
+    workers for the rounds' own ``Parallel`` calls (and for 300 s of idleness after).
 
     Starting two loky workers and importing riskformula in them takes 3.5 s on a 2-core machine;
     left to the first round, that comes after the root and can push a short search past its time
@@ -111,29 +109,30 @@ def start_workers(n_jobs: int) -> threading.Thread | None:
     if n_jobs <= 1:
         return None
     mark_used(n_jobs)
-    thread = threading.Thread(target=_start, args=(int(n_jobs),), name="riskformula-workers", daemon=True)
+    thread = threading.Thread(target=_start, args=(int(n_jobs), search_class), name="riskformula-workers",
+                              daemon=True)
     thread.start()
     return thread
 
 
-def _start(n_jobs: int) -> None:
+def _start(n_jobs: int, search_class: type) -> None:
     try:
         from joblib import Parallel, delayed
-        Parallel(n_jobs=n_jobs, backend="loky")(delayed(_ready)() for _ in range(n_jobs))
+        Parallel(n_jobs=n_jobs, backend="loky")(delayed(_ready)(search_class) for _ in range(n_jobs))
     except Exception:  # noqa: BLE001  the search's own rounds report what stops the workers
         pass
 
 
-def _ready() -> bool:
-    """A worker's first task: import what its rounds run (by name: the search loads this module)."""
-    import importlib
-    importlib.import_module("riskformula.solver.branch_and_cut")
-    return True
+def _ready(search_class: type) -> bool:
+    """A worker's first task: import what its rounds run (``search_class`` arrives pickled by
+    reference, so receiving it imports its module; this module does not name it, since the
+    search loads this one)."""
+    return search_class is not None
 
 
 class Rounds:
     """Rounds of a tree search on ``n_jobs`` worker processes (see the module's docstring), over
-    one or more started :class:`BranchAndCut` searches (one per score scale)."""
+    one or more started tree searches (one per score scale)."""
 
     #: nodes per worker in the first round; each round doubles it up to ``max_round_nodes``
     first_round_nodes = 16
@@ -174,7 +173,7 @@ class Rounds:
                     back[s].append(taken[s][i])
         state = [(bc.lp.cuts(), bc.lp.archive.state(),
                   (bc.upper, bc.best_lam, bc.best_x, bc.cutoff, bc.chain_lower), (bc.pseudo, bc.pseudo_n),
-                  (bc.nodes, bc.polish_calls, bc._reach), _options(bc)) for bc in searches]
+                  (bc.nodes, bc.polish_calls, bc._reach), bc.worker_options()) for bc in searches]
         tasks, held = [], []
         for k in busy:
             mine = sorted({s for _, s, _ in shares[k]})
@@ -236,6 +235,16 @@ class Rounds:
         return time.time() + time_limit - elapsed - min(0.5, 0.005 * time_limit)
 
 
+def on_workers(n_jobs: int, run):
+    """``run(parallel)`` with a joblib ``Parallel`` of ``n_jobs`` loky workers held open for its
+    rounds, or ``run(None)`` to search in this process (``n_jobs`` 1)."""
+    if n_jobs == 1:
+        return run(None)
+    from joblib import Parallel
+    with Parallel(n_jobs=n_jobs, backend="loky") as parallel:
+        return run(parallel)
+
+
 def _merge_archives(archive, states: list, in_pool: set) -> None:
     """Fill ``archive`` from the workers' archive ``states`` (in worker order), each cut once and
     none that is back in the pool (``in_pool``: serial numbers)."""
@@ -245,8 +254,3 @@ def _merge_archives(archive, states: list, in_pool: set) -> None:
         seen.update(serials[fresh].tolist())
         archive.extend(A[fresh], rhs[fresh], [keys[k] for k in fresh], serials[fresh])
 
-
-def _options(bc: BranchAndCut) -> dict:
-    return {"gap_tolerance": bc.gap_tolerance, "absolute_gap_tolerance": bc.absolute_gap_tolerance,
-            "max_cuts": bc.max_cuts, "heuristic_interval": bc.heuristic_interval,
-            "enumeration_work": bc.enumeration_work}

@@ -26,6 +26,7 @@ import riskformula as rf
 from riskformula.design import build_design
 from riskformula.errors import OptimalityGapWarning, SettingsError
 from riskformula.problem import LogisticLoss, build_problem
+from riskformula.solver.options import SearchOptions
 from riskformula.solver.multiscale import MultiScaleSearch
 from riskformula import _checks as v
 
@@ -175,9 +176,9 @@ def _search(seed, real=False, **kw):
     problems = {m: make(m) for m in scales}
     models = point_models(X.shape[1], -3, 3, max_size)
     truth = oracle(X @ models.T, y, w, np.count_nonzero(models, axis=1), c0, scales, real=real)
-    if kw.pop("refine", False):
-        kw["add_scale"] = make
-    return MultiScaleSearch(problems, gap_tolerance=1e-9, **kw), truth, (X, y, w, c0)
+    add_scale = make if kw.pop("refine", False) else None
+    return (MultiScaleSearch(problems, SearchOptions(gap_tolerance=1e-9, **kw), add_scale=add_scale), truth,
+            (X, y, w, c0))
 
 
 def _check_early_stop(rep, truth, data):

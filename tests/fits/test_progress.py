@@ -13,7 +13,7 @@ import riskformula as rf
 from conftest import binary_frame
 from riskformula import _progress, cli
 from riskformula.errors import SettingsError
-from riskformula.solver import branch_and_cut
+from riskformula.solver import search_log
 
 FORMULA = "y ~ x1 + x2 + x3 + C(grp)"
 FIT = dict(max_size=2, coef_range=(-3, 3), time_limit=10, engine="tree")  # the tree reports as it goes
@@ -27,7 +27,7 @@ def data():
 @pytest.fixture
 def every_check(monkeypatch):
     """A status line at every check of the search instead of every 10 s."""
-    monkeypatch.setattr(branch_and_cut, "STATUS_INTERVAL", 0.0)
+    monkeypatch.setattr(search_log, "STATUS_INTERVAL", 0.0)
 
 
 def status_lines(text: str) -> list[str]:

@@ -12,7 +12,8 @@ import pytest
 import riskformula as rf
 from riskformula.errors import SettingsError
 from riskformula.logistic import fit_logistic
-from riskformula.objectives import MODEL_ARGUMENTS, Objective, objective_entry, register_objective
+from riskformula.arguments import ModelArguments
+from riskformula.objectives import Objective, objective_entry, register_objective
 from riskformula.problem.constraints import Constraint, constraint_class
 
 
@@ -78,11 +79,11 @@ def objectives_restored():
 
 
 def test_a_new_objective_is_one_registered_entry(objectives_restored):
-    def one_item(formula, data, control, **arguments):
-        return fit_logistic(formula, data, control, max_size=1, **arguments)
+    def one_item(formula, data, arguments, control):
+        return fit_logistic(formula, data, arguments.replace(max_size=1), control)
 
-    register_objective(Objective("one_item", one_item, arguments=frozenset(MODEL_ARGUMENTS) - {
-        "max_size", "decision_thresholds", "decision_weights"}, search=objective_entry("logistic").search,
+    register_objective(Objective("one_item", one_item, arguments=frozenset(ModelArguments.names()) - {
+        "max_size"}, search=objective_entry("logistic").search,
         why_not={"max_size": "this objective fits one item"}))
     df = _data()
     m = rf.risk_score("y ~ a + b + c", df, objective="one_item", coef_range=(-3, 3), time_limit=30)

@@ -166,8 +166,8 @@ def test_user_weights_and_thresholds_brute_force():
     df = small_frame(30, 11)
     grid = decision_grid([0.2, 0.5], weights=[1.0, 3.0])
     best = brute_force(df, -2, 2, grid, 0.0)
-    m = rf.risk_score("y ~ a + b + c", df, objective="net_benefit", coef_range=(-2, 2), max_size=3, c0=0.0,
-                      decision_thresholds=[0.5, 0.2], decision_weights=[3.0, 1.0], time_limit=60)
+    m = rf.risk_score("y ~ a + b + c", df, objective=rf.net_benefit([0.5, 0.2], weights=[3.0, 1.0]),
+                      coef_range=(-2, 2), max_size=3, c0=0.0, time_limit=60)
     assert m.status == "optimal"
     assert m.objective == pytest.approx(best, abs=1e-9)
     nb = net_benefit(m.observed(df), m.predict(df), [0.2, 0.5])["net_benefit"].to_numpy()
@@ -258,10 +258,6 @@ def test_constraints_and_threshold_terms_apply():
 @pytest.mark.parametrize("kwargs, match", [
     ({"intercept_range": (-3, 3)}, "intercept_range"),
     ({"positive_weight": 2.0}, "positive_weight"),
-    ({"decision_thresholds": [0.2, 1.0]}, r"\[0, 1\)"),
-    ({"decision_thresholds": [0.2, 0.2]}, "repeated"),
-    ({"decision_weights": [1.0, 2.0]}, "one weight per threshold"),
-    ({"decision_thresholds": [0.2], "decision_weights": [-1.0]}, "nonnegative"),
     ({"constraints": [rf.risk_at_least(0.5, when={"a": 2})]}, "not yet supported"),
     ({"solver": "no_such_solver"}, "not a pyomo solver"),
 ])
@@ -271,9 +267,20 @@ def test_net_benefit_settings_errors(kwargs, match):
         rf.risk_score("y ~ a + b + c", df, objective="net_benefit", time_limit=5, **kwargs)
 
 
+@pytest.mark.parametrize("grid, match", [
+    ({"thresholds": [0.2, 1.0]}, r"\[0, 1\)"),
+    ({"thresholds": [0.2, 0.2]}, "repeated"),
+    ({"weights": [1.0, 2.0]}, "one weight per threshold"),
+    ({"thresholds": [0.2], "weights": [-1.0]}, "nonnegative"),
+])
+def test_net_benefit_grid_errors(grid, match):
+    with pytest.raises(SettingsError, match=match):
+        rf.risk_score("y ~ a + b + c", small_frame(30, 0), objective=rf.net_benefit(**grid), time_limit=5)
+
+
 def test_net_benefit_arguments_need_the_objective():
     df = small_frame(30, 0)
-    with pytest.raises(SettingsError, match="only with objective='net_benefit'"):
+    with pytest.raises(SettingsError, match=r"objective=rf.net_benefit\(thresholds="):
         rf.risk_score("y ~ a", df, decision_thresholds=[0.2])
     with pytest.raises(SettingsError, match="'logistic' or 'net_benefit'"):
         rf.risk_score("y ~ a", df, objective="aunbc")

@@ -21,7 +21,7 @@ def weighted_nb():
     train = bc.iloc[::2].copy()
     train["w"] = np.where(train.Benign == 1, 2.0, 1.0)
     m = rf.risk_score("Benign ~ UniformityOfCellSize + BareNuclei + ClumpThickness", train, weights="w",
-                      objective="net_benefit", decision_thresholds=[0.3], max_size=2, coef_range=(0, 3), c0=1e-3,
+                      objective=rf.net_benefit([0.3]), max_size=2, coef_range=(0, 3), c0=1e-3,
                       **FIT)
     return m, train
 
@@ -72,8 +72,8 @@ def test_weighted_band_table_counts_rows_and_labels_weights(weighted_nb):
 
 def test_unweighted_band_rows_equal_the_counts():
     bc = rf.load_dataset("breastcancer").iloc[::2]
-    m = rf.risk_score("Benign ~ UniformityOfCellSize + BareNuclei", bc, objective="net_benefit",
-                      decision_thresholds=[0.3], max_size=2, coef_range=(0, 3), c0=1e-3, **FIT)
+    m = rf.risk_score("Benign ~ UniformityOfCellSize + BareNuclei", bc, objective=rf.net_benefit([0.3]),
+                      max_size=2, coef_range=(0, 3), c0=1e-3, **FIT)
     t = m.risk_table()
     assert (t["rows"] == t["n"]).all() and (t["row_events"] == t["events"]).all()
     assert "weighted rows" not in str(m.summary())

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from riskformula.solver.options import SearchOptions
 import riskformula as rf
 from riskformula.design import build_design
 from riskformula.errors import SettingsError
@@ -134,7 +135,7 @@ def test_a_poor_first_score_lowers_the_level():
     zero = np.zeros(p.d + 1)
     zero[0] = best_intercept(p, np.zeros(p.loss.n_unique))
     assert p.objective(zero) > 1.05 * rs.optimum
-    search = RashomonSearch(p, 0.05, (zero, p.objective(zero)), time_limit=30)
+    search = RashomonSearch(p, 0.05, (zero, p.objective(zero)), SearchOptions(time_limit=30))
     assert search.run() is None
     assert search.best_value == pytest.approx(rs.optimum, rel=1e-12)
     got = {tuple(int(v) for v in lam[1:]) for lam, val in search.members.values() if under(val, search.level)}

@@ -26,7 +26,7 @@ def weighted_nb():
     train = bc.iloc[::2].copy()
     train["w"] = np.where(train.Benign == 1, 2.0, 1.0)
     m = rf.risk_score("Benign ~ UniformityOfCellSize + BareNuclei + ClumpThickness", train, weights="w",
-                      objective="net_benefit", decision_thresholds=[0.3], max_size=2, coef_range=(0, 3), c0=1e-3,
+                      objective=rf.net_benefit([0.3]), max_size=2, coef_range=(0, 3), c0=1e-3,
                       **FIT)
     return m, train
 

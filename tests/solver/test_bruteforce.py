@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from riskformula.solver.options import SearchOptions
 import riskformula as rf
 from riskformula.errors import OptimalityGapWarning
 from riskformula.problem import LogisticLoss, RiskProblem
@@ -297,7 +298,7 @@ def test_min_size_minimal_reproduction():
 
 def test_node_limit_without_incumbent_minimal_reproduction():
     true_min, _, _ = brute_force(TINY)
-    rep = BranchAndCut(_problem(TINY), gap_tolerance=1e-9, node_limit=1).solve()
+    rep = BranchAndCut(_problem(TINY), SearchOptions(gap_tolerance=1e-9, node_limit=1)).solve()
     assert rep.status in ("node_limit", "optimal")  # never "infeasible": the problem is feasible
     assert rep.lower_bound <= true_min + _slack(true_min)
 
@@ -419,7 +420,7 @@ def test_four_rows_default_settings():
 def test_solver_matches_brute_force(seed):
     inst = random_instance(seed)
     true_min, _, _ = brute_force(inst)
-    rep = BranchAndCut(_problem(inst), time_limit=60, gap_tolerance=1e-9).solve()
+    rep = BranchAndCut(_problem(inst), SearchOptions(time_limit=60, gap_tolerance=1e-9)).solve()
     assert rep.lower_bound <= true_min + _slack(true_min)
     assert rep.status == "optimal"
     assert rep.objective == pytest.approx(true_min, rel=1e-7, abs=0)
@@ -433,7 +434,7 @@ def test_node_limit_gives_an_honest_gap(seed, node_limit):
     inst = random_instance(300 + seed)
     inst.max_size = inst.d  # more to search
     true_min, _, _ = brute_force(inst)
-    rep = BranchAndCut(_problem(inst), time_limit=60, gap_tolerance=1e-9, node_limit=node_limit).solve()
+    rep = BranchAndCut(_problem(inst), SearchOptions(time_limit=60, gap_tolerance=1e-9, node_limit=node_limit)).solve()
     assert rep.status in ("optimal", "node_limit")
     assert rep.nodes <= node_limit
     assert rep.lower_bound <= true_min + _slack(true_min), (
@@ -453,7 +454,7 @@ def test_time_limit_gives_an_honest_gap(seed, time_limit):
     inst = random_instance(400 + seed)
     inst.max_size = inst.d
     true_min, _, _ = brute_force(inst)
-    rep = BranchAndCut(_problem(inst), time_limit=time_limit, gap_tolerance=1e-9).solve()
+    rep = BranchAndCut(_problem(inst), SearchOptions(time_limit=time_limit, gap_tolerance=1e-9)).solve()
     assert rep.status in ("optimal", "time_limit")
     assert rep.lower_bound <= true_min + _slack(true_min)
     assert rep.objective >= true_min - _slack(true_min)
@@ -483,7 +484,7 @@ def test_min_size_with_node_limit(min_size, node_limit):
     inst.min_size, inst.max_size, inst.c0 = min_size, max(min_size, inst.max_size), 0.01
     inst.lo, inst.hi = (0,) * inst.d, (3,) * inst.d
     true_min, _, _ = brute_force(inst)
-    rep = BranchAndCut(_problem(inst), time_limit=60, gap_tolerance=1e-9, node_limit=node_limit).solve()
+    rep = BranchAndCut(_problem(inst), SearchOptions(time_limit=60, gap_tolerance=1e-9, node_limit=node_limit)).solve()
     assert rep.lower_bound <= true_min + _slack(true_min)
     assert rep.objective >= true_min - _slack(true_min)
     lam = np.asarray(rep.solution)
@@ -595,7 +596,7 @@ def test_a_loose_absolute_tolerance_stops_early_with_an_honest_bound(seed):
     inst.max_size = inst.d
     true_min, _, _ = brute_force(inst)
     tol = 0.02
-    rep = BranchAndCut(_problem(inst), time_limit=60, gap_tolerance=0.0, absolute_gap_tolerance=tol).solve()
+    rep = BranchAndCut(_problem(inst), SearchOptions(time_limit=60, gap_tolerance=0.0, absolute_gap_tolerance=tol)).solve()
     assert rep.status == "optimal"
     assert rep.lower_bound <= true_min + _slack(true_min)
     assert true_min - _slack(true_min) <= rep.objective <= true_min + tol + _slack(true_min)

@@ -7,6 +7,7 @@ cuts at every node must still reach the brute-force optimum, on one process and 
 import numpy as np
 import pytest
 
+from riskformula.solver.options import SearchOptions
 from riskformula.solver import BranchAndCut
 from riskformula.solver.lp import CutArchive, NodeLP
 from test_bruteforce import _problem, _slack, brute_force
@@ -71,7 +72,7 @@ def test_a_tiny_pool_still_finds_the_brute_force_optimum(seed, monkeypatch):
     monkeypatch.setattr(NodeLP, "restore_archived", counted)
     inst = tree_instance(seed)
     true_min, _, _ = brute_force(inst)
-    bc = BranchAndCut(_problem(inst), time_limit=120, max_cuts=4)
+    bc = BranchAndCut(_problem(inst), SearchOptions(time_limit=120, max_cuts=4))
     report = bc.solve()
     assert report.status == "optimal"
     assert report.lower_bound <= true_min + _slack(true_min)
@@ -85,8 +86,8 @@ def test_a_tiny_pool_still_finds_the_brute_force_optimum(seed, monkeypatch):
 def test_a_tiny_pool_on_two_processes_gives_the_same_model(seed, rounds):  # noqa: F811
     inst = tree_instance(seed)
     true_min, _, _ = brute_force(inst)
-    one = BranchAndCut(_problem(inst), time_limit=120, max_cuts=4).solve()
-    two = BranchAndCut(_problem(inst), time_limit=120, max_cuts=4, n_jobs=2).solve()
+    one = BranchAndCut(_problem(inst), SearchOptions(time_limit=120, max_cuts=4)).solve()
+    two = BranchAndCut(_problem(inst), SearchOptions(time_limit=120, max_cuts=4, n_jobs=2)).solve()
     assert two.status == "optimal"
     assert two.lower_bound <= true_min + _slack(true_min)
     assert two.objective == pytest.approx(true_min, rel=1e-7, abs=0)

@@ -15,6 +15,7 @@ from scipy.optimize import minimize
 import riskformula as rf
 from riskformula.problem import LogisticLoss, RiskProblem, SizeGroup
 from riskformula.solver import branch_and_cut as bc
+from riskformula.solver import root
 from riskformula.solver.relaxation import RelaxedPoints, first_order_cut
 from test_thresholds import brute_two_thresholds  # points −2…2, intercept −10…10, c0 1e-6
 
@@ -151,7 +152,7 @@ def test_it_lifts_an_early_root_and_keeps_the_bound_below_the_optimum(seed, monk
 
 def test_designs_without_thresholds_do_not_run_it(monkeypatch):
     calls = []
-    monkeypatch.setattr(bc, "first_order_cut", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(root, "first_order_cut", lambda *a, **k: calls.append(1))
     rf.risk_score("Malignant ~ .", rf.load_dataset("mammo"), max_size=2, time_limit=10)
     assert calls == []
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from conftest import oracle_real_intercepts
 
+from riskformula.solver.options import SearchOptions
 import riskformula as rf
 from riskformula.errors import SettingsError
 from riskformula.solver import BranchAndCut
@@ -52,17 +53,17 @@ def tree_instance(seed: int) -> Instance:
 def test_two_processes_find_the_brute_force_optimum(seed, rounds):
     inst = tree_instance(seed)
     true_min, _, _ = brute_force(inst)
-    report = BranchAndCut(_problem(inst), time_limit=120, n_jobs=2).solve()
+    report = BranchAndCut(_problem(inst), SearchOptions(time_limit=120, n_jobs=2)).solve()
     assert report.status == "optimal"
     assert report.lower_bound <= true_min + _slack(true_min)
     assert report.objective == pytest.approx(true_min, rel=1e-7, abs=0)
-    one = BranchAndCut(_problem(inst), time_limit=120).solve()
+    one = BranchAndCut(_problem(inst), SearchOptions(time_limit=120)).solve()
     assert report.solution == one.solution  # these optima are unique
     assert report.settings["n_jobs"] == 2
 
 
 def test_rounds_were_run(rounds):
-    BranchAndCut(_problem(tree_instance(0)), time_limit=120, n_jobs=2).solve()
+    BranchAndCut(_problem(tree_instance(0)), SearchOptions(time_limit=120, n_jobs=2)).solve()
     assert rounds["rounds"] >= 3
 
 
@@ -71,7 +72,7 @@ def test_rounds_were_run(rounds):
 def test_early_stops_keep_the_bound_below_the_optimum(seed, node_limit, rounds):
     inst = tree_instance(seed)
     true_min, _, _ = brute_force(inst)
-    report = BranchAndCut(_problem(inst), time_limit=120, node_limit=node_limit, n_jobs=2).solve()
+    report = BranchAndCut(_problem(inst), SearchOptions(time_limit=120, node_limit=node_limit, n_jobs=2)).solve()
     assert report.lower_bound <= true_min + _slack(true_min)
     assert report.objective >= true_min - _slack(true_min)
     if report.status == "node_limit":
@@ -82,7 +83,7 @@ def test_early_stops_keep_the_bound_below_the_optimum(seed, node_limit, rounds):
 @pytest.mark.parametrize("node_limit", [6, 20, None])
 def test_the_same_call_gives_the_same_result(node_limit, rounds):
     inst = tree_instance(3)
-    a, b = (BranchAndCut(_problem(inst), time_limit=120, node_limit=node_limit, n_jobs=2).solve()
+    a, b = (BranchAndCut(_problem(inst), SearchOptions(time_limit=120, node_limit=node_limit, n_jobs=2)).solve()
             for _ in range(2))
     assert (a.solution, a.objective, a.lower_bound, a.nodes, a.status) == \
            (b.solution, b.objective, b.lower_bound, b.nodes, b.status)
@@ -139,7 +140,7 @@ def test_every_open_node_comes_back(seed, node_limit, rounds, monkeypatch):
     monkeypatch.setattr(BranchAndCut, "_polish_and_offer", lambda self, lam, swaps=False: self._offer(lam))
     inst = tree_instance(seed)
     true_min, _, _ = brute_force(inst)
-    report = BranchAndCut(_problem(inst), time_limit=120, n_jobs=3, node_limit=node_limit).solve()
+    report = BranchAndCut(_problem(inst), SearchOptions(time_limit=120, n_jobs=3, node_limit=node_limit)).solve()
     assert rounds["rounds"] >= (2 if node_limit is None else 1)
     assert report.lower_bound <= true_min + _slack(true_min)
     if node_limit is None:
@@ -152,7 +153,7 @@ def test_every_open_node_comes_back(seed, node_limit, rounds, monkeypatch):
 def test_a_round_gives_back_the_shares_it_does_not_search():
     import time
 
-    bc = BranchAndCut(_problem(tree_instance(2)), time_limit=120, n_jobs=3)
+    bc = BranchAndCut(_problem(tree_instance(2)), SearchOptions(time_limit=120, n_jobs=3))
     bc.start()
     while bc.has_open_nodes() and len(bc.heap) + (bc.plunge is not None) < 6:
         bc.step()
@@ -217,7 +218,7 @@ def test_every_scale_gets_its_nodes_back(seed, rounds, monkeypatch):
     problems = {m: RiskProblem(LogisticLoss(inst.X, inst.y, scale=m), np.array(inst.lo, float),
                                np.array(inst.hi, float), c0=inst.c0, max_size=inst.max_size) for m in scales}
     best = {m: _scaled_brute_force(inst, m) for m in scales}
-    report = MultiScaleSearch(problems, time_limit=120, n_jobs=2).solve()
+    report = MultiScaleSearch(problems, SearchOptions(time_limit=120, n_jobs=2)).solve()
     assert rounds["rounds"] >= 1
     assert report.status == "optimal"
     assert report.objective == pytest.approx(min(best.values()), rel=1e-7)
@@ -281,7 +282,7 @@ def test_a_round_without_a_better_score_keeps_the_loss_floor(seed, rounds, monke
         seen.append((before, (bc.upper, bc.chain_lower, float(bc.lp.lower[-1])), bc.open_bound()))
 
     monkeypatch.setattr(Rounds, "run", watched)
-    BranchAndCut(_problem(inst), time_limit=120, n_jobs=2).solve()
+    BranchAndCut(_problem(inst), SearchOptions(time_limit=120, n_jobs=2)).solve()
     assert seen
     raised_tree = False
     for (upper0, chain0, floor0), (upper1, chain1, floor1), lower in seen:

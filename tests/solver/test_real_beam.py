@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from riskformula.solver.options import SearchOptions
 from riskformula.problem import LogisticLoss, RiskProblem
 from riskformula.problem.problem import SizeGroup
 from riskformula.solver.heuristics import GRID_QUANTILES, quantile_columns, real_beam_search, real_fit, support_bounds
@@ -106,7 +107,7 @@ def test_beam_supports_respect_bounds_size_and_groups(seed):
 
 def test_the_multiscale_search_rays_the_beams_supports():
     problems = {m: _problem(0, m) for m in (0.5, 1.0, 2.0)}
-    search = MultiScaleSearch(problems, time_limit=30, node_limit=5)
+    search = MultiScaleSearch(problems, SearchOptions(time_limit=30, node_limit=5))
     report = search.solve()
     beam = real_beam_search(problems[0.5])
     assert tuple(np.flatnonzero(beam[0][1:])) in search._rays

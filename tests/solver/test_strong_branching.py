@@ -5,6 +5,7 @@ search is stopped early; counters say the mechanism fired."""
 import numpy as np
 import pytest
 
+from riskformula.solver.options import SearchOptions
 from riskformula.solver import BranchAndCut
 from test_bruteforce import Instance, _problem, _slack, brute_force
 
@@ -46,18 +47,18 @@ def fired(monkeypatch):
 def test_the_optimum_is_brute_force_with_and_without(seed, fired):
     inst = weak_instance(seed)
     true_min, _, _ = brute_force(inst)
-    on = BranchAndCut(_problem(inst), time_limit=120).solve()
+    on = BranchAndCut(_problem(inst), SearchOptions(time_limit=120)).solve()
     assert on.status == "optimal"
     assert on.lower_bound <= true_min + _slack(true_min)
     assert on.objective == pytest.approx(true_min, rel=1e-7, abs=0)
-    off = BranchAndCut(_problem(inst), time_limit=120)
+    off = BranchAndCut(_problem(inst), SearchOptions(time_limit=120))
     off.strong_candidates = 0
     assert off.solve().objective == pytest.approx(true_min, rel=1e-7, abs=0)
 
 
 def test_it_fires_and_prunes(fired):
     for seed in range(8):
-        BranchAndCut(_problem(weak_instance(seed)), time_limit=120).solve()
+        BranchAndCut(_problem(weak_instance(seed)), SearchOptions(time_limit=120)).solve()
     assert fired["strong"] >= 8
     assert fired["pruned"] >= 1
 
@@ -69,6 +70,6 @@ def test_children_bounds_stay_below_the_optimum(seed, node_limit):
     # is the reported bound and must not pass the optimum
     inst = weak_instance(seed)
     true_min, _, _ = brute_force(inst)
-    rep = BranchAndCut(_problem(inst), time_limit=60, gap_tolerance=1e-9, node_limit=node_limit).solve()
+    rep = BranchAndCut(_problem(inst), SearchOptions(time_limit=60, gap_tolerance=1e-9, node_limit=node_limit)).solve()
     assert rep.lower_bound <= true_min + _slack(true_min)
     assert rep.objective >= true_min - _slack(true_min)

@@ -5,6 +5,7 @@ with it on and off (also stopped early); a counter says it fired; a count column
 import numpy as np
 import pytest
 
+from riskformula.solver.options import SearchOptions
 from riskformula.solver import BranchAndCut
 from test_bruteforce import _problem, _slack, brute_force
 from test_strong_branching import weak_instance as binary_instance  # 0/1 columns
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.usefixtures("no_enumeration")
 
 
 def _solve(inst, on: bool, **kw):
-    bc = BranchAndCut(_problem(inst), **kw)
+    bc = BranchAndCut(_problem(inst), SearchOptions(**kw))
     bc.support_first = on
     return bc.solve()
 

@@ -19,6 +19,7 @@ from riskformula.problem import LogisticLoss, RiskProblem
 from riskformula.problem.problem import SizeGroup, _score_range, intercept_bounds, loss_bounds, score_range
 from riskformula.solver.heuristics import real_beam_search
 from riskformula.solver.parallel import start_workers
+from riskformula.solver import BranchAndCut
 
 
 def _problem(seed: int = 0, scale: float = 1.0, groups=(), loss=None) -> RiskProblem:
@@ -77,12 +78,12 @@ def test_the_beam_stops_growing_past_its_stop():
 
 
 def test_the_workers_start_with_the_fit_and_the_search_is_unchanged():
-    assert start_workers(1) is None
+    assert start_workers(1, BranchAndCut) is None
     rng = np.random.default_rng(4)
     X = rng.integers(0, 2, (400, 8))
     y = (rng.random(400) < 1 / (1 + np.exp(-(X @ rng.normal(0, 1.5, 8) - 1)))).astype(int)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(8)]).assign(y=y)
-    thread = start_workers(2)
+    thread = start_workers(2, BranchAndCut)
     thread.join(timeout=120)
     assert not thread.is_alive()
     with warnings.catch_warnings():
