@@ -13,6 +13,7 @@ import pytest
 from riskformula.problem import SizeGroup
 from riskformula.problem.cox import CoxLoss, cox_problem
 from riskformula.solver.branch_and_cut import BranchAndCut
+from riskformula.solver.options import SearchOptions
 
 
 def _problem(seed):
@@ -48,7 +49,7 @@ def _brute_force(loss, p, B):
 @pytest.mark.parametrize("seed", range(40))
 def test_certified_optimum_matches_brute_force(seed):
     loss, p, B = _problem(seed)
-    report = BranchAndCut(p, time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-10).solve()
+    report = BranchAndCut(p, SearchOptions(time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-10)).solve()
     best = _brute_force(loss, p, B)
     assert report.status == "optimal"
     assert report.lower_bound <= best + 1e-12  # the certificate never claims more than is true
@@ -65,7 +66,7 @@ def test_best_over_scales(seed):
     for m in (0.5, 1.0, 2.0, 4.0):
         L = loss.with_scale(m)
         p = cox_problem(L, p0.coef_lower, p0.coef_upper, c0=p0.c0, max_size=p0.max_size)
-        report = BranchAndCut(p, time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-10).solve()
+        report = BranchAndCut(p, SearchOptions(time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-10)).solve()
         assert report.status == "optimal"
         found.append(report.objective)
         truth.append(_brute_force(L, p, B))

@@ -12,6 +12,7 @@ from statsmodels.duration.hazard_regression import PHReg
 
 from riskformula.problem.cox import CoxLoss, cox_problem
 from riskformula.solver.heuristics import real_beam_search
+from riskformula.solver.options import SearchOptions
 from riskformula.solver.multiscale import MultiScaleSearch
 
 
@@ -57,7 +58,7 @@ def test_best_over_scales_certified(seed):
     loss, d = _setup(seed)
     problems = {m: _problem(loss, m, d) for m in (0.5, 1.0, 2.0)}
     # refinement adds a risk score's own best scale to the set when it beats the best objective
-    search = MultiScaleSearch(problems, time_limit=30, gap_tolerance=1e-9, absolute_gap_tolerance=1e-10,
+    search = MultiScaleSearch(problems, SearchOptions(time_limit=30, gap_tolerance=1e-9, absolute_gap_tolerance=1e-10),
                               add_scale=lambda m: _problem(loss, m, d))
     report = search.solve()
     scales = set(search.problems)

@@ -15,6 +15,7 @@ from riskformula.pipeline import design_bounds
 from riskformula.problem import build_problem
 from riskformula.problem.cox import CoxLoss
 from riskformula.solver.branch_and_cut import BranchAndCut
+from riskformula.solver.options import SearchOptions
 from riskformula.solver.relaxation import first_order_cut
 
 
@@ -57,7 +58,7 @@ def test_threshold_design_certified(seed):
     design, loss, p = _setup(seed, ("efron", "breslow")[seed % 2])
     assert p.cut_families and loss.n_unique < design.nobs  # the cuts of age; rows merged
     assert bool(p.groups) == (seed % 2 == 0)
-    report = BranchAndCut(p, time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-10).solve()
+    report = BranchAndCut(p, SearchOptions(time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-10)).solve()
     best, _ = _brute_force(p, 2)
     assert report.status == "optimal"
     assert report.lower_bound <= best + 1e-12
