@@ -16,7 +16,8 @@ from .design import DesignMatrix, DesignSpec
 from .errors import DataError, SettingsError
 from .solver import SolverReport
 from .card import ScoreCard, value_supports
-from .io import ModelKind, register_model_kind, to_json
+from .io import to_json
+from .kinds import ModelKind, register_model_kind
 from .fitinfo import DistinctRows, FitRows, FitSettings, TrainingSummary, index_digest
 from .reports.likelihood import FittedRows, Likelihood, likelihood, not_applicable, residuals
 

@@ -13,7 +13,7 @@ from scipy.special import xlogy
 from .. import _doc
 from .._json import decode as _decode, encode as _encode
 from ..errors import SettingsError
-from ..io import ModelKind, register_model_kind
+from ..kinds import ModelKind, register_model_kind
 from ..reports.render import fmt_percent, fmt_percent_exact
 from ..model import RiskScore
 from .cutoffs import band_of

@@ -40,7 +40,7 @@ from ..thresholds import FORMULA_FUNCTIONS, PROBE, first_argument
 from ..thresholds import threshold as _base_threshold
 from ..thresholds.candidates import cuts_from_table, value_table
 from ..thresholds.transforms import DEFAULT_GRID, DEFAULT_MIN_BIN
-from .counts import collapse_patterns, merge_patterns, merge_value_tables, narrowest
+from ..backends.counts import collapse_patterns, merge_patterns, merge_value_tables, narrowest
 
 if TYPE_CHECKING:
     from formulaic import ModelSpec

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..design.missing import refused, scorable
 from ..errors import DataError, SettingsError
-from .dask_design import ENCODING_LOCK, plain_strings, tree_reduce
+from .design import ENCODING_LOCK, plain_strings, tree_reduce
 
 __all__ = ["map_rows", "evaluate_dask"]
 
