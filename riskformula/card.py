@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from .problem.loss import distinct_rows
 
 if TYPE_CHECKING:
     from .design import DesignSpec
@@ -306,7 +307,6 @@ def value_supports(design, X: np.ndarray, points: np.ndarray) -> dict:
         if design.rules and all(design.rules[j].kind in ("level", "missing") for j in cols):
             continue  # a factor's levels or a missing item: its contributions are its points and 0
         # the term's items in card order are its columns in design order
-        from .problem.loss import distinct_rows
         sub = X[:, cols]
         rows = distinct_rows(sub)[0] if len(sub) else sub
         if len(rows) <= MAX_SUPPORT_ROWS:

@@ -51,9 +51,12 @@ from .fitinfo import FitSettings, TrainingSummary
 from .kinds import kind_by_key, kind_keys, kind_of
 from .problem.constraints import constraint_class
 from .solver import SolverReport
+from .counterfactuals.profile import TrainingProfile
+from .design.missing import parse_choice
+from .counterfactuals.profile import VariableProfile
 
 if TYPE_CHECKING:
-    from .model import RiskScore
+    from .record import ScoreRecord
 
 __all__ = ["to_json", "from_json"]
 
@@ -223,7 +226,7 @@ def _no_constant(name):
 
 
 def from_json(text: str | bytes, *, trusted: bool = False, context: dict | None = None, key=None,
-              max_bytes: int = MAX_BYTES) -> "RiskScore":
+              max_bytes: int = MAX_BYTES) -> "ScoreRecord":
     """Load a risk score saved with :meth:`RiskScore.to_json`.
 
     Loading never runs code: the score card's items are cuts, levels and variables' values,
@@ -396,7 +399,7 @@ _TOP = ("format", "format_version", "riskformula_version", "formula", "risk", "c
         "training", "certificate", "settings", "profile", "expressions", "signature", "digest")
 
 
-def _model(doc: dict, trusted: bool, user_context: dict) -> "RiskScore":
+def _model(doc: dict, trusted: bool, user_context: dict) -> "ScoreRecord":
     _doc.only(doc, _TOP + kind_keys(), "$")
     kind = kind_by_key(doc)
     design = design_from_json(doc, trusted, user_context)
@@ -412,8 +415,7 @@ def _model(doc: dict, trusted: bool, user_context: dict) -> "RiskScore":
                         f"the fitted intercept ({lam[0]:g}, the card's intercept plus its threshold "
                         f"terms' top intervals) must lie in the intercept range [{lo:g}, {hi:g}] searched",
                         card.intercept)
-    from .counterfactuals.profile import TrainingProfile
-    extra = {} if kind.key is None else kind.read(doc[kind.key])
+    extra = {} if kind.key is None else cast(Callable, kind.read)(doc[kind.key])
     model = kind.cls(design, lam, report, settings, loss=training.pop("loss"), training=TrainingSummary(**training),
                      support=card.support, profile=TrainingProfile.from_dict(_profile(doc.get("profile"))), **extra)
     built = model.scorecard.items
@@ -641,8 +643,6 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
 
 def _missing_setting(v, path: str):
     """The ``missing=`` setting of a document: one choice, or an object of them by variable."""
-    from .design.missing import parse_choice
-    from .errors import SettingsError
     expected = "expected \"raise\", \"drop\", \"item\", \"as <value>\" or an object of those by variable"
     try:
         if isinstance(v, dict) and len(v) <= MAX_COLUMNS and all(isinstance(k, str) for k in v):
@@ -838,7 +838,6 @@ def _profile(p):
     path = "$.profile"
     p = _decode(_doc.obj(p, path))
     _doc.only(p, ("variables", "partitions", "term_names", "term_mean", "term_cov", "nobs"), path)
-    from .counterfactuals.profile import VariableProfile
     allowed = {f.name for f in fields(VariableProfile)}
     for name, v in _doc.obj(_doc.field(p, "variables", path), path + ".variables").items():
         vp = f"{path}.variables[{name!r}]"

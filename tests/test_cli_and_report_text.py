@@ -3,12 +3,12 @@
 not show, one Hosmer–Lemeshow display, the risk formula of a zero intercept, compare labels that
 tell scales apart, and joblib's negative ``n_jobs``."""
 
-import copy
 import os
 import subprocess
 import sys
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,7 @@ from riskformula.errors import CalibrationWarning, SettingsError
 from riskformula.reports import metrics
 from riskformula.reports.evaluation import evaluate_arrays
 from riskformula.reports.size_path import SizePath
+from riskformula.reports.summary import risk_formula
 from conftest import binary_frame
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,9 +183,8 @@ def _formula_line(model):
     (0.25, 1.0, "risk = 1 / (1 + exp(-(+0.2500 + score)))"),   # unchanged
 ])
 def test_risk_formula_text(two_groups, intercept, scale, expected):
-    m = copy.copy(two_groups)
-    m.intercept, m.scale = intercept, scale
-    assert _formula_line(m) == expected
+    assert _formula_line(two_groups) == risk_formula(two_groups)  # the summary prints this line
+    assert risk_formula(SimpleNamespace(intercept=intercept, scale=scale)) == expected
 
 
 # ---- 8. compare labels ---------------------------------------------------------------------
