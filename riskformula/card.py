@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.special import expit
+
 from .problem.loss import distinct_rows
 
 if TYPE_CHECKING:
@@ -248,7 +250,6 @@ class ScoreCard:
 
     def risk_of(self, score) -> np.ndarray:
         """The logistic risk at total score(s) ``score``."""
-        from scipy.special import expit
         z = self.intercept + np.asarray(score, dtype=float)
         return expit(z if self.scale == 1.0 else z / self.scale)
 

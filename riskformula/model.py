@@ -75,6 +75,9 @@ class RiskScore(ScoreRecord):
                  distinct: DistinctRows | None = None, **extra) -> Self:
         """The fitted model of a training design, evaluated on its rows.
 
+        The record is built by the one constructor from the fit's results; its report on the
+        training rows, its fairness values and its counterfactual profile are then computed from it
+        (:func:`training_report`) and attached to a copy (the record itself never changes).
         The objectives' fits (and the dask backend, the Rashomon set) build their model with it;
         users get models from :func:`riskformula.risk_score` or :func:`riskformula.from_json`.
 
@@ -92,7 +95,7 @@ class RiskScore(ScoreRecord):
             The fitted model's loss on the training rows.
         data : pandas.DataFrame, optional
             The caller's training frame, from which the counterfactual profile is taken (see
-            :class:`~riskformula.fitinfo.FitRows`).
+            :class:`FitRows`).
         facts : DataFacts or bool, optional
             The counterfactual profile's data part (None: taken from ``data``; False: the rows
             cannot be profiled).
@@ -399,8 +402,6 @@ class RiskScore(ScoreRecord):
         return short_report(self)
 
 
-
-
 @dataclass(frozen=True)
 class FitRows:
     """The training rows a model is evaluated on as it is built (see :class:`~riskformula.RiskScore`).
@@ -432,9 +433,9 @@ class FitRows:
 
 def training_report(model: ScoreRecord, rows: FitRows) -> dict:
     """What is computed from a fitted record on its training rows: the evaluation
-    (``training_evaluation``), the rows' scores (``fitted``), the fairness constraints' values and
-    the sample weights (in ``training``) and the profile counterfactuals need (``profile``); the
-    fields :meth:`ScoreRecord._replace` takes.
+    (``training_evaluation``), the rows' scores (``fitted``), the fairness constraints' values (in
+    ``training``) and the profile counterfactuals need (``profile``): the fields
+    :meth:`ScoreRecord._replace` takes.
 
     The training rows are scored from the training design matrix, not encoded again: the same
     numbers as ``evaluate(model, rows)``, without a second pass through the formula.  Given the

@@ -257,7 +257,24 @@ class ScoreRecord:
 
     def encode_design(self, newdata: pd.DataFrame, what: str = "predict", name: str = "newdata") -> np.ndarray:
         """The fit's design matrix of ``newdata`` (one column per design column) on the columns of
-        the scored terms, the others 0: what the counterfactual search moves in."""
+        the scored terms, the others 0: what the counterfactual search moves in, and with
+        :attr:`column_points` the card's score less the points the card moved from the fitted
+        intercept onto threshold items.
+
+        Parameters
+        ----------
+        newdata : pandas.DataFrame
+            The rows to encode; only the variables of the scored terms need to be columns.
+        what : str, default "predict"
+            What the rows are for, as error messages say it.
+        name : str, default "newdata"
+            The argument the rows came in as, for error messages.
+
+        Returns
+        -------
+        numpy.ndarray
+            A float array of shape ``(len(newdata), len(design.columns))``.
+        """
         terms = self.scored_terms
         return self._design.transform(newdata, what, terms=terms, name=name)
 
@@ -644,9 +661,30 @@ class ScoreRecord:
         return r if np.ndim(scores) else float(r)
 
     def score_for_risk(self, target_risk: float, sign: int) -> tuple[float, float]:
-        """(whole-number, real) score target equivalent to risk ≤ ``target_risk`` (``sign`` = −1) or
-        risk ≥ ``target_risk`` (``sign`` = +1): risk ≤ t ⇔ score ≤ m·logit(t) − intercept on the
-        model's score scale m."""
+        """The score target equivalent to a risk target: risk ≤ ``target_risk`` (``sign`` = −1) or
+        risk ≥ ``target_risk`` (``sign`` = +1); on the logistic map risk ≤ t ⇔ score ≤
+        m·logit(t) − intercept on the model's score scale m.  The whole-number target is found with
+        :meth:`risk_of` itself, so it is the boundary ``predict`` draws.
+
+        Parameters
+        ----------
+        target_risk : float
+            The risk in (0, 1).
+        sign : int
+            −1: the highest score whose risk is at most ``target_risk``; +1: the lowest score whose
+            risk is at least it.
+
+        Returns
+        -------
+        tuple of float
+            ``(whole-number score, real score)``: the whole-number target and the real one (a hair
+            inside the boundary).
+
+        Raises
+        ------
+        SettingsError
+            When the target is a score beyond what whole-number scores resolve.
+        """
         tau = float(self.scale) * float(logit(target_risk)) - float(self.intercept)
         if not math.isfinite(tau) or abs(tau) > 2 ** 50:
             raise SettingsError(f"a risk target of {target_risk!r} is a score of {tau:g} on this model's scale, beyond "

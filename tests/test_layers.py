@@ -217,7 +217,8 @@ def test_the_checker_finds_an_upward_import(tmp_path, how):
 def test_the_checker_passes_downward_imports(tmp_path):
     root = _synthetic_package(tmp_path, {
         "__init__.py": "from .high import thing\n", "low/__init__.py": "", "low/base.py": "x = 1\n",
-        "mid.py": "def f():\n    from .low.base import x\n    return x\n", "high.py": "from .mid import f\nthing = 1\n"})
+        "mid.py": "def f():\n    from .low.base import x\n    return x\n",
+        "high.py": "from .mid import f\nthing = 1\n"})
     graph = import_graph(root, "pkg")
     assert upward_imports(graph, _SYNTHETIC_STAGES) == [] and cycle(graph) is None
     assert all(stage(m, _SYNTHETIC_STAGES) is not None for m in graph)

@@ -13,6 +13,8 @@ the counts of every partition.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import numpy as np
 import pandas as pd
 
@@ -104,7 +106,6 @@ def _combine_counts(parts: list) -> dict:
 
 def evaluate_dask(model, ddf, by: str | None = None, thresholds=None):
     """:func:`riskformula.evaluate` of a dask DataFrame, from per-partition counts."""
-    from collections.abc import Hashable
 
 
     if by is not None and (not isinstance(by, Hashable) or by not in ddf.columns):

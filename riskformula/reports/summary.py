@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..errors import DataError
@@ -369,7 +370,6 @@ class Summary(r.Rendered):
 
 def coefficient_table(m) -> pd.DataFrame:
     """The parameters of ``m`` as a coefficient table (see :meth:`Summary.to_frame`)."""
-    import numpy as np
     card = m.score_card()
     points = np.r_[float(m.intercept), card["points"].to_numpy(float)]
     nb = m.risk_map != "logistic"  # another score → risk map: points are not logits
