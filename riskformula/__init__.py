@@ -5,22 +5,30 @@
 >>> m = rf.risk_score('diagnosis == "M" ~ .', df, max_size=3, time_limit=30)  # doctest: +SKIP
 >>> print(m.summary())  # doctest: +SKIP
 
-The package is layered; each stage imports only from the stages before it, and no module imports
-another that imports it back (``tests/package/test_layers.py`` checks both on the import graph):
+The package is layered; each stage imports only from the stages before it (imports inside
+functions and under ``TYPE_CHECKING`` included), and no module or folder imports another that
+imports it back (``tests/package/test_layers.py`` checks both on the import graph):
 
-1. foundations — errors, argument checks, JSON helpers (``errors``, ``_checks``, ``_json``, ...);
+1. foundations — errors, argument checks, JSON helpers (``errors``, ``_checks``, ``_json``, ...)
+   and the registry of frames other than pandas (``backends``);
 2. formula → design — the formula's design matrix and its threshold cuts (``design``,
    ``thresholds``, ``datasets``);
 3. problem — the loss, bounds and constraints as an integer program (``problem``; a constraint
-   is a registered class);
-4. solver — branch-and-cut and its heuristics (``solver``);
-5. fitted card — the score card, the fitted model and its documents (``card``, ``fitinfo``,
-   ``model``, ``io``; reports, exports and counterfactuals read the model beside it, and other
-   frames than pandas plug in through ``backends``' registry);
-6. fits — the search settings (``control``), the registered objectives (``objectives``: the
-   logistic fit in ``logistic``, net benefit in ``netbenefit.fit``) and their shared steps
-   (``pipeline``);
-7. front door — ``risk_score`` (``fit``), many fits (``tuning``, ``fairness_path``), scikit-learn
+   is a registered class; the fairness constraints in ``fairness``);
+4. solver — branch-and-cut and its heuristics (``solver``), with the search settings (``control``)
+   and the model's arguments, checked once (``arguments``);
+5. fitted card — the score card (``card``), what a fit records (``fitinfo``), the likelihood at
+   the card's points (``likelihood``), the registry of model kinds (``kinds``) and the fitted
+   card as a frozen record with everything it answers itself (``record``);
+6. reports, exports, counterfactuals, documents — computed from the record (``reports``,
+   ``export``, ``counterfactuals``, ``io``);
+7. fitted model — the user's :class:`RiskScore` (``model``; a net-benefit score in
+   ``netbenefit.model``): the record with its report on the training rows, and the methods that
+   reach the stage before;
+8. fits — the registered objectives (``objectives``: the logistic fit in ``logistic``, net
+   benefit in ``netbenefit``), their shared steps (``pipeline``), dask frames (``dask``) and the
+   Rashomon set (``rashomon``);
+9. front door — ``risk_score`` (``fit``), many fits (``tuning``, ``fairness_path``), scikit-learn
    (``sklearn``) and the command line (``cli``).
 """
 

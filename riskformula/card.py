@@ -30,6 +30,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.special import expit
+
+from .problem.loss import distinct_rows
 
 if TYPE_CHECKING:
     from .design import DesignSpec
@@ -247,7 +250,6 @@ class ScoreCard:
 
     def risk_of(self, score) -> np.ndarray:
         """The logistic risk at total score(s) ``score``."""
-        from scipy.special import expit
         z = self.intercept + np.asarray(score, dtype=float)
         return expit(z if self.scale == 1.0 else z / self.scale)
 
@@ -306,7 +308,6 @@ def value_supports(design, X: np.ndarray, points: np.ndarray) -> dict:
         if design.rules and all(design.rules[j].kind in ("level", "missing") for j in cols):
             continue  # a factor's levels or a missing item: its contributions are its points and 0
         # the term's items in card order are its columns in design order
-        from .problem.loss import distinct_rows
         sub = X[:, cols]
         rows = distinct_rows(sub)[0] if len(sub) else sub
         if len(rows) <= MAX_SUPPORT_ROWS:

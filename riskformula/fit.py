@@ -56,7 +56,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         The training rows (never modified): a pandas DataFrame, or a dask DataFrame for data
         that do not fit in memory (``dd.read_parquet(...)``; the design is built and collapsed
         to weighted distinct rows partition by partition, see
-        :mod:`riskformula.backends.dask_design`; ``weights`` must then name a column).
+        :mod:`riskformula.dask.design`; ``weights`` must then name a column).
     max_size : int, default 5
         Most items on the card (design columns with nonzero points: each cut of a
         ``threshold()``, each level of a factor, each numeric term); bound the number of

@@ -1,20 +1,15 @@
-"""What a fitted model records of its fit: the settings it was fitted with and a summary of its
-training rows (no data). Below the fitted model, so that saving, loading and the backends read
-and write them without the model's class."""
+"""What a fitted model records of its fit: the settings it was fitted with, a summary of its
+training rows (no data), and the training rows' scores a model fitted in this session keeps.  On
+the card floor, beside :mod:`riskformula.card`, so that the record, saving, loading and the
+backends read and write them without the model's class."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
-
 import hashlib
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-
-if TYPE_CHECKING:
-    from .counterfactuals.profile import DataFacts
-    from .design import DesignMatrix
 
 
 @dataclass(frozen=True)
@@ -89,29 +84,10 @@ class DistinctRows:
 
 
 @dataclass(frozen=True)
-class FitRows:
-    """The training rows a model is evaluated on as it is built (see :class:`~riskformula.RiskScore`).
+class FittedRows:
+    """The training rows as the fit saw them, for ``fittedvalues`` and the residuals: their
+    index, total score and 0/1 outcome (kept by a model fitted in this session; not saved)."""
 
-    ``design``: the training :class:`~riskformula.design.DesignMatrix` (its rows, or the distinct
-    patterns of a dask frame's rows); ``counts``: the rows behind each design row (None: one);
-    ``data``: the caller's training frame and ``facts``: the counterfactual profile's data part
-    (:func:`riskformula.model.training_facts`; None: taken from ``data``; False: the rows cannot be
-    profiled), neither given: no profile; ``fairness``: the fairness constraints whose values are
-    measured on ``frame`` (the training rows with the caller's columns) with ``weights``;
-    ``distinct``: the design's distinct rows with their counts (None: read from ``design``), from
-    which the evaluation, the items' supports and the points' moments are computed.
-    """
-
-    design: DesignMatrix
-    counts: np.ndarray | None = None
-    data: pd.DataFrame | None = None
-    facts: DataFacts | Literal[False] | None = None
-    fairness: tuple = ()
-    frame: pd.DataFrame | None = None
-    weights: np.ndarray | None = None
-    distinct: DistinctRows | None = None
-
-    @property
-    def X(self) -> np.ndarray:
-        """The design rows the report reads: the distinct rows if given, else the design's."""
-        return self.design.X if self.distinct is None else self.distinct.X
+    index: pd.Index
+    score: np.ndarray
+    y: np.ndarray

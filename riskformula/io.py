@@ -48,11 +48,15 @@ from .card import Item, ScoreCard, missing_columns
 from .design.serialize import MAX_COLUMNS, design_from_json, design_to_json
 from .errors import DataError, SettingsError
 from .fitinfo import FitSettings, TrainingSummary
+from .kinds import kind_by_key, kind_keys, kind_of
 from .problem.constraints import constraint_class
 from .solver import SolverReport
+from .counterfactuals.profile import TrainingProfile
+from .design.missing import parse_choice
+from .counterfactuals.profile import VariableProfile
 
 if TYPE_CHECKING:
-    from .model import RiskScore
+    from .record import ScoreRecord
 
 __all__ = ["to_json", "from_json"]
 
@@ -76,41 +80,6 @@ _REPORT_FIELDS = ("status", "objective", "lower_bound", "gap", "time", "nodes", 
                   "lp_solves", "root_bound", "solver", "settings", "scale", "scales", "listed")
 _STATUSES = ("optimal", "time_limit", "node_limit", "numerical_gap", "heuristic")
 
-
-
-@dataclass(frozen=True)
-class ModelKind:
-    """A fitted-model class documents are written from and loaded into.
-
-    ``key``: the document entry that marks the kind (None: the plain risk score, registered by
-    :mod:`riskformula.model`); ``write(model)``: that entry's value; ``read(value)``: the class's own
-    constructor arguments from it (after checking it: it is untrusted); ``intercept``: whether the
-    card's intercept is the fitted one, checked against the intercept range searched;
-    ``loss_objective``: whether the certificate's objective is the training loss plus c0 per design
-    column with points (checked on load).
-    """
-
-    cls: type
-    key: str | None = None
-    write: Callable | None = None
-    read: Callable | None = None
-    intercept: bool = True
-    loss_objective: bool = True
-
-
-#: the registered kinds, by key (see :func:`register_model_kind`)
-_KINDS: dict = {}
-
-
-def register_model_kind(kind: ModelKind) -> None:
-    """Let documents hold models of ``kind.cls`` (its module calls this when it is imported)."""
-    _KINDS[kind.key] = kind
-
-
-def _kind_of(model) -> ModelKind | None:
-    # the most derived registered class the model is an instance of
-    found = [k for k in _KINDS.values() if isinstance(model, k.cls)]
-    return max(found, key=lambda k: len(k.cls.__mro__), default=None)
 
 
 # --------------------------------------------------------------------------------------
@@ -161,7 +130,7 @@ def to_dict(model, key=None) -> dict:
     }
     if "expressions" in design:
         doc["expressions"] = design["expressions"]
-    kind = _kind_of(model)
+    kind = kind_of(model)
     if kind is not None and kind.key is not None:
         doc[kind.key] = cast(Callable, kind.write)(model)  # a kind with a document entry has its writer
     if key is not None:
@@ -230,7 +199,7 @@ def to_json(model, indent: int | None = 2, *, key=None) -> str:
     >>> bool((m2.predict(df) == m.predict(df)).all())
     True
     """
-    if _kind_of(model) is None:
+    if kind_of(model) is None:
         raise SettingsError(f"`model` must be a fitted RiskScore; got {type(model).__name__}.")
     return json.dumps(to_dict(model, key), indent=indent, allow_nan=False)
 
@@ -257,7 +226,7 @@ def _no_constant(name):
 
 
 def from_json(text: str | bytes, *, trusted: bool = False, context: dict | None = None, key=None,
-              max_bytes: int = MAX_BYTES) -> "RiskScore":
+              max_bytes: int = MAX_BYTES) -> "ScoreRecord":
     """Load a risk score saved with :meth:`RiskScore.to_json`.
 
     Loading never runs code: the score card's items are cuts, levels and variables' values,
@@ -430,9 +399,9 @@ _TOP = ("format", "format_version", "riskformula_version", "formula", "risk", "c
         "training", "certificate", "settings", "profile", "expressions", "signature", "digest")
 
 
-def _model(doc: dict, trusted: bool, user_context: dict) -> "RiskScore":
-    _doc.only(doc, _TOP + tuple(k for k in _KINDS if k is not None), "$")
-    kind = next((k for key, k in _KINDS.items() if key is not None and key in doc), _KINDS[None])
+def _model(doc: dict, trusted: bool, user_context: dict) -> "ScoreRecord":
+    _doc.only(doc, _TOP + kind_keys(), "$")
+    kind = kind_by_key(doc)
     design = design_from_json(doc, trusted, user_context)
     settings = _settings(_doc.obj(_doc.field(doc, "settings", "$"), "$.settings"), design)
     card_doc = _doc.obj(_doc.field(doc, "card", "$"), "$.card")
@@ -446,8 +415,7 @@ def _model(doc: dict, trusted: bool, user_context: dict) -> "RiskScore":
                         f"the fitted intercept ({lam[0]:g}, the card's intercept plus its threshold "
                         f"terms' top intervals) must lie in the intercept range [{lo:g}, {hi:g}] searched",
                         card.intercept)
-    from .counterfactuals.profile import TrainingProfile
-    extra = {} if kind.key is None else kind.read(doc[kind.key])
+    extra = {} if kind.key is None else cast(Callable, kind.read)(doc[kind.key])
     model = kind.cls(design, lam, report, settings, loss=training.pop("loss"), training=TrainingSummary(**training),
                      support=card.support, profile=TrainingProfile.from_dict(_profile(doc.get("profile"))), **extra)
     built = model.scorecard.items
@@ -675,8 +643,6 @@ def _card(d: dict, design, settings: FitSettings) -> ScoreCard:
 
 def _missing_setting(v, path: str):
     """The ``missing=`` setting of a document: one choice, or an object of them by variable."""
-    from .design.missing import parse_choice
-    from .errors import SettingsError
     expected = "expected \"raise\", \"drop\", \"item\", \"as <value>\" or an object of those by variable"
     try:
         if isinstance(v, dict) and len(v) <= MAX_COLUMNS and all(isinstance(k, str) for k in v):
@@ -872,7 +838,6 @@ def _profile(p):
     path = "$.profile"
     p = _decode(_doc.obj(p, path))
     _doc.only(p, ("variables", "partitions", "term_names", "term_mean", "term_cov", "nobs"), path)
-    from .counterfactuals.profile import VariableProfile
     allowed = {f.name for f in fields(VariableProfile)}
     for name, v in _doc.obj(_doc.field(p, "variables", path), path + ".variables").items():
         vp = f"{path}.variables[{name!r}]"

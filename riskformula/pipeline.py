@@ -68,8 +68,9 @@ def initial_points(initial, terms, problem) -> list[np.ndarray]:
     intercept for these data."""
     if isinstance(initial, RiskScore):
         # the fit's points per design column (a threshold term's top interval in the intercept)
-        points = {c: int(p) for c, p in zip(initial.design.columns, initial._points) if p != 0}
-        given: float | None = initial._base
+        fitted = initial.design_points
+        points = {c: int(p) for c, p in fitted.iloc[1:].items() if p != 0}
+        given: float | None = fitted.iloc[0].item()
     elif isinstance(initial, dict):
         points = {k: v for k, v in initial.items() if k != "intercept"}
         given = initial.get("intercept")

@@ -1,12 +1,13 @@
-"""Data that does not fit in one pandas frame: dask DataFrames in, the same certified model out.
+"""The registry of data frames besides pandas (dask DataFrames in, the same certified model out).
 
 A backend is registered here by name (:func:`register_backend`): how to recognise its frames
 without importing its library, and the module of its adapter, which the fit, the model and the
 reports load when such a frame arrives (:func:`backend_for`), so that none of them imports it.
 An adapter module has ``training_patterns(formula, frame, ...)`` (the training design as weighted
-distinct patterns, :mod:`riskformula.backends.dask_design`), ``map_rows(model, what, frame)``
+distinct patterns, :mod:`riskformula.dask.design`), ``map_rows(model, what, frame)``
 (lazy score, predict or observed) and ``evaluate(model, frame, by, thresholds)``
-(:mod:`riskformula.backends.dask_scoring`).  :mod:`riskformula.backends.counts` holds the pure-numpy
+(:mod:`riskformula.dask.scoring`; the adapters stand above the fitted model, this registry below
+it).  :mod:`riskformula.backends.counts` holds the pure-numpy
 reductions (weighted distinct patterns and threshold candidates from value counts).
 
 The dask detection never imports dask: a frame can only be a dask collection if dask is already
@@ -66,4 +67,4 @@ def is_dask_series(obj) -> bool:
     return dd is not None and isinstance(obj, dd.Series)
 
 
-register_backend(Backend("dask", is_dask_frame, "riskformula.backends.dask_adapter"))
+register_backend(Backend("dask", is_dask_frame, "riskformula.dask.adapter"))

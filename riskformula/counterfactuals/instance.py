@@ -130,7 +130,7 @@ def build_instances(space: Space, people: pd.DataFrame, X: np.ndarray, targets: 
                 inst.blocks.append(bl)
         out.append(inst)
     if multi_rows:
-        Xm = space.model._encode_design(pd.DataFrame(multi_rows, columns=list(people.columns)))
+        Xm = space.model.encode_design(pd.DataFrame(multi_rows, columns=list(people.columns)))
         for k, (i, bi, o, pcur) in enumerate(multi_where):
             b = space.blocks[bi]
             bl = out[i].blocks[bi]

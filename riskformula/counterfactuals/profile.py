@@ -445,7 +445,7 @@ def term_variables(design) -> dict:
 
 def scored_terms(model) -> list:
     """(term, design column positions) of every formula term with nonzero points."""
-    coef = model._points
+    coef = model.column_points
     terms: dict = {}
     for j, t in enumerate(model.design.column_terms):
         if coef[j] != 0:
@@ -458,7 +458,7 @@ def _term_moments(model, X: np.ndarray, counts: np.ndarray | None = None):
     ``counts`` times, if given).  Both are computed from the distinct rows of points with their
     numbers of rows, so that the rows themselves and their distinct rows with counts give the same
     numbers to the last bit."""
-    coef = model._points.astype(float)
+    coef = model.column_points.astype(float)
     terms = scored_terms(model)
     if not terms:
         return [], [], []

@@ -97,7 +97,7 @@ def reasons(model, people, n: int = 3, goal: str = "below", groups: dict | None 
         raise SettingsError("this model carries no training profile; pass the training rows as `data=`.")
     sign = 1 if goal == "above" else -1
     space = build_space(model, profile, _check_groups(groups, people), list(people.columns))
-    X = model._encode_design(people, "explain", name="people")
+    X = model.encode_design(people, "explain", name="people")
     probe_points(space, people.iloc[0].to_dict(), list(people.columns))
     insts = build_instances(space, people, X, np.zeros(len(people)), sign)
     rows = []

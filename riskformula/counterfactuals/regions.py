@@ -40,7 +40,7 @@ from ..thresholds import levels_by_term
 from .profile import MAX_VALUES, VariableProfile, scored_terms, term_variables
 
 if TYPE_CHECKING:
-    from ..model import RiskScore
+    from ..record import ScoreRecord
 
 #: a block's options are the product of its features' choices; more than this is refused
 MAX_BLOCK_OPTIONS = 20000
@@ -206,7 +206,7 @@ class Block:
 class Space:
     """Every move the model allows: blocks of features, and the score orientation."""
 
-    model: RiskScore
+    model: ScoreRecord
     blocks: list
     features: list            # all features, in block order
     coef: np.ndarray
@@ -225,7 +225,7 @@ class Space:
 
 def _threshold_breaks(model) -> dict:
     """variable -> sorted chosen cuts over its threshold/cut terms with nonzero points."""
-    coef = model._points
+    coef = model.column_points
     out: dict = {}
     for t in model.design.thresholds:
         cuts = [c for j, c in zip(t.columns, t.cuts) if j is not None and coef[j] != 0]
@@ -237,7 +237,7 @@ def _threshold_breaks(model) -> dict:
 def build_space(model, profile, groups: dict | None = None, columns=None) -> Space:
     """The features and blocks of ``model``'s scored terms, with static points of every option."""
     design = model.design
-    coef = model._points.astype(float)
+    coef = model.column_points.astype(float)
     shift = float(getattr(model, "_shift", 0.0))
     tvars = term_variables(design)
     terms = scored_terms(model)
@@ -462,7 +462,7 @@ def probe_points(space: Space, base: dict, columns: list) -> None:
     if not rows:
         return
     frame = pd.DataFrame(rows, columns=columns)
-    X = space.model._encode_design(frame)
+    X = space.model.encode_design(frame)
     for b in space.blocks:
         if b.single:
             n = len(b.features[0].candidates)

@@ -137,10 +137,10 @@ def counterfactuals(model, people, target_risk: float | None = None, *, target_s
                             "it was saved by an older version; pass the training rows as `data=`.")
     space = build_space(model, profile, _check_groups(groups, people), list(people.columns))
     applied = _configure(space, people, immutable, actionable, directions, costs)
-    X = model._encode_design(people, "explain", name="people")
+    X = model.encode_design(people, "explain", name="people")
     probe_points(space, people.iloc[0].to_dict(), list(people.columns))
 
-    risk_at = model._risk_at  # the model's own score → risk map (logistic, or a net-benefit score's bands)
+    risk_at = model.risk_of  # the model's own score → risk map (logistic, or a net-benefit score's bands)
     t_int, t_real = _score_targets(sign, target_risk, target_score, model)
     t0 = time.perf_counter()
     insts = build_instances(space, people, X, np.full(len(people), t_int), sign)
@@ -376,12 +376,12 @@ def _rescore(model, out: Counterfactuals, sign, t_int, t_real, insts) -> None:
 
 def _score_targets(sign, target_risk, target_score, model):
     """(whole-number target, real target) for the score; a risk target is turned into a score
-    target by the model itself (``_score_for_risk``), which knows its score → risk map."""
+    target by the model itself (``score_for_risk``), which knows its score → risk map."""
     if target_score is not None:
         t = float(target_score)
         whole = math.floor(t) if sign < 0 else math.ceil(t)
         return float(whole), t
-    return model._score_for_risk(target_risk, sign)
+    return model.score_for_risk(target_risk, sign)
 
 
 def _lattice_integral(inst) -> bool:

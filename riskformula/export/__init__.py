@@ -10,6 +10,7 @@ rules only: none evaluates text.  :func:`card_plan` is what they share — the c
 map — and it refuses, with a :class:`~riskformula.SettingsError` naming the term, a card no
 export can express faithfully (an expression such as ``np.log(x)``, a user's function).
 """
+from .html import to_html_calculator
 from .plan import CardPlan, Entry, Factor, RiskMap, card_plan, provenance
 from .pmml import to_pmml
 from .sql import to_sql
@@ -17,25 +18,3 @@ from .sql import to_sql
 __all__ = ["to_sql", "to_pmml", "to_html_calculator", "card_plan", "CardPlan", "Factor", "Entry", "RiskMap",
            "provenance"]
 
-
-def to_html_calculator(model, path=None, **options) -> str:
-    """The score card as a self-contained calculator page; see
-    :func:`riskformula.export.html.to_html_calculator` (imported on first use).
-
-    Parameters
-    ----------
-    model : RiskScore or NetBenefitScore
-        A fitted (or loaded) risk score.
-    path : str or path-like, optional
-        Where to write the page (UTF-8); None (default): only return it.
-    **options : dict
-        ``title`` (str, the page's title and heading; default ``"Risk calculator"``), as in
-        :func:`riskformula.export.html.to_html_calculator`.
-
-    Returns
-    -------
-    str
-        The page's HTML text.
-    """
-    from .html import to_html_calculator as page
-    return page(model, path, **options)

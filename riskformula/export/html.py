@@ -28,8 +28,11 @@ from typing import Any
 import numpy as np
 
 from .._text import visible
+from .._version import __version__
+from ..design.missing import scorable
 from ..errors import SettingsError
 from ..reports import render as r
+from ..reports.summary import band_risk_line, risk_formula
 
 __all__ = ["calculator_spec", "to_html_calculator"]
 
@@ -200,7 +203,6 @@ def _missing_choice(var, policy, categories) -> dict | None:
     such choice: ``predict`` refuses a missing value), ``{"action": "item"}`` (the variable's items
     give 0 and its missing item its points) or ``{"action": "as", "x": number, "idx": level index}``
     (the value or level a missing value counts as)."""
-    from ..design.missing import scorable
     if not scorable(policy):
         return None
     if policy["action"] == "item":
@@ -217,7 +219,7 @@ def _missing_choice(var, policy, categories) -> dict | None:
 def _risk_map(model) -> dict:
     kind = getattr(model, "risk_map", None)
     if kind == "bands":
-        return {"kind": "bands", "cutoffs": [_json_number(c) for c in model._decision_cutoffs()],
+        return {"kind": "bands", "cutoffs": [_json_number(c) for c in model.decision_cutoffs()],
                 "risks": [float(x) for x in model.nb.band_risk]}
     if kind != "logistic":
         raise SettingsError(f"the calculator page knows the logistic and the net-benefit score → risk maps; "
@@ -316,7 +318,6 @@ def _act_text(p: float) -> str:
 
 
 def _page(model, spec: dict, title: str) -> str:
-    from .._version import __version__
     card = model.scorecard
     notes: dict = {k: [] for k in range(len(spec["inputs"]))}
     per = []                       # what an item's points multiply, shown next to them
@@ -332,10 +333,7 @@ def _page(model, spec: dict, title: str) -> str:
                      f'<span class="unit">{_e(u)}</span></td>'
                      f'<td class="num counted" id="rf-item-{k}">&ndash;</td></tr>'
                      for k, (it, u) in enumerate(zip(card.items, per)))
-    if spec["map"]["kind"] == "bands":
-        from ..netbenefit.report import _risk_line
-    else:
-        from ..reports.summary import _risk_formula as _risk_line
+    risk_line = band_risk_line if spec["map"]["kind"] == "bands" else risk_formula
     table = model.risk_table()
     act = table.get("act_from")   # a net-benefit score's decisions
     risk_rows = "\n".join(
@@ -351,7 +349,7 @@ def _page(model, spec: dict, title: str) -> str:
     dl = "\n".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in provenance)
     return _TEMPLATE % {
         "title": _e(title), "formula": _e(model.formula), "fields": fields, "rows": rows, "risk_rows": risk_rows,
-        "risk_line": _e(_risk_line(model)), "provenance": dl, "act_head": act_head, "data": _script_json(spec),
+        "risk_line": _e(risk_line(model)), "provenance": dl, "act_head": act_head, "data": _script_json(spec),
         "css": _CSS, "js": _JS}
 
 

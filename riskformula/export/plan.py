@@ -10,6 +10,8 @@ import numpy as np
 
 from ..card import interval_points
 from ..errors import DataError, SettingsError
+from ..design.missing import scorable
+from .._version import __version__
 
 __all__ = ["card_plan", "CardPlan", "Factor", "Entry", "RiskMap", "provenance"]
 
@@ -166,7 +168,6 @@ def card_plan(model, what: str = "this export") -> CardPlan:
 def _missing_policies(design, uses: dict, levels: dict, what: str) -> dict:
     """variable -> its policy (``{"action": "item"}`` or ``{"action": "as", "value": v}``) for
     every variable the card reads that ``predict`` scores when missing."""
-    from ..design.missing import scorable
     fitted = dict(getattr(design, "missing", None) or {})
     out: dict = {}
     for var in uses:
@@ -272,7 +273,7 @@ def _name(variable, it) -> str:
 def _risk_map(model) -> RiskMap:
     kind = getattr(model, "risk_map", None)
     if kind == "bands":
-        return RiskMap("bands", cutoffs=tuple(float(c) for c in model._decision_cutoffs()),
+        return RiskMap("bands", cutoffs=tuple(float(c) for c in model.decision_cutoffs()),
                        risks=tuple(float(r) for r in model.nb.band_risk))
     if kind != "logistic":
         raise SettingsError(f"the exports know the logistic and the net-benefit score → risk maps; "
@@ -315,7 +316,6 @@ def provenance(model) -> list:
         Three lines: the formula; the training rows, events and riskformula version; the
         certificate (:meth:`RiskScore.certificate_line`).
     """
-    from .._version import __version__
     lines = [f"Risk score: {model.formula}",
              f"Fitted on {model.nobs:,d} rows ({model.events:,d} events) by riskformula {__version__}.",
              f"Certificate: {model.certificate_line()}"]

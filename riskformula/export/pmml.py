@@ -38,6 +38,7 @@ from .._text import visible
 from ..errors import DataError, SettingsError
 from ..card import interval_points
 from .plan import card_plan, provenance
+from .._version import __version__
 
 __all__ = ["to_pmml"]
 
@@ -114,7 +115,6 @@ def _document(model, plan, model_name, score, risk, reasons) -> ET.Element:
     root = _el("PMML", xmlns=NS, version="4.4")
     lines = provenance(model)
     header = _sub(root, "Header", description=visible(lines[0]), copyright="")
-    from .._version import __version__
     _sub(header, "Application", name="riskformula", version=__version__)
     for line in lines[1:]:
         _sub(header, "Annotation").text = visible(line)

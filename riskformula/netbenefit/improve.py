@@ -20,11 +20,13 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, SettingsError
+from ..reports.evaluation import evaluate
+from ..reports.metrics._inputs import prepare
+from ..reports.metrics.decision import check_thresholds
 from .grid import PAPER_GRID
 
 
 def _grid(thresholds) -> np.ndarray:
-    from ..reports.metrics.decision import check_thresholds
     t = np.asarray(PAPER_GRID) if thresholds is None else check_thresholds(thresholds, allow_zero=False)
     return np.concatenate([[0.0], t, [1.0]])
 
@@ -43,7 +45,6 @@ def improvement_steps(y, risk, thresholds=None, weights=None) -> list[tuple[int,
     >>> improvement_steps([1, 1, 0], [0.15, 0.15, 0.05], thresholds=[0.1, 0.2])
     [(1, 0.2)]
     """
-    from ..reports.metrics._inputs import prepare
     a = prepare(y, risk, weights=weights)
     yv, c, w = a["y"], a["risk"].copy(), a["weights"]
     p = _grid(thresholds)
@@ -100,6 +101,16 @@ class AUNBCImproved:
         self.formula = getattr(model, "formula", None)
 
     @property
+    def base_model(self):
+        """The model whose risks are mapped."""
+        return self.model
+
+    @property
+    def kind_names(self) -> tuple:
+        """What kind of model this is, for labels: the model's kinds, then ``"AUNBC improved"``."""
+        return (*getattr(self.model, "kind_names", ()), "AUNBC improved")
+
+    @property
     def steps(self) -> pd.DataFrame:
         p = np.concatenate([[0.0], self.thresholds, [1.0]])
         return pd.DataFrame({"bin_from": [p[i] for i, _ in self._steps], "bin_to": [p[i + 1] for i, _ in self._steps],
@@ -117,7 +128,6 @@ class AUNBCImproved:
         return self.model.observed(newdata)
 
     def evaluate(self, data: pd.DataFrame, by: str | None = None, thresholds=None):
-        from ..reports.evaluation import evaluate
         return evaluate(self, data, by=by, thresholds=thresholds)
 
     def __repr__(self) -> str:

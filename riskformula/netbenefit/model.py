@@ -13,11 +13,12 @@ from scipy.special import xlogy
 from .. import _doc
 from .._json import decode as _decode, encode as _encode
 from ..errors import SettingsError
-from ..io import ModelKind, register_model_kind
-from ..reports.render import fmt_percent, fmt_percent_exact
+from ..kinds import ModelKind, register_model_kind
+from ..reports.render import fmt_gap, fmt_percent, fmt_percent_exact
 from ..model import RiskScore
 from .cutoffs import band_of
 from .grid import DecisionGrid
+from .report import NetBenefitSummary, card as card_text, short_report
 
 
 @dataclass(frozen=True)
@@ -104,12 +105,15 @@ class NetBenefitScore(RiskScore):
     """
 
     nb: NetBenefitFit
+    kind_names = ("net benefit",)
 
-    def __init__(self, design, lam, report, settings, loss, training, support, *, nb: NetBenefitFit, **kwargs):
-        """:class:`RiskScore`'s constructor, with the net-benefit fit ``nb`` (its bands, cut-offs and
-        net benefits), which the score → risk map reads while the model is evaluated."""
-        self.nb = nb
-        super().__init__(design, lam, report, settings, loss, training, support, **kwargs)
+    def _kind_fields(self, report, **extra) -> None:
+        """The net-benefit fit ``nb`` (its bands, cut-offs and net benefits, which the score → risk
+        map reads), an argument of :class:`RiskScore`'s constructor."""
+        if not isinstance(extra.get("nb"), NetBenefitFit):
+            raise TypeError("NetBenefitScore() needs `nb`, its NetBenefitFit")
+        self.nb = extra.pop("nb")
+        super()._kind_fields(report, **extra)
         # the solver report holds the minimisation form: −(weighted net benefit) + c0·size
         self.objective = -float(report.objective)
         self.upper_bound = -float(report.lower_bound)
@@ -133,14 +137,14 @@ class NetBenefitScore(RiskScore):
         return out
 
     # --- new data -------------------------------------------------------------------------
-    def _decision_cutoffs(self) -> np.ndarray:
+    def decision_cutoffs(self) -> np.ndarray:
         p = self.nb.grid.p
         return np.asarray(self.nb.cutoffs, float)[p > 0]
 
     def band(self, newdata: pd.DataFrame) -> pd.Series:
         """Band of every row: how many decision thresholds (above 0) its score reaches."""
         s = self.score(newdata)
-        return pd.Series(band_of(s.to_numpy(), self._decision_cutoffs()), index=newdata.index, name="band")
+        return pd.Series(band_of(s.to_numpy(), self.decision_cutoffs()), index=newdata.index, name="band")
 
     #: the score → risk map: the training event rate of the score's band between the decision cut-offs
     risk_map = "bands"
@@ -156,15 +160,15 @@ class NetBenefitScore(RiskScore):
         >>> m.risk_of([0, 2])  # doctest: +SKIP
         """
         s = np.asarray(score, dtype=float)
-        r = np.asarray(self.nb.band_risk, float)[band_of(s.ravel(), self._decision_cutoffs())]
+        r = np.asarray(self.nb.band_risk, float)[band_of(s.ravel(), self.decision_cutoffs())]
         return r.reshape(s.shape)[()]  # a scalar for one score, as expit gives the base class
 
-    def _score_for_risk(self, target_risk: float, sign: int) -> tuple[float, float]:
+    def score_for_risk(self, target_risk: float, sign: int) -> tuple[float, float]:
         """(whole-number, real) score target equivalent to risk ≤ ``target_risk`` (``sign`` = −1)
         or risk ≥ ``target_risk`` (``sign`` = +1). The band risks rise with the score, so a risk
         target is a band edge: the score must stay below the first band above the target, or
         reach the first band at or above it."""
-        cut = self._decision_cutoffs()
+        cut = self.decision_cutoffs()
         edges = np.concatenate([[-np.inf], cut, [np.inf]])
         risk = np.asarray(self.nb.band_risk, float)
         bands = [b for b in range(len(cut) + 1) if edges[b] < edges[b + 1]]  # bands a score can fall in
@@ -229,7 +233,7 @@ class NetBenefitScore(RiskScore):
         and ``act_from`` (the highest decision threshold at which to act on the band; NaN: none).
         ``tail`` is accepted for compatibility and not used: bands are never merged.
         """
-        cut = self._decision_cutoffs()
+        cut = self.decision_cutoffs()
         dec = self.nb.grid.decision
         lo_all, hi_all = self._score_limits()
         integral = all(not isinstance(c, tuple) and np.allclose(c, np.round(c)) for c in self.scorecard.contributions())
@@ -263,11 +267,9 @@ class NetBenefitScore(RiskScore):
     # --- reports --------------------------------------------------------------------------
     def summary(self):
         """The full report: data, score card, decisions, score bands → risk, fit, certificate."""
-        from .report import NetBenefitSummary
         return NetBenefitSummary(self)
 
     def certificate_line(self) -> str:
-        from ..reports.render import fmt_gap
         g = fmt_gap(self.gap, self.settings.gap_tolerance, state_tolerance=True)
         rep = self.solver
         return (f"{self.status}: objective {self.objective:.6g} (weighted net benefit − c0 × size), upper bound "
@@ -281,16 +283,13 @@ class NetBenefitScore(RiskScore):
         return d
 
     def card(self, kind: str = "text") -> str:
-        from .report import card
-        return card(self, kind)
+        return card_text(self, kind)
 
     def __repr__(self) -> str:
-        from ..reports.render import fmt_gap
         return (f"<NetBenefitScore: {self.formula}; {self.size} items; {self.nobs:,d} obs; "
                 f"{self.status}, gap {fmt_gap(self.gap, self.settings.gap_tolerance)}>")
 
     def __str__(self) -> str:
-        from .report import short_report
         return short_report(self)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..reports import render as r
-from ..reports.summary import Summary, _card_display, grid_and_constraint_notes
+from ..reports.summary import Summary, _card_display, band_risk_line, grid_and_constraint_notes
 
 
 def _decisions_display(model) -> pd.DataFrame:
@@ -34,12 +34,6 @@ def _bands_display(model) -> pd.DataFrame:
     return out
 
 
-def _risk_line(model) -> str:
-    if model.settings.weighted:
-        return "risk = observed event rate of the training rows in the score band (weighted events / weighted rows)"
-    return "risk = observed event rate of the training rows in the score band"
-
-
 def _objective_name(model) -> str:
     return "AUNBC" if model.nb.grid.aunbc else "weighted net benefit"
 
@@ -51,7 +45,7 @@ def short_report(model) -> str:
         r.table(_card_display(model)),
         r.table(_decisions_display(model)),
         r.table(_bands_display(model)),
-        _risk_line(model),
+        band_risk_line(model),
         "Certificate: " + model.certificate_line(),
     ])
 
@@ -62,7 +56,7 @@ def card(model, kind: str = "text") -> str:
     return r.document([r.heading(r.escape(f"Net-benefit risk score: {model.formula}", kind), kind, 2),
                        r.table(_card_display(model), kind), r.table(_decisions_display(model), kind),
                        r.table(_bands_display(model), kind),
-                       r.paragraph(_risk_line(model), kind)], kind)
+                       r.paragraph(band_risk_line(model), kind)], kind)
 
 
 class NetBenefitSummary(Summary):

@@ -10,17 +10,21 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from ..errors import SettingsError
+from ..errors import InfeasibleProblemError, SettingsError
+from ..fairness import FairnessConstraint
+from ..model import RiskScore
+from ..problem import build_problem
+from ..problem.training import TrainingRows
 from ..reports import render
 from ..reports.render import fmt_fixed, fmt_percent
-from ..solver import SolverReport
+from ..solver import BranchAndCut, SearchOptions, SolverReport
 from ..solver.nodes import highs_version
 from .search import ROUNDING, under
+from .plots import plot_rashomon, plot_variable_use
 
 if TYPE_CHECKING:
     from ..design import DesignMatrix
     from ..fitinfo import FitSettings
-    from ..model import RiskScore
     from ..problem import RiskProblem
     from .search import RashomonSearch
 
@@ -302,9 +306,6 @@ class RashomonSet(render.Rendered):
         """(objective, status) of the best score with ``cols`` at 0: a certified fit (cached)."""
         if var in self._exact_without:
             return self._exact_without[var]
-        from ..errors import InfeasibleProblemError
-        from ..problem import build_problem
-        from ..solver import BranchAndCut, SearchOptions
         r = dict(self._rebuild)
         lower, upper = r.pop("lower").copy(), r.pop("upper").copy()
         lower[list(cols)] = 0
@@ -429,8 +430,6 @@ class RashomonSet(render.Rendered):
         """The member of rank ``rank`` (0: best objective) as an ordinary fitted
         :class:`~riskformula.RiskScore`, built as :func:`riskformula.risk_score` builds its result
         (evaluated on the training rows; card, predict, summary, save all work)."""
-        from ..fairness import FairnessConstraint
-        from ..model import RiskScore
         i = self._rank(rank)
         lam = self.lams[i].copy()
         obj = float(self.objectives[i])
@@ -448,22 +447,20 @@ class RashomonSet(render.Rendered):
                       "rashomon_rank": i, "rashomon_members": len(self), "rashomon_complete": self.complete},
             solution=tuple(lam.tolist()), scale=float(s.scales[0]), listed=self.listed_nodes)
         p = self._problem
-        model = RiskScore.from_fit(self._design, lam, rep, s, loss=p.loss.value(lam), data=self._data)
-        fair = [c for c in s.constraints if isinstance(c, FairnessConstraint)]
+        fair = tuple(c for c in s.constraints if isinstance(c, FairnessConstraint))
+        frame = weights = None
         if fair:
-            from ..problem.training import TrainingRows
             training = TrainingRows.of_design(self._design, self._data)
-            weights_used = None if self._design.weights is None else training.weights
-            values = tuple(row for c in fair for row in c.assess(model, training.frame, weights_used))
-            model.training = dataclasses.replace(model.training, constraint_values=values)
-        return model
+            frame = training.frame
+            weights = None if self._design.weights is None else training.weights
+        return RiskScore.from_fit(self._design, lam, rep, s, loss=p.loss.value(lam), data=self._data,
+                                  fairness=fair, frame=frame, weights=weights)
 
     # ---- plots ------------------------------------------------------------------------
     def plot(self, kind: str = "loss", ax=None):
         """``kind="loss"``: :func:`~riskformula.rashomon.plots.plot_rashomon` (members' loss
         against size); ``"importance"``: :func:`~riskformula.rashomon.plots.plot_variable_use`.
         Returns the figure."""
-        from .plots import plot_rashomon, plot_variable_use
         if kind == "loss":
             return plot_rashomon(self, ax=ax)
         if kind == "importance":

@@ -20,8 +20,9 @@ from ..errors import CalibrationWarning, DataError, SettingsError
 from ..design import DesignMatrix
 from ..design.missing import dropped_variables
 from ..fitinfo import index_digest
-from ..model import RiskScore
+from ..record import ScoreRecord
 from . import metrics, render
+from .evaluation import evaluate
 from .summary import within_tolerance
 
 __all__ = ["compare", "anova", "ComparisonTable", "points_table"]
@@ -206,13 +207,13 @@ def _check_same_problem(models, labels) -> None:
                 "(e.g. data.dropna(subset=[...]) first) or compare on common data with `newdata=`.")
 
 
-def every_scale(m: RiskScore) -> bool:
+def every_scale(m: ScoreRecord) -> bool:
     """Whether the fit chose its score scale among every scale > 0 (the support search's
     certificate), not among a finite set."""
     return bool((m.solver.settings or {}).get("continuous_scale", False))
 
 
-def _nested(a: RiskScore, b: RiskScore) -> bool:
+def _nested(a: ScoreRecord, b: ScoreRecord) -> bool:
     """Is every score ``a`` could be also one ``b`` could be (columns, point bounds, size limit,
     score scales)?"""
     if a.settings.max_size > b.settings.max_size:
@@ -241,9 +242,9 @@ def _row(label, n, size, k, points, loss, deviance, aic, bic, auc, cal, gap, sta
             "auc": float(auc), "cal": float(cal), "gap": float(gap), "status": status}
 
 
-def _model_row(m: RiskScore, label: str, newdata, notes: list[str]) -> dict:
+def _model_row(m: ScoreRecord, label: str, newdata, notes: list[str]) -> dict:
     points = list(m.coef.to_numpy())
-    k = m.df_model + 1  # the model's own count (riskformula.reports.likelihood): items, intercept, scale
+    k = m.df_model + 1  # the model's own count (riskformula.likelihood): items, intercept, scale
     if newdata is None:
         t = m.training_metrics
         if m.settings.weighted or m.settings.positive_weight != 1:
@@ -256,13 +257,13 @@ def _model_row(m: RiskScore, label: str, newdata, notes: list[str]) -> dict:
         # calibration warnings concern Hosmer–Lemeshow and the calibration slope, which the
         # comparison does not show: they would be notes about absent columns
         warnings.simplefilter("ignore", CalibrationWarning)
-        ev = m.evaluate(newdata)
+        ev = evaluate(m, newdata)
     auc = ev.auc.auc if ev.auc is not None else np.nan
     return _row(label, ev.n, m.size, k, points, ev.log_loss, 2 * ev.n * ev.log_loss, np.nan, np.nan, auc, ev.cal,
                 m.gap, m.status, m.scale)
 
 
-def _reference_row(largest: RiskScore, data: pd.DataFrame, newdata, notes: list[str]) -> dict:
+def _reference_row(largest: ScoreRecord, data: pd.DataFrame, newdata, notes: list[str]) -> dict:
     """Unconstrained maximum-likelihood logistic regression on ``largest``'s full design."""
     import statsmodels.api as sm
     from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
@@ -358,7 +359,7 @@ def points_table(models, labels) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------
 
 
-def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
+def compare(*models: ScoreRecord, names=None, data: pd.DataFrame | None = None,
             newdata: pd.DataFrame | None = None, reference: bool = True) -> ComparisonTable:
     """Compare fitted risk scores: fit, information criteria, discrimination, calibration, tests.
 
@@ -409,7 +410,7 @@ def compare(*models: RiskScore, names=None, data: pd.DataFrame | None = None,
     if not models:
         raise SettingsError("compare() needs at least one fitted RiskScore: compare(m1, m2, ...).")
     for i, m in enumerate(models, 1):
-        if not isinstance(m, RiskScore):
+        if not isinstance(m, ScoreRecord):
             hint = " Pass models as separate arguments: compare(m1, m2)." if isinstance(m, (list, tuple)) else ""
             raise SettingsError(f"argument {i} of compare() must be a fitted RiskScore; got {type(m).__name__}.{hint}")
     for arg, value in (("data", data), ("newdata", newdata)):

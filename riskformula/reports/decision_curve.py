@@ -117,15 +117,12 @@ class DecisionCurve(render.Rendered):
 
 def _label(model) -> str:
     """A curve's default name: the model's formula (shortened past 40 characters), and what kind of
-    model it is when that is not a plain risk score, so a model and its AUNBC-improved version differ."""
-    from ..netbenefit.improve import AUNBCImproved
-    from ..netbenefit.model import NetBenefitScore
-
-    base = model.model if isinstance(model, AUNBCImproved) else model
+    model it is when that is not a plain risk score (its ``kind_names``: ``"net benefit"``, ``"AUNBC
+    improved"``), so a model and its AUNBC-improved version differ."""
+    base = getattr(model, "base_model", model)  # an AUNBC-improved model names the model it maps
     f = getattr(base, "formula", None)
     text = type(base).__name__ if f is None else str(f) if len(str(f)) <= 40 else str(f)[:39] + "…"
-    kinds = (["net benefit"] if isinstance(base, NetBenefitScore) else []) + (
-        ["AUNBC improved"] if isinstance(model, AUNBCImproved) else [])
+    kinds = list(getattr(model, "kind_names", ()))
     return text + (f" ({', '.join(kinds)})" if kinds else "")
 
 

@@ -24,6 +24,7 @@ from .metrics.discrimination import score_counts
 from .render import fmt_ci, fmt_fixed, fmt_percent
 from ..backends import backend_for
 from ..design.spec import check_frame
+from ..fairness.groups import check_group_count, warn_small_groups
 
 __all__ = ["DEFAULT_THRESHOLDS", "Evaluation", "evaluate", "evaluate_arrays"]
 
@@ -496,7 +497,6 @@ def evaluate_arrays(model, y, risk, score, *, weights=None, by: str | None = Non
 
     by_group = None
     if by is not None:
-        from ..fairness.groups import check_group_count, warn_small_groups
         # a continuous `by` gives one group per value, each with a warning: refused as in m.fairness()
         check_group_count(by_values, by, f"evaluate(by={by!r})", weights=w)
         rows = []

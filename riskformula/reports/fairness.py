@@ -22,6 +22,8 @@ from ..fairness.groups import SMALL_GROUP, check_group_count, data_groups, sorte
 from . import render
 from .evaluation import _collect
 from .metrics.calibration import _wilson
+from ..fairness.rows import FairnessConstraint, by_columns, check_cutoff
+from ..errors import did_you_mean, name_list
 
 __all__ = ["FairnessAudit", "fairness_audit", "AUDIT_METRICS"]
 
@@ -251,13 +253,11 @@ def fairness_audit(model, data: pd.DataFrame, by, *, at_risk=None, at_score=None
 
 def _check_settings(data, by, at_risk, at_score, level) -> tuple:
     """Check ``data``, ``by``, the cut-off and ``level``; return the columns and the risk and score cut-offs."""
-    from ..fairness.rows import by_columns, check_cutoff
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
     cols = by_columns("fairness", by)
     missing = [c for c in cols if c not in data.columns]
     if missing:
-        from ..errors import did_you_mean, name_list
         hint = did_you_mean(missing[0], [str(c) for c in data.columns])
         raise SettingsError(f"`by` names {missing}, which {'is' if len(missing) == 1 else 'are'} not a column of "
                             f"`data`.{hint} Columns: {name_list(data.columns, 20)}.")
@@ -340,7 +340,6 @@ def _vs_reference(t: pd.DataFrame, reference) -> pd.DataFrame:
 
 def _constraint_table(model, sub, w) -> pd.DataFrame | None:
     """The model's fairness constraints on its training rows and on ``sub`` (weights ``w``); None without any."""
-    from ..fairness.rows import FairnessConstraint
     fair = [c for c in getattr(model, "constraints", ()) if isinstance(c, FairnessConstraint)]
     if not fair:
         return None

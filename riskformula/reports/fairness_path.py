@@ -9,6 +9,7 @@ import pandas as pd
 
 from . import render
 from .render import fmt_fixed, fmt_gap
+from .plots import _EVENT, _MODEL, _NON_EVENT, _hollow_where, _panels
 
 __all__ = ["FairnessPath", "PATH_COLUMNS"]
 
@@ -78,7 +79,6 @@ class FairnessPath(render.Rendered):
 
         ``ax``: None (a new figure), one Axes (split into the two panels) or a pair of Axes.
         Returns the figure."""
-        from .plots import _EVENT, _MODEL, _NON_EVENT, _hollow_where, _panels
         t = self.table[self.table["max_diff"].notna()].sort_values("max_diff")
         fig, (top, bottom) = _panels(ax, figsize=(6.5, 5.5))
         bound = t["max_diff"].to_numpy(float)

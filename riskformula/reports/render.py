@@ -18,6 +18,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from .._text import visible
+from ..errors import SettingsError
 
 #: tabulate formats for each output kind
 FORMATS = {"text": "simple", "markdown": "github", "html": "html", "latex": "latex_booktabs"}
@@ -225,7 +226,6 @@ def records(df: pd.DataFrame) -> list[dict]:
 def check_kind(kind) -> str:
     """``kind`` if it is one of :data:`FORMATS`, else a :class:`SettingsError` listing them."""
     if not isinstance(kind, str) or kind not in FORMATS:
-        from ..errors import SettingsError
 
         raise SettingsError(f"`kind` must be one of {', '.join(map(repr, FORMATS))}; got {kind!r}.")
     return kind

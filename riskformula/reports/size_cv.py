@@ -11,9 +11,10 @@ import pandas as pd
 from . import render
 from .comparison import points_table
 from .render import fmt_fixed, fmt_gap, fmt_percent
+from .plots import plot_size_cv
 
 if TYPE_CHECKING:
-    from ..model import RiskScore
+    from ..record import ScoreRecord
 
 __all__ = ["SizeCV", "CURVE_COLUMNS", "FOLD_SIZE_COLUMNS", "METRICS", "RULES"]
 
@@ -72,7 +73,7 @@ class SizeCV(render.Rendered):
     size: int
     rule: str
     metric: str
-    model: RiskScore
+    model: ScoreRecord
     k: int
     repeats: int
     seed: int
@@ -111,7 +112,6 @@ class SizeCV(render.Rendered):
 
     def plot(self, ax=None):
         """:func:`riskformula.plots.plot_size_cv` of this result; returns the figure."""
-        from .plots import plot_size_cv
         return plot_size_cv(self, ax=ax)
 
     # ---- text -----------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pandas as pd
 from . import render
 from .render import fmt_fixed, fmt_gap, fmt_percent
 from .comparison import points_table
+from .plots import plot_size_path
 
 __all__ = ["SizePath", "PATH_COLUMNS"]
 
@@ -64,7 +65,6 @@ class SizePath(render.Rendered):
 
     def plot(self, ax=None):
         """:func:`riskformula.plots.plot_size_path` of this path; returns the figure."""
-        from .plots import plot_size_path
         return plot_size_path(self, ax=ax)
 
     def _header(self) -> list[tuple[str, str]]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..errors import DataError
 from . import render as r
 from ..solver.support_search import SCOPES
+from ..thresholds.candidates import AUTO_ABOVE, AUTO_GRID
+from .evaluation import hosmer_lemeshow_tail_note
 
 
 def _risk_table_display(model) -> pd.DataFrame:
@@ -24,7 +27,7 @@ def _card_display(model) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["term", "points"])
 
 
-def _risk_formula(model) -> str:
+def risk_formula(model) -> str:
     if model.intercept == 0:  # no "+0 + score"
         z = "-score"
     else:
@@ -33,6 +36,14 @@ def _risk_formula(model) -> str:
     if model.scale == 1.0:
         return f"risk = 1 / (1 + exp({z}))"
     return f"risk = 1 / (1 + exp({z} / {model.scale:g}))"
+
+
+def band_risk_line(model) -> str:
+    """How a score's risk follows from the card when the risk map is score bands (a net-benefit
+    score's): the training rows' event rate in the band."""
+    if model.settings.weighted:
+        return "risk = observed event rate of the training rows in the score band (weighted events / weighted rows)"
+    return "risk = observed event rate of the training rows in the score band"
 
 
 def _scales_text(scales) -> str:
@@ -78,7 +89,7 @@ def short_report(model) -> str:
     return r.document([
         f"Risk score: {model.formula}",
         r.table(_card_display(model)),
-        _risk_formula(model),
+        risk_formula(model),
         r.table(_risk_table_display(model)),
         "Certificate: " + model.certificate_line(),
     ])
@@ -88,7 +99,7 @@ def card(model, kind: str = "text") -> str:
     """Score card, risk formula and score-to-risk table of ``model`` in one of render.FORMATS."""
     r.check_kind(kind)
     return r.document([r.heading(r.escape(f"Risk score: {model.formula}", kind), kind, 2),
-                       r.table(_card_display(model), kind), r.paragraph(_risk_formula(model), kind),
+                       r.table(_card_display(model), kind), r.paragraph(risk_formula(model), kind),
                        r.table(_risk_table_display(model), kind)], kind)
 
 
@@ -278,7 +289,6 @@ class Summary(r.Rendered):
         if few:
             out.append(few)
         if m.training_evaluation is not None:  # the Hosmer–Lemeshow line of the fit table, read in context
-            from .evaluation import hosmer_lemeshow_tail_note
             tail = hosmer_lemeshow_tail_note(m.training_evaluation.hosmer_lemeshow)
             if tail:
                 out.append(tail)
@@ -337,7 +347,7 @@ class Summary(r.Rendered):
                                   "bound": [r.fmt_fixed(x, 4) for x in fair["bound"]],
                                   "slack": [r.fmt_fixed(x, 4) for x in fair["slack"]]})
             out.append(("Fairness on the training rows", shown))
-        out += [("Score card", _card_display(m)), (None, _risk_formula(m)),
+        out += [("Score card", _card_display(m)), (None, risk_formula(m)),
                 ("Score-to-risk table", _risk_table_display(m)), ("Fit on the training data", self.fit_table())]
         rel = self.reliability()
         if rel is not None and len(rel) <= 40:
@@ -360,7 +370,6 @@ class Summary(r.Rendered):
 
 def coefficient_table(m) -> pd.DataFrame:
     """The parameters of ``m`` as a coefficient table (see :meth:`Summary.to_frame`)."""
-    import numpy as np
     card = m.score_card()
     points = np.r_[float(m.intercept), card["points"].to_numpy(float)]
     nb = m.risk_map != "logistic"  # another score → risk map: points are not logits
@@ -420,7 +429,6 @@ def grid_and_constraint_notes(m, better: str) -> list[str]:
                    "grid, not over every cut position.")
     auto = [t for t in m.design.thresholds if t.on_grid and t.kind == "threshold" and "grid" not in t.term]
     if auto:
-        from ..thresholds.candidates import AUTO_ABOVE, AUTO_GRID
         which = ", ".join(f"{t.term} ({t.n_distinct:,d} distinct values)" for t in auto)
         out.append(f"A {AUTO_GRID}-cut quantile grid was chosen automatically for {which}: threshold() does so "
                    f"above {AUTO_ABOVE:,d} distinct values; `threshold(x, grid=None)` searches every cut.")

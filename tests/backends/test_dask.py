@@ -10,7 +10,7 @@ dd = pytest.importorskip("dask.dataframe")
 
 import riskformula as rf  # noqa: E402
 from riskformula.backends import is_dask_series  # noqa: E402
-from riskformula.backends.dask_design import training_patterns  # noqa: E402
+from riskformula.dask.design import training_patterns  # noqa: E402
 from riskformula.design import build_design  # noqa: E402
 from riskformula.errors import DataError, SettingsError  # noqa: E402
 from riskformula.problem import LogisticLoss  # noqa: E402

@@ -455,8 +455,7 @@ def test_errors(m_int, data):
         m_int.counterfactuals(pd.concat([people, people]), target_risk=0.2)
     with pytest.raises(DataError, match="lacks the column"):
         m_int.counterfactuals(people.drop(columns=["age"]), target_risk=0.2)
-    m2 = rf.from_json(m_int.to_json())
-    m2.profile = None
+    m2 = rf.from_json(m_int.to_json())._replace(profile=None)
     with pytest.raises(SettingsError, match="data="):
         m2.counterfactuals(people, target_risk=0.2)
     before = people.copy()

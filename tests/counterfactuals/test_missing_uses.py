@@ -311,7 +311,7 @@ def test_summary_says_how_missing_values_were_handled(mixed, thresholded):
     # a saved model keeps the counts with its profile; without them the line says the policies only
     loaded = rf.from_json(mixed.to_json())
     assert dict(loaded.summary().header())["Missing values"] == line
-    loaded.profile = None
+    loaded = loaded._replace(profile=None)
     assert dict(loaded.summary().header())["Missing values"] == \
         "age — counted as 50; lactate — own item; ward — rows dropped"
     complete = _fit("y ~ threshold(age) + C(sex)", max_size=1, time_limit=2,

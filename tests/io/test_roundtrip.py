@@ -1,7 +1,6 @@
 """Saving and loading keep a model exactly: JSON (``to_json``/``from_json``) and pickle round trips
 of every term kind and constraint, compared row by row and report by report."""
 
-import copy
 import dataclasses
 import json
 import pickle
@@ -111,10 +110,9 @@ def _same_rows(a: pd.Series, b: pd.Series):
 
 
 def _without_training_evaluation(model):
-    m = copy.copy(model)
-    m.training = dataclasses.replace(model.training, metrics=model.training_metrics)
-    m.training_evaluation = None  # what a JSON document keeps: the headline metrics only
-    return m
+    # what a JSON document keeps: the headline metrics only
+    return model._replace(training=dataclasses.replace(model.training, metrics=model.training_metrics),
+                          training_evaluation=None)
 
 
 def _check_same_model(orig, back, name, *, full_summary):

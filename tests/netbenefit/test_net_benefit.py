@@ -612,9 +612,9 @@ def test_risk_targets_are_exact_band_edges(seed):
             meets = risks <= t if sign < 0 else risks >= t
             if not meets.any():
                 with pytest.raises(SettingsError, match="no score has a risk"):
-                    m._score_for_risk(t, sign)
+                    m.score_for_risk(t, sign)
                 continue
-            t_int, t_real = m._score_for_risk(t, sign)
+            t_int, t_real = m.score_for_risk(t, sign)
             by_score = scores <= t_int if sign < 0 else scores >= t_int
             by_real = scores <= t_real if sign < 0 else scores >= t_real
             np.testing.assert_array_equal(by_score, meets)

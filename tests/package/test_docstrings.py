@@ -260,7 +260,11 @@ def public_callables() -> dict[str, tuple]:
     from riskformula.sklearn import RiskScoreClassifier
     add_class("RiskScoreClassifier", RiskScoreClassifier)
     for cls in (rf.RiskScore, rf.SearchControl, RiskScoreClassifier):
-        for attr, raw in cls.__dict__.items():
+        members: dict = {}
+        for base in reversed(cls.__mro__[:-1]):  # the package's base classes' methods (RiskScore's record) too
+            if base.__module__.startswith("riskformula"):
+                members.update(base.__dict__)
+        for attr, raw in members.items():
             if attr.startswith("_") or isinstance(raw, property):
                 continue
             if isinstance(raw, (classmethod, staticmethod)):

@@ -2,7 +2,7 @@
 show, one Hosmer-Lemeshow display, the risk formula of a zero intercept, compare labels that tell
 scales apart."""
 
-import copy
+from types import SimpleNamespace
 
 
 
@@ -28,6 +28,7 @@ from riskformula.reports import metrics
 from riskformula.reports.evaluation import evaluate_arrays
 
 from riskformula.reports.size_path import SizePath
+from riskformula.reports.summary import risk_formula
 
 from conftest import binary_frame
 
@@ -129,9 +130,8 @@ def test_defined_hosmer_lemeshow():
     (0.25, 1.0, "risk = 1 / (1 + exp(-(+0.2500 + score)))"),   # unchanged
 ])
 def test_risk_formula_text(two_groups, intercept, scale, expected):
-    m = copy.copy(two_groups)
-    m.intercept, m.scale = intercept, scale
-    assert _formula_line(m) == expected
+    assert _formula_line(two_groups) == risk_formula(two_groups)  # the summary prints this line
+    assert risk_formula(SimpleNamespace(intercept=intercept, scale=scale)) == expected
 
 
 def test_compare_labels_tell_scales_apart(data):

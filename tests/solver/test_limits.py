@@ -155,7 +155,7 @@ def test_the_largest_scale_gives_counterfactuals_that_end(small):
     assert len(cf.status) == 3
     for t in (1e-12, 0.5, 1 - 1e-12):
         for sign in (-1, 1):
-            s, tau = m._score_for_risk(t, sign)
+            s, tau = m.score_for_risk(t, sign)
             assert np.isfinite(s) and abs(s - tau) < 100
 
 
@@ -164,7 +164,7 @@ def test_the_risk_boundary_walk_is_bounded(small, monkeypatch):
     # a score → risk map that never crosses the target: the walk gives up with a clear error
     monkeypatch.setattr(type(m), "_risk_at", lambda self, s: 0.9)
     with pytest.raises(rf.SettingsError, match="no whole score has a risk at the boundary"):
-        m._score_for_risk(0.5, -1)
+        m.score_for_risk(0.5, -1)
 
 
 def test_grid_steps_beyond_float_precision_are_an_error():

@@ -13,12 +13,15 @@ the counts of every partition.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import numpy as np
 import pandas as pd
 
 from ..design.missing import refused, scorable
 from ..errors import DataError, SettingsError
-from .dask_design import ENCODING_LOCK, plain_strings, tree_reduce
+from .design import ENCODING_LOCK, plain_strings, tree_reduce
+from ..reports.evaluation import _collect, evaluate_arrays
 
 __all__ = ["map_rows", "evaluate_dask"]
 
@@ -68,7 +71,6 @@ def map_rows(model, method: str, ddf):
 
 
 def _eval_counts(part: pd.DataFrame, model, by) -> dict:
-    from ..reports.evaluation import _collect
 
     part = plain_strings(part)
     design = model.design
@@ -104,9 +106,7 @@ def _combine_counts(parts: list) -> dict:
 
 def evaluate_dask(model, ddf, by: str | None = None, thresholds=None):
     """:func:`riskformula.evaluate` of a dask DataFrame, from per-partition counts."""
-    from collections.abc import Hashable
 
-    from ..reports.evaluation import evaluate_arrays
 
     if by is not None and (not isinstance(by, Hashable) or by not in ddf.columns):
         cols = ", ".join(map(str, list(ddf.columns)[:10]))

@@ -28,12 +28,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from scipy.special import xlogy
 
-from ..errors import DataError, NotApplicableError
+from .errors import DataError, NotApplicableError
 
-__all__ = ["Likelihood", "likelihood", "FittedRows", "NOT_APPLICABLE", "not_applicable", "residuals"]
+__all__ = ["Likelihood", "likelihood", "NOT_APPLICABLE", "not_applicable", "residuals"]
 
 
 #: what the refusals say: integer points chosen by an exact search have no sampling distribution
@@ -49,16 +48,6 @@ NOT_APPLICABLE = (
 def not_applicable(what: str) -> NotApplicableError:
     """The refusal of statsmodels' ``what`` (``"bse"``, ``"pvalues"``, ...)."""
     return NotApplicableError(NOT_APPLICABLE.format(what=what))
-
-
-@dataclass(frozen=True)
-class FittedRows:
-    """The training rows as the fit saw them, for ``fittedvalues`` and the residuals: their
-    index, total score and 0/1 outcome (kept by a model fitted in this session; not saved)."""
-
-    index: pd.Index
-    score: np.ndarray
-    y: np.ndarray
 
 
 @dataclass(frozen=True)

@@ -36,11 +36,15 @@ from ..design import DesignMatrix
 from ..design.formula import _event_of, _read_formula, build_design, split_formula
 from ..design.spec import DesignSpec, plain_dtype as _plain_dtype, plain_strings
 from ..errors import DataError, FormulaError, SettingsError, strip_ansi
+from ..fitinfo import TrainingSummary
+from ..model import RiskScore
 from ..thresholds import FORMULA_FUNCTIONS, PROBE, first_argument
 from ..thresholds import threshold as _base_threshold
 from ..thresholds.candidates import cuts_from_table, value_table
 from ..thresholds.transforms import DEFAULT_GRID, DEFAULT_MIN_BIN
-from .counts import collapse_patterns, merge_patterns, merge_value_tables, narrowest
+from ..backends.counts import collapse_patterns, merge_patterns, merge_value_tables, narrowest
+from ..thresholds.transforms import threshold_state
+from ..design.missing import fit_wide, refused_in_fit, resolve_policies
 
 if TYPE_CHECKING:
     from formulaic import ModelSpec
@@ -161,7 +165,6 @@ def _used_guess(formula: str, columns: list) -> list:
 def _policies(missing, rhs: str, used, outcome) -> dict:
     """variable -> policy of every column in ``used`` (a superset of the formula's variables while
     they are not known exactly: unknown names in ``missing`` are checked once they are)."""
-    from ..design.missing import resolve_policies
     predictors = [v for v in used if v not in outcome]
     named = ({k: v for k, v in missing.items() if k == "." or k in predictors} if isinstance(missing, dict)
              else missing)
@@ -265,7 +268,6 @@ class _ThresholdHook:
 
 def _threshold_state(table, k, grid, min_bin, prune: bool, depth) -> dict:
     """The state ``threshold()`` would store, from the value table of all rows."""
-    from ..thresholds.transforms import threshold_state
 
     values, ev, ne = table
     if k is not None:
@@ -459,9 +461,6 @@ class TrainingPatterns:
     def model(self, design: DesignMatrix, lam: np.ndarray, report, settings, loss: float):
         """The fitted :class:`~riskformula.RiskScore` of ``design`` (these patterns, possibly with
         fewer threshold columns), evaluated on the training rows from the patterns."""
-        from ..fitinfo import TrainingSummary
-        from ..model import RiskScore
-
         training = TrainingSummary(nobs=self.nobs, events=self.events, rows_dropped=self.dropped,
                                    rows_digest=self.digest)
         return RiskScore.from_fit(design, lam, report, settings, loss, counts=self.counts, training=training)
@@ -481,7 +480,6 @@ def training_patterns(formula: str, ddf, *, weights=None, missing="raise", event
     >>> ddf = dd.from_pandas(rf.load_dataset("breastcancer"), npartitions=4)  # doctest: +SKIP
     >>> m = rf.risk_score("Benign ~ .", ddf, max_size=3)  # doctest: +SKIP
     """
-    from ..design.missing import fit_wide, refused_in_fit, resolve_policies
     fit_wide(missing)  # an unknown choice: the error says what `missing` takes
     if weights is not None and not isinstance(weights, str):
         raise SettingsError("with a dask DataFrame, pass `weights` as the name of a column of `data` "
