@@ -64,6 +64,7 @@ from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, dual_bound, gr
 from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
+from .support_points import batch_gap_bound, batch_regression, canonical, independent_columns
 
 __all__ = ["SupportSearch", "why_not", "ENGINE_NAME"]
 
@@ -112,6 +113,26 @@ def support_rows(problem: RiskProblem):
     return out
 
 
+def ray_vectors(direction: np.ndarray, lower: np.ndarray, upper: np.ndarray, steps: int = 48) -> np.ndarray:
+    """Whole point vectors near the ray {t·direction : t > 0}: round(t·direction) clipped to the
+    bounds for ``steps`` multipliers t (the largest |entry| from 0.5 to its bound), zero rows
+    dropped, each divided by its gcd, duplicates removed (the star search of Liu et al., 2022).
+    Only starting points: whatever they score is then attained by a calibrated risk score."""
+    d = np.asarray(direction, dtype=float)
+    big = float(np.abs(d).max()) if d.size else 0.0
+    if not d.size or not np.isfinite(big) or big <= 0:
+        return np.zeros((0, d.size), dtype=np.int64)
+    top = float(max(np.max(np.abs(np.r_[lower, upper])), 1.0))
+    t = np.linspace(0.5, top + 0.49, steps) / big
+    Wv = np.clip(np.rint(t[:, None] * d[None, :]), lower, upper).astype(np.int64)
+    Wv = Wv[np.abs(Wv).sum(axis=1) > 0]
+    if not len(Wv):
+        return Wv
+    g = np.gcd.reduce(np.abs(Wv), axis=1)
+    Wv = Wv // g[:, None]
+    return np.unique(Wv, axis=0)
+
+
 class SupportSearch:
     """Depth-first search over supports with cell bounds (see the module docstring).
 
@@ -155,6 +176,9 @@ class SupportSearch:
         self.lr_solves = 0
         self._theta: np.ndarray | None = None  # the last support's regression (a calibration start)
         self.root_bound = 0.0
+        #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
+        self.first_steps = 4
+        self.stats = {"b6": 0, "b2": 0, "stage1": 0, "full": 0, "b7": 0, "b7_pruned": 0}
 
     # --- bookkeeping ------------------------------------------------------------------------
     def _prune_level(self) -> float:
@@ -181,6 +205,35 @@ class SupportSearch:
         # the regression on the support's cells (B5's) and its strong-convexity balls (B6)
         _, self._theta = lr_bound(Xc, P, Q, W)
         balls = ball_bounds(Xc, P, Q, self._theta)
+        if self.fitted and len(cols) > 1:
+            # the whole vectors along the regression's ray first: a good incumbent prunes the listing
+            top = max(int(np.abs(self.values[j]).max()) for j in cols)
+            Wr = ray_vectors(self._theta[1:], np.full(len(cols), -top), np.full(len(cols), top))
+            Wr = Wr[np.all(Wr != 0, axis=1)] if len(Wr) else Wr
+            ok = np.all([np.isin(Wr[:, k], self.values[j]) for k, j in enumerate(cols)], axis=0) if len(Wr) else []
+            Wr = Wr[ok] if len(Wr) else Wr
+            if len(Wr):
+                self._calibrate(Wr, (Wr @ Xc.T.astype(np.int64)).astype(float), P, Q, cols, c0S)
+        if self.fitted and len(cols) > 2:
+            found = self._prefixes(cols, Xc, P, Q, c0S, support_bound)
+            if found is None:
+                self._discard(support_bound)
+                return False
+            pref, pb = found
+            last = self.values[cols[-1]]
+            step = max(1, (1 << 15) // max(len(last), 1))
+            for b0 in range(0, len(pref), step):
+                if self._left() <= 0:
+                    self._discard(support_bound)
+                    return False
+                part, bound = pref[b0:b0 + step], pb[b0:b0 + step]
+                Wv = np.column_stack([np.repeat(part, len(last), axis=0), np.tile(last, len(part))])
+                lb = np.repeat(bound, len(last))
+                prim = np.gcd.reduce(np.abs(Wv), axis=1) == 1
+                if not self._list(Wv[prim], lb[prim], Xc, P, Q, cols, c0S, balls):
+                    self._discard(support_bound)
+                    return False
+            return True
         chunk = max(1, min(total, 1 << 15))
         for start in range(0, total, chunk):
             if self._left() <= 0:
@@ -191,38 +244,87 @@ class SupportSearch:
             Wv = np.column_stack([self.values[j][q] for j, q in zip(cols, pos)])
             if self.fitted and len(cols) > 1:
                 Wv = Wv[np.gcd.reduce(np.abs(Wv), axis=1) == 1]
-            if not len(Wv):
-                continue
-            # B6 first (cheap: one distance per vector), then B2 on the vectors it leaves
-            lb = np.full(len(Wv), -np.inf)
-            if balls:
-                a_fixed = None if self.fitted else 1.0 / float(self.p.loss.scale)
-                lb = vector_ball_bounds(Wv, self._theta, balls, W, a_fixed) + c0S * (1 - 4 * EPS)
-            near = lb < self._prune_level()
-            if (~near).any():
-                self._discard(float(lb[~near].min()))
-                Wv, lb = Wv[near], lb[near]
-            if not len(Wv):
-                continue
-            S = Wv @ Xc.T.astype(np.int64)
-            lb = np.maximum(lb, grouped_saturated(S.astype(float), P, Q, W) + c0S * (1 - 4 * EPS))
-            keep = lb < self._prune_level()
-            if (~keep).any():
-                self._discard(float(lb[~keep].min()))
-            order = np.flatnonzero(keep)[np.argsort(lb[keep], kind="stable")]
-            for b0 in range(0, len(order), 2048):
-                part = order[b0:b0 + 2048]
-                part = part[lb[part] < self._prune_level()]
-                if not len(part):
-                    rest = order[b0:]
-                    self._discard(float(lb[rest].min()))
-                    break
-                self._calibrate(Wv[part], S[part].astype(float), P, Q, cols, c0S)
+            if not self._list(Wv, np.full(len(Wv), -np.inf), Xc, P, Q, cols, c0S, balls):
+                self._discard(support_bound)
+                return False
+        return True
+
+    def _prefixes(self, cols: tuple, Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, c0S: float,
+                  support_bound: float):
+        """The prefixes (points of every column of ``cols`` but the last) that B7
+        (:mod:`riskformula.solver.support_points`) does not rule out, with their bounds; the
+        bound of every prefix ruled out is recorded.  None when the time ran out."""
+        s = len(cols)
+        Xi = Xc.astype(np.int64)
+        W = self.data.W
+        pref = self.values[cols[0]][:, None]
+        pb = np.full(len(pref), float(support_bound))
+        for t in range(1, s - 1):
+            vals = self.values[cols[t]]
+            kids = np.column_stack([np.repeat(pref, len(vals), axis=0), np.tile(vals, len(pref))])
+            kb = np.repeat(pb, len(vals))
+            canon, inv = np.unique(canonical(kids), axis=0, return_inverse=True)
+            inv = inv.ravel()
+            cb = np.empty(len(canon))
+            rest = Xc[:, t + 1:]
+            rest = rest[:, independent_columns(rest)].astype(float)
+            chunk = max(1, 4_000_000 // max(1, Xc.shape[0] * (rest.shape[1] + 2)))
+            for b0 in range(0, len(canon), chunk):
                 if self._left() <= 0:
-                    rest = order[b0 + 2048:]
-                    if len(rest):
-                        self._discard(float(lb[rest].min()))
-                    break
+                    return None
+                cw = canon[b0:b0 + chunk]
+                sP = (cw @ Xi[:, :t + 1].T).astype(float)
+                U = np.concatenate([np.ones(sP.shape + (1,)), sP[:, :, None],
+                                    np.broadcast_to(rest, (len(cw),) + rest.shape)], axis=2)
+                theta = batch_regression(U, P, Q)
+                cb[b0:b0 + chunk] = batch_gap_bound(U, P, Q, theta, W) + c0S * (1 - 4 * EPS)
+                self.stats["b7"] += len(cw)
+            kb = np.maximum(kb, cb[inv])
+            keep = kb < self._prune_level()
+            if (~keep).any():
+                self._discard(float(kb[~keep].min()))
+                self.stats["b7_pruned"] += int((~keep).sum())
+            pref, pb = kids[keep], kb[keep]
+            if not len(pref):
+                break
+        return pref, pb
+
+    def _list(self, Wv: np.ndarray, lb: np.ndarray, Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, cols: tuple,
+              c0S: float, balls) -> bool:
+        """Bound (B6, B2) and calibrate the point vectors ``Wv`` of the support ``cols`` whose bounds
+        so far are ``lb``; False when the time ran out (the bounds of the vectors left are recorded)."""
+        W = self.data.W
+        if not len(Wv):
+            return True
+        if balls:
+            a_fixed = None if self.fitted else 1.0 / float(self.p.loss.scale)
+            lb = np.maximum(lb, vector_ball_bounds(Wv, self._theta, balls, W, a_fixed) + c0S * (1 - 4 * EPS))
+        near = lb < self._prune_level()
+        self.stats["b6"] += int((~near).sum())
+        if (~near).any():
+            self._discard(float(lb[~near].min()))
+            Wv, lb = Wv[near], lb[near]
+        if not len(Wv):
+            return True
+        S = Wv @ Xc.T.astype(np.int64)
+        lb = np.maximum(lb, grouped_saturated(S.astype(float), P, Q, W) + c0S * (1 - 4 * EPS))
+        keep = lb < self._prune_level()
+        self.stats["b2"] += int((~keep).sum())
+        if (~keep).any():
+            self._discard(float(lb[~keep].min()))
+        order = np.flatnonzero(keep)[np.argsort(lb[keep], kind="stable")]
+        for b0 in range(0, len(order), 2048):
+            part = order[b0:b0 + 2048]
+            part = part[lb[part] < self._prune_level()]
+            if not len(part):
+                self._discard(float(lb[order[b0:]].min()))
+                break
+            self._calibrate(Wv[part], S[part].astype(float), P, Q, cols, c0S)
+            if self._left() <= 0:
+                rest = order[b0 + 2048:]
+                if len(rest):
+                    self._discard(float(lb[rest].min()))
+                return False
         return True
 
     def _calibrate(self, Wv: np.ndarray, S: np.ndarray, P: np.ndarray, Q: np.ndarray, cols: tuple, c0S: float) -> None:
@@ -238,8 +340,17 @@ class SupportSearch:
                 th = self._theta[1:]
                 a0 = (Wv @ th) / np.maximum((Wv * Wv).sum(axis=1), 1)
                 start = (a0, np.full(len(Wv), self._theta[0]))
-            a, c, f, Z = calibrate_fitted(S, P, Q, start=start)
+            # in two stages: a few Newton steps give every vector a dual bound (B3 holds at any
+            # iterate), and only the vectors it does not rule out are calibrated to the end
+            a, c, f, Z = calibrate_fitted(S, P, Q, iters=self.first_steps, start=start)
             lbs = dual_bound(S, Z, P, Q, W) + c0S * (1 - 4 * EPS)
+            more = np.flatnonzero(lbs < self._prune_level())
+            self.stats["stage1"] += len(lbs) - len(more)
+            self.stats["full"] += len(more)
+            if len(more):
+                a2, c2, f2, Z2 = calibrate_fitted(S[more], P, Q, start=(a[more], c[more]))
+                a[more], c[more], f[more] = a2, c2, f2
+                lbs[more] = np.maximum(lbs[more], dual_bound(S[more], Z2, P, Q, W) + c0S * (1 - 4 * EPS))
             if cols:
                 # a = 0 is the limit of no scale: a scale of 10¹² points per logit and more stands
                 # for it (the logits move by at most 10⁻¹²), so that the vector's value is attained
@@ -316,6 +427,9 @@ class SupportSearch:
             cell, n_cells = np.zeros(self.data.n, dtype=np.int64), 1
             for j in cols:
                 cell, n_cells = self.data.refine(cell, j)
+            if self.fitted:
+                # every scale > 0: whole vectors along the ray of the beam's real points first
+                self._ray_start(cols, lam[1 + np.asarray(cols, dtype=np.intp)])
             # only supports quick to list (vectors × cells): the tree lists the others in turn
             if np.prod([len(self.values[j]) for j in cols]) * n_cells > 4e6:
                 continue
@@ -329,6 +443,33 @@ class SupportSearch:
                 self._theta = None
             # the bound recorded if the time runs out here: 0 (a loss is never negative)
             self._score_support(cols, cell, n_cells, c0S, 0.0)
+
+    def _ray_start(self, cols: tuple, direction: np.ndarray) -> None:
+        """Calibrate the whole vectors near the ray of ``direction`` on ``cols`` (:func:`ray_vectors`),
+        each on its own support (its nonzero columns, when that support is allowed), so that the
+        incumbent is good before supports are listed."""
+        lo = np.array([self.values[j].min() if len(self.values[j]) else 0 for j in cols])
+        hi = np.array([self.values[j].max() if len(self.values[j]) else 0 for j in cols])
+        Wv = ray_vectors(direction, np.minimum(lo, 0), np.maximum(hi, 0))
+        if not len(Wv):
+            return
+        patterns: dict[tuple, list[int]] = {}
+        for i, row in enumerate(Wv):
+            patterns.setdefault(tuple(int(cols[k]) for k in np.flatnonzero(row)), []).append(i)
+        for sub, rows in patterns.items():
+            if not self._fits(sub):
+                continue
+            cell, n_cells = np.zeros(self.data.n, dtype=np.int64), 1
+            for j in sub:
+                cell, n_cells = self.data.refine(cell, j)
+            Xc, P, Q = support_cells(self.data, cell, n_cells, sub)
+            keep = [k for k, j in enumerate(cols) if j in sub]
+            Wsub = Wv[np.asarray(rows)][:, keep]
+            theta = self._theta
+            self._theta = None
+            self._calibrate(Wsub, (Wsub @ Xc.T.astype(np.int64)).astype(float), P, Q, sub,
+                            float(self.c0[list(sub)].sum()))
+            self._theta = theta
 
     def _row_values(self, cols) -> list[float]:
         groups = {int(self.group_of[j]) for j in cols} - {-1}
@@ -417,7 +558,7 @@ class SupportSearch:
                     self._discard(own)
                 else:
                     n_vec = float(np.prod([len(self.values[j]) for j in cols])) if cols else 1.0
-                    if n_vec > self.max_vectors:
+                    if n_vec > self.max_vectors and not (self.fitted and len(cols) > 2):  # B7 prunes prefixes there
                         status = "too_large"
                         self._discard(sub)
                         break
