@@ -42,8 +42,16 @@ unexplored subtrees (the stack) add their bounds, so the bound stays valid.
 **Splitting.**  The children of any node cover disjoint sets of supports (their first column in
 the order differs), so the tree splits into independent subtrees — for example the children of
 the root, or of any node, given as (support, position) pairs — whose certificates merge by taking
-the least bound and the best incumbent; only the incumbent needs to be shared for pruning.  This
-module runs one process.
+the least bound and the best incumbent; only the incumbent needs to be shared for pruning.  With
+``n_jobs`` > 1 the calling process searches until the stack holds 4 subtrees per process, then
+runs *rounds* on joblib's loky processes: the subtrees are dealt out in turn from the top of the
+stack, each process searches its share from the best incumbent of the previous round until the
+round's end, and returns its incumbent, the least bound it recorded and the subtrees it did not
+finish (a support whose listing the round's end cut short is returned whole and its partial
+bounds dropped, so it is listed again).  Every support is in exactly one process's share or back
+on the stack, so the merged certificate (the least of every bound and the best incumbent) is
+valid.  Rounds last 5 % of the time limit (at least 1 s) and double each time, so a support that
+needs longer than a round gets it later.
 
 Qualification (:func:`why_not`): no constraint rows, auxiliary columns or indicators (fairness,
 net benefit, operational constraints keep the branch-and-cut), whole-count weights, small integer
@@ -143,11 +151,14 @@ class SupportSearch:
     fitted : certify over every score scale > 0 (True) or the problem's own scale (False).
     time_limit, gap_tolerance, absolute_gap_tolerance : as for the branch-and-cut.
     max_vectors : point vectors one support may list; a support with more makes the search
-        give up (status ``"too_large"``: the caller falls back to the branch-and-cut).
+        give up (status ``"too_large"``: the caller falls back to the branch-and-cut), except for a
+        fitted scale on three columns or more, whose prefixes B7 prunes.
+    beam : start from the supports of a real beam search (Liu et al., 2022).
+    n_jobs : processes for the subtrees (see *Splitting*); 1 searches in this process.
     """
 
     def __init__(self, problem: RiskProblem, fitted: bool, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
-                 absolute_gap_tolerance: float = 1e-8, max_vectors: float = 2e6, beam: bool = True):
+                 absolute_gap_tolerance: float = 1e-8, max_vectors: float = 2e6, beam: bool = True, n_jobs: int = 1):
         self.p = problem
         self.fitted = bool(fitted)
         self.time_limit = float(time_limit)
@@ -155,6 +166,10 @@ class SupportSearch:
         self.absolute_gap_tolerance = float(absolute_gap_tolerance)
         self.max_vectors = float(max_vectors)
         self.beam = beam
+        self.n_jobs = max(1, int(n_jobs))
+        #: a support cut short by the time goes back on the stack whole (a worker's round) instead
+        #: of being recorded at its bound
+        self.requeue = False
         #: after this many seconds, give up when the work done so far projects the whole tree to more
         #: than ``give_up`` times the time limit (status "too_large": the caller falls back)
         self.projection_after = max(1.0, 0.2 * self.time_limit)
@@ -495,57 +510,79 @@ class SupportSearch:
                 counts[g] = counts.get(g, 0) + 1
         return self.p.min_size <= units <= self.p.max_size and self._rows_hold(cols)
 
-    def solve(self, started: float | None = None) -> SolverReport:
-        self.t0 = time.perf_counter() if started is None else started
+    def _prepare(self) -> list:
+        """The column order, the suffixes' cells and the rows' reach; returns the root's stack."""
         data, p = self.data, self.p
-        d = p.d
+        usable = [j for j in range(p.d) if len(self.values[j])]
+        self._root_cell = np.zeros(data.n, dtype=np.int64)
+        single = data.children_saturated(self._root_cell, 1, usable)
         # columns that can be nonzero, the most informative alone first
-        usable = [j for j in range(d) if len(self.values[j])]
-        root_cell = np.zeros(data.n, dtype=np.int64)
-        single = data.children_saturated(root_cell, 1, usable)
-        order = [usable[k] for k in np.argsort(single, kind="stable")]
+        order = self._order = [usable[k] for k in np.argsort(single, kind="stable")]
         # the cells of every suffix order[q:] of the order, for the subtree bounds
         suffix = [np.zeros(data.n, dtype=np.int64) for _ in range(len(order) + 1)]
         for q in range(len(order) - 1, -1, -1):
             suffix[q], _ = data.refine(suffix[q + 1], order[q])
+        self._suffix = suffix
         self.root_bound = data.saturated(suffix[0], int(suffix[0].max()) + 1 if data.n else 1)
         # how far each row's value can still move below a node whose next position is q
-        reach = [(np.r_[np.cumsum(np.minimum(col[order], 0)[::-1])[::-1], 0.0] + np.minimum(grp, 0).sum(),
-                  np.r_[np.cumsum(np.maximum(col[order], 0)[::-1])[::-1], 0.0] + np.maximum(grp, 0).sum())
-                 for col, grp, _, _ in self.rows]
-        self._start()
-        status = None
-        # stack entries: (subtree bound, own bound, position after the last column, columns, units,
-        # group counts, c0 sum, parent's cells, parent's cell count)
-        stack: list = [(self.root_bound, data.saturated(root_cell, 1), 0, (), 0, {}, 0.0, None, 1)]
+        self._reach = [(np.r_[np.cumsum(np.minimum(col[order], 0)[::-1])[::-1], 0.0] + np.minimum(grp, 0).sum(),
+                        np.r_[np.cumsum(np.maximum(col[order], 0)[::-1])[::-1], 0.0] + np.maximum(grp, 0).sum())
+                       for col, grp, _, _ in self.rows]
         L = len(order)
         # whether a grouped column comes at or after each position (a full support may still grow there)
         self._grouped_after = np.r_[np.cumsum((self.group_of[order] >= 0)[::-1])[::-1], 0] if L else np.zeros(1)
+        self._total, self._done = self._below(0, 0), 0.0
+        # stack entries: (subtree bound, own bound, position after the last column, columns, units,
+        # group counts, c0 sum, parent's cells, parent's cell count)
+        return [(self.root_bound, data.saturated(self._root_cell, 1), 0, (), 0, {}, 0.0, None, 1)]
 
-        def below(q: int, units: int) -> float:
-            """Supports in the subtree of a node whose next position is q (an upper bound)."""
-            return float(sum(math.comb(L - q, t) for t in range(0, max(0, p.max_size - units) + 1)))
-        total, done = below(0, 0), 0.0
+    def _below(self, q: int, units: int) -> float:
+        """Supports in the subtree of a node whose next position is q (an upper bound)."""
+        L = len(self._order)
+        return float(sum(math.comb(L - q, t) for t in range(0, max(0, self.p.max_size - units) + 1)))
+
+    def solve(self, started: float | None = None) -> SolverReport:
+        self.t0 = time.perf_counter() if started is None else started
+        stack = self._prepare()
+        self._start()
+        if self.n_jobs > 1:
+            status = self._run_parallel(stack)
+        else:
+            status = self._run(stack)
+        for entry in stack:
+            self._discard(entry[0])
+        return self._report(status)
+
+    def _run(self, stack: list, until: int | None = None) -> str | None:
+        """Search the subtrees on ``stack`` (depth first) until it is empty, the time is up, or (with
+        ``until``) it holds that many subtrees; what is left stays on ``stack``.  Returns the status
+        ("time_limit", "too_large" or None)."""
+        data, p = self.data, self.p
+        order, suffix, reach, below = self._order, self._suffix, self._reach, self._below
+        status = None
         while stack:
+            if until is not None and len(stack) >= until:
+                break
             if self._left() <= 0:
                 status = "time_limit"
                 break
             elapsed = time.perf_counter() - self.t0
-            if elapsed > self.projection_after and done > 0 \
-                    and elapsed * total / done > self.give_up * self.time_limit:
+            if elapsed > self.projection_after and self._done > 0 \
+                    and elapsed * self._total / self._done > self.give_up * self.time_limit:
                 status = "too_large"  # projected far beyond the time limit: the caller's tree takes over
                 break
-            sub, own, q0, cols, units, counts, c0S, cell, n_cells = stack.pop()
+            entry = stack.pop()
+            sub, own, q0, cols, units, counts, c0S, cell, n_cells = entry
             if sub >= self._prune_level():
                 self._discard(sub)
-                done += below(q0, units)
+                self._done += below(q0, units)
                 continue
             self.nodes += 1
-            done += 1
+            self._done += 1
             if cols:
                 cell, n_cells = data.refine(cell, cols[-1])
             else:
-                cell, n_cells = root_cell, 1
+                cell, n_cells = self._root_cell, 1
             # 1. its own risk scores
             if units >= p.min_size and (not self.rows or self._rows_hold(cols)):
                 if own < self._prune_level() and cols:
@@ -562,9 +599,17 @@ class SupportSearch:
                         status = "too_large"
                         self._discard(sub)
                         break
+                    before = self.discarded
                     if not self._score_support(cols, cell, n_cells, c0S, own):
-                        self._discard(sub)
                         status = "time_limit"
+                        if self.requeue:
+                            # the support is scored again from the start in a later round: what its
+                            # partial listing recorded is taken back, the whole subtree goes back
+                            self.discarded = before
+                            self.nodes -= 1
+                            stack.append(entry)
+                        else:
+                            self._discard(sub)
                         break
             # 2. its children
             kids = []
@@ -574,7 +619,7 @@ class SupportSearch:
                 if ok and self.rows and not self._rows_reachable(cols + (j,), [r[0][q + 1] for r in reach],
                                                                  [r[1][q + 1] for r in reach]):
                     ok = False  # no support below it meets the rows: nothing to bound
-                    done += below(q + 1, u2)
+                    self._done += below(q + 1, u2)
                 if ok:
                     kids.append((q, j, u2))
             if not kids:
@@ -596,9 +641,39 @@ class SupportSearch:
                 extra = c2 * (1 - 4 * EPS)
                 stack.append((float(sub_b[k]) + extra, float(own_b[k]) + extra, q + 1, cols + (j,), u2, counts2, c2,
                               cell, n_cells))
-        for entry in stack:
-            self._discard(entry[0])
-        return self._report(status)
+        return status
+
+    def _run_parallel(self, stack: list) -> str | None:
+        """The subtrees on ``n_jobs`` processes, in rounds (module docstring, *Splitting*)."""
+        from joblib import Parallel, delayed
+        status = self._run(stack, until=4 * self.n_jobs)
+        if status is not None or not stack:
+            return status
+        span = max(1.0, 0.05 * self.time_limit)
+        settings = dict(gap_tolerance=self.gap_tolerance, absolute_gap_tolerance=self.absolute_gap_tolerance,
+                        max_vectors=self.max_vectors)
+        with Parallel(n_jobs=self.n_jobs, backend="loky") as parallel:
+            while stack and self._left() > 0:
+                seconds = min(span, self._left())
+                # dealt out in turn from the top of the stack (the next subtrees first)
+                shares = [stack[::-1][k::self.n_jobs][::-1] for k in range(self.n_jobs)]
+                shares = [sh for sh in shares if sh]
+                incumbent = (self.best, self.best_lam, self.best_scale)
+                end = time.time() + self._left()  # the search's end, on one clock in every process
+                results = parallel(delayed(_subtrees)(self.p, self.fitted, settings, incumbent, sh, seconds, end)
+                                   for sh in shares)
+                stack.clear()
+                for r in results:
+                    if r["best"] < self.best:
+                        self.best, self.best_lam, self.best_scale = r["best"], r["best_lam"], r["best_scale"]
+                    self.discarded = min(self.discarded, r["discarded"])
+                    self.nodes += r["nodes"]
+                    self.vectors += r["vectors"]
+                    self.lr_solves += r["lr_solves"]
+                    stack.extend(r["stack"])
+                stack.sort(key=lambda e: -e[0])  # the least bound on top
+                span *= 2  # a support that needs longer than a round gets it in a later one
+        return "time_limit" if stack else None
 
     def _can_grow(self, units: int, counts: dict, j: int, q: int, order: list) -> bool:
         """Whether the support S + j may get more columns (cheap and permissive)."""
@@ -621,9 +696,30 @@ class SupportSearch:
             gap=gap, time=elapsed, nodes=self.nodes, cuts=0, lp_solves=self.lr_solves, root_bound=self.root_bound,
             solver=ENGINE_NAME,
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
-                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": 1, "engine": "cells",
+                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": self.n_jobs, "engine": "cells",
                       "bound": "saturated loss of the support's cells (Ustun & Rudin, 2019), of its score cells, "
                                "and the calibration dual of each scored point vector",
                       "scope": scope, "continuous_scale": self.fitted, "gave_up": status == "too_large"},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             scale=self.best_scale, listed=self.vectors)
+
+
+def _subtrees(problem: RiskProblem, fitted: bool, settings: dict, incumbent: tuple, entries: list,
+              seconds: float, end: float) -> dict:
+    """One worker's round: the subtrees ``entries`` searched from the shared ``incumbent`` for
+    ``seconds`` from when the worker starts on them (a worker still starting up loses none of its
+    round), and never past ``end`` (a ``time.time()``); returns its incumbent, the least bound it
+    recorded, its counts, and the subtrees it did not finish (a support cut short is returned
+    whole, its partial bounds dropped)."""
+    search = SupportSearch(problem, fitted, time_limit=max(min(seconds, end - time.time()), 0.0), beam=False,
+                           **settings)
+    search.t0 = time.perf_counter()
+    search.give_up = math.inf
+    search.requeue = True
+    search._prepare()
+    search.best, search.best_lam, search.best_scale = incumbent
+    stack = list(entries)
+    search._run(stack)
+    return {"best": search.best, "best_lam": search.best_lam, "best_scale": search.best_scale,
+            "discarded": search.discarded, "nodes": search.nodes, "vectors": search.vectors,
+            "lr_solves": search.lr_solves, "stack": stack}
