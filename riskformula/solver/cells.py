@@ -301,8 +301,8 @@ def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: fl
             kk[r_, lo] -= np.where(fine, step, 0)
             k[bad] = kk
         t = (k * Si).sum(axis=1)
-        for r_ in np.flatnonzero(ok & (t < 0)):
-            k[r_] = _raise_score_sum(k[r_], Si[r_], Pi, Qi, int(-t[r_]))
+        for row in np.flatnonzero(ok & (t < 0)):
+            k[row] = _raise_score_sum(k[row], Si[row], Pi, Qi, int(-t[row]))
         t = (k * Si).sum(axis=1)
         ok &= (k.sum(axis=1) == 0) & (t >= 0)
     k[~ok] = 0  # μ = 0 (B2) where the repair failed

@@ -311,7 +311,7 @@ class SupportSearch:
         W = self.data.W
         if not len(Wv):
             return True
-        if balls:
+        if balls and self._theta is not None:
             a_fixed = None if self.fitted else 1.0 / float(self.p.loss.scale)
             lb = np.maximum(lb, vector_ball_bounds(Wv, self._theta, balls, W, a_fixed) + c0S * (1 - 4 * EPS))
         near = lb < self._prune_level()
