@@ -24,6 +24,13 @@ remainder), on its sphere F ≥ F(θ̂) − GR + μR²/2 ≥ F(θ̂), and beyond
 even and falls in |z|, so H_R is below the Hessian everywhere in the ball).  When no radius of the
 list gives μ > 0 with R·μ ≥ 2G (nearly separable cells), the bound is −∞ and the parent's is kept.
 
+**Separated cells.**  Every cell's term is ≥ 0, so the loss on any subset of the cells is a lower
+bound too.  When the free columns alone separate some cells (a regression on [1, x_R] fits cells
+holding one class to a loss below 10⁻⁹ of the total: a level only a few rows have, all events or
+all non-events), the infimum is not attained and the gap bound cannot close; the bound is then
+also computed without those cells (where a column becomes constant, the reduction below drops it),
+and the larger of the two is used.  Which cells are dropped only changes how strong the bound is.
+
 **Exact column reduction.**  A column of x_R that is exactly a linear combination of the intercept
 and the columns kept before it (on the support's cells) adds nothing to the span of the logits,
 so dropping it leaves the regression's minimum unchanged (without it the Hessian is singular and
@@ -50,7 +57,7 @@ from scipy.special import expit
 
 from .cells import EPS
 
-__all__ = ["batch_regression", "batch_gap_bound", "canonical", "independent_columns", "RADII"]
+__all__ = ["batch_regression", "batch_gap_bound", "canonical", "independent_columns", "prefix_bounds", "RADII"]
 
 #: the radii tried for the gap bound (a larger radius gives a smaller μ but allows a larger G)
 RADII = (0.5, 2.0, 8.0)
@@ -174,3 +181,50 @@ def independent_columns(X: np.ndarray) -> list[int]:
         if not dependent:
             keep.append(j)
     return keep
+
+
+def _designs(canon: np.ndarray, Xc: np.ndarray, t: int, rows: np.ndarray) -> np.ndarray:
+    """U = [1, s_P, x_R] on the cells ``rows`` for each prefix (row of ``canon``, its first t + 1
+    points), the free columns exactly reduced."""
+    Xi = Xc[rows].astype(np.int64)
+    rest = Xi[:, t + 1:]
+    rest = rest[:, independent_columns(rest)].astype(float)
+    sP = (canon @ Xi[:, :t + 1].T).astype(float)
+    return np.concatenate([np.ones(sP.shape + (1,)), sP[:, :, None],
+                           np.broadcast_to(rest, (len(canon),) + rest.shape)], axis=2)
+
+
+def prefix_bounds(canon: np.ndarray, Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, t: int,
+                  chunk: int = 1024, left=None) -> np.ndarray | None:
+    """B7 (a mean, rounded down; −∞ where it cannot close) for each prefix of points ``canon`` on
+    the first t + 1 columns of the support's cells ``Xc`` (module docstring), on all cells and,
+    where that fails, without the cells the free columns separate.  None when ``left()`` (seconds
+    left, checked between chunks) runs out."""
+    C = Xc.shape[0]
+    every = np.arange(C)
+    out = np.empty(len(canon))
+    for b0 in range(0, len(canon), chunk):
+        if left is not None and left() <= 0:
+            return None
+        U = _designs(canon[b0:b0 + chunk], Xc, t, every)
+        out[b0:b0 + chunk] = batch_gap_bound(U, P, Q, batch_regression(U, P, Q), W)
+    failed = np.flatnonzero(~np.isfinite(out))
+    if not len(failed) or t + 1 >= Xc.shape[1]:
+        return out
+    # the cells the free columns alone separate
+    rest = Xc[:, t + 1:].astype(float)
+    U0 = np.concatenate([np.ones((1, C, 1)), rest[None, :, :]], axis=2)
+    z = np.einsum("vcp,vp->vc", U0, batch_regression(U0, P, Q, iters=50))[0]
+    term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
+    sep = ((P == 0) | (Q == 0)) & (term < 1e-9 * W)
+    if not sep.any() or sep.all():
+        return out
+    kept = np.flatnonzero(~sep)
+    Pk, Qk = P[kept], Q[kept]
+    for b0 in range(0, len(failed), chunk):
+        if left is not None and left() <= 0:
+            return None
+        idx = failed[b0:b0 + chunk]
+        U = _designs(canon[idx], Xc, t, kept)
+        out[idx] = np.maximum(out[idx], batch_gap_bound(U, Pk, Qk, batch_regression(U, Pk, Qk), W))
+    return out

@@ -72,7 +72,7 @@ from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, dual_bound, gr
 from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
-from .support_points import batch_gap_bound, batch_regression, canonical, independent_columns
+from .support_points import canonical, prefix_bounds
 
 __all__ = ["SupportSearch", "why_not", "ENGINE_NAME"]
 
@@ -171,9 +171,11 @@ class SupportSearch:
         #: of being recorded at its bound
         self.requeue = False
         #: after this many seconds, give up when the work done so far projects the whole tree to more
-        #: than ``give_up`` times the time limit (status "too_large": the caller falls back)
-        self.projection_after = max(1.0, 0.2 * self.time_limit)
-        self.give_up = 10.0
+        #: than ``give_up`` times the time limit (status "too_large": the caller falls back); the
+        #: first supports are the costliest (the most informative columns, listed before the
+        #: incumbent is good), so the projection waits for 40 % of the time and allows 30×
+        self.projection_after = max(1.0, 0.4 * self.time_limit)
+        self.give_up = 30.0
         self.data = CellData(problem.loss)
         d = problem.d
         self.c0 = np.asarray(problem.c0, dtype=float)
@@ -270,7 +272,6 @@ class SupportSearch:
         (:mod:`riskformula.solver.support_points`) does not rule out, with their bounds; the
         bound of every prefix ruled out is recorded.  None when the time ran out."""
         s = len(cols)
-        Xi = Xc.astype(np.int64)
         W = self.data.W
         pref = self.values[cols[0]][:, None]
         pb = np.full(len(pref), float(support_bound))
@@ -280,20 +281,14 @@ class SupportSearch:
             kb = np.repeat(pb, len(vals))
             canon, inv = np.unique(canonical(kids), axis=0, return_inverse=True)
             inv = inv.ravel()
-            cb = np.empty(len(canon))
-            rest = Xc[:, t + 1:]
-            rest = rest[:, independent_columns(rest)].astype(float)
-            chunk = max(1, 4_000_000 // max(1, Xc.shape[0] * (rest.shape[1] + 2)))
-            for b0 in range(0, len(canon), chunk):
-                if self._left() <= 0:
-                    return None
-                cw = canon[b0:b0 + chunk]
-                sP = (cw @ Xi[:, :t + 1].T).astype(float)
-                U = np.concatenate([np.ones(sP.shape + (1,)), sP[:, :, None],
-                                    np.broadcast_to(rest, (len(cw),) + rest.shape)], axis=2)
-                theta = batch_regression(U, P, Q)
-                cb[b0:b0 + chunk] = batch_gap_bound(U, P, Q, theta, W) + c0S * (1 - 4 * EPS)
-                self.stats["b7"] += len(cw)
+            if self._left() <= 0:
+                return None
+            chunk = max(1, 4_000_000 // max(1, Xc.shape[0] * (s - t + 1)))
+            cb = prefix_bounds(canon, Xc, P, Q, W, t, chunk, left=self._left)
+            if cb is None:
+                return None
+            cb = cb + c0S * (1 - 4 * EPS)
+            self.stats["b7"] += len(canon)
             kb = np.maximum(kb, cb[inv])
             keep = kb < self._prune_level()
             if (~keep).any():
