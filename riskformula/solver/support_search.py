@@ -195,6 +195,8 @@ class SupportSearch:
         self.root_bound = 0.0
         #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
         self.first_steps = 4
+        #: how many point vectors each bound ruled out (B6, B2, the first calibration stage), how many
+        #: were calibrated to the end, and the prefixes B7 bounded and ruled out (for profiling)
         self.stats = {"b6": 0, "b2": 0, "stage1": 0, "full": 0, "b7": 0, "b7_pruned": 0}
 
     # --- bookkeeping ------------------------------------------------------------------------
