@@ -224,6 +224,31 @@ def _grid_bits(total: float, smax: float) -> int:
     return max(0, min(40, g1, g2))
 
 
+def _raise_score_sum(k: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarray, need: int) -> np.ndarray:
+    """Grid units moved from low-scored cells to high-scored ones, within the boxes −Pi ≤ k ≤ Qi,
+    until Σ k·s has risen by ``need`` (Σ k unchanged); exact integer arithmetic (B3's repair for
+    a fitted scale when one pair of cells has too little room).  Returns the new k (or k
+    unchanged when the rooms do not allow it: the caller then checks and falls back to μ = 0)."""
+    k = k.copy()
+    up = [int(c) for c in np.argsort(-s, kind="stable") if Qi[c] - k[c] > 0]
+    down = [int(c) for c in np.argsort(s, kind="stable") if k[c] + Pi[c] > 0]
+    i = j = 0
+    while need > 0 and i < len(up) and j < len(down):
+        a, b = up[i], down[j]
+        spread = int(s[a] - s[b])
+        if spread <= 0:
+            break
+        m = min(int(Qi[a] - k[a]), int(k[b] + Pi[b]), -(-need // spread))
+        k[a] += m
+        k[b] -= m
+        need -= m * spread
+        if Qi[a] - k[a] <= 0:
+            i += 1
+        if k[b] + Pi[b] <= 0:
+            j += 1
+    return k
+
+
 def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float,
                a_fixed: float | None = None) -> np.ndarray:
     """B3 for every row of integer scores ``S`` (vectors × cells) from the logits ``Z`` of a
@@ -275,6 +300,9 @@ def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: fl
             kk[r_, hi] += np.where(fine, step, 0)
             kk[r_, lo] -= np.where(fine, step, 0)
             k[bad] = kk
+        t = (k * Si).sum(axis=1)
+        for row in np.flatnonzero(ok & (t < 0)):
+            k[row] = _raise_score_sum(k[row], Si[row], Pi, Qi, int(-t[row]))
         t = (k * Si).sum(axis=1)
         ok &= (k.sum(axis=1) == 0) & (t >= 0)
     k[~ok] = 0  # μ = 0 (B2) where the repair failed
@@ -433,17 +461,20 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
         rj = int(k @ Xi[:, j])
         if rj == 0:
             continue
+        # the pairs (a, b) of cells that agree on every other column and have x_aj − x_bj = 1
         others = np.delete(Xi, j, axis=1)
-        key: dict[bytes, list[int]] = {}
-        for c in range(C):
-            key.setdefault(others[c].tobytes(), []).append(c)
-        plus, minus = [], []
-        for cells in key.values():
-            for a in cells:
-                for b in cells:
-                    if Xi[a, j] - Xi[b, j] == 1:
-                        plus.append(a)
-                        minus.append(b)
+        if others.shape[1]:
+            _, grp = np.unique(others, axis=0, return_inverse=True)
+            grp = grp.ravel().astype(np.int64)
+        else:
+            grp = np.zeros(C, dtype=np.int64)
+        span = int(Xi[:, j].max() - Xi[:, j].min()) + 2
+        key = grp * span + (Xi[:, j] - Xi[:, j].min())
+        srt = np.argsort(key, kind="stable")
+        pos = np.searchsorted(key[srt], key - 1)
+        found = (pos < C) & (key[srt][np.minimum(pos, C - 1)] == key - 1)
+        plus = np.flatnonzero(found).tolist()
+        minus = srt[pos[found]].tolist()
         # moving m units from b to a changes the column's sum by m: it must change by −rj
         if move(k, plus, minus, -rj) != 0:
             ok = False

@@ -42,8 +42,16 @@ unexplored subtrees (the stack) add their bounds, so the bound stays valid.
 **Splitting.**  The children of any node cover disjoint sets of supports (their first column in
 the order differs), so the tree splits into independent subtrees — for example the children of
 the root, or of any node, given as (support, position) pairs — whose certificates merge by taking
-the least bound and the best incumbent; only the incumbent needs to be shared for pruning.  This
-module runs one process.
+the least bound and the best incumbent; only the incumbent needs to be shared for pruning.  With
+``n_jobs`` > 1 the calling process searches until the stack holds 4 subtrees per process, then
+runs *rounds* on joblib's loky processes: the subtrees are dealt out in turn from the top of the
+stack, each process searches its share from the best incumbent of the previous round until the
+round's end, and returns its incumbent, the least bound it recorded and the subtrees it did not
+finish (a support whose listing the round's end cut short is returned whole and its partial
+bounds dropped, so it is listed again).  Every support is in exactly one process's share or back
+on the stack, so the merged certificate (the least of every bound and the best incumbent) is
+valid.  Rounds last 5 % of the time limit (at least 1 s) and double each time, so a support that
+needs longer than a round gets it later.
 
 Qualification (:func:`why_not`): no constraint rows, auxiliary columns or indicators (fairness,
 net benefit, operational constraints keep the branch-and-cut), whole-count weights, small integer
@@ -64,6 +72,7 @@ from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, dual_bound, gr
 from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
+from .support_points import canonical, prefix_bounds
 
 __all__ = ["SupportSearch", "why_not", "ENGINE_NAME"]
 
@@ -112,6 +121,26 @@ def support_rows(problem: RiskProblem):
     return out
 
 
+def ray_vectors(direction: np.ndarray, lower: np.ndarray, upper: np.ndarray, steps: int = 48) -> np.ndarray:
+    """Whole point vectors near the ray {t·direction : t > 0}: round(t·direction) clipped to the
+    bounds for ``steps`` multipliers t (the largest |entry| from 0.5 to its bound), zero rows
+    dropped, each divided by its gcd, duplicates removed (the star search of Liu et al., 2022).
+    Only starting points: whatever they score is then attained by a calibrated risk score."""
+    d = np.asarray(direction, dtype=float)
+    big = float(np.abs(d).max()) if d.size else 0.0
+    if not d.size or not np.isfinite(big) or big <= 0:
+        return np.zeros((0, d.size), dtype=np.int64)
+    top = float(max(np.max(np.abs(np.r_[lower, upper])), 1.0))
+    t = np.linspace(0.5, top + 0.49, steps) / big
+    Wv = np.clip(np.rint(t[:, None] * d[None, :]), lower, upper).astype(np.int64)
+    Wv = Wv[np.abs(Wv).sum(axis=1) > 0]
+    if not len(Wv):
+        return Wv
+    g = np.gcd.reduce(np.abs(Wv), axis=1)
+    Wv = Wv // g[:, None]
+    return np.unique(Wv, axis=0)
+
+
 class SupportSearch:
     """Depth-first search over supports with cell bounds (see the module docstring).
 
@@ -122,11 +151,14 @@ class SupportSearch:
     fitted : certify over every score scale > 0 (True) or the problem's own scale (False).
     time_limit, gap_tolerance, absolute_gap_tolerance : as for the branch-and-cut.
     max_vectors : point vectors one support may list; a support with more makes the search
-        give up (status ``"too_large"``: the caller falls back to the branch-and-cut).
+        give up (status ``"too_large"``: the caller falls back to the branch-and-cut), except for a
+        fitted scale on three columns or more, whose prefixes B7 prunes.
+    beam : start from the supports of a real beam search (Liu et al., 2022).
+    n_jobs : processes for the subtrees (see *Splitting*); 1 searches in this process.
     """
 
     def __init__(self, problem: RiskProblem, fitted: bool, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
-                 absolute_gap_tolerance: float = 1e-8, max_vectors: float = 2e6, beam: bool = True):
+                 absolute_gap_tolerance: float = 1e-8, max_vectors: float = 2e6, beam: bool = True, n_jobs: int = 1):
         self.p = problem
         self.fitted = bool(fitted)
         self.time_limit = float(time_limit)
@@ -134,10 +166,16 @@ class SupportSearch:
         self.absolute_gap_tolerance = float(absolute_gap_tolerance)
         self.max_vectors = float(max_vectors)
         self.beam = beam
+        self.n_jobs = max(1, int(n_jobs))
+        #: a support cut short by the time goes back on the stack whole (a worker's round) instead
+        #: of being recorded at its bound
+        self.requeue = False
         #: after this many seconds, give up when the work done so far projects the whole tree to more
-        #: than ``give_up`` times the time limit (status "too_large": the caller falls back)
-        self.projection_after = max(1.0, 0.2 * self.time_limit)
-        self.give_up = 10.0
+        #: than ``give_up`` times the time limit (status "too_large": the caller falls back); the
+        #: first supports are the costliest (the most informative columns, listed before the
+        #: incumbent is good), so the projection waits for 40 % of the time and allows 30×
+        self.projection_after = max(1.0, 0.4 * self.time_limit)
+        self.give_up = 30.0
         self.data = CellData(problem.loss)
         d = problem.d
         self.c0 = np.asarray(problem.c0, dtype=float)
@@ -155,6 +193,11 @@ class SupportSearch:
         self.lr_solves = 0
         self._theta: np.ndarray | None = None  # the last support's regression (a calibration start)
         self.root_bound = 0.0
+        #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
+        self.first_steps = 4
+        #: how many point vectors each bound ruled out (B6, B2, the first calibration stage), how many
+        #: were calibrated to the end, and the prefixes B7 bounded and ruled out (for profiling)
+        self.stats = {"b6": 0, "b2": 0, "stage1": 0, "full": 0, "b7": 0, "b7_pruned": 0}
 
     # --- bookkeeping ------------------------------------------------------------------------
     def _prune_level(self) -> float:
@@ -181,6 +224,35 @@ class SupportSearch:
         # the regression on the support's cells (B5's) and its strong-convexity balls (B6)
         _, self._theta = lr_bound(Xc, P, Q, W)
         balls = ball_bounds(Xc, P, Q, self._theta)
+        if self.fitted and len(cols) > 1:
+            # the whole vectors along the regression's ray first: a good incumbent prunes the listing
+            top = max(int(np.abs(self.values[j]).max()) for j in cols)
+            Wr = ray_vectors(self._theta[1:], np.full(len(cols), -top), np.full(len(cols), top))
+            Wr = Wr[np.all(Wr != 0, axis=1)] if len(Wr) else Wr
+            ok = np.all([np.isin(Wr[:, k], self.values[j]) for k, j in enumerate(cols)], axis=0) if len(Wr) else []
+            Wr = Wr[ok] if len(Wr) else Wr
+            if len(Wr):
+                self._calibrate(Wr, (Wr @ Xc.T.astype(np.int64)).astype(float), P, Q, cols, c0S)
+        if self.fitted and len(cols) > 2:
+            found = self._prefixes(cols, Xc, P, Q, c0S, support_bound)
+            if found is None:
+                self._discard(support_bound)
+                return False
+            pref, pb = found
+            last = self.values[cols[-1]]
+            step = max(1, (1 << 15) // max(len(last), 1))
+            for b0 in range(0, len(pref), step):
+                if self._left() <= 0:
+                    self._discard(support_bound)
+                    return False
+                part, bound = pref[b0:b0 + step], pb[b0:b0 + step]
+                Wv = np.column_stack([np.repeat(part, len(last), axis=0), np.tile(last, len(part))])
+                lb = np.repeat(bound, len(last))
+                prim = np.gcd.reduce(np.abs(Wv), axis=1) == 1
+                if not self._list(Wv[prim], lb[prim], Xc, P, Q, cols, c0S, balls):
+                    self._discard(support_bound)
+                    return False
+            return True
         chunk = max(1, min(total, 1 << 15))
         for start in range(0, total, chunk):
             if self._left() <= 0:
@@ -191,38 +263,80 @@ class SupportSearch:
             Wv = np.column_stack([self.values[j][q] for j, q in zip(cols, pos)])
             if self.fitted and len(cols) > 1:
                 Wv = Wv[np.gcd.reduce(np.abs(Wv), axis=1) == 1]
-            if not len(Wv):
-                continue
-            # B6 first (cheap: one distance per vector), then B2 on the vectors it leaves
-            lb = np.full(len(Wv), -np.inf)
-            if balls:
-                a_fixed = None if self.fitted else 1.0 / float(self.p.loss.scale)
-                lb = vector_ball_bounds(Wv, self._theta, balls, W, a_fixed) + c0S * (1 - 4 * EPS)
-            near = lb < self._prune_level()
-            if (~near).any():
-                self._discard(float(lb[~near].min()))
-                Wv, lb = Wv[near], lb[near]
-            if not len(Wv):
-                continue
-            S = Wv @ Xc.T.astype(np.int64)
-            lb = np.maximum(lb, grouped_saturated(S.astype(float), P, Q, W) + c0S * (1 - 4 * EPS))
-            keep = lb < self._prune_level()
+            if not self._list(Wv, np.full(len(Wv), -np.inf), Xc, P, Q, cols, c0S, balls):
+                self._discard(support_bound)
+                return False
+        return True
+
+    def _prefixes(self, cols: tuple, Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, c0S: float,
+                  support_bound: float):
+        """The prefixes (points of every column of ``cols`` but the last) that B7
+        (:mod:`riskformula.solver.support_points`) does not rule out, with their bounds; the
+        bound of every prefix ruled out is recorded.  None when the time ran out."""
+        s = len(cols)
+        W = self.data.W
+        pref = self.values[cols[0]][:, None]
+        pb = np.full(len(pref), float(support_bound))
+        for t in range(1, s - 1):
+            vals = self.values[cols[t]]
+            kids = np.column_stack([np.repeat(pref, len(vals), axis=0), np.tile(vals, len(pref))])
+            kb = np.repeat(pb, len(vals))
+            canon, inv = np.unique(canonical(kids), axis=0, return_inverse=True)
+            inv = inv.ravel()
+            if self._left() <= 0:
+                return None
+            chunk = max(1, 4_000_000 // max(1, Xc.shape[0] * (s - t + 1)))
+            cb = prefix_bounds(canon, Xc, P, Q, W, t, chunk, left=self._left)
+            if cb is None:
+                return None
+            cb = cb + c0S * (1 - 4 * EPS)
+            self.stats["b7"] += len(canon)
+            kb = np.maximum(kb, cb[inv])
+            keep = kb < self._prune_level()
             if (~keep).any():
-                self._discard(float(lb[~keep].min()))
-            order = np.flatnonzero(keep)[np.argsort(lb[keep], kind="stable")]
-            for b0 in range(0, len(order), 2048):
-                part = order[b0:b0 + 2048]
-                part = part[lb[part] < self._prune_level()]
-                if not len(part):
-                    rest = order[b0:]
+                self._discard(float(kb[~keep].min()))
+                self.stats["b7_pruned"] += int((~keep).sum())
+            pref, pb = kids[keep], kb[keep]
+            if not len(pref):
+                break
+        return pref, pb
+
+    def _list(self, Wv: np.ndarray, lb: np.ndarray, Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, cols: tuple,
+              c0S: float, balls) -> bool:
+        """Bound (B6, B2) and calibrate the point vectors ``Wv`` of the support ``cols`` whose bounds
+        so far are ``lb``; False when the time ran out (the bounds of the vectors left are recorded)."""
+        W = self.data.W
+        if not len(Wv):
+            return True
+        if balls and self._theta is not None:
+            a_fixed = None if self.fitted else 1.0 / float(self.p.loss.scale)
+            lb = np.maximum(lb, vector_ball_bounds(Wv, self._theta, balls, W, a_fixed) + c0S * (1 - 4 * EPS))
+        near = lb < self._prune_level()
+        self.stats["b6"] += int((~near).sum())
+        if (~near).any():
+            self._discard(float(lb[~near].min()))
+            Wv, lb = Wv[near], lb[near]
+        if not len(Wv):
+            return True
+        S = Wv @ Xc.T.astype(np.int64)
+        lb = np.maximum(lb, grouped_saturated(S.astype(float), P, Q, W) + c0S * (1 - 4 * EPS))
+        keep = lb < self._prune_level()
+        self.stats["b2"] += int((~keep).sum())
+        if (~keep).any():
+            self._discard(float(lb[~keep].min()))
+        order = np.flatnonzero(keep)[np.argsort(lb[keep], kind="stable")]
+        for b0 in range(0, len(order), 2048):
+            part = order[b0:b0 + 2048]
+            part = part[lb[part] < self._prune_level()]
+            if not len(part):
+                self._discard(float(lb[order[b0:]].min()))
+                break
+            self._calibrate(Wv[part], S[part].astype(float), P, Q, cols, c0S)
+            if self._left() <= 0:
+                rest = order[b0 + 2048:]
+                if len(rest):
                     self._discard(float(lb[rest].min()))
-                    break
-                self._calibrate(Wv[part], S[part].astype(float), P, Q, cols, c0S)
-                if self._left() <= 0:
-                    rest = order[b0 + 2048:]
-                    if len(rest):
-                        self._discard(float(lb[rest].min()))
-                    break
+                return False
         return True
 
     def _calibrate(self, Wv: np.ndarray, S: np.ndarray, P: np.ndarray, Q: np.ndarray, cols: tuple, c0S: float) -> None:
@@ -238,8 +352,17 @@ class SupportSearch:
                 th = self._theta[1:]
                 a0 = (Wv @ th) / np.maximum((Wv * Wv).sum(axis=1), 1)
                 start = (a0, np.full(len(Wv), self._theta[0]))
-            a, c, f, Z = calibrate_fitted(S, P, Q, start=start)
+            # in two stages: a few Newton steps give every vector a dual bound (B3 holds at any
+            # iterate), and only the vectors it does not rule out are calibrated to the end
+            a, c, f, Z = calibrate_fitted(S, P, Q, iters=self.first_steps, start=start)
             lbs = dual_bound(S, Z, P, Q, W) + c0S * (1 - 4 * EPS)
+            more = np.flatnonzero(lbs < self._prune_level())
+            self.stats["stage1"] += len(lbs) - len(more)
+            self.stats["full"] += len(more)
+            if len(more):
+                a2, c2, f2, Z2 = calibrate_fitted(S[more], P, Q, start=(a[more], c[more]))
+                a[more], c[more], f[more] = a2, c2, f2
+                lbs[more] = np.maximum(lbs[more], dual_bound(S[more], Z2, P, Q, W) + c0S * (1 - 4 * EPS))
             if cols:
                 # a = 0 is the limit of no scale: a scale of 10¹² points per logit and more stands
                 # for it (the logits move by at most 10⁻¹²), so that the vector's value is attained
@@ -316,6 +439,9 @@ class SupportSearch:
             cell, n_cells = np.zeros(self.data.n, dtype=np.int64), 1
             for j in cols:
                 cell, n_cells = self.data.refine(cell, j)
+            if self.fitted:
+                # every scale > 0: whole vectors along the ray of the beam's real points first
+                self._ray_start(cols, lam[1 + np.asarray(cols, dtype=np.intp)])
             # only supports quick to list (vectors × cells): the tree lists the others in turn
             if np.prod([len(self.values[j]) for j in cols]) * n_cells > 4e6:
                 continue
@@ -329,6 +455,33 @@ class SupportSearch:
                 self._theta = None
             # the bound recorded if the time runs out here: 0 (a loss is never negative)
             self._score_support(cols, cell, n_cells, c0S, 0.0)
+
+    def _ray_start(self, cols: tuple, direction: np.ndarray) -> None:
+        """Calibrate the whole vectors near the ray of ``direction`` on ``cols`` (:func:`ray_vectors`),
+        each on its own support (its nonzero columns, when that support is allowed), so that the
+        incumbent is good before supports are listed."""
+        lo = np.array([self.values[j].min() if len(self.values[j]) else 0 for j in cols])
+        hi = np.array([self.values[j].max() if len(self.values[j]) else 0 for j in cols])
+        Wv = ray_vectors(direction, np.minimum(lo, 0), np.maximum(hi, 0))
+        if not len(Wv):
+            return
+        patterns: dict[tuple, list[int]] = {}
+        for i, row in enumerate(Wv):
+            patterns.setdefault(tuple(int(cols[k]) for k in np.flatnonzero(row)), []).append(i)
+        for sub, rows in patterns.items():
+            if not self._fits(sub):
+                continue
+            cell, n_cells = np.zeros(self.data.n, dtype=np.int64), 1
+            for j in sub:
+                cell, n_cells = self.data.refine(cell, j)
+            Xc, P, Q = support_cells(self.data, cell, n_cells, sub)
+            keep = [k for k, j in enumerate(cols) if j in sub]
+            Wsub = Wv[np.asarray(rows)][:, keep]
+            theta = self._theta
+            self._theta = None
+            self._calibrate(Wsub, (Wsub @ Xc.T.astype(np.int64)).astype(float), P, Q, sub,
+                            float(self.c0[list(sub)].sum()))
+            self._theta = theta
 
     def _row_values(self, cols) -> list[float]:
         groups = {int(self.group_of[j]) for j in cols} - {-1}
@@ -354,57 +507,79 @@ class SupportSearch:
                 counts[g] = counts.get(g, 0) + 1
         return self.p.min_size <= units <= self.p.max_size and self._rows_hold(cols)
 
-    def solve(self, started: float | None = None) -> SolverReport:
-        self.t0 = time.perf_counter() if started is None else started
+    def _prepare(self) -> list:
+        """The column order, the suffixes' cells and the rows' reach; returns the root's stack."""
         data, p = self.data, self.p
-        d = p.d
+        usable = [j for j in range(p.d) if len(self.values[j])]
+        self._root_cell = np.zeros(data.n, dtype=np.int64)
+        single = data.children_saturated(self._root_cell, 1, usable)
         # columns that can be nonzero, the most informative alone first
-        usable = [j for j in range(d) if len(self.values[j])]
-        root_cell = np.zeros(data.n, dtype=np.int64)
-        single = data.children_saturated(root_cell, 1, usable)
-        order = [usable[k] for k in np.argsort(single, kind="stable")]
+        order = self._order = [usable[k] for k in np.argsort(single, kind="stable")]
         # the cells of every suffix order[q:] of the order, for the subtree bounds
         suffix = [np.zeros(data.n, dtype=np.int64) for _ in range(len(order) + 1)]
         for q in range(len(order) - 1, -1, -1):
             suffix[q], _ = data.refine(suffix[q + 1], order[q])
+        self._suffix = suffix
         self.root_bound = data.saturated(suffix[0], int(suffix[0].max()) + 1 if data.n else 1)
         # how far each row's value can still move below a node whose next position is q
-        reach = [(np.r_[np.cumsum(np.minimum(col[order], 0)[::-1])[::-1], 0.0] + np.minimum(grp, 0).sum(),
-                  np.r_[np.cumsum(np.maximum(col[order], 0)[::-1])[::-1], 0.0] + np.maximum(grp, 0).sum())
-                 for col, grp, _, _ in self.rows]
-        self._start()
-        status = None
-        # stack entries: (subtree bound, own bound, position after the last column, columns, units,
-        # group counts, c0 sum, parent's cells, parent's cell count)
-        stack: list = [(self.root_bound, data.saturated(root_cell, 1), 0, (), 0, {}, 0.0, None, 1)]
+        self._reach = [(np.r_[np.cumsum(np.minimum(col[order], 0)[::-1])[::-1], 0.0] + np.minimum(grp, 0).sum(),
+                        np.r_[np.cumsum(np.maximum(col[order], 0)[::-1])[::-1], 0.0] + np.maximum(grp, 0).sum())
+                       for col, grp, _, _ in self.rows]
         L = len(order)
         # whether a grouped column comes at or after each position (a full support may still grow there)
         self._grouped_after = np.r_[np.cumsum((self.group_of[order] >= 0)[::-1])[::-1], 0] if L else np.zeros(1)
+        self._total, self._done = self._below(0, 0), 0.0
+        # stack entries: (subtree bound, own bound, position after the last column, columns, units,
+        # group counts, c0 sum, parent's cells, parent's cell count)
+        return [(self.root_bound, data.saturated(self._root_cell, 1), 0, (), 0, {}, 0.0, None, 1)]
 
-        def below(q: int, units: int) -> float:
-            """Supports in the subtree of a node whose next position is q (an upper bound)."""
-            return float(sum(math.comb(L - q, t) for t in range(0, max(0, p.max_size - units) + 1)))
-        total, done = below(0, 0), 0.0
+    def _below(self, q: int, units: int) -> float:
+        """Supports in the subtree of a node whose next position is q (an upper bound)."""
+        L = len(self._order)
+        return float(sum(math.comb(L - q, t) for t in range(0, max(0, self.p.max_size - units) + 1)))
+
+    def solve(self, started: float | None = None) -> SolverReport:
+        self.t0 = time.perf_counter() if started is None else started
+        stack = self._prepare()
+        self._start()
+        if self.n_jobs > 1:
+            status = self._run_parallel(stack)
+        else:
+            status = self._run(stack)
+        for entry in stack:
+            self._discard(entry[0])
+        return self._report(status)
+
+    def _run(self, stack: list, until: int | None = None) -> str | None:
+        """Search the subtrees on ``stack`` (depth first) until it is empty, the time is up, or (with
+        ``until``) it holds that many subtrees; what is left stays on ``stack``.  Returns the status
+        ("time_limit", "too_large" or None)."""
+        data, p = self.data, self.p
+        order, suffix, reach, below = self._order, self._suffix, self._reach, self._below
+        status = None
         while stack:
+            if until is not None and len(stack) >= until:
+                break
             if self._left() <= 0:
                 status = "time_limit"
                 break
             elapsed = time.perf_counter() - self.t0
-            if elapsed > self.projection_after and done > 0 \
-                    and elapsed * total / done > self.give_up * self.time_limit:
+            if elapsed > self.projection_after and self._done > 0 \
+                    and elapsed * self._total / self._done > self.give_up * self.time_limit:
                 status = "too_large"  # projected far beyond the time limit: the caller's tree takes over
                 break
-            sub, own, q0, cols, units, counts, c0S, cell, n_cells = stack.pop()
+            entry = stack.pop()
+            sub, own, q0, cols, units, counts, c0S, cell, n_cells = entry
             if sub >= self._prune_level():
                 self._discard(sub)
-                done += below(q0, units)
+                self._done += below(q0, units)
                 continue
             self.nodes += 1
-            done += 1
+            self._done += 1
             if cols:
                 cell, n_cells = data.refine(cell, cols[-1])
             else:
-                cell, n_cells = root_cell, 1
+                cell, n_cells = self._root_cell, 1
             # 1. its own risk scores
             if units >= p.min_size and (not self.rows or self._rows_hold(cols)):
                 if own < self._prune_level() and cols:
@@ -417,13 +592,21 @@ class SupportSearch:
                     self._discard(own)
                 else:
                     n_vec = float(np.prod([len(self.values[j]) for j in cols])) if cols else 1.0
-                    if n_vec > self.max_vectors:
+                    if n_vec > self.max_vectors and not (self.fitted and len(cols) > 2):  # B7 prunes prefixes there
                         status = "too_large"
                         self._discard(sub)
                         break
+                    before = self.discarded
                     if not self._score_support(cols, cell, n_cells, c0S, own):
-                        self._discard(sub)
                         status = "time_limit"
+                        if self.requeue:
+                            # the support is scored again from the start in a later round: what its
+                            # partial listing recorded is taken back, the whole subtree goes back
+                            self.discarded = before
+                            self.nodes -= 1
+                            stack.append(entry)
+                        else:
+                            self._discard(sub)
                         break
             # 2. its children
             kids = []
@@ -433,7 +616,7 @@ class SupportSearch:
                 if ok and self.rows and not self._rows_reachable(cols + (j,), [r[0][q + 1] for r in reach],
                                                                  [r[1][q + 1] for r in reach]):
                     ok = False  # no support below it meets the rows: nothing to bound
-                    done += below(q + 1, u2)
+                    self._done += below(q + 1, u2)
                 if ok:
                     kids.append((q, j, u2))
             if not kids:
@@ -455,9 +638,39 @@ class SupportSearch:
                 extra = c2 * (1 - 4 * EPS)
                 stack.append((float(sub_b[k]) + extra, float(own_b[k]) + extra, q + 1, cols + (j,), u2, counts2, c2,
                               cell, n_cells))
-        for entry in stack:
-            self._discard(entry[0])
-        return self._report(status)
+        return status
+
+    def _run_parallel(self, stack: list) -> str | None:
+        """The subtrees on ``n_jobs`` processes, in rounds (module docstring, *Splitting*)."""
+        from joblib import Parallel, delayed
+        status = self._run(stack, until=4 * self.n_jobs)
+        if status is not None or not stack:
+            return status
+        span = max(1.0, 0.05 * self.time_limit)
+        settings = dict(gap_tolerance=self.gap_tolerance, absolute_gap_tolerance=self.absolute_gap_tolerance,
+                        max_vectors=self.max_vectors)
+        with Parallel(n_jobs=self.n_jobs, backend="loky") as parallel:
+            while stack and self._left() > 0:
+                seconds = min(span, self._left())
+                # dealt out in turn from the top of the stack (the next subtrees first)
+                shares = [stack[::-1][k::self.n_jobs][::-1] for k in range(self.n_jobs)]
+                shares = [sh for sh in shares if sh]
+                incumbent = (self.best, self.best_lam, self.best_scale)
+                end = time.time() + self._left()  # the search's end, on one clock in every process
+                results = parallel(delayed(_subtrees)(self.p, self.fitted, settings, incumbent, sh, seconds, end)
+                                   for sh in shares)
+                stack.clear()
+                for r in results:
+                    if r["best"] < self.best:
+                        self.best, self.best_lam, self.best_scale = r["best"], r["best_lam"], r["best_scale"]
+                    self.discarded = min(self.discarded, r["discarded"])
+                    self.nodes += r["nodes"]
+                    self.vectors += r["vectors"]
+                    self.lr_solves += r["lr_solves"]
+                    stack.extend(r["stack"])
+                stack.sort(key=lambda e: -e[0])  # the least bound on top
+                span *= 2  # a support that needs longer than a round gets it in a later one
+        return "time_limit" if stack else None
 
     def _can_grow(self, units: int, counts: dict, j: int, q: int, order: list) -> bool:
         """Whether the support S + j may get more columns (cheap and permissive)."""
@@ -480,9 +693,30 @@ class SupportSearch:
             gap=gap, time=elapsed, nodes=self.nodes, cuts=0, lp_solves=self.lr_solves, root_bound=self.root_bound,
             solver=ENGINE_NAME,
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
-                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": 1, "engine": "cells",
+                      "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": self.n_jobs, "engine": "cells",
                       "bound": "saturated loss of the support's cells (Ustun & Rudin, 2019), of its score cells, "
                                "and the calibration dual of each scored point vector",
                       "scope": scope, "continuous_scale": self.fitted, "gave_up": status == "too_large"},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             scale=self.best_scale, listed=self.vectors)
+
+
+def _subtrees(problem: RiskProblem, fitted: bool, settings: dict, incumbent: tuple, entries: list,
+              seconds: float, end: float) -> dict:
+    """One worker's round: the subtrees ``entries`` searched from the shared ``incumbent`` for
+    ``seconds`` from when the worker starts on them (a worker still starting up loses none of its
+    round), and never past ``end`` (a ``time.time()``); returns its incumbent, the least bound it
+    recorded, its counts, and the subtrees it did not finish (a support cut short is returned
+    whole, its partial bounds dropped)."""
+    search = SupportSearch(problem, fitted, time_limit=max(min(seconds, end - time.time()), 0.0), beam=False,
+                           **settings)
+    search.t0 = time.perf_counter()
+    search.give_up = math.inf
+    search.requeue = True
+    search._prepare()
+    search.best, search.best_lam, search.best_scale = incumbent
+    stack = list(entries)
+    search._run(stack)
+    return {"best": search.best, "best_lam": search.best_lam, "best_scale": search.best_scale,
+            "discarded": search.discarded, "nodes": search.nodes, "vectors": search.vectors,
+            "lr_solves": search.lr_solves, "stack": stack}

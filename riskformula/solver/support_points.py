@@ -1,0 +1,230 @@
+"""Branch and bound over the point vectors of one support, for every score scale > 0.
+
+Inside a support S = (j_1, ..., j_s) the support search (:mod:`riskformula.solver.support_search`)
+lists the whole point vectors w (all s points nonzero) and calibrates each.  This module prunes
+whole families of them first: a *prefix* fixes the points w_P = (w_1, ..., w_t) of the first t
+columns and leaves the others free.
+
+**B7 (prefix relaxation).**  Every completion w = (w_P, w_R) with a score scale a > 0 and an
+intercept c gives the cell logits a·(x_P·w_P) + Σ_{j ∈ R} a·w_j·x_j + c = α·s_P + v·x_R + c with
+α = a, v = a·w_R real.  So its loss is at least the least loss of the logistic regression on the
+support's cells with the columns U = [1, s_P, x_R] (s_P = x_P·w_P) and real coefficients — the
+relaxation of Ustun & Rudin's (2019) integer problem to real points, restricted to the direction
+of the prefix.  Two prefixes with proportional points (w_P and g·w_P, for any real g ≠ 0) give the
+same column space, so the bound is computed once per direction (the prefix divided by its gcd, its
+first point made positive).  Refining a prefix shrinks the set of logits, so a child's bound is at
+least its parent's: the larger of the two is used.
+
+**Rigorous value (the gap bound of a strongly convex function).**  The regression's minimum is
+bounded below at its computed point θ̂ (a damped Newton solution) by F(θ̂) − G²/(2μ), where
+G ≥ |∇F(θ̂)| and μ ≤ the least eigenvalue of the Hessian at every point of the ball B(θ̂, R) with
+R ≥ 2G/μ: inside the ball F(θ) ≥ F(θ̂) − G·r + μr²/2 ≥ F(θ̂) − G²/(2μ) (Taylor with the integral
+remainder), on its sphere F ≥ F(θ̂) − GR + μR²/2 ≥ F(θ̂), and beyond it convexity along the ray from
+θ̂ gives F ≥ F(θ̂).  μ is the least eigenvalue of H_R = Σ_c N_c σ'(|u_c·θ̂| + R|u_c|) u_c u_cᵀ (σ' is
+even and falls in |z|, so H_R is below the Hessian everywhere in the ball).  When no radius of the
+list gives μ > 0 with R·μ ≥ 2G (nearly separable cells), the bound is −∞ and the parent's is kept.
+
+**Separated cells.**  Every cell's term is ≥ 0, so the loss on any subset of the cells is a lower
+bound too.  When the free columns alone separate some cells (a regression on [1, x_R] fits cells
+holding one class to a loss below 10⁻⁹ of the total: a level only a few rows have, all events or
+all non-events), the infimum is not attained and the gap bound cannot close; the bound is then
+also computed without those cells (where a column becomes constant, the reduction below drops it),
+and the larger of the two is used.  Which cells are dropped only changes how strong the bound is.
+
+**Exact column reduction.**  A column of x_R that is exactly a linear combination of the intercept
+and the columns kept before it (on the support's cells) adds nothing to the span of the logits,
+so dropping it leaves the regression's minimum unchanged (without it the Hessian is singular and
+the gap bound fails: one-hot levels of a factor, complementary items).  The combination is found
+by least squares and accepted only after an exact check in integers: coefficients rounded to a
+common denominator q ≤ 64, and q·column = Σ (q·coefficient)·kept column verified in int64 on
+every cell (entries below 2^20, so no sum overflows).
+
+Floating point (as :func:`riskformula.solver.cells.ball_bounds` states for B6): F(θ̂) is lowered by
+8(C + 8)ε of itself, G raised by 8(C + 8)ε·Σ_c N_c|u_c| and by 4ε of itself, each σ' taken at a
+logit raised by its rounding bound (4(p + 2)ε·Σ|u||θ̂|) and lowered by 16ε, and λ_min (LAPACK's
+symmetric eigensolver, backward stable) lowered by 16(C + 10p + 10)ε·trace(H_R).  G²/(2μ) is
+raised by 8ε of itself, the difference lowered by 4ε of the larger term, and the result, divided
+by the total weight W, multiplied by (1 − 4ε).  Counts are integers and U's entries small
+integers, so U, P, Q and N are exact.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import expit
+
+from .cells import EPS
+
+__all__ = ["batch_regression", "batch_gap_bound", "canonical", "independent_columns", "prefix_bounds", "RADII"]
+
+#: the radii tried for the gap bound (a larger radius gives a smaller μ but allows a larger G)
+RADII = (0.5, 2.0, 8.0)
+
+
+def _values(U: np.ndarray, theta: np.ndarray, P: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    z = np.einsum("vcp,vp->vc", U, theta)
+    return (P[None, :] * np.logaddexp(0.0, -z) + Q[None, :] * np.logaddexp(0.0, z)).sum(axis=1)
+
+
+def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 30) -> np.ndarray:
+    """Real coefficients θ (V × p) of the logistic regressions of the cell counts P, Q on each
+    design U[v] (V × C × p, the intercept column first): damped Newton steps with a small ridge on
+    the Hessian and a halving line search, from the intercept-only model.  Only a point: the
+    bound is :func:`batch_gap_bound`'s."""
+    V, C, p = U.shape
+    N = P + Q
+    theta = np.zeros((V, p))
+    Pt, Qt = float(P.sum()), float(Q.sum())
+    theta[:, 0] = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
+    f = _values(U, theta, P, Q)
+    active = np.arange(V)
+    eye = np.eye(p)
+    for _ in range(iters):
+        if not len(active):
+            break
+        Ua, ta = U[active], theta[active]
+        z = np.einsum("vcp,vp->vc", Ua, ta)
+        sig = expit(z)
+        g = np.einsum("vcp,vc->vp", Ua, N[None, :] * sig - P[None, :])
+        w = N[None, :] * sig * (1.0 - sig)
+        H = np.einsum("vcp,vcq,vc->vpq", Ua, Ua, w)
+        H += (1e-10 * (1.0 + np.trace(H, axis1=1, axis2=2)))[:, None, None] * eye
+        try:
+            d = -np.linalg.solve(H, g[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:
+            break
+        d = np.clip(d, -20.0, 20.0)
+        fa = f[active]
+        step = np.ones(len(active))
+        nt, nf = ta.copy(), fa.copy()
+        moved = np.zeros(len(active), dtype=bool)
+        todo = np.arange(len(active))
+        for _ in range(25):
+            tt = ta[todo] + step[todo, None] * d[todo]
+            tf = _values(Ua[todo], tt, P, Q)
+            better = tf < fa[todo]
+            idx = todo[better]
+            nt[idx], nf[idx], moved[idx] = tt[better], tf[better], True
+            todo = todo[~better]
+            if not len(todo):
+                break
+            step[todo] *= 0.5
+        theta[active], f[active] = nt, nf
+        dec = -(g * d).sum(axis=1)
+        keep = moved & (dec > 1e-12 * np.maximum(fa, 1.0))
+        active = active[keep]
+    return theta
+
+
+def batch_gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray, W: float,
+                    radii=RADII) -> np.ndarray:
+    """B7 per design U[v] at the point θ[v] (module docstring): a mean loss, rounded down, below
+    the regression's minimum; −∞ where no radius closes the bound."""
+    V, C, p = U.shape
+    N = P + Q
+    z = np.einsum("vcp,vp->vc", U, theta)
+    f = (P[None, :] * np.logaddexp(0.0, -z) + Q[None, :] * np.logaddexp(0.0, z)).sum(axis=1)
+    F_lo = f * (1 - 8 * (C + 8) * EPS)
+    unorm = np.sqrt((U * U).sum(axis=2))  # V × C
+    g = np.einsum("vcp,vc->vp", U, N[None, :] * expit(z) - P[None, :])
+    G = np.sqrt((g * g).sum(axis=1)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * (unorm * N[None, :]).sum(axis=1)
+    zerr = 4 * (p + 2) * EPS * np.einsum("vcp,vp->vc", np.abs(U), np.abs(theta))
+    best = np.full(V, -np.inf)
+    for R in radii:
+        t = np.abs(z) + zerr + R * unorm * (1 + 4 * EPS)
+        e = np.exp(-t)
+        sp = e / (1.0 + e) ** 2 * (1 - 16 * EPS)
+        H = np.einsum("vcp,vcq,vc->vpq", U, U, N[None, :] * sp)
+        try:
+            lam = np.linalg.eigvalsh(H)[:, 0]
+        except np.linalg.LinAlgError:
+            continue
+        mu = lam - 16 * (C + 10 * p + 10) * EPS * np.trace(H, axis1=1, axis2=2)
+        ok = (mu > 0) & (R * mu >= 2 * G)
+        if not ok.any():
+            continue
+        drop = np.where(ok, G * G / (2 * np.where(ok, mu, 1.0)) * (1 + 8 * EPS), np.inf)
+        val = F_lo - drop
+        val = val - 4 * EPS * np.maximum(np.abs(F_lo), drop)
+        best = np.maximum(best, np.where(ok, val, -np.inf))
+    return np.where(np.isfinite(best), np.maximum(best, 0.0) / W * (1 - 4 * EPS), -np.inf)
+
+
+def canonical(Wp: np.ndarray) -> np.ndarray:
+    """Each prefix (row) divided by the gcd of its points, its first point made positive: prefixes
+    with the same row here span the same logits (B7)."""
+    g = np.gcd.reduce(np.abs(Wp), axis=1)
+    g = np.where(g == 0, 1, g)
+    out = Wp // g[:, None]
+    return out * np.where(out[:, :1] < 0, -1, 1)
+
+
+def independent_columns(X: np.ndarray) -> list[int]:
+    """The columns of the integer matrix ``X`` (cells × columns) kept by the exact column
+    reduction (module docstring): each column is kept unless it is exactly a rational
+    combination (denominator ≤ 64) of the intercept and the columns kept before it."""
+    C, r = X.shape
+    Xi = X.astype(np.int64)
+    keep: list[int] = []
+    for j in range(r):
+        B = np.column_stack([np.ones(C, dtype=np.int64)] + [Xi[:, k] for k in keep])
+        beta, *_ = np.linalg.lstsq(B.astype(float), Xi[:, j].astype(float), rcond=None)
+        dependent = False
+        if np.all(np.isfinite(beta)) and np.abs(beta).max(initial=0.0) < 2.0 ** 20:
+            for q in range(1, 65):
+                num = np.rint(beta * q).astype(np.int64)
+                if np.array_equal(B @ num, q * Xi[:, j]):
+                    dependent = True
+                    break
+        if not dependent:
+            keep.append(j)
+    return keep
+
+
+def _designs(canon: np.ndarray, Xc: np.ndarray, t: int, rows: np.ndarray) -> np.ndarray:
+    """U = [1, s_P, x_R] on the cells ``rows`` for each prefix (row of ``canon``, its first t + 1
+    points), the free columns exactly reduced."""
+    Xi = Xc[rows].astype(np.int64)
+    rest = Xi[:, t + 1:]
+    rest = rest[:, independent_columns(rest)].astype(float)
+    sP = (canon @ Xi[:, :t + 1].T).astype(float)
+    return np.concatenate([np.ones(sP.shape + (1,)), sP[:, :, None],
+                           np.broadcast_to(rest, (len(canon),) + rest.shape)], axis=2)
+
+
+def prefix_bounds(canon: np.ndarray, Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, t: int,
+                  chunk: int = 1024, left=None) -> np.ndarray | None:
+    """B7 (a mean, rounded down; −∞ where it cannot close) for each prefix of points ``canon`` on
+    the first t + 1 columns of the support's cells ``Xc`` (module docstring), on all cells and,
+    where that fails, without the cells the free columns separate.  None when ``left()`` (seconds
+    left, checked between chunks) runs out."""
+    C = Xc.shape[0]
+    every = np.arange(C)
+    out = np.empty(len(canon))
+    for b0 in range(0, len(canon), chunk):
+        if left is not None and left() <= 0:
+            return None
+        U = _designs(canon[b0:b0 + chunk], Xc, t, every)
+        out[b0:b0 + chunk] = batch_gap_bound(U, P, Q, batch_regression(U, P, Q), W)
+    failed = np.flatnonzero(~np.isfinite(out))
+    if not len(failed) or t + 1 >= Xc.shape[1]:
+        return out
+    # the cells the free columns alone separate
+    rest = Xc[:, t + 1:].astype(float)
+    U0 = np.concatenate([np.ones((1, C, 1)), rest[None, :, :]], axis=2)
+    z = np.einsum("vcp,vp->vc", U0, batch_regression(U0, P, Q, iters=50))[0]
+    term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
+    sep = ((P == 0) | (Q == 0)) & (term < 1e-9 * W)
+    if not sep.any() or sep.all():
+        return out
+    kept = np.flatnonzero(~sep)
+    Pk, Qk = P[kept], Q[kept]
+    for b0 in range(0, len(failed), chunk):
+        if left is not None and left() <= 0:
+            return None
+        idx = failed[b0:b0 + chunk]
+        U = _designs(canon[idx], Xc, t, kept)
+        out[idx] = np.maximum(out[idx], batch_gap_bound(U, Pk, Qk, batch_regression(U, Pk, Qk), W))
+    return out

@@ -1,0 +1,209 @@
+"""The prefix bound inside one support (B7) and the search that uses it, against brute force.
+
+The oracle calibrates every whole point vector on its own, on the raw rows, over every logit
+scale a ≥ 0 and real intercept: F(a) = min_c loss(a·s + c) is convex in a (a partial minimum of a
+jointly convex function), so a golden-section search over a ∈ [0, 40] with a bisection on the
+intercept inside finds it.  It shares no code with the package.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from riskformula.problem import LogisticLoss, RiskProblem
+from riskformula.solver.cells import CellData, support_cells
+from riskformula.solver.support_points import (batch_gap_bound, batch_regression, canonical, independent_columns,
+                                                prefix_bounds)
+from riskformula.solver.support_search import SupportSearch, ray_vectors
+
+
+def _loss(S, y, a, c):
+    z = S * a[None, :] + c[None, :]
+    return (y[:, None] * np.logaddexp(0, -z) + (1 - y[:, None]) * np.logaddexp(0, z)).mean(axis=0)
+
+
+def _best_c(S, y, a):
+    left, right = np.full(S.shape[1], -60.0), np.full(S.shape[1], 60.0)
+    for _ in range(80):
+        mid = 0.5 * (left + right)
+        g = (1 / (1 + np.exp(-(S * a[None, :] + mid[None, :]))) - y[:, None]).sum(axis=0)
+        right, left = np.where(g > 0, mid, right), np.where(g > 0, left, mid)
+    return 0.5 * (left + right)
+
+
+def oracle_fit(X, y, models):
+    """Least mean loss of each point vector (rows of ``models``) over every scale ≥ 0 and intercept."""
+    S = X @ models.T
+    V = S.shape[1]
+    lo, hi = np.zeros(V), np.full(V, 40.0)
+    g = (math.sqrt(5) - 1) / 2
+
+    def F(a):
+        return _loss(S, y, a, _best_c(S, y, a))
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = F(x1), F(x2)
+    for _ in range(60):
+        left = f1 < f2
+        hi, lo = np.where(left, x2, hi), np.where(left, lo, x1)
+        x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+        f1, f2 = F(x1), F(x2)
+    return np.minimum(np.minimum(f1, f2), F(np.zeros(V)))
+
+
+def random_data(seed: int, d: int):
+    """Rows of small-integer columns (0/1 items, a three-level count, and — by seed — a duplicated
+    column, two complementary items, or a column that separates a few rows)."""
+    rng = np.random.default_rng(900 + seed)
+    n = int(rng.integers(30, 80))
+    X = np.column_stack([(rng.random(n) < rng.uniform(0.2, 0.8)).astype(float) if j % 2 else
+                         rng.integers(0, 3, n).astype(float) for j in range(d)])
+    kind = seed % 4
+    if kind == 1:
+        X[:, d - 1] = X[:, 0]                       # a duplicated column
+    elif kind == 2:
+        X[:, d - 1] = 1 - (X[:, 1] > 0)             # complementary items
+    signal = X @ rng.normal(0, 1.2, d) - 0.4
+    y = (rng.random(n) < 1 / (1 + np.exp(-signal))).astype(int)
+    if kind == 3:
+        X[:3, d - 1] = 5                            # a value only three rows have, all of one class
+        y[:3] = 0
+    y[0], y[1] = 0, 1
+    return X, y
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5, 6, 7] + [pytest.param(s, marks=pytest.mark.slow) for s in range(8, 40)])
+def test_prefix_bound_is_below_every_completion(seed):
+    d = 3 + seed % 2
+    X, y = random_data(seed, d)
+    data = CellData(LogisticLoss(X, y))
+    cell, n_cells = np.zeros(data.n, dtype=np.int64), 1
+    cols = tuple(range(d))
+    for j in cols:
+        cell, n_cells = data.refine(cell, j)
+    Xc, P, Q = support_cells(data, cell, n_cells, cols)
+    rng = np.random.default_rng(seed)
+    vals = [v for v in range(-3, 4) if v]
+    for t in range(1, d - 1):
+        prefixes = np.array([rng.choice(vals, t + 1) for _ in range(6)])
+        bound = prefix_bounds(prefixes, Xc, P, Q, data.W, t)
+        U = np.concatenate([np.ones((6, Xc.shape[0], 1)), (prefixes @ Xc[:, :t + 1].T)[:, :, None].astype(float),
+                            np.broadcast_to(Xc[:, t + 1:].astype(float), (6, Xc.shape[0], d - t - 1))], axis=2)
+        # on every cell and every free column (no reduction), the bound is valid too (or −∞)
+        plain = batch_gap_bound(U, P, Q, batch_regression(U, P, Q), data.W)
+        tails = list(itertools.product(vals, repeat=d - t - 1))
+        completions = np.array([np.r_[wP, list(w)] for wP in prefixes for w in tails], float)
+        truth = oracle_fit(X, y, completions).reshape(len(prefixes), len(tails)).min(axis=1)
+        assert np.all(bound <= truth + 1e-12), (seed, t, bound, truth)
+        assert np.all(plain <= truth + 1e-12), (seed, t, plain, truth)
+
+
+def test_prefix_bound_is_close_on_a_well_posed_support():
+    # many rows, no separation: the bound of a full prefix is the calibrated loss, nearly
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 3, (300, 3)).astype(float)
+    y = (rng.random(300) < 1 / (1 + np.exp(-(X @ [0.8, -0.5, 0.3] - 0.4)))).astype(int)
+    data = CellData(LogisticLoss(X, y))
+    cell, n_cells = np.zeros(data.n, dtype=np.int64), 1
+    for j in range(3):
+        cell, n_cells = data.refine(cell, j)
+    Xc, P, Q = support_cells(data, cell, n_cells, (0, 1, 2))
+    wP = np.array([[3, -2]])
+    sP = (wP @ Xc[:, :2].T).astype(float)
+    U = np.concatenate([np.ones(sP.shape + (1,)), sP[:, :, None], Xc[None, :, 2:].astype(float)], axis=2)
+    b = batch_gap_bound(U, P, Q, batch_regression(U, P, Q), data.W)[0]
+    best = float(oracle_fit(X, y, np.array([[3.0, -2.0, v] for v in np.linspace(-3, 3, 61)])).min())
+    assert b <= best + 1e-12 and best - b < 1e-3
+
+
+def test_dependent_columns_are_found_exactly():
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 2, 50)
+    b = rng.integers(0, 3, 50)
+    X = np.column_stack([a, b, 1 - a, a + 2 * b, b, rng.integers(0, 2, 50)])
+    assert independent_columns(X) == [0, 1, 5]
+    # a combination with a fraction: 2·c = a + b on every row, so c is dropped only when it is exact
+    c2 = np.column_stack([a, b, (a + b) / 2])
+    assert independent_columns(c2) == ([0, 1] if np.all((a + b) % 2 == 0) else [0, 1, 2])
+
+
+def test_canonical_prefixes_and_ray_vectors():
+    W = np.array([[2, -4], [-1, 2], [3, 3], [-5, -5]])
+    assert canonical(W).tolist() == [[1, -2], [1, -2], [1, 1], [1, 1]]
+    R = ray_vectors(np.array([0.9, -2.1, 0.0]), np.full(3, -5), np.full(3, 5))
+    assert len(R) and np.all(np.abs(R) <= 5) and np.all(R[:, 2] == 0)
+    assert np.all(np.gcd.reduce(np.abs(R), axis=1) == 1)
+    assert ray_vectors(np.zeros(2), np.full(2, -5), np.full(2, 5)).shape == (0, 2)
+
+
+def _problem(seed: int, d: int, r: int):
+    X, y = random_data(seed, d)
+    loss = LogisticLoss(X, y).with_real_intercept(True)
+    rng = np.random.default_rng(seed)
+    c0 = float(rng.choice([0.0, 1e-6, 0.01]))
+    return RiskProblem(loss, np.full(d, -r, float), np.full(d, r, float), c0=c0, max_size=d), X, y, c0
+
+
+def check_search(seed: int, d: int, r: int):
+    p, X, y, c0 = _problem(seed, d, r)
+    rep = SupportSearch(p, True, time_limit=120, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12,
+                        beam=bool(seed % 2)).solve()
+    models = np.array(list(itertools.product(range(-r, r + 1), repeat=d)), float)
+    truth = float((oracle_fit(X, y, models) + c0 * np.count_nonzero(models, axis=1)).min())
+    assert rep.status == "optimal"
+    assert rep.lower_bound <= truth + 1e-12, (seed, rep.lower_bound, truth)
+    lam = np.asarray(rep.solution)
+    z = (lam[0] + X @ lam[1:]) / rep.scale
+    own = float(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z)))) + c0 * np.count_nonzero(lam[1:])
+    assert own <= truth + 1e-7, (seed, own, truth)
+    assert np.all(np.abs(lam[1:]) <= r) and np.all(lam[1:] == np.round(lam[1:]))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_search_with_prefix_bounds_is_the_brute_force_optimum(seed):
+    check_search(seed, 3, 2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(8, 40))
+def test_search_with_prefix_bounds_is_the_brute_force_optimum_more(seed):
+    check_search(seed, 3, 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(40, 70))
+def test_search_with_prefix_bounds_is_the_brute_force_optimum_four_columns(seed):
+    check_search(seed, 4, 2)
+
+
+def check_search_processes(seed: int):
+    p, X, y, c0 = _problem(seed, 3, 2)
+    one = SupportSearch(p, True, time_limit=120, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12, beam=False).solve()
+    two = SupportSearch(p, True, time_limit=120, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12, beam=False,
+                        n_jobs=2).solve()
+    models = np.array(list(itertools.product(range(-2, 3), repeat=3)), float)
+    truth = float((oracle_fit(X, y, models) + c0 * np.count_nonzero(models, axis=1)).min())
+    assert two.status == one.status == "optimal" and two.settings["n_jobs"] == 2
+    assert two.lower_bound <= truth + 1e-12 and two.objective <= truth + 1e-7
+    assert two.objective == pytest.approx(one.objective, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_search_on_two_processes_is_the_brute_force_optimum(seed):
+    check_search_processes(seed)
+
+
+def test_a_round_cut_short_returns_its_subtrees_whole():
+    from riskformula.solver.support_search import _subtrees
+    p, X, y, c0 = _problem(3, 3, 2)
+    s = SupportSearch(p, True, beam=False)
+    stack = s._prepare()
+    s.t0 = __import__("time").perf_counter()
+    s._run(stack, until=2)
+    back = _subtrees(p, True, {}, (math.inf, None, 1.0), list(stack), 0.0, math.inf)
+    # no time: nothing searched, nothing recorded, every subtree handed back
+    assert back["nodes"] == 0 and back["discarded"] == math.inf
+    assert [e[3] for e in back["stack"]] == [e[3] for e in stack]
