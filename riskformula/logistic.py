@@ -273,11 +273,16 @@ def _cell_search(problems: dict, infeasible: list, cells: _CellChoice | None, co
     if not report.solution:
         raise SearchLimitError(f"the support search stopped at the time limit ({report.time:.2g} s) before finding "
                                "a risk score; raise `time_limit` or use engine='auto'.")
+    return _restated(report, problems, cells)
+
+
+def _restated(report, problems: dict, cells: _CellChoice):
+    """The support search's report with its objective as the model's own loss states it (the same
+    risk scores at the same scale), and the problems with its scale added."""
     problems = dict(problems)
     m = float(report.scale)
     if m not in problems:
         problems[m] = cells.problem_at(m)
-    # the objective as the model's own loss states it (the same risk scores at the same scale)
     lam = np.asarray(report.solution, dtype=float)
     objective = problems[m].objective(lam)
     lower = min(report.lower_bound, objective)
@@ -311,6 +316,14 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
         return dataclasses.replace(report, scale=m), problems
     search = MultiScaleSearch(problems, options, infeasible=infeasible, add_scale=add_scale)
     report = search.solve(initial=starts, started=started, initial_scale=initial_scale)
+    if (tried is not None and tried.solution and cells is not None and cells.fitted
+            and float(tried.scale) not in problems and report.status != "infeasible"):
+        # the support search found its best score at a scale off the tree's grid: when that score is
+        # better than the tree's, it is the fit, with the support search's own bound (the only one
+        # that holds for every scale > 0; the tree's holds for its grid) and status
+        restated, with_scale = _restated(tried, search.problems, cells)
+        if not report.solution or restated.objective < report.objective - 1e-12:
+            return restated, with_scale
     return report, search.problems
 
 

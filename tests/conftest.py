@@ -19,6 +19,14 @@ if "numpy" in sys.modules:  # loaded before this file (by a plugin): too late fo
 
     threadpool_limits(limits=int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
 
+# tests in one folder use the oracles of another (the brute force of tests/solver/test_bruteforce.py,
+# the thresholds' of tests/thresholds/test_thresholds.py): every test folder is importable by name
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+for _folder in sorted(os.listdir(_TESTS)):
+    _path = os.path.join(_TESTS, _folder)
+    if os.path.isdir(_path) and _folder not in ("data", "__pycache__") and _path not in sys.path:
+        sys.path.append(_path)
+
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
