@@ -26,6 +26,7 @@ def _sample(rng, kind: int, n: int) -> np.ndarray:
     return x
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_candidate_cuts_from_split_value_tables_equal_candidate_cuts_on_the_rows():
     rng = np.random.default_rng(1)
     for trial in range(600):

@@ -200,6 +200,7 @@ def _check_early_stop(rep, truth, data):
         assert rep.objective == pytest.approx(true_min, rel=1e-7)
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("node_limit", [1, 3, 10, 40])
 @pytest.mark.parametrize("seed", range(8))
@@ -224,6 +225,7 @@ def test_time_limit_gives_an_honest_bound_at_every_scale(seed, time_limit, real)
 
 # --- scale="fit": the grid refined around the best risk score -------------------------------
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("real", [None, False], ids=["default (real) intercept", "integer intercept"])
 @pytest.mark.parametrize("seed", range(8))
 def test_fit_is_the_brute_force_optimum_over_the_scales_it_states(seed, real):
@@ -246,6 +248,7 @@ def test_fit_is_the_brute_force_optimum_over_the_scales_it_states(seed, real):
         assert r["lower_bound"] <= per_scale[r["scale"]] + slack(per_scale[r["scale"]])
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_an_added_scale_is_where_the_best_points_fit_best():
     # weak effects on a 0/1/2 predictor: the best points want a scale between those of the grid
     rng = np.random.default_rng(0)
@@ -282,6 +285,7 @@ def test_a_list_of_scales_is_never_extended():
     assert m.settings.scales == v.FIT_SCALES and not any(r["added"] for r in m.solver.scales)
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("node_limit", [1, 3, 10, 40, None])
 @pytest.mark.parametrize("seed", range(8))
@@ -537,6 +541,7 @@ def test_scale_argument_forms():
     assert v.check_scale(np.array([1.5, 3])) == (1.5, 3.0)
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_cli_scale(tmp_path):
     csv = tmp_path / "d.csv"
     rng = np.random.default_rng(0)

@@ -148,6 +148,7 @@ def test_expression_terms_need_trust():
     np.testing.assert_array_equal(m2.predict(DATA).to_numpy(), m.predict(DATA).to_numpy())
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_declarative_model_loads_and_scores_without_formulaic(monkeypatch):
     m = rf.risk_score("y == 'yes' ~ threshold(age) + C(grp) + smoker + male:age", DATA, max_size=3, time_limit=10)
     text = m.to_json()

@@ -197,6 +197,7 @@ def test_the_guard_allows_what_formulas_need():
     check_formula_code("y ~ mymod.helper(age)", cols, {"mymod": object()})  # the caller's own context
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_no_attempt_runs_code_or_leaks_a_traceback(tmp_path, capsys):
     """Every hostile name through the formula API, counted: fitted correctly or one clear error."""
     marker = tmp_path / "pwned"
@@ -220,6 +221,7 @@ def test_a_keyword_column_inside_a_call_says_so():
     assert rf.risk_score("y ~ `class`", df, **FAST).design.variables  # as a plain term it is a name
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("where", ["fairness", "audit", "missing", "factor"])
 def test_hostile_names_in_groups_policies_and_factors(tmp_path, where):
     marker = tmp_path / "pwned"

@@ -71,6 +71,7 @@ def test_no_points_reads_nothing(data):
     pd.testing.assert_series_equal(m.predict(data[[]]), m.predict(data))
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_a_model_unpickled_in_another_process_scores(tmp_path):
     # formulaic's terms keep the hash of the process that made them: matching them by hash in a
     # process with another string-hash seed would miss every term

@@ -70,6 +70,7 @@ def new_rows() -> pd.DataFrame:
 ROWS = {"train": lambda: DATA, "new": new_rows}
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_the_card_has_every_kind_of_missing_value():
     m = model()
     kinds = {(it.kind, it.variable) for it in m.scorecard.items}
@@ -175,6 +176,7 @@ def test_postgres_scores_missing_values_as_predict(postgres, which):  # noqa: F8
 # PMML
 # --------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("which", ["train", "new"])
 def test_pmml_scores_missing_values_as_predict(jpmml, which):  # noqa: F811
     m, df = model(), ROWS[which]()

@@ -126,6 +126,7 @@ def agree(m, best):
 PARITY = [("all", 4, 0.037), ("events", 4, 0.03), ("non_events", 13, 0.03)]
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("among, seed, max_diff", PARITY)
 def test_risk_parity_reaches_the_constrained_optimum(among, seed, max_diff):
     df = make(seed, n=40)
@@ -154,6 +155,7 @@ def test_risk_parity_one_sided_against_a_reference():
     assert best < both - 1e-4  # one-sided is looser here
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_risk_parity_penalty():
     df = make(4, n=40)
     y, g = df["y"].to_numpy(), df["g"].to_numpy()
@@ -195,6 +197,7 @@ def test_intersectional_groups_against_a_reference():
 
 # --- calibration within groups --------------------------------------------------------------
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("seed, max_diff", [(1, 0.081), (4, 0.05)])
 def test_calibration_within_groups_reaches_the_constrained_optimum(seed, max_diff):
     df = make(seed, n=40)
@@ -210,6 +213,7 @@ def test_calibration_within_groups_reaches_the_constrained_optimum(seed, max_dif
     shown_in_reports(m, df, "calibration per score level")
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_calibration_infeasible_names_the_constraint_and_the_tightest_bound():
     df = make(6, n=40)
     c = rf.calibration_within_groups("g", max_diff=0.01)
@@ -331,6 +335,7 @@ def test_calibration_within_groups_on_a_fixed_score_scale():
     assert row["value"] == pytest.approx(calibration_error(total(m, df), y, g, scale=2), abs=1e-12)
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_json_round_trip_keeps_the_risk_constraints():
     df = make(4, n=40)
     m = fit(df, rf.risk_parity("g", among="events", max_diff=0.1, reference="b", side="below"))

@@ -273,6 +273,7 @@ BAD_CALLS = {
 }
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("call", list(BAD_CALLS.values()), ids=list(BAD_CALLS))
 def test_a_new_user_sees_one_traceback(call):
     run = subprocess.run([sys.executable, "-c", f"import riskformula as rf; {call}"], capture_output=True,

@@ -92,6 +92,7 @@ def test_auto_means_terminal_or_ipython(monkeypatch):
     assert _progress.resolve(None) is False
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_cross_validate_bar(data, every_check, capsys, n_jobs):
     cv = rf.cross_validate(FORMULA, data, folds=3, seed=1, n_jobs=n_jobs, progress=True, **FIT)

@@ -280,6 +280,7 @@ def other_docs():
     return [json.loads(fit.to_json()), json.loads(nb.to_json())]
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("seed", range(6))
 def test_fuzzed_documents_are_refused_or_self_consistent(doc, other_docs, seed):
     """Hundreds of mutated documents, digest recomputed (as a deliberate editor would): each is

@@ -136,6 +136,7 @@ def _check_same_model(orig, back, name, *, full_summary):
         assert back.summary().render(kind) == expected.summary().render(kind)
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_training_evaluation_is_evaluate_on_the_training_rows(case):
     # the fit scores its training rows from the design matrix; evaluate() encodes them again
     name, m = case

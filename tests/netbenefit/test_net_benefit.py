@@ -125,6 +125,7 @@ def test_scorer_agrees_with_find_optimal_t():
 
 # --- the exact model against brute force -----------------------------------------------------
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("seed, solver", [(0, "appsi_highs"), (1, "appsi_highs"), (1, "highs")])
 def test_milp_matches_brute_force_without_a_start(seed, solver):
     df = small_frame(30, seed)
@@ -415,6 +416,7 @@ def test_json_round_trip_and_reports():
     assert set(m.summary().tables) >= {"decisions", "score_card", "risk_table", "certificate"}
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_cross_validate_and_compare_accept_net_benefit_scores():
     df = small_frame(90, 4)
     with warnings.catch_warnings():
@@ -679,6 +681,7 @@ def test_a_score_scale_is_refused_with_net_benefit(scale):
         rf.risk_score("y ~ .", df, objective="net_benefit", scale=scale)
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_a_logistic_fit_after_the_exact_model_in_one_process(monkeypatch):
     # HiGHS sizes one thread scheduler per process at its first solve; the exact model's solve
     # (any threads) must not leave one that the single-thread node LPs of a later fit cannot use

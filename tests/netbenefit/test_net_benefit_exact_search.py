@@ -197,6 +197,7 @@ def test_fit_uses_the_milp_when_the_points_space_is_large(monkeypatch):
     assert "branch and bound" not in m.solver.solver
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_threshold_terms_and_local_search_alone_skip_the_branch_and_bound():
     rng = np.random.default_rng(6)
     df = pd.DataFrame({"a": rng.normal(size=60), "b": rng.integers(0, 3, 60)})

@@ -176,6 +176,7 @@ def test_summary_lists_constraints(data):
     assert "constraints" in m.summary().tables
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_side_information_on_a_threshold_without_intercept_range():
     df = rf.synthetic_thresholds(120, 1, seed=4, min_class_share=0.2)
     cons = [rf.risk_at_least(0.99, when={"x1": 0.0}), rf.risk_at_most(0.01, when={"x1": 1.0})]

@@ -132,6 +132,7 @@ def test_cut_off_on_the_risk_is_written_on_each_scale():
         assert 1 / (1 + math.exp(-cut / scale)) >= 0.3 > 1 / (1 + math.exp(-(cut - 1) / scale))
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("notion, seed, max_diff", [("statistical_parity", 4, 0.1),
                                                     ("equal_opportunity", 6, 0.05),
                                                     ("equalized_odds", 4, 0.15)])

@@ -37,6 +37,7 @@ def test_the_loss_keeps_the_rows_and_events_behind_each_distinct_row():
     assert loss.row_counts.sum() == len(y) and loss.row_events.dtype == np.int64
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("formula, options", [
     ("y ~ a + b + age + count", dict(max_size=3)),
     ("y ~ a + b + threshold(age) + C(grp)", dict(max_size=3, coef_range=(-4, 4))),

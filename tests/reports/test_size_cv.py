@@ -95,6 +95,7 @@ def test_curve_of_a_hand_made_fold_table():
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_fold_metrics_equal_a_manual_size_path(cv, data):
     f = cv.folds
     assert list(f.columns) == FOLD_SIZE_COLUMNS and len(f) == 3 * len(SIZES)
@@ -135,6 +136,7 @@ def test_refit_has_the_chosen_size(cv, data):
     pd.testing.assert_series_equal(m.coef, direct.coef)
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_repeats_use_the_next_seeds_and_rule_min(cv, cv_repeats):
     f = cv_repeats.folds
     assert sorted(f["repeat"].unique()) == [1, 2] and len(f) == 2 * 3 * len(SIZES)

@@ -493,6 +493,7 @@ def test_min_size_with_node_limit(min_size, node_limit):
 
 # --- real data ----------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_breastcancer_reference_objective():
     df = rf.load_dataset("breastcancer")
     m = rf.risk_score("Benign ~ .", df, max_size=5, coef_range=(-5, 5), c0=1e-6, time_limit=600)  # a safety net

@@ -166,6 +166,7 @@ def test_a_round_gives_back_the_shares_it_does_not_search():
     assert all(repr(changes) in kept for _, _, changes, _, _ in nodes[1::3] + nodes[2::3])
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 def test_several_scales_on_two_processes(rounds, real):
     # the certificate covers the scales searched: the same optimum as one process, brute-forced
@@ -183,6 +184,7 @@ def test_several_scales_on_two_processes(rounds, real):
     assert two.solver.settings["n_jobs"] == 2
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
 @pytest.mark.parametrize("node_limit", [4, 12, 40])
 def test_several_scales_stopped_early_keep_every_bound_below_its_optimum(node_limit, rounds, real):

@@ -160,6 +160,7 @@ def test_user_cut_points(small):
     assert set(m.thresholds["cut"]) <= {3.5, 6.5}
 
 
+@pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 def test_grid_is_reported():
     # noisy labels: many gaps can hold an optimal cut, more than the grid allows
     rng = np.random.default_rng(3)
