@@ -318,3 +318,29 @@ def test_engine_setting_is_checked():
         rf.SearchControl(engine="fast")
     with pytest.raises(rf.SettingsError, match="cannot certify this fit"):
         rf.risk_score("y ~ a + b", df, max_size=2, weights=np.full(len(df), 0.5), engine="supports")
+
+
+def test_a_stopped_support_search_keeps_its_better_score_off_the_grid(monkeypatch):
+    """When the support search stops before its certificate and hands over to the tree, the fit is
+    the better of the two scores: a score off the tree's grid comes with the support search's own
+    bound (the only one that holds for every scale > 0) and its status, never with the grid's."""
+    import dataclasses
+    import riskformula.logistic as logistic
+    df = _frame()
+    formula = "y ~ a + b + threshold(c, k=2) + g"
+    best = rf.risk_score(formula, df, max_size=3, coef_range=(-3, 3), scale="fit", time_limit=60,
+                         engine="supports")
+    grid = rf.risk_score(formula, df, max_size=3, coef_range=(-3, 3), scale="fit", time_limit=60, engine="tree")
+    assert best.status == "optimal" and best.objective < grid.objective - 1e-9 and best.scale not in grid.settings.scales
+    real = logistic._cell_search
+
+    def stopped(*args, **kwargs):   # the same search, told it ran out of time with a bound of 0
+        report, problems = real(*args, **kwargs)
+        return None, dataclasses.replace(report, status="time_limit", lower_bound=0.0, gap=1.0)
+
+    monkeypatch.setattr(logistic, "_cell_search", stopped)
+    with pytest.warns(rf.OptimalityGapWarning):
+        m = rf.risk_score(formula, df, max_size=3, coef_range=(-3, 3), scale="fit", time_limit=60)
+    assert m.scale == best.scale and m.objective == pytest.approx(best.objective, abs=1e-12)
+    assert m.status == "time_limit" and m.lower_bound == 0.0
+    assert "every score scale > 0" in str(m.summary())
