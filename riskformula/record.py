@@ -28,6 +28,7 @@ from .errors import DataError, SettingsError, did_you_mean
 from .fitinfo import FitSettings, FittedRows, TrainingSummary
 from .likelihood import Likelihood, likelihood, not_applicable, residuals
 from .solver import SolverReport
+from ._json import plain as _plain
 
 __all__ = ["ScoreRecord", "coef_layout", "MAX_TABLE_ROWS", "PREDICT_WHICH"]
 
@@ -739,9 +740,6 @@ class ScoreRecord:
                 "size": self.size}
 
 
-
-def _plain(v):
-    return v.item() if hasattr(v, "item") else v
 
 
 def coef_layout(design: DesignSpec, card: ScoreCard) -> list:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..backends.counts import _first_rows
 from ..problem.loss import distinct_rows
+from .._json import plain as _plain
 
 #: variables with at most this many distinct values keep all of them as their value grid
 MAX_VALUES = 100
@@ -186,9 +187,6 @@ def _checked_extras(v: dict) -> dict:
 def _plain_dict(d: dict) -> dict:
     return {k: (_plain(v) if not isinstance(v, list) else [_plain(x) for x in v]) for k, v in d.items()}
 
-
-def _plain(v):
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def _integer_ranges(data: pd.DataFrame) -> dict:

@@ -38,6 +38,7 @@ import pandas as pd
 from ..errors import DataError, SettingsError
 from ..thresholds import levels_by_term
 from .profile import MAX_VALUES, VariableProfile, scored_terms, term_variables
+from .._json import plain as _plain
 
 if TYPE_CHECKING:
     from ..record import ScoreRecord
@@ -427,9 +428,6 @@ def is_missing(v) -> bool:
 def _truthy(v) -> bool:
     return bool(v) and not (isinstance(v, float) and math.isnan(v))
 
-
-def _plain(v):
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def _same(a, b) -> bool:

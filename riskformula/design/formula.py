@@ -34,6 +34,7 @@ from .missing import (fill_value, missing_rows, missing_term, parse_choice, refu
 from .rules import Deadline, OutcomeRule, Rule, derive_outcome, derive_rules
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
 from .survival_response import SurvivalResponse, parse_surv, survival_arrays
+from .._json import plain as _plain
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
 _IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
@@ -63,10 +64,6 @@ def split_formula(formula: str) -> tuple[str, str]:
 def _q(v) -> str:
     return f'"{v}"' if isinstance(v, str) else repr(v)
 
-
-def _plain(v):
-    """A numpy scalar as the Python value the user wrote (2, not np.int64(2))."""
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def _event_of(raw: pd.Series, name: str, event) -> object:

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, SearchLimitError
+from .._json import plain as _plain
 
 __all__ = ["Rule", "OutcomeRule", "derive_rules", "derive_outcome", "evaluate_rules", "rule_variables"]
 
@@ -456,9 +457,6 @@ def _is_level(v) -> bool:
         return not isinstance(v, str) or len(v) <= 10_000
     return isinstance(v, float) and math.isfinite(v)
 
-
-def _plain(v):
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def _short(v) -> str:

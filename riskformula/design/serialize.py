@@ -28,6 +28,7 @@ from .labels import design_labels
 from .missing import missing_term
 from .rules import outcome_from_dict, rule_from_dict
 from .spec import DesignSpec
+from .._json import plain as _plain
 
 __all__ = ["design_to_json", "design_from_json", "model_spec_to_json", "model_spec_from_json"]
 
@@ -304,9 +305,6 @@ def _context_to_json(spec: DesignSpec) -> dict:
             not_stored[k] = f"{type(v).__name__} {where}".strip()
     return {"values": values, "not_stored": not_stored}
 
-
-def _plain(v):
-    return v.item() if hasattr(v, "item") else v
 
 
 def model_spec_to_json(spec) -> dict | None:

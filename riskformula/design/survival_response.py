@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, FormulaError, did_you_mean
+from .._json import plain as _plain
 
 __all__ = ["SurvivalResponse", "parse_surv", "survival_arrays", "is_surv"]
 
@@ -93,9 +94,6 @@ def parse_surv(lhs: str, columns) -> SurvivalResponse | None:
                            "takes the follow-up time first and the event indicator second.")
     return SurvivalResponse(time, event)
 
-
-def _plain(v):
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def _event_level(raw: pd.Series, name: str, event) -> object:

@@ -33,6 +33,7 @@ from ..design.missing import scorable
 from ..errors import SettingsError
 from ..reports import render as r
 from ..reports.summary import band_risk_line, risk_formula
+from .._json import plain as _plain
 
 __all__ = ["calculator_spec", "to_html_calculator"]
 
@@ -246,9 +247,6 @@ def _same(a, b) -> bool:
     """Equal as the level rule compares (``==``), a boolean level never matching a number."""
     return isinstance(a, (bool, np.bool_)) == isinstance(b, (bool, np.bool_)) and bool(a == b)
 
-
-def _plain(v):
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def _float(v):

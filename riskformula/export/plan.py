@@ -12,6 +12,7 @@ from ..card import interval_points
 from ..errors import DataError, SettingsError
 from ..design.missing import scorable
 from .._version import __version__
+from .._json import plain as _plain
 
 __all__ = ["card_plan", "CardPlan", "Factor", "Entry", "RiskMap", "provenance"]
 
@@ -291,9 +292,6 @@ def _zero_one(model, var):
                 return var
     return None
 
-
-def _plain(v):
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def _number(v):
