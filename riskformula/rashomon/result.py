@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from ..errors import InfeasibleProblemError, SettingsError
+from ..errors import SettingsError
 from ..fairness import FairnessConstraint
 from ..model import RiskScore
-from ..problem import build_problem
 from ..problem.training import TrainingRows
 from ..reports import render
 from ..reports.render import fmt_fixed, fmt_percent
-from ..solver import BranchAndCut, SearchOptions, SolverReport
+from ..solver import SolverReport
 from ..solver.nodes import highs_version
+from .reliance import best_without
 from .search import ROUNDING, under
 from .plots import plot_rashomon, plot_variable_use
 
@@ -303,27 +303,12 @@ class RashomonSet(render.Rendered):
         return t.sort_values(["share", "best_without"], ascending=[False, False], kind="stable").reset_index(drop=True)
 
     def _best_without(self, var: str, cols, time_limit: float):
-        """(objective, status) of the best score with ``cols`` at 0: a certified fit (cached)."""
+        """(objective, status) of the best score with ``cols`` at 0: a certified fit (cached; see
+        :func:`riskformula.rashomon.reliance.best_without`)."""
         if var in self._exact_without:
             return self._exact_without[var]
-        r = dict(self._rebuild)
-        lower, upper = r.pop("lower").copy(), r.pop("upper").copy()
-        lower[list(cols)] = 0
-        upper[list(cols)] = 0
-        spec, loss = r.pop("spec"), r.pop("loss")
-        try:
-            p = build_problem(spec, loss, lower, upper, **r)
-            rep = BranchAndCut(p, SearchOptions(time_limit=time_limit, gap_tolerance=self.settings.gap_tolerance,
-                                                absolute_gap_tolerance=self.settings.absolute_gap_tolerance)).solve()
-        except InfeasibleProblemError:
-            out = (math.inf, "certified fit")
-        else:
-            if rep.status == "infeasible":
-                out = (math.inf, "certified fit")
-            elif rep.status == "optimal":
-                out = (float(rep.objective), "certified fit")
-            else:
-                out = (float(rep.lower_bound), "at least")
+        out = best_without(self._rebuild, cols, time_limit, self.settings.gap_tolerance,
+                           self.settings.absolute_gap_tolerance)
         self._exact_without[var] = out
         return out
 
