@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+import sys
 from dataclasses import dataclass
+from typing import Any
 
 from . import _checks as v
 from . import _progress
@@ -76,6 +78,16 @@ class SearchControl:
         search alone.
     solver_options : dict or None, default None
         Net-benefit objective only: options passed to that solver.
+    client : distributed.Client, str or None, default None
+        Logistic objective only: a dask.distributed ``Client``, or a scheduler's address
+        (``"tcp://host:8786"``, a client is then made for the fit and closed after it), on whose
+        workers the support search runs its independent subtrees in rounds, as ``n_jobs`` does on
+        this machine's processes (one subtree share per worker thread; the best model is shared
+        between rounds, and the certificate is the least of the workers' bounds). Only the support
+        search uses it: when it hands over to the branch-and-cut, the tree runs on ``n_jobs``
+        processes here, so ``engine="tree"`` refuses it. Needs ``pip install distributed``. A
+        pickled control keeps a client's scheduler address, not the client; fitted models never
+        record it.
 
     Examples
     --------
@@ -97,6 +109,7 @@ class SearchControl:
     engine: str = "auto"
     solver: str | None = "appsi_highs"
     solver_options: dict | None = None
+    client: Any = None
 
     def __post_init__(self):
         check = object.__setattr__
@@ -126,6 +139,15 @@ class SearchControl:
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise SettingsError(f"`solver_options` must be a dict of solver options; got "
                                 f"{type(self.solver_options).__name__}.")
+        if self.client is not None:
+            if not (isinstance(self.client, str) and self.client.strip()) and not _is_client(self.client):
+                raise SettingsError(f"`client` must be a dask.distributed Client (distributed.Client(...)) or a "
+                                    f"scheduler's address such as 'tcp://127.0.0.1:8786'; got "
+                                    f"{type(self.client).__name__}.")
+            if self.engine == "tree":
+                raise SettingsError("`client` runs the support search's subtrees on a dask cluster; "
+                                    "engine='tree' does not use it (the branch-and-cut runs on `n_jobs` processes "
+                                    "here). Use engine='auto' or 'supports', or leave `client` out.")
 
     def replace(self, **changes) -> SearchControl:
         """A copy with ``changes`` (checked like the constructor's arguments; a misspelt name is an error).
@@ -177,6 +199,31 @@ class SearchControl:
 
     def __repr__(self) -> str:
         return f"SearchControl({', '.join(f'{k}={val!r}' for k, val in self.changed().items())})"
+
+    def __getstate__(self) -> dict:
+        # a live client holds sockets and threads: a pickled control keeps its scheduler's address
+        state = dict(self.__dict__)
+        if state.get("client") is not None and not isinstance(state["client"], str):
+            state["client"] = _address(state["client"])
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+
+def _is_client(obj) -> bool:
+    """Whether ``obj`` is a dask.distributed ``Client`` (without importing distributed: an object of
+    its class exists only once the module is imported)."""
+    distributed = sys.modules.get("distributed")
+    return distributed is not None and isinstance(obj, distributed.Client)
+
+
+def _address(client) -> str | None:
+    """The scheduler address of a dask ``client`` (None if it has none, e.g. once closed)."""
+    try:
+        return str(client.scheduler.address)
+    except AttributeError:
+        return None
 
 
 #: the names of the search settings

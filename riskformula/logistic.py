@@ -264,7 +264,8 @@ def _cell_search(problems: dict, infeasible: list, cells: _CellChoice | None, co
     share = 1.0 if control.engine == "supports" else cells.share()
     budget = max(0.0, (search_limit - spent) * share)
     search = SupportSearch(problem, cells.fitted, time_limit=budget, gap_tolerance=control.gap_tolerance,
-                           absolute_gap_tolerance=control.absolute_gap_tolerance, n_jobs=n_jobs)
+                           absolute_gap_tolerance=control.absolute_gap_tolerance, n_jobs=n_jobs,
+                           client=control.client)
     if control.engine == "supports":
         search.give_up = math.inf  # asked for: it runs to the time limit and states its bound
     report = search.solve()
@@ -417,7 +418,7 @@ register_objective(Objective(
     "logistic", fit_logistic,
     arguments=frozenset(ModelArguments.names()),
     search=frozenset({"time_limit", "gap_tolerance", "absolute_gap_tolerance", "node_limit", "n_jobs", "progress",
-                      "verbose", "engine"}),
+                      "verbose", "engine", "client"}),
     description="mean logistic loss + c0 · size (Ustun & Rudin, 2019)",
     why_not={"solver": "the logistic fit runs its own branch-and-cut (`solver` is the net-benefit fit's exact solver)",
              "solver_options": "the logistic fit runs its own branch-and-cut (`solver_options` are the net-benefit "

@@ -409,4 +409,6 @@ register_objective(Objective(
              "node_limit": "its search is bounded by `time_limit`",
              "absolute_gap_tolerance": "its exact solver stops at `gap_tolerance`",
              "n_jobs": "the net-benefit fit's exact model is solved by the pyomo solver: set its threads through "
-                       "`solver_options`"}))
+                       "`solver_options`",
+             "client": "the dask cluster runs the logistic fit's support search; the net-benefit fit's exact model "
+                       "is solved by the pyomo solver in this process"}))

@@ -53,6 +53,12 @@ on the stack, so the merged certificate (the least of every bound and the best i
 valid.  Rounds last 5 % of the time limit (at least 1 s) and double each time, so a support that
 needs longer than a round gets it later.
 
+With a dask.distributed ``client`` the same rounds run on the cluster's workers (``client.submit``
+of one share per worker thread, the problem scattered to them once): 4 subtrees per worker
+thread before the first round, the incumbent shared only between rounds, the same merge.  Only
+the support search uses the cluster: when it hands over to the branch-and-cut, the tree runs on
+``n_jobs`` processes of the calling machine.
+
 Qualification (:func:`why_not`): no constraint rows, auxiliary columns or indicators (fairness,
 net benefit, operational constraints keep the branch-and-cut), whole-count weights, small integer
 predictors, point ranges that include 0, and for the fitted scale a real intercept with the
@@ -63,9 +69,11 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
+from ..errors import SettingsError
 from ..problem import RiskProblem
 from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, dual_bound, grouped_saturated, lr_bound,
                     support_cells, vector_ball_bounds)
@@ -155,10 +163,13 @@ class SupportSearch:
         fitted scale on three columns or more, whose prefixes B7 prunes.
     beam : start from the supports of a real beam search (Liu et al., 2022).
     n_jobs : processes for the subtrees (see *Splitting*); 1 searches in this process.
+    client : a dask.distributed ``Client``, or a scheduler's address (a client is made for the
+        search and closed after it): the subtrees run on its workers instead (see *Splitting*).
     """
 
     def __init__(self, problem: RiskProblem, fitted: bool, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
-                 absolute_gap_tolerance: float = 1e-8, max_vectors: float = 2e6, beam: bool = True, n_jobs: int = 1):
+                 absolute_gap_tolerance: float = 1e-8, max_vectors: float = 2e6, beam: bool = True, n_jobs: int = 1,
+                 client=None):
         self.p = problem
         self.fitted = bool(fitted)
         self.time_limit = float(time_limit)
@@ -167,6 +178,8 @@ class SupportSearch:
         self.max_vectors = float(max_vectors)
         self.beam = beam
         self.n_jobs = max(1, int(n_jobs))
+        self.client = client
+        self._cluster = False  # whether the subtrees ran on a dask cluster (for the report)
         #: a support cut short by the time goes back on the stack whole (a worker's round) instead
         #: of being recorded at its bound
         self.requeue = False
@@ -542,7 +555,10 @@ class SupportSearch:
         self.t0 = time.perf_counter() if started is None else started
         stack = self._prepare()
         self._start()
-        if self.n_jobs > 1:
+        if self.client is not None:
+            with _dask_client(self.client) as client:
+                status = self._run_parallel(stack, client)
+        elif self.n_jobs > 1:
             status = self._run_parallel(stack)
         else:
             status = self._run(stack)
@@ -640,25 +656,41 @@ class SupportSearch:
                               cell, n_cells))
         return status
 
-    def _run_parallel(self, stack: list) -> str | None:
-        """The subtrees on ``n_jobs`` processes, in rounds (module docstring, *Splitting*)."""
-        from joblib import Parallel, delayed
-        status = self._run(stack, until=4 * self.n_jobs)
+    def _run_parallel(self, stack: list, client=None) -> str | None:
+        """The subtrees on ``n_jobs`` processes, or on the workers of a dask ``client``, in rounds
+        (module docstring, *Splitting*)."""
+        from contextlib import ExitStack
+        workers = self.n_jobs if client is None else _cluster_threads(client, self._left())
+        if client is not None:
+            self.n_jobs, self._cluster = workers, True
+        status = self._run(stack, until=4 * workers)
         if status is not None or not stack:
             return status
         span = max(1.0, 0.05 * self.time_limit)
         settings = dict(gap_tolerance=self.gap_tolerance, absolute_gap_tolerance=self.absolute_gap_tolerance,
                         max_vectors=self.max_vectors)
-        with Parallel(n_jobs=self.n_jobs, backend="loky") as parallel:
+        with ExitStack() as context:
+            if client is None:
+                from joblib import Parallel, delayed
+                parallel = context.enter_context(Parallel(n_jobs=workers, backend="loky"))
+                problem = self.p
+
+                def run(calls):
+                    return parallel(delayed(_subtrees)(*call) for call in calls)
+            else:
+                # the problem goes to every worker once, not with each share of each round
+                problem = client.scatter(self.p, broadcast=True, hash=False)
+
+                def run(calls):
+                    return client.gather([client.submit(_subtrees, *call, pure=False) for call in calls])
             while stack and self._left() > 0:
                 seconds = min(span, self._left())
                 # dealt out in turn from the top of the stack (the next subtrees first)
-                shares = [stack[::-1][k::self.n_jobs][::-1] for k in range(self.n_jobs)]
+                shares = [stack[::-1][k::workers][::-1] for k in range(workers)]
                 shares = [sh for sh in shares if sh]
                 incumbent = (self.best, self.best_lam, self.best_scale)
                 end = time.time() + self._left()  # the search's end, on one clock in every process
-                results = parallel(delayed(_subtrees)(self.p, self.fitted, settings, incumbent, sh, seconds, end)
-                                   for sh in shares)
+                results = run([(problem, self.fitted, settings, incumbent, sh, seconds, end) for sh in shares])
                 stack.clear()
                 for r in results:
                     if r["best"] < self.best:
@@ -696,7 +728,8 @@ class SupportSearch:
                       "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": self.n_jobs, "engine": "cells",
                       "bound": "saturated loss of the support's cells (Ustun & Rudin, 2019), of its score cells, "
                                "and the calibration dual of each scored point vector",
-                      "scope": scope, "continuous_scale": self.fitted, "gave_up": status == "too_large"},
+                      "scope": scope, "continuous_scale": self.fitted, "gave_up": status == "too_large",
+                      **({"cluster": "dask"} if self._cluster else {})},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             scale=self.best_scale, listed=self.vectors)
 
@@ -720,3 +753,38 @@ def _subtrees(problem: RiskProblem, fitted: bool, settings: dict, incumbent: tup
     return {"best": search.best, "best_lam": search.best_lam, "best_scale": search.best_scale,
             "discarded": search.discarded, "nodes": search.nodes, "vectors": search.vectors,
             "lr_solves": search.lr_solves, "stack": stack}
+
+
+@contextmanager
+def _dask_client(client):
+    """``client`` itself, or for a scheduler's address a client made here and closed on leaving."""
+    if not isinstance(client, str):
+        yield client
+        return
+    try:
+        import distributed
+    except ImportError:
+        raise SettingsError("`client` names a dask scheduler, and dask.distributed is not installed: "
+                            "pip install distributed (or leave `client` out).") from None
+    try:
+        made = distributed.Client(client, set_as_default=False, timeout=10)
+    except (OSError, TimeoutError) as exc:
+        raise SettingsError(f"`client`: no dask scheduler answered at {client!r} ({exc}); start one "
+                            "(dask scheduler) or pass a distributed.Client.") from None
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def _cluster_threads(client, seconds: float) -> int:
+    """The worker threads of ``client``'s cluster (waiting up to ``seconds`` for a first worker)."""
+    threads = sum(client.nthreads().values())
+    if threads == 0:
+        try:
+            client.wait_for_workers(1, timeout=max(seconds, 1.0))
+        except TimeoutError:
+            raise SettingsError("`client`: the dask cluster has no workers; start some (dask worker "
+                                "<scheduler address>) or leave `client` out.") from None
+        threads = sum(client.nthreads().values())
+    return max(1, threads)
