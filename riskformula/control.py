@@ -78,7 +78,7 @@ class SearchControl:
         search alone.
     solver_options : dict or None, default None
         Net-benefit objective only: options passed to that solver.
-    client : distributed.Client, str or None, default None
+    client : distributed.Client or str or None, default None
         Logistic objective only: a dask.distributed ``Client``, or a scheduler's address
         (``"tcp://host:8786"``, a client is then made for the fit and closed after it), on whose
         workers the support search runs its independent subtrees in rounds, as ``n_jobs`` does on

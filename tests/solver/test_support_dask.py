@@ -16,7 +16,6 @@ from riskformula.errors import SettingsError  # noqa: E402
 from riskformula.solver import support_search  # noqa: E402
 from riskformula.solver.support_search import SupportSearch  # noqa: E402
 from test_support_points import _problem, oracle_fit  # noqa: E402
-from test_support_search import check as _unused  # noqa: E402,F401  (the brute-force module loads)
 from test_support_search import oracle_values, random_problem  # noqa: E402
 
 
@@ -113,7 +112,9 @@ def test_a_fit_with_a_client(client, cluster):
     assert there.objective == pytest.approx(here.objective, abs=1e-9)
     assert by_address.objective == pytest.approx(here.objective, abs=1e-9)
     # the client is never recorded in the fitted model's documents
-    assert "tcp://" not in there.to_json() and "Client" not in there.to_json()
+    text = there.to_json()
+    assert "tcp://" not in text and "Client" not in text
+    assert rf.from_json(text).objective == pytest.approx(there.objective, abs=1e-12)
 
 
 def test_the_client_setting_is_checked(client):
