@@ -91,7 +91,10 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     **arguments : dict
         The model's arguments, as :func:`~riskformula.risk_score` takes them (one
         :class:`~riskformula.arguments.ModelArguments`, checked the same way), and search settings as
-        keywords (``time_limit=30``), overriding the fields of ``control``:
+        keywords (``time_limit=30``), overriding the fields of ``control``: see Other Parameters.
+
+    Other Parameters
+    ----------------
     max_size : int, default 5
         Most items on the card, as in :func:`~riskformula.risk_score`.
     min_size : int, default 0
