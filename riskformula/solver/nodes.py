@@ -9,6 +9,8 @@ planes are in :mod:`.root`, its branching rules in :mod:`.branching`, its log in
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import math
 from dataclasses import dataclass
 from typing import TypeAlias, cast
@@ -89,11 +91,12 @@ def only_fractional(frac: np.ndarray, cols) -> np.ndarray | None:
     return only
 
 
-class SearchState:
+class SearchState(ABC):
     """What the parts of a tree search read and write (set by
     :class:`~riskformula.solver.branch_and_cut.BranchAndCut`): the problem and its LP, the column
     bounds at the root, the incumbent's objective, the clock, the counts, the pseudo-costs and
-    the settings of the log; and the search's own rules that its parts call."""
+    the settings of the log; and the search's own rules that its parts call (abstract here,
+    defined by the search)."""
 
     p: RiskProblem
     lp: NodeLP
@@ -140,30 +143,37 @@ class SearchState:
         """Bound of the node :meth:`step` processes next (∞ when none is open)."""
         return min(self.heap[0][0] if self.heap else math.inf, self.plunge[0] if self.plunge else math.inf)
 
+    @abstractmethod
     def _left(self) -> float:
         """Seconds left before the time limit."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _gap(self, lower: float) -> float:
         """The relative gap of the incumbent to ``lower``."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _ceiling(self) -> float:
         """The objective to beat."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _prune_level(self) -> float:
         """Node bounds at or above this are pruned."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _note_tol_prune(self, bound: float) -> None:
         """Note a node pruned by the gap tolerance."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _heuristic(self, lam: np.ndarray, alpha: np.ndarray | None, swaps: bool = False) -> None:
         """Round and polish an LP point, offer the result."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _status(self, now, open_nodes, lower, final=None) -> None:
         """A status line on stderr now and then."""
-        raise NotImplementedError
+        ...

@@ -14,7 +14,6 @@ import pytest
 import riskformula as rf
 
 
-
 def _quiet(*args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -24,10 +23,6 @@ def _quiet(*args, **kwargs):
 def breastcancer():
     return rf.load_dataset("breastcancer")
 
-@pytest.fixture(scope="module")
-def net_benefit_model(breastcancer):
-    return _quiet("Benign ~ .", breastcancer, objective="net_benefit", max_size=3, coef_range=(0, 5),
-                  time_limit=20)
 
 def _linear_frame():
     rng = np.random.default_rng(0)
@@ -36,7 +31,6 @@ def _linear_frame():
                        "age": rng.normal(size=n), "grp": rng.choice(["e", "u"], n)})
     df["y"] = (rng.random(n) < 1 / (1 + np.exp(-(df["a"] + df["i"] - df["g"] + df["age"])))).astype(int)
     return df
-
 
 
 def test_counterfactual_has_no_change_that_only_fills_a_step():

@@ -8,10 +8,8 @@ import subprocess
 
 import sys
 
-import warnings
 
 from pathlib import Path
-
 
 
 import pytest
@@ -21,25 +19,15 @@ import riskformula as rf
 from riskformula.cli import main
 
 
-
-
-
 from conftest import binary_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 
-K = dict(max_size=2, time_limit=10, progress=False)
 
 @pytest.fixture(scope="module")
 def data():
     return binary_frame(200, seed=3)
 
-@pytest.fixture(scope="module")
-def two_groups(data):
-    """``y ~ x1``: two risk groups, so Hosmer–Lemeshow is undefined."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return rf.risk_score("y ~ x1", data, **K)
 
 @pytest.fixture
 def csv(data, tmp_path):
@@ -55,10 +43,6 @@ def _fails(capsys, argv, *fragments, code=1):
     assert err.startswith("riskformula: error: ") and "Traceback" not in err
     for f in fragments:
         assert f in err, err
-
-def _formula_line(model):
-    return next(s for s in str(model.summary()).splitlines() if s.startswith("risk = "))
-
 
 
 def test_json_into_a_missing_folder_fails_before_fitting(csv, tmp_path, capsys, monkeypatch):

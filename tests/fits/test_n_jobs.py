@@ -1,29 +1,16 @@
 """``n_jobs`` as joblib reads it: a negative value counts back from the CPUs."""
 
 
-
-
-
-import warnings
-
-from pathlib import Path
-
-
-
 import pytest
 
 import riskformula as rf
 
-from riskformula.cli import main
 
 from riskformula.errors import SettingsError
 
 
-
-
 from conftest import binary_frame
 
-ROOT = Path(__file__).resolve().parents[2]
 
 K = dict(max_size=2, time_limit=10, progress=False)
 
@@ -31,31 +18,12 @@ K = dict(max_size=2, time_limit=10, progress=False)
 def data():
     return binary_frame(200, seed=3)
 
-@pytest.fixture(scope="module")
-def two_groups(data):
-    """``y ~ x1``: two risk groups, so Hosmer–Lemeshow is undefined."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return rf.risk_score("y ~ x1", data, **K)
 
 @pytest.fixture
 def csv(data, tmp_path):
     path = tmp_path / "d.csv"
     data.to_csv(path, index=False)
     return str(path)
-
-def _fails(capsys, argv, *fragments, code=1):
-    """The command fails with one line on stderr and exit code ``code`` (1: data, 2: usage)."""
-    assert main(argv) == code
-    out, err = capsys.readouterr()
-    assert out == ""  # nothing fitted, nothing printed
-    assert err.startswith("riskformula: error: ") and "Traceback" not in err
-    for f in fragments:
-        assert f in err, err
-
-def _formula_line(model):
-    return next(s for s in str(model.summary()).splitlines() if s.startswith("risk = "))
-
 
 
 def test_negative_n_jobs_counts_back_from_the_cpus(data, monkeypatch):

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
-import pandas as pd
 
 import pytest
 
@@ -26,20 +23,6 @@ def _quiet(*args, **kwargs):
 @pytest.fixture(scope="module")
 def breastcancer():
     return rf.load_dataset("breastcancer")
-
-@pytest.fixture(scope="module")
-def net_benefit_model(breastcancer):
-    return _quiet("Benign ~ .", breastcancer, objective="net_benefit", max_size=3, coef_range=(0, 5),
-                  time_limit=20)
-
-def _linear_frame():
-    rng = np.random.default_rng(0)
-    n = 300
-    df = pd.DataFrame({"a": rng.normal(size=n), "i": rng.integers(0, 2, n), "g": rng.integers(0, 2, n),
-                       "age": rng.normal(size=n), "grp": rng.choice(["e", "u"], n)})
-    df["y"] = (rng.random(n) < 1 / (1 + np.exp(-(df["a"] + df["i"] - df["g"] + df["age"])))).astype(int)
-    return df
-
 
 
 @pytest.mark.parametrize("tol", [1, 1.5, -0.1, float("nan")])

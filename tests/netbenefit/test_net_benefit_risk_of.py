@@ -30,15 +30,6 @@ def net_benefit_model(breastcancer):
     return _quiet("Benign ~ .", breastcancer, objective="net_benefit", max_size=3, coef_range=(0, 5),
                   time_limit=20)
 
-def _linear_frame():
-    rng = np.random.default_rng(0)
-    n = 300
-    df = pd.DataFrame({"a": rng.normal(size=n), "i": rng.integers(0, 2, n), "g": rng.integers(0, 2, n),
-                       "age": rng.normal(size=n), "grp": rng.choice(["e", "u"], n)})
-    df["y"] = (rng.random(n) < 1 / (1 + np.exp(-(df["a"] + df["i"] - df["g"] + df["age"])))).astype(int)
-    return df
-
-
 
 def test_net_benefit_risk_of_is_the_band_risk_predict_uses(net_benefit_model, breastcancer):
     m = net_benefit_model

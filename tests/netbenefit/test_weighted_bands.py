@@ -12,7 +12,6 @@ import pytest
 import riskformula as rf
 
 
-
 FIT = dict(time_limit=10, n_jobs=1, progress=False)
 
 @pytest.fixture(scope="module")
@@ -28,12 +27,6 @@ def weighted_nb():
 @pytest.fixture(scope="module")
 def wdbc():
     return rf.load_dataset("wdbc")
-
-@pytest.fixture(scope="module")
-def expr_model(wdbc):
-    return rf.risk_score('diagnosis == "M" ~ radius_worst + texture_mean + concave_points_worst', wdbc,
-                         max_size=3, coef_range=(-3, 3), **FIT)
-
 
 
 def test_weighted_treat_all_equals_net_benefit_at_zero_and_hand_computed_at_0_3(weighted_nb):

@@ -20,15 +20,6 @@ from riskformula.reports import metrics as rm
 
 FIT = dict(time_limit=10, n_jobs=1, progress=False)
 
-@pytest.fixture(scope="module")
-def weighted_nb():
-    bc = rf.load_dataset("breastcancer")
-    train = bc.iloc[::2].copy()
-    train["w"] = np.where(train.Benign == 1, 2.0, 1.0)
-    m = rf.risk_score("Benign ~ UniformityOfCellSize + BareNuclei + ClumpThickness", train, weights="w",
-                      objective=rf.net_benefit([0.3]), max_size=2, coef_range=(0, 3), c0=1e-3,
-                      **FIT)
-    return m, train
 
 @pytest.fixture(scope="module")
 def wdbc():
@@ -38,7 +29,6 @@ def wdbc():
 def expr_model(wdbc):
     return rf.risk_score('diagnosis == "M" ~ radius_worst + texture_mean + concave_points_worst', wdbc,
                          max_size=3, coef_range=(-3, 3), **FIT)
-
 
 
 @pytest.mark.parametrize("call", ["evaluate", "compare", "decision_curve", "observed"])

@@ -5,11 +5,8 @@ scales apart."""
 from types import SimpleNamespace
 
 
-
-
 import warnings
 
-from pathlib import Path
 
 import numpy as np
 
@@ -19,7 +16,6 @@ import pytest
 
 import riskformula as rf
 
-from riskformula.cli import main
 
 from riskformula.errors import CalibrationWarning, SettingsError
 
@@ -32,7 +28,6 @@ from riskformula.reports.summary import risk_formula
 
 from conftest import binary_frame
 
-ROOT = Path(__file__).resolve().parents[2]
 
 K = dict(max_size=2, time_limit=10, progress=False)
 
@@ -53,18 +48,9 @@ def csv(data, tmp_path):
     data.to_csv(path, index=False)
     return str(path)
 
-def _fails(capsys, argv, *fragments, code=1):
-    """The command fails with one line on stderr and exit code ``code`` (1: data, 2: usage)."""
-    assert main(argv) == code
-    out, err = capsys.readouterr()
-    assert out == ""  # nothing fitted, nothing printed
-    assert err.startswith("riskformula: error: ") and "Traceback" not in err
-    for f in fragments:
-        assert f in err, err
 
 def _formula_line(model):
     return next(s for s in str(model.summary()).splitlines() if s.startswith("risk = "))
-
 
 
 def test_plot_size_path_takes_a_size_path():
