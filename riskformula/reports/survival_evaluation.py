@@ -403,7 +403,10 @@ def evaluate_survival(time, event, score, risk_at: Callable[[float], Sequence[fl
     codes, labels, how = _groups(groups, s)
     n = len(t)
 
-    risks = {float(x): _risks(risk_at, float(x), n) for x in np.unique(np.concatenate([h, grid]))}
+    risks: dict[float, np.ndarray] = {}
+    for x in (*h, *grid):  # the horizons first: a bad `risk_at` is reported at a time the user chose
+        if float(x) not in risks:
+            risks[float(x)] = _risks(risk_at, float(x), n)
     at_h = np.column_stack([risks[float(x)] for x in h])
     at_grid = np.column_stack([risks[float(x)] for x in grid])
 
