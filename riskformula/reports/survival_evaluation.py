@@ -360,10 +360,11 @@ def evaluate_survival(time, event, score, risk_at: Callable[[float], Sequence[fl
     horizons : float or sequence of float
         The times t at which the AUC, the Brier score and the calibration are reported; each between
         the first event and the last follow-up time.
-    train : (time, event), optional
-        The training rows' times and events: the censoring distribution G of the IPCW measures (Uno's
-        C, the AUC, the Brier scores) is estimated from them, as in scikit-survival; default these rows.
-    groups : int, ScoreBands or array-like, optional
+    train : tuple of array-like, optional
+        ``(time, event)`` of the training rows: the censoring distribution G of the IPCW measures
+        (Uno's C, the AUC, the Brier scores) is estimated from them, as in scikit-survival; default
+        these rows.
+    groups : int or ScoreBands or array-like, optional
         The groups of the calibration tables: None (default) three bands of neighbouring scores
         (:func:`~riskformula.reports.score_bands.score_bands`), a number of such bands, a
         :class:`~riskformula.reports.score_bands.ScoreBands` (its cut-offs applied to ``score``), or
