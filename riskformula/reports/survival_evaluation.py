@@ -158,6 +158,11 @@ def _groups(groups, score: np.ndarray) -> tuple[np.ndarray, list | None, str]:
                         "bands, or a ScoreBands from score_bands().")
     if pd.isna(pd.Series(g)).any():
         raise DataError("`groups` has missing values; give every row a group.")
+    try:
+        np.unique(g)
+    except TypeError:
+        raise DataError("`groups` mixes values that cannot be sorted (e.g. numbers and text); give every row a "
+                        "group of one kind.") from None
     return g, None, "the groups given"
 
 
@@ -200,6 +205,8 @@ class SurvivalEvaluation(render.Rendered):
     calibration : tuple of CalibrationTable
         One per horizon: per group, rows, events by t, mean predicted risk and the Kaplan–Meier risk
         observed by t with its Greenwood standard error (:meth:`CalibrationTable.ci` for the interval).
+    formula : str or None
+        The model's formula when the caller gave it (shown in the header).
     group_name : str
         ``"score band"`` when the calibration groups are score bands, else ``"group"``.
     censoring_from_train : bool
@@ -225,6 +232,7 @@ class SurvivalEvaluation(render.Rendered):
     calibration: tuple[sm.CalibrationTable, ...]
     censoring_from_train: bool = False
     group_name: str = "group"
+    formula: str | None = None
     notes: tuple[str, ...] = field(default=())
 
     _title = "Survival risk score evaluation"
@@ -293,6 +301,7 @@ class SurvivalEvaluation(render.Rendered):
         g = self.brier_times
         span = f"t = {g[0]:g} to {g[-1]:g}, {len(g)} times" if len(g) >= 2 else "needs two times"
         return [
+            *([("Formula", self.formula)] if self.formula else []),
             ("Observations", f"{self.n:,d}"),
             ("Events", f"{self.events:,d} ({fmt_percent(self.events / self.n)})"),
             ("Horizons", ", ".join(f"{h:g}" for h in self.horizons)),
@@ -342,7 +351,7 @@ class SurvivalEvaluation(render.Rendered):
 
 
 def evaluate_survival(time, event, score, risk_at: Callable[[float], Sequence[float] | np.ndarray], horizons, *,
-                      train=None, groups=None, brier_times=None) -> SurvivalEvaluation:
+                      train=None, groups=None, brier_times=None, formula: str | None = None) -> SurvivalEvaluation:
     """Evaluate a time-to-event risk score on censored rows.
 
     Parameters
@@ -373,6 +382,8 @@ def evaluate_survival(time, event, score, risk_at: Callable[[float], Sequence[fl
         The grid of the integrated Brier score. Default: the horizons' range (from the first event to
         the horizon when there is one) with the event times inside it (at most 100 of them, at their
         quantiles).
+    formula : str, optional
+        The model's formula, shown at the top of the report.
 
     Returns
     -------
@@ -453,5 +464,6 @@ def evaluate_survival(time, event, score, risk_at: Callable[[float], Sequence[fl
         event_free_after=np.array([int(np.sum(t > x)) for x in h]),
         predicted_risk=at_h.mean(axis=0), observed_risk=observed,
         calibration=tuple(tables), censoring_from_train=tr is not None,
-        group_name="group" if labels is None else "score band", notes=tuple(notes),
+        group_name="group" if labels is None else "score band", formula=None if formula is None else str(formula),
+        notes=tuple(notes),
     )

@@ -284,7 +284,9 @@ def test_report_text_and_frames(sim):
     t, e, x, eta = sim
     ev = evaluate_survival(t, e, x, _cox_risk(t, e, eta), [2.0, 5.0])
     text = str(ev)
-    assert text.startswith("Survival risk score evaluation")
+    assert text.startswith("Survival risk score evaluation") and "Formula" not in text
+    shown = str(evaluate_survival(t, e, x, _cox_risk(t, e, eta), [2.0], formula="Surv(t, d) ~ age + sex"))
+    assert shown.splitlines()[3].split() == ["Formula", "Surv(t,", "d)", "~", "age", "+", "sex"]
     assert text.split("Harrell's C")[1].splitlines()[0].strip() == f"{ev.harrell_c:.3f}"
     assert "Uno's C (events before t = 5)" in text and f"{ev.uno_c:.3f}" in text
     assert "Calibration within t = 2" in text and "Calibration within t = 5" in text
@@ -354,6 +356,8 @@ def test_bad_inputs(sim):
         evaluate_survival(t, e, x, risk_at, [2], train=(t, e[:10]))
     with pytest.raises(DataError, match="`groups` has 5 values for 300 rows"):
         evaluate_survival(t, e, x, risk_at, [2], groups=[1, 2, 3, 4, 5])
+    with pytest.raises(DataError, match="mixes values that cannot be sorted"):
+        evaluate_survival(t, e, x, risk_at, [2], groups=np.array([1, "a"] * 150, dtype=object))
     with pytest.raises(SettingsError, match="at least two increasing times"):
         evaluate_survival(t, e, x, risk_at, [2], brier_times=[3, 1])
     with pytest.raises(SettingsError, match="`brier_times` reach"):
