@@ -101,6 +101,9 @@ def _horizons(horizons, time: np.ndarray, event: np.ndarray) -> np.ndarray:
     if len(early):
         raise SettingsError(f"horizon {early[0]:g} is before the first event (at time {first:g}): with no event "
                             "within it, its AUC is undefined. Choose horizons at or after the first event.")
+    if not np.any(event & (time < h[-1])):
+        raise SettingsError(f"Uno's C counts the events before the last horizon ({h[-1]:g}) and there are none (the "
+                            f"first event is at {first:g}); choose a later last horizon.")
     return h
 
 
@@ -398,7 +401,8 @@ def evaluate_survival(time, event, score, risk_at: Callable[[float], Sequence[fl
         ``risk_at`` returns anything but one probability per row.
     SettingsError
         A horizon is not a positive time, is at or beyond the last follow-up time, or is before the
-        first event; or ``train``, ``groups`` or ``brier_times`` are malformed.
+        first event, or no event comes before the last horizon (Uno's C); or ``train``, ``groups`` or
+        ``brier_times`` are malformed.
 
     Examples
     --------

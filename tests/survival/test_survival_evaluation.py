@@ -356,6 +356,8 @@ def test_bad_inputs(sim):
         evaluate_survival(t, e, x, risk_at, [2], train=(t, e[:10]))
     with pytest.raises(DataError, match="`groups` has 5 values for 300 rows"):
         evaluate_survival(t, e, x, risk_at, [2], groups=[1, 2, 3, 4, 5])
+    with pytest.raises(SettingsError, match=r"Uno's C counts the events before the last horizon \(2\)"):
+        evaluate_survival([1, 2, 3, 4], [0, 1, 0, 1], [0, 3, 1, 2], lambda h: np.full(4, 0.2), [2])
     with pytest.raises(DataError, match="mixes values that cannot be sorted"):
         evaluate_survival(t, e, x, risk_at, [2], groups=np.array([1, "a"] * 150, dtype=object))
     with pytest.raises(SettingsError, match="at least two increasing times"):
