@@ -188,3 +188,23 @@ def test_evaluation_and_plots_read_the_card(fitted):
     assert len(fig.axes) == 1
     with pytest.raises(SettingsError, match="time-to-event"):
         rf.plots.plot_km_by_score(object(), df)
+
+
+def test_binary_views_refuse_or_dispatch(fitted):
+    m, df = fitted
+    ev = rf.evaluate(m, df)  # the front door evaluates at the horizons
+    assert ev.harrell_c == pytest.approx(m.evaluate(df).harrell_c)
+    with pytest.raises(SettingsError, match="horizon"):
+        rf.evaluate(m, df, by="c")
+    with pytest.raises(SettingsError, match="time-to-event"):
+        rf.decision_curve(m, data=df)
+    with pytest.raises(SettingsError, match="plot_km_by_score"):
+        rf.plots.plot_reliability(m, df)
+    with pytest.raises(NotApplicableError, match="censored"):
+        m.fairness(df, by="c")
+    # counterfactuals read the risk within the card's first horizon
+    target = 0.3
+    cf = m.counterfactuals(df.head(3), target_risk=target)
+    assert cf is not None
+    s, _ = m.score_for_risk(target, -1)
+    assert m.risk_of(s) <= target < m.risk_of(s + 1)
