@@ -223,7 +223,10 @@ FIT_SCALES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 
 def check_scale(scale) -> tuple[float, ...]:
     """The ``scale=`` argument as the sorted tuple of score scales to search: a number (that
-    scale), ``"fit"`` (:data:`FIT_SCALES`, which the search may refine) or a list of numbers."""
+    scale), ``"fit"`` (:data:`FIT_SCALES`, which the search may refine) or a list of numbers; None
+    (the objective's default) is 1 here."""
+    if scale is None:
+        return (1.0,)
     if isinstance(scale, str):
         if scale == "fit":
             return FIT_SCALES

@@ -55,7 +55,7 @@ class ModelArguments:
     constraints: tuple = ()
     factors_as_one: bool = False
     initial: Any = None
-    scale: Any = 1
+    scale: Any = None
     real_intercept: bool | None = None
     horizon: Any = None
     ties: str = "efron"

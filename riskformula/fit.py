@@ -28,7 +28,7 @@ from .objectives import objective_entry
 def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size: int = 0,
                coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
                positive_weight: float = 1.0, event=None, missing: str | dict = "raise", constraints=None,
-               factors_as_one: bool = False, scale=1, real_intercept: bool | None = None,
+               factors_as_one: bool = False, scale=None, real_intercept: bool | None = None,
                horizon=None, ties: str = "efron", objective=None, initial=None, context: dict | None = None,
                subset=None,
                control: SearchControl | None = None,
@@ -107,8 +107,11 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         is explored, so the search may take more or less time (even the optimal model as a start
         can lead to more nodes); it never changes what "optimal" means. A start that breaks the
         bounds, size limits or constraints is not used, with a ``UserWarning`` saying why.
-    scale : float or str or list of float, default 1
-        The score scale m: a positive number (``1``, the default, is one point per logit),
+    scale : float or str or list of float, optional
+        The score scale m. None (default): 1 for a binary outcome (one point per logit), ``"fit"``
+        for a time-to-event outcome (hazard ratios per item are often well below e, so the fit chooses
+        m among 1 to 16 points per log hazard ratio and adds scales where the best points fit best).
+        A positive number (``1`` is one point per logit),
         ``"fit"`` to choose m jointly with the points among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5,
         6 and 8 (below 1 a point is more than one logit, for nearly separable data), plus up to
         three scales added during the search where the best score's points fit best (rounded to

@@ -44,6 +44,7 @@ class Objective:
         for name in list(given) + list(control.changed()):
             if name not in self.arguments and name not in self.search:
                 why = self.why_not.get(name, "")
+                why = why if not why or why.endswith(".") else why + "."
                 raise SettingsError(f"`{name}` does not apply with objective={self.name!r}"
                                     f"{': ' + why if why else '.'} Leave it out.")
 

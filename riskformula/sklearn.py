@@ -75,8 +75,8 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     event : object, optional
         The outcome level that counts as the event; only with ``fit(df)`` (with ``fit(X, y)`` the
         event is ``classes_[1]``, the larger label).
-    scale : float or str or list of float, default 1
-        The score scale m, as in :func:`riskformula.risk_score`; ``"fit"`` chooses it with the
+    scale : float or str or list of float, optional
+        The score scale m, as in :func:`riskformula.risk_score` (None: 1); ``"fit"`` chooses it with the
         points, with a real intercept unless ``real_intercept=False``.
     real_intercept : bool, optional
         Whether the intercept is a real number instead of whole points (None: as
@@ -118,7 +118,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, formula=None, *, max_size=5, min_size=0, coef_range=(-5, 5), intercept_range=None,
                  c0=1e-6, positive_weight=1.0, constraints=None, factors_as_one=False, missing="raise",
-                 context=None, event=None, scale=1, real_intercept=None, control=None):
+                 context=None, event=None, scale=None, real_intercept=None, control=None):
         self.formula = formula
         self.max_size = max_size
         self.min_size = min_size

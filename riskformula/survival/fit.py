@@ -84,7 +84,7 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
                            f"Surv(time, event), e.g. 'Surv(days, died) ~ ...'; got {formula!r}.")
     design, candidates, lower, upper = design_bounds(design, a.coef_range, a.min_size, drop_dominated=False)
     loss = CoxLoss(design.X, design.time, design.y, weights=design.weights, ties=a.ties)
-    fitted_scale = a.fitted_scale or "scale" not in a.given()
+    fitted_scale = a.fitted_scale or a.scale is None  # the Cox fit's default: scale="fit"
     scales = COX_FIT_SCALES if fitted_scale else a.scales
     opts = dict(factors_as_one=bool(a.factors_as_one), c0=a.c0, intercept_range=(0, 0), constraints=a.constraints,
                 max_size=a.max_size, min_size=a.min_size)

@@ -283,7 +283,7 @@ def test_net_benefit_arguments_need_the_objective():
     df = small_frame(30, 0)
     with pytest.raises(SettingsError, match=r"objective=rf.net_benefit\(thresholds="):
         rf.risk_score("y ~ a", df, decision_thresholds=[0.2])
-    with pytest.raises(SettingsError, match="'logistic' or 'net_benefit'"):
+    with pytest.raises(SettingsError, match="'logistic', 'net_benefit' or 'cox'"):
         rf.risk_score("y ~ a", df, objective="aunbc")
 
 
