@@ -48,7 +48,7 @@ def to_html_calculator(model, path=None, *, title: str | None = None) -> str:
 
     Parameters
     ----------
-    model : RiskScore, NetBenefitScore or SurvivalScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted (or loaded) risk score.
     path : str or path-like, optional
         Where to write the page (UTF-8); default None: only return it.
@@ -90,7 +90,7 @@ def calculator_spec(model) -> dict:
 
     Parameters
     ----------
-    model : RiskScore, NetBenefitScore or SurvivalScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted (or loaded) risk score.
 
     Returns

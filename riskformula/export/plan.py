@@ -118,7 +118,7 @@ def card_plan(model, what: str = "this export", horizon=None) -> CardPlan:
 
     Parameters
     ----------
-    model : RiskScore, NetBenefitScore or SurvivalScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted or loaded risk score.
     what : str, default "this export"
         The export's name, for error messages (``"SQL"``, ``"PMML"``).
@@ -297,7 +297,7 @@ def export_horizons(model, horizon, what: str = "this export") -> tuple:
 
     Parameters
     ----------
-    model : RiskScore, NetBenefitScore or SurvivalScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted or loaded risk score.
     horizon : float or list of float or None
         The time(s).
@@ -364,7 +364,7 @@ def provenance(model) -> list:
 
     Parameters
     ----------
-    model : RiskScore, NetBenefitScore or SurvivalScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted (or loaded) risk score.
 
     Returns

@@ -58,7 +58,7 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
 
     Parameters
     ----------
-    model : RiskScore, NetBenefitScore or SurvivalScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted or loaded risk score.
     path : str or path-like, optional
         Where to write the document (UTF-8); default None: only return it.

@@ -58,7 +58,7 @@ def to_sql(model, table="data", *, dialect: str = "sqlite", keep="*", score: str
 
     Parameters
     ----------
-    model : RiskScore, NetBenefitScore or SurvivalScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted or loaded risk score.
     table : str or tuple of str, default "data"
         The table (or view) to score; a tuple names a schema-qualified table, such as
