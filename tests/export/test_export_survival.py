@@ -176,6 +176,35 @@ def test_sql_rows_predict_refuses_get_null_risks(dialect):
                                m.predict(good, horizon=list(m.horizons)).to_numpy(), rtol=0, atol=1e-9)
 
 
+def test_a_horizon_before_the_first_event_gives_risk_0(jpmml):
+    """H0 is 0 before the first event time: every export gives the risk 0 that predict gives (and
+    NULL where there is no score)."""
+    m, df = model("values"), rows("values", "new")
+    early = m.surv.base_times[0] / 2
+    assert (m.predict(df, horizon=early) == 0).all()
+    for dialect in ("sqlite", "duckdb"):
+        out = RUN[dialect](to_sql(m, "t", dialect=dialect, keep=["id"], horizon=early), df)
+        assert (out["risk"].astype(float) == 0).all()
+    out = evaluate(jpmml, to_pmml(m, horizon=early), df)
+    assert (out["risk"].astype(float) == 0).all()
+
+
+def test_extreme_scores_give_risks_0_and_1_without_overflow(jpmml):
+    """A value far beyond the training range: exp of the linear predictor overflows a double, and
+    the exports give the 1 (or 0) predict gives, never an error or a NaN."""
+    m, df = model("values"), rows("values", "new").head(6).copy()
+    df["x"] = [1e5, -1e5, 1e3, -1e3, 300.0, -300.0]
+    with np.errstate(over="ignore"):
+        want = m.predict(df, horizon=list(m.horizons)).to_numpy()
+    assert {0.0, 1.0} <= set(want.ravel())
+    for dialect in ("sqlite", "duckdb"):
+        out = RUN[dialect](to_sql(m, "t", dialect=dialect, keep=["id"]), df)
+        np.testing.assert_allclose(out.iloc[:, 2:].astype(float).to_numpy(), want, rtol=0, atol=1e-9)
+    out = evaluate(jpmml, to_pmml(m, horizon=list(m.horizons)), df)
+    np.testing.assert_allclose(out[[f"risk_{label(h)}" for h in m.horizons]].astype(float).to_numpy(), want,
+                               rtol=0, atol=1e-9)
+
+
 def test_sqlite_without_exp_functions_uses_the_table():
     """A SQLite built without math functions has no exp(): 'auto' needs none for a card of
     conditions; the formula statement then fails loudly, and works once exp is registered."""
