@@ -6,6 +6,12 @@
 * ``riskformula evaluate MODEL.json --data FILE`` prints calibration and discrimination on the rows;
 * ``riskformula export MODEL.json --to html|sql|pmml`` writes a calculator page, SQL or PMML.
 
+A formula whose left side is ``Surv(time, event)`` fits a time-to-event score (Cox, 1972):
+``--horizon`` gives the times at which it states risks (``--horizon 365 --horizon 730`` or
+``--horizon 365,730``) and ``--ties`` how tied times count; ``predict`` then writes one column
+``risk_<horizon>`` per horizon (the card's, or ``--horizon``'s), and ``evaluate`` and ``export``
+take ``--horizon`` too.
+
 Exit codes: 0 success; 1 a data or model error (the message says which); 2 a usage error (a
 misspelt option, an argument out of range); 3 with ``fit --strict`` when the search stopped before
 proving optimality (the score and its gap are still printed).  Warnings are one line on stderr.
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 from pathlib import Path
@@ -73,6 +80,25 @@ def _check_output(path: str, option: str) -> None:
                             "or choose another path.")
     if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise SettingsError(f"{option} {path!r}: no permission to write there; choose another path.")
+
+
+def _horizons(given) -> list | None:
+    """``--horizon`` (repeated, each one time or a comma-separated list) as a list of times, or
+    None when not given; a value that is not a finite number is one clear error."""
+    if not given:
+        return None
+    out = []
+    for g in given:
+        for part in str(g).split(","):
+            try:
+                h = float(part.strip())
+            except ValueError:
+                h = math.nan
+            if not math.isfinite(h):
+                raise SettingsError(f"--horizon expects times in the unit of the follow-up times, such as 365 or "
+                                    f"365,730; got {part.strip()!r}.")
+            out.append(h)
+    return out
 
 
 def _scale(text: str):
@@ -135,17 +161,27 @@ def _parser() -> argparse.ArgumentParser:
                      help="stop at this relative gap (objective - bound) / objective, in [0, 1) (default 1e-6)")
     fit.add_argument("--absolute-gap-tolerance", type=float, default=1e-8,
                      help="or at this absolute gap objective - bound (default 1e-8)")
-    fit.add_argument("--scale", type=_scale, default=1.0, metavar="M",
+    fit.add_argument("--scale", type=_scale, default=None, metavar="M",
                      help="score scale: points per logit (default 1), 'fit' to choose it with the points "
                           "among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 (plus up to three scales added where "
-                          "the best points fit best), or a comma-separated list such as 1,2,4")
+                          "the best points fit best), or a comma-separated list such as 1,2,4; a time-to-event "
+                          "score's points are per log hazard ratio and its scale is fitted among 1 to 16 unless "
+                          "given")
     fit.add_argument("--real-intercept", action=argparse.BooleanOptionalAction, default=None,
                      help="a real-valued intercept (default: with a fitted scale, unless a constraint bounds "
                           "a risk); --no-real-intercept keeps whole points")
     fit.add_argument("--n-jobs", type=int, default=1, metavar="N",
                      help="processes for the tree search (default 1; -1: every CPU, -2: all but one)")
-    fit.add_argument("--objective", choices=("logistic", "net_benefit"), default="logistic",
-                     help="logistic loss (default) or net benefit over decision thresholds (Chi & Birbil, 2026)")
+    fit.add_argument("--objective", choices=("logistic", "net_benefit", "cox"), default=None,
+                     help="logistic loss, net benefit over decision thresholds (Chi & Birbil, 2026) or the Cox "
+                          "(1972) partial likelihood of a time-to-event outcome (default: cox for a formula whose "
+                          "left side is Surv(time, event), else logistic)")
+    fit.add_argument("--horizon", action="append", metavar="T",
+                     help="time-to-event only: a time at which the card states the risk of the event, in the unit "
+                          "of the follow-up times; repeat the option or give a comma-separated list "
+                          "(--horizon 365 --horizon 730, or --horizon 365,730; default: the median follow-up)")
+    fit.add_argument("--ties", choices=("efron", "breslow"), default=None,
+                     help="time-to-event only: how tied event times count (default efron, as R's coxph)")
     fit.add_argument("--decision-thresholds", type=float, nargs="+", metavar="P",
                      help="net benefit only: risks at which a decision is taken (default 0.1 0.2 ... 0.9)")
     fit.add_argument("--event", help="outcome level that counts as the event")
@@ -176,6 +212,9 @@ def _parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=what)
         cmd.add_argument("model", help="the model's JSON file")
         cmd.add_argument("--data", required=True, help="CSV (or Parquet) file, or a bundled data set's name")
+        cmd.add_argument("--horizon", action="append", metavar="T",
+                         help="time-to-event models only: the time(s) within which the risk is computed "
+                              "(repeat the option or give a comma-separated list; default: the card's horizons)")
         if name == "predict":
             cmd.add_argument("--out", metavar="FILE", help="write the CSV to FILE (default: standard output)")
         else:
@@ -193,6 +232,13 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--table", default="data", help="sql: the table to score (default: data)")
     ex.add_argument("--dialect", default="sqlite", choices=("sqlite", "duckdb", "postgres"),
                     help="sql: the SQL dialect (default: sqlite)")
+    ex.add_argument("--risk-map", default="auto", choices=("auto", "formula", "table"),
+                    help="sql: the risk as the formula (with EXP), as a table of every attainable score, or auto "
+                         "(default: the table for sqlite when the card has one)")
+    ex.add_argument("--horizon", action="append", metavar="T",
+                    help="sql, pmml: a time-to-event model's horizon(s) (repeat the option or give a comma-separated "
+                         "list). sql: one column risk_<T> per horizon (default: the card's horizons); pmml: the "
+                         "output risk within T (default: the card's first horizon), several give risk_<T> fields")
     ex.add_argument("--title", help="html: the page title (default: the formula)")
     return ap
 
@@ -219,6 +265,8 @@ def _error(e: RiskFormulaError, data: str | None = None) -> int:
     """Print ``e`` on one line; ``data``: the ``--data`` file, named where the Python API's message
     names its argument (`newdata`, `data`)."""
     text = str(e)
+    for name in ("horizon", "ties"):   # the Python API's argument is the command line's option
+        text = text.replace(f"`{name}`", f"--{name}")
     if data is not None:
         for name in ("`newdata`", "`data`"):
             text = text.replace(name, f"--data {data!r}")
@@ -266,16 +314,31 @@ def _use(args) -> int:
             return OK
         if args.command == "predict" and args.out:
             _check_output(args.out, "--out")
+        horizon = _horizons(args.horizon)
+        survival = getattr(model, "risk_map", None) == "cox"
+        if horizon is not None and not survival:
+            raise SettingsError(f"--horizon applies to a time-to-event model (Surv(time, event) ~ ...); this one "
+                                f"({type(model).__name__}) has no horizons. Leave it out.")
         data = _read(args.data)
         if args.command == "predict":
-            out = data.assign(score=model.score(data), risk=model.predict(data))
+            if survival:       # one column per horizon, named after it
+                hs = list(dict.fromkeys(model.horizons if horizon is None else horizon))
+                risks = model.predict(data, horizon=hs)
+                out = data.assign(score=model.score(data))
+                for h, col in zip(hs, risks.columns):
+                    out[f"risk_{h:g}"] = risks[col]
+            else:
+                out = data.assign(score=model.score(data), risk=model.predict(data))
             text = out.to_csv(index=False)
             if args.out:
                 Path(args.out).write_text(text, encoding="utf-8")
             else:
                 sys.stdout.write(text)
             return OK
-        print(model.evaluate(data, by=args.by).render(args.format))
+        if survival:
+            print(model.evaluate(data, by=args.by, horizon=horizon).render(args.format))
+        else:
+            print(model.evaluate(data, by=args.by).render(args.format))
     except RiskFormulaError as e:
         return _error(e, getattr(args, "data", None))
     except OSError as e:
@@ -290,12 +353,18 @@ def _export(args) -> int:
             _check_output(args.out, "--out")
         model = _load(args.model)
         from . import export
+        horizon = _horizons(args.horizon)
+        if horizon is not None and len(horizon) == 1 and args.to == "pmml":
+            horizon = horizon[0]      # one time: the output field `risk`
         if args.to == "html":
+            if horizon is not None:
+                raise SettingsError("--horizon applies to --to sql and --to pmml; the calculator page shows the risk "
+                                    "within each of the card's horizons.")
             out = export.to_html_calculator(model, title=args.title)
         elif args.to == "sql":
-            out = export.to_sql(model, table=args.table, dialect=args.dialect)
+            out = export.to_sql(model, table=args.table, dialect=args.dialect, risk_map=args.risk_map, horizon=horizon)
         else:
-            out = export.to_pmml(model)
+            out = export.to_pmml(model, horizon=horizon)
     except RiskFormulaError as e:
         return _error(e)
     if args.out:
@@ -338,11 +407,12 @@ def _fit(args) -> int:
                     raise SettingsError("`--decision-thresholds` applies only with `--objective net_benefit`; "
                                         "leave it out.")
                 objective = net_benefit(args.decision_thresholds)
+            optional = {"scale": args.scale, "horizon": _horizons(args.horizon), "ties": args.ties}
             model = risk_score(args.formula, data, max_size=args.max_size, min_size=args.min_size,
                                coef_range=tuple(args.coef_range), c0=args.c0, event=args.event,
-                               missing=_missing(args.missing), scale=args.scale, real_intercept=args.real_intercept,
-                               objective=objective,
-                               weights=args.weights, control=control)
+                               missing=_missing(args.missing), real_intercept=args.real_intercept,
+                               objective=objective, weights=args.weights, control=control,
+                               **{k: v for k, v in optional.items() if v is not None})
     except RiskFormulaError as e:
         return _error(e)
     print(model.summary().render(args.format))

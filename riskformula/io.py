@@ -140,6 +140,10 @@ def to_dict(model, key=None) -> dict:
 
 
 def _risk_text(model) -> str:
+    if model.risk_map == "cox":
+        return ("risk within a horizon t = 1 - exp(-H0(t) * exp((intercept + score) / scale)), H0 the step function "
+                "of survival.base_hazard at survival.base_times (0 before the first); score = sum of the card's item "
+                "points x item (1 when its condition holds, or the variable's value)")
     if model.risk_map == "bands":
         return ("band risk of the score: see net_benefit (cutoffs per decision threshold, band_risk per band); "
                 "score = sum of the card's item points x item (1 when its condition holds, or the variable's value)")

@@ -311,7 +311,8 @@ class RiskScore(ScoreRecord):
         dialect : {"sqlite", "duckdb", "postgres"}, default "sqlite"
             The SQL engine.
         **options : dict
-            ``keep``, ``score``, ``risk`` and ``risk_map``, as in :func:`riskformula.export.to_sql`.
+            ``keep``, ``score``, ``risk``, ``risk_map`` and (a time-to-event score) ``horizon``, as in
+            :func:`riskformula.export.to_sql`.
 
         Returns
         -------
@@ -333,8 +334,8 @@ class RiskScore(ScoreRecord):
         path : str or path-like, optional
             Where to write the document (UTF-8); None (default): only return it.
         **options : dict
-            ``model_name``, ``score``, ``risk`` and ``reasons``, as in
-            :func:`riskformula.export.to_pmml`.
+            ``model_name``, ``score``, ``risk``, ``reasons`` and (a time-to-event score)
+            ``horizon``, as in :func:`riskformula.export.to_pmml`.
 
         Returns
         -------

@@ -5,14 +5,18 @@ the card reads (a number for a measurement or a threshold's variable, a checkbox
 a list of the training levels for a factor; a "not measured" choice for a variable whose missing
 values ``predict`` scores — a missing item's points, or the value a missing value counts as), the
 card with the points each item gives, the total
-score, the risk from the model's own score → risk map (the logistic curve, or a net-benefit
-score's band risks), the score → risk table, the certificate line and the data's provenance.
+score, the risk from the model's own score → risk map (the logistic curve, a net-benefit
+score's band risks, or a time-to-event score's risk within each of its horizons ``t``,
+``1 − exp(−H₀(t) · exp((intercept + score) / scale))`` from the baseline cumulative hazards
+``H₀(t)`` the page holds as constants), the score → risk table, the certificate line and the
+data's provenance.
 
 The card travels as JSON in a ``<script type="application/json">`` block (``<``, ``>`` and ``&``
 written as ``\\u`` escapes, so no text from the model can close the block); every text shown is
 HTML-escaped; the page loads nothing (inline CSS and script, no links) and evaluates no code of
 the model's.  Its result element carries the full-precision score and risk in ``data-score`` and
-``data-risk`` (empty until every input is given).  A card the page cannot compute faithfully — an
+``data-risk`` (empty until every input is given); a time-to-event score's ``data-risk`` is the
+risk within its first horizon and ``data-risks`` a JSON list of the risks within every horizon.  A card the page cannot compute faithfully — an
 expression such as ``np.log(x)`` — is refused with a :class:`~riskformula.SettingsError`.
 """
 
@@ -34,6 +38,7 @@ from ..errors import SettingsError
 from ..reports import render as r
 from ..reports.summary import band_risk_line, risk_formula
 from .._json import plain as _plain
+from .plan import _risk_map as plan_risk_map
 
 __all__ = ["calculator_spec", "to_html_calculator"]
 
@@ -43,7 +48,7 @@ def to_html_calculator(model, path=None, *, title: str | None = None) -> str:
 
     Parameters
     ----------
-    model : RiskScore or NetBenefitScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted (or loaded) risk score.
     path : str or path-like, optional
         Where to write the page (UTF-8); default None: only return it.
@@ -85,7 +90,7 @@ def calculator_spec(model) -> dict:
 
     Parameters
     ----------
-    model : RiskScore or NetBenefitScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted (or loaded) risk score.
 
     Returns
@@ -105,8 +110,10 @@ def calculator_spec(model) -> dict:
         "not measured", which makes every other factor on it 0), ``in`` indexing ``inputs``; ``map``,
         ``{"kind": "logistic", "intercept", "scale"}`` or ``{"kind": "bands", "cutoffs", "risks"}``
         (the band is the number of cut-offs the score, rounded to 9 decimals, reaches; infinite
-        cut-offs as the strings ``"Infinity"``/``"-Infinity"``); ``table``, the risk table's
-        ``[score_from, score_to]`` rows.
+        cut-offs as the strings ``"Infinity"``/``"-Infinity"``) or ``{"kind": "cox", "intercept",
+        "scale", "horizons", "labels", "hazards"}`` (a time-to-event score: the risk within
+        ``horizons[k]`` is ``1 − exp(−hazards[k] · exp((intercept + score) / scale))``); ``table``,
+        the risk table's ``[score_from, score_to]`` rows.
 
     Raises
     ------
@@ -219,11 +226,16 @@ def _missing_choice(var, policy, categories) -> dict | None:
 
 def _risk_map(model) -> dict:
     kind = getattr(model, "risk_map", None)
+    if kind == "cox":
+        rm = plan_risk_map(model, None, "the calculator page")
+        return {"kind": "cox", "intercept": _plain(model.intercept), "scale": float(model.scale),
+                "horizons": list(rm.horizons), "labels": [rm.label(k) for k in range(len(rm.horizons))],
+                "hazards": list(rm.hazards)}
     if kind == "bands":
         return {"kind": "bands", "cutoffs": [_json_number(c) for c in model.decision_cutoffs()],
                 "risks": [float(x) for x in model.nb.band_risk]}
     if kind != "logistic":
-        raise SettingsError(f"the calculator page knows the logistic and the net-benefit score → risk maps; "
+        raise SettingsError(f"the calculator page knows the logistic, the net-benefit and the Cox score → risk maps; "
                             f"{type(model).__name__} has another one.")
     return {"kind": "logistic", "intercept": _plain(model.intercept), "scale": float(model.scale)}
 
@@ -306,6 +318,16 @@ def _missing_note(entry: dict) -> list:
     return [f"not measured counts as {shown}"]
 
 
+def _cox_line(mp: dict) -> str:
+    """How the page turns a score into the risk within each horizon, with the constants it uses."""
+    b = mp["intercept"]
+    z = "score" if b == 0 else f"({r.fmt_points(b) if float(b).is_integer() else f'{b:+.6g}'} + score)"
+    eta = z if mp["scale"] == 1 else f"{z} / {mp['scale']:.6g}"
+    constants = ", ".join(f"H0({t}) = {H:.6g}" for t, H in zip(mp["labels"], mp["hazards"]))
+    return (f"risk within t = 1 - exp(-H0(t) * exp({eta})), H0 the Breslow (1974) baseline cumulative hazard of "
+            f"the training rows: {constants}")
+
+
 def _risk_text(a: float, b: float) -> str:
     x, y = r.fmt_percent(a), r.fmt_percent(b)
     return x if x == y else f"{x} to {y}"
@@ -331,13 +353,29 @@ def _page(model, spec: dict, title: str) -> str:
                      f'<span class="unit">{_e(u)}</span></td>'
                      f'<td class="num counted" id="rf-item-{k}">&ndash;</td></tr>'
                      for k, (it, u) in enumerate(zip(card.items, per)))
-    risk_line = band_risk_line if spec["map"]["kind"] == "bands" else risk_formula
+    mp = spec["map"]
+    risk_line = (band_risk_line(model) if mp["kind"] == "bands" else _cox_line(mp) if mp["kind"] == "cox"
+                 else risk_formula(model))
     table = model.risk_table()
     act = table.get("act_from")   # a net-benefit score's decisions
+    if mp["kind"] == "cox":       # one column per horizon
+        cells = [[_risk_text(a, b) for a, b in zip(model.risk_of(table["score_from"].to_numpy(), h),
+                                                   model.risk_of(table["score_to"].to_numpy(), h))]
+                 for h in mp["horizons"]]
+        risk_cells = ["".join(f'<td class="num">{_e(col[k])}</td>' for col in cells) for k in range(len(table))]
+        risk_head = "".join(f'<th scope="col" class="num">Risk within {_e(t)}</th>' for t in mp["labels"])
+        boxes = "\n".join(f'<span class="box"><span class="what">Risk within {_e(t)}</span> '
+                          f'<span class="big" id="{"rf-risk" if k == 0 else f"rf-risk-{k}"}">&ndash;</span></span>'
+                          for k, t in enumerate(mp["labels"]))
+    else:
+        risk_cells = [f'<td class="num">{_e(_risk_text(a, b))}</td>'
+                      for a, b in zip(table["risk_from"], table["risk_to"])]
+        risk_head = '<th scope="col" class="num">Risk</th>'
+        boxes = '<span class="box"><span class="what">Risk</span> <span class="big" id="rf-risk">&ndash;</span></span>'
     risk_rows = "\n".join(
-        f'<tr id="rf-row-{k}"><td>{_e(s)}</td><td class="num">{_e(_risk_text(a, b))}</td>'
+        f'<tr id="rf-row-{k}"><td>{_e(s)}</td>{cell}'
         + ("" if act is None else f'<td class="num">{_e(_act_text(act.iloc[k]))}</td>') + "</tr>"
-        for k, (s, a, b) in enumerate(zip(table["score"], table["risk_from"], table["risk_to"])))
+        for k, (s, cell) in enumerate(zip(table["score"], risk_cells)))
     act_head = "" if act is None else '<th scope="col" class="num">Act at thresholds up to</th>'
     written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     provenance = [("Formula", f"<code>{_e(model.formula)}</code>"),
@@ -347,7 +385,8 @@ def _page(model, spec: dict, title: str) -> str:
     dl = "\n".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in provenance)
     return _TEMPLATE % {
         "title": _e(title), "formula": _e(model.formula), "fields": fields, "rows": rows, "risk_rows": risk_rows,
-        "risk_line": _e(risk_line(model)), "provenance": dl, "act_head": act_head, "data": _script_json(spec),
+        "risk_line": _e(risk_line), "provenance": dl, "act_head": act_head, "risk_head": risk_head,
+        "risk_boxes": boxes, "data": _script_json(spec),
         "css": _CSS, "js": _JS}
 
 
@@ -370,9 +409,9 @@ _TEMPLATE = """<!DOCTYPE html>
 <div class="buttons"><button type="reset">Clear</button></div>
 </form></section>
 <section aria-labelledby="rf-h-res"><h2 id="rf-h-res">Result</h2>
-<output id="rf-result" for="rf-form" role="status" aria-live="polite" aria-atomic="true" data-complete="false" data-score="" data-risk="">
+<output id="rf-result" for="rf-form" role="status" aria-live="polite" aria-atomic="true" data-complete="false" data-score="" data-risk="" data-risks="">
 <span class="box"><span class="what">Score</span> <span class="big" id="rf-score">&ndash;</span></span>
-<span class="box"><span class="what">Risk</span> <span class="big" id="rf-risk">&ndash;</span></span>
+%(risk_boxes)s
 <span class="msg" id="rf-msg"></span>
 </output>
 <p class="help">%(risk_line)s</p>
@@ -387,7 +426,7 @@ _TEMPLATE = """<!DOCTYPE html>
 <tfoot><tr><th scope="row">Score = sum of points</th><td></td><td class="num" id="rf-total">&ndash;</td></tr></tfoot></table>
 </section>
 <section aria-labelledby="rf-h-risk"><h2 id="rf-h-risk">Score &rarr; risk</h2>
-<table class="risk"><thead><tr><th scope="col">Score</th><th scope="col" class="num">Risk</th>%(act_head)s</tr></thead>
+<table class="risk"><thead><tr><th scope="col">Score</th>%(risk_head)s%(act_head)s</tr></thead>
 <tbody>
 %(risk_rows)s
 </tbody></table>
@@ -500,8 +539,14 @@ _JS = r"""
     if (f.t === "eq") return f.idx.indexOf(a.idx) >= 0 ? 1 : 0;
     return a.x;
   }
-  function riskOf(s) {
+  var horizons = spec.map.kind === "cox" ? spec.map.hazards.length : 1;
+  function riskOf(s, k) {
     var m = spec.map;
+    if (m.kind === "cox") {    // 1 - exp(-H0(t) exp(z)), as predict computes it
+      var zc = m.intercept + s;
+      if (m.scale !== 1) zc = zc / m.scale;
+      return -Math.expm1(-m.hazards[k || 0] * Math.exp(zc));
+    }
     if (m.kind === "bands") {
       var r = Math.round(s * 1e9) / 1e9, b = 0;
       m.cutoffs.forEach(function (c) { if (r >= num(c)) b += 1; });
@@ -527,12 +572,15 @@ _JS = r"""
       return it.points * val;
     });
     counted.forEach(function (c) { score += c; });
-    return {complete: true, score: score, counted: counted, risk: riskOf(score)};
+    var risks = [];
+    for (var h = 0; h < horizons; h++) risks.push(riskOf(score, h));
+    return {complete: true, score: score, counted: counted, risk: risks[0], risks: risks};
   }
   function fmtScore(s) {
     var t = Number(s.toPrecision(6));
     return (t === 0 ? 0 : t).toString();
   }
+  function riskId(h) { return h === 0 ? "rf-risk" : "rf-risk-" + h; }
   function fmtPoints(s) { var t = fmtScore(s); return s > 0 ? "+" + t : t; }
   function fmtRisk(p) {
     var x = 100 * p;
@@ -547,7 +595,9 @@ _JS = r"""
       out.setAttribute("data-complete", "false");
       out.setAttribute("data-score", "");
       out.setAttribute("data-risk", "");
-      text("rf-score", "\u2013"); text("rf-risk", "\u2013"); text("rf-total", "\u2013");
+      out.setAttribute("data-risks", "");
+      text("rf-score", "\u2013"); text("rf-total", "\u2013");
+      for (var h = 0; h < horizons; h++) text(riskId(h), "\u2013");
       spec.items.forEach(function (it, k) { text("rf-item-" + k, "\u2013"); });
       text("rf-msg", "Enter " + res.missing.join(", ") + " to see the score and risk.");
       return res;
@@ -555,9 +605,13 @@ _JS = r"""
     out.setAttribute("data-complete", "true");
     out.setAttribute("data-score", String(res.score));
     out.setAttribute("data-risk", String(res.risk));
-    text("rf-score", fmtScore(res.score)); text("rf-risk", fmtRisk(res.risk)); text("rf-total", fmtScore(res.score));
+    out.setAttribute("data-risks", JSON.stringify(res.risks));
+    text("rf-score", fmtScore(res.score)); text("rf-total", fmtScore(res.score));
+    res.risks.forEach(function (p, h) { text(riskId(h), fmtRisk(p)); });
     res.counted.forEach(function (c, k) { text("rf-item-" + k, c === 0 ? "0" : fmtPoints(c)); });
-    text("rf-msg", "Score " + fmtScore(res.score) + ", risk " + fmtRisk(res.risk) + ".");
+    text("rf-msg", "Score " + fmtScore(res.score) + ", " + (spec.map.kind === "cox"
+      ? res.risks.map(function (p, h) { return "risk within " + spec.map.labels[h] + " " + fmtRisk(p); }).join(", ")
+      : "risk " + fmtRisk(res.risk)) + ".");
     for (var k = 0; k < spec.table.length; k++) {
       var row = spec.table[k];
       if (num(row[0]) - 1e-9 <= res.score && res.score <= num(row[1]) + 1e-9) {

@@ -14,7 +14,7 @@ from ..design.missing import scorable
 from .._version import __version__
 from .._json import plain as _plain
 
-__all__ = ["card_plan", "CardPlan", "Factor", "Entry", "RiskMap", "provenance"]
+__all__ = ["card_plan", "CardPlan", "Factor", "Entry", "RiskMap", "provenance", "export_horizons", "horizon_label"]
 
 
 @dataclass(frozen=True)
@@ -42,15 +42,24 @@ class Entry:
 
 @dataclass(frozen=True)
 class RiskMap:
-    """The score → risk map: ``logistic`` (risk = 1 / (1 + exp(−(intercept + score) / scale))) or
+    """The score → risk map: ``logistic`` (risk = 1 / (1 + exp(−(intercept + score) / scale))),
     ``bands`` (the band of a score, rounded to 9 decimals, is the number of ``cutoffs`` it reaches,
-    ±inf included; its risk is ``risks[band]``)."""
+    ±inf included; its risk is ``risks[band]``) or ``cox`` (a time-to-event score's risk within
+    ``horizons[k]`` is 1 − exp(−``hazards[k]`` · exp((intercept + score) / scale)), ``hazards[k]``
+    the baseline cumulative hazard H₀ at that horizon: Cox's (1972) model with the Breslow (1974)
+    baseline)."""
 
     kind: str
     intercept: float = 0.0
     scale: float = 1.0
     cutoffs: tuple = ()
     risks: tuple = ()
+    horizons: tuple = ()
+    hazards: tuple = ()
+
+    def label(self, k: int) -> str:
+        """The ``k``-th horizon as the card prints it (``365``, ``2.5``)."""
+        return horizon_label(self.horizons[k])
 
 
 @dataclass(frozen=True)
@@ -104,15 +113,18 @@ class CardPlan:
         return out
 
 
-def card_plan(model, what: str = "this export") -> CardPlan:
+def card_plan(model, what: str = "this export", horizon=None) -> CardPlan:
     """The card of ``model`` as plain parts, or an error saying why it cannot be exported.
 
     Parameters
     ----------
-    model : RiskScore or NetBenefitScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted or loaded risk score.
     what : str, default "this export"
         The export's name, for error messages (``"SQL"``, ``"PMML"``).
+    horizon : float or list of float, optional
+        A time-to-event score only: the time(s) whose risk the map gives (``risk.horizons``); None:
+        the card's horizons.
 
     Returns
     -------
@@ -121,8 +133,10 @@ def card_plan(model, what: str = "this export") -> CardPlan:
     Raises
     ------
     SettingsError
-        A term only Python can compute (an ``expression`` column such as ``np.log(x)``), or a model
-        whose score → risk map is neither the logistic curve nor a net-benefit score's bands.
+        A term only Python can compute (an ``expression`` column such as ``np.log(x)``), a model
+        whose score → risk map is not the logistic curve, a net-benefit score's bands or Cox's
+        model, or a ``horizon`` that is not a time within the training rows' follow-up (or given
+        for a score that has no horizons).
     DataError
         A card whose numbers are not finite, or a level that is not a string, number or boolean.
 
@@ -163,7 +177,7 @@ def card_plan(model, what: str = "this export") -> CardPlan:
     return CardPlan(entries=tuple(entries), variables=tuple(uses),
                     numeric=tuple(v for v, how in uses.items() if "number" in how), levels=levels,
                     zero_one=frozenset(_zero_one(model, v) for v in uses) - {None},
-                    risk=_risk_map(model), scores=scores, integral=conditions, missing=missing)
+                    risk=_risk_map(model, horizon, what), scores=scores, integral=conditions, missing=missing)
 
 
 def _missing_policies(design, uses: dict, levels: dict, what: str) -> dict:
@@ -271,13 +285,58 @@ def _name(variable, it) -> str:
     return variable
 
 
-def _risk_map(model) -> RiskMap:
+def horizon_label(h: float) -> str:
+    """A horizon as the card prints it: ``365``, ``2.5``."""
+    return f"{h:g}"
+
+
+def export_horizons(model, horizon, what: str = "this export") -> tuple:
+    """The horizons ``horizon`` names for a time-to-event ``model`` (None: the card's), each
+    checked as :meth:`SurvivalScore.predict` checks it (a time ≥ 0 within the longest follow-up),
+    repeats dropped; a ``horizon`` for any other score is refused.
+
+    Parameters
+    ----------
+    model : RiskScore or NetBenefitScore or SurvivalScore
+        A fitted or loaded risk score.
+    horizon : float or list of float or None
+        The time(s).
+    what : str, default "this export"
+        The export's name, for error messages.
+
+    Returns
+    -------
+    tuple of float
+        The horizons, in the order given (empty for a score without horizons and ``horizon=None``).
+    """
+    if getattr(model, "risk_map", None) != "cox":
+        if horizon is not None:
+            raise SettingsError(f"{what}: `horizon` applies to a time-to-event score (Surv(time, event) ~ ...); "
+                                f"{type(model).__name__} has no horizons. Leave it out.")
+        return ()
+    if horizon is None:
+        return tuple(float(h) for h in model.horizons)
+    values = list(horizon) if isinstance(horizon, (list, tuple, np.ndarray)) else [horizon]
+    if not values or len(values) > 20:
+        raise SettingsError(f"{what}: `horizon` must name between 1 and 20 times; got {len(values)}.")
+    return tuple(dict.fromkeys(float(model._horizon(h)) for h in values))
+
+
+def _risk_map(model, horizon=None, what: str = "this export") -> RiskMap:
     kind = getattr(model, "risk_map", None)
+    horizons = export_horizons(model, horizon, what)
+    if kind == "cox":
+        hazards = tuple(float(model.surv.hazard_at(h)[0]) for h in horizons)
+        if not all(math.isfinite(x) and x >= 0 for x in hazards):
+            raise DataError(f"the baseline cumulative hazard at the horizons ({hazards!r}) must be finite numbers "
+                            "≥ 0 to be exported.")
+        return RiskMap("cox", intercept=_number(model.intercept), scale=float(model.scale), horizons=horizons,
+                       hazards=hazards)
     if kind == "bands":
         return RiskMap("bands", cutoffs=tuple(float(c) for c in model.decision_cutoffs()),
                        risks=tuple(float(r) for r in model.nb.band_risk))
     if kind != "logistic":
-        raise SettingsError(f"the exports know the logistic and the net-benefit score → risk maps; "
+        raise SettingsError(f"the exports know the logistic, the net-benefit and the Cox score → risk maps; "
                             f"{type(model).__name__} has another one.")
     return RiskMap("logistic", intercept=_number(model.intercept), scale=float(model.scale))
 
@@ -305,7 +364,7 @@ def provenance(model) -> list:
 
     Parameters
     ----------
-    model : RiskScore or NetBenefitScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted (or loaded) risk score.
 
     Returns

@@ -6,8 +6,11 @@ as ``Attribute`` s with their points (0 for the intervals and the reference leve
 points), a value term as one ``Attribute`` whose ``ComplexPartialScore`` is points × value (an
 interaction: the product of its parts).  The model's score is the scorecard's predicted value
 (``initialScore`` 0: the intercept is not part of the score, as in :meth:`RiskScore.score`);
-``Output`` fields give the risk with the model's own score → risk map — the logistic curve, or a
-net-benefit score's bands — and the reason codes.
+``Output`` fields give the risk with the model's own score → risk map — the logistic curve, a
+net-benefit score's bands, or a time-to-event score's risk within a horizon ``t``,
+``1 − exp(−H₀(t) · exp((intercept + score) / scale))`` with the baseline cumulative hazard
+``H₀(t)`` as a constant (the card's first horizon, or those ``horizon=`` names) — and the reason
+codes.
 
 Reason codes follow the principal reasons (:meth:`RiskScore.reasons`): ``reasonCodeAlgorithm``
 is ``"pointsAbove"`` and each characteristic's ``baselineScore`` is the fewest points the term
@@ -31,8 +34,11 @@ makes the score missing), where ``predict`` refuses it.
 
 from __future__ import annotations
 
+import copy
 import math
 import xml.etree.ElementTree as ET
+
+import numpy as np
 
 from .._text import visible
 from ..errors import DataError, SettingsError
@@ -47,12 +53,12 @@ _MAX_DOUBLE = "1.7976931348623157e+308"
 
 
 def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "score", risk: str = "risk",
-            reasons: int = 3) -> str:
+            reasons: int = 3, horizon=None) -> str:
     """The score card as a PMML 4.4 ``Scorecard`` document.
 
     Parameters
     ----------
-    model : RiskScore or NetBenefitScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted or loaded risk score.
     path : str or path-like, optional
         Where to write the document (UTF-8); default None: only return it.
@@ -64,6 +70,10 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
         Name of the output field with the risk (not the same as ``score``).
     reasons : int, default 3
         How many reason codes to output (fields ``reason_1`` ... ``reason_<n>``; 0 for none).
+    horizon : float or list of float, optional
+        A time-to-event score only: the time within which the output ``risk`` is the risk of the
+        event (at most the longest follow-up of the training rows); None (the default): the card's
+        first horizon.  A list gives one output field ``risk_<horizon>`` per time instead.
 
     Returns
     -------
@@ -96,12 +106,19 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
             raise SettingsError(f"`{what}` must be a non-empty string; got {name!r}.")
     if score == risk:
         raise SettingsError(f"`score` and `risk` must be different field names; both are {score!r}.")
-    plan = card_plan(model, "PMML")
+    if horizon is None and getattr(model, "risk_map", None) == "cox":
+        plan = card_plan(model, "PMML", horizon=model.horizons[0])
+    else:
+        plan = card_plan(model, "PMML", horizon=horizon)
+    several = plan.risk.kind == "cox" and horizon is not None and np.ndim(horizon) > 0
+    risk_names = [f"{risk}_{plan.risk.label(k)}" for k in range(len(plan.risk.horizons))] if several else [risk]
+    if score in risk_names:
+        raise SettingsError(f"`score` and `risk` must give different field names; both give {score!r}.")
     mixed = [v for v in plan.levels if v in plan.numeric]
     if mixed:
         raise SettingsError(f"PMML cannot read the variable `{mixed[0]}` both as a factor and as a number (a field "
                             "is categorical or continuous); refit with one of the two, or use the SQL export.")
-    doc = _document(model, plan, model_name, score, risk, reasons)
+    doc = _document(model, plan, model_name, score, risk_names, reasons)
     ET.indent(doc, space="  ")
     text = ET.tostring(doc, encoding="unicode", xml_declaration=False)
     text = '<?xml version="1.0" encoding="UTF-8"?>\n' + text + "\n"
@@ -111,7 +128,7 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
     return text
 
 
-def _document(model, plan, model_name, score, risk, reasons) -> ET.Element:
+def _document(model, plan, model_name, score, risk_names, reasons) -> ET.Element:
     root = _el("PMML", xmlns=NS, version="4.4")
     lines = provenance(model)
     header = _sub(root, "Header", description=visible(lines[0]), copyright="")
@@ -144,7 +161,7 @@ def _document(model, plan, model_name, score, risk, reasons) -> ET.Element:
         else:
             _sub(ms, "MiningField", name=var, usageType="active", invalidValueTreatment="returnInvalid",
                  missingValueReplacement=_text(policy["value"]))
-    _output(_sub(sc, "Output"), plan, score, risk, reasons, _codes(plan))
+    _output(_sub(sc, "Output"), plan, score, risk_names, reasons, _codes(plan))
     chars = _sub(sc, "Characteristics")
     codes = _codes(plan)
     terms = plan.terms()
@@ -251,11 +268,17 @@ def _factor(f) -> ET.Element:
     return _apply("if", cond, _constant(1), _constant(0))
 
 
-def _output(out, plan, score, risk, reasons, codes) -> None:
+def _output(out, plan, score, risk_names, reasons, codes) -> None:
     _sub(out, "OutputField", name=score, optype="continuous", dataType="double", feature="predictedValue")
     rm = plan.risk
     s = _el("FieldRef", field=score)
-    if rm.kind == "logistic":
+    risk = risk_names[0]
+    taken = {score, *risk_names}
+    if rm.kind == "cox":
+        for name, H in zip(risk_names, rm.hazards):
+            _sub(out, "OutputField", name=name, optype="continuous", dataType="double",
+                 feature="transformedValue").append(_cox_risk(score, rm, H))
+    elif rm.kind == "logistic":
         z = _apply("+", _constant(rm.intercept), s)
         if rm.scale != 1.0:
             z = _apply("/", z, _constant(float(rm.scale)))
@@ -263,7 +286,7 @@ def _output(out, plan, score, risk, reasons, codes) -> None:
         _sub(out, "OutputField", name=risk, optype="continuous", dataType="double",
              feature="transformedValue").append(expr)
     else:
-        band = _unique(f"{risk}_band", {score, risk})
+        band = _unique(f"{risk}_band", taken)
         # the model rounds a score to 9 decimals before it compares it with the cut-offs (which
         # are such rounded scores): score >= cut-off - 5e-10 is the same test
         always = sum(1 for c in rm.cutoffs if c == -math.inf)
@@ -284,8 +307,22 @@ def _output(out, plan, score, risk, reasons, codes) -> None:
              feature="transformedValue").append(expr)
     n = min(reasons, len(set(codes.values())))
     for k in range(1, n + 1):
-        _sub(out, "OutputField", name=_unique(f"reason_{k}", {score, risk}), optype="categorical",
+        _sub(out, "OutputField", name=_unique(f"reason_{k}", taken), optype="categorical",
              dataType="string", feature="reasonCode", rank=str(k))
+
+
+def _cox_risk(score: str, rm, H: float) -> ET.Element:
+    """1 − exp(−H · exp(z)), z = (intercept + score) / scale, as 1 − exp(−exp(z + log H)) and 1
+    beyond z + log H = 700 (so that no evaluator overflows); 0 for H = 0 (a horizon before the
+    first event)."""
+    if H <= 0:
+        return _apply("*", _constant(0.0), _el("FieldRef", field=score))   # missing with the score
+    z = _apply("+", _constant(rm.intercept), _el("FieldRef", field=score))
+    if rm.scale != 1.0:
+        z = _apply("/", z, _constant(float(rm.scale)))
+    x = _apply("+", z, _constant(math.log(H)))
+    risk = _apply("-", _constant(1.0), _apply("exp", _apply("*", _constant(-1.0), _apply("exp", x))))
+    return _apply("if", _apply("greaterThan", copy.deepcopy(x), _constant(700.0)), _constant(1.0), risk)
 
 
 def _codes(plan) -> dict:

@@ -16,13 +16,20 @@ never a number.
 
 The risk is the model's own score → risk map:
 
-* ``"formula"``: the logistic curve with ``EXP`` (clamped so that no engine overflows), or a
-  net-benefit score's bands as a ``CASE`` on the number of cut-offs the score reaches;
+* ``"formula"``: the logistic curve with ``EXP`` (clamped so that no engine overflows), a
+  net-benefit score's bands as a ``CASE`` on the number of cut-offs the score reaches, or a
+  time-to-event score's risk within a horizon ``t``, ``1 − exp(−H₀(t) · exp((intercept + score) /
+  scale))`` with ``EXP`` and the baseline cumulative hazard ``H₀(t)`` written as a constant;
 * ``"table"``: a ``CASE`` over every score the card can give, with the risks ``predict`` gives
   (only for a card of conditions, whose scores are whole numbers of a known finite set).
 
-``"auto"`` (the default) takes the table for a logistic score in SQLite when it exists — SQLite has ``exp()`` only
-from 3.35 and when built with its math functions — and the formula otherwise; a SQLite
+A time-to-event score (``Surv(time, event) ~ ...``) gets one risk column per horizon, named
+``risk_<horizon>`` (``risk_365``): the card's horizons, or those ``horizon=`` lists; a single
+``horizon=365`` gives one column named ``risk``.
+
+``"auto"`` (the default) takes the table for a logistic or time-to-event score in SQLite when it
+exists — SQLite has ``exp()`` only from 3.35 and when built with its math functions — and the
+formula otherwise; a SQLite
 statement with ``EXP`` needs those functions (Python's ``sqlite3`` has them in current builds;
 else ``con.create_function("exp", 1, math.exp)``).
 """
@@ -30,6 +37,8 @@ else ``con.create_function("exp", 1, math.exp)``).
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from .._text import visible
 from ..errors import DataError, SettingsError
@@ -44,12 +53,12 @@ _Z_LIMIT = 700
 
 
 def to_sql(model, table="data", *, dialect: str = "sqlite", keep="*", score: str = "score",
-           risk: str = "risk", risk_map: str = "auto") -> str:
+           risk: str = "risk", risk_map: str = "auto", horizon=None) -> str:
     """A ``SELECT`` that scores every row of ``table`` with the score card.
 
     Parameters
     ----------
-    model : RiskScore or NetBenefitScore
+    model : RiskScore or NetBenefitScore or SurvivalScore
         A fitted or loaded risk score.
     table : str or tuple of str, default "data"
         The table (or view) to score; a tuple names a schema-qualified table, such as
@@ -63,11 +72,17 @@ def to_sql(model, table="data", *, dialect: str = "sqlite", keep="*", score: str
     score : str, default "score"
         Name of the computed column with the total points.
     risk : str, default "risk"
-        Name of the computed column with the risk (not the same as ``score``).
+        Name of the computed column with the risk (not the same as ``score``); for a
+        time-to-event score with several horizons, the prefix of its columns ``risk_<horizon>``.
     risk_map : {"auto", "formula", "table"}, default "auto"
         How the risk is computed from the score (see the module docstring): ``"formula"`` the
         model's map as an expression, ``"table"`` a lookup over every attainable score (a card of
         conditions only), ``"auto"`` the table for SQLite when there is one, else the formula.
+    horizon : float or list of float, optional
+        A time-to-event score only: the time(s) within which the risk is computed, in the unit of
+        the follow-up times (each at most the longest follow-up of the training rows).  None (the
+        default): one column ``risk_<horizon>`` per horizon of the card; a list: one such column
+        per time listed; one number: a single column named ``risk``.
 
     Returns
     -------
@@ -97,10 +112,12 @@ def to_sql(model, table="data", *, dialect: str = "sqlite", keep="*", score: str
         raise SettingsError(f"`dialect` must be one of {list(DIALECTS)}; got {dialect!r}.")
     if risk_map not in ("auto", "formula", "table"):
         raise SettingsError(f"`risk_map` must be 'auto', 'formula' or 'table'; got {risk_map!r}.")
-    plan = card_plan(model, "SQL")
+    plan = card_plan(model, "SQL", horizon=horizon)
     q = _Writer(dialect, plan)
-    out_names = [_check_name(score, "score"), _check_name(risk, "risk")]
-    if out_names[0] == out_names[1]:
+    _check_name(score, "score")
+    risk_names = _risk_names(_check_name(risk, "risk"), plan.risk, horizon)
+    out_names = [score, *risk_names]
+    if score in risk_names:
         raise SettingsError(f"`score` and `risk` must be different column names; both are {score!r}.")
     kept = _keep(keep, out_names)
     source = _table(table)
@@ -109,7 +126,8 @@ def to_sql(model, table="data", *, dialect: str = "sqlite", keep="*", score: str
     inner_keep = "*" if kept == "*" else ", ".join(q.ident(c) for c in kept)
     lines.append("SELECT " + ("*" if kept == "*" else ", ".join([*(q.ident(c) for c in kept), q.ident(score)])
                               if kept else q.ident(score)) + ",")
-    lines.append(f"  {q.risk(q.ident(score), risk_map, model)} AS {q.ident(risk)}")
+    risks = q.risks(q.ident(score), risk_map, model)
+    lines.append(",\n".join(f"  {expr} AS {q.ident(name)}" for expr, name in zip(risks, risk_names)))
     lines.append("FROM (")
     lines.append("  SELECT " + (inner_keep + "," if kept else ""))
     lines.append(f"    {q.score()} AS {q.ident(score)}")
@@ -268,29 +286,45 @@ class _Writer:
         return f"CASE WHEN {cond}\n      THEN (\n{body}\n      ) END"
 
     # --- score -> risk -------------------------------------------------------------------
-    def risk(self, s: str, how: str, model) -> str:
+    def risks(self, s: str, how: str, model) -> list:
+        """The risk expression(s) of score ``s``: one, or one per horizon of a time-to-event map."""
         plan = self.plan
-        logistic = plan.risk.kind == "logistic"
-        if how == "table" or (how == "auto" and self.dialect == "sqlite" and logistic and plan.scores is not None):
+        exp_map = plan.risk.kind in ("logistic", "cox")
+        if how == "table" or (how == "auto" and self.dialect == "sqlite" and exp_map and plan.scores is not None):
             if plan.scores is None:
                 raise SettingsError("`risk_map='table'` needs a card of conditions (intervals and levels) with at "
                                     "most 5000 attainable scores; this card has value terms, so use 'formula'.")
-            risks = model.risk_of(list(plan.scores))
-            whens = " ".join(f"WHEN {self.number(sc)} THEN {self.number(float(r))}"
-                             for sc, r in zip(plan.scores, risks))
-            return f"CASE {s} {whens} END"
+            if plan.risk.kind == "cox":
+                return [self._table(s, model.risk_of(list(plan.scores), h)) for h in plan.risk.horizons]
+            return [self._table(s, model.risk_of(list(plan.scores)))]
         rm = plan.risk
         if rm.kind == "bands":
-            return self._bands(s, rm)
+            return [self._bands(s, rm)]
         dbl = _DOUBLE[self.dialect]
         z = f"CAST({self.number(rm.intercept)} + {s} AS {dbl})"
         if rm.scale != 1.0:
             z = f"({z} / {self.number(float(rm.scale))})"
         one = "1.0e0" if self.dialect != "postgres" else "CAST(1 AS DOUBLE PRECISION)"
         zero = "0.0e0" if self.dialect != "postgres" else "CAST(0 AS DOUBLE PRECISION)"
-        return (f"CASE WHEN {s} IS NULL THEN NULL WHEN {z} > {_Z_LIMIT} THEN {one} "
+        if rm.kind == "cox":
+            return [self._cox(s, z, H, one, zero) for H in rm.hazards]
+        return [f"CASE WHEN {s} IS NULL THEN NULL WHEN {z} > {_Z_LIMIT} THEN {one} "
                 f"WHEN {z} < -{_Z_LIMIT} THEN {zero} WHEN {z} >= 0 THEN {one} / ({one} + EXP(-{z})) "
-                f"ELSE EXP({z}) / ({one} + EXP({z})) END")
+                f"ELSE EXP({z}) / ({one} + EXP({z})) END"]
+
+    def _table(self, s: str, risks) -> str:
+        whens = " ".join(f"WHEN {self.number(sc)} THEN {self.number(float(r))}"
+                         for sc, r in zip(self.plan.scores, risks))
+        return f"CASE {s} {whens} END"
+
+    def _cox(self, s: str, z: str, H: float, one: str, zero: str) -> str:
+        """1 − exp(−H · exp(z)), written 1 − EXP(−EXP(z + log H)) so that no engine overflows:
+        beyond z + log H = 700 the risk is 1 to well under 1e-300."""
+        if H <= 0:                      # a horizon before the first event: no risk yet
+            return f"CASE WHEN {s} IS NULL THEN NULL ELSE {zero} END"
+        x = f"({z} + {self.number(math.log(H))})"
+        return (f"CASE WHEN {s} IS NULL THEN NULL WHEN {x} > {_Z_LIMIT} THEN {one} "
+                f"ELSE {one} - EXP(-EXP({x})) END")
 
     def _bands(self, s: str, rm) -> str:
         if self.plan.integral:
@@ -311,10 +345,22 @@ class _Writer:
         return f"CASE WHEN {s} IS NULL THEN NULL ELSE CASE ({count}) {whens} END END"
 
 
+def _risk_names(risk: str, rm, horizon) -> list:
+    """The risk column(s): ``risk``, or ``risk_<horizon>`` per horizon of a time-to-event map
+    (unless one number chose the horizon)."""
+    if rm.kind != "cox" or (horizon is not None and np.ndim(horizon) == 0):
+        return [risk]
+    return [f"{risk}_{rm.label(k)}" for k in range(len(rm.horizons))]
+
+
 def _explain(plan) -> list:
     rm = plan.risk
     if rm.kind == "logistic":
         how = f"risk = 1 / (1 + exp(-({rm.intercept!r} + score) / {rm.scale!r}))"
+    elif rm.kind == "cox":
+        constants = ", ".join(f"H0({rm.label(k)}) = {H!r}" for k, H in enumerate(rm.hazards))
+        how = (f"risk within t = 1 - exp(-H0(t) * exp(({rm.intercept!r} + score) / {rm.scale!r})), H0 the Breslow "
+               f"(1974) baseline cumulative hazard of the training rows: {constants}")
     else:
         how = "risk = the training event rate of the score's band (a net-benefit score's cut-offs)"
     lines = ["score = the sum of the points of the items a row meets (a value item: points x value).", how]
