@@ -283,7 +283,8 @@ def _not_nested_because(a: ScoreRecord, b: ScoreRecord) -> str | None:
             return f"it has no column {c}"
         k = where[c]
         if lo < b.settings.coef_lower[k] or hi > b.settings.coef_upper[k]:
-            return f"its points of {c} lie in [{b.settings.coef_lower[k]}, {b.settings.coef_upper[k]}], not [{lo}, {hi}]"
+            bounds = f"[{b.settings.coef_lower[k]}, {b.settings.coef_upper[k]}]"
+            return f"its points of {c} lie in {bounds}, not [{lo}, {hi}]"
     return None
 
 
