@@ -453,10 +453,10 @@ class RiskScoreSurvival(_FormulaInput, BaseEstimator):
             The predictors, one row per sample: a DataFrame (its column names are those the
             formula uses) or a numeric array (columns named ``x0, x1, ...``); with ``y`` None, a
             DataFrame holding the time and event columns too.
-        y : numpy structured array, optional
-            One record per row with a boolean event field and a numeric time field (scikit-survival's
-            ``Surv.from_arrays(event, time)``); None: ``X`` is a DataFrame and ``formula`` a full
-            formula.
+        y : numpy.ndarray, optional
+            A structured array: one record per row with a boolean event field and a numeric time
+            field (scikit-survival's ``Surv.from_arrays(event, time)``); None: ``X`` is a DataFrame
+            and ``formula`` a full formula.
         sample_weight : array-like, optional
             One weight per row (the fit's ``weights``).
 
@@ -553,9 +553,9 @@ class RiskScoreSurvival(_FormulaInput, BaseEstimator):
         ----------
         X : pandas.DataFrame or array-like
             Rows with the columns seen in ``fit``.
-        y : numpy structured array
-            Each row's event (boolean field) and time (numeric field).
-        sample_weight : None
+        y : numpy.ndarray
+            A structured array of each row's event (boolean field) and time (numeric field).
+        sample_weight : None, optional
             Not supported (Harrell's C is unweighted here); must be None.
 
         Returns
