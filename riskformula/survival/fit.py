@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
+from typing import cast
 
 import numpy as np
 
@@ -28,7 +29,9 @@ from ..design import build_design
 from ..design.rules import Deadline
 from ..errors import FormulaError, NotApplicableError, SettingsError
 from ..fitinfo import FitSettings, FittedRows, TrainingSummary, index_digest
+from ..counterfactuals.profile import TrainingProfile
 from ..logistic import _solution, _usable_starts, _warn_few_rows
+from ..model import training_facts
 from ..objectives import Objective, register_objective
 from ..pipeline import after_search_reserve, design_bounds, initial_points
 from ..problem import build_problem
@@ -118,11 +121,11 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
                            scales=tuple(sorted(set(scales) | set(problems)
                                                | {r["scale"] for r in report.scales if r.get("added")})),
                            real_intercept=False)
-    return _warn_few_rows(survival_model(design, lam, report, settings, loss, m, a))
+    return cast(SurvivalScore, _warn_few_rows(survival_model(design, lam, report, settings, loss, m, a, data=data)))
 
 
 def survival_model(design, lam, report, settings: FitSettings, loss: CoxLoss, scale: float,
-                   a: ModelArguments) -> SurvivalScore:
+                   a: ModelArguments, data=None) -> SurvivalScore:
     """The fitted :class:`SurvivalScore` of a time-to-event design and its points ``lam``: the
     Breslow baseline of the training rows at the fitted score, the horizons, the partial
     likelihoods, and the training rows' scores and concordance."""
@@ -153,8 +156,16 @@ def survival_model(design, lam, report, settings: FitSettings, loss: CoxLoss, sc
                           value_supports(design.spec, design.X, np.round(lam[1:])), surv=surv)
     score = model.scorecard.matrix_of_design(design.X) @ model.scorecard.points
     metrics = {"n": float(design.nobs), "events": float(e.sum()), "harrell_c": float(harrell_c(t, e, score))}
-    return model._replace(fitted=FittedRows(design.index, np.asarray(score, float), e.astype(np.int8)),
-                          training=dataclasses.replace(training, metrics=metrics))
+    model = model._replace(fitted=FittedRows(design.index, np.asarray(score, float), e.astype(np.int8)),
+                           training=dataclasses.replace(training, metrics=metrics))
+    # the training variables' ranges and scales, for counterfactuals without data=
+    facts = None if data is None else training_facts(design, data)
+    if facts is None or facts is False:
+        return model
+    try:
+        return model._replace(profile=TrainingProfile.from_data(model, None, X=design.X, facts=facts))
+    except (TypeError, ValueError):
+        return model
 
 
 register_objective(Objective(

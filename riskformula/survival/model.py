@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from ..kinds import ModelKind, register_model_kind
 from ..model import RiskScore
 from ..reports.render import fmt_gap
 from ..reports.survival_metrics import step_at
+from .report import horizon_label
 
 __all__ = ["SurvivalFit", "SurvivalScore", "SURVIVAL_PREDICT_WHICH", "horizon_label"]
 
@@ -32,11 +34,6 @@ SURVIVAL_PREDICT_WHICH = ("risk", "survival", "score", "link", "hazard_ratio")
 
 #: the most event times a saved baseline may hold (a document is untrusted)
 MAX_BASELINE_TIMES = 1_000_000
-
-
-def horizon_label(h: float) -> str:
-    """A horizon as the card prints it: ``365``, ``2.5``."""
-    return f"{h:g}"
 
 
 @dataclass(frozen=True)
@@ -134,16 +131,16 @@ class SurvivalScore(RiskScore):
     @property
     def time_column(self) -> str:
         """The follow-up time's column of the training data."""
-        return self._design.survival[0]
+        return cast(tuple, self._design.survival)[0]
 
     @property
     def event_column(self) -> str:
         """The event's column of the training data."""
-        return self._design.survival[1]
+        return cast(tuple, self._design.survival)[1]
 
     @property
     def training_metrics(self) -> dict:
-        out = {"n": self.nobs, "events": self.events}
+        out: dict = {"n": self.nobs, "events": self.events}
         ev = self.training_evaluation
         if ev is not None:
             out.update({"harrell_c": float(ev.harrell_c), "uno_c": float(ev.uno_c)})
@@ -381,6 +378,13 @@ class SurvivalScore(RiskScore):
     def _resid(self, kind: str) -> pd.Series:
         raise NotApplicableError(f"`resid_{kind}` is a binary outcome's residual; a time-to-event score has "
                                  "martingale residuals, which riskformula does not compute yet.")
+
+    def fairness(self, data, by, **options):
+        """Not available for a time-to-event score: the group rates it audits are a binary
+        outcome's (events among rows), which censored follow-up does not give."""
+        raise NotApplicableError("a fairness audit compares a binary outcome's rates across groups; a "
+                                 "time-to-event score's censored rows have no such outcome. Compare groups with "
+                                 "m.evaluate(data[data[by] == level]) (C-index and calibration per group).")
 
     def observed(self, newdata: pd.DataFrame) -> pd.Series:
         """The 0/1 event indicator of every row of ``newdata`` (the event at its follow-up time,

@@ -6,7 +6,11 @@ import pandas as pd
 
 from ..reports import render as r
 from ..reports.summary import Summary, _card_display, certified_by, scale_table, _scale_table_display
-from .model import horizon_label
+
+
+def horizon_label(h: float) -> str:
+    """A horizon as the card prints it: ``365``, ``2.5``."""
+    return f"{h:g}"
 
 
 def risk_formula(model) -> str:
@@ -140,4 +144,4 @@ class SurvivalSummary(Summary):
         return out
 
 
-__all__ = ["SurvivalSummary", "short_report", "card", "risk_formula", "certified_by"]
+__all__ = ["SurvivalSummary", "short_report", "card", "risk_formula", "certified_by", "horizon_label"]

@@ -169,3 +169,42 @@ def test_structural_constraints_apply():
     m = rf.risk_score("Surv(t, d) ~ a + b + C(c)", df, max_size=3, constraints=[rf.not_both("a", "b")],
                       time_limit=60)
     assert not (m.coef["a"] != 0 and m.coef["b"] != 0)
+
+
+def test_evaluation_and_plots_read_the_card(fitted):
+    import matplotlib
+    matplotlib.use("Agg")
+    m, df = fitted
+    ev = m.evaluate(df)
+    assert np.allclose(ev.horizons, m.horizons)
+    from riskformula.reports.survival_metrics import harrell_c
+    assert ev.harrell_c == pytest.approx(harrell_c(df["t"], df["d"], m.score(df)))
+    assert ev.harrell_c == pytest.approx(m.training_metrics["harrell_c"])
+    table = ev.calibration_at(6.0)
+    assert np.isclose(np.average(table.predicted, weights=table.n), m.predict(df, horizon=6).mean())
+    fig = rf.plots.plot_km_by_score(m, df, bands=2)
+    assert len(fig.axes) == 1
+    fig = rf.plots.plot_survival_calibration(m, df, horizon=6)
+    assert len(fig.axes) == 1
+    with pytest.raises(SettingsError, match="time-to-event"):
+        rf.plots.plot_km_by_score(object(), df)
+
+
+def test_binary_views_refuse_or_dispatch(fitted):
+    m, df = fitted
+    ev = rf.evaluate(m, df)  # the front door evaluates at the horizons
+    assert ev.harrell_c == pytest.approx(m.evaluate(df).harrell_c)
+    with pytest.raises(SettingsError, match="horizon"):
+        rf.evaluate(m, df, by="c")
+    with pytest.raises(SettingsError, match="time-to-event"):
+        rf.decision_curve(m, data=df)
+    with pytest.raises(SettingsError, match="plot_km_by_score"):
+        rf.plots.plot_reliability(m, df)
+    with pytest.raises(NotApplicableError, match="censored"):
+        m.fairness(df, by="c")
+    # counterfactuals read the risk within the card's first horizon
+    target = 0.3
+    cf = m.counterfactuals(df.head(3), target_risk=target)
+    assert cf is not None
+    s, _ = m.score_for_risk(target, -1)
+    assert m.risk_of(s) <= target < m.risk_of(s + 1)
