@@ -214,6 +214,9 @@ def _check_survival_folds(design, fold: np.ndarray, horizon, seed: int) -> None:
         if t[train].max() < last:
             raise SettingsError(f"the training rows of {where} are followed up to {t[train].max():g} only, before "
                                 f"the horizon {last:g}. Choose a shorter `horizon`, fewer folds, or another seed.")
+        if not np.any(e[train] & (t[train] <= first)):
+            raise SettingsError(f"the training rows of {where} have no event by the horizon {first:g}, so every risk "
+                                "within it would be 0. Choose a later `horizon`, fewer folds, or another seed.")
 
 
 def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -372,7 +373,7 @@ def _survival_row(label, n, events, size, k, points, loss, deviance, aic, bic, c
             "harrell_c": float(c_harrell), "uno_c": float(c_uno), "gap": float(gap), "status": status}
 
 
-def _survival_model_row(m: ScoreRecord, label: str, newdata, notes: list[str]) -> dict:
+def _survival_model_row(m: Any, label: str, newdata, notes: list[str]) -> dict:
     """A time-to-event card's row: its partial likelihood, AIC and BIC (the card's own) and Harrell's C on the
     training rows, or its partial likelihood and Harrell's and Uno's C on ``newdata``."""
     points = list(m.coef.to_numpy())
@@ -414,7 +415,7 @@ def _training_rows(largest: ScoreRecord, data: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def _cox_reference_row(largest: ScoreRecord, data: pd.DataFrame, newdata, notes: list[str]) -> dict | None:
+def _cox_reference_row(largest: Any, data: pd.DataFrame, newdata, notes: list[str]) -> dict | None:
     """Unconstrained maximum partial likelihood Cox regression (statsmodels' PHReg, the card's ties) on
     ``largest``'s full design; None (with a note) for a weighted fit, which PHReg cannot weigh."""
     from statsmodels.duration.hazard_regression import PHReg

@@ -149,6 +149,10 @@ class SurvivalCrossValidation(CrossValidation):
         return (pd.DataFrame({"mean": f.mean(), "sd": f.std(ddof=1), "min": f.min(), "max": f.max()})
                 .rename_axis("metric"))
 
+    def to_dict(self) -> dict:
+        """As :meth:`CrossValidation.to_dict`, with the ``horizons``."""
+        return {**super().to_dict(), "horizons": [float(h) for h in self.horizons]}
+
     def _fold_display(self) -> pd.DataFrame:
         f = self.folds
         out = pd.DataFrame({

@@ -161,6 +161,8 @@ def test_fold_metrics_are_each_fold_models_evaluate(df, cv):
     s = cv.summary_frame()
     assert s.loc["harrell_c", "mean"] == pytest.approx(f["harrell_c"].mean())
     assert "stratified by event" in str(cv) and "Harrell's C" in str(cv)
+    d = cv.to_dict()
+    assert d["horizons"] == [h] and d["summary"]["loss"]["mean"] == pytest.approx(f["loss"].mean())
 
 
 def test_horizon_is_passed_to_every_fold(df):
@@ -213,6 +215,8 @@ def test_cv_risk_score(df):
     assert by_loss.size == int(c.loc[c["mean"].idxmin(), "size"])
     pd.testing.assert_series_equal(c["mean"], c["loss"], check_names=False)
     assert "held-out partial likelihood loss" in str(by_loss)
+    fig = by_loss.plot()
+    assert "partial likelihood" in fig.axes[0].get_ylabel() and "lower is better" in fig.axes[0].get_title()
     with pytest.raises(SettingsError, match="harrell_c"):
         rf.cv_risk_score(F, df, sizes=[1], folds=3, metric="cal", **FAST)
     with pytest.raises(SettingsError, match="time-to-event"):
