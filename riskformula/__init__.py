@@ -88,4 +88,7 @@ def __getattr__(name):
     if name == "RiskScoreClassifier":
         from .sklearn import RiskScoreClassifier
         return RiskScoreClassifier
+    if name == "RiskScoreSurvival":
+        from .sklearn import RiskScoreSurvival
+        return RiskScoreSurvival
     raise AttributeError(f"module 'riskformula' has no attribute {name!r}")

@@ -5,7 +5,10 @@ fold (Ustun and Rudin 2019 tune by 5-fold mean test AUC); :func:`size_path` fits
 size with a small ``c0`` (Ustun and Rudin 2019, §1.3), the integer version of a regularisation path.
 :func:`cv_risk_score` combines them: it runs the size path on every training split, picks a size
 from the held-out curve (the best mean, or the one-standard-error rule of ``cv.glmnet``) and refits
-at that size on all rows. All fit models here; their reports are
+at that size on all rows. A time-to-event formula ``Surv(time, event) ~ ...`` is cross-validated
+on folds stratified by event, every fold fit sharing the horizons of the fit on all rows, and
+measured on the held-out rows by Harrell's and Uno's C, the time-dependent AUC at the first
+horizon, the integrated Brier score and the partial likelihood per row. All fit models here; their reports are
 :class:`~riskformula.reports.cross_validation.CrossValidation`,
 :class:`~riskformula.reports.size_path.SizePath` and :class:`~riskformula.reports.size_cv.SizeCV`.
 """
@@ -25,13 +28,21 @@ from . import _checks as v
 from ._threads import check_n_jobs
 from .control import FIELDS as CONTROL_FIELDS
 from .control import SearchControl
-from .errors import CalibrationWarning, DataError, OptimalityGapWarning, SearchLimitError, SettingsError, did_you_mean
+from .backends import backend_for
+from .errors import (CalibrationWarning, DataError, NotApplicableError, OptimalityGapWarning, SearchLimitError,
+                     SettingsError, did_you_mean)
 from .fit import risk_score
 from .design import build_design
-from .reports.cross_validation import FOLD_COLUMNS, CrossValidation
+from .design.survival_response import is_surv
+from .reports.cross_validation import (FOLD_COLUMNS, SURVIVAL_FOLD_COLUMNS, CrossValidation,
+                                       SurvivalCrossValidation)
+from .reports.partial_likelihood import partial_likelihood
 from .reports.render import fmt_gap
-from .reports.size_cv import CURVE_COLUMNS, FOLD_SIZE_COLUMNS, METRICS, RULES, SizeCV
-from .reports.size_path import PATH_COLUMNS, SizePath
+from .reports.size_cv import (CURVE_COLUMNS, FOLD_SIZE_COLUMNS, METRICS, RULES, SURVIVAL_CURVE_COLUMNS,
+                              SURVIVAL_FOLD_SIZE_COLUMNS, SURVIVAL_METRICS, SizeCV, SurvivalSizeCV)
+from .reports.size_path import PATH_COLUMNS, SURVIVAL_PATH_COLUMNS, SizePath, SurvivalSizePath
+from .reports.survival_metrics import harrell_c
+from .survival.fit import default_horizon
 
 __all__ = ["cross_validate", "cv_risk_score", "size_path", "stratified_folds"]
 
@@ -139,12 +150,73 @@ def _fit_fold(k: int, formula: str, train: pd.DataFrame, test: pd.DataFrame, fit
     messages = [f"fold {k + 1}: {w.message}" for w in caught
                 if issubclass(w.category, CalibrationWarning)]
     tm = model.training_metrics
+    if _is_survival_model(model):
+        return _survival_fold_row(k + 1, model, ev, partial_likelihood(model, test)), model, messages
     row = {"fold": k + 1, "n_train": model.nobs, "n_test": ev.n, "test_events": ev.events,
            "size": model.size, "auc": ev.auc.auc if ev.auc is not None else np.nan, "cal": ev.cal,
            "loss": ev.log_loss, "brier": ev.brier, "train_auc": tm["auc"], "train_cal": tm["cal"],
            "train_loss": model.loss, "objective": model.objective, "gap": model.gap,
            "status": model.status, "time": model.solver.time, "scale": model.scale}
     return row, model, messages
+
+
+def _is_survival_model(model) -> bool:
+    """Whether a fitted model is a time-to-event score (its outcome is ``Surv(time, event)``)."""
+    return getattr(model.design, "survival", None) is not None
+
+
+def _survival_fold_row(fold: int, model, ev, pl) -> dict:
+    """A time-to-event fold's row: its model's ``evaluate()`` (``ev``) and partial likelihood (``pl``) on
+    the held-out rows, and the fit's facts."""
+    return {"fold": fold, "n_train": model.nobs, "n_test": ev.n, "test_events": ev.events, "size": model.size,
+            "harrell_c": ev.harrell_c, "uno_c": ev.uno_c, "auc": float(ev.auc[0]),
+            "integrated_brier": ev.integrated_brier, "loss": pl.loss,
+            "train_harrell_c": model.training_metrics["harrell_c"], "train_loss": model.loss,
+            "objective": model.objective, "gap": model.gap, "status": model.status, "time": model.solver.time,
+            "scale": model.scale}
+
+
+def _is_survival_fit(formula, fit_args: dict) -> bool:
+    """Whether ``risk_score(formula, ..., **fit_args)`` fits a time-to-event score (as it decides)."""
+    objective = fit_args.get("objective")
+    if objective is not None:
+        return objective == "cox"
+    return isinstance(formula, str) and "~" in formula and is_surv(formula.split("~", 1)[0])
+
+
+def _survival_fit_args(design, fit_args: dict) -> dict:
+    """``fit_args`` with the horizons every fold fit shares: the caller's, or the default of the fit on
+    all rows (the median follow-up of ``design``'s rows), so that every fold model states its risks,
+    and is measured, at the same times as the model on all rows."""
+    if fit_args.get("horizon") is not None:
+        return fit_args
+    return {**fit_args, "horizon": default_horizon(design.time, design.y)}
+
+
+def _check_survival_folds(design, fold: np.ndarray, horizon, seed: int) -> None:
+    """Every fold's held-out rows reach past the last horizon, have an event by the first and one
+    before the last, and its training rows reach the last horizon: else a SettingsError before any fit
+    (its evaluation at the horizons would be undefined)."""
+    hs = sorted(float(h) for h in np.atleast_1d(horizon))
+    first, last = hs[0], hs[-1]
+    t, e = np.asarray(design.time, float), np.asarray(design.y, int) == 1
+    for k in range(int(fold.max()) + 1):
+        test, train = fold == k, fold != k
+        where = f"fold {k + 1} (seed {seed})"
+        if t[test].max() <= last:
+            raise SettingsError(f"the held-out rows of {where} are followed up to {t[test].max():g} only, not past "
+                                f"the horizon {last:g}, so the risk within it cannot be checked there. Choose a "
+                                "shorter `horizon`, fewer folds, or another seed.")
+        if not np.any(e[test] & (t[test] <= first)) or not np.any(e[test] & (t[test] < last)):
+            raise SettingsError(f"the held-out rows of {where} have no event by the horizon {first:g}, so its AUC "
+                                "and Uno's C are undefined there. Choose a later `horizon`, fewer folds, or another "
+                                "seed.")
+        if t[train].max() < last:
+            raise SettingsError(f"the training rows of {where} are followed up to {t[train].max():g} only, before "
+                                f"the horizon {last:g}. Choose a shorter `horizon`, fewer folds, or another seed.")
+        if not np.any(e[train] & (t[train] <= first)):
+            raise SettingsError(f"the training rows of {where} have no event by the horizon {first:g}, so every risk "
+                                "within it would be 0. Choose a later `horizon`, fewer folds, or another seed.")
 
 
 def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
@@ -212,14 +284,31 @@ def _sendable(obj) -> bool:
 
 def _fold_design(formula: str, data: pd.DataFrame, folds: int, fit_args: dict):
     """The design of ``data`` (its used rows and outcome), after checking the rows can be split
-    into ``folds`` stratified folds that each hold both outcome classes."""
+    into ``folds`` stratified folds that each hold both outcome classes (for a time-to-event
+    formula: an event each)."""
+    survival = _is_survival_fit(formula, fit_args)
+    if survival and backend_for(data) is not None:
+        raise NotApplicableError("cross-validating a time-to-event score on a dask frame is not supported: its "
+                                 "fit compares every row with all rows still at risk at each event time, which "
+                                 "the partition-by-partition collapse cannot do. Cross-validate on a pandas "
+                                 "DataFrame (data.compute()).")
     if isinstance(data, pd.DataFrame) and not data.index.is_unique:
         raise DataError("`data` has a duplicated index, so fold rows cannot be selected by label; "
                         "call data.reset_index(drop=True) first.")
     design = build_design(formula, data, missing=fit_args.get("missing", "raise"),
                           event=fit_args.get("event"), context=fit_args.get("context"),
-                          weights=fit_args.get("weights"))
+                          weights=fit_args.get("weights"), survival=survival)
     y = design.y
+    if survival:
+        events = int(np.sum(y == 1))
+        if events < 2:
+            raise DataError(f"the data are too small for cross-validation: they hold {events} event(s), and every "
+                            "one of at least 2 folds needs one. Use more rows, or evaluate a fit on separate test "
+                            "data.")
+        if folds > events:
+            raise SettingsError(f"`folds={folds}` is more than the {events} events; every fold needs one. Use "
+                                f"folds <= {events}.")
+        return design
     smaller = int(min(y.sum(), len(y) - y.sum()))
     if smaller < 2:
         # no number of folds works (folds must be >= 2): say so instead of suggesting folds <= 1
@@ -274,7 +363,21 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     Returns
     -------
     CrossValidation
-        Per-fold test AUC, CAL, loss and Brier score with mean ± sd, and the fold models.
+        Per-fold test AUC, CAL, loss and Brier score with mean ± sd, and the fold models; for a
+        time-to-event formula ``Surv(time, event) ~ ...`` a
+        :class:`~riskformula.reports.cross_validation.SurvivalCrossValidation`: folds stratified
+        by event, each fold model's ``evaluate()`` on its held-out rows (Harrell's and Uno's C,
+        the time-dependent AUC at the first horizon, the integrated Brier score) and its partial
+        likelihood per held-out row. Without ``horizon`` every fold fit gets the default horizon
+        of the fit on all rows, so all fold models are measured at the same time.
+
+    Raises
+    ------
+    NotApplicableError
+        A time-to-event formula on a dask frame (its fit needs every row at once).
+    SettingsError
+        For a time-to-event formula, when some fold's held-out rows do not reach past the last
+        horizon or have no event by the first.
 
     Examples
     --------
@@ -291,6 +394,10 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     design = _fold_design(formula, data, folds, fit_args)
     y = design.y
     fold = stratified_folds(y, folds, seed)
+    survival = _is_survival_fit(formula, fit_args)
+    if survival:
+        fit_args = _survival_fit_args(design, fit_args)
+        _check_survival_folds(design, fold, fit_args["horizon"], seed)
     rows = design.index
     tasks = []
     for k in range(folds):
@@ -320,7 +427,7 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     finally:
         bar.close()
 
-    table = pd.DataFrame([r[0] for r in results], columns=FOLD_COLUMNS)
+    table = pd.DataFrame([r[0] for r in results], columns=SURVIVAL_FOLD_COLUMNS if survival else FOLD_COLUMNS)
     models = [r[1] for r in results]
     for r in results:
         notes += r[2]
@@ -330,13 +437,29 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
                "`time_limit` for certified fold models.")
         notes.append(msg[0].upper() + msg[1:])
         warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
-    notes.insert(0, "Test metrics on each held-out fold; mean ± sd over folds (sd with ddof 1). AUC counts "
-                    "tied scores as 1/2; CAL is the calibration error by score of Ustun & Rudin (2019); "
-                    "loss is the mean log loss.")
+    if survival:
+        notes.insert(0, _SURVIVAL_FOLD_NOTE.format(horizon=f"{models[0].horizon:g}"))
+    else:
+        notes.insert(0, "Test metrics on each held-out fold; mean ± sd over folds (sd with ddof 1). AUC counts "
+                        "tied scores as 1/2; CAL is the calibration error by score of Ustun & Rudin (2019); "
+                        "loss is the mean log loss.")
     if design.dropped:
         notes.append(f"{design.dropped:,d} row(s) with missing values were dropped before the folds were made.")
     fold_of = pd.Series(fold + 1, index=rows, name="fold")
+    if survival:
+        return SurvivalCrossValidation(formula, table, models, fold_of, seed, dict(fit_args), tuple(notes),
+                                       horizons=models[0].horizons)
     return CrossValidation(formula, table, models, fold_of, seed, dict(fit_args), tuple(notes))
+
+
+#: what a time-to-event score's held-out metrics are
+_SURVIVAL_FOLD_NOTE = (
+    "Test metrics on each held-out fold (folds stratified by event), from the fold model's evaluate() on its "
+    "held-out rows: Harrell's C (Harrell et al., 1982), Uno's C (Uno et al., 2011; events before the last "
+    "horizon), the time-dependent AUC at t = {horizon}, the integrated Brier score (Graf et al., 1999; censoring "
+    "weights from the held-out rows), and the negative log partial likelihood per held-out row (Cox, 1972; risk "
+    "sets among the fold's own rows). Every fold model states its risks at the horizons of the fit on all rows. "
+    "Mean ± sd over folds (sd with ddof 1).")
 
 
 # --------------------------------------------------------------------------------------
@@ -436,6 +559,14 @@ def _path(formula, data, sizes: list, c0: float, newdata, warm_start: bool, prog
                               budget.fit_args(fit_args, len(sizes) - i))
             except SearchLimitError as e:
                 raise budget.explained(e) from None
+            if _is_survival_model(m):
+                rows.append(_survival_path_row(size, m, newdata))
+                models[size] = m
+                if m.status != "optimal":
+                    unproven.append(size)
+                previous = m
+                bar.update()
+                continue
             if newdata is None:
                 t = m.training_metrics
                 loss, auc, cal = m.loss, t["auc"], t["cal"]
@@ -462,8 +593,31 @@ def _path(formula, data, sizes: list, c0: float, newdata, warm_start: bool, prog
                "minimum for that size (hollow points in plot_size_path). Raise `time_limit`.")
         notes.append(msg[0].upper() + msg[1:])
         warnings.warn(msg, OptimalityGapWarning, stacklevel=2)
+    survival = bool(models) and _is_survival_model(next(iter(models.values())))
+    if survival:
+        notes[0] = notes[0].replace("lowest-loss score", "score of lowest partial likelihood loss")
+        notes.append("loss = negative log partial likelihood per row (Cox, 1972), harrell_c = Harrell's C (Harrell "
+                     "et al., 1982), on " + ("the training rows." if newdata is None else
+                                             "`newdata` (risk sets among its own rows)."))
+        return SurvivalSizePath(formula, pd.DataFrame(rows, columns=SURVIVAL_PATH_COLUMNS), models,
+                                "training rows" if newdata is None else "newdata", tuple(notes))
     return SizePath(formula, pd.DataFrame(rows, columns=PATH_COLUMNS), models,
                     "training rows" if newdata is None else "newdata", tuple(notes))
+
+
+def _survival_path_row(size: int, m, newdata) -> dict:
+    """A time-to-event size's row: the partial likelihood loss and Harrell's C on the training rows
+    or on ``newdata``."""
+    if newdata is None:
+        loss, c = m.loss, m.training_metrics["harrell_c"]
+    else:
+        obs = m.observed_survival(newdata)
+        loss = partial_likelihood(m, newdata).loss
+        c = harrell_c(obs["time"].to_numpy(float), obs["event"].to_numpy(int),
+                      m.predict(newdata, which="score").to_numpy(float))
+    return {"size": size, "items": m.size, "loss": loss, "harrell_c": c, "gap": m.gap, "status": m.status,
+            "objective": m.objective, "lower_bound": m.lower_bound, "time": m.solver.time, "nodes": m.solver.nodes,
+            "scale": m.scale}
 
 
 # --------------------------------------------------------------------------------------
@@ -485,6 +639,13 @@ def _fit_fold_path(repeat: int, fold: int, formula: str, train: pd.DataFrame, te
                      _Budget(seconds, fit_args, "cv_risk_score", strict=False), fit_args)
     rows = []
     for size, m in path.models.items():
+        if _is_survival_model(m):
+            r = _survival_fold_row(fold, m, m.evaluate(test), partial_likelihood(m, test))
+            rows.append({**{k: r[k] for k in ("fold", "n_train", "n_test", "test_events", "harrell_c", "uno_c", "auc",
+                                              "integrated_brier", "loss", "train_loss", "objective", "gap", "status",
+                                              "time")},
+                         "repeat": repeat, "size": size, "items": m.size})
+            continue
         with warnings.catch_warnings():
             # they concern the Hosmer–Lemeshow test and the calibration slope, which SizeCV does not report
             warnings.simplefilter("ignore", CalibrationWarning)
@@ -497,10 +658,18 @@ def _fit_fold_path(repeat: int, fold: int, formula: str, train: pd.DataFrame, te
     return rows
 
 
-def _size_curve(folds: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The cross-validation curve of a per fold × size table: one row per size (CURVE_COLUMNS)."""
+def _size_curve(folds: pd.DataFrame, metric: str, survival: bool = False) -> pd.DataFrame:
+    """The cross-validation curve of a per fold × size table: one row per size (CURVE_COLUMNS, or
+    SURVIVAL_CURVE_COLUMNS for a time-to-event score's)."""
     g = folds.groupby("size", sort=True)
     fits = g[metric].count()
+    if survival:
+        curve = pd.DataFrame({"mean": g[metric].mean(), "se": g[metric].std(ddof=1) / np.sqrt(fits),
+                              **{c: g[c].mean() for c in ("harrell_c", "uno_c", "auc", "loss", "integrated_brier",
+                                                          "train_loss")},
+                              "certified": g["status"].agg(lambda s: int((s == "optimal").sum())),
+                              "fits": g.size(), "items": g["items"].mean()})
+        return curve.rename_axis("size").reset_index()[SURVIVAL_CURVE_COLUMNS]
     curve = pd.DataFrame({"mean": g[metric].mean(), "se": g[metric].std(ddof=1) / np.sqrt(fits),
                           "auc": g["auc"].mean(), "loss": g["loss"].mean(), "cal": g["cal"].mean(),
                           "train_loss": g["train_loss"].mean(),
@@ -509,7 +678,7 @@ def _size_curve(folds: pd.DataFrame, metric: str) -> pd.DataFrame:
     return curve.rename_axis("size").reset_index()[CURVE_COLUMNS]
 
 
-def _choose_size(sizes, mean, se, metric: str) -> tuple[int, int]:
+def _choose_size(sizes, mean, se, metric: str, metrics: dict = METRICS) -> tuple[int, int]:
     """``(size_min, size_1se)`` of a cross-validation curve.
 
     ``size_min`` has the best mean (the smallest such size when several tie); ``size_1se`` is the
@@ -522,9 +691,9 @@ def _choose_size(sizes, mean, se, metric: str) -> tuple[int, int]:
     sizes, mean, se = sizes[order], mean[order], se[order]
     finite = np.isfinite(mean)
     if not finite.any():
-        raise DataError(f"no size has a finite mean held-out {METRICS[metric][0]}, so none can be chosen.")
+        raise DataError(f"no size has a finite mean {metrics[metric][0]}, so none can be chosen.")
     # as "higher is better" for both metrics
-    gain = np.where(finite, mean if METRICS[metric][1] else -mean, -np.inf)
+    gain = np.where(finite, mean if metrics[metric][1] else -mean, -np.inf)
     best = int(np.argmax(gain))  # the first, i.e. smallest, of tied best sizes
     margin = se[best] if np.isfinite(se[best]) else 0.0
     # a hair of slack, so a mean equal to the bound up to rounding counts as within it
@@ -539,7 +708,7 @@ def _raise_limits(statuses) -> str:
 
 
 def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds: int = 5, seed: int = 0,
-                  repeats: int = 1, rule: str = "1se", metric: str = "auc", c0: float = 1e-8,
+                  repeats: int = 1, rule: str = "1se", metric: str | None = None, c0: float = 1e-8,
                   n_jobs: int | None = 1, progress: bool | None = None, total_time_limit: float | None = None,
                   **fit_args) -> SizeCV:
     """Fit a risk score whose size is chosen by cross-validation (as R's ``cv.glmnet``).
@@ -571,9 +740,16 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
         error of the best mean, SE = sd over the ``folds × repeats`` fold results (ddof 1) / √their
         number, taken at the best size; ``"min"``: the size with the best mean (the smallest one
         on ties).
-    metric : {"auc", "loss"}, default "auc"
+    metric : {"auc", "loss", "harrell_c", "uno_c"}, optional
         ``"auc"``: held-out AUC, higher is better; ``"loss"``: held-out mean log loss, lower is
-        better.
+        better. None (default): ``"auc"``. For a time-to-event formula ``Surv(time, event) ~ ...``
+        (folds stratified by event, every fit at the horizons of the fit on all rows):
+        ``"harrell_c"`` (the default), ``"uno_c"``, ``"auc"`` (the time-dependent AUC at the first
+        horizon), all higher is better, or ``"loss"``, the negative log partial likelihood per
+        held-out row (risk sets among the fold's rows), lower is better. Harrell's C is the default
+        as AUC is for a binary score: the held-out discrimination a card is read for, in the units
+        users compare cards in; the partial likelihood also weighs the score scale (how much risk a
+        point adds), and is the choice of ``cv.glmnet`` for a Cox model.
     c0 : float, default 1e-8
         Penalty per term of every fit, the refit included; tiny (as in :func:`size_path`) so it
         only breaks ties towards sparser scores.
@@ -620,9 +796,19 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
     if not isinstance(rule, str) or rule not in RULES:
         raise SettingsError(f"`rule` must be '1se' (the smallest size within one standard error of the best "
                             f"mean) or 'min' (the size with the best mean); got {rule!r}.")
-    if not isinstance(metric, str) or metric not in METRICS:
+    survival = _is_survival_fit(formula, fit_args)
+    metrics = SURVIVAL_METRICS if survival else METRICS
+    if metric is None:
+        metric = "harrell_c" if survival else "auc"
+    if survival and (not isinstance(metric, str) or metric not in metrics):
+        raise SettingsError(f"`metric` of a time-to-event score must be 'harrell_c' (held-out Harrell's C, the "
+                            "default), 'uno_c' (Uno's C), 'auc' (the time-dependent AUC at the first horizon), all "
+                            "higher is better, or 'loss' (held-out partial likelihood per row, lower is better); got "
+                            f"{metric!r}.")
+    if not isinstance(metric, str) or metric not in metrics:
+        hint = " (Harrell's and Uno's C are a time-to-event score's)" if metric in SURVIVAL_METRICS else ""
         raise SettingsError(f"`metric` must be 'auc' (held-out AUC, higher is better) or 'loss' (held-out "
-                            f"mean log loss, lower is better); got {metric!r}.")
+                            f"mean log loss, lower is better); got {metric!r}{hint}.")
     c0 = v.check_positive("c0", c0, allow_zero=True, maximum=v.MAX_C0)
     n_jobs = check_n_jobs(n_jobs, allow_none=True)
     progress = _progress.resolve(progress)
@@ -630,10 +816,14 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
     sizes = _check_sizes(sizes, fit_args)
     budget = _Budget(total_time_limit, fit_args, "cv_risk_score")
     design = _fold_design(formula, data, folds, fit_args)
+    if survival:
+        fit_args = _survival_fit_args(design, fit_args)
     rows = design.index
     tasks: list[tuple] = []
     for r in range(repeats):
         fold = stratified_folds(design.y, folds, seed + r)
+        if survival:
+            _check_survival_folds(design, fold, fit_args["horizon"], seed + r)
         for k in range(folds):
             tasks.append((r + 1, k + 1, formula, data.loc[rows[fold != k]], data.loc[rows[fold == k]],
                           sizes, c0, fit_args))
@@ -658,9 +848,10 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
     bar = _progress.bar(len(tasks) + 1, "cross-validated size", "fit", progress)
     try:
         results = _run_folds(tasks, n_jobs, bar, worker=_fit_fold_path, prepare=prepare)
-        table = pd.DataFrame([row for rs in results for row in rs], columns=FOLD_SIZE_COLUMNS)
-        curve = _size_curve(table, metric)
-        size_min, size_1se = _choose_size(curve["size"], curve["mean"], curve["se"], metric)
+        table = pd.DataFrame([row for rs in results for row in rs],
+                             columns=SURVIVAL_FOLD_SIZE_COLUMNS if survival else FOLD_SIZE_COLUMNS)
+        curve = _size_curve(table, metric, survival)
+        size_min, size_1se = _choose_size(curve["size"], curve["mean"], curve["se"], metric, metrics)
         size = size_1se if rule == "1se" else size_min
         bar.set_postfix_str(f"refit at size {size}")
         # the refit's own OptimalityGapWarning, if any, reaches the caller: it is the model returned
@@ -678,8 +869,13 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
                     f"(c0 = {c0:g}, each size warm-started from the previous one), on each of {folds} folds"
                     + (f" in each of {repeats} repeats" if repeats > 1 else "")
                     + f"; mean over the {n} fold fits, SE = sd (ddof 1) / √{n}. `size` is the limit "
-                    "(max_size); `items` the mean number of card items the fold models use. AUC counts tied "
-                    "scores as 1/2; CAL is the calibration error by score of Ustun & Rudin (2019).")
+                    "(max_size); `items` the mean number of card items the fold models use. "
+                    + (f"Folds stratified by event; every fit at the horizons of the fit on all rows. Each fold "
+                       f"model's evaluate() on its held-out rows gives Harrell's C, Uno's C (events before the last "
+                       f"horizon), the time-dependent AUC at t = {model.horizon:g} and the integrated Brier score "
+                       "(IBS); PL loss is its negative log partial likelihood per held-out row (risk sets among the "
+                       "fold's rows)." if survival else
+                       "AUC counts tied scores as 1/2; CAL is the calibration error by score of Ustun & Rudin (2019)."))
     if repeats > 1:
         notes.append("Repeats reuse the same rows, so their fold results are not independent and the SE "
                      "understates the uncertainty of each mean somewhat.")
@@ -697,5 +893,8 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
                      f"optimality (gap {gap}).{_raise_limits([model.status])}")
     if design.dropped:
         notes.append(f"{design.dropped:,d} row(s) with missing values were dropped before the folds were made.")
+    if survival:
+        return SurvivalSizeCV(formula, curve, table, size_min, size_1se, size, rule, metric, model, folds, repeats,
+                              seed, c0, dict(fit_args), tuple(notes), horizons=model.horizons)
     return SizeCV(formula, curve, table, size_min, size_1se, size, rule, metric, model, folds, repeats, seed,
                   c0, dict(fit_args), tuple(notes))

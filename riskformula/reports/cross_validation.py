@@ -1,4 +1,5 @@
-"""The cross-validation report: per-fold test metrics of a refitted risk score (:func:`riskformula.cross_validate`)."""
+"""The cross-validation report: per-fold test metrics of a refitted risk score (:func:`riskformula.cross_validate`),
+and of a time-to-event score (:class:`SurvivalCrossValidation`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pandas as pd
 from . import render
 from .render import fmt_fixed, fmt_gap, fmt_percent
 
-__all__ = ["CrossValidation", "FOLD_COLUMNS"]
+__all__ = ["CrossValidation", "FOLD_COLUMNS", "SurvivalCrossValidation", "SURVIVAL_FOLD_COLUMNS"]
 
 #: per-fold columns of :meth:`CrossValidation.to_frame`
 FOLD_COLUMNS = ["fold", "n_train", "n_test", "test_events", "size", "auc", "cal", "loss", "brier",
@@ -112,3 +113,84 @@ class CrossValidation(render.Rendered):
         return (f"<CrossValidation: {self.formula}; {len(self.folds)} folds; test AUC "
                 f"{fmt_fixed(s.loc['auc', 'mean'])} ± {fmt_fixed(s.loc['auc', 'sd'])}; "
                 f"CAL {fmt_percent(s.loc['cal', 'mean'])}>")
+
+
+#: per-fold columns of a time-to-event score's :meth:`SurvivalCrossValidation.to_frame`
+SURVIVAL_FOLD_COLUMNS = ["fold", "n_train", "n_test", "test_events", "size", "harrell_c", "uno_c", "auc",
+                         "integrated_brier", "loss", "train_harrell_c", "train_loss", "objective", "gap", "status",
+                         "time", "scale"]
+
+
+@dataclass(repr=False, eq=False)
+class SurvivalCrossValidation(CrossValidation):
+    """Per-fold held-out metrics of a time-to-event score refitted on K folds stratified by event;
+    built by :func:`riskformula.cross_validate` for a ``Surv(time, event) ~ ...`` formula.
+
+    Attributes
+    ----------
+    folds : DataFrame
+        One row per fold (columns :data:`SURVIVAL_FOLD_COLUMNS`), each the fold model's
+        ``evaluate()`` on its held-out rows: ``harrell_c`` and ``uno_c`` (Harrell's and Uno's C),
+        ``auc`` (the time-dependent AUC at the first horizon), ``integrated_brier``, and ``loss``,
+        the negative log partial likelihood per held-out row (risk sets among the fold's rows); the
+        fold model's ``size``, ``gap``, ``status``, training Harrell's C and loss, and ``scale``.
+    horizons : tuple of float
+        The horizons every fold model shares (the first is that of ``auc``).
+    models, fold_of, formula, seed, fit_args, notes : as :class:`CrossValidation`'s.
+    """
+
+    horizons: tuple = ()
+
+    _summarised = ["harrell_c", "uno_c", "auc", "integrated_brier", "loss", "size", "gap", "train_harrell_c"]
+
+    def summary_frame(self) -> pd.DataFrame:
+        """Mean, standard deviation (ddof 1), min and max over folds of the main metrics."""
+        f = self.folds[self._summarised].astype(float)
+        return (pd.DataFrame({"mean": f.mean(), "sd": f.std(ddof=1), "min": f.min(), "max": f.max()})
+                .rename_axis("metric"))
+
+    def to_dict(self) -> dict:
+        """As :meth:`CrossValidation.to_dict`, with the ``horizons``."""
+        return {**super().to_dict(), "horizons": [float(h) for h in self.horizons]}
+
+    def _fold_display(self) -> pd.DataFrame:
+        f = self.folds
+        out = pd.DataFrame({
+            "fold": f["fold"].astype(str), "train": [f"{n:,d}" for n in f["n_train"]],
+            "test": [f"{n:,d}" for n in f["n_test"]], "events": [f"{n:,d}" for n in f["test_events"]],
+            "size": f["size"].astype(str), "Harrell's C": [fmt_fixed(x) for x in f["harrell_c"]],
+            "Uno's C": [fmt_fixed(x) for x in f["uno_c"]], "AUC(t)": [fmt_fixed(x) for x in f["auc"]],
+            "IBS": [fmt_fixed(x, 4) for x in f["integrated_brier"]], "PL loss": [fmt_fixed(x, 4) for x in f["loss"]],
+            "train C": [fmt_fixed(x) for x in f["train_harrell_c"]],
+            "gap": [fmt_gap(g, m.settings.gap_tolerance) for g, m in zip(f["gap"], self.models)],
+            "status": f["status"]})
+        if (f["scale"] != 1).any():
+            out.insert(5, "scale", [f"{x:g}" for x in f["scale"]])
+        return out
+
+    def _summary_display(self) -> pd.DataFrame:
+        s = self.summary_frame()
+        h = f"{self.horizons[0]:g}" if self.horizons else "t"
+        labels = {"harrell_c": "Harrell's C", "uno_c": "Uno's C", "auc": f"AUC at t = {h}",
+                  "integrated_brier": "integrated Brier score", "loss": "partial likelihood loss per row",
+                  "size": "size", "gap": "gap", "train_harrell_c": "training Harrell's C"}
+        tol = min((m.settings.gap_tolerance for m in self.models), default=render.DEFAULT_GAP_TOLERANCE)
+        fmt = {"gap": lambda g: fmt_gap(g, tol), "size": lambda x: fmt_fixed(x, 1),
+               "loss": lambda x: fmt_fixed(x, 4), "integrated_brier": lambda x: fmt_fixed(x, 4)}
+        rows = []
+        for m in s.index:
+            g = fmt.get(m, fmt_fixed)
+            rows.append((labels[m], f"{g(s.loc[m, 'mean'])} ± {g(s.loc[m, 'sd'])}",
+                         f"{g(s.loc[m, 'min'])} to {g(s.loc[m, 'max'])}"))
+        return pd.DataFrame(rows, columns=["test metric (mean over folds)", "mean ± sd", "range"])
+
+    def _header(self) -> list[tuple[str, str]]:
+        return [("Formula", self.formula), ("Folds", f"{len(self.folds)} (stratified by event, seed {self.seed})"),
+                ("Horizons", ", ".join(f"{h:g}" for h in self.horizons)),
+                ("Rows", f"{int(self.folds['n_test'].sum()):,d}")]
+
+    def __repr__(self) -> str:
+        s = self.summary_frame()
+        return (f"<SurvivalCrossValidation: {self.formula}; {len(self.folds)} folds; test Harrell's C "
+                f"{fmt_fixed(s.loc['harrell_c', 'mean'])} ± {fmt_fixed(s.loc['harrell_c', 'sd'])}; partial "
+                f"likelihood loss {fmt_fixed(s.loc['loss', 'mean'], 4)}>")

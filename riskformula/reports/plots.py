@@ -292,7 +292,9 @@ def plot_size_path(table, ax=None):
     table : SizePath or DataFrame
         The result of :func:`riskformula.size_path` (its ``.table`` is drawn), or a table with
         one row per size and columns ``size``, ``loss`` and ``auc`` (and ``items``, the items each
-        card uses, when known: without it the points are drawn at ``size``). Sizes whose model is
+        card uses, when known: without it the points are drawn at ``size``); a time-to-event
+        score's path has ``harrell_c`` instead of ``auc`` and is drawn as the partial likelihood
+        loss and Harrell's C. Sizes whose model is
         not proven optimal are drawn hollow: ``status`` other than ``"optimal"`` when the table
         has that column (as :func:`riskformula.size_path` gives), else a ``gap`` above
         ``risk_score``'s default ``gap_tolerance`` (1e-6).
@@ -313,10 +315,13 @@ def plot_size_path(table, ax=None):
     if not isinstance(table, pd.DataFrame):
         raise DataError(f"`table` must be a SizePath (from riskformula.size_path) or a DataFrame; "
                         f"got {type(table).__name__}.")
-    missing = [c for c in ("size", "loss", "auc") if c not in table.columns]
+    # a time-to-event score's path: partial likelihood loss and Harrell's C
+    survival = "harrell_c" in table.columns and "auc" not in table.columns
+    second = "harrell_c" if survival else "auc"
+    missing = [c for c in ("size", "loss", second) if c not in table.columns]
     if missing:
         raise DataError(f"`table` lacks column(s) {', '.join(missing)}; it needs `size`, "
-                        f"`loss` and `auc`. Got columns: {', '.join(map(str, table.columns))}.")
+                        f"`loss` and `auc` (or `harrell_c`). Got columns: {', '.join(map(str, table.columns))}.")
     if table.empty:
         raise DataError("`table` has no rows to plot.")
     t = table.sort_values("size")
@@ -329,8 +334,10 @@ def plot_size_path(table, ax=None):
     else:
         proven = np.ones(len(t), dtype=bool)
     fig, (top, bottom) = _panels(ax, figsize=(6.0, 5.0))
-    for axis, col, colour, label in ((top, "loss", _NON_EVENT, "Log loss\n(lower is better)"),
-                                     (bottom, "auc", _EVENT, "AUC\n(higher is better)")):
+    panels = ((top, "loss", _NON_EVENT, "Partial likelihood loss\n(lower is better)" if survival
+               else "Log loss\n(lower is better)"),
+              (bottom, second, _EVENT, "Harrell's C\n(higher is better)" if survival else "AUC\n(higher is better)"))
+    for axis, col, colour, label in panels:
         y = t[col].to_numpy(float)
         axis.plot(x, y, color=colour, lw=1.5, zorder=2)
         _hollow_where(axis, x, y, proven, colour)
@@ -344,7 +351,7 @@ def plot_size_path(table, ax=None):
     bottom.set_xticks(ticks, names)
     top.tick_params(labelbottom=False)
     bottom.set_xlabel("Card size (items)" if "items" in t.columns else "Size limit (items)")
-    top.set_title("Size path" + (f" (loss and AUC on {where})" if where else ""))
+    top.set_title("Size path" + (f" (loss and {'C' if survival else 'AUC'} on {where})" if where else ""))
     if (~proven).any():
         from matplotlib.lines import Line2D
 

@@ -16,7 +16,8 @@ from .plots import plot_size_cv
 if TYPE_CHECKING:
     from ..record import ScoreRecord
 
-__all__ = ["SizeCV", "CURVE_COLUMNS", "FOLD_SIZE_COLUMNS", "METRICS", "RULES"]
+__all__ = ["SizeCV", "SurvivalSizeCV", "CURVE_COLUMNS", "FOLD_SIZE_COLUMNS", "METRICS", "RULES",
+           "SURVIVAL_CURVE_COLUMNS", "SURVIVAL_FOLD_SIZE_COLUMNS", "SURVIVAL_METRICS"]
 
 #: columns of :attr:`SizeCV.table` (:meth:`SizeCV.to_frame`), one row per size limit
 CURVE_COLUMNS = ["size", "mean", "se", "auc", "loss", "cal", "train_loss", "certified", "fits", "items"]
@@ -25,6 +26,17 @@ FOLD_SIZE_COLUMNS = ["repeat", "fold", "size", "items", "n_train", "n_test", "te
                      "cal", "brier", "train_loss", "objective", "gap", "status", "time"]
 #: the metrics a size can be chosen by: (label, whether higher is better)
 METRICS = {"auc": ("held-out AUC", True), "loss": ("held-out log loss", False)}
+#: columns of a time-to-event score's curve (:attr:`SurvivalSizeCV.table`), one row per size limit
+SURVIVAL_CURVE_COLUMNS = ["size", "mean", "se", "harrell_c", "uno_c", "auc", "loss", "integrated_brier", "train_loss",
+                          "certified", "fits", "items"]
+#: columns of :attr:`SurvivalSizeCV.folds`, one row per repeat × fold × size limit
+SURVIVAL_FOLD_SIZE_COLUMNS = ["repeat", "fold", "size", "items", "n_train", "n_test", "test_events", "harrell_c",
+                              "uno_c", "auc", "integrated_brier", "loss", "train_loss", "objective", "gap", "status",
+                              "time"]
+#: the metrics a time-to-event score's size can be chosen by: (label, whether higher is better)
+SURVIVAL_METRICS = {"harrell_c": ("held-out Harrell's C", True), "uno_c": ("held-out Uno's C", True),
+                    "auc": ("held-out AUC at the horizon", True),
+                    "loss": ("held-out partial likelihood loss", False)}
 #: the rules that choose a size from the curve, as the header explains them
 RULES = {"1se": "one standard error: the smallest size whose mean is within one SE of the best mean",
          "min": "best mean"}
@@ -82,6 +94,8 @@ class SizeCV(render.Rendered):
     notes: tuple[str, ...]
 
     _title = "Cross-validated model size"
+    #: the metrics ``metric`` names: (label, whether higher is better)
+    metrics = METRICS
 
     # ---- conversions ----------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:
@@ -118,12 +132,12 @@ class SizeCV(render.Rendered):
     @property
     def metric_label(self) -> str:
         """The metric's name as the plots and reports print it (``"held-out AUC"``)."""
-        return METRICS[self.metric][0]
+        return self.metrics[self.metric][0]
 
     @property
     def higher_is_better(self) -> bool:
         """Whether a larger value of the metric is better (AUC) or worse (log loss)."""
-        return METRICS[self.metric][1]
+        return self.metrics[self.metric][1]
 
     def _fmt(self, x) -> str:
         return fmt_fixed(x) if self.metric == "auc" else fmt_fixed(x, 4)
@@ -141,7 +155,7 @@ class SizeCV(render.Rendered):
     def why(self) -> str:
         """One sentence: which size was chosen, by which rule, from which numbers."""
         best = self._row(self.size_min)
-        higher = METRICS[self.metric][1]
+        higher = self.higher_is_better
         se = best["se"] if pd.notna(best["se"]) else 0.0
         bound = best["mean"] - se if higher else best["mean"] + se
         if self.rule == "min":
@@ -180,7 +194,7 @@ class SizeCV(render.Rendered):
         return shown
 
     def _header(self) -> list[tuple[str, str]]:
-        label, higher = METRICS[self.metric]
+        label, higher = self.metrics[self.metric]
         seeds = f"seed {self.seed}" if self.repeats == 1 else f"seeds {self.seed}..{self.seed + self.repeats - 1}"
         return [("Formula", self.formula),
                 ("Folds", f"{self.k} × {self.repeats} repeat{'s' if self.repeats > 1 else ''} "
@@ -200,3 +214,49 @@ class SizeCV(render.Rendered):
     def __repr__(self) -> str:
         return (f"<SizeCV: {self.formula}; sizes {list(self.table['size'])}; {self.metric}, rule {self.rule}: "
                 f"size {self.size} (min {self.size_min}, 1se {self.size_1se}); refit {self.model.status}>")
+
+
+@dataclass(repr=False, eq=False)
+class SurvivalSizeCV(SizeCV):
+    """A time-to-event score's size chosen by cross-validation on folds stratified by event; built by
+    :func:`riskformula.cv_risk_score` for a ``Surv(time, event) ~ ...`` formula.
+
+    As :class:`SizeCV`, with the curve's columns :data:`SURVIVAL_CURVE_COLUMNS` (the mean held-out
+    ``harrell_c``, ``uno_c``, ``auc`` at the first horizon, ``loss`` (negative log partial likelihood
+    per held-out row) and ``integrated_brier``) and the fold rows' :data:`SURVIVAL_FOLD_SIZE_COLUMNS`;
+    ``metric`` is one of :data:`SURVIVAL_METRICS`.  ``horizons`` are the times every fit shares.
+    """
+
+    horizons: tuple = ()
+
+    metrics = SURVIVAL_METRICS
+
+    def _fmt(self, x) -> str:
+        return fmt_fixed(x, 4) if self.metric == "loss" else fmt_fixed(x)
+
+    def _curve_display(self) -> pd.DataFrame:
+        t = self.table
+        choice = []
+        for s in t["size"]:
+            marks = [r for r, at in (("min", self.size_min), ("1se", self.size_1se)) if s == at]
+            choice.append(", ".join(marks) + (" (chosen)" if s == self.size else ""))
+        name = {"harrell_c": "Harrell's C", "uno_c": "Uno's C", "auc": "AUC(t)", "loss": "PL loss"}[self.metric]
+        shown = pd.DataFrame({"size": t["size"].astype(str), "items": [fmt_fixed(x, 1) for x in t["items"]],
+                              f"{name} ± SE": [f"{self._fmt(m)} ± {self._fmt(s)}" for m, s in zip(t["mean"], t["se"])]})
+        for col, label, digits in (("harrell_c", "Harrell's C", 3), ("uno_c", "Uno's C", 3), ("auc", "AUC(t)", 3),
+                                   ("loss", "PL loss", 4), ("integrated_brier", "IBS", 4)):
+            if col != self.metric:
+                shown[label] = [fmt_fixed(x, digits) for x in t[col]]
+        shown["train loss"] = [fmt_fixed(x, 4) for x in t["train_loss"]]
+        shown["certified"] = [f"{c}/{n}" for c, n in zip(t["certified"], t["fits"])]
+        shown["choice"] = choice
+        return shown
+
+    def _header(self) -> list[tuple[str, str]]:
+        out = super()._header()
+        out[1] = (out[1][0], out[1][1].replace("stratified by outcome", "stratified by event"))
+        out.insert(2, ("Horizons", ", ".join(f"{h:g}" for h in self.horizons)))
+        return out
+
+    def __repr__(self) -> str:
+        return "<Survival" + super().__repr__()[1:]

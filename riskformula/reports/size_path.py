@@ -11,11 +11,14 @@ from .render import fmt_fixed, fmt_gap, fmt_percent
 from .comparison import points_table
 from .plots import plot_size_path
 
-__all__ = ["SizePath", "PATH_COLUMNS"]
+__all__ = ["SizePath", "PATH_COLUMNS", "SurvivalSizePath", "SURVIVAL_PATH_COLUMNS"]
 
 #: columns of :meth:`SizePath.to_frame`
 PATH_COLUMNS = ["size", "items", "loss", "auc", "cal", "gap", "status", "objective", "lower_bound",
                 "time", "nodes", "scale"]
+#: columns of a time-to-event score's :meth:`SurvivalSizePath.to_frame`
+SURVIVAL_PATH_COLUMNS = ["size", "items", "loss", "harrell_c", "gap", "status", "objective", "lower_bound", "time",
+                         "nodes", "scale"]
 
 
 @dataclass(repr=False, eq=False)
@@ -86,3 +89,30 @@ class SizePath(render.Rendered):
 
     def __repr__(self) -> str:
         return f"<SizePath: {self.formula}; sizes {list(self.table['size'])}>"
+
+
+@dataclass(repr=False, eq=False)
+class SurvivalSizePath(SizePath):
+    """The best time-to-event score of every model size; built by :func:`riskformula.size_path` for a
+    ``Surv(time, event) ~ ...`` formula.
+
+    As :class:`SizePath`, with the columns :data:`SURVIVAL_PATH_COLUMNS`: ``loss`` is the negative
+    log partial likelihood per row and ``harrell_c`` Harrell's C, on the training rows or on
+    ``newdata`` (its risk sets among its own rows).
+    """
+
+    def _sections(self) -> list:
+        t = self.table
+        shown = pd.DataFrame({
+            "size": t["size"].astype(str), "items": t["items"].astype(str),
+            "PL loss": [fmt_fixed(x, 4) for x in t["loss"]], "Harrell's C": [fmt_fixed(x) for x in t["harrell_c"]],
+            "gap": [fmt_gap(g, self.models[int(k)].settings.gap_tolerance) for g, k in zip(t["gap"], t["size"])],
+            "status": t["status"], "time": [f"{x:.1f} s" for x in t["time"]]})
+        if (t["scale"] != 1).any():
+            shown.insert(2, "scale", [f"{x:g}" for x in t["scale"]])
+        pts = self.points()
+        return [(None, shown),
+                ("Points by size limit", render.points_display(pts, [f"size {c}" for c in pts.columns]))]
+
+    def __repr__(self) -> str:
+        return f"<SurvivalSizePath: {self.formula}; sizes {list(self.table['size'])}>"

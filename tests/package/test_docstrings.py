@@ -224,7 +224,7 @@ def return_problems(fn, doc: str) -> list[str]:
 #: classes users construct (the others in ``__all__`` are built by the library and handed back)
 CONSTRUCTED = {"SearchControl"}
 #: classes whose public methods users call
-WITH_METHODS = ("RiskScore", "SearchControl", "RiskScoreClassifier")
+WITH_METHODS = ("RiskScore", "SearchControl", "RiskScoreClassifier", "RiskScoreSurvival")
 
 
 def _source(fn) -> str:
@@ -257,9 +257,10 @@ def public_callables() -> dict[str, tuple]:
                 add_class(name, obj)
         elif callable(obj):
             add(name, obj, inspect.getdoc(obj))
-    from riskformula.sklearn import RiskScoreClassifier
+    from riskformula.sklearn import RiskScoreClassifier, RiskScoreSurvival
     add_class("RiskScoreClassifier", RiskScoreClassifier)
-    for cls in (rf.RiskScore, rf.SearchControl, RiskScoreClassifier):
+    add_class("RiskScoreSurvival", RiskScoreSurvival)
+    for cls in (rf.RiskScore, rf.SearchControl, RiskScoreClassifier, RiskScoreSurvival):
         members: dict = {}
         for base in reversed(cls.__mro__[:-1]):  # the package's base classes' methods (RiskScore's record) too
             if base.__module__.startswith("riskformula"):
