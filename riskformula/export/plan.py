@@ -319,7 +319,7 @@ def export_horizons(model, horizon, what: str = "this export") -> tuple:
     values = list(horizon) if isinstance(horizon, (list, tuple, np.ndarray)) else [horizon]
     if not values or len(values) > 20:
         raise SettingsError(f"{what}: `horizon` must name between 1 and 20 times; got {len(values)}.")
-    return tuple(dict.fromkeys(float(model._horizon(h)) for h in values))
+    return tuple(dict.fromkeys(float(model.check_horizon(h)) for h in values))
 
 
 def _risk_map(model, horizon=None, what: str = "this export") -> RiskMap:

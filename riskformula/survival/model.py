@@ -149,7 +149,10 @@ class SurvivalScore(RiskScore):
         return out
 
     # --- the score → risk map ---------------------------------------------------------------
-    def _horizon(self, horizon) -> float:
+    def check_horizon(self, horizon) -> float:
+        """``horizon`` as a float, checked: a time ≥ 0 within the longest follow-up of the training
+        rows (None: :attr:`horizon`); a :class:`~riskformula.SettingsError` otherwise (the exports and
+        ``predict`` check their horizons with it)."""
         if horizon is None:
             return self.horizon
         if isinstance(horizon, (bool, np.bool_)) or not isinstance(horizon, (int, float, np.integer, np.floating)) \
@@ -174,7 +177,7 @@ class SurvivalScore(RiskScore):
         --------
         >>> m.risk_of([0, 2], horizon=365)  # doctest: +SKIP
         """
-        h = self._horizon(horizon)
+        h = self.check_horizon(horizon)
         s = np.asarray(score, dtype=float)
         H = float(self.surv.hazard_at(h)[0])
         r = -np.expm1(-H * np.exp(self.linear_predictor(s)))
@@ -251,7 +254,7 @@ class SurvivalScore(RiskScore):
         if which == "hazard_ratio":
             return pd.Series(np.exp(self.linear_predictor(s.to_numpy())), index=s.index, name="hazard_ratio")
         several = horizon is not None and np.ndim(horizon) > 0
-        hs = [self._horizon(h) for h in (horizon if several else [horizon])]
+        hs = [self.check_horizon(h) for h in (horizon if several else [horizon])]
         cols = {}
         for h in hs:
             r = np.asarray(self.risk_of(s.to_numpy(), h), float)
@@ -315,7 +318,7 @@ class SurvivalScore(RiskScore):
             raise NotApplicableError("`by` and `thresholds` are the binary evaluation's; a time-to-event score is "
                                      "evaluated at its horizons (pass `horizon=`).")
         from ..reports.survival_evaluation import evaluate_survival
-        hs = self.horizons if horizon is None else tuple(self._horizon(h) for h in np.atleast_1d(horizon))
+        hs = self.horizons if horizon is None else tuple(self.check_horizon(h) for h in np.atleast_1d(horizon))
         obs = self.observed_survival(data)
         s = self.score(data).to_numpy()
         return evaluate_survival(obs["time"].to_numpy(), obs["event"].to_numpy(), s,
@@ -412,7 +415,7 @@ class SurvivalScore(RiskScore):
         """
         if isinstance(tail, bool) or not isinstance(tail, (int, float, np.integer, np.floating)) or not 0 <= tail < 0.5:
             raise SettingsError(f"`tail` must be a risk in [0, 0.5), such as 0.005; got {tail!r}.")
-        hs = self.horizons if horizon is None else tuple(self._horizon(h) for h in np.atleast_1d(horizon))
+        hs = self.horizons if horizon is None else tuple(self.check_horizon(h) for h in np.atleast_1d(horizon))
         scores = self.attainable_scores()
         if scores is not None and len(scores) <= 40:
             risk = np.asarray(self.risk_of(scores, hs[0]), float)
