@@ -58,11 +58,10 @@ class ModelArguments:
     scale: Any = None
     real_intercept: bool | None = None
     horizon: Any = None
-    ties: str = "efron"
     objective: Any = field(default="logistic", compare=False)
 
     #: the arguments only a time-to-event fit (``Surv(time, event) ~ ...``) reads
-    SURVIVAL_ONLY = ("horizon", "ties")
+    SURVIVAL_ONLY = ("horizon",)
 
     def __post_init__(self):
         put = object.__setattr__
@@ -91,9 +90,6 @@ class ModelArguments:
                                 "`real_intercept` at None (or False) to fit them with an integer intercept.")
         put(self, "real_intercept", None if choice is None else bool(choice))
         put(self, "horizon", check_horizons(self.horizon))
-        if self.ties not in ("efron", "breslow"):
-            raise SettingsError(f"`ties` must be 'efron' (Efron, 1977; the default, as R's coxph) or 'breslow' "
-                                f"(Breslow, 1974); got {self.ties!r}.")
 
     # --- what the fits read ------------------------------------------------------------------
     @property

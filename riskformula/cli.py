@@ -392,6 +392,7 @@ def _fit(args) -> int:
     from .control import SearchControl
     from .fit import risk_score
     from .netbenefit.grid import net_benefit
+    from .survival.objective import cox
     try:
         if args.json:
             _check_output(args.json, "--json")
@@ -407,7 +408,12 @@ def _fit(args) -> int:
                     raise SettingsError("`--decision-thresholds` applies only with `--objective net_benefit`; "
                                         "leave it out.")
                 objective = net_benefit(args.decision_thresholds)
-            optional = {"scale": args.scale, "horizon": _horizons(args.horizon), "ties": args.ties}
+            if args.ties is not None:
+                if objective not in (None, "cox"):
+                    raise SettingsError("`--ties` applies to a time-to-event score (a Surv(time, event) formula, "
+                                        "`--objective cox`); leave it out.")
+                objective = cox(args.ties)
+            optional = {"scale": args.scale, "horizon": _horizons(args.horizon)}
             model = risk_score(args.formula, data, max_size=args.max_size, min_size=args.min_size,
                                coef_range=tuple(args.coef_range), c0=args.c0, event=args.event,
                                missing=_missing(args.missing), real_intercept=args.real_intercept,

@@ -29,7 +29,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
                positive_weight: float = 1.0, event=None, missing: str | dict = "raise", constraints=None,
                factors_as_one: bool = False, scale=None, real_intercept: bool | None = None,
-               horizon=None, ties: str = "efron", objective=None, initial=None, context: dict | None = None,
+               horizon=None, objective=None, initial=None, context: dict | None = None,
                subset=None,
                control: SearchControl | None = None,
                **search) -> RiskScore:
@@ -136,12 +136,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         the risk of the event (``horizon=365``, ``horizon=[1, 3, 5]``), in the unit of the follow-up
         times; the first is the default of ``predict``.  None (default): the median follow-up (reverse
         Kaplan–Meier, Schemper & Smith, 1996), rounded to three digits.  Fitting does not depend on it.
-    ties : {"efron", "breslow"}, default "efron"
-        For a time-to-event outcome: how tied event times enter the partial likelihood and the
-        baseline hazard (Efron, 1977, R's ``coxph`` default; or Breslow, 1974).
-    objective : str or DecisionGrid, optional
+    objective : str or DecisionGrid or CoxObjective, optional
         None (default): ``"cox"`` for a formula whose left side is ``Surv(time, event)``, else
-        ``"logistic"``.  ``"cox"`` fits a time-to-event risk score: the points (and, by default, the
+        ``"logistic"``.  ``"cox"`` (or ``rf.cox(ties="breslow")``: Breslow's, 1974, handling of tied
+        event times instead of Efron's, 1977) fits a time-to-event risk score: the points (and, by default, the
         score scale, ``scale="fit"``) that minimise the negative log partial likelihood of Cox (1972)
         per row + c0 · size, certified, with the risk within each ``horizon`` from the Breslow (1974)
         baseline hazard (a :class:`~riskformula.survival.SurvivalScore`; right-censored data only:
@@ -208,7 +206,7 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                                intercept_range=intercept_range, c0=c0, weights=weights,
                                positive_weight=positive_weight, event=event, missing=missing, context=context,
                                constraints=constraints, factors_as_one=factors_as_one, initial=initial, scale=scale,
-                               real_intercept=real_intercept, horizon=horizon, ties=ties, objective=objective)
+                               real_intercept=real_intercept, horizon=horizon, objective=objective)
     entry.check(arguments.given(), control)
     return entry.fit(formula, data, arguments, control)
 

@@ -40,6 +40,7 @@ from .control import SearchControl
 from .design import split_formula
 from .design.survival_response import is_surv
 from .errors import DataError, SettingsError
+from .survival.objective import cox
 
 __all__ = ["RiskScoreClassifier", "RiskScoreSurvival", "SurvivalStepFunction"]
 
@@ -439,7 +440,7 @@ class RiskScoreSurvival(_FormulaInput, BaseEstimator):
     def _options(self) -> dict:
         return dict(max_size=self.max_size, min_size=self.min_size, coef_range=self.coef_range, c0=self.c0,
                     constraints=self.constraints, factors_as_one=self.factors_as_one, missing=self.missing,
-                    context=self.context, scale=self.scale, ties=self.ties, horizon=self.horizon, objective="cox",
+                    context=self.context, scale=self.scale, horizon=self.horizon, objective=cox(self.ties),
                     control=SearchControl(progress=False) if self.control is None else self.control)
 
     # --- fitting ----------------------------------------------------------------------

@@ -403,7 +403,6 @@ register_objective(Objective(
     search=frozenset({"time_limit", "gap_tolerance", "progress", "verbose", "solver", "solver_options"}),
     description="weighted net benefit over decision thresholds − c0 · size (Chi & Birbil, 2026)",
     why_not={"horizon": "it is read by a time-to-event fit, whose formula's left side is Surv(time, event)",
-             "ties": "it is read by a time-to-event fit, whose formula's left side is Surv(time, event)",
              "intercept_range": "the score has no intercept, the cut-off of each decision threshold plays its part",
              "positive_weight": "the decision thresholds set the exchange rate of events and non-events (p/(1-p))",
              "scale": "a net-benefit score's risks are the observed event rates of its score bands, not a logistic "

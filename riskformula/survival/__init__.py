@@ -7,5 +7,6 @@ scale and the Breslow baseline hazard), :mod:`riskformula.survival.report` its p
 
 from .fit import COX_FIT_SCALES, default_horizon, fit_cox
 from .model import SurvivalFit, SurvivalScore
+from .objective import CoxObjective, cox
 
-__all__ = ["SurvivalScore", "SurvivalFit", "fit_cox", "default_horizon", "COX_FIT_SCALES"]
+__all__ = ["cox", "CoxObjective", "SurvivalScore", "SurvivalFit", "fit_cox", "default_horizon", "COX_FIT_SCALES"]

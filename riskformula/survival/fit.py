@@ -4,7 +4,8 @@ a formula whose left side is ``Surv(time, event)``.
 
 The pipeline is the logistic fit's, with the Cox (1972) partial likelihood as the loss
 (:class:`~riskformula.problem.cox.CoxLoss`; Efron's (1977) ties by default, Breslow's (1974) with
-``ties="breslow"``): formula + data → time-to-event design (:mod:`riskformula.design`; threshold
+``objective=rf.cox(ties="breslow")``): formula + data → time-to-event design
+(:mod:`riskformula.design`; threshold
 cuts are not pruned, since the outcome-run argument that prunes them is the binary loss's) →
 one problem per score scale, the intercept fixed at 0 (the partial likelihood does not see it) →
 the branch-and-cut, over the scales → the Breslow baseline hazard of the training rows at the
@@ -41,6 +42,7 @@ from ..solver import BranchAndCut
 from ..solver.multiscale import MultiScaleSearch
 from ..solver.parallel import start_workers, workers_for
 from .model import SurvivalFit, SurvivalScore
+from .objective import ties_of
 
 __all__ = ["fit_cox", "COX_FIT_SCALES", "default_horizon"]
 
@@ -83,7 +85,8 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
         raise FormulaError(f"objective='cox' fits a time-to-event outcome: write the formula's left side as "
                            f"Surv(time, event), e.g. 'Surv(days, died) ~ ...'; got {formula!r}.")
     design, candidates, lower, upper = design_bounds(design, a.coef_range, a.min_size, drop_dominated=False)
-    loss = CoxLoss(design.X, design.time, design.y, weights=design.weights, ties=a.ties)
+    ties = ties_of(a.objective)
+    loss = CoxLoss(design.X, design.time, design.y, weights=design.weights, ties=ties)
     fitted_scale = a.fitted_scale or a.scale is None  # the Cox fit's default: scale="fit"
     scales = COX_FIT_SCALES if fitted_scale else a.scales
     opts = dict(factors_as_one=bool(a.factors_as_one), c0=a.c0, intercept_range=(0, 0), constraints=a.constraints,
@@ -129,10 +132,11 @@ def survival_model(design, lam, report, settings: FitSettings, loss: CoxLoss, sc
     """The fitted :class:`SurvivalScore` of a time-to-event design and its points ``lam``: the
     Breslow baseline of the training rows at the fitted score, the horizons, the partial
     likelihoods, and the training rows' scores and concordance."""
+    ties = ties_of(a.objective)
     t, e = np.asarray(design.time, float), np.asarray(design.y, int)
     w = None if design.weights is None else np.asarray(design.weights, float)
     eta = (lam[0] + design.X @ lam[1:]) / scale  # = (card intercept + card score) / scale
-    base_times, base_hazard = breslow_baseline(t, e, eta, weights=w, ties=a.ties)
+    base_times, base_hazard = breslow_baseline(t, e, eta, weights=w, ties=ties)
     max_time = float(t.max())
     horizons = a.horizon if a.horizon is not None else (default_horizon(t, e),)
     late = [h for h in horizons if h > max_time]
@@ -146,7 +150,7 @@ def survival_model(design, lam, report, settings: FitSettings, loss: CoxLoss, sc
                             f"within it is 0. Ask for a later horizon.")
     total = loss.total_weight
     events_w = float(e.sum() if w is None else w[e == 1].sum())
-    surv = SurvivalFit(horizons=tuple(horizons), ties=a.ties, base_times=tuple(map(float, base_times)),
+    surv = SurvivalFit(horizons=tuple(horizons), ties=ties, base_times=tuple(map(float, base_times)),
                        base_hazard=tuple(map(float, base_hazard)), llf=-loss.with_scale(scale).value(lam) * total,
                        llnull=-loss.value(np.zeros_like(lam)) * total, max_time=max_time, events_weight=events_w)
     training = TrainingSummary(nobs=design.nobs, events=int(e.sum()), rows_dropped=design.dropped,

@@ -43,7 +43,7 @@ def test_fit_picks_cox_and_reads_horizons_and_ties(saved, capsys):
     df, data, _, m = saved
     assert isinstance(m, rf.SurvivalScore) and m.horizons == (3.0, 6.0) and m.ties == "breslow"
     assert m.status == "optimal"
-    api = rf.risk_score(FORMULA, df, horizon=[3, 6], ties="breslow", max_size=3, coef_range=(-3, 3), scale=2,
+    api = rf.risk_score(FORMULA, df, horizon=[3, 6], objective=rf.cox(ties="breslow"), max_size=3, coef_range=(-3, 3), scale=2,
                         time_limit=30)
     assert m.score_card().equals(api.score_card()) and m.objective == pytest.approx(api.objective, rel=1e-12)
     # a comma list is the same as the repeated option; the summary names both horizons

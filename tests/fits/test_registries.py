@@ -92,7 +92,7 @@ def test_a_new_objective_is_one_registered_entry(objectives_restored):
         rf.risk_score("y ~ a + b + c", df, objective="one_item", max_size=3)
     with pytest.raises(SettingsError, match="`solver` does not apply with objective='one_item'"):
         rf.risk_score("y ~ a + b + c", df, objective="one_item", solver="cbc")
-    with pytest.raises(SettingsError, match="must be 'logistic', 'net_benefit' or 'one_item'; got 'one_itme'. Did you mean `one_item`"):
+    with pytest.raises(SettingsError, match="must be 'logistic', 'net_benefit', 'cox' or 'one_item'; got 'one_itme'. Did you mean `one_item`"):
         rf.risk_score("y ~ a + b + c", df, objective="one_itme")
 
 

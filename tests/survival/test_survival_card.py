@@ -46,7 +46,7 @@ def test_certified_card_matches_brute_force(seed):
     df = _data(seed)
     ties = ("efron", "breslow")[seed % 2]
     scales = [1.0, 2.0] if seed % 3 else [1.5]
-    m = rf.risk_score("Surv(t, d) ~ a + b", df, coef_range=(-2, 2), max_size=2, ties=ties,
+    m = rf.risk_score("Surv(t, d) ~ a + b", df, coef_range=(-2, 2), max_size=2, objective=rf.cox(ties),
                       scale=scales if len(scales) > 1 else scales[0], gap_tolerance=1e-9, time_limit=60)
     best = min(_brute(df, s, ties) for s in scales)
     assert m.status == "optimal"
@@ -148,7 +148,7 @@ def test_refusals():
         rf.risk_score("Surv(t, d) ~ a + b", df, constraints=rf.statistical_parity("c", max_diff=0.1),
                       time_limit=5)
     with pytest.raises(SettingsError, match="ties"):
-        rf.risk_score("Surv(t, d) ~ a + b", df, ties="exact", time_limit=5)
+        rf.risk_score("Surv(t, d) ~ a + b", df, objective=rf.cox(ties="exact"), time_limit=5)
     m = rf.risk_score("Surv(t, d) ~ a + b", df, max_size=1, time_limit=30)
     with pytest.raises(SettingsError, match="beyond the longest follow-up"):
         m.predict(df, horizon=1e6)

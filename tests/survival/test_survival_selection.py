@@ -125,7 +125,7 @@ def test_refusals(df, pair):
     other_rows = rf.risk_score(F, df.iloc[:100], max_size=1, horizon=[3, 6], **FAST)
     with pytest.raises(DataError, match="different rows"):
         rf.compare(small, other_rows)
-    breslow = rf.risk_score(F, df, max_size=1, horizon=[3, 6], ties="breslow", **FAST)
+    breslow = rf.risk_score(F, df, max_size=1, horizon=[3, 6], objective=rf.cox(ties="breslow"), **FAST)
     with pytest.raises(DataError, match="tied event times"):
         rf.compare(small, breslow)
 
