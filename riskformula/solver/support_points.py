@@ -173,22 +173,25 @@ def independent_columns(X: np.ndarray) -> list[int]:
         beta, *_ = np.linalg.lstsq(B.astype(float), Xi[:, j].astype(float), rcond=None)
         dependent = False
         if np.all(np.isfinite(beta)) and np.abs(beta).max(initial=0.0) < 2.0 ** 20:
-            for q in range(1, 65):
-                num = np.rint(beta * q).astype(np.int64)
-                if np.array_equal(B @ num, q * Xi[:, j]):
-                    dependent = True
-                    break
+            # every denominator q = 1..64 at once: column q of ``num`` is round(q·β)
+            qs = np.arange(1, 65, dtype=np.int64)
+            num = np.rint(beta[:, None] * qs[None, :].astype(float)).astype(np.int64)
+            dependent = bool(np.any(np.all(B @ num == Xi[:, j:j + 1] * qs[None, :], axis=0)))
         if not dependent:
             keep.append(j)
     return keep
 
 
-def _designs(canon: np.ndarray, Xc: np.ndarray, t: int, rows: np.ndarray) -> np.ndarray:
+def _free_columns(Xc: np.ndarray, t: int, rows: np.ndarray) -> np.ndarray:
+    """The free columns x_R (after the first t + 1) on the cells ``rows``, exactly reduced."""
+    rest = Xc[rows].astype(np.int64)[:, t + 1:]
+    return rest[:, independent_columns(rest)].astype(float)
+
+
+def _designs(canon: np.ndarray, Xc: np.ndarray, t: int, rows: np.ndarray, rest: np.ndarray) -> np.ndarray:
     """U = [1, s_P, x_R] on the cells ``rows`` for each prefix (row of ``canon``, its first t + 1
-    points), the free columns exactly reduced."""
+    points), with the free columns ``rest`` (:func:`_free_columns` of the same cells)."""
     Xi = Xc[rows].astype(np.int64)
-    rest = Xi[:, t + 1:]
-    rest = rest[:, independent_columns(rest)].astype(float)
     sP = (canon @ Xi[:, :t + 1].T).astype(float)
     return np.concatenate([np.ones(sP.shape + (1,)), sP[:, :, None],
                            np.broadcast_to(rest, (len(canon),) + rest.shape)], axis=2)
@@ -197,34 +200,45 @@ def _designs(canon: np.ndarray, Xc: np.ndarray, t: int, rows: np.ndarray) -> np.
 def prefix_bounds(canon: np.ndarray, Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, t: int,
                   chunk: int = 1024, left=None) -> np.ndarray | None:
     """B7 (a mean, rounded down; −∞ where it cannot close) for each prefix of points ``canon`` on
-    the first t + 1 columns of the support's cells ``Xc`` (module docstring), on all cells and,
-    where that fails, without the cells the free columns separate.  None when ``left()`` (seconds
-    left, checked between chunks) runs out."""
+    the first t + 1 columns of the support's cells ``Xc`` (module docstring), on all cells and
+    without the cells the free columns separate, the larger of the two.  When the free columns
+    separate some cells, the bound without them is computed first and the one on all cells only
+    where it failed (on all cells the regression's infimum is then not attained, so the gap bound
+    rarely closes there: 30 Newton steps for nothing).  None when ``left()`` (seconds left,
+    checked between chunks) runs out."""
     C = Xc.shape[0]
     every = np.arange(C)
-    out = np.empty(len(canon))
-    for b0 in range(0, len(canon), chunk):
-        if left is not None and left() <= 0:
-            return None
-        U = _designs(canon[b0:b0 + chunk], Xc, t, every)
-        out[b0:b0 + chunk] = batch_gap_bound(U, P, Q, batch_regression(U, P, Q), W)
-    failed = np.flatnonzero(~np.isfinite(out))
-    if not len(failed) or t + 1 >= Xc.shape[1]:
-        return out
-    # the cells the free columns alone separate
+    out = np.full(len(canon), -np.inf)
+    todo = np.arange(len(canon))
+    kept = _unseparated(Xc, P, Q, W, t)
+    for rows in ([kept, every] if kept is not None else [every]):
+        Pk, Qk = P[rows], Q[rows]
+        rest = _free_columns(Xc, t, rows)
+        for b0 in range(0, len(todo), chunk):
+            if left is not None and left() <= 0:
+                return None
+            idx = todo[b0:b0 + chunk]
+            U = _designs(canon[idx], Xc, t, rows, rest)
+            out[idx] = np.maximum(out[idx], batch_gap_bound(U, Pk, Qk, batch_regression(U, Pk, Qk), W))
+        todo = np.flatnonzero(~np.isfinite(out))
+        if not len(todo):
+            break
+    return out
+
+
+def _unseparated(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, t: int) -> np.ndarray | None:
+    """The cells that the free columns (after the first t + 1) do not separate — those whose
+    regression on [1, x_R] leaves them a loss of at least 10⁻⁹ of the total, or that hold both
+    classes — or None when they separate none (or all).  Which cells are dropped only changes how
+    strong B7 is (every cell's term is ≥ 0)."""
+    C = Xc.shape[0]
+    if t + 1 >= Xc.shape[1]:
+        return None
     rest = Xc[:, t + 1:].astype(float)
     U0 = np.concatenate([np.ones((1, C, 1)), rest[None, :, :]], axis=2)
     z = np.einsum("vcp,vp->vc", U0, batch_regression(U0, P, Q, iters=50))[0]
     term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
     sep = ((P == 0) | (Q == 0)) & (term < 1e-9 * W)
     if not sep.any() or sep.all():
-        return out
-    kept = np.flatnonzero(~sep)
-    Pk, Qk = P[kept], Q[kept]
-    for b0 in range(0, len(failed), chunk):
-        if left is not None and left() <= 0:
-            return None
-        idx = failed[b0:b0 + chunk]
-        U = _designs(canon[idx], Xc, t, kept)
-        out[idx] = np.maximum(out[idx], batch_gap_bound(U, Pk, Qk, batch_regression(U, Pk, Qk), W))
-    return out
+        return None
+    return np.flatnonzero(~sep)

@@ -205,6 +205,11 @@ class SupportSearch:
         self.vectors = 0
         self.lr_solves = 0
         self._theta: np.ndarray | None = None  # the last support's regression (a calibration start)
+        #: B5 and the regression of each support solved (see :meth:`_support_lr`)
+        self._lr_cache: dict[tuple, tuple[float, np.ndarray]] = {}
+        #: Newton steps of B5's regression (12 reach a decrement below 10⁻¹⁰ of the loss on the
+        #: exact track's problems; fewer steps only weaken the bound, never invalidate it)
+        self.lr_iters = 12
         self.root_bound = 0.0
         #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
         self.first_steps = 4
@@ -224,18 +229,36 @@ class SupportSearch:
         return self.time_limit - (time.perf_counter() - self.t0)
 
     # --- one support --------------------------------------------------------------------------
+    def _support_lr(self, cols: tuple, Xc: np.ndarray, P: np.ndarray, Q: np.ndarray) -> float:
+        """B5 of the support ``cols`` (:func:`~riskformula.solver.cells.lr_bound`), its regression
+        left in ``self._theta``.  Each support's regression is kept (until the cache holds 2¹⁶),
+        so that a support is not solved twice (its bound, then its listing) and its children's
+        Newton steps start from it (its coefficients, 0 for the new column): only a start point,
+        the bound's proof does not depend on it."""
+        hit = self._lr_cache.get(cols)
+        if hit is not None:
+            lr, self._theta = hit
+            return lr
+        parent = self._lr_cache.get(cols[:-1])
+        start = np.r_[parent[1], 0.0] if parent is not None else None
+        lr, self._theta = lr_bound(Xc, P, Q, self.data.W, iters=self.lr_iters, start=start)
+        if len(self._lr_cache) >= 1 << 16:
+            self._lr_cache.clear()
+        self._lr_cache[cols] = (lr, self._theta)
+        return lr
+
     def _score_support(self, cols: tuple, cell: np.ndarray, n_cells: int, c0S: float, support_bound: float) -> bool:
         """List and calibrate the point vectors with support exactly ``cols``; False when the
         time ran out (the support's bound is then recorded)."""
         Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
-        W = self.data.W
         if not cols:
             self._calibrate(np.zeros((1, 0), dtype=np.int64), np.zeros((1, n_cells)), P, Q, cols, c0S)
             return True
         sizes = [len(self.values[j]) for j in cols]
         total = int(np.prod(sizes))
         # the regression on the support's cells (B5's) and its strong-convexity balls (B6)
-        _, self._theta = lr_bound(Xc, P, Q, W)
+        self._support_lr(cols, Xc, P, Q)
+        assert self._theta is not None
         balls = ball_bounds(Xc, P, Q, self._theta)
         if self.fitted and len(cols) > 1:
             # the whole vectors along the regression's ray first: a good incumbent prunes the listing
@@ -461,7 +484,7 @@ class SupportSearch:
             c0S = float(self.c0[list(cols)].sum())
             if math.isfinite(self.best):
                 Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
-                lr, self._theta = lr_bound(Xc, P, Q, self.data.W)
+                lr = self._support_lr(cols, Xc, P, Q)
                 if lr + c0S * (1 - 4 * EPS) >= self._prune_level():
                     continue  # cannot beat the incumbent (the tree records the bound when it meets it)
             else:
@@ -541,6 +564,7 @@ class SupportSearch:
         L = len(order)
         # whether a grouped column comes at or after each position (a full support may still grow there)
         self._grouped_after = np.r_[np.cumsum((self.group_of[order] >= 0)[::-1])[::-1], 0] if L else np.zeros(1)
+        self._below_cache: dict = {}
         self._total, self._done = self._below(0, 0), 0.0
         # stack entries: (subtree bound, own bound, position after the last column, columns, units,
         # group counts, c0 sum, parent's cells, parent's cell count)
@@ -548,8 +572,12 @@ class SupportSearch:
 
     def _below(self, q: int, units: int) -> float:
         """Supports in the subtree of a node whose next position is q (an upper bound)."""
-        L = len(self._order)
-        return float(sum(math.comb(L - q, t) for t in range(0, max(0, self.p.max_size - units) + 1)))
+        key = (q, units)
+        if key not in self._below_cache:
+            L = len(self._order)
+            top = max(0, self.p.max_size - units)
+            self._below_cache[key] = float(sum(math.comb(L - q, t) for t in range(0, top + 1)))
+        return self._below_cache[key]
 
     def solve(self, started: float | None = None) -> SolverReport:
         self.t0 = time.perf_counter() if started is None else started
@@ -601,7 +629,7 @@ class SupportSearch:
                 if own < self._prune_level() and cols:
                     # B5: the logistic regression on the support's cells, before listing its vectors
                     Xc, P, Q = support_cells(data, cell, n_cells, cols)
-                    lr, self._theta = lr_bound(Xc, P, Q, data.W)
+                    lr = self._support_lr(cols, Xc, P, Q)
                     own = max(own, lr + c0S * (1 - 4 * EPS))
                     self.lr_solves += 1
                 if own >= self._prune_level():
