@@ -165,11 +165,16 @@ class SupportSearch:
     n_jobs : processes for the subtrees (see *Splitting*); 1 searches in this process.
     client : a dask.distributed ``Client``, or a scheduler's address (a client is made for the
         search and closed after it): the subtrees run on its workers instead (see *Splitting*).
+    checkpoint : seconds after which the search goes on only while the part of the tree done so
+        far (supports scored or ruled out, of the most the tree can hold) projects the whole within
+        ``time_limit`` (elapsed × total / done); otherwise it stops with status ``"too_large"``
+        (the caller hands over).  None: no checkpoint.  The early give-up (:attr:`give_up`) waits
+        for 40 % of the smaller of the two.
     """
 
     def __init__(self, problem: RiskProblem, fitted: bool, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  absolute_gap_tolerance: float = 1e-8, max_vectors: float = 2e6, beam: bool = True, n_jobs: int = 1,
-                 client=None):
+                 client=None, checkpoint: float | None = None):
         self.p = problem
         self.fitted = bool(fitted)
         self.time_limit = float(time_limit)
@@ -187,7 +192,8 @@ class SupportSearch:
         #: than ``give_up`` times the time limit (status "too_large": the caller falls back); the
         #: first supports are the costliest (the most informative columns, listed before the
         #: incumbent is good), so the projection waits for 40 % of the time and allows 30×
-        self.projection_after = max(1.0, 0.4 * self.time_limit)
+        self.checkpoint = None if checkpoint is None else float(checkpoint)
+        self.projection_after = max(1.0, 0.4 * min(self.time_limit, self.checkpoint or math.inf))
         self.give_up = 30.0
         self.data = CellData(problem.loss)
         d = problem.d
@@ -321,7 +327,9 @@ class SupportSearch:
             inv = inv.ravel()
             if self._left() <= 0:
                 return None
-            chunk = max(1, 4_000_000 // max(1, Xc.shape[0] * (s - t + 1)))
+            # chunks of at most ~5·10⁵ design entries: a chunk takes well under a second, so the time
+            # limit is looked at often enough
+            chunk = max(1, 500_000 // max(1, Xc.shape[0] * (s - t + 1)))
             cb = prefix_bounds(canon, Xc, P, Q, W, t, chunk, left=self._left)
             if cb is None:
                 return None
@@ -594,6 +602,18 @@ class SupportSearch:
             self._discard(entry[0])
         return self._report(status)
 
+    def _projected_past(self) -> bool:
+        """Whether the work done so far projects the whole tree past what the search may take:
+        ``give_up`` times the time limit (after ``projection_after``), or the time limit itself
+        after the checkpoint."""
+        elapsed = time.perf_counter() - self.t0
+        if elapsed <= self.projection_after or self._done <= 0:
+            return False
+        projected = elapsed * self._total / self._done
+        if self.checkpoint is not None and elapsed > self.checkpoint and projected > self.time_limit:
+            return True
+        return projected > self.give_up * self.time_limit
+
     def _run(self, stack: list, until: int | None = None) -> str | None:
         """Search the subtrees on ``stack`` (depth first) until it is empty, the time is up, or (with
         ``until``) it holds that many subtrees; what is left stays on ``stack``.  Returns the status
@@ -607,10 +627,8 @@ class SupportSearch:
             if self._left() <= 0:
                 status = "time_limit"
                 break
-            elapsed = time.perf_counter() - self.t0
-            if elapsed > self.projection_after and self._done > 0 \
-                    and elapsed * self._total / self._done > self.give_up * self.time_limit:
-                status = "too_large"  # projected far beyond the time limit: the caller's tree takes over
+            if self._projected_past():
+                status = "too_large"  # projected beyond its time: the caller's tree takes over
                 break
             entry = stack.pop()
             sub, own, q0, cols, units, counts, c0S, cell, n_cells = entry
@@ -712,7 +730,14 @@ class SupportSearch:
                 def run(calls):
                     return client.gather([client.submit(_subtrees, *call, pure=False) for call in calls])
             while stack and self._left() > 0:
+                if self._projected_past():
+                    return "too_large"
                 seconds = min(span, self._left())
+                to_checkpoint = math.inf if self.checkpoint is None else \
+                    self.checkpoint - (time.perf_counter() - self.t0)
+                if to_checkpoint > 0:
+                    # a round does not run far past the checkpoint before the projection is looked at
+                    seconds = min(seconds, max(1.0, to_checkpoint))
                 # dealt out in turn from the top of the stack (the next subtrees first)
                 shares = [stack[::-1][k::workers][::-1] for k in range(workers)]
                 shares = [sh for sh in shares if sh]
@@ -727,6 +752,7 @@ class SupportSearch:
                     self.nodes += r["nodes"]
                     self.vectors += r["vectors"]
                     self.lr_solves += r["lr_solves"]
+                    self._done += r["done"]
                     stack.extend(r["stack"])
                 stack.sort(key=lambda e: -e[0])  # the least bound on top
                 span *= 2  # a support that needs longer than a round gets it in a later one
@@ -780,7 +806,7 @@ def _subtrees(problem: RiskProblem, fitted: bool, settings: dict, incumbent: tup
     search._run(stack)
     return {"best": search.best, "best_lam": search.best_lam, "best_scale": search.best_scale,
             "discarded": search.discarded, "nodes": search.nodes, "vectors": search.vectors,
-            "lr_solves": search.lr_solves, "stack": stack}
+            "lr_solves": search.lr_solves, "done": search._done, "stack": stack}
 
 
 @contextmanager
