@@ -450,29 +450,33 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
     Pt, Qt = float(P.sum()), float(Q.sum())
     theta[0] = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
 
-    def value(th):
-        z = U @ th
+    def value(z):
         return float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z))
-    f = value(theta)
+    z = U @ theta
+    f = value(z)
     if start is not None and len(start) == s + 1 and bool(np.all(np.isfinite(start))):
-        f1 = value(np.asarray(start, dtype=float))
+        z1 = U @ np.asarray(start, dtype=float)
+        f1 = value(z1)
         if f1 < f:
-            theta, f = np.array(start, dtype=float), f1
+            theta, z, f = np.array(start, dtype=float), z1, f1
+    ridge = 1e-12 * np.eye(s + 1)
+    UT = np.ascontiguousarray(U.T)
     for _ in range(iters):
-        z = U @ theta
         sig = expit(z)
-        g = U.T @ (N * sig - P)
-        H = (U * (N * sig * (1 - sig))[:, None]).T @ U + 1e-12 * np.eye(s + 1)
+        g = UT @ (N * sig - P)
+        H = (UT * (N * sig * (1 - sig))[None, :]) @ U + ridge
         try:
             step = -np.linalg.solve(H, g)
         except np.linalg.LinAlgError:
             break
         step = np.clip(step, -20.0, 20.0)
         t, moved = 1.0, False
+        dz = U @ step  # the logits move along U·step: one product per Newton step, not per trial
         for _ in range(30):
-            fn = value(theta + t * step)
+            zn = z + t * dz
+            fn = value(zn)
             if fn < f:
-                theta, f, moved = theta + t * step, fn, True
+                theta, z, f, moved = theta + t * step, zn, fn, True
                 break
             t *= 0.5
         if not moved or abs(float(g @ step)) < 1e-12 * max(f, 1.0):

@@ -63,8 +63,13 @@ __all__ = ["batch_regression", "batch_gap_bound", "canonical", "independent_colu
 RADII = (0.5, 2.0, 8.0)
 
 
+def _logits(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """U[v] @ θ[v] for every v (batched matrix products; einsum is several times slower here)."""
+    return np.matmul(U, theta[:, :, None])[:, :, 0]
+
+
 def _values(U: np.ndarray, theta: np.ndarray, P: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    z = np.einsum("vcp,vp->vc", U, theta)
+    z = _logits(U, theta)
     return (P[None, :] * np.logaddexp(0.0, -z) + Q[None, :] * np.logaddexp(0.0, z)).sum(axis=1)
 
 
@@ -85,11 +90,12 @@ def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 3
         if not len(active):
             break
         Ua, ta = U[active], theta[active]
-        z = np.einsum("vcp,vp->vc", Ua, ta)
+        z = _logits(Ua, ta)
         sig = expit(z)
-        g = np.einsum("vcp,vc->vp", Ua, N[None, :] * sig - P[None, :])
+        Ut = Ua.transpose(0, 2, 1)
+        g = np.matmul(Ut, (N[None, :] * sig - P[None, :])[:, :, None])[:, :, 0]
         w = N[None, :] * sig * (1.0 - sig)
-        H = np.einsum("vcp,vcq,vc->vpq", Ua, Ua, w)
+        H = np.matmul(Ut, Ua * w[:, :, None])
         H += (1e-10 * (1.0 + np.trace(H, axis1=1, axis2=2)))[:, None, None] * eye
         try:
             d = -np.linalg.solve(H, g[:, :, None])[:, :, 0]
