@@ -28,8 +28,10 @@ list gives μ > 0 with R·μ ≥ 2G (nearly separable cells), the bound is −�
 bound too.  When the free columns alone separate some cells (a regression on [1, x_R] fits cells
 holding one class to a loss below 10⁻⁹ of the total: a level only a few rows have, all events or
 all non-events), the infimum is not attained and the gap bound cannot close; the bound is then
-also computed without those cells (where a column becomes constant, the reduction below drops it),
-and the larger of the two is used.  Which cells are dropped only changes how strong the bound is.
+computed without those cells first (where a column becomes constant, the reduction below drops it),
+and on all cells only for the prefixes where that fails; each value is a lower bound, so the larger
+is used.  Which cells are dropped, and in which order the two are tried, only changes how strong the
+bound is and how long it takes.
 
 **Exact column reduction.**  A column of x_R that is exactly a linear combination of the intercept
 and the columns kept before it (on the support's cells) adds nothing to the span of the logits,
