@@ -233,14 +233,27 @@ class _CellChoice:
     default_intercepts: bool
     problem_at: Any
 
+    #: seconds of a time limit up to which the support search's share grows with it (see :meth:`budget`)
+    CAP_SECONDS = 60.0
+
     def share(self) -> float:
         """The share of the search's time the support search may take before the branch-and-cut
         takes over (it gives up sooner when its work so far projects far past it): 60 % for a
-        fitted scale, whose certificate only the support search gives over every scale > 0 (with
-        the branch and bound inside each support it certifies mammo at size 7 in 36 s and adult at
-        size 5 in 16 s), 30 % at one scale, so a problem the branch-and-cut alone certifies keeps
+        fitted scale, whose certificate only the support search gives over every scale > 0 (it
+        certifies the exact track's mammo at size 7 in 9 s and adult at size 5 in 12 s), 30 % at one scale, so a problem the branch-and-cut alone certifies keeps
         most of its time."""
         return 0.6 if self.fitted else 0.3
+
+    def budget(self, left: float) -> tuple[float, float]:
+        """The support search's seconds out of ``left``: (limit, checkpoint).  The limit is the
+        share of ``left``; the checkpoint is the share of at most :data:`CAP_SECONDS` (36 s for a
+        fitted scale, 18 s at one scale).  Past the checkpoint the support search goes on only
+        while the part of its tree done so far projects the whole within the limit, else it hands
+        over — so a long time limit (600 s) no longer keeps the tree waiting for a share that grows
+        with it (360 s), while a listing that is on its way to finishing keeps its share.  Up to a
+        60 s limit the two are equal."""
+        share = self.share()
+        return max(0.0, left * share), max(0.0, min(left, self.CAP_SECONDS) * share)
 
 
 def _cell_search(problems: dict, infeasible: list, cells: _CellChoice | None, control: SearchControl,
@@ -260,12 +273,11 @@ def _cell_search(problems: dict, infeasible: list, cells: _CellChoice | None, co
             raise SettingsError(f"`engine='supports'` cannot certify this fit: {why}; use engine='auto' (the "
                                 "branch-and-cut then) or 'tree'.")
         return None, None
-    spent = time.perf_counter() - started
-    share = 1.0 if control.engine == "supports" else cells.share()
-    budget = max(0.0, (search_limit - spent) * share)
+    left = search_limit - (time.perf_counter() - started)
+    budget, checkpoint = (max(0.0, left), None) if control.engine == "supports" else cells.budget(left)
     search = SupportSearch(problem, cells.fitted, time_limit=budget, gap_tolerance=control.gap_tolerance,
                            absolute_gap_tolerance=control.absolute_gap_tolerance, n_jobs=n_jobs,
-                           client=control.client)
+                           client=control.client, checkpoint=checkpoint)
     if control.engine == "supports":
         search.give_up = math.inf  # asked for: it runs to the time limit and states its bound
     report = search.solve()

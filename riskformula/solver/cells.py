@@ -59,7 +59,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import sparse
 from scipy.special import expit
 
 __all__ = ["EPS", "CellData", "h_terms", "lower_sum", "grouped_saturated", "calibrate_fitted", "support_cells"]
@@ -113,16 +112,31 @@ class CellData:
             radix.append(int(inv.max()) + 1 if self.n else 1)
         self.codes = codes
         self.radix = np.asarray(radix, dtype=np.int64)
-        self._XP: np.ndarray | None = None  # the events' and non-events' weights times X (0/1 counting)
-        self._XQ: np.ndarray | None = None
         self.binary = np.all((self.X == 0) | (self.X == 1), axis=0) if self.n else np.ones(self.d, dtype=bool)
+        # the rows where each 0/1 column is 1 (column by column, as a compressed sparse column
+        # matrix): the counts of a refinement by 0/1 columns cost one pass over these rows
+        ones = [np.flatnonzero(self.X[:, j] == 1) if self.binary[j] else np.zeros(0, dtype=np.intp)
+                for j in range(self.d)]
+        self._ones_ptr = np.r_[0, np.cumsum([len(o) for o in ones])].astype(np.intp)
+        self._ones = np.concatenate(ones).astype(np.intp) if ones else np.zeros(0, dtype=np.intp)
 
     def refine(self, cell: np.ndarray, j: int) -> tuple[np.ndarray, int]:
         """Cell ids (0..C'−1) of the rows on the cells ``cell`` refined by column ``j``."""
         key = cell * self.radix[j] + self.codes[j]
-        _, inv = np.unique(key, return_inverse=True)
-        inv = inv.ravel()
-        return inv, int(inv.max()) + 1 if len(inv) else 0
+        return dense_ids(key, n_cells_bound(cell) * int(self.radix[j]))
+
+    def ones_counts(self, cell: np.ndarray, n_cells: int, cols) -> tuple[np.ndarray, np.ndarray]:
+        """The events' and non-events' weights of each (cell, 0/1 column = 1): cells × len(cols)
+        arrays, by one weighted count over the rows where the columns are 1 (exact integer sums)."""
+        cols = np.asarray(cols, dtype=np.intp)
+        lens = self._ones_ptr[cols + 1] - self._ones_ptr[cols]
+        rows = np.concatenate([self._ones[self._ones_ptr[j]:self._ones_ptr[j + 1]] for j in cols]) \
+            if len(cols) else np.zeros(0, dtype=np.intp)
+        key = cell[rows] * len(cols) + np.repeat(np.arange(len(cols)), lens)
+        size = n_cells * len(cols)
+        P1 = np.bincount(key, weights=self.P[rows], minlength=size).reshape(n_cells, len(cols))
+        Q1 = np.bincount(key, weights=self.Q[rows], minlength=size).reshape(n_cells, len(cols))
+        return P1, Q1
 
     def saturated(self, cell: np.ndarray, n_cells: int) -> float:
         """B1 for the partition ``cell``, rounded down, as a mean."""
@@ -139,14 +153,9 @@ class CellData:
         if not cols:
             return out
         if bool(self.binary[cols].all()):
-            # 0/1 columns: the counts of each (cell, column = 1) by one sparse product; the
+            # 0/1 columns: the counts of each (cell, column = 1) from the rows where it is 1; the
             # column = 0 side is the cell's total minus them (exact integer sums)
-            A = sparse.csr_matrix((np.ones(self.n), (cell, np.arange(self.n))), shape=(n_cells, self.n))
-            if self._XP is None:
-                self._XP = np.ascontiguousarray(self.P[:, None] * self.X)
-                self._XQ = np.ascontiguousarray(self.Q[:, None] * self.X)
-            P1 = np.asarray(A @ self._XP)[:, cols]
-            Q1 = np.asarray(A @ self._XQ)[:, cols]
+            P1, Q1 = self.ones_counts(cell, n_cells, cols)
             Pt = np.bincount(cell, weights=self.P, minlength=n_cells)[:, None]
             Qt = np.bincount(cell, weights=self.Q, minlength=n_cells)[:, None]
             t = h_terms(P1, Q1) + h_terms(Pt - P1, Qt - Q1)
@@ -173,7 +182,22 @@ class CellData:
         cells of S joined with those of further columns, by one sort over all of them."""
         if not others:
             return np.empty(0)
-        span = np.int64(max(int(o.max()) + 1 for o in others))
+        spans = np.array([int(o.max()) + 1 for o in others], dtype=np.int64)
+        sizes = np.int64(n_cells) * spans
+        if int(sizes.sum()) <= 4 * self.n * len(others) + (1 << 16):
+            # few possible keys: count them in one dense array (offset per k) instead of sorting
+            # the rows' keys; the same cells, summed in the same (key) order as the sort below
+            offset = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
+            keys = np.concatenate([offset[k] + cell * spans[k] + o for k, o in enumerate(others)])
+            total_keys = int(sizes.sum())
+            P = np.bincount(keys, weights=np.tile(self.P, len(others)), minlength=total_keys)
+            Q = np.bincount(keys, weights=np.tile(self.Q, len(others)), minlength=total_keys)
+            used = np.flatnonzero((P + Q) > 0)
+            which = np.searchsorted(offset, used, side="right") - 1
+            total = np.bincount(which, weights=h_terms(P[used], Q[used]), minlength=len(others))
+            n_terms = np.bincount(which, minlength=len(others))
+            return lower_sum(total, n_terms, self.W) / self.W * (1 - 4 * EPS)
+        span = np.int64(spans.max())
         block = np.int64(n_cells) * span
         keys = np.concatenate([cell * span + o + k * block for k, o in enumerate(others)])
         uniq, inv = np.unique(keys, return_inverse=True)
@@ -184,6 +208,27 @@ class CellData:
         total = np.bincount(which, weights=h_terms(P, Q), minlength=len(others))
         n_terms = np.bincount(which, minlength=len(others))
         return lower_sum(total, n_terms, self.W) / self.W * (1 - 4 * EPS)
+
+
+def n_cells_bound(cell: np.ndarray) -> int:
+    """The number of cell ids of a partition (ids are 0..C−1; 1 for no rows)."""
+    return int(cell.max()) + 1 if len(cell) else 1
+
+
+def dense_ids(key: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """Ids 0..C'−1 of the distinct values of ``key`` (integers in [0, ``size``)), numbered in
+    increasing order — what ``np.unique(key, return_inverse=True)`` gives — by marking the values
+    present in a dense array when ``size`` is small (no sort), else by np.unique."""
+    if not len(key):
+        return np.zeros(0, dtype=np.int64), 0
+    if size <= 4 * len(key) + (1 << 12):
+        seen = np.zeros(size, dtype=bool)
+        seen[key] = True
+        rank = np.cumsum(seen, dtype=np.int64) - 1
+        return rank[key], int(rank[-1]) + 1
+    _, inv = np.unique(key, return_inverse=True)
+    inv = inv.ravel()
+    return inv, int(inv.max()) + 1
 
 
 def support_cells(data: CellData, cell: np.ndarray, n_cells: int, cols) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -381,7 +426,8 @@ def calibrate_fitted(S: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 6
     return a, c, f, Z
 
 
-def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 30) -> tuple[float, np.ndarray]:
+def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 30,
+             start: np.ndarray | None = None) -> tuple[float, np.ndarray]:
     """B5: a lower bound (mean, rounded down) on the loss of every real vector of coefficients and
     real intercept on the support's cells ``Xc`` (cells × columns, integers) — so on every integer
     point vector on the support, at every scale and intercept (a·w is real).
@@ -393,7 +439,10 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
     by moving grid units between two cells that agree on every other column and differ by one in
     that column (which keeps the intercept and the other columns' sums).  When a sum cannot be
     repaired this way the bound is B1 (μ = 0).  Returns the bound and the regression's coefficients
-    (intercept first), a start for calibrating the support's point vectors."""
+    (intercept first), a start for calibrating the support's point vectors.  ``start`` (coefficients,
+    intercept first; e.g. the regression of the support less its last column, with a 0 appended) is
+    a starting point for the Newton steps, used when its loss is below the intercept-only model's:
+    it changes only where the dual is read, never the proof."""
     C, s = Xc.shape
     U = np.column_stack([np.ones(C), Xc.astype(float)])
     N = P + Q
@@ -401,25 +450,33 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
     Pt, Qt = float(P.sum()), float(Q.sum())
     theta[0] = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
 
-    def value(th):
-        z = U @ th
+    def value(z):
         return float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z))
-    f = value(theta)
+    z = U @ theta
+    f = value(z)
+    if start is not None and len(start) == s + 1 and bool(np.all(np.isfinite(start))):
+        z1 = U @ np.asarray(start, dtype=float)
+        f1 = value(z1)
+        if f1 < f:
+            theta, z, f = np.array(start, dtype=float), z1, f1
+    ridge = 1e-12 * np.eye(s + 1)
+    UT = np.ascontiguousarray(U.T)
     for _ in range(iters):
-        z = U @ theta
         sig = expit(z)
-        g = U.T @ (N * sig - P)
-        H = (U * (N * sig * (1 - sig))[:, None]).T @ U + 1e-12 * np.eye(s + 1)
+        g = UT @ (N * sig - P)
+        H = (UT * (N * sig * (1 - sig))[None, :]) @ U + ridge
         try:
             step = -np.linalg.solve(H, g)
         except np.linalg.LinAlgError:
             break
         step = np.clip(step, -20.0, 20.0)
         t, moved = 1.0, False
+        dz = U @ step  # the logits move along U·step: one product per Newton step, not per trial
         for _ in range(30):
-            fn = value(theta + t * step)
+            zn = z + t * dz
+            fn = value(zn)
             if fn < f:
-                theta, f, moved = theta + t * step, fn, True
+                theta, z, f, moved = theta + t * step, zn, fn, True
                 break
             t *= 0.5
         if not moved or abs(float(g @ step)) < 1e-12 * max(f, 1.0):
@@ -457,24 +514,42 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
         r -= take
     ok = int(k.sum()) == 0
     Xi = Xc.astype(np.int64)
+    # each cell's values as one mixed-radix number (digit j: x_cj − min_j), sorted once: the cell b
+    # that agrees with a on every column but has x_bj = x_aj − 1 has the number of a less mult_j
+    lo_x = Xi.min(axis=0) if C else np.zeros(s, dtype=np.int64)
+    radix = (Xi.max(axis=0) - lo_x + 1) if C else np.ones(s, dtype=np.int64)
+    packed = s > 0 and float(np.prod(radix.astype(float))) < 2.0 ** 62
+    if packed:
+        mult = np.r_[1, np.cumprod(radix[:-1])].astype(np.int64)
+        num = (Xi - lo_x) @ mult
+        srt = np.argsort(num, kind="stable")
+        num_sorted = num[srt]
     for j in range(s if ok else 0):
         rj = int(k @ Xi[:, j])
         if rj == 0:
             continue
         # the pairs (a, b) of cells that agree on every other column and have x_aj − x_bj = 1
-        others = np.delete(Xi, j, axis=1)
-        if others.shape[1]:
-            _, grp = np.unique(others, axis=0, return_inverse=True)
-            grp = grp.ravel().astype(np.int64)
+        if packed:
+            target = num - mult[j]
+            pos = np.minimum(np.searchsorted(num_sorted, target), C - 1)
+            b_of = srt[pos]
+            found = (num_sorted[pos] == target) & (Xi[:, j] - Xi[b_of, j] == 1)
+            plus = np.flatnonzero(found).tolist()
+            minus = b_of[found].tolist()
         else:
-            grp = np.zeros(C, dtype=np.int64)
-        span = int(Xi[:, j].max() - Xi[:, j].min()) + 2
-        key = grp * span + (Xi[:, j] - Xi[:, j].min())
-        srt = np.argsort(key, kind="stable")
-        pos = np.searchsorted(key[srt], key - 1)
-        found = (pos < C) & (key[srt][np.minimum(pos, C - 1)] == key - 1)
-        plus = np.flatnonzero(found).tolist()
-        minus = srt[pos[found]].tolist()
+            others = np.delete(Xi, j, axis=1)
+            if others.shape[1]:
+                _, grp = np.unique(others, axis=0, return_inverse=True)
+                grp = grp.ravel().astype(np.int64)
+            else:
+                grp = np.zeros(C, dtype=np.int64)
+            span = int(Xi[:, j].max() - Xi[:, j].min()) + 2
+            key = grp * span + (Xi[:, j] - Xi[:, j].min())
+            srt_j = np.argsort(key, kind="stable")
+            pos = np.searchsorted(key[srt_j], key - 1)
+            found = (pos < C) & (key[srt_j][np.minimum(pos, C - 1)] == key - 1)
+            plus = np.flatnonzero(found).tolist()
+            minus = srt_j[pos[found]].tolist()
         # moving m units from b to a changes the column's sum by m: it must change by −rj
         if move(k, plus, minus, -rj) != 0:
             ok = False

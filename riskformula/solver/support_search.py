@@ -165,11 +165,16 @@ class SupportSearch:
     n_jobs : processes for the subtrees (see *Splitting*); 1 searches in this process.
     client : a dask.distributed ``Client``, or a scheduler's address (a client is made for the
         search and closed after it): the subtrees run on its workers instead (see *Splitting*).
+    checkpoint : seconds after which the search goes on only while the part of the tree done so
+        far (supports scored or ruled out, of the most the tree can hold) projects the whole within
+        ``time_limit`` (elapsed × total / done); otherwise it stops with status ``"too_large"``
+        (the caller hands over).  None: no checkpoint.  The early give-up (:attr:`give_up`) waits
+        for 40 % of the smaller of the two.
     """
 
     def __init__(self, problem: RiskProblem, fitted: bool, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  absolute_gap_tolerance: float = 1e-8, max_vectors: float = 2e6, beam: bool = True, n_jobs: int = 1,
-                 client=None):
+                 client=None, checkpoint: float | None = None):
         self.p = problem
         self.fitted = bool(fitted)
         self.time_limit = float(time_limit)
@@ -187,7 +192,8 @@ class SupportSearch:
         #: than ``give_up`` times the time limit (status "too_large": the caller falls back); the
         #: first supports are the costliest (the most informative columns, listed before the
         #: incumbent is good), so the projection waits for 40 % of the time and allows 30×
-        self.projection_after = max(1.0, 0.4 * self.time_limit)
+        self.checkpoint = None if checkpoint is None else float(checkpoint)
+        self.projection_after = max(1.0, 0.4 * min(self.time_limit, self.checkpoint or math.inf))
         self.give_up = 30.0
         self.data = CellData(problem.loss)
         d = problem.d
@@ -205,6 +211,11 @@ class SupportSearch:
         self.vectors = 0
         self.lr_solves = 0
         self._theta: np.ndarray | None = None  # the last support's regression (a calibration start)
+        #: B5 and the regression of each support solved (see :meth:`_support_lr`)
+        self._lr_cache: dict[tuple, tuple[float, np.ndarray]] = {}
+        #: Newton steps of B5's regression (12 reach a decrement below 10⁻¹⁰ of the loss on the
+        #: exact track's problems; fewer steps only weaken the bound, never invalidate it)
+        self.lr_iters = 12
         self.root_bound = 0.0
         #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
         self.first_steps = 4
@@ -224,18 +235,36 @@ class SupportSearch:
         return self.time_limit - (time.perf_counter() - self.t0)
 
     # --- one support --------------------------------------------------------------------------
+    def _support_lr(self, cols: tuple, Xc: np.ndarray, P: np.ndarray, Q: np.ndarray) -> float:
+        """B5 of the support ``cols`` (:func:`~riskformula.solver.cells.lr_bound`), its regression
+        left in ``self._theta``.  Each support's regression is kept (until the cache holds 2¹⁶),
+        so that a support is not solved twice (its bound, then its listing) and its children's
+        Newton steps start from it (its coefficients, 0 for the new column): only a start point,
+        the bound's proof does not depend on it."""
+        hit = self._lr_cache.get(cols)
+        if hit is not None:
+            lr, self._theta = hit
+            return lr
+        parent = self._lr_cache.get(cols[:-1])
+        start = np.r_[parent[1], 0.0] if parent is not None else None
+        lr, self._theta = lr_bound(Xc, P, Q, self.data.W, iters=self.lr_iters, start=start)
+        if len(self._lr_cache) >= 1 << 16:
+            self._lr_cache.clear()
+        self._lr_cache[cols] = (lr, self._theta)
+        return lr
+
     def _score_support(self, cols: tuple, cell: np.ndarray, n_cells: int, c0S: float, support_bound: float) -> bool:
         """List and calibrate the point vectors with support exactly ``cols``; False when the
         time ran out (the support's bound is then recorded)."""
         Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
-        W = self.data.W
         if not cols:
             self._calibrate(np.zeros((1, 0), dtype=np.int64), np.zeros((1, n_cells)), P, Q, cols, c0S)
             return True
         sizes = [len(self.values[j]) for j in cols]
         total = int(np.prod(sizes))
         # the regression on the support's cells (B5's) and its strong-convexity balls (B6)
-        _, self._theta = lr_bound(Xc, P, Q, W)
+        self._support_lr(cols, Xc, P, Q)
+        assert self._theta is not None
         balls = ball_bounds(Xc, P, Q, self._theta)
         if self.fitted and len(cols) > 1:
             # the whole vectors along the regression's ray first: a good incumbent prunes the listing
@@ -298,7 +327,9 @@ class SupportSearch:
             inv = inv.ravel()
             if self._left() <= 0:
                 return None
-            chunk = max(1, 4_000_000 // max(1, Xc.shape[0] * (s - t + 1)))
+            # chunks of at most ~5·10⁵ design entries: a chunk takes well under a second, so the time
+            # limit is looked at often enough
+            chunk = max(1, 500_000 // max(1, Xc.shape[0] * (s - t + 1)))
             cb = prefix_bounds(canon, Xc, P, Q, W, t, chunk, left=self._left)
             if cb is None:
                 return None
@@ -461,7 +492,7 @@ class SupportSearch:
             c0S = float(self.c0[list(cols)].sum())
             if math.isfinite(self.best):
                 Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
-                lr, self._theta = lr_bound(Xc, P, Q, self.data.W)
+                lr = self._support_lr(cols, Xc, P, Q)
                 if lr + c0S * (1 - 4 * EPS) >= self._prune_level():
                     continue  # cannot beat the incumbent (the tree records the bound when it meets it)
             else:
@@ -541,6 +572,7 @@ class SupportSearch:
         L = len(order)
         # whether a grouped column comes at or after each position (a full support may still grow there)
         self._grouped_after = np.r_[np.cumsum((self.group_of[order] >= 0)[::-1])[::-1], 0] if L else np.zeros(1)
+        self._below_cache: dict = {}
         self._total, self._done = self._below(0, 0), 0.0
         # stack entries: (subtree bound, own bound, position after the last column, columns, units,
         # group counts, c0 sum, parent's cells, parent's cell count)
@@ -548,8 +580,12 @@ class SupportSearch:
 
     def _below(self, q: int, units: int) -> float:
         """Supports in the subtree of a node whose next position is q (an upper bound)."""
-        L = len(self._order)
-        return float(sum(math.comb(L - q, t) for t in range(0, max(0, self.p.max_size - units) + 1)))
+        key = (q, units)
+        if key not in self._below_cache:
+            L = len(self._order)
+            top = max(0, self.p.max_size - units)
+            self._below_cache[key] = float(sum(math.comb(L - q, t) for t in range(0, top + 1)))
+        return self._below_cache[key]
 
     def solve(self, started: float | None = None) -> SolverReport:
         self.t0 = time.perf_counter() if started is None else started
@@ -566,6 +602,18 @@ class SupportSearch:
             self._discard(entry[0])
         return self._report(status)
 
+    def _projected_past(self) -> bool:
+        """Whether the work done so far projects the whole tree past what the search may take:
+        ``give_up`` times the time limit (after ``projection_after``), or the time limit itself
+        after the checkpoint."""
+        elapsed = time.perf_counter() - self.t0
+        if elapsed <= self.projection_after or self._done <= 0:
+            return False
+        projected = elapsed * self._total / self._done
+        if self.checkpoint is not None and elapsed > self.checkpoint and projected > self.time_limit:
+            return True
+        return projected > self.give_up * self.time_limit
+
     def _run(self, stack: list, until: int | None = None) -> str | None:
         """Search the subtrees on ``stack`` (depth first) until it is empty, the time is up, or (with
         ``until``) it holds that many subtrees; what is left stays on ``stack``.  Returns the status
@@ -579,10 +627,8 @@ class SupportSearch:
             if self._left() <= 0:
                 status = "time_limit"
                 break
-            elapsed = time.perf_counter() - self.t0
-            if elapsed > self.projection_after and self._done > 0 \
-                    and elapsed * self._total / self._done > self.give_up * self.time_limit:
-                status = "too_large"  # projected far beyond the time limit: the caller's tree takes over
+            if self._projected_past():
+                status = "too_large"  # projected beyond its time: the caller's tree takes over
                 break
             entry = stack.pop()
             sub, own, q0, cols, units, counts, c0S, cell, n_cells = entry
@@ -601,7 +647,7 @@ class SupportSearch:
                 if own < self._prune_level() and cols:
                     # B5: the logistic regression on the support's cells, before listing its vectors
                     Xc, P, Q = support_cells(data, cell, n_cells, cols)
-                    lr, self._theta = lr_bound(Xc, P, Q, data.W)
+                    lr = self._support_lr(cols, Xc, P, Q)
                     own = max(own, lr + c0S * (1 - 4 * EPS))
                     self.lr_solves += 1
                 if own >= self._prune_level():
@@ -684,7 +730,14 @@ class SupportSearch:
                 def run(calls):
                     return client.gather([client.submit(_subtrees, *call, pure=False) for call in calls])
             while stack and self._left() > 0:
+                if self._projected_past():
+                    return "too_large"
                 seconds = min(span, self._left())
+                to_checkpoint = math.inf if self.checkpoint is None else \
+                    self.checkpoint - (time.perf_counter() - self.t0)
+                if to_checkpoint > 0:
+                    # a round does not run far past the checkpoint before the projection is looked at
+                    seconds = min(seconds, max(1.0, to_checkpoint))
                 # dealt out in turn from the top of the stack (the next subtrees first)
                 shares = [stack[::-1][k::workers][::-1] for k in range(workers)]
                 shares = [sh for sh in shares if sh]
@@ -699,6 +752,7 @@ class SupportSearch:
                     self.nodes += r["nodes"]
                     self.vectors += r["vectors"]
                     self.lr_solves += r["lr_solves"]
+                    self._done += r["done"]
                     stack.extend(r["stack"])
                 stack.sort(key=lambda e: -e[0])  # the least bound on top
                 span *= 2  # a support that needs longer than a round gets it in a later one
@@ -752,7 +806,7 @@ def _subtrees(problem: RiskProblem, fitted: bool, settings: dict, incumbent: tup
     search._run(stack)
     return {"best": search.best, "best_lam": search.best_lam, "best_scale": search.best_scale,
             "discarded": search.discarded, "nodes": search.nodes, "vectors": search.vectors,
-            "lr_solves": search.lr_solves, "stack": stack}
+            "lr_solves": search.lr_solves, "done": search._done, "stack": stack}
 
 
 @contextmanager
