@@ -240,8 +240,8 @@ class _CellChoice:
         """The share of the search's time the support search may take before the branch-and-cut
         takes over (it gives up sooner when its work so far projects far past it): 60 % for a
         fitted scale, whose certificate only the support search gives over every scale > 0 (it
-        certifies the exact track's mammo at size 7 in 9 s and adult at size 5 in 12 s), 30 % at one scale, so a problem the branch-and-cut alone certifies keeps
-        most of its time."""
+        certifies the exact track's mammo at size 7 in 9 s and adult at size 5 in 12 s), 30 % at one
+        scale, so a problem the branch-and-cut alone certifies keeps most of its time."""
         return 0.6 if self.fitted else 0.3
 
     def budget(self, left: float) -> tuple[float, float]:
