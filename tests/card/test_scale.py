@@ -527,7 +527,7 @@ def test_initial_model_at_another_scale_is_a_warm_start(wdbc_fit):
 
 # --- arguments --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), "auto", [], [1, -2], True, [1, "2"], None])
+@pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), "auto", [], [1, -2], True, [1, "2"]])
 def test_bad_scale_is_a_settings_error(bad):
     df = pd.DataFrame({"x": [0, 1, 0, 1], "y": [0, 1, 1, 0]})
     with pytest.raises(SettingsError, match="scale"):
@@ -597,3 +597,11 @@ def test_a_root_whose_lp_stops_at_the_time_limit_keeps_a_finite_bound(monkeypatc
         assert math.isfinite(m.lower_bound) and math.isfinite(m.gap)
         assert m.lower_bound <= min(per_scale[s] for s in np.atleast_1d(scale)) + slack(true_min)
         assert m.lower_bound <= m.objective
+
+
+def test_no_scale_is_the_objectives_default():
+    """scale=None (the default) is one point per logit for a binary outcome; 1 given is the same card."""
+    df = pd.DataFrame({"x": [0, 1, 0, 1, 1, 0, 1, 0] * 5, "y": [0, 1, 0, 1, 0, 0, 1, 1] * 5})
+    a = rf.risk_score("y ~ x", df, max_size=1, time_limit=10)
+    b = rf.risk_score("y ~ x", df, max_size=1, scale=1, time_limit=10)
+    assert a.scale == b.scale == 1.0 and a.settings.scales == (1.0,) and a.objective == b.objective
