@@ -62,6 +62,29 @@ class _FormulaInput:
             return split_formula(text)
         return "", text
 
+    def _checked_formula(self, example: str) -> None:
+        """A formula that is a string (or None), else one error naming an ``example``."""
+        if self.formula is not None and not isinstance(self.formula, str):
+            raise SettingsError(f"`formula` must be a string such as {example!r}; got {type(self.formula).__name__}.")
+
+    def _right_side(self, event_rule: str, example: str) -> str:
+        """The formula's right-hand side for fit(X, y): no ``event`` (``event_rule`` says where the
+        event comes from instead) and no outcome on the left (``y`` is the outcome)."""
+        if getattr(self, "event", None) is not None:
+            raise SettingsError(f"`event` applies to fit(df) with a full formula; with fit(X, y) {event_rule}")
+        lhs, rhs = self._rhs()
+        if lhs:
+            raise SettingsError(f"`formula` {self.formula!r} names an outcome ({lhs!r}) but `y` is given too; pass "
+                                f"only the right-hand side (e.g. {example!r}), or fit(df) without `y`.")
+        return rhs
+
+    def _features_of(self, X: pd.DataFrame, outcome: set) -> None:
+        """``n_features_in_`` and ``feature_names_in_`` of a fit(df): the frame's columns but the outcome's."""
+        features = [c for c in X.columns if c not in outcome]
+        self.n_features_in_ = len(features)
+        if all(isinstance(c, str) for c in features):
+            self.feature_names_in_ = np.asarray(features, dtype=object)
+
     def _frame(self, X) -> pd.DataFrame:
         """``X`` as the data frame the model scores, with scikit-learn's checks of the columns."""
         check_is_fitted(self, "model_")
@@ -220,18 +243,11 @@ class RiskScoreClassifier(ClassifierMixin, _FormulaInput, BaseEstimator):
         """
         from .fit import risk_score
 
-        if self.formula is not None and not isinstance(self.formula, str):
-            raise SettingsError(f"`formula` must be a string such as 'threshold(age) + C(sex)'; got "
-                                f"{type(self.formula).__name__}.")
+        self._checked_formula("threshold(age) + C(sex)")
         if y is None:
             return self._fit_frame(X, sample_weight)
-        if self.event is not None:
-            raise SettingsError("`event` applies to fit(df) with a full formula; with fit(X, y) the event is "
-                                "classes_[1], the larger of the two labels (recode `y` to choose it).")
-        lhs, rhs = self._rhs()
-        if lhs:
-            raise SettingsError(f"`formula` {self.formula!r} names an outcome ({lhs!r}) but `y` is given too; pass "
-                                "only the right-hand side (e.g. 'threshold(age) + C(sex)'), or fit(df) without `y`.")
+        rhs = self._right_side("the event is classes_[1], the larger of the two labels (recode `y` to choose it).",
+                               "threshold(age) + C(sex)")
         if _named_frame(X):
             validate_data(self, X, reset=True, skip_check_array=True)
             _check_len(X, y)
@@ -265,11 +281,8 @@ class RiskScoreClassifier(ClassifierMixin, _FormulaInput, BaseEstimator):
         weights = None if sample_weight is None else _sample_weight(sample_weight, len(X))
         model = risk_score(self.formula, X, weights=weights, event=self.event, **self._options())
         spec = model.design
-        lhs_vars = set(spec.lhs_model_spec.required_variables) if spec.lhs_model_spec is not None else {spec.outcome}
-        features = [c for c in X.columns if c not in lhs_vars]
-        self.n_features_in_ = len(features)
-        if all(isinstance(c, str) for c in features):
-            self.feature_names_in_ = np.asarray(features, dtype=object)
+        self._features_of(X, set(spec.lhs_model_spec.required_variables) if spec.lhs_model_spec is not None
+                          else {spec.outcome})
         levels = list(spec.levels)
         other = [lv for lv in levels if lv != spec.event]
         self.classes_ = np.asarray(other[:1] + [spec.event], dtype=object if any(isinstance(v, str) for v in levels)
@@ -468,18 +481,10 @@ class RiskScoreSurvival(_FormulaInput, BaseEstimator):
         """
         from .fit import risk_score
 
-        if self.formula is not None and not isinstance(self.formula, str):
-            raise SettingsError(f"`formula` must be a string such as 'threshold(age) + C(stage)'; got "
-                                f"{type(self.formula).__name__}.")
+        self._checked_formula("threshold(age) + C(stage)")
         if y is None:
             return self._fit_frame(X, sample_weight)
-        if self.event is not None:
-            raise SettingsError("`event` applies to fit(df) with a full formula; with fit(X, y) the event is the "
-                                "boolean field of `y`.")
-        lhs, rhs = self._rhs()
-        if lhs:
-            raise SettingsError(f"`formula` {self.formula!r} names an outcome ({lhs!r}) but `y` is given too; pass "
-                                "only the right-hand side (e.g. 'threshold(age) + C(stage)'), or fit(df) without `y`.")
+        rhs = self._right_side("the event is the boolean field of `y`.", "threshold(age) + C(stage)")
         event_field, time_field, time, event = _survival_target(y)
         if _named_frame(X):
             validate_data(self, X, reset=True, skip_check_array=True)
@@ -516,11 +521,7 @@ class RiskScoreSurvival(_FormulaInput, BaseEstimator):
                                 "RiskScoreSurvival('Surv(time, status) ~ threshold(age)').fit(df).")
         weights = None if sample_weight is None else _sample_weight(sample_weight, len(X))
         model = risk_score(self.formula, X, weights=weights, event=self.event, **self._options())
-        outcome = set(model.design.survival)
-        features = [c for c in X.columns if c not in outcome]
-        self.n_features_in_ = len(features)
-        if all(isinstance(c, str) for c in features):
-            self.feature_names_in_ = np.asarray(features, dtype=object)
+        self._features_of(X, set(model.design.survival))
         self._mode = "frame"
         self.formula_ = self.formula
         self.model_ = model

@@ -84,23 +84,26 @@ def _scale_table_display(model) -> pd.DataFrame | None:
         "status": t["status"]})
 
 
-def short_report(model) -> str:
-    """What ``print(model)`` shows: score card, score-to-risk table and one certificate line."""
+def short_report(model, title: str = "Risk score", formula=risk_formula, table=_risk_table_display) -> str:
+    """What ``print(model)`` shows: score card, the risk formula (``formula(model)``), the
+    score-to-risk table (``table(model)``) and one certificate line."""
     return r.document([
-        f"Risk score: {model.formula}",
+        f"{title}: {model.formula}",
         r.table(_card_display(model)),
-        risk_formula(model),
-        r.table(_risk_table_display(model)),
+        formula(model),
+        r.table(table(model)),
         "Certificate: " + model.certificate_line(),
     ])
 
 
-def card(model, kind: str = "text") -> str:
-    """Score card, risk formula and score-to-risk table of ``model`` in one of render.FORMATS."""
+def card(model, kind: str = "text", title: str = "Risk score", formula=risk_formula,
+         table=_risk_table_display) -> str:
+    """Score card, risk formula and score-to-risk table of ``model`` in one of render.FORMATS (the
+    title, formula and table as :func:`short_report` takes them)."""
     r.check_kind(kind)
-    return r.document([r.heading(r.escape(f"Risk score: {model.formula}", kind), kind, 2),
-                       r.table(_card_display(model), kind), r.paragraph(risk_formula(model), kind),
-                       r.table(_risk_table_display(model), kind)], kind)
+    return r.document([r.heading(r.escape(f"{title}: {model.formula}", kind), kind, 2),
+                       r.table(_card_display(model), kind), r.paragraph(formula(model), kind),
+                       r.table(table(model), kind)], kind)
 
 
 class Summary(r.Rendered):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ..reports import render as r
-from ..reports.summary import Summary, _card_display, certified_by, scale_table, _scale_table_display
+from ..reports.summary import (Summary, _card_display, card as base_card, certified_by, scale_table,
+                               _scale_table_display, short_report as base_short_report)
 
 
 def horizon_label(h: float) -> str:
@@ -32,21 +33,12 @@ def _risk_table_display(model) -> pd.DataFrame:
 
 def short_report(model) -> str:
     """What ``print(model)`` shows: score card, score → risk within each horizon, certificate."""
-    return r.document([
-        f"Time-to-event risk score: {model.formula}",
-        r.table(_card_display(model)),
-        risk_formula(model),
-        r.table(_risk_table_display(model)),
-        "Certificate: " + model.certificate_line(),
-    ])
+    return base_short_report(model, "Time-to-event risk score", risk_formula, _risk_table_display)
 
 
 def card(model, kind: str = "text") -> str:
     """Score card, risk formula and score → risk-within-horizon table in one of render.FORMATS."""
-    r.check_kind(kind)
-    return r.document([r.heading(r.escape(f"Time-to-event risk score: {model.formula}", kind), kind, 2),
-                       r.table(_card_display(model), kind), r.paragraph(r.escape(risk_formula(model), kind), kind),
-                       r.table(_risk_table_display(model), kind)], kind)
+    return base_card(model, kind, "Time-to-event risk score", risk_formula, _risk_table_display)
 
 
 class SurvivalSummary(Summary):
