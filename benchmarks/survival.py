@@ -15,8 +15,10 @@ repeated stratified K-fold cross-validation (folds stratified by the event indic
 * **Cox rounded** — AutoScore-Survival's recipe (Xie et al., 2022): those Cox coefficients
   restricted to the 5 largest in absolute value, scaled so that the largest maps to ±5 and rounded
   to integers in −5 … 5;
-* **L1 Cox rounded** — an L1-penalized Cox (statsmodels ``PHReg.fit_regularized``, elastic net with
-  L1 weight 1) whose penalty is searched (bisection on its logarithm) for exactly 5 nonzero
+* **L1 Cox rounded** — an L1-penalized Cox (Tibshirani, 1997; Efron's partial likelihood, the
+  objective of statsmodels' ``PHReg.fit_regularized`` with L1 weight 1, minimized here by
+  accelerated proximal gradient because statsmodels' coordinate descent takes 30–80 s per penalty
+  on 686 rows) whose penalty is searched (bisection on its logarithm) for exactly 5 nonzero
   coefficients (or the most below 5 when no penalty gives 5), rounded as above.  ``L1 Cox`` is the
   same model before rounding.
 
@@ -276,26 +278,56 @@ def cox_fit(t, e, X) -> tuple[np.ndarray, bool]:
     return beta, converged and bool(np.all(np.isfinite(beta)))
 
 
-def l1_cox_fit(t, e, X, k: int = SIZE, steps: int = 18) -> tuple[np.ndarray, float]:
-    """An L1-penalized Cox fit with ``k`` nonzero coefficients (the most ≤ k found): bisection on
-    log alpha between the penalty that zeroes every coefficient (the largest |gradient| at 0 of the
-    mean log partial likelihood) and 1/1000 of it.  Returns the coefficients and alpha."""
+def l1_cox(loss, alpha: float, start: np.ndarray, tol: float = 1e-8, max_iter: int = 3000) -> np.ndarray:
+    """argmin_β l(β) + alpha·|β|₁ by accelerated proximal gradient (FISTA with backtracking, Beck &
+    Teboulle, 2009) on riskformula's Efron partial likelihood ``loss`` (a CoxLoss at scale 1: the
+    mean negative log partial likelihood, the same objective as statsmodels' ``PHReg.fit_regularized``,
+    whose coordinate descent takes 30–80 s per penalty on gbsg's 686 rows)."""
+    def f(b):
+        return loss.value_and_gradient(np.r_[0.0, b])
+
+    x = y = start.astype(float)
+    t, L = 1.0, 1.0
+    fx = f(x)[0] + alpha * np.abs(x).sum()
+    for _ in range(max_iter):
+        fy, gy = f(y)
+        gy = gy[1:]
+        while True:
+            z = y - gy / L
+            z = np.sign(z) * np.maximum(np.abs(z) - alpha / L, 0.0)
+            fz = f(z)[0]
+            if fz <= fy + gy @ (z - y) + 0.5 * L * float((z - y) @ (z - y)) + 1e-15:
+                break
+            L *= 2.0
+        Fz = fz + alpha * np.abs(z).sum()
+        if Fz > fx:  # restart the momentum when the objective goes up (O'Donoghue & Candès, 2015)
+            t, y = 1.0, x
+            continue
+        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+        y = z + ((t - 1.0) / t_next) * (z - x)
+        done = fx - Fz <= tol * max(1.0, abs(Fz)) and np.max(np.abs(z - x)) <= 1e-7
+        x, fx, t, L = z, Fz, t_next, L * 0.9
+        if done:
+            break
+    return x
+
+
+def l1_cox_fit(t, e, X, k: int = SIZE, steps: int = 30) -> tuple[np.ndarray, float]:
+    """An L1-penalized Cox fit (Tibshirani, 1997; Efron's ties) with ``k`` nonzero coefficients (the
+    most ≤ k found): bisection on log alpha between the penalty that zeroes every coefficient (the
+    largest |gradient| at 0 of the mean log partial likelihood) and 1/1000 of it, warm-started.
+    Returns the coefficients and alpha."""
+    from riskformula.problem.cox import CoxLoss
     live = np.flatnonzero(X.std(axis=0) > 0)
-    model = _phreg(t, X[:, live], e)
-    a_hi = float(np.max(np.abs(model.score(np.zeros(len(live)))))) / len(t)
+    loss = CoxLoss(X[:, live], t, e, ties="efron")
+    a_hi = float(np.max(np.abs(loss.value_and_gradient(np.zeros(len(live) + 1))[1])))
     lo, hi = math.log(a_hi * 1e-3), math.log(a_hi)
     best: tuple[int, np.ndarray, float] | None = None
-    start = None
-
-    def fit(a):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return np.asarray(model.fit_regularized(alpha=a, L1_wt=1.0, start_params=start).params)
-
+    start = np.zeros(len(live))
     for _ in range(steps):
         mid = 0.5 * (lo + hi)
-        p = fit(math.exp(mid))
-        nz = int(np.sum(np.abs(p) > 1e-8))
+        p = l1_cox(loss, math.exp(mid), start)
+        nz = int(np.count_nonzero(p))
         if nz <= k and (best is None or nz > best[0]):
             best = (nz, p, math.exp(mid))
         if nz == k:
@@ -303,10 +335,10 @@ def l1_cox_fit(t, e, X, k: int = SIZE, steps: int = 18) -> tuple[np.ndarray, flo
         if nz > k:
             lo = mid
         else:
-            hi = mid
+            hi, start = mid, p
     beta = np.zeros(X.shape[1])
     if best is not None:
-        beta[live] = np.where(np.abs(best[1]) > 1e-8, best[1], 0.0)
+        beta[live] = best[1]
         return beta, best[2]
     return beta, math.exp(hi)
 
