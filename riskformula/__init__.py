@@ -56,6 +56,7 @@ from .tuning import cross_validate, cv_risk_score, size_path
 from . import plots
 from .thresholds import cut, threshold
 from .netbenefit import NetBenefitScore, net_benefit
+from .survival import SurvivalScore
 from .netbenefit.improve import improve_aunbc
 from .reports.decision_curve import DecisionCurve, decision_curve
 from .counterfactuals import Counterfactuals, Reasons
@@ -77,7 +78,7 @@ __all__ = [
     "equalized_odds", "score_balance", "risk_parity", "calibration_within_groups", "fairness_path",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",
     "SizePath", "cv_risk_score", "SizeCV", "from_json", "plots", "Counterfactuals", "Reasons",
-    "NetBenefitScore", "net_benefit", "decision_curve", "DecisionCurve", "improve_aunbc", "export",
+    "NetBenefitScore", "SurvivalScore", "net_benefit", "decision_curve", "DecisionCurve", "improve_aunbc", "export",
     "rashomon_set", "RashomonSet",
 ]
 

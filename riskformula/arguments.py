@@ -57,7 +57,12 @@ class ModelArguments:
     initial: Any = None
     scale: Any = 1
     real_intercept: bool | None = None
+    horizon: Any = None
+    ties: str = "efron"
     objective: Any = field(default="logistic", compare=False)
+
+    #: the arguments only a time-to-event fit (``Surv(time, event) ~ ...``) reads
+    SURVIVAL_ONLY = ("horizon", "ties")
 
     def __post_init__(self):
         put = object.__setattr__
@@ -85,6 +90,10 @@ class ModelArguments:
                                 "constraints: their rows on the risk are written for whole scores. Leave "
                                 "`real_intercept` at None (or False) to fit them with an integer intercept.")
         put(self, "real_intercept", None if choice is None else bool(choice))
+        put(self, "horizon", check_horizons(self.horizon))
+        if self.ties not in ("efron", "breslow"):
+            raise SettingsError(f"`ties` must be 'efron' (Efron, 1977; the default, as R's coxph) or 'breslow' "
+                                f"(Breslow, 1974); got {self.ties!r}.")
 
     # --- what the fits read ------------------------------------------------------------------
     @property
@@ -133,6 +142,23 @@ class ModelArguments:
         names = set(cls.names())
         return ({k: x for k, x in keywords.items() if k in names},
                 {k: x for k, x in keywords.items() if k not in names})
+
+
+def check_horizons(horizon) -> tuple[float, ...] | None:
+    """``horizon`` of a time-to-event fit as a sorted tuple of distinct times > 0 (None: none given)."""
+    if horizon is None:
+        return None
+    values = list(horizon) if isinstance(horizon, (list, tuple, np.ndarray)) else [horizon]
+    out = []
+    for h in values:
+        if isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(h) or h <= 0:
+            raise SettingsError(f"`horizon` must be a time > 0 in the unit of the follow-up times (e.g. "
+                                f"horizon=365), or a list of such times (horizon=[1, 3, 5]); got {h!r}.")
+        out.append(float(h))
+    if not out or len(out) > 20:
+        raise SettingsError(f"`horizon` must name between 1 and 20 times; got {len(out)}.")
+    return tuple(sorted(set(out)))
 
 
 def _is_default(value, default) -> bool:

@@ -18,6 +18,8 @@ from ._threads import one_blas_thread
 from .control import SearchControl, make_control
 from .model import RiskScore
 from .netbenefit import fit as _net_benefit  # noqa: F401  (registers objective="net_benefit")
+from .survival import fit as _cox  # noqa: F401  (registers objective="cox")
+from .design.survival_response import is_surv
 from .arguments import ModelArguments
 from .objectives import objective_entry
 
@@ -27,7 +29,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
                positive_weight: float = 1.0, event=None, missing: str | dict = "raise", constraints=None,
                factors_as_one: bool = False, scale=1, real_intercept: bool | None = None,
-               objective="logistic", initial=None, context: dict | None = None, subset=None,
+               horizon=None, ties: str = "efron", objective=None, initial=None, context: dict | None = None,
+               subset=None,
                control: SearchControl | None = None,
                **search) -> RiskScore:
     """Fit the integer risk score that minimises mean logistic loss + c0 · (number of terms).
@@ -125,7 +128,22 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         (the model of Ustun & Rudin, 2019, and the default with a fixed scale); ``True`` with
         ``risk_at_least``/``risk_at_most`` or fairness constraints is an error (their rows need
         whole scores).
-    objective : str or DecisionGrid, default "logistic"
+    horizon : float or list of float, optional
+        For a time-to-event outcome ``Surv(time, event) ~ ...``: the time(s) at which the card states
+        the risk of the event (``horizon=365``, ``horizon=[1, 3, 5]``), in the unit of the follow-up
+        times; the first is the default of ``predict``.  None (default): the median follow-up (reverse
+        Kaplan–Meier, Schemper & Smith, 1996), rounded to three digits.  Fitting does not depend on it.
+    ties : {"efron", "breslow"}, default "efron"
+        For a time-to-event outcome: how tied event times enter the partial likelihood and the
+        baseline hazard (Efron, 1977, R's ``coxph`` default; or Breslow, 1974).
+    objective : str or DecisionGrid, optional
+        None (default): ``"cox"`` for a formula whose left side is ``Surv(time, event)``, else
+        ``"logistic"``.  ``"cox"`` fits a time-to-event risk score: the points (and, by default, the
+        score scale, ``scale="fit"``) that minimise the negative log partial likelihood of Cox (1972)
+        per row + c0 · size, certified, with the risk within each ``horizon`` from the Breslow (1974)
+        baseline hazard (a :class:`~riskformula.survival.SurvivalScore`; right-censored data only:
+        left truncation and competing risks are not supported; fairness and risk constraints and a
+        dask frame are refused).
         ``"logistic"`` (mean logistic loss, Ustun & Rudin, 2019) or
         ``"net_benefit"`` (weighted net benefit over decision thresholds; no intercept, one score
         cut-off per threshold, band risks = observed event rates; ``intercept_range``,
@@ -179,12 +197,15 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
                            others=ModelArguments.names() + ("objective", "control", "subset"))
     if subset is not None:
         data = _subset(data, subset)
+    if objective is None:
+        objective = "cox" if isinstance(formula, str) and "~" in formula and is_surv(formula.split("~", 1)[0]) \
+            else "logistic"
     entry = objective_entry(objective)
     arguments = ModelArguments(max_size=max_size, min_size=min_size, coef_range=coef_range,
                                intercept_range=intercept_range, c0=c0, weights=weights,
                                positive_weight=positive_weight, event=event, missing=missing, context=context,
                                constraints=constraints, factors_as_one=factors_as_one, initial=initial, scale=scale,
-                               real_intercept=real_intercept, objective=objective)
+                               real_intercept=real_intercept, horizon=horizon, ties=ties, objective=objective)
     entry.check(arguments.given(), control)
     return entry.fit(formula, data, arguments, control)
 

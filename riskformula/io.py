@@ -475,7 +475,7 @@ def _check_objective(model, lam, settings: FitSettings) -> None:
 
 #: the training metrics' ranges (NaN: unknown)
 _METRIC_RANGES = {"n": (1, MAX_COUNT), "events": (0, MAX_COUNT), "auc": (0, 1), "cal": (0, 1), "brier": (0, 1),
-                  "log_loss": (0, math.inf), "net_benefit": (-math.inf, 1)}
+                  "log_loss": (0, math.inf), "net_benefit": (-math.inf, 1), "harrell_c": (0, 1)}
 
 
 def _check_training(model, settings: FitSettings) -> None:
@@ -492,7 +492,7 @@ def _check_training(model, settings: FitSettings) -> None:
         if not (isinstance(v, float) and math.isnan(v)) and v != count:
             raise _doc.fail(f"{path}.{k}", f"the metrics' {k} must be the training {'rows' if k == 'n' else k} "
                             f"($.training.{'nobs' if k == 'n' else k}: {count:,d})", v)
-    if model.events < 1 or model.events >= model.nobs:
+    if model.events < 1 or (model.events >= model.nobs and model.design.survival is None):
         raise _doc.fail("$.training.events", f"a risk score is fitted to rows with events and non-events; "
                         f"{model.events:,d} events in {model.nobs:,d} rows", model.events)
     described = {c.describe(): c for c in settings.constraints}
@@ -806,7 +806,9 @@ def _training(t: dict) -> dict:
     nobs = _doc.integer(_doc.field(t, "nobs", path), path + ".nobs", 1, MAX_COUNT)
     events = _doc.integer(_doc.field(t, "events", path), path + ".events", 0, nobs)
     metrics = _decode(_doc.obj(_doc.field(t, "metrics", path), path + ".metrics"))
-    keys = ("n", "events", "auc", "cal", "brier", "log_loss")
+    # a binary score's headline metrics, or a time-to-event score's (its concordance)
+    keys = (("n", "events", "harrell_c") if "harrell_c" in metrics else ("n", "events", "auc", "cal", "brier",
+                                                                         "log_loss"))
     _doc.only(metrics, keys + ("net_benefit",), path + ".metrics")
     for k in keys + (("net_benefit",) if "net_benefit" in metrics else ()):
         v = _doc.field(metrics, k, path + ".metrics")

@@ -416,10 +416,12 @@ def _usable_starts(starts, problems, columns, max_size, min_size) -> list[np.nda
 
 register_objective(Objective(
     "logistic", fit_logistic,
-    arguments=frozenset(ModelArguments.names()),
+    arguments=frozenset(ModelArguments.names()) - set(ModelArguments.SURVIVAL_ONLY),
     search=frozenset({"time_limit", "gap_tolerance", "absolute_gap_tolerance", "node_limit", "n_jobs", "progress",
                       "verbose", "engine", "client"}),
     description="mean logistic loss + c0 · size (Ustun & Rudin, 2019)",
-    why_not={"solver": "the logistic fit runs its own branch-and-cut (`solver` is the net-benefit fit's exact solver)",
+    why_not={**{k: "it is read by a time-to-event fit, whose formula's left side is Surv(time, event)"
+                for k in ModelArguments.SURVIVAL_ONLY},
+             "solver": "the logistic fit runs its own branch-and-cut (`solver` is the net-benefit fit's exact solver)",
              "solver_options": "the logistic fit runs its own branch-and-cut (`solver_options` are the net-benefit "
                                "fit's exact solver's)"}))

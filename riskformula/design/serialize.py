@@ -61,7 +61,8 @@ def design_to_json(spec: DesignSpec) -> dict:
         "outcome": {"name": spec.outcome, "event": _level(spec.event, "the outcome"),
                     "levels": [_level(v, "the outcome") for v in spec.levels],
                     "rule": None if rule is None else {**rule.to_dict(), "value": None if rule.op is None
-                                                       else _level(rule.value, "the outcome")}},
+                                                       else _level(rule.value, "the outcome")},
+                    **({} if spec.survival is None else {"survival": list(spec.survival)})},
         "design": {"columns": [{"name": c, "label": lab, "term": t, "rule": r}
                                for c, lab, t, r in zip(spec.columns, spec.labels, spec.column_terms, rules)],
                    "variables": list(spec.variables),
@@ -84,8 +85,8 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
     formula = _doc.text(_doc.field(doc, "formula", "$"), "$.formula")
     des = _doc.only(_doc.obj(_doc.field(doc, "design", "$"), "$.design"),
                     ("columns", "variables", "categories", "thresholds", "missing"), "$.design")
-    out = _doc.only(_doc.obj(_doc.field(doc, "outcome", "$"), "$.outcome"), ("name", "event", "levels", "rule"),
-                    "$.outcome")
+    out = _doc.only(_doc.obj(_doc.field(doc, "outcome", "$"), "$.outcome"),
+                    ("name", "event", "levels", "rule", "survival"), "$.outcome")
     cols = _doc.array(_doc.field(des, "columns", "$.design"), "$.design.columns", MAX_COLUMNS)
     names, labels, terms, rules = [], [], [], []
     for i, c in enumerate(cols):
@@ -134,6 +135,12 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
     event = _doc.level(_doc.field(out, "event", "$.outcome"), "$.outcome.event")
     if event not in levels:
         raise _doc.fail("$.outcome.event", f"the event must be one of the outcome levels {levels}", event)
+    survival = None
+    if out.get("survival") is not None:
+        pair = [_doc.text(c, "$.outcome.survival") for c in _doc.array(out["survival"], "$.outcome.survival", 2)]
+        if len(pair) != 2 or pair[0] == pair[1]:
+            raise _doc.fail("$.outcome.survival", "expected the two distinct columns of Surv(time, event)", pair)
+        survival = tuple(pair)
     raw_rule = _doc.field(out, "rule", "$.outcome")
     outcome_rule = None if raw_rule is None else outcome_from_dict(raw_rule, "$.outcome.rule")
     expressions = [names[j] for j, r in enumerate(rules) if not r.declarative]
@@ -163,7 +170,7 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
                       labels=tuple(labels), column_terms=tuple(terms), variables=tuple(variables), outcome=name,
                       event=event, levels=tuple(levels), thresholds=tuple(thresholds), context=ctx,
                       unresolved_context=unresolved, rules=tuple(rules),
-                      categories=categories, outcome_rule=outcome_rule, missing=missing)
+                      categories=categories, outcome_rule=outcome_rule, missing=missing, survival=survival)
 
 
 def _name_fits(name: str, rule) -> bool:

@@ -398,10 +398,13 @@ def _stored(x):
 _NO_INTERCEPT = "a net-benefit score has no intercept (its risks are the event rates of its score bands)"
 register_objective(Objective(
     "net_benefit", fit_net_benefit,
-    arguments=frozenset(ModelArguments.names()) - {"intercept_range", "positive_weight", "scale", "real_intercept"},
+    arguments=frozenset(ModelArguments.names()) - {"intercept_range", "positive_weight", "scale", "real_intercept",
+                                                   *ModelArguments.SURVIVAL_ONLY},
     search=frozenset({"time_limit", "gap_tolerance", "progress", "verbose", "solver", "solver_options"}),
     description="weighted net benefit over decision thresholds − c0 · size (Chi & Birbil, 2026)",
-    why_not={"intercept_range": "the score has no intercept, the cut-off of each decision threshold plays its part",
+    why_not={"horizon": "it is read by a time-to-event fit, whose formula's left side is Surv(time, event)",
+             "ties": "it is read by a time-to-event fit, whose formula's left side is Surv(time, event)",
+             "intercept_range": "the score has no intercept, the cut-off of each decision threshold plays its part",
              "positive_weight": "the decision thresholds set the exchange rate of events and non-events (p/(1-p))",
              "scale": "a net-benefit score's risks are the observed event rates of its score bands, not a logistic "
                       "curve of the score",

@@ -168,6 +168,10 @@ def decision_curve(*models, data: pd.DataFrame, thresholds=None, names=None) -> 
         if not (callable(getattr(m, "predict", None)) and callable(getattr(m, "observed", None))):
             raise SettingsError(f"model {k + 1} ({type(m).__name__}) has no predict(data)/observed(data); pass "
                                 "fitted scores.")
+        if getattr(getattr(m, "design", None), "survival", None) is not None:
+            raise SettingsError(f"model {k + 1} is a time-to-event score: its net benefit would need the events "
+                                "within a horizon counted with the censored rows' weights, which decision_curve "
+                                "does not do; evaluate it with m.evaluate(data).")
     if names is None:
         names = _default_names(models)
     else:

@@ -456,6 +456,13 @@ def evaluate(model, data: pd.DataFrame, by: str | None = None, thresholds=None) 
     >>> print(ev)  # doctest: +SKIP
     >>> ev.to_frame()  # doctest: +SKIP
     """
+    if getattr(getattr(model, "design", None), "survival", None) is not None:
+        # a time-to-event score: evaluated at its horizons (Harrell's and Uno's C, AUC(t), calibration
+        # against Kaplan–Meier), never as if its event indicator were a binary outcome
+        if by is not None or thresholds is not None:
+            raise SettingsError("`by` and `thresholds` are the binary evaluation's; a time-to-event score is "
+                                "evaluated at its horizons: m.evaluate(data, horizon=...).")
+        return model.evaluate(data)
     if isinstance(by, (list, tuple)):
         # a list is not a column name; m.fairness(by=[...]) forms intersectional groups, this does not
         raise SettingsError(f"`by` takes one column name here; got {by!r}. For groups of several columns, "

@@ -40,6 +40,9 @@ def _evaluation(model_or_evaluation, data) -> Evaluation:
     if data is None:
         raise SettingsError("`data` is required when plotting a model: "
                         "plot_xxx(model, data), or plot_xxx(evaluate(model, data)).")
+    if getattr(getattr(model_or_evaluation, "design", None), "survival", None) is not None:
+        raise SettingsError("this plot reads a binary outcome's evaluation; for a time-to-event score draw "
+                            "rf.plots.plot_km_by_score(m, data) or rf.plots.plot_survival_calibration(m, data).")
     with warnings.catch_warnings():
         # these warnings are about Hosmer–Lemeshow, the calibration slope and AUC, which no plot
         # shows (plot_roc raises its own error when AUC is undefined)

@@ -387,11 +387,13 @@ ROWS_PER_ITEM = 10
 def few_rows_note(m) -> str | None:
     """The note on a fit with fewer than :data:`ROWS_PER_ITEM` rows of the rarer outcome per item
     (a 5-row fit can be "optimal" with every item at its bound), or None."""
-    rarer = min(m.events, m.nobs - m.events)
+    # a time-to-event score: events per item (censored rows are not the rarer "outcome")
+    survival = m.design.survival is not None
+    rarer = m.events if survival else min(m.events, m.nobs - m.events)
     items = max(int(m.size), 1)
     if rarer >= ROWS_PER_ITEM * items:
         return None
-    kind = "events" if m.events <= m.nobs - m.events else "non-events"
+    kind = "events" if survival or m.events <= m.nobs - m.events else "non-events"
     return (f"Few rows for the model: {m.nobs:,d} training rows with {rarer:,d} {kind} for {m.size} item(s), "
             f"fewer than {ROWS_PER_ITEM} of the rarer outcome per item (Peduzzi et al., 1996). The certificate "
             "is exact on these rows, but points chosen from so few rarely hold on new data: check them with "

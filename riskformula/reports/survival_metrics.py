@@ -25,10 +25,14 @@ are given, else from the rows measured; ``G(t)`` is right-continuous.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, SettingsError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["kaplan_meier", "censoring_survival", "step_at", "harrell_c", "uno_c", "cumulative_dynamic_auc",
            "breslow_baseline", "risk_within", "calibration_at", "CalibrationTable", "brier_scores",
@@ -212,7 +216,8 @@ def risk_within(eta, horizon, base_times, base_hazard) -> np.ndarray:
 @dataclass(frozen=True)
 class CalibrationTable:
     """Per score group: its label, rows, events by the horizon, mean predicted risk by the horizon
-    and the Kaplan–Meier risk observed by then (1 − S(t)), with its Greenwood standard error."""
+    and the Kaplan–Meier risk observed by then (1 − S(t)), with its Greenwood standard error (of
+    S(t), hence of 1 − S(t)); :meth:`ci` gives its confidence interval."""
 
     horizon: float
     group: np.ndarray
@@ -221,6 +226,34 @@ class CalibrationTable:
     predicted: np.ndarray
     observed: np.ndarray
     se: np.ndarray
+
+    def ci(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """The ``level`` confidence interval of each observed risk 1 − S(t): Greenwood's standard
+        error on the log(−log S) scale (Kalbfleisch & Prentice, 1980; lifelines' and Stata's default),
+        S^exp(±z·se/(S·|log S|)), which stays inside [0, 1].  A group with no event by t (S = 1) or
+        with every row's event by t (S = 0) has the one-point interval at its observed risk."""
+        if not 0 < level < 1:
+            raise SettingsError(f"`level` must be between 0 and 1; got {level!r}.")
+        from statistics import NormalDist
+
+        z = NormalDist().inv_cdf(0.5 + level / 2)
+        S = 1.0 - np.asarray(self.observed, dtype=float)
+        inner = (S > 0) & (S < 1)
+        logS = np.log(np.where(inner, S, 0.5))
+        width = np.where(inner, z * np.asarray(self.se, dtype=float) / (np.where(inner, S, 1.0) * -logS), 0.0)
+        s_low = np.where(inner, np.exp(logS * np.exp(width)), S)
+        s_high = np.where(inner, np.exp(logS * np.exp(-width)), S)
+        return 1.0 - s_high, 1.0 - s_low
+
+    def to_frame(self, level: float = 0.95) -> pd.DataFrame:
+        """One row per group: ``group, n, events, predicted, observed, se, lower, upper`` (the
+        interval of :meth:`ci`)."""
+        import pandas as pd
+
+        lower, upper = self.ci(level)
+        return pd.DataFrame({"group": self.group, "n": self.n, "events": self.events,
+                             "predicted": self.predicted, "observed": self.observed, "se": self.se,
+                             "lower": lower, "upper": upper})
 
 
 def calibration_at(time, event, risk, group, horizon: float) -> CalibrationTable:

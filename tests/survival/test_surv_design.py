@@ -118,7 +118,7 @@ def test_binary_fits_refuse_a_time_to_event_outcome(df):
     with pytest.raises(FormulaError, match="time-to-event outcome"):
         _build_design("Surv(days, status) ~ age", df)
     with pytest.raises(FormulaError, match="time-to-event outcome"):
-        rf.risk_score("Surv(days, status) ~ age + C(sex)", df, max_size=2, time_limit=5)
+        rf.risk_score("Surv(days, status) ~ age + C(sex)", df, max_size=2, objective="logistic", time_limit=5)
 
 
 def test_survival_of_new_data(df):

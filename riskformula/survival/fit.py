@@ -1,0 +1,186 @@
+"""The Cox objective: an integer risk score for a time-to-event outcome ``Surv(time, event) ~ ...``,
+certified; registered as ``objective="cox"`` of :func:`riskformula.risk_score`, which picks it for
+a formula whose left side is ``Surv(time, event)``.
+
+The pipeline is the logistic fit's, with the Cox (1972) partial likelihood as the loss
+(:class:`~riskformula.problem.cox.CoxLoss`; Efron's (1977) ties by default, Breslow's (1974) with
+``ties="breslow"``): formula + data → time-to-event design (:mod:`riskformula.design`; threshold
+cuts are not pruned, since the outcome-run argument that prunes them is the binary loss's) →
+one problem per score scale, the intercept fixed at 0 (the partial likelihood does not see it) →
+the branch-and-cut, over the scales → the Breslow baseline hazard of the training rows at the
+fitted score → :class:`~riskformula.survival.SurvivalScore`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import warnings
+from typing import cast
+
+import numpy as np
+
+from .._threads import check_n_jobs
+from ..arguments import ModelArguments
+from ..backends import backend_for
+from ..card import value_supports
+from ..control import SearchControl
+from ..design import build_design
+from ..design.rules import Deadline
+from ..errors import FormulaError, NotApplicableError, SettingsError
+from ..fitinfo import FitSettings, FittedRows, TrainingSummary, index_digest
+from ..counterfactuals.profile import TrainingProfile
+from ..logistic import _solution, _usable_starts, _warn_few_rows
+from ..model import training_facts
+from ..objectives import Objective, register_objective
+from ..pipeline import after_search_reserve, design_bounds, initial_points
+from ..problem import build_problem
+from ..problem.cox import CoxLoss
+from ..reports.survival_metrics import breslow_baseline, harrell_c, kaplan_meier
+from ..solver import BranchAndCut
+from ..solver.multiscale import MultiScaleSearch
+from ..solver.parallel import start_workers, workers_for
+from .model import SurvivalFit, SurvivalScore
+
+__all__ = ["fit_cox", "COX_FIT_SCALES", "default_horizon"]
+
+#: the score scales ``scale="fit"`` (the Cox fit's default) searches: from 1 (a point is a hazard
+#: ratio of e ≈ 2.7) to 16 (a point is a hazard ratio of e^(1/16) ≈ 1.06), since hazard ratios per
+#: item are mostly between 1.1 and 3; the search adds scales where the best score's points fit best
+COX_FIT_SCALES = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0)
+
+
+def default_horizon(time, event) -> float:
+    """The median follow-up by the reverse Kaplan–Meier method (Schemper & Smith, 1996): the time
+    by which half the rows would have been censored had none had the event; the largest event
+    time when the censoring curve never falls to one half."""
+    t, s = kaplan_meier(np.asarray(time, float), 1 - np.asarray(event, int))
+    below = np.flatnonzero(s <= 0.5)
+    h = float(t[below[0]]) if len(below) else float(np.max(np.asarray(time)[np.asarray(event) == 1]))
+    return float(f"{h:.3g}")
+
+
+def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchControl) -> SurvivalScore:
+    """The certified time-to-event risk score; see :func:`riskformula.risk_score` for the arguments."""
+    started = time.perf_counter()
+    a = arguments
+    if backend_for(data) is not None:
+        raise NotApplicableError("a time-to-event score on a dask frame is not supported: the partial likelihood "
+                                 "compares every row with all rows still at risk at each event time, which the "
+                                 "partition-by-partition collapse cannot do. Fit it on a pandas DataFrame "
+                                 "(data.compute()).")
+    rows_bound = [c for c in a.constraints if c.reads_rows or c.whole_scores or c.on_the_risk()]
+    if rows_bound:
+        raise SettingsError(f"{rows_bound[0].describe()} does not apply to a time-to-event score: fairness and risk "
+                            "constraints are written for a binary outcome's risk. The structural constraints "
+                            "(at_most, not_both, implies, max_variables, sign, ...) apply.")
+    n_jobs = workers_for(check_n_jobs(control.n_jobs), control.time_limit)
+    start_workers(n_jobs, BranchAndCut)
+    deadline = Deadline.after(control.time_limit, started)
+    design = build_design(formula, data, missing=a.missing, event=a.event, context=a.context, prune_cuts=False,
+                          weights=a.weights, deadline=deadline, survival=True)
+    if design.time is None:
+        raise FormulaError(f"objective='cox' fits a time-to-event outcome: write the formula's left side as "
+                           f"Surv(time, event), e.g. 'Surv(days, died) ~ ...'; got {formula!r}.")
+    design, candidates, lower, upper = design_bounds(design, a.coef_range, a.min_size, drop_dominated=False)
+    loss = CoxLoss(design.X, design.time, design.y, weights=design.weights, ties=a.ties)
+    fitted_scale = a.fitted_scale or "scale" not in a.given()
+    scales = COX_FIT_SCALES if fitted_scale else a.scales
+    opts = dict(factors_as_one=bool(a.factors_as_one), c0=a.c0, intercept_range=(0, 0), constraints=a.constraints,
+                max_size=a.max_size, min_size=a.min_size)
+
+    def problem_at(m, quiet=True):
+        with warnings.catch_warnings():
+            if quiet:
+                warnings.simplefilter("ignore")
+            return build_problem(design.spec, loss.with_scale(m), lower, upper, **opts)
+    problems = {m: problem_at(m, quiet=k > 0) for k, m in enumerate(scales)}
+    problem = next(iter(problems.values()))
+    starts = None if a.initial is None else _usable_starts(initial_points(a.initial, design.spec.terms, problem),
+                                                           problems, list(design.spec.columns), a.max_size, a.min_size)
+    search_limit = control.time_limit - after_search_reserve(control.time_limit, 0.0)
+    options = control.options(time_limit=search_limit, n_jobs=n_jobs)
+    if len(problems) == 1:
+        m, problem = next(iter(problems.items()))
+        report = dataclasses.replace(BranchAndCut(problem, options).solve(initial=starts, started=started), scale=m)
+    else:
+        search = MultiScaleSearch(problems, options, add_scale=problem_at if fitted_scale else None)
+        report = search.solve(initial=starts, started=started,
+                              initial_scale=float(a.initial.scale) if isinstance(a.initial, SurvivalScore) else None)
+        problems = search.problems
+    problem = problems.get(report.scale, problem)
+    lam = _solution(report, problem, control, a.max_size, a.min_size)
+    m = float(report.scale)
+    settings = FitSettings(max_size=a.max_size, min_size=a.min_size, coef_lower=tuple(lower.astype(int)),
+                           coef_upper=tuple(upper.astype(int)), intercept_range=(0, 0), c0=a.c0, positive_weight=1.0,
+                           weighted=a.weights is not None, time_limit=control.time_limit,
+                           gap_tolerance=control.gap_tolerance, absolute_gap_tolerance=control.absolute_gap_tolerance,
+                           missing=a.missing, constraints=a.constraints, factors_as_one=bool(a.factors_as_one),
+                           size_groups=tuple(tuple(g.cols) for g in problem.groups),
+                           threshold_candidates=candidates,
+                           scales=tuple(sorted(set(scales) | set(problems)
+                                               | {r["scale"] for r in report.scales if r.get("added")})),
+                           real_intercept=False)
+    return cast(SurvivalScore, _warn_few_rows(survival_model(design, lam, report, settings, loss, m, a, data=data)))
+
+
+def survival_model(design, lam, report, settings: FitSettings, loss: CoxLoss, scale: float,
+                   a: ModelArguments, data=None) -> SurvivalScore:
+    """The fitted :class:`SurvivalScore` of a time-to-event design and its points ``lam``: the
+    Breslow baseline of the training rows at the fitted score, the horizons, the partial
+    likelihoods, and the training rows' scores and concordance."""
+    t, e = np.asarray(design.time, float), np.asarray(design.y, int)
+    w = None if design.weights is None else np.asarray(design.weights, float)
+    eta = (lam[0] + design.X @ lam[1:]) / scale  # = (card intercept + card score) / scale
+    base_times, base_hazard = breslow_baseline(t, e, eta, weights=w, ties=a.ties)
+    max_time = float(t.max())
+    horizons = a.horizon if a.horizon is not None else (default_horizon(t, e),)
+    late = [h for h in horizons if h > max_time]
+    if late:
+        raise SettingsError(f"`horizon={late[0]:g}` is beyond the longest follow-up of the training rows "
+                            f"({max_time:g}): no risk can be estimated there. Ask for a horizon of at most "
+                            f"{max_time:g}.")
+    early = [h for h in horizons if h < base_times[0]]
+    if early:
+        raise SettingsError(f"`horizon={early[0]:g}` comes before the first event ({base_times[0]:g}): every risk "
+                            f"within it is 0. Ask for a later horizon.")
+    total = loss.total_weight
+    events_w = float(e.sum() if w is None else w[e == 1].sum())
+    surv = SurvivalFit(horizons=tuple(horizons), ties=a.ties, base_times=tuple(map(float, base_times)),
+                       base_hazard=tuple(map(float, base_hazard)), llf=-loss.with_scale(scale).value(lam) * total,
+                       llnull=-loss.value(np.zeros_like(lam)) * total, max_time=max_time, events_weight=events_w)
+    training = TrainingSummary(nobs=design.nobs, events=int(e.sum()), rows_dropped=design.dropped,
+                               rows_digest=index_digest(design.index),
+                               weight_total=float(len(t) if w is None else w.sum()), weight_events=events_w)
+    model = SurvivalScore(design.spec, lam, report, settings, loss.with_scale(scale).value(lam), training,
+                          value_supports(design.spec, design.X, np.round(lam[1:])), surv=surv)
+    score = model.scorecard.matrix_of_design(design.X) @ model.scorecard.points
+    metrics = {"n": float(design.nobs), "events": float(e.sum()), "harrell_c": float(harrell_c(t, e, score))}
+    model = model._replace(fitted=FittedRows(design.index, np.asarray(score, float), e.astype(np.int8)),
+                           training=dataclasses.replace(training, metrics=metrics))
+    # the training variables' ranges and scales, for counterfactuals without data=
+    facts = None if data is None else training_facts(design, data)
+    if facts is None or facts is False:
+        return model
+    try:
+        return model._replace(profile=TrainingProfile.from_data(model, None, X=design.X, facts=facts))
+    except (TypeError, ValueError):
+        return model
+
+
+register_objective(Objective(
+    "cox", fit_cox,
+    arguments=frozenset(ModelArguments.names()) - {"intercept_range", "positive_weight", "real_intercept"},
+    search=frozenset({"time_limit", "gap_tolerance", "absolute_gap_tolerance", "node_limit", "n_jobs", "progress",
+                      "verbose"}),
+    description="negative log partial likelihood per row + c0 · size (Cox, 1972)",
+    why_not={"intercept_range": "the partial likelihood does not depend on an intercept (the baseline hazard plays "
+                                "its part)",
+             "positive_weight": "events and censored rows enter the partial likelihood together; weigh rows with "
+                                "`weights`",
+             "real_intercept": "a time-to-event score has no intercept (the baseline hazard plays its part)",
+             "engine": "the time-to-event fit is certified by the branch-and-cut (the support search's cell bounds "
+                       "are the binary loss's)",
+             "client": "the time-to-event fit runs on this machine (`n_jobs` processes)",
+             "solver": "the time-to-event fit runs its own branch-and-cut",
+             "solver_options": "the time-to-event fit runs its own branch-and-cut"}))
