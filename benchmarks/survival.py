@@ -6,8 +6,10 @@ repeated stratified K-fold cross-validation (folds stratified by the event indic
 0 … R−1) at card size 5, points −5 … 5.  On each training fold:
 
 * **ours** — ``rf.risk_score("Surv(time, event) ~ threshold(x, grid=10) + C(f) + ...", train,
-  max_size=5, horizon=t, time_limit=60)``: the certified best integer score under the Cox partial
-  likelihood (Efron's ties), its scale fitted over the package's grid of scales;
+  max_size=5, horizon=t, time_limit=60)`` with every other setting at its default: the certified
+  best integer score under the Cox partial likelihood (Efron's ties), its scale chosen over the
+  card's grid of scales; it is *certified* when its status is ``optimal`` (gap within the default
+  tolerance);
 * **Cox (ceiling)** — the unpenalized Cox model (statsmodels ``PHReg``, Efron's ties) on the SAME
   design: riskformula's own design matrix of the training fold (``build_design(...).X``: every
   candidate cut of every ``threshold()`` term and every factor level, cuts chosen on the training
@@ -24,7 +26,8 @@ repeated stratified K-fold cross-validation (folds stratified by the event indic
 
 A rounded score s becomes a risk through a one-column Cox fit of s on the training fold (its
 scale); every model's risk within the horizon is 1 − exp(−H₀(t) e^η) with Breslow's (1974) baseline
-H₀ from the training fold (ours: the card's own ``predict``).
+H₀ from the training fold (Efron's form, as the card's; ours: the card's own ``predict`` and
+``survival_function``, checked against the same computation on its linear predictor).
 
 Metrics on the held-out fold (``riskformula.reports.survival_metrics``, whose numbers the tests
 check against scikit-survival): Harrell's C; Uno's C up to the horizon (censoring weights from
@@ -59,7 +62,7 @@ Usage::
 
     python benchmarks/survival.py                       # every set, 2 repeats x 5 folds, 60 s per fit
     python benchmarks/survival.py --sets gbsg pbc --repeats 1
-    python benchmarks/survival.py --quick                # 1 repeat x 5 folds, 30 s per fit
+    python benchmarks/survival.py --quick                # 1 repeat x 5 folds on six sets (about 35 min)
 
 Per-fold results are appended to ``benchmarks/survival_folds.jsonl`` (a run that stops resumes
 there; ``--fresh`` refits); the tables go to ``benchmarks/survival_results.txt`` and the
@@ -90,6 +93,8 @@ from riskformula.reports.survival_metrics import (breslow_baseline, calibration_
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_ROWS = 1000
+#: the sets of --quick: 137 to 1 000 rows
+QUICK_SETS = ("veteran", "lung", "pbc", "gbsg", "colon", "rotterdam")
 SIZE = 5
 POINTS = 5
 METHODS = ("ours", "cox", "cox_rounded", "cox5_rounded", "l1cox", "l1cox_rounded")
@@ -206,57 +211,9 @@ SETS = {s.name: s for s in [
 
 
 # --- our card -----------------------------------------------------------------------------------
-def card_available() -> bool:
-    """Whether rf.risk_score takes a Surv() outcome (the survival card of riskformula.survival)."""
-    import riskformula
-    return os.path.isdir(os.path.join(os.path.dirname(riskformula.__file__), "survival"))
-
-
 def fit_ours(formula: str, train: pd.DataFrame, horizon: float, time_limit: float):
-    if not card_available():
-        return StandInCard(formula, train, horizon, time_limit)
     import riskformula as rf
     return rf.risk_score(formula, train, max_size=SIZE, horizon=horizon, time_limit=time_limit)
-
-
-class StandInCard:
-    """TEMPORARY: the certified Cox search from the package's low-level pieces (design → Cox loss →
-    one problem per scale → MultiScaleSearch), with the card's interface, until rf.risk_score
-    takes Surv()."""
-
-    def __init__(self, formula, data, horizon, time_limit):
-        from riskformula.pipeline import design_bounds
-        from riskformula.problem import build_problem
-        from riskformula.problem.cox import CoxLoss
-        from riskformula.solver.multiscale import MultiScaleSearch
-        from riskformula.solver.options import SearchOptions
-        design = build_design(formula, data, survival=True)
-        design, _, lower, upper = design_bounds(design, (-POINTS, POINTS), 0, drop_dominated=False)
-        loss = CoxLoss(design.X, design.time, design.y, design.weights, ties="efron")
-
-        def at(m):
-            return build_problem(design.spec, loss.with_scale(m), lower, upper, c0=1e-6, max_size=SIZE,
-                                 intercept_range=(0, 0))
-
-        scales = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0)
-        report = MultiScaleSearch({m: at(m) for m in scales}, SearchOptions(time_limit=time_limit),
-                                  add_scale=at).solve()
-        self.spec, self.status, self.gap = design.spec, report.status, float(report.gap)
-        self.scale = float(report.scale)
-        self.lam = np.asarray(report.solution, float)[1:]
-        self.params = pd.Series([*self.lam, self.scale], index=[*design.spec.columns, "(scale)"])
-        self._base = breslow_baseline(design.time, design.y, design.X @ self.lam / self.scale)
-
-    def score(self, newdata):
-        return pd.Series(self.spec.transform(newdata) @ self.lam, index=newdata.index)
-
-    def predict(self, newdata, which="risk", horizon=None):
-        lp = self.score(newdata) / self.scale
-        return lp if which == "link" else pd.Series(risk_within(lp.to_numpy(), horizon, *self._base), index=lp.index)
-
-    def survival_function(self, newdata, times):
-        S = 1.0 - risk_within(self.predict(newdata, "link").to_numpy(), np.asarray(times, float), *self._base)
-        return pd.DataFrame(S.T, index=times, columns=newdata.index)
 
 
 # --- baselines on the same design -------------------------------------------------------------
@@ -375,7 +332,7 @@ def evaluate(train_te, test_te, lp_tr, lp_te, horizon, risk=None, surv_fn=None) 
     """The held-out metrics of linear predictors ``lp_te`` (``lp_tr`` on the training rows gives
     Breslow's baseline; or ``risk`` within the horizon and ``surv_fn(times)`` given by the model)."""
     (t_tr, e_tr), (t_te, e_te) = train_te, test_te
-    base = breslow_baseline(t_tr, e_tr, lp_tr)
+    base = breslow_baseline(t_tr, e_tr, lp_tr, ties="efron")
     if risk is None:
         risk = risk_within(lp_te, horizon, *base)
     times = np.linspace(float(np.quantile(t_tr, 0.1)), horizon, 40)
@@ -407,7 +364,7 @@ def run_fold(sset: SurvivalSet, df: pd.DataFrame, tr: np.ndarray, te: np.ndarray
     lp_tr = card.predict(train, which="link").to_numpy(float)
     lp_te = card.predict(test, which="link").to_numpy(float)
     risk = card.predict(test, horizon=h).to_numpy(float)
-    own = risk_within(lp_te, h, *breslow_baseline(*tt, lp_tr))
+    own = risk_within(lp_te, h, *breslow_baseline(*tt, lp_tr, ties="efron"))
 
     def surv_fn(times):
         return card.survival_function(test, times=times).to_numpy(float).T
@@ -452,8 +409,7 @@ CACHE = os.path.join(HERE, "survival_folds.jsonl")
 
 
 def config(args) -> dict:
-    return {"folds": args.folds, "time_limit": args.time_limit, "grid": args.grid, "size": SIZE,
-            "engine": "card" if card_available() else "stand-in"}
+    return {"folds": args.folds, "time_limit": args.time_limit, "grid": args.grid, "size": SIZE}
 
 
 def load_cache() -> list[dict]:
@@ -597,19 +553,22 @@ def km_figure(sset: SurvivalSet, results: list[dict], df: pd.DataFrame, path: st
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS), help="data sets (default all)")
+    ap.add_argument("--sets", nargs="+", choices=list(SETS), help="data sets (default all; --quick: "
+                    f"{' '.join(QUICK_SETS)})")
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per fit of ours (default 60)")
     ap.add_argument("--repeats", type=int, default=2, help="CV repeats, fold seeds 0..R-1 (default 2)")
     ap.add_argument("--folds", type=int, default=5, help="folds per repeat (default 5)")
     ap.add_argument("--grid", type=int, default=10, help="threshold(x, grid=G): at most G cuts per numeric "
                     "predictor, at quantiles (default 10; 0 = the package's automatic grid)")
-    ap.add_argument("--quick", action="store_true", help="1 repeat, 30 s per fit")
+    ap.add_argument("--quick", action="store_true", help="1 repeat, and six sets unless --sets names them")
     ap.add_argument("--figure-set", default="gbsg", help="the set of the Kaplan–Meier figure (default gbsg)")
     ap.add_argument("--fresh", action="store_true", help="refit folds already in the cache")
     ap.add_argument("--out", default=os.path.join(HERE, "survival_results.txt"))
     args = ap.parse_args(argv)
     if args.quick:
-        args.repeats, args.time_limit = 1, min(args.time_limit, 30.0)
+        args.repeats = 1
+    if args.sets is None:
+        args.sets = list(QUICK_SETS if args.quick else SETS)
     cache = load_cache()
     load = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -627,11 +586,10 @@ def main(argv=None):
     end_load = os.getloadavg()
     summary = summary_table(summaries, args.time_limit)
     print(summary)
-    cfg = config(args)
     header = (f"# benchmarks/survival.py {' '.join(sys.argv[1:] if argv is None else argv)}\n"
               f"started {started}, finished {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
               f"load average {load[0]:.2f} at the start, {end_load[0]:.2f} at the end (2-core machine); "
-              f"ours: {cfg['engine']}; {args.repeats} x {args.folds} folds; size {SIZE}, points ±{POINTS}, "
+              f"{args.repeats} x {args.folds} folds; size {SIZE}, points ±{POINTS}, "
               f"time limit {args.time_limit:g} s per fit; threshold grid {args.grid or 'auto'}\n\n")
     with open(args.out, "w") as f:
         f.write(header + "\n".join(texts) + "\n## Summary\n\n" + summary + ("\n" + figure + "\n" if figure else ""))
