@@ -187,7 +187,8 @@ def _mgus2():
 
 
 def _flchain():
-    return _r("flchain").rename(columns={"futime": "time", "death": "event"})
+    # `lambda` is a Python keyword, which a formula cannot name
+    return _r("flchain").rename(columns={"futime": "time", "death": "event", "lambda": "lambda_flc"})
 
 
 SETS = {s.name: s for s in [
@@ -206,7 +207,7 @@ SETS = {s.name: s for s in [
                 ("rx", "sex", "obstruct", "perfor", "adhere", "surg"), 1826, "days",
                 "death records; node4 dropped"),
     SurvivalSet("mgus2", _mgus2, ("age", "hgb", "creat", "mspike"), ("sex",), 60, "months", "death"),
-    SurvivalSet("flchain", _flchain, ("age", "kappa", "lambda", "flc_grp", "creatinine"), ("sex", "mgus"), 1826,
+    SurvivalSet("flchain", _flchain, ("age", "kappa", "lambda_flc", "flc_grp", "creatinine"), ("sex", "mgus"), 1826,
                 "days", "chapter, sample.yr dropped"),
 ]}
 
