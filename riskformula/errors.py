@@ -103,8 +103,15 @@ def unreadable_formula(formula: str, error: BaseException) -> FormulaError:
             where = as_written(where)
             part = re.search(r"⧛(.*?)⧚", where)
             what += f", at {part.group(0) if part else 'the marked part'} in: {where}"
+    # a column named like a Python keyword (flchain's `lambda`) reads as the keyword inside a term
+    import keyword
+    named = [w for w in dict.fromkeys(re.findall(r"(?<![`\w.])([A-Za-z_]\w*)(?![`\w])", formula))
+             if keyword.iskeyword(w) and w not in ("True", "False", "None", "in", "not", "and", "or", "if", "else")]
+    hint = (f" `{named[0]}` is a Python keyword, which formulaic cannot read as a column name inside a function "
+            f"call: rename the column, e.g. data.rename(columns={{{named[0]!r}: {named[0] + '_'!r}}})."
+            if named else "")
     return FormulaError(f"could not read the formula {formula!r}: {what}. Check the formula's operators, quotes "
-                        "and parentheses there.")
+                        f"and parentheses there.{hint}")
 
 
 class NotApplicableError(RiskFormulaError, AttributeError):

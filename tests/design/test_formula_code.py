@@ -219,6 +219,9 @@ def test_a_keyword_column_inside_a_call_says_so():
     with pytest.raises(FormulaError, match="Python keyword.*Rename"):
         rf.risk_score("y ~ C(`class`)", df, **FAST)
     assert rf.risk_score("y ~ `class`", df, **FAST).design.variables  # as a plain term it is a name
+    # without backticks Python reads the keyword itself: the message names the column, not only the syntax
+    with pytest.raises(FormulaError, match="`class` is a Python keyword.*rename the column"):
+        rf.risk_score("y ~ C(class)", df, **FAST)
 
 
 @pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
