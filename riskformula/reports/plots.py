@@ -23,7 +23,6 @@ from .decision_curve import DecisionCurve
 from .evaluation import Evaluation, evaluate
 from .render import DEFAULT_GAP_TOLERANCE
 from ._axes import new_axes as _new_axes
-from ._labels import place_point_labels
 
 __all__ = ["plot_decision_curve", "plot_reliability", "plot_roc", "plot_score_distribution",
            "plot_size_cv", "plot_size_path"]
@@ -105,6 +104,7 @@ def plot_reliability(model_or_evaluation, data=None, ax=None):
         # overlap or cover a marker or the legend; a crowded point's label is left out (the
         # largest groups of rows are labelled first)
         texts = [label if isinstance(label, str) else f"{label:g}" for label in r["score"]]
+        from ._labels import place_point_labels  # imports matplotlib: only when a plot is drawn
         place_point_labels(ax, texts, x, obs, np.sqrt(area) / 2 + 0.8, n,
                            fontsize=8, color="#444444")
     return fig

@@ -27,6 +27,23 @@ def test_importing_and_using_riskformula_imports_neither_dask_nor_sklearn():
          "assert not loaded, loaded\n")
 
 
+def test_matplotlib_stays_optional():
+    """A plain install (no `plot` extra) imports and fits; a plot says which extra it needs."""
+    _run("import sys\n"
+         "for n in ('matplotlib', 'matplotlib.pyplot', 'matplotlib.artist', 'matplotlib.text', 'matplotlib.figure'):\n"
+         "    sys.modules[n] = None\n"
+         "import riskformula as rf\n"
+         "df = rf.load_dataset('breastcancer')\n"
+         "m = rf.risk_score('Benign ~ BareNuclei', df, max_size=1, time_limit=5, progress=False)\n"
+         "m.predict(df); print(m.summary())\n"
+         "try:\n"
+         "    rf.plots.plot_reliability(m, df)\n"
+         "except ImportError as e:\n"
+         "    assert 'riskformula[plot]' in str(e), e\n"
+         "else:\n"
+         "    raise AssertionError('a plot without matplotlib')\n")
+
+
 def test_the_classifier_is_loaded_on_first_use():
     _run("import sys, riskformula as rf\n"
          "assert 'riskformula.sklearn' not in sys.modules\n"
