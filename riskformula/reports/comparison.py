@@ -128,10 +128,19 @@ class ComparisonTable(render.Rendered):
         f = self.frame
         if self.survival:
             return self._survival_display()
+        return self._columns(f, {"AUC": [render.fmt_fixed(v, 3) for v in f["auc"]],
+                                 "CAL": [render.fmt_percent(v) for v in f["cal"]]})
+
+    def _columns(self, f: pd.DataFrame, measures: dict, events: bool = False) -> pd.DataFrame:
+        """The displayed table: model, n (and events), size, points, loss, deviance, AIC, BIC, the
+        kind's own ``measures``, gap and status."""
+        head = {"model": self._ids() if self.short_names else [
+                    "reference" if s == REFERENCE_STATUS else lab for lab, s in zip(f["model"], f["status"])],
+                "n": [render.fmt_number(int(v)) for v in f["n"]]}
+        if events:
+            head["events"] = [render.fmt_number(int(v)) for v in f["events"]]
         out = pd.DataFrame({
-            "model": self._ids() if self.short_names else [
-                "reference" if s == REFERENCE_STATUS else lab for lab, s in zip(f["model"], f["status"])],
-            "n": [render.fmt_number(int(v)) for v in f["n"]],
+            **head,
             "size": [str(int(v)) for v in f["size"]],
             "points": ["real" if s == REFERENCE_STATUS else "none" if not np.isfinite(lo)
                        else f"{int(lo):+d}..{int(hi):+d}"
@@ -140,42 +149,22 @@ class ComparisonTable(render.Rendered):
             "deviance": [render.fmt_fixed(v, 2) for v in f["deviance"]],
             "AIC": [render.fmt_fixed(v, 1) for v in f["aic"]],
             "BIC": [render.fmt_fixed(v, 1) for v in f["bic"]],
-            "AUC": [render.fmt_fixed(v, 3) for v in f["auc"]],
-            "CAL": [render.fmt_percent(v) for v in f["cal"]],
+            **measures,
             "gap": ["" if s == REFERENCE_STATUS else render.fmt_gap(g, self._tolerance(i))
                     for i, (g, s) in enumerate(zip(f["gap"], f["status"]))],
             "status": f["status"],
         })
         scales = f["scale"][f["status"] != REFERENCE_STATUS]
         if (scales != 1).any():  # only shown when some model has another score scale
-            out.insert(3, "scale", ["" if s == REFERENCE_STATUS else f"{v:g}" for v, s in zip(f["scale"], f["status"])])
+            out.insert(out.columns.get_loc("size") + 1, "scale",
+                       ["" if s == REFERENCE_STATUS else f"{v:g}" for v, s in zip(f["scale"], f["status"])])
         return out
 
     def _survival_display(self) -> pd.DataFrame:
         f = self.frame
-        out = pd.DataFrame({
-            "model": self._ids() if self.short_names else [
-                "reference" if s == REFERENCE_STATUS else lab for lab, s in zip(f["model"], f["status"])],
-            "n": [render.fmt_number(int(v)) for v in f["n"]],
-            "events": [render.fmt_number(int(v)) for v in f["events"]],
-            "size": [str(int(v)) for v in f["size"]],
-            "points": ["real" if s == REFERENCE_STATUS else "none" if not np.isfinite(lo)
-                       else f"{int(lo):+d}..{int(hi):+d}"
-                       for lo, hi, s in zip(f["points_min"], f["points_max"], f["status"])],
-            "loss": [render.fmt_fixed(v, 4) for v in f["loss"]],
-            "deviance": [render.fmt_fixed(v, 2) for v in f["deviance"]],
-            "AIC": [render.fmt_fixed(v, 1) for v in f["aic"]],
-            "BIC": [render.fmt_fixed(v, 1) for v in f["bic"]],
-            "Harrell's C": [render.fmt_fixed(v, 3) for v in f["harrell_c"]],
-            "gap": ["" if s == REFERENCE_STATUS else render.fmt_gap(g, self._tolerance(i))
-                    for i, (g, s) in enumerate(zip(f["gap"], f["status"]))],
-            "status": f["status"],
-        })
+        out = self._columns(f, {"Harrell's C": [render.fmt_fixed(v, 3) for v in f["harrell_c"]]}, events=True)
         if np.isfinite(f["uno_c"].to_numpy(float)).any():
             out.insert(out.columns.get_loc("Harrell's C") + 1, "Uno's C", [render.fmt_fixed(v, 3) for v in f["uno_c"]])
-        scales = f["scale"][f["status"] != REFERENCE_STATUS]
-        if (scales != 1).any():
-            out.insert(4, "scale", ["" if s == REFERENCE_STATUS else f"{v:g}" for v, s in zip(f["scale"], f["status"])])
         return out
 
     def _lr_display(self) -> pd.DataFrame:

@@ -86,14 +86,21 @@ class CrossValidation(render.Rendered):
             out.insert(5, "scale", [f"{x:g}" for x in f["scale"]])
         return out
 
+    def _metric_labels(self) -> dict:
+        """Each summary metric's name as the table prints it."""
+        return {"auc": "AUC", "cal": "CAL", "loss": "log loss", "brier": "Brier", "size": "size",
+                "gap": "gap", "train_auc": "training AUC", "train_cal": "training CAL"}
+
+    def _metric_formats(self) -> dict:
+        """How the summary prints each metric (others: three decimals)."""
+        return {"cal": fmt_percent, "train_cal": fmt_percent, "loss": lambda x: fmt_fixed(x, 4),
+                "brier": lambda x: fmt_fixed(x, 4)}
+
     def _summary_display(self) -> pd.DataFrame:
         s = self.summary_frame()
-        labels = {"auc": "AUC", "cal": "CAL", "loss": "log loss", "brier": "Brier", "size": "size",
-                  "gap": "gap", "train_auc": "training AUC", "train_cal": "training CAL"}
+        labels = self._metric_labels()
         tol = min((m.settings.gap_tolerance for m in self.models), default=render.DEFAULT_GAP_TOLERANCE)
-        fmt = {"cal": fmt_percent, "train_cal": fmt_percent, "gap": lambda g: fmt_gap(g, tol),
-               "size": lambda x: fmt_fixed(x, 1),
-               "loss": lambda x: fmt_fixed(x, 4), "brier": lambda x: fmt_fixed(x, 4)}
+        fmt = {"gap": lambda g: fmt_gap(g, tol), "size": lambda x: fmt_fixed(x, 1), **self._metric_formats()}
         rows = []
         for m in s.index:
             g = fmt.get(m, fmt_fixed)
@@ -168,21 +175,14 @@ class SurvivalCrossValidation(CrossValidation):
             out.insert(5, "scale", [f"{x:g}" for x in f["scale"]])
         return out
 
-    def _summary_display(self) -> pd.DataFrame:
-        s = self.summary_frame()
+    def _metric_labels(self) -> dict:
         h = f"{self.horizons[0]:g}" if self.horizons else "t"
-        labels = {"harrell_c": "Harrell's C", "uno_c": "Uno's C", "auc": f"AUC at t = {h}",
-                  "integrated_brier": "integrated Brier score", "loss": "partial likelihood loss per row",
-                  "size": "size", "gap": "gap", "train_harrell_c": "training Harrell's C"}
-        tol = min((m.settings.gap_tolerance for m in self.models), default=render.DEFAULT_GAP_TOLERANCE)
-        fmt = {"gap": lambda g: fmt_gap(g, tol), "size": lambda x: fmt_fixed(x, 1),
-               "loss": lambda x: fmt_fixed(x, 4), "integrated_brier": lambda x: fmt_fixed(x, 4)}
-        rows = []
-        for m in s.index:
-            g = fmt.get(m, fmt_fixed)
-            rows.append((labels[m], f"{g(s.loc[m, 'mean'])} ± {g(s.loc[m, 'sd'])}",
-                         f"{g(s.loc[m, 'min'])} to {g(s.loc[m, 'max'])}"))
-        return pd.DataFrame(rows, columns=["test metric (mean over folds)", "mean ± sd", "range"])
+        return {"harrell_c": "Harrell's C", "uno_c": "Uno's C", "auc": f"AUC at t = {h}",
+                "integrated_brier": "integrated Brier score", "loss": "partial likelihood loss per row",
+                "size": "size", "gap": "gap", "train_harrell_c": "training Harrell's C"}
+
+    def _metric_formats(self) -> dict:
+        return {"loss": lambda x: fmt_fixed(x, 4), "integrated_brier": lambda x: fmt_fixed(x, 4)}
 
     def _header(self) -> list[tuple[str, str]]:
         return [("Formula", self.formula), ("Folds", f"{len(self.folds)} (stratified by event, seed {self.seed})"),

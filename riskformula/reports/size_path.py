@@ -73,12 +73,16 @@ class SizePath(render.Rendered):
     def _header(self) -> list[tuple[str, str]]:
         return [("Formula", self.formula), ("Evaluated on", self.evaluated_on)]
 
+    def _measures(self) -> dict:
+        """The path's own columns of the printed table, between the items and the gap."""
+        t = self.table
+        return {"loss": [fmt_fixed(x, 4) for x in t["loss"]], "AUC": [fmt_fixed(x) for x in t["auc"]],
+                "CAL": [fmt_percent(x) for x in t["cal"]]}
+
     def _sections(self) -> list:
         t = self.table
         shown = pd.DataFrame({
-            "size": t["size"].astype(str), "items": t["items"].astype(str),
-            "loss": [fmt_fixed(x, 4) for x in t["loss"]], "AUC": [fmt_fixed(x) for x in t["auc"]],
-            "CAL": [fmt_percent(x) for x in t["cal"]],
+            "size": t["size"].astype(str), "items": t["items"].astype(str), **self._measures(),
             "gap": [fmt_gap(g, self.models[int(k)].settings.gap_tolerance) for g, k in zip(t["gap"], t["size"])],
             "status": t["status"], "time": [f"{x:.1f} s" for x in t["time"]]})
         if (t["scale"] != 1).any():
@@ -101,18 +105,9 @@ class SurvivalSizePath(SizePath):
     ``newdata`` (its risk sets among its own rows).
     """
 
-    def _sections(self) -> list:
+    def _measures(self) -> dict:
         t = self.table
-        shown = pd.DataFrame({
-            "size": t["size"].astype(str), "items": t["items"].astype(str),
-            "PL loss": [fmt_fixed(x, 4) for x in t["loss"]], "Harrell's C": [fmt_fixed(x) for x in t["harrell_c"]],
-            "gap": [fmt_gap(g, self.models[int(k)].settings.gap_tolerance) for g, k in zip(t["gap"], t["size"])],
-            "status": t["status"], "time": [f"{x:.1f} s" for x in t["time"]]})
-        if (t["scale"] != 1).any():
-            shown.insert(2, "scale", [f"{x:g}" for x in t["scale"]])
-        pts = self.points()
-        return [(None, shown),
-                ("Points by size limit", render.points_display(pts, [f"size {c}" for c in pts.columns]))]
+        return {"PL loss": [fmt_fixed(x, 4) for x in t["loss"]], "Harrell's C": [fmt_fixed(x) for x in t["harrell_c"]]}
 
     def __repr__(self) -> str:
         return f"<SurvivalSizePath: {self.formula}; sizes {list(self.table['size'])}>"
