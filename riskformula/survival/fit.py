@@ -150,13 +150,14 @@ def survival_model(design, lam, report, settings: FitSettings, loss: CoxLoss, sc
                             f"within it is 0. Ask for a later horizon.")
     total = loss.total_weight
     events_w = float(e.sum() if w is None else w[e == 1].sum())
+    fitted_loss = loss.with_scale(scale).value(lam)  # mean negative log partial likelihood of the card
     surv = SurvivalFit(horizons=tuple(horizons), ties=ties, base_times=tuple(map(float, base_times)),
-                       base_hazard=tuple(map(float, base_hazard)), llf=-loss.with_scale(scale).value(lam) * total,
+                       base_hazard=tuple(map(float, base_hazard)), llf=-fitted_loss * total,
                        llnull=-loss.value(np.zeros_like(lam)) * total, max_time=max_time, events_weight=events_w)
     training = TrainingSummary(nobs=design.nobs, events=int(e.sum()), rows_dropped=design.dropped,
                                rows_digest=index_digest(design.index),
                                weight_total=float(len(t) if w is None else w.sum()), weight_events=events_w)
-    model = SurvivalScore(design.spec, lam, report, settings, loss.with_scale(scale).value(lam), training,
+    model = SurvivalScore(design.spec, lam, report, settings, fitted_loss, training,
                           value_supports(design.spec, design.X, np.round(lam[1:])), surv=surv)
     score = model.scorecard.matrix_of_design(design.X) @ model.scorecard.points
     metrics = {"n": float(design.nobs), "events": float(e.sum()), "harrell_c": float(harrell_c(t, e, score))}
