@@ -270,6 +270,7 @@ def _mnar_wdbc():
     return df
 
 
+@pytest.mark.slow  # a fit to certificate (~8 s)
 def test_size_is_the_card_rows_and_predict_is_the_fit_when_missing_cancels_a_cut():
     """The reported case: the fit gives missing(x) the points that cancel x's cut for a missing row.
     With a range on both sides of 0 the cut is shown as ``x ≤ c``, so the card has exactly the fit's

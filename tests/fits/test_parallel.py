@@ -64,8 +64,8 @@ def serial(csv):
                              context={"flip": lambda x: 1 - x}, **FIT)
 
 
-@pytest.mark.parametrize("how", ["file", pytest.param("stdin", marks=pytest.mark.slow),
-                                 pytest.param("-c", marks=pytest.mark.slow)])
+# each runs a script that starts worker processes (~15 s)
+@pytest.mark.parametrize("how", [pytest.param(how, marks=pytest.mark.slow) for how in ("file", "stdin", "-c")])
 def test_unguarded_script_runs_parallel_folds(how, csv, serial, tmp_path):
     code = SCRIPT.format(csv=str(csv), formula=FORMULA, fit=FIT)
     env = dict(os.environ, PYTHONPATH=str(ROOT))  # the child imports this checkout, not the installed one

@@ -26,7 +26,7 @@ from test_scorecard import DATA
 @pytest.fixture(scope="module")
 def model():
     m = rf.risk_score("y == 'yes' ~ threshold(age, k=1) + C(grp) + smoker + male + male:count", DATA,
-                      max_size=4, coef_range=(-4, 4), time_limit=600)
+                      max_size=4, coef_range=(-3, 3), time_limit=600)
     assert set(m.points["kind"]) == {"interval", "level", "value"}
     return m
 

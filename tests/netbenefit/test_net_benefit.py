@@ -144,7 +144,7 @@ def test_milp_matches_brute_force_without_a_start(seed, solver):
     assert res.bound <= best + 1e-5 * abs(best) + 1e-9
 
 
-@pytest.mark.parametrize("path", ["exact_search", "milp"])
+@pytest.mark.parametrize("path", ["exact_search", pytest.param("milp", marks=pytest.mark.slow)])
 def test_fit_is_certified_and_equals_brute_force(path, monkeypatch):
     if path == "milp":
         monkeypatch.setattr(nb_fit, "EXACT_SEARCH_SPACE", 0)

@@ -320,6 +320,7 @@ def test_engine_setting_is_checked():
         rf.risk_score("y ~ a + b", df, max_size=2, weights=np.full(len(df), 0.5), engine="supports")
 
 
+@pytest.mark.slow  # two fits to certificate (~11 s)
 def test_a_stopped_support_search_keeps_its_better_score_off_the_grid(monkeypatch):
     """When the support search stops before its certificate and hands over to the tree, the fit is
     the better of the two scores: a score off the tree's grid comes with the support search's own
