@@ -361,9 +361,17 @@ def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: fl
     return np.maximum(D, 0.0) / W * (1 - 4 * EPS)
 
 
+def cell_losses(Z: np.ndarray, P: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """Σ_c P_c·log(1 + e^−z) + Q_c·log(1 + e^z) for every row of logits ``Z`` (vectors × cells),
+    as (P + Q)·log(1 + e^−|z|) + P·max(−z, 0) + Q·max(z, 0): one exponential and one logarithm per
+    entry instead of two of each.  Only incumbents' values and line searches use it: no bound is
+    computed from it."""
+    return ((P + Q)[None, :] * np.log1p(np.exp(-np.abs(Z))) + P[None, :] * np.maximum(-Z, 0.0)
+            + Q[None, :] * np.maximum(Z, 0.0)).sum(axis=1)
+
+
 def _values(S: np.ndarray, a: np.ndarray, c: np.ndarray, P: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    Z = a[:, None] * S + c[:, None]
-    return (P[None, :] * np.logaddexp(0.0, -Z) + Q[None, :] * np.logaddexp(0.0, Z)).sum(axis=1)
+    return cell_losses(a[:, None] * S + c[:, None], P, Q)
 
 
 def calibrate_fitted(S: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 60, start=None):

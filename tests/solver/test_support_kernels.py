@@ -16,7 +16,7 @@ import types
 import numpy as np
 import pytest
 
-from riskformula.solver.cells import CellData, dense_ids, h_terms, lr_bound
+from riskformula.solver.cells import CellData, cell_losses, dense_ids, h_terms, lr_bound
 from riskformula.solver.support_points import independent_columns, prefix_bounds
 
 
@@ -257,3 +257,16 @@ def test_past_the_checkpoint_the_search_goes_on_only_when_projected_to_finish():
     plain._total, plain._done = 1000.0, 100.0
     plain.t0 = time.perf_counter() - 150.0      # no checkpoint: 1 500 s projected is under 30 × 360 s
     assert not plain._projected_past()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cell_losses_are_the_two_softplus_sums(seed):
+    """The one-exponential form of the cells' logistic loss is the sum P·log(1 + e^−z) + Q·log(1 + e^z)
+    to rounding, for logits of every size (±1e-12 to ±800, where e^|z| overflows)."""
+    rng = np.random.default_rng(seed)
+    V, C = 7, 40
+    Z = rng.normal(size=(V, C)) * 10.0 ** rng.integers(-12, 3, size=(V, C))
+    Z[0, :4] = [800.0, -800.0, 0.0, -0.0]
+    P, Q = rng.integers(0, 5, C).astype(float), rng.integers(0, 5, C).astype(float)
+    plain = (P * np.logaddexp(0.0, -Z) + Q * np.logaddexp(0.0, Z)).sum(axis=1)
+    np.testing.assert_allclose(cell_losses(Z, P, Q), plain, rtol=1e-13, atol=0)
