@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 from test_export_html import _binary, browser, parse  # noqa: F401  (browser: a fixture)
-from test_export_pmml import evaluate, jpmml  # noqa: F401  (jpmml: a fixture)
+from pmml_evaluator import evaluate, jpmml_module
 from test_export_sql import postgres, run_duckdb, run_postgres, run_sqlite  # noqa: F401  (postgres: a fixture)
 
 import riskformula as rf
@@ -172,13 +172,18 @@ def test_postgres_scores_missing_values_as_predict(postgres, which):  # noqa: F8
     check_equal(run_postgres(postgres, to_sql(m, "t", dialect="postgres", keep=["id"]), df), m, df)
 
 
+@pytest.fixture(scope="module")
+def jpmml():
+    return jpmml_module()
+
+
 # --------------------------------------------------------------------------------------
 # PMML
 # --------------------------------------------------------------------------------------
 
 @pytest.mark.slow  # over 5 s on two busy cores: the default run stays within about 6 minutes
 @pytest.mark.parametrize("which", ["train", "new"])
-def test_pmml_scores_missing_values_as_predict(jpmml, which):  # noqa: F811
+def test_pmml_scores_missing_values_as_predict(jpmml, which):
     m, df = model(), ROWS[which]()
     out = evaluate(jpmml, to_pmml(m), df)
     assert "errors" not in out.columns or out["errors"].isna().all()
@@ -202,7 +207,7 @@ def test_pmml_uses_the_evaluators_missing_value_handling():
     assert first.get("partialScore") == str(ward_missing)
 
 
-def test_pmml_values_predict_refuses_get_no_score(jpmml):  # noqa: F811
+def test_pmml_values_predict_refuses_get_no_score(jpmml):
     m, df = model(), invalid_rows()
     out = evaluate(jpmml, to_pmml(m), df)
     assert out["score"].isna().tolist() == [True] * 4 + [False] * 8
@@ -211,7 +216,7 @@ def test_pmml_values_predict_refuses_get_no_score(jpmml):  # noqa: F811
     np.testing.assert_allclose(out["risk"].iloc[4:].astype(float), m.predict(good).to_numpy(), atol=1e-9)
 
 
-def test_pmml_reason_codes_on_rows_with_missing_values(jpmml):  # noqa: F811
+def test_pmml_reason_codes_on_rows_with_missing_values(jpmml):
     m, df = model(), new_rows().head(60)
     n = len(card_plan(m).variables)
     out = evaluate(jpmml, to_pmml(m, reasons=n), df)
@@ -225,7 +230,7 @@ def test_pmml_reason_codes_on_rows_with_missing_values(jpmml):  # noqa: F811
             pos += len(gg)
 
 
-def test_pmml_document_is_valid(jpmml):  # noqa: F811
+def test_pmml_document_is_valid(jpmml):
     import jpype
     text = to_pmml(model())
     jpmml.make_evaluator(text)
@@ -383,7 +388,7 @@ def one_signed():
                          max_size=4, coef_range=(0, 4), time_limit=600)
 
 
-def test_one_signed_card_reads_the_missing_column_and_every_export_agrees(jpmml):  # noqa: F811
+def test_one_signed_card_reads_the_missing_column_and_every_export_agrees(jpmml):
     m = one_signed()
     assert any(it.kind == "interval" and it.upper is None and it.absent is not None for it in m.scorecard.items)
     for which in ROWS:

@@ -8,16 +8,15 @@ checks of the document itself and of the refusals run everywhere.
 from __future__ import annotations
 
 import math
-import shutil
 import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import riskformula as rf
 from riskformula.export import card_plan, to_pmml
+from pmml_evaluator import evaluate, jpmml_module
 from test_export_sql import INJECTION, NAMES, frame, model, rows
 
 NS = {"p": "http://www.dmg.org/PMML-4_4"}
@@ -25,18 +24,7 @@ NS = {"p": "http://www.dmg.org/PMML-4_4"}
 
 @pytest.fixture(scope="module")
 def jpmml():
-    mod = pytest.importorskip("jpmml_evaluator")
-    if shutil.which("java") is None:
-        pytest.skip("no Java runtime (java) on PATH")
-    return mod
-
-
-def evaluate(jpmml, text: str, df: pd.DataFrame) -> pd.DataFrame:
-    ev = jpmml.make_evaluator(text)
-    ev.verify()
-    names = [f.getName() for f in ev.getInputFields()]
-    out = ev.evaluateAll(df[names].astype(object).where(df[names].notna(), None))
-    return out.drop(columns=[c for c in out.columns if not isinstance(c, str)])
+    return jpmml_module()
 
 
 @pytest.mark.parametrize("which", ["train", "new"])

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import shutil
 import sqlite3
 import warnings
 import xml.etree.ElementTree as ET
@@ -23,6 +22,7 @@ import riskformula as rf
 from riskformula.export import card_plan, to_pmml, to_sql
 from riskformula.export.html import calculator_spec, to_html_calculator
 import test_export_html
+from pmml_evaluator import evaluate, jpmml_module
 
 #: the html tests' headless Chromium (skips without it)
 browser = test_export_html.browser
@@ -269,18 +269,7 @@ def test_postgres_text():
 
 @pytest.fixture(scope="module")
 def jpmml():
-    mod = pytest.importorskip("jpmml_evaluator")
-    if shutil.which("java") is None:
-        pytest.skip("no Java runtime (java) on PATH")
-    return mod
-
-
-def evaluate(jpmml, text: str, df: pd.DataFrame) -> pd.DataFrame:
-    ev = jpmml.make_evaluator(text)
-    ev.verify()
-    names = [f.getName() for f in ev.getInputFields()]
-    out = ev.evaluateAll(df[names].astype(object).where(df[names].notna(), None))
-    return out.drop(columns=[c for c in out.columns if not isinstance(c, str)])
+    return jpmml_module()
 
 
 @pytest.mark.parametrize("which", ["train", "new"])
