@@ -207,6 +207,7 @@ def test_pmml_uses_the_evaluators_missing_value_handling():
     assert first.get("partialScore") == str(ward_missing)
 
 
+@pytest.mark.slow  # 5-8 s: the default run stays within about 6 minutes
 def test_pmml_values_predict_refuses_get_no_score(jpmml):
     m, df = model(), invalid_rows()
     out = evaluate(jpmml, to_pmml(m), df)

@@ -176,6 +176,7 @@ def test_sql_rows_predict_refuses_get_null_risks(dialect):
                                m.predict(good, horizon=list(m.horizons)).to_numpy(), rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow  # 5-8 s: the default run stays within about 6 minutes
 def test_a_horizon_before_the_first_event_gives_risk_0(jpmml):
     """H0 is 0 before the first event time: every export gives the risk 0 that predict gives (and
     NULL where there is no score)."""

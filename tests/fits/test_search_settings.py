@@ -66,6 +66,7 @@ def test_initial_docstring_no_longer_promises_a_speed_up():
     assert "may take more or less time" in doc
 
 
+@pytest.mark.slow  # 5-8 s: the default run stays within about 6 minutes
 def test_scale_docstring_example():
     doc = rf.risk_score.__doc__
     assert "threshold(radius_worst, k=1) + threshold(concave_points_worst, k=1)',\n    ...               df, " \

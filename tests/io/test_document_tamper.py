@@ -336,6 +336,7 @@ def _cli(*args, cwd):
                           env={"PYTHONIOENCODING": "utf-8", "PATH": "", "PYTHONPATH": ":".join(sys.path)})
 
 
+@pytest.mark.slow  # 5-8 s: the default run stays within about 6 minutes
 def test_cli_refuses_a_surrogate_document_in_one_line(doc, tmp_path):
     d = copy.deepcopy(doc)
     j = _level_column(d)

@@ -175,6 +175,7 @@ def test_user_weights_and_thresholds_brute_force():
     assert m.net_benefit == pytest.approx(1.0 * nb[0] + 3.0 * nb[1], abs=1e-12)
 
 
+@pytest.mark.slow  # 5-8 s: the default run stays within about 6 minutes
 def test_real_valued_predictors_bound_is_honest():
     df = small_frame(30, 5, real=True)
     grid, c0 = decision_grid(), 1e-3
@@ -240,6 +241,7 @@ def test_training_ece_is_zero_and_decisions_agree_with_risks():
 
 # --- constraints and threshold terms ---------------------------------------------------------
 
+@pytest.mark.slow  # 5-8 s: the default run stays within about 6 minutes
 def test_constraints_and_threshold_terms_apply():
     df = rf.load_dataset("breastcancer")
     with warnings.catch_warnings():
@@ -696,6 +698,7 @@ def test_a_logistic_fit_after_the_exact_model_in_one_process(monkeypatch):
     assert m.status == "optimal"
 
 
+@pytest.mark.slow  # 5-8 s: the default run stays within about 6 minutes
 def test_the_exact_model_is_skipped_when_its_hand_over_does_not_fit_in_the_time_left(monkeypatch):
     """Handing the exact model to the solver cannot be interrupted (on wdbc with threshold(.) it
     took longer than building it), so the fit leaves room for it or skips the model; either way

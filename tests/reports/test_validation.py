@@ -64,6 +64,7 @@ def test_cross_validation_is_reproducible(cv, data):
     pd.testing.assert_series_equal(again.fold_of, cv.fold_of)
 
 
+@pytest.mark.slow  # 5-8 s: the default run stays within about 6 minutes
 def test_parallel_folds_match_serial(cv, data):
     par = rf.cross_validate(FORMULA, data, folds=4, seed=1, n_jobs=2, **FIT)
     pd.testing.assert_frame_equal(par.folds.drop(columns="time"), cv.folds.drop(columns="time"))

@@ -285,6 +285,7 @@ def _frame(seed=3, n=160):
     return df
 
 
+@pytest.mark.slow  # 5-8 s: the default run stays within about 6 minutes
 def test_fit_over_every_scale_states_it_and_beats_the_grid():
     df = _frame()
     m = rf.risk_score("y ~ a + b + threshold(c, k=2) + g", df, max_size=3, coef_range=(-3, 3), scale="fit",

@@ -199,6 +199,7 @@ def test_size_path(df):
     assert "Harrell" in fig.axes[1].get_ylabel()
 
 
+@pytest.mark.slow  # 5-8 s: the default run stays within about 6 minutes
 def test_cv_risk_score(df):
     cv = rf.cv_risk_score(F, df, sizes=[1, 2], folds=3, **FAST)
     assert type(cv).__name__ == "SurvivalSizeCV" and cv.metric == "harrell_c"
