@@ -4,6 +4,7 @@ Every error says what is wrong, what was received and how to fix it.
 """
 
 import difflib
+import keyword
 import os
 import re
 import sys
@@ -104,7 +105,6 @@ def unreadable_formula(formula: str, error: BaseException) -> FormulaError:
             part = re.search(r"⧛(.*?)⧚", where)
             what += f", at {part.group(0) if part else 'the marked part'} in: {where}"
     # a column named like a Python keyword (flchain's `lambda`) reads as the keyword inside a term
-    import keyword
     named = [w for w in dict.fromkeys(re.findall(r"(?<![`\w.])([A-Za-z_]\w*)(?![`\w])", formula))
              if keyword.iskeyword(w) and w not in ("True", "False", "None", "in", "not", "and", "or", "if", "else")]
     hint = (f" `{named[0]}` is a Python keyword, which formulaic cannot read as a column name inside a function "

@@ -57,7 +57,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from .cells import EPS
+from .cells import EPS, cell_losses
 
 __all__ = ["batch_regression", "batch_gap_bound", "canonical", "independent_columns", "prefix_bounds", "RADII"]
 
@@ -71,8 +71,9 @@ def _logits(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
 
 
 def _values(U: np.ndarray, theta: np.ndarray, P: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """The regressions' losses at θ (the line search's values; no bound reads them)."""
     z = _logits(U, theta)
-    return (P[None, :] * np.logaddexp(0.0, -z) + Q[None, :] * np.logaddexp(0.0, z)).sum(axis=1)
+    return cell_losses(z, P, Q)
 
 
 def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 30) -> np.ndarray:

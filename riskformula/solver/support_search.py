@@ -75,8 +75,8 @@ import numpy as np
 
 from ..errors import SettingsError
 from ..problem import RiskProblem
-from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, dual_bound, grouped_saturated, lr_bound,
-                    support_cells, vector_ball_bounds)
+from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, cell_losses, dual_bound, grouped_saturated,
+                    lr_bound, support_cells, vector_ball_bounds)
 from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
@@ -413,8 +413,7 @@ class SupportSearch:
                 flat = a <= 0
                 if flat.any():
                     a = np.where(flat, 1e-12 / (1.0 + np.abs(S).max(axis=1)), a)
-                    f = np.where(flat, (P[None, :] * np.logaddexp(0.0, -(a[:, None] * S + c[:, None]))
-                                        + Q[None, :] * np.logaddexp(0.0, a[:, None] * S + c[:, None])).sum(axis=1), f)
+                    f = np.where(flat, cell_losses(a[:, None] * S + c[:, None], P, Q), f)
             vals = f / W + c0S
             attained = np.ones(len(a), dtype=bool)
             self._discard(float(lbs.min()))

@@ -203,8 +203,7 @@ def test_several_scales_stopped_early_keep_every_bound_below_its_optimum(node_li
 
 # seeds 1 and 4 take 12-14 s each on two busy cores, seed 2 7-8 s (at most 2 s for the others)
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow),
-                                  3,
-                                  pytest.param(4, marks=pytest.mark.slow), 5])
+                                  3, pytest.param(4, marks=pytest.mark.slow), 5])
 def test_every_scale_gets_its_nodes_back(seed, rounds, monkeypatch):
     # rounds here, heuristics and rays off: the incumbents come from each scale's own tree, so a
     # node handed back to the wrong scale (or lost) shows as a wrong optimum
