@@ -61,6 +61,8 @@ import math
 import numpy as np
 from scipy.special import expit
 
+from . import kernels
+
 __all__ = ["EPS", "CellData", "h_terms", "lower_sum", "grouped_saturated", "calibrate_fitted", "support_cells"]
 
 EPS = float(np.finfo(float).eps)
@@ -242,7 +244,11 @@ def support_cells(data: CellData, cell: np.ndarray, n_cells: int, cols) -> tuple
 
 
 def grouped_saturated(S: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float) -> np.ndarray:
-    """B2 for every row of scores ``S`` (vectors × cells), rounded down, as means."""
+    """B2 for every row of scores ``S`` (vectors × cells), rounded down, as means (compiled by
+    :mod:`riskformula.solver.kernels` when numba is installed)."""
+    fast = kernels.grouped_sums(S, P, Q)
+    if fast is not None:
+        return lower_sum(fast[0], fast[1], W) / W * (1 - 4 * EPS)
     V, C = S.shape
     order = np.argsort(S, axis=1, kind="stable")
     Ss = np.take_along_axis(S, order, axis=1)
@@ -347,7 +353,8 @@ def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: fl
             k[bad] = kk
         t = (k * Si).sum(axis=1)
         for row in np.flatnonzero(ok & (t < 0)):
-            k[row] = _raise_score_sum(k[row], Si[row], Pi, Qi, int(-t[row]))
+            fast = kernels.raise_score_sum(k[row], Si[row], Pi, Qi, int(-t[row]))
+            k[row] = fast if fast is not None else _raise_score_sum(k[row], Si[row], Pi, Qi, int(-t[row]))
         t = (k * Si).sum(axis=1)
         ok &= (k.sum(axis=1) == 0) & (t >= 0)
     k[~ok] = 0  # μ = 0 (B2) where the repair failed
@@ -378,11 +385,16 @@ def calibrate_fitted(S: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 6
     """For every row of scores ``S`` (vectors × cells): a logit scale a ≥ 0 and intercept c with a
     low loss (damped Newton on the convex loss in (a, c), a kept ≥ 0, from ``start`` = (a, c) per
     vector or the intercept-only model), the loss there (a sum, not a mean; attained when a > 0)
-    and the logits, for :func:`dual_bound`."""
+    and the logits, for :func:`dual_bound`.  Compiled by :mod:`riskformula.solver.kernels` when
+    numba is installed (only a point: every bound holds at any iterate)."""
     V, C = S.shape
     N = P + Q
     Pt, Qt = float(P.sum()), float(Q.sum())
     c0 = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
+    fast = kernels.calibrate(S, P, Q, iters, start, c0)
+    if fast is not None:
+        a, c, f = fast
+        return a, c, f, a[:, None] * S + c[:, None]
     a = np.zeros(V)
     c = np.full(V, c0)
     f = _values(S, a, c, P, Q)

@@ -219,6 +219,16 @@ def test_every_scale_is_the_brute_force_optimum_more(seed):
     check(seed, "fit")
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_numpy_code_is_the_brute_force_optimum_with_numba_installed(seed, monkeypatch):
+    # with numba installed the audits above run the compiled loops (riskformula.solver.kernels);
+    # these run the numpy code they replace, so both are audited wherever the tests run
+    from riskformula.solver import kernels
+    monkeypatch.setattr(kernels, "compiled", lambda: None)
+    check(seed, "fit")
+    check(seed, "real")
+
+
 # --- the bounds themselves -----------------------------------------------------------------------
 
 def test_saturated_bound_is_below_every_model_of_its_columns():

@@ -1,0 +1,83 @@
+"""The compiled loops of the support search (numba, ``riskformula[fast]``) against the numpy code
+they replace: the same calibrated points and losses, the same score-cell bounds (up to rounding,
+and below what the calibration reaches), the same exact repairs.  Skipped without numba; the
+numpy code is the one the other tests run then, and `test_support_search` runs its brute-force
+audits on the numpy code in any case."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from riskformula.solver import cells, kernels
+
+pytest.importorskip("numba")
+
+
+def _numpy(monkeypatch):
+    monkeypatch.setattr(kernels, "compiled", lambda: None)
+
+
+def _cells(rng, C, spread):
+    P = rng.integers(0, 6, C).astype(float)
+    Q = rng.integers(0, 6, C).astype(float)
+    Q[(P + Q) == 0] = 1.0
+    S = rng.integers(-spread, spread + 1, (40, C)).astype(float)
+    return S, P, Q
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("iters", [4, 60])
+def test_calibration_matches_numpy(seed, iters, monkeypatch):
+    rng = np.random.default_rng(seed)
+    S, P, Q = _cells(rng, int(rng.integers(3, 60)), int(rng.integers(1, 30)))
+    if seed % 2:
+        # nearly separable: events only where the score is high
+        P[S[0] < 0], Q[S[0] > 0] = 0.0, 0.0
+        Q[(P + Q) == 0] = 1.0
+    start = (rng.uniform(0, 1, len(S)), rng.normal(0, 1, len(S))) if seed % 3 == 0 else None
+    a, c, f, Z = cells.calibrate_fitted(S, P, Q, iters=iters, start=start)
+    assert kernels.compiled() is not None
+    _numpy(monkeypatch)
+    a0, c0, f0, Z0 = cells.calibrate_fitted(S, P, Q, iters=iters, start=start)
+    np.testing.assert_allclose(f, f0, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(Z, a[:, None] * S + c[:, None])
+    assert np.all(a >= 0)
+    # the loss returned is the loss at the point returned
+    np.testing.assert_allclose(f, cells.cell_losses(Z, P, Q), rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_score_cell_bound_matches_numpy_and_stays_below_the_calibrated_loss(seed, monkeypatch):
+    rng = np.random.default_rng(100 + seed)
+    S, P, Q = _cells(rng, int(rng.integers(2, 80)), int(rng.integers(1, 10)))
+    W = float(P.sum() + Q.sum())
+    fast = cells.grouped_saturated(S, P, Q, W)
+    a, c, f, Z = cells.calibrate_fitted(S, P, Q)
+    _numpy(monkeypatch)
+    slow = cells.grouped_saturated(S, P, Q, W)
+    np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-15)
+    assert np.all(fast <= f / W)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_exact_repair_matches_the_python_loop(seed):
+    rng = np.random.default_rng(200 + seed)
+    C = int(rng.integers(2, 40))
+    Pi = rng.integers(0, 1000, C).astype(np.int64)
+    Qi = rng.integers(0, 1000, C).astype(np.int64)
+    k = np.array([rng.integers(-p, q + 1) for p, q in zip(Pi, Qi)], dtype=np.int64)
+    s = rng.integers(-20, 21, C).astype(np.int64)
+    need = int(rng.integers(1, 5000))
+    fast = kernels.raise_score_sum(k, s, Pi, Qi, need)
+    slow = cells._raise_score_sum(k, s, Pi, Qi, need)
+    assert fast.dtype == np.int64 and np.array_equal(fast, slow)
+    assert fast.sum() == k.sum()  # the intercept's sum is kept, exactly
+
+
+def test_the_environment_switch_turns_the_kernels_off(monkeypatch):
+    monkeypatch.setattr(kernels, "_TRIED", False)
+    monkeypatch.setattr(kernels, "_KERNELS", None)
+    monkeypatch.setenv("RISKFORMULA_NUMBA", "0")
+    assert kernels.compiled() is None
+    assert kernels.calibrate(np.zeros((1, 2)), np.ones(2), np.ones(2), 4, None, 0.0) is None
