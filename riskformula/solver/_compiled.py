@@ -141,3 +141,106 @@ def raise_score_sum(k, s, Pi, Qi, need):
         if k[b] + Pi[b] <= 0:
             j += 1
     return k
+
+
+@njit
+def regression(U, P, Q, iters, theta, use_start):
+    """Damped Newton for the logistic regressions of the cell counts on each design U[v] (the
+    point of :func:`riskformula.solver.support_points.batch_regression`: the same steps, ridge,
+    clipping, halving line search and stopping rule), into ``theta`` (V × p); with ``use_start``
+    from ``theta``'s rows where they beat the intercept-only model."""
+    V, C, p = U.shape
+    Pt, Qt = P.sum(), Q.sum()
+    c0 = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
+    g = np.empty(p)
+    H = np.empty((p, p))
+    L = np.empty((p, p))
+    d = np.empty(p)
+    t = np.empty(p)
+    for v in range(V):
+        u = U[v]
+        th = theta[v]
+        t[:] = 0.0
+        t[0] = c0
+        f = _regression_loss(u, P, Q, t)
+        if use_start:
+            fs = _regression_loss(u, P, Q, th)
+            if fs < f:
+                f = fs
+            else:
+                th[:] = t
+        else:
+            th[:] = t
+        for _ in range(iters):
+            g[:] = 0.0
+            H[:, :] = 0.0
+            for i in range(C):
+                z = 0.0
+                for j in range(p):
+                    z += u[i, j] * th[j]
+                e = math.exp(-abs(z))
+                sig = 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
+                n = P[i] + Q[i]
+                r = n * sig - P[i]
+                w = n * sig * (1.0 - sig)
+                for j in range(p):
+                    g[j] += r * u[i, j]
+                    for k in range(j + 1):
+                        H[j, k] += w * u[i, j] * u[i, k]
+            tr = 0.0
+            for j in range(p):
+                tr += H[j, j]
+            ridge = 1e-10 * (1.0 + tr)
+            # Cholesky of H + ridge·I (lower triangle), then d = −(H + ridge·I)⁻¹ g
+            ok = True
+            for j in range(p):
+                s = H[j, j] + ridge
+                for k in range(j):
+                    s -= L[j, k] * L[j, k]
+                if not s > 0.0:
+                    ok = False
+                    break
+                L[j, j] = math.sqrt(s)
+                for i2 in range(j + 1, p):
+                    s2 = H[i2, j]
+                    for k in range(j):
+                        s2 -= L[i2, k] * L[j, k]
+                    L[i2, j] = s2 / L[j, j]
+            if not ok:
+                break
+            for j in range(p):
+                s = -g[j]
+                for k in range(j):
+                    s -= L[j, k] * d[k]
+                d[j] = s / L[j, j]
+            for j in range(p - 1, -1, -1):
+                s = d[j]
+                for k in range(j + 1, p):
+                    s -= L[k, j] * d[k]
+                d[j] = min(max(s / L[j, j], -20.0), 20.0)
+            step, moved, fa = 1.0, False, f
+            for _ in range(25):
+                for j in range(p):
+                    t[j] = th[j] + step * d[j]
+                tf = _regression_loss(u, P, Q, t)
+                if tf < f:
+                    th[:] = t
+                    f, moved = tf, True
+                    break
+                step *= 0.5
+            dec = 0.0
+            for j in range(p):
+                dec -= g[j] * d[j]
+            if not (moved and dec > 1e-12 * max(fa, 1.0)):
+                break
+
+
+@njit
+def _regression_loss(u, P, Q, th):
+    f = 0.0
+    for i in range(u.shape[0]):
+        z = 0.0
+        for j in range(u.shape[1]):
+            z += u[i, j] * th[j]
+        f += (P[i] + Q[i]) * math.log1p(math.exp(-abs(z))) + P[i] * max(-z, 0.0) + Q[i] * max(z, 0.0)
+    return f

@@ -481,6 +481,9 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
             theta, z, f = np.array(start, dtype=float), z1, f1
     ridge = 1e-12 * np.eye(s + 1)
     UT = np.ascontiguousarray(U.T)
+    fast = kernels.regression(U[None], P, Q, iters, theta[None])
+    if fast is not None:
+        theta, iters = fast[0], 0  # the compiled Newton steps (only the point changes)
     for _ in range(iters):
         sig = expit(z)
         g = UT @ (N * sig - P)

@@ -33,7 +33,7 @@ import os
 
 import numpy as np
 
-__all__ = ["compiled", "calibrate", "grouped_sums", "raise_score_sum"]
+__all__ = ["compiled", "calibrate", "grouped_sums", "raise_score_sum", "regression"]
 
 _KERNELS: dict | None = None
 _TRIED = False
@@ -52,7 +52,8 @@ def compiled() -> dict | None:
         from . import _compiled
     except ImportError:
         return None
-    _KERNELS = {"calibrate": _compiled.calibrate, "grouped": _compiled.grouped, "raise": _compiled.raise_score_sum}
+    _KERNELS = {"calibrate": _compiled.calibrate, "grouped": _compiled.grouped, "raise": _compiled.raise_score_sum,
+                "regression": _compiled.regression}
     return _KERNELS
 
 
@@ -95,3 +96,16 @@ def raise_score_sum(k_: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarra
     return k["raise"](np.ascontiguousarray(k_, dtype=np.int64), np.ascontiguousarray(s, dtype=np.int64),
                       np.ascontiguousarray(Pi, dtype=np.int64), np.ascontiguousarray(Qi, dtype=np.int64),
                       np.int64(need))
+
+
+def regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int, start: np.ndarray | None = None):
+    """The compiled point of :func:`riskformula.solver.support_points.batch_regression` (and of
+    :func:`riskformula.solver.cells.lr_bound`'s regression), from ``start`` (V × p) where it beats
+    the intercept-only model, or None without the kernels."""
+    k = compiled()
+    if k is None:
+        return None
+    theta = np.empty((U.shape[0], U.shape[2])) if start is None else np.array(start, dtype=float)
+    k["regression"](np.ascontiguousarray(U, dtype=float), np.ascontiguousarray(P, dtype=float),
+                    np.ascontiguousarray(Q, dtype=float), int(iters), theta, start is not None)
+    return theta

@@ -57,6 +57,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
+from . import kernels
 from .cells import EPS, cell_losses
 
 __all__ = ["batch_regression", "batch_gap_bound", "canonical", "independent_columns", "prefix_bounds", "RADII"]
@@ -80,7 +81,11 @@ def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 3
     """Real coefficients θ (V × p) of the logistic regressions of the cell counts P, Q on each
     design U[v] (V × C × p, the intercept column first): damped Newton steps with a small ridge on
     the Hessian and a halving line search, from the intercept-only model.  Only a point: the
-    bound is :func:`batch_gap_bound`'s."""
+    bound is :func:`batch_gap_bound`'s.  Compiled by :mod:`riskformula.solver.kernels` when numba
+    is installed."""
+    fast = kernels.regression(U, P, Q, iters)
+    if fast is not None:
+        return fast
     V, C, p = U.shape
     N = P + Q
     theta = np.zeros((V, p))

@@ -81,3 +81,24 @@ def test_the_environment_switch_turns_the_kernels_off(monkeypatch):
     monkeypatch.setenv("RISKFORMULA_NUMBA", "0")
     assert kernels.compiled() is None
     assert kernels.calibrate(np.zeros((1, 2)), np.ones(2), np.ones(2), 4, None, 0.0) is None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_prefix_regression_matches_numpy(seed, monkeypatch):
+    from riskformula.solver.support_points import batch_regression
+    rng = np.random.default_rng(300 + seed)
+    C, p = int(rng.integers(4, 40)), int(rng.integers(1, 6))
+    P = rng.integers(0, 8, C).astype(float)
+    Q = rng.integers(0, 8, C).astype(float)
+    Q[(P + Q) == 0] = 1.0
+    U = np.concatenate([np.ones((12, C, 1)), rng.integers(-3, 4, (12, C, p - 1)).astype(float)], axis=2)
+    if seed % 2:
+        U[:, :, -1] = rng.integers(0, 2, C)  # a 0/1 column, as the free items are
+    fast = batch_regression(U, P, Q)
+    _numpy(monkeypatch)
+    slow = batch_regression(U, P, Q)
+
+    def loss(theta):
+        return cells.cell_losses(np.einsum("vcp,vp->vc", U, theta), P, Q)
+
+    np.testing.assert_allclose(loss(fast), loss(slow), rtol=1e-9, atol=1e-9)
