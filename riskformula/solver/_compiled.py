@@ -244,3 +244,77 @@ def _regression_loss(u, P, Q, th):
             z += u[i, j] * th[j]
         f += (P[i] + Q[i]) * math.log1p(math.exp(-abs(z))) + P[i] * max(-z, 0.0) + Q[i] * max(z, 0.0)
     return f
+
+
+@njit
+def _h(a, b):
+    """h(a, b) with the operations of :func:`riskformula.solver.cells.h_terms`."""
+    n = a + b
+    return (a * math.log(n / a) if a > 0 else 0.0) + (b * math.log(n / b) if b > 0 else 0.0)
+
+
+@njit
+def children_ones(cell, n_cells, cols, ptr, ones, P, Q, Pt, Qt, out_t, out_used):
+    """For each 0/1 column of ``cols``: the computed sum of B1's h terms over the cells ``cell``
+    refined by it, and the number of nonzero cells (the binary path of
+    :meth:`riskformula.solver.cells.CellData.children_saturated`)."""
+    P1 = np.zeros(n_cells)
+    Q1 = np.zeros(n_cells)
+    for k in range(len(cols)):
+        j = cols[k]
+        for idx in range(ptr[j], ptr[j + 1]):
+            r = ones[idx]
+            P1[cell[r]] += P[r]
+            Q1[cell[r]] += Q[r]
+        t, used = 0.0, 0
+        for c in range(n_cells):
+            p1, q1 = P1[c], Q1[c]
+            p0, q0 = Pt[c] - p1, Qt[c] - q1
+            t += _h(p1, q1) + _h(p0, q0)
+            used += (p1 + q1 > 0) + (p0 + q0 > 0)
+            P1[c] = 0.0
+            Q1[c] = 0.0
+        out_t[k], out_used[k] = t, used
+
+
+@njit
+def pairs(cell, n_cells, others, P, Q, out_t, out_used):
+    """For each row k of ``others`` (a partition of the rows): the computed sum of B1's h terms
+    over the cells of (``cell``, others[k]) and their number (the dense path of
+    :meth:`riskformula.solver.cells.CellData.pair_saturated`, one pass over the rows each)."""
+    K, n = others.shape
+    span_max = 1
+    spans = np.empty(K, dtype=np.int64)
+    for k in range(K):
+        m = 0
+        for r in range(n):
+            if others[k, r] > m:
+                m = others[k, r]
+        spans[k] = m + 1
+        if spans[k] > span_max:
+            span_max = spans[k]
+    size = n_cells * span_max
+    Pb = np.zeros(size)
+    Qb = np.zeros(size)
+    seen = np.zeros(size, dtype=np.bool_)
+    touched = np.empty(n, dtype=np.int64)
+    for k in range(K):
+        nt = 0
+        for r in range(n):
+            key = cell[r] * spans[k] + others[k, r]
+            if not seen[key]:
+                seen[key] = True
+                touched[nt] = key
+                nt += 1
+            Pb[key] += P[r]
+            Qb[key] += Q[r]
+        t, used = 0.0, 0
+        for i in range(nt):
+            key = touched[i]
+            if Pb[key] + Qb[key] > 0:
+                t += _h(Pb[key], Qb[key])
+                used += 1
+            Pb[key] = 0.0
+            Qb[key] = 0.0
+            seen[key] = False
+        out_t[k], out_used[k] = t, used

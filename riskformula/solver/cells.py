@@ -157,9 +157,14 @@ class CellData:
         if bool(self.binary[cols].all()):
             # 0/1 columns: the counts of each (cell, column = 1) from the rows where it is 1; the
             # column = 0 side is the cell's total minus them (exact integer sums)
-            P1, Q1 = self.ones_counts(cell, n_cells, cols)
             Pt = np.bincount(cell, weights=self.P, minlength=n_cells)[:, None]
             Qt = np.bincount(cell, weights=self.Q, minlength=n_cells)[:, None]
+            fast = kernels.children_ones(cell, n_cells, cols, self._ones_ptr, self._ones, self.P, self.Q,
+                                         Pt[:, 0], Qt[:, 0])
+            if fast is not None:
+                out[:] = lower_sum(fast[0], fast[1], self.W) / self.W * (1 - 4 * EPS)
+                return out
+            P1, Q1 = self.ones_counts(cell, n_cells, cols)
             t = h_terms(P1, Q1) + h_terms(Pt - P1, Qt - Q1)
             used = ((P1 + Q1) > 0).sum(axis=0) + ((Pt + Qt - P1 - Q1) > 0).sum(axis=0)
             out[:] = lower_sum(t.sum(axis=0), used, self.W) / self.W * (1 - 4 * EPS)
@@ -187,6 +192,9 @@ class CellData:
         spans = np.array([int(o.max()) + 1 for o in others], dtype=np.int64)
         sizes = np.int64(n_cells) * spans
         if int(sizes.sum()) <= 4 * self.n * len(others) + (1 << 16):
+            fast = kernels.pair_sums(cell, n_cells, others, self.P, self.Q)
+            if fast is not None:
+                return lower_sum(fast[0], fast[1], self.W) / self.W * (1 - 4 * EPS)
             # few possible keys: count them in one dense array (offset per k) instead of sorting
             # the rows' keys; the same cells, summed in the same (key) order as the sort below
             offset = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)

@@ -33,7 +33,7 @@ import os
 
 import numpy as np
 
-__all__ = ["compiled", "calibrate", "grouped_sums", "raise_score_sum", "regression"]
+__all__ = ["compiled", "calibrate", "children_ones", "grouped_sums", "pair_sums", "raise_score_sum", "regression"]
 
 _KERNELS: dict | None = None
 _TRIED = False
@@ -53,7 +53,8 @@ def compiled() -> dict | None:
     except ImportError:
         return None
     _KERNELS = {"calibrate": _compiled.calibrate, "grouped": _compiled.grouped, "raise": _compiled.raise_score_sum,
-                "regression": _compiled.regression}
+                "regression": _compiled.regression, "children_ones": _compiled.children_ones,
+                "pairs": _compiled.pairs}
     return _KERNELS
 
 
@@ -109,3 +110,29 @@ def regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int, start: n
     k["regression"](np.ascontiguousarray(U, dtype=float), np.ascontiguousarray(P, dtype=float),
                     np.ascontiguousarray(Q, dtype=float), int(iters), theta, start is not None)
     return theta
+
+
+def children_ones(cell: np.ndarray, n_cells: int, cols, ptr: np.ndarray, ones: np.ndarray, P: np.ndarray,
+                  Q: np.ndarray, Pt: np.ndarray, Qt: np.ndarray):
+    """B1's computed h sums and nonzero-cell counts of the cells refined by each 0/1 column of
+    ``cols`` (module docstring), or None without the kernels."""
+    k = compiled()
+    if k is None:
+        return None
+    t, used = np.empty(len(cols)), np.empty(len(cols), dtype=np.int64)
+    k["children_ones"](np.ascontiguousarray(cell, dtype=np.int64), int(n_cells), np.asarray(cols, dtype=np.int64),
+                       np.ascontiguousarray(ptr, dtype=np.int64), np.ascontiguousarray(ones, dtype=np.int64),
+                       P, Q, np.ascontiguousarray(Pt, dtype=float), np.ascontiguousarray(Qt, dtype=float), t, used)
+    return t, used
+
+
+def pair_sums(cell: np.ndarray, n_cells: int, others: list, P: np.ndarray, Q: np.ndarray):
+    """B1's computed h sums and cell counts of (``cell``, others[k]) for each k (module
+    docstring), or None without the kernels."""
+    k = compiled()
+    if k is None:
+        return None
+    t, used = np.empty(len(others)), np.empty(len(others), dtype=np.int64)
+    k["pairs"](np.ascontiguousarray(cell, dtype=np.int64), int(n_cells), np.stack(others).astype(np.int64, copy=False),
+               P, Q, t, used)
+    return t, used

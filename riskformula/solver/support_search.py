@@ -619,6 +619,10 @@ class SupportSearch:
         ("time_limit", "too_large" or None)."""
         data, p = self.data, self.p
         order, suffix, reach, below = self._order, self._suffix, self._reach, self._below
+        order_arr = np.asarray(order, dtype=np.intp)
+        plain = not self.rows and not bool((self.group_of >= 0).any())
+        # supports below a node whose next position is q with u size units: below(q, u), tabled
+        below_tab = np.array([[below(q, u) for u in range(p.max_size + 2)] for q in range(len(order) + 1)])
         status = None
         while stack:
             if until is not None and len(stack) >= until:
@@ -669,36 +673,54 @@ class SupportSearch:
                         else:
                             self._discard(sub)
                         break
-            # 2. its children
-            kids = []
-            for q in range(q0, len(order)):
-                j = order[q]
-                ok, u2 = self._allowed(units, counts, j)
-                if ok and self.rows and not self._rows_reachable(cols + (j,), [r[0][q + 1] for r in reach],
-                                                                 [r[1][q + 1] for r in reach]):
-                    ok = False  # no support below it meets the rows: nothing to bound
-                    self._done += below(q + 1, u2)
-                if ok:
-                    kids.append((q, j, u2))
-            if not kids:
-                continue
-            own_b = data.children_saturated(cell, n_cells, [j for _, j, _ in kids])
-            deeper = [k for k, (q, j, u2) in enumerate(kids) if self._can_grow(u2, counts, j, q, order)]
+            # 2. its children (positions qs, columns js, size units u2s), bounded all at once
+            L = len(order)
+            if plain:
+                # no groups and no rows: every later column may join while the size allows
+                if units + 1 > p.max_size or q0 >= L:
+                    continue
+                qs = np.arange(q0, L)
+                u2s = np.full(len(qs), units + 1)
+            else:
+                kept = []
+                for q in range(q0, L):
+                    j = order[q]
+                    ok, u2 = self._allowed(units, counts, j)
+                    if ok and self.rows and not self._rows_reachable(cols + (j,), [r[0][q + 1] for r in reach],
+                                                                     [r[1][q + 1] for r in reach]):
+                        ok = False  # no support below it meets the rows: nothing to bound
+                        self._done += below(q + 1, u2)
+                    if ok:
+                        kept.append((q, u2))
+                if not kept:
+                    continue
+                qs = np.array([q for q, _ in kept])
+                u2s = np.array([u2 for _, u2 in kept])
+            js = order_arr[qs]
+            own_b = data.children_saturated(cell, n_cells, js.tolist())
+            grows = (u2s < p.max_size) | (self._grouped_after[np.minimum(qs + 1, L)] > 0)
+            deeper = np.flatnonzero((qs + 1 < L) & grows)
             sub_b = own_b.copy()
-            if deeper:
-                sub_b[deeper] = data.pair_saturated(cell, n_cells, [suffix[kids[k][0]] for k in deeper])
-                sub_b[deeper] = np.minimum(sub_b[deeper], own_b[deeper])
-            for k in range(len(kids) - 1, -1, -1):
-                q, j, u2 = kids[k]
-                c2 = c0S + float(self.c0[j])
+            if len(deeper):
+                sub_b[deeper] = np.minimum(data.pair_saturated(cell, n_cells, [suffix[q] for q in qs[deeper]]),
+                                           own_b[deeper])
+            c2s = c0S + self.c0[js]
+            extra = c2s * (1 - 4 * EPS)
+            # a child whose subtree is pruned now is recorded here instead of pushed (it would be
+            # pruned when popped: the level only falls); most children end so
+            pruned = sub_b + extra >= self._prune_level()
+            if pruned.any():
+                self._discard(float((sub_b + extra)[pruned].min()))
+                self._done += float(below_tab[qs[pruned] + 1, np.minimum(u2s[pruned], below_tab.shape[1] - 1)].sum())
+            for k in np.flatnonzero(~pruned)[::-1]:
+                q, j, u2 = int(qs[k]), int(js[k]), int(u2s[k])
                 counts2 = counts
                 g = int(self.group_of[j])
                 if g >= 0:
                     counts2 = dict(counts)
                     counts2[g] = counts2.get(g, 0) + 1
-                extra = c2 * (1 - 4 * EPS)
-                stack.append((float(sub_b[k]) + extra, float(own_b[k]) + extra, q + 1, cols + (j,), u2, counts2, c2,
-                              cell, n_cells))
+                stack.append((float(sub_b[k] + extra[k]), float(own_b[k] + extra[k]), q + 1, cols + (j,), u2, counts2,
+                              float(c2s[k]), cell, n_cells))
         return status
 
     def _run_parallel(self, stack: list, client=None) -> str | None:
@@ -756,10 +778,6 @@ class SupportSearch:
                 stack.sort(key=lambda e: -e[0])  # the least bound on top
                 span *= 2  # a support that needs longer than a round gets it in a later one
         return "time_limit" if stack else None
-
-    def _can_grow(self, units: int, counts: dict, j: int, q: int, order: list) -> bool:
-        """Whether the support S + j may get more columns (cheap and permissive)."""
-        return q + 1 < len(order) and (units < self.p.max_size or bool(self._grouped_after[q + 1]))
 
     def _report(self, status: str | None) -> SolverReport:
         elapsed = time.perf_counter() - self.t0

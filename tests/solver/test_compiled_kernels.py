@@ -102,3 +102,49 @@ def test_prefix_regression_matches_numpy(seed, monkeypatch):
         return cells.cell_losses(np.einsum("vcp,vp->vc", U, theta), P, Q)
 
     np.testing.assert_allclose(loss(fast), loss(slow), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_children_bounds_of_0_1_columns_match_numpy(seed, monkeypatch):
+    import types
+    rng = np.random.default_rng(400 + seed)
+    n, d = int(rng.integers(5, 300)), int(rng.integers(2, 9))
+    X = (rng.random((n, d)) < rng.uniform(0.1, 0.9)).astype(float)
+    P = rng.integers(0, 3, n).astype(float)
+    Q = rng.integers(0, 3, n).astype(float)
+    Q[(P + Q) == 0] = 1
+    loss = types.SimpleNamespace(Z=np.c_[np.ones(n), X], w_pos=P, w_neg=Q, total_weight=float(P.sum() + Q.sum()))
+    data = cells.CellData(loss)
+    cell, n_cells = np.zeros(n, dtype=np.int64), 1
+    for j in range(int(rng.integers(0, 3))):
+        cell, n_cells = data.refine(cell, j)
+    cols = list(range(d))
+    fast = data.children_saturated(cell, n_cells, cols)
+    _numpy(monkeypatch)
+    slow = data.children_saturated(cell, n_cells, cols)
+    np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_union_bounds_match_numpy(seed, monkeypatch):
+    import types
+    rng = np.random.default_rng(500 + seed)
+    n, d = int(rng.integers(5, 300)), int(rng.integers(3, 9))
+    X = rng.integers(0, int(rng.integers(2, 4)), (n, d)).astype(float)
+    P = rng.integers(0, 3, n).astype(float)
+    Q = rng.integers(0, 3, n).astype(float)
+    Q[(P + Q) == 0] = 1
+    loss = types.SimpleNamespace(Z=np.c_[np.ones(n), X], w_pos=P, w_neg=Q, total_weight=float(P.sum() + Q.sum()))
+    data = cells.CellData(loss)
+    cell, n_cells = data.refine(np.zeros(n, dtype=np.int64), 0)
+    # the suffix partitions: the rows by their values on columns q.. (as the search builds them)
+    others = []
+    for q in range(1, d):
+        o, _ = np.zeros(n, dtype=np.int64), 1
+        for j in range(q, d):
+            o, _ = data.refine(o, j)
+        others.append(o)
+    fast = data.pair_saturated(cell, n_cells, others)
+    _numpy(monkeypatch)
+    slow = data.pair_saturated(cell, n_cells, others)
+    np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-15)
