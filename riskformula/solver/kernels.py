@@ -1,30 +1,39 @@
 """Compiled loops of the support search, with numba when it is installed (``pip install
 riskformula[fast]``).
 
-Profiling the support search on the exact track's problems (breastcancer, k = 10: 37 k point
-vectors in 30 s) put ~45 % of the time in the per-vector calibration's Newton steps and line
-searches, ~20 % in the score-cell bound B2 and ~15 % in the Python loop of B3's exact repair —
-numpy over (vectors × cells) arrays, where each step allocates and the line search re-evaluates
-every vector.  These three loops are compiled here, one vector at a time; without numba the
-numpy versions in :mod:`riskformula.solver.cells` run instead, with the same results up to
-rounding.
+Profiling the support search on the exact track's problems put most of its time in loops that
+numpy runs over (vectors × cells) or (rows × columns) arrays, allocating at every step: on
+breastcancer (k = 10, 63 649 point vectors) ~45 % in the per-vector calibration's Newton steps and
+line searches, ~20 % in the score-cell bound B2, ~15 % in the Python loop of B3's exact repair; on
+mammo (k = 10) half in the prefix regressions of B7; on mushroom and adult (0/1 columns, deep
+trees) in the saturated bounds of each node's children and of their unions with the later
+columns.  These loops are compiled here; without numba the numpy versions in
+:mod:`riskformula.solver.cells` and :mod:`riskformula.solver.support_points` run instead, with the
+same results up to rounding (the tests compare both, and audit both against brute force).
 
 What each kernel may and may not change:
 
-* :func:`calibrate` returns a *point* (a scale and an intercept per vector) and its loss: no bound
-  reads the point's optimality, B3 holds at any point (:mod:`riskformula.solver.cells`), so a
-  different iterate only changes how strong the bound is.
-* :func:`grouped_sums` returns, per vector, the computed sum of B2's h terms over its groups of
-  equal scores and the number of groups; :func:`riskformula.solver.cells.lower_sum` then
-  subtracts the rounding margin as for the numpy sum.  The margin holds for any summation order
-  (each of n terms adds at most n·ε of the sum), each term is h(A, B) computed with the same
-  operations as :func:`riskformula.solver.cells.h_terms` (one division, one log, one product per
-  part; LLVM's log, like numpy's, is accurate to well under the 4 units in the last place the
-  margin allows), and numba compiles without ``fastmath``, so IEEE semantics are kept (no
-  reassociation, no contraction assumed by the proof).  The group sums of P and Q are sums of
-  whole counts below 2^40: exact in any order.
+* :func:`calibrate` (a scale and an intercept per point vector, on its groups of equal scores:
+  cells with equal scores get equal logits, so the loss is the same on the groups) and
+  :func:`regression` (the Newton point of B5's and B7's regressions) return *points*: no bound
+  reads a point's optimality — B3 and B5 hold at any point, B7 measures its own gradient and
+  curvature there — so a different iterate only changes how strong a bound is.
+* :func:`grouped_sums` (B2), :func:`children_ones` (B1 of a node's children by 0/1 columns) and
+  :func:`pair_sums` (B1 of the unions of a node's cells with the later columns) return the
+  computed sum of the h terms and the number of nonzero terms; the caller subtracts the rounding
+  margin of :func:`riskformula.solver.cells.lower_sum`, as for the numpy sums.  The margin holds
+  for any summation order (each of n terms adds at most n·ε of the sum), each term is h(A, B)
+  computed with the operations of :func:`riskformula.solver.cells.h_terms` (one division, one log,
+  one product per part; LLVM's log, like numpy's, is accurate to well under the 4 units in the
+  last place the margin allows), and numba compiles without ``fastmath`` (no reassociation; a
+  fused multiply-add would only remove roundings).  The cell sums of P and Q are sums of whole
+  counts below 2^40: exact in any order.
 * :func:`raise_score_sum` is B3's repair in int64, the same integer operations as the Python loop
   it replaces (exact; the caller checks the constraints afterwards in any case).
+
+``RISKFORMULA_NUMBA=0`` in the environment turns the kernels off.  They are compiled on first
+use (a few seconds) and cached on disk beside this module (or in numba's cache folder when that
+is not writable), so later processes load them in a fraction of a second.
 """
 
 from __future__ import annotations
