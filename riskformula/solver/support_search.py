@@ -618,7 +618,7 @@ class SupportSearch:
         ``until``) it holds that many subtrees; what is left stays on ``stack``.  Returns the status
         ("time_limit", "too_large" or None)."""
         data, p = self.data, self.p
-        order, suffix, reach, below = self._order, self._suffix, self._reach, self._below
+        order, reach, below = self._order, self._reach, self._below
         order_arr = np.asarray(order, dtype=np.intp)
         plain = not self.rows and not bool((self.group_of >= 0).any())
         # supports below a node whose next position is q with u size units: below(q, u), tabled
@@ -701,11 +701,11 @@ class SupportSearch:
             grows = (u2s < p.max_size) | (self._grouped_after[np.minimum(qs + 1, L)] > 0)
             deeper = np.flatnonzero((qs + 1 < L) & grows)
             sub_b = own_b.copy()
-            if len(deeper):
-                sub_b[deeper] = np.minimum(data.pair_saturated(cell, n_cells, [suffix[q] for q in qs[deeper]]),
-                                           own_b[deeper])
             c2s = c0S + self.c0[js]
             extra = c2s * (1 - 4 * EPS)
+            if len(deeper):
+                sub_b[deeper] = np.minimum(self._union_bounds(cell, n_cells, qs[deeper], extra[deeper]),
+                                           own_b[deeper])
             # a child whose subtree is pruned now is recorded here instead of pushed (it would be
             # pruned when popped: the level only falls); most children end so
             pruned = sub_b + extra >= self._prune_level()
@@ -722,6 +722,47 @@ class SupportSearch:
                 stack.append((float(sub_b[k] + extra[k]), float(own_b[k] + extra[k]), q + 1, cols + (j,), u2, counts2,
                               float(c2s[k]), cell, n_cells))
         return status
+
+    def _union_bounds(self, cell: np.ndarray, n_cells: int, qs: np.ndarray, extra: np.ndarray) -> np.ndarray:
+        """Subtree bounds of the children at positions ``qs`` (increasing) of a node with cells
+        ``cell``: B1 of the union of the node's cells with the columns order[q:] bounds every support
+        below the child at q, and a union with more columns (a smaller q) bounds it too (B1 falls
+        when cells are refined).  So B1 is computed only at a few positions, found by bisection: the
+        first position i* where it reaches the prune level (with the least ``extra`` from there on)
+        prunes every child from i* on with one bound, and each child before it gets the bound of
+        the nearest position computed at or before its own (the first is always computed)."""
+        data, suffix = self.data, self._suffix
+        K = len(qs)
+        tail = np.minimum.accumulate(extra[::-1])[::-1]  # the least extra from each position on
+        level = self._prune_level()
+        known: dict[int, float] = {}
+
+        def at(i: int) -> float:
+            if i not in known:
+                known[i] = float(data.pair_saturated(cell, n_cells, [suffix[int(qs[i])]])[0])
+            return known[i]
+
+        lo, hi = 0, K  # children before lo are not pruned, hi is (or hi = K: none found)
+        if at(0) + tail[0] >= level:
+            hi = 0
+        elif at(K - 1) + tail[K - 1] < level:
+            lo = K
+        else:
+            lo, hi = 1, K - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if at(mid) + tail[mid] >= level:
+                    hi = mid
+                else:
+                    lo = mid + 1
+        out = np.empty(K)
+        done = sorted(known)
+        for i in range(K):
+            if i >= hi and hi < K:
+                out[i] = known[hi]
+            else:
+                out[i] = known[max(k for k in done if k <= i)]
+        return out
 
     def _run_parallel(self, stack: list, client=None) -> str | None:
         """The subtrees on ``n_jobs`` processes, or on the workers of a dask ``client``, in rounds
