@@ -697,15 +697,27 @@ class SupportSearch:
                 qs = np.array([q for q, _ in kept])
                 u2s = np.array([u2 for _, u2 in kept])
             js = order_arr[qs]
-            own_b = data.children_saturated(cell, n_cells, js.tolist())
             grows = (u2s < p.max_size) | (self._grouped_after[np.minimum(qs + 1, L)] > 0)
-            deeper = np.flatnonzero((qs + 1 < L) & grows)
-            sub_b = own_b.copy()
+            deeper = (qs + 1 < L) & grows
             c2s = c0S + self.c0[js]
             extra = c2s * (1 - 4 * EPS)
-            if len(deeper):
-                sub_b[deeper] = np.minimum(self._union_bounds(cell, n_cells, qs[deeper], extra[deeper]),
-                                           own_b[deeper])
+            if deeper.all():
+                # subtree bounds first: the children from position ``cut`` on are pruned by one
+                # union bound, and only those before it need their own supports' bounds
+                union, cut = self._union_bounds(cell, n_cells, qs, extra)
+                if cut < len(qs):
+                    self._discard(float((union[cut:] + extra[cut:]).min()))
+                    self._done += float(below_tab[qs[cut:] + 1, np.minimum(u2s[cut:], below_tab.shape[1] - 1)].sum())
+                    qs, js, u2s, c2s, extra, union = (a[:cut] for a in (qs, js, u2s, c2s, extra, union))
+                    if not cut:
+                        continue
+                own_b = data.children_saturated(cell, n_cells, js.tolist())
+                sub_b = union
+            else:
+                own_b = data.children_saturated(cell, n_cells, js.tolist())
+                sub_b = own_b.copy()
+                if deeper.any():
+                    sub_b[deeper] = self._union_bounds(cell, n_cells, qs[deeper], extra[deeper])[0]
             # a child whose subtree is pruned now is recorded here instead of pushed (it would be
             # pruned when popped: the level only falls); most children end so
             pruned = sub_b + extra >= self._prune_level()
@@ -723,14 +735,16 @@ class SupportSearch:
                               float(c2s[k]), cell, n_cells))
         return status
 
-    def _union_bounds(self, cell: np.ndarray, n_cells: int, qs: np.ndarray, extra: np.ndarray) -> np.ndarray:
+    def _union_bounds(self, cell: np.ndarray, n_cells: int, qs: np.ndarray,
+                      extra: np.ndarray) -> tuple[np.ndarray, int]:
         """Subtree bounds of the children at positions ``qs`` (increasing) of a node with cells
         ``cell``: B1 of the union of the node's cells with the columns order[q:] bounds every support
-        below the child at q, and a union with more columns (a smaller q) bounds it too (B1 falls
-        when cells are refined).  So B1 is computed only at a few positions, found by bisection: the
-        first position i* where it reaches the prune level (with the least ``extra`` from there on)
-        prunes every child from i* on with one bound, and each child before it gets the bound of
-        the nearest position computed at or before its own (the first is always computed)."""
+        below (and at) the child at q, and a union with more columns (a smaller q) bounds it too (B1
+        falls when cells are refined).  So B1 is computed only at a few positions, found by
+        bisection: the first position i* where it reaches the prune level (with the least ``extra``
+        from there on) prunes every child from i* on with one bound, and each child before it gets
+        the bound of the nearest position computed at or before its own (the first is always
+        computed).  Returns the bounds and i* (len(qs) when none is pruned)."""
         data, suffix = self.data, self._suffix
         K = len(qs)
         tail = np.minimum.accumulate(extra[::-1])[::-1]  # the least extra from each position on
@@ -762,7 +776,7 @@ class SupportSearch:
                 out[i] = known[hi]
             else:
                 out[i] = known[max(k for k in done if k <= i)]
-        return out
+        return out, hi
 
     def _run_parallel(self, stack: list, client=None) -> str | None:
         """The subtrees on ``n_jobs`` processes, or on the workers of a dask ``client``, in rounds
