@@ -182,6 +182,15 @@ EXACT_TRACK = {
 EXACT_KS = (3, 4, 5, 7, 10)
 
 
+def kernels_note() -> str:
+    """Whether the support search's loops ran compiled (numba, the ``fast`` extra)."""
+    from riskformula.solver import kernels
+    if kernels.compiled() is None:
+        return "numpy loops (numba not installed or RISKFORMULA_NUMBA=0)"
+    import numba
+    return f"compiled loops (numba {numba.__version__})"
+
+
 def exact_track_split(name: str) -> pd.DataFrame:
     """The exact track's training part of a bundled RiskSLIM set: adult subsampled to 12 500 rows
     (stratified, seed 0), an 80/20 stratified split (seed 0), columns constant in the training part
@@ -254,8 +263,8 @@ def main(argv=None) -> None:
     if args.exact_track:
         rows = exact_track_rows("fit" if args.exact_track == "fit" else 1, args.sets, args.ks, 60 * args.time_scale)
         print(f"riskformula {rf.__version__} from {os.path.dirname(rf.__file__)}; started {start}; exact track's "
-              f"problems at scale={args.exact_track!r}, time limit {60 * args.time_scale:g} s, one process; load "
-              f"average {load0[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")
+              f"problems at scale={args.exact_track!r}, time limit {60 * args.time_scale:g} s, one process; "
+              f"{kernels_note()}; load average {load0[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")
         print(tabulate(pd.DataFrame(rows), headers="keys", tablefmt=args.format, showindex=False))
         return
     rows = []
