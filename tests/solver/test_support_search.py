@@ -356,3 +356,27 @@ def test_a_stopped_support_search_keeps_its_better_score_off_the_grid(monkeypatc
     assert m.scale == best.scale and m.objective == pytest.approx(best.objective, abs=1e-12)
     assert m.status == "time_limit" and m.lower_bound == 0.0
     assert "every score scale > 0" in str(m.summary())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_union_bounds_by_bisection_stay_below_each_childs_union(seed):
+    # every child's subtree bound is B1 of a union with at least its own later columns, and the
+    # children from the cut on reach the prune level with it; checked against B1 of each child's
+    # own union at several incumbents (several cuts)
+    rng = np.random.default_rng(seed)
+    n, d = 200, 8
+    X = (rng.random((n, d)) < rng.uniform(0.2, 0.8, d)).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ rng.normal(0, 1, d) - 1)))).astype(int)
+    p = RiskProblem(LogisticLoss(X, y), np.full(d, -2.0), np.full(d, 2.0), c0=1e-6, max_size=4)
+    s = SupportSearch(p, True, beam=False)
+    s._prepare()
+    data, order = s.data, s._order
+    cell, n_cells = data.refine(np.zeros(data.n, dtype=np.int64), order[0])
+    qs = np.arange(1, len(order))
+    extra = np.full(len(qs), 2e-6)
+    exact = np.array([data.pair_saturated(cell, n_cells, [s._suffix[q]])[0] for q in qs])
+    for best in np.r_[np.sort(exact)[[0, len(qs) // 2, -1]] + 3e-6, 0.05, 10.0]:
+        s.best = float(best)
+        out, cut = s._union_bounds(cell, n_cells, qs, extra)
+        assert np.all(out <= exact + 1e-15)
+        assert np.all(out[cut:] + extra[cut:] >= s._prune_level())
