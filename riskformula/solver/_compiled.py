@@ -7,6 +7,8 @@ import math
 import numpy as np
 from numba import njit as _njit
 
+from .cells import _raise_score_sum as _raise_py
+
 njit = _njit(cache=True, nogil=True)
 
 
@@ -110,37 +112,8 @@ def grouped(S, P, Q, out_t, out_n):
                 gp = gq = 0.0
         out_t[v], out_n[v] = t, groups
 
-@njit
-def raise_score_sum(k, s, Pi, Qi, need):
-    k = k.copy()
-    by_hi = np.argsort(-s, kind="mergesort")
-    by_lo = np.argsort(s, kind="mergesort")
-    up = np.empty(len(s), dtype=np.int64)
-    down = np.empty(len(s), dtype=np.int64)
-    nu = nd = 0
-    for c in by_hi:
-        if Qi[c] - k[c] > 0:
-            up[nu] = c
-            nu += 1
-    for c in by_lo:
-        if k[c] + Pi[c] > 0:
-            down[nd] = c
-            nd += 1
-    i = j = 0
-    while need > 0 and i < nu and j < nd:
-        a, b = up[i], down[j]
-        spread = s[a] - s[b]
-        if spread <= 0:
-            break
-        m = min(Qi[a] - k[a], k[b] + Pi[b], -(-need // spread))
-        k[a] += m
-        k[b] -= m
-        need -= m * spread
-        if Qi[a] - k[a] <= 0:
-            i += 1
-        if k[b] + Pi[b] <= 0:
-            j += 1
-    return k
+#: B3's exact repair: the Python function of :mod:`riskformula.solver.cells`, compiled as it is
+raise_score_sum = njit(_raise_py)
 
 
 @njit

@@ -287,17 +287,30 @@ def _raise_score_sum(k: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarra
     """Grid units moved from low-scored cells to high-scored ones, within the boxes −Pi ≤ k ≤ Qi,
     until Σ k·s has risen by ``need`` (Σ k unchanged); exact integer arithmetic (B3's repair for
     a fitted scale when one pair of cells has too little room).  Returns the new k (or k
-    unchanged when the rooms do not allow it: the caller then checks and falls back to μ = 0)."""
+    unchanged when the rooms do not allow it: the caller then checks and falls back to μ = 0).
+    Written for numba too (int64 arrays, no Python lists): :mod:`riskformula.solver._compiled`
+    compiles this function as it is."""
     k = k.copy()
-    up = [int(c) for c in np.argsort(-s, kind="stable") if Qi[c] - k[c] > 0]
-    down = [int(c) for c in np.argsort(s, kind="stable") if k[c] + Pi[c] > 0]
+    by_hi = np.argsort(-s, kind="mergesort")
+    by_lo = np.argsort(s, kind="mergesort")
+    up = np.empty(len(s), dtype=np.int64)
+    down = np.empty(len(s), dtype=np.int64)
+    nu = nd = 0
+    for c in by_hi:
+        if Qi[c] - k[c] > 0:
+            up[nu] = c
+            nu += 1
+    for c in by_lo:
+        if k[c] + Pi[c] > 0:
+            down[nd] = c
+            nd += 1
     i = j = 0
-    while need > 0 and i < len(up) and j < len(down):
+    while need > 0 and i < nu and j < nd:
         a, b = up[i], down[j]
-        spread = int(s[a] - s[b])
+        spread = s[a] - s[b]
         if spread <= 0:
             break
-        m = min(int(Qi[a] - k[a]), int(k[b] + Pi[b]), -(-need // spread))
+        m = min(Qi[a] - k[a], k[b] + Pi[b], -(-need // spread))
         k[a] += m
         k[b] -= m
         need -= m * spread
