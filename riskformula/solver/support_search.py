@@ -30,7 +30,12 @@ groups' ``max_used`` allow.  Every support appears once.  At a node:
    (B3: the calibration dual, exactly feasible; B4 for a whole intercept).
 2. **Its subtree**: the child S + order[q] and everything below it use only the columns of
    S ∪ order[q:], so B1 of that union + c0(S) + c0(order[q]) bounds all of them; these bounds
-   rise with q, so a child whose subtree is pruned prunes every later sibling too.
+   rise with q (a union with more columns has finer cells, so a lower B1, and it bounds the later
+   children's subtrees too), so a child whose subtree is pruned prunes every later sibling.  The
+   union bound is computed at a few positions found by bisection (:meth:`SupportSearch._union_bounds`):
+   the children from the first position that reaches the prune level on are recorded with that
+   one bound and never pushed, each earlier child gets the bound of the nearest computed position
+   at or before its own, and only those earlier children get their own supports' B1.
 
 **Certificate.**  Every risk score of the class has one support; the search either scored it,
 or discarded a set holding it with a proven bound (each recorded).  The lower bound is the least
