@@ -240,7 +240,23 @@ def _parser() -> argparse.ArgumentParser:
                          "list). sql: one column risk_<T> per horizon (default: the card's horizons); pmml: the "
                          "output risk within T (default: the card's first horizon), several give risk_<T> fields")
     ex.add_argument("--title", help="html: the page title (default: the formula)")
+    sub.add_parser("compile", help="compile the certifying search's loops now (with the fast extra, numba), "
+                                   "so that the first fit does not spend its time limit on it",
+                   description="With numba installed (pip install \"riskformula[fast]\") the support search's "
+                               "inner loops are compiled on first use and cached on disk; this compiles them "
+                               "now. Without numba it says so and does nothing.")
     return ap
+
+
+def _compile() -> int:
+    from .solver.kernels import warm_up
+    seconds = warm_up()
+    if seconds is None:
+        print("the compiled loops are off (numba is not installed: pip install \"riskformula[fast]\"; or "
+              "RISKFORMULA_NUMBA=0 is set): the numpy loops run, nothing to compile")
+    else:
+        print(f"the certifying search's compiled loops are ready ({seconds:.1f} s; cached for later fits)")
+    return OK
 
 
 def _load(name: str):
@@ -381,6 +397,8 @@ def _export(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     with _one_line_warnings():
+        if args.command == "compile":
+            return _compile()
         if args.command == "export":
             return _export(args)
         if args.command in ("card", "predict", "evaluate"):

@@ -145,3 +145,30 @@ def pair_sums(cell: np.ndarray, n_cells: int, others: list, P: np.ndarray, Q: np
     k["pairs"](np.ascontiguousarray(cell, dtype=np.int64), int(n_cells), np.stack(others).astype(np.int64, copy=False),
                P, Q, t, used)
     return t, used
+
+
+def warm_up() -> float | None:
+    """Compile every kernel now (or load it from numba's disk cache) with the argument types the
+    search uses, so that the first fit after installing the ``fast`` extra does not spend its time
+    limit compiling; returns the seconds it took, or None without numba.  From a shell:
+    ``riskformula compile``."""
+    import time
+    if compiled() is None:
+        return None
+    t0 = time.perf_counter()
+    S = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, -1.0]])
+    P, Q = np.array([1.0, 2.0, 0.0]), np.array([0.0, 1.0, 3.0])
+    calibrate(S, P, Q, 4, None, 0.0)
+    calibrate(S, P, Q, 4, (np.ones(2), np.zeros(2)), 0.0)
+    grouped_sums(S, P, Q)
+    raise_score_sum(np.zeros(3, dtype=np.int64), np.array([0, 1, 2], dtype=np.int64), np.ones(3, dtype=np.int64),
+                    np.ones(3, dtype=np.int64), 1)
+    U = np.stack([np.c_[np.ones(3), S[0]], np.c_[np.ones(3), S[1]]])
+    regression(U, P, Q, 5)
+    regression(U, P, Q, 5, np.zeros((2, 2)))
+    cell = np.array([0, 0, 1], dtype=np.int64)
+    children_ones(cell, 2, [0], np.array([0, 2], dtype=np.int64), np.array([0, 2], dtype=np.int64), P, Q,
+                  np.array([3.0, 0.0]), np.array([1.0, 3.0]))
+    pair_sums(cell, 2, [np.array([0, 1, 1], dtype=np.int64)], P, Q)
+    return time.perf_counter() - t0
+

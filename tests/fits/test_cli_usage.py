@@ -34,3 +34,14 @@ def test_predict_names_the_data_option(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == cli.DATA_ERROR
     assert f"--data {str(rows)!r} lacks" in err and "`newdata`" not in err
+
+
+def test_compile_says_what_it_did(monkeypatch, capsys):
+    from riskformula.solver import kernels
+    monkeypatch.setattr(kernels, "compiled", lambda: None)
+    assert cli.main(["compile"]) == cli.OK
+    assert "the compiled loops are off" in capsys.readouterr().out
+    monkeypatch.undo()
+    pytest.importorskip("numba")
+    assert cli.main(["compile"]) == cli.OK
+    assert "compiled loops are ready" in capsys.readouterr().out

@@ -148,3 +148,9 @@ def test_union_bounds_match_numpy(seed, monkeypatch):
     _numpy(monkeypatch)
     slow = data.pair_saturated(cell, n_cells, others)
     np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-15)
+
+
+def test_warm_up_compiles_every_kernel_with_the_searchs_types():
+    assert kernels.warm_up() >= 0
+    for name, fn in kernels.compiled().items():
+        assert fn.signatures, name  # compiled (or loaded from the cache) for at least one signature
