@@ -223,9 +223,9 @@ def test_prefix_bound_with_separated_cells_first_is_below_every_completion(seed)
 def test_cell_choice_budget_caps_the_share_of_a_long_limit():
     from riskformula.logistic import _CellChoice
     fitted, fixed = _CellChoice(True, True, None), _CellChoice(False, True, None)
-    assert fitted.budget(30.0) == pytest.approx((18.0, 18.0))
-    assert fitted.budget(60.0) == pytest.approx((36.0, 36.0))
-    assert fitted.budget(600.0) == pytest.approx((360.0, 36.0))
+    assert fitted.budget(30.0) == pytest.approx((24.0, 24.0))
+    assert fitted.budget(60.0) == pytest.approx((48.0, 48.0))
+    assert fitted.budget(600.0) == pytest.approx((480.0, 48.0))
     assert fixed.budget(600.0) == pytest.approx((180.0, 18.0))
     assert fixed.budget(-1.0) == (0.0, 0.0)
 
