@@ -7,7 +7,7 @@ import math
 import numpy as np
 from numba import njit as _njit
 
-from .cells import _raise_score_sum as _raise_py
+from ._repair import raise_score_sum as _raise_py
 
 njit = _njit(cache=True, nogil=True)
 
@@ -112,7 +112,7 @@ def grouped(S, P, Q, out_t, out_n):
                 gp = gq = 0.0
         out_t[v], out_n[v] = t, groups
 
-#: B3's exact repair: the Python function of :mod:`riskformula.solver.cells`, compiled as it is
+#: B3's exact repair: the Python function of :mod:`riskformula.solver._repair`, compiled as it is
 raise_score_sum = njit(_raise_py)
 
 

@@ -62,6 +62,7 @@ import numpy as np
 from scipy.special import expit
 
 from . import kernels
+from ._repair import raise_score_sum as _raise_score_sum
 
 __all__ = ["EPS", "CellData", "h_terms", "lower_sum", "grouped_saturated", "calibrate_fitted", "support_cells"]
 
@@ -281,44 +282,6 @@ def _grid_bits(total: float, smax: float) -> int:
     g1 = 62 - math.ceil(math.log2((total + 1.0) * (smax + 1.0) * 4.0))
     g2 = 52 - math.ceil(math.log2(total + 1.0)) - 1
     return max(0, min(40, g1, g2))
-
-
-def _raise_score_sum(k: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarray, need: int) -> np.ndarray:
-    """Grid units moved from low-scored cells to high-scored ones, within the boxes −Pi ≤ k ≤ Qi,
-    until Σ k·s has risen by ``need`` (Σ k unchanged); exact integer arithmetic (B3's repair for
-    a fitted scale when one pair of cells has too little room).  Returns the new k (or k
-    unchanged when the rooms do not allow it: the caller then checks and falls back to μ = 0).
-    Written for numba too (int64 arrays, no Python lists): :mod:`riskformula.solver._compiled`
-    compiles this function as it is."""
-    k = k.copy()
-    by_hi = np.argsort(-s, kind="mergesort")
-    by_lo = np.argsort(s, kind="mergesort")
-    up = np.empty(len(s), dtype=np.int64)
-    down = np.empty(len(s), dtype=np.int64)
-    nu = nd = 0
-    for c in by_hi:
-        if Qi[c] - k[c] > 0:
-            up[nu] = c
-            nu += 1
-    for c in by_lo:
-        if k[c] + Pi[c] > 0:
-            down[nd] = c
-            nd += 1
-    i = j = 0
-    while need > 0 and i < nu and j < nd:
-        a, b = up[i], down[j]
-        spread = s[a] - s[b]
-        if spread <= 0:
-            break
-        m = min(Qi[a] - k[a], k[b] + Pi[b], -(-need // spread))
-        k[a] += m
-        k[b] -= m
-        need -= m * spread
-        if Qi[a] - k[a] <= 0:
-            i += 1
-        if k[b] + Pi[b] <= 0:
-            j += 1
-    return k
 
 
 def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float,

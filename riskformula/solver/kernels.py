@@ -46,11 +46,13 @@ __all__ = ["compiled", "calibrate", "children_ones", "grouped_sums", "pair_sums"
 
 _KERNELS: dict | None = None
 _TRIED = False
+#: seconds of :func:`warm_up` above which the first fit of a process says that it compiled
+SLOW_WARM_UP = 5.0
 
 
-def compiled() -> dict | None:
+def _load() -> dict | None:
     """The compiled kernels (name → function), or None without numba or with
-    ``RISKFORMULA_NUMBA=0`` in the environment.  Compiled on first use, cached on disk."""
+    ``RISKFORMULA_NUMBA=0`` in the environment (imported once per process)."""
     global _KERNELS, _TRIED
     if _TRIED:
         return _KERNELS
@@ -65,6 +67,26 @@ def compiled() -> dict | None:
                 "regression": _compiled.regression, "children_ones": _compiled.children_ones,
                 "pairs": _compiled.pairs}
     return _KERNELS
+
+
+def compiled() -> dict | None:
+    """The compiled kernels (name → function), or None without numba or with
+    ``RISKFORMULA_NUMBA=0`` in the environment.  The first call of a process readies them all at
+    once with the search's argument types (:func:`warm_up`): loaded from numba's disk cache in a
+    fraction of a second, or compiled (10–30 s, once per environment), which it then says in a
+    warning, since that time counts against the fit's time limit."""
+    first = not _TRIED
+    kernels = _load()
+    if first and kernels is not None:
+        seconds = warm_up()
+        if seconds is not None and seconds > SLOW_WARM_UP:
+            import warnings
+            from ..errors import RiskFormulaWarning
+            warnings.warn(f"riskformula compiled the certifying search's loops with numba ({seconds:.0f} s, once "
+                          "per environment; cached on disk for later fits), and that time counted against this "
+                          "fit's time limit: run `riskformula compile` after installing to do it ahead.",
+                          RiskFormulaWarning, stacklevel=2)
+    return kernels
 
 
 def calibrate(S: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int, start, c0: float):
@@ -99,7 +121,7 @@ def grouped_sums(S: np.ndarray, P: np.ndarray, Q: np.ndarray):
 
 
 def raise_score_sum(k_: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarray, need: int):
-    """B3's exact repair (:func:`riskformula.solver.cells._raise_score_sum`) compiled, or None."""
+    """B3's exact repair (:func:`riskformula.solver._repair.raise_score_sum`) compiled, or None."""
     k = compiled()
     if k is None:
         return None
@@ -153,7 +175,7 @@ def warm_up() -> float | None:
     limit compiling; returns the seconds it took, or None without numba.  From a shell:
     ``riskformula compile``."""
     import time
-    if compiled() is None:
+    if _load() is None:
         return None
     t0 = time.perf_counter()
     S = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, -1.0]])

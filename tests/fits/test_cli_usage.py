@@ -38,7 +38,7 @@ def test_predict_names_the_data_option(tmp_path, capsys):
 
 def test_compile_says_what_it_did(monkeypatch, capsys):
     from riskformula.solver import kernels
-    monkeypatch.setattr(kernels, "compiled", lambda: None)
+    monkeypatch.setattr(kernels, "_load", lambda: None)
     assert cli.main(["compile"]) == cli.OK
     assert "the compiled loops are off" in capsys.readouterr().out
     monkeypatch.undo()

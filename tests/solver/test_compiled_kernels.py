@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from riskformula.solver import cells, kernels
+from riskformula.solver._repair import raise_score_sum
 
 pytest.importorskip("numba")
 
@@ -70,7 +71,7 @@ def test_exact_repair_matches_the_python_loop(seed):
     s = rng.integers(-20, 21, C).astype(np.int64)
     need = int(rng.integers(1, 5000))
     fast = kernels.raise_score_sum(k, s, Pi, Qi, need)
-    slow = cells._raise_score_sum(k, s, Pi, Qi, need)
+    slow = raise_score_sum(k, s, Pi, Qi, need)
     assert fast.dtype == np.int64 and np.array_equal(fast, slow)
     assert fast.sum() == k.sum()  # the intercept's sum is kept, exactly
 
@@ -154,3 +155,16 @@ def test_warm_up_compiles_every_kernel_with_the_searchs_types():
     assert kernels.warm_up() >= 0
     for name, fn in kernels.compiled().items():
         assert fn.signatures, name  # compiled (or loaded from the cache) for at least one signature
+
+
+def test_a_slow_first_compilation_is_said_once(monkeypatch):
+    from riskformula.errors import RiskFormulaWarning
+    monkeypatch.setattr(kernels, "_TRIED", False)
+    monkeypatch.setattr(kernels, "_KERNELS", None)
+    monkeypatch.setattr(kernels, "warm_up", lambda: 12.0)
+    with pytest.warns(RiskFormulaWarning, match="riskformula compile"):
+        assert kernels.compiled() is not None
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert kernels.compiled() is not None  # the second call says nothing
