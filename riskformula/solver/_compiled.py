@@ -32,6 +32,47 @@ def loss_newton(s, P, Q, a, c):
         hcc += w
     return f, ga, gc, haa, hac, hcc
 
+
+@njit
+def _calibrate_one(sv, Pv, Qv, iters, a_s, c_s, use_start, c0):
+    """Damped Newton in (a ≥ 0, c) on one vector's scores ``sv`` with counts ``Pv``, ``Qv``, from
+    the intercept-only model or (a_s, c_s) when it is better; returns (a, c) and the loss there."""
+    a, c = 0.0, c0
+    f, ga, gc, haa, hac, hcc = loss_newton(sv, Pv, Qv, a, c)
+    if use_start:
+        a1, c1 = max(a_s, 0.0), c_s
+        t = loss_newton(sv, Pv, Qv, a1, c1)
+        if t[0] < f:
+            a, c = a1, c1
+            f, ga, gc, haa, hac, hcc = t
+    for _ in range(iters):
+        det = haa * hcc - hac * hac
+        if det > 1e-12 * max(haa * hcc, 1e-300):
+            da = -(hcc * ga - hac * gc) / det
+            dc = -(haa * gc - hac * ga) / det
+        else:
+            da = 0.0
+            dc = -gc / max(hcc, 1e-300)
+        da = min(max(da, -5.0), 5.0)
+        dc = min(max(dc, -50.0), 50.0)
+        dec = -(ga * da + gc * dc)
+        step, moved = 1.0, False
+        fa = f
+        for _ in range(30):
+            ta = max(a + step * da, 0.0)
+            tc = c + step * dc
+            t = loss_newton(sv, Pv, Qv, ta, tc)
+            if t[0] < f:
+                a, c, moved = ta, tc, True
+                f, ga, gc, haa, hac, hcc = t
+                break
+            step *= 0.5
+        # the Newton decrement bounds what is left to gain: stop below 1e-13 of the loss
+        if not (moved and fa - f > 1e-15 * max(fa, 1.0) and dec > 1e-13 * max(fa, 1.0)):
+            break
+    return a, c, f
+
+
 @njit
 def calibrate(S, P, Q, iters, a_start, c_start, use_start, c0, out_a, out_c, out_f):
     V, C = S.shape
@@ -39,9 +80,20 @@ def calibrate(S, P, Q, iters, a_start, c_start, use_start, c0, out_a, out_c, out
     # summed), which are fewer, so each vector is calibrated on its groups of equal scores
     lo = S.min() if V and C else 0.0
     span = int(S.max() - lo) + 1 if V and C else 1
-    hp, hq = np.zeros(span), np.zeros(span)
+    # grouping needs whole scores (the search's are: integer points on integer columns) and bins
+    # of a reasonable number; otherwise each vector is calibrated on its cells as they are
+    group = span <= (1 << 20)
+    for v in range(V):
+        for i in range(C):
+            if S[v, i] != math.floor(S[v, i]):
+                group = False
+    hp, hq = np.zeros(span if group else 1), np.zeros(span if group else 1)
     s, gp, gq = np.empty(C), np.empty(C), np.empty(C)
     for v in range(V):
+        if not group:
+            out_a[v], out_c[v], out_f[v] = _calibrate_one(S[v], P, Q, iters, a_start[v], c_start[v], use_start,
+                                                          c0)
+            continue
         for i in range(C):
             b = int(S[v, i] - lo)
             hp[b] += P[i]
@@ -56,41 +108,9 @@ def calibrate(S, P, Q, iters, a_start, c_start, use_start, c0, out_a, out_c, out
         for i in range(C):  # cells without weight left their bins at 0: clear any left
             hp[int(S[v, i] - lo)] = 0.0
             hq[int(S[v, i] - lo)] = 0.0
-        sv, Pv, Qv = s[:g], gp[:g], gq[:g]
-        a, c = 0.0, c0
-        f, ga, gc, haa, hac, hcc = loss_newton(sv, Pv, Qv, a, c)
-        if use_start:
-            a1, c1 = max(a_start[v], 0.0), c_start[v]
-            t = loss_newton(sv, Pv, Qv, a1, c1)
-            if t[0] < f:
-                a, c = a1, c1
-                f, ga, gc, haa, hac, hcc = t
-        for _ in range(iters):
-            det = haa * hcc - hac * hac
-            if det > 1e-12 * max(haa * hcc, 1e-300):
-                da = -(hcc * ga - hac * gc) / det
-                dc = -(haa * gc - hac * ga) / det
-            else:
-                da = 0.0
-                dc = -gc / max(hcc, 1e-300)
-            da = min(max(da, -5.0), 5.0)
-            dc = min(max(dc, -50.0), 50.0)
-            dec = -(ga * da + gc * dc)
-            step, moved = 1.0, False
-            fa = f
-            for _ in range(30):
-                ta = max(a + step * da, 0.0)
-                tc = c + step * dc
-                t = loss_newton(sv, Pv, Qv, ta, tc)
-                if t[0] < f:
-                    a, c, moved = ta, tc, True
-                    f, ga, gc, haa, hac, hcc = t
-                    break
-                step *= 0.5
-            # the Newton decrement bounds what is left to gain: stop below 1e-13 of the loss
-            if not (moved and fa - f > 1e-15 * max(fa, 1.0) and dec > 1e-13 * max(fa, 1.0)):
-                break
-        out_a[v], out_c[v], out_f[v] = a, c, f
+        out_a[v], out_c[v], out_f[v] = _calibrate_one(s[:g], gp[:g], gq[:g], iters, a_start[v], c_start[v],
+                                                      use_start, c0)
+
 
 @njit
 def grouped(S, P, Q, out_t, out_n):
@@ -111,6 +131,7 @@ def grouped(S, P, Q, out_t, out_n):
                 groups += 1
                 gp = gq = 0.0
         out_t[v], out_n[v] = t, groups
+
 
 #: B3's exact repair: the Python function of :mod:`riskformula.solver._repair`, compiled as it is
 raise_score_sum = njit(_raise_py)

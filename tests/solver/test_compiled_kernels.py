@@ -168,3 +168,17 @@ def test_a_slow_first_compilation_is_said_once(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert kernels.compiled() is not None  # the second call says nothing
+
+
+@pytest.mark.parametrize("case", ["fractional", "wide"])
+def test_calibration_without_grouping_matches_numpy(case, monkeypatch):
+    # scores that are not whole numbers, or span more bins than the grouping allows, are
+    # calibrated on the cells as they are
+    rng = np.random.default_rng(7)
+    S, P, Q = _cells(rng, 30, 5)
+    S = S + 0.25 if case == "fractional" else S * float(1 << 19)
+    a, c, f, Z = cells.calibrate_fitted(S, P, Q, iters=60)
+    _numpy(monkeypatch)
+    a0, c0, f0, Z0 = cells.calibrate_fitted(S, P, Q, iters=60)
+    np.testing.assert_allclose(f, f0, rtol=1e-9)
+    np.testing.assert_allclose(f, cells.cell_losses(Z, P, Q), rtol=1e-12)
