@@ -124,10 +124,7 @@ def grouped(S, P, Q, out_t, out_n):
             gp += P[i]
             gq += Q[i]
             if j == C - 1 or S[v, order[j + 1]] != S[v, i]:
-                n = gp + gq
-                ta = gp * math.log(n / gp) if gp > 0 else 0.0
-                tb = gq * math.log(n / gq) if gq > 0 else 0.0
-                t += ta + tb
+                t += _h(gp, gq)
                 groups += 1
                 gp = gq = 0.0
         out_t[v], out_n[v] = t, groups

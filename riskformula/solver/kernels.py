@@ -32,8 +32,9 @@ What each kernel may and may not change:
   it replaces (exact; the caller checks the constraints afterwards in any case).
 
 ``RISKFORMULA_NUMBA=0`` in the environment turns the kernels off.  They are compiled on first
-use (a few seconds) and cached on disk beside this module (or in numba's cache folder when that
-is not writable), so later processes load them in a fraction of a second.
+use (10–30 s, once per environment; ``riskformula compile`` does it ahead) and cached on disk
+beside this module (or in numba's cache folder when that is not writable), so later processes
+load them in a fraction of a second.
 """
 
 from __future__ import annotations
