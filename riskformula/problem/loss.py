@@ -113,6 +113,32 @@ class LogisticLoss:
         other._set_scale(self.scale)
         return other
 
+    def on_columns(self, cols) -> "LogisticLoss":
+        """The same loss for points on the columns ``cols`` of :attr:`Z` only (0, the intercept,
+        should be among them), its rows collapsed again: rows that differ only outside ``cols``
+        become one row with their summed weights, so fitting points on a few columns costs the
+        distinct rows on those columns, not all of them.  Its ``Z`` is those distinct rows on
+        ``cols`` (in that order), and for points ``x`` on ``cols`` its value is this loss's value of
+        the points that are ``x`` on ``cols`` and 0 elsewhere (the same sum, regrouped)."""
+        uniq, inverse = distinct_rows(self.Z[:, np.asarray(cols, dtype=np.intp)])
+        m = uniq.shape[0]
+        other = copy.copy(self)
+        other.Z = uniq
+        other.n_unique = m
+        other.w_pos = np.bincount(inverse, weights=self.w_pos, minlength=m)
+        other.w_neg = np.bincount(inverse, weights=self.w_neg, minlength=m)
+        other.w_all = other.w_pos + other.w_neg
+        other.row_counts = np.bincount(inverse, weights=self.row_counts, minlength=m).astype(np.int64)
+        other.row_events = np.bincount(inverse, weights=self.row_events, minlength=m).astype(np.int64)
+        X = uniq[:, 1:]
+        other._integer_scores = bool(np.all(X == np.round(X)))
+        other.binary = np.all((X == 0) | (X == 1), axis=0)
+        other.X_binary_T = np.ascontiguousarray(X[:, other.binary].T)
+        other._sparse = {}
+        other._score_ranges = _Cache()
+        other._set_scale(self.scale)
+        return other
+
     def best_real_intercepts(self, S: np.ndarray, lo: float, hi: float) -> np.ndarray:
         """The real intercept in [lo, hi] with the least loss for every column of points-only
         scores ``S`` (unique rows × k); see :func:`real_intercepts`."""

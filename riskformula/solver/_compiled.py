@@ -309,3 +309,135 @@ def pairs(cell, n_cells, others, P, Q, out_t, out_used):
             Qb[key] = 0.0
             seen[key] = False
         out_t[k], out_used[k] = t, used
+
+
+@njit
+def _box_value(Z, wpos, wneg, x, inv_scale, g, with_gradient):
+    """Σ_i w+_i softplus(−s_i) + w−_i softplus(s_i) at s = Z·x / scale (unnormalised), and into
+    ``g`` Σ_i (−w+_i σ(−s_i) + w−_i σ(s_i)) z_i when ``with_gradient``."""
+    m, p = Z.shape
+    f = 0.0
+    if with_gradient:
+        g[:] = 0.0
+    for i in range(m):
+        s = 0.0
+        for j in range(p):
+            s += Z[i, j] * x[j]
+        s *= inv_scale
+        e = math.exp(-abs(s))
+        f += (wpos[i] + wneg[i]) * math.log1p(e) + wpos[i] * max(-s, 0.0) + wneg[i] * max(s, 0.0)
+        if with_gradient:
+            sig = 1.0 / (1.0 + e) if s >= 0 else e / (1.0 + e)  # σ(s)
+            r = -wpos[i] * (1.0 - sig) + wneg[i] * sig
+            for j in range(p):
+                g[j] += r * Z[i, j]
+    return f
+
+
+@njit
+def box_fit(Z, wpos, wneg, norm, scale, x, lo, hi, steps):
+    """The projected Newton steps of :func:`riskformula.solver.heuristics.real_fit` on the
+    logistic loss (the same free set, ridge, Armijo backtracking and stopping rule), from ``x``
+    (clipped to the box, updated in place); returns (loss, ok) — ok False where the numpy code
+    returns None (a singular system or a non-finite point)."""
+    m, p = Z.shape
+    inv = 1.0 / scale
+    gs = norm * inv
+    g = np.empty(p)
+    gn = np.empty(p)
+    H = np.empty((p, p))
+    L = np.empty((p, p))
+    d = np.empty(p)
+    xn = np.empty(p)
+    free = np.empty(p, dtype=np.bool_)
+    for j in range(p):
+        x[j] = min(max(x[j], lo[j]), hi[j])
+    f = _box_value(Z, wpos, wneg, x, inv, g, True) * norm
+    for j in range(p):
+        g[j] *= gs
+    for _ in range(steps):
+        H[:, :] = 0.0
+        for i in range(m):
+            s = 0.0
+            for j in range(p):
+                s += Z[i, j] * x[j]
+            z = min(max(s * inv, -700.0), 700.0)
+            q = 1.0 / (1.0 + math.exp(-z))
+            w = (wpos[i] + wneg[i]) * norm * inv * inv * q * (1.0 - q)
+            for j in range(p):
+                for k in range(j + 1):
+                    H[j, k] += w * Z[i, j] * Z[i, k]
+        nf = 0
+        hmax = 0.0
+        for j in range(p):
+            free[j] = not ((x[j] <= lo[j] and g[j] > 0) or (x[j] >= hi[j] and g[j] < 0))
+            if free[j]:
+                nf += 1
+                for k in range(j + 1):
+                    if free[k]:
+                        hmax = max(hmax, abs(H[j, k]))
+        if nf == 0:
+            break
+        ridge = 1e-10 * (1.0 + hmax)
+        # Cholesky of the free block of H + ridge·I, then d = −(that)⁻¹ g on the free variables
+        ok = True
+        for j in range(p):
+            d[j] = 0.0
+            if not free[j]:
+                continue
+            s = H[j, j] + ridge
+            for k in range(j):
+                if free[k]:
+                    s -= L[j, k] * L[j, k]
+            if not s > 0.0:
+                ok = False
+                break
+            L[j, j] = math.sqrt(s)
+            for i2 in range(j + 1, p):
+                if free[i2]:
+                    s2 = H[i2, j]
+                    for k in range(j):
+                        if free[k]:
+                            s2 -= L[i2, k] * L[j, k]
+                    L[i2, j] = s2 / L[j, j]
+        if not ok:
+            return f, False
+        for j in range(p):
+            if free[j]:
+                s = -g[j]
+                for k in range(j):
+                    if free[k]:
+                        s -= L[j, k] * d[k]
+                d[j] = s / L[j, j]
+        for j in range(p - 1, -1, -1):
+            if free[j]:
+                s = d[j]
+                for k in range(j + 1, p):
+                    if free[k]:
+                        s -= L[k, j] * d[k]
+                d[j] = s / L[j, j]
+        t, moved = 1.0, False
+        fn = f
+        while t > 1e-10:
+            slope = 0.0
+            for j in range(p):
+                xn[j] = min(max(x[j] + t * d[j], lo[j]), hi[j])
+                slope += g[j] * (xn[j] - x[j])
+            fn = _box_value(Z, wpos, wneg, xn, inv, gn, True) * norm
+            if fn <= f + 1e-4 * slope:
+                moved = True
+                break
+            t *= 0.5
+        if not moved:
+            break
+        done = f - fn <= 1e-12 * (1.0 + abs(f))
+        for j in range(p):
+            x[j] = xn[j]
+            g[j] = gn[j] * gs
+        f = fn
+        if done:
+            break
+    for j in range(p):
+        if not math.isfinite(x[j]):
+            return f, False
+    return f, True

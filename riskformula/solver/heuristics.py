@@ -19,6 +19,7 @@ from typing import cast
 import numpy as np
 
 from ..problem import RiskProblem
+from . import kernels
 
 
 def best_intercept(problem: RiskProblem, s: np.ndarray) -> int | float:
@@ -316,15 +317,35 @@ def support_bounds(problem: RiskProblem, support) -> tuple[np.ndarray, np.ndarra
             np.concatenate([[problem.intercept_bounds[1]], np.maximum(problem.coef_upper[idx], 0)]))
 
 
+#: distinct rows above which :func:`real_fit` first collapses them to the support's distinct rows
+COLLAPSE_ROWS = 2000
+
+
 def real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-              steps: int = 60) -> np.ndarray | None:
+             steps: int = 60, with_value: bool = False):
     """Real points (intercept first, on ``loss``'s scale) on the columns ``support`` within the
     bounds ``lower``/``upper`` that minimise the loss: projected Newton steps with a backtracking
-    line search on the collapsed rows (a handful of variables); None when it fails."""
+    line search (a handful of variables); None when it fails.  The logistic loss is fitted on
+    its rows collapsed to the distinct rows on the support when it has more than
+    :data:`COLLAPSE_ROWS` (:meth:`LogisticLoss.on_columns
+    <riskformula.problem.loss.LogisticLoss.on_columns>`: the same loss, regrouped), and by the
+    compiled loop of :func:`riskformula.solver.kernels.box_fit` when numba is installed.  With
+    ``with_value`` the loss at the points is returned too, ``(points, loss)`` (``(None, inf)``
+    when the fit fails)."""
     cols = np.concatenate([[0], 1 + np.asarray(support, int)])
-    Z = loss.Z[:, cols]
     # a loss other than the logistic one (Cox's partial likelihood) gives its own Hessian
     hessian = getattr(loss, "hessian_on", None)
+    if hessian is None and hasattr(loss, "on_columns"):
+        if loss.n_unique > COLLAPSE_ROWS:
+            loss = loss.on_columns(cols)
+            Z = loss.Z
+        else:
+            Z = loss.Z[:, cols]
+        fast = kernels.box_fit(loss, Z, np.asarray(start, float)[cols], lower, upper, steps)
+        if fast is not None:
+            return fast if with_value else fast[0]
+    else:
+        Z = loss.Z[:, cols]
     w = None if hessian is not None else (loss.w_pos + loss.w_neg) * loss._norm / loss.scale ** 2
     x = np.clip(np.asarray(start, float)[cols], lower, upper)
     f, g = loss.value_and_gradient_on(Z, x)
@@ -346,7 +367,7 @@ def real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndar
         try:
             d[free] = -np.linalg.solve(Hf + 1e-10 * (1 + np.abs(Hf).max()) * np.eye(free.sum()), g[free])
         except np.linalg.LinAlgError:
-            return None
+            return (None, math.inf) if with_value else None
         t, moved = 1.0, False
         while t > 1e-10:
             xn = np.clip(x + t * d, lower, upper)
@@ -361,7 +382,9 @@ def real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndar
         x, f, g = xn, fn, gn
         if done:
             break
-    return x if np.all(np.isfinite(x)) else None
+    if not np.all(np.isfinite(x)):
+        return (None, math.inf) if with_value else None
+    return (x, float(f)) if with_value else x
 
 
 #: the quantiles at which FasterRisk (Liu et al., 2022) binarizes a variable by default
@@ -447,13 +470,12 @@ def real_beam_search(problem: RiskProblem, width: int = 10, expand: int = 10,
                 if not problem.select_support(list(S2))[list(S2)].all():
                     continue
                 idx = np.asarray(S2, int)
-                beta = real_fit(L, S2, lam, *support_bounds(problem, S2))
+                beta, value = real_fit(L, S2, lam, *support_bounds(problem, S2), with_value=True)
                 if beta is None:
                     continue
                 child = np.zeros(problem.d + 1)
                 child[0], child[1 + idx] = beta[0], beta[1:]
                 key = tuple(sorted(unit[idx]))
-                value = L.value_from_scores(L.Z[:, np.concatenate([[0], 1 + idx])] @ beta)  # the support's columns only
                 if key not in kids or value < kids[key][0]:
                     kids[key] = (value, S2, child)
         if not kids:

@@ -15,7 +15,8 @@ What each kernel may and may not change:
 
 * :func:`calibrate` (a scale and an intercept per point vector, on its groups of equal scores:
   cells with equal scores get equal logits, so the loss is the same on the groups) and
-  :func:`regression` (the Newton point of B5's and B7's regressions) return *points*: no bound
+  :func:`regression` (the Newton point of B5's and B7's regressions), and :func:`box_fit` (the
+  real points of the beam search's supports, starts for the incumbent) return *points*: no bound
   reads a point's optimality — B3 and B5 hold at any point, B7 measures its own gradient and
   curvature there — so a different iterate only changes how strong a bound is.
 * :func:`grouped_sums` (B2), :func:`children_ones` (B1 of a node's children by 0/1 columns) and
@@ -43,7 +44,8 @@ import os
 
 import numpy as np
 
-__all__ = ["compiled", "calibrate", "children_ones", "grouped_sums", "pair_sums", "raise_score_sum", "regression"]
+__all__ = ["compiled", "box_fit", "calibrate", "children_ones", "grouped_sums", "pair_sums", "raise_score_sum",
+           "regression"]
 
 _KERNELS: dict | None = None
 _TRIED = False
@@ -66,7 +68,7 @@ def _load() -> dict | None:
         return None
     _KERNELS = {"calibrate": _compiled.calibrate, "grouped": _compiled.grouped, "raise": _compiled.raise_score_sum,
                 "regression": _compiled.regression, "children_ones": _compiled.children_ones,
-                "pairs": _compiled.pairs}
+                "pairs": _compiled.pairs, "box_fit": _compiled.box_fit}
     return _KERNELS
 
 
@@ -170,6 +172,21 @@ def pair_sums(cell: np.ndarray, n_cells: int, others: list, P: np.ndarray, Q: np
     return t, used
 
 
+def box_fit(loss, Z: np.ndarray, x: np.ndarray, lower: np.ndarray, upper: np.ndarray, steps: int):
+    """The compiled projected Newton steps of :func:`riskformula.solver.heuristics.real_fit` on the
+    logistic ``loss`` (its weights, normalisation and scale; ``Z`` its rows on the support):
+    (points, loss), (None, inf) where the numpy code fails, or None without the kernels."""
+    k = compiled()
+    if k is None:
+        return None
+    x = np.array(x, dtype=float)
+    f, ok = k["box_fit"](np.ascontiguousarray(Z, dtype=float), np.ascontiguousarray(loss.w_pos, dtype=float),
+                         np.ascontiguousarray(loss.w_neg, dtype=float), float(loss._norm), float(loss.scale), x,
+                         np.ascontiguousarray(lower, dtype=float), np.ascontiguousarray(upper, dtype=float),
+                         int(steps))
+    return (x, float(f)) if ok else (None, float("inf"))
+
+
 def warm_up() -> float | None:
     """Compile every kernel now (or load it from numba's disk cache) with the argument types the
     search uses, so that the first fit after installing the ``fast`` extra does not spend its time
@@ -193,5 +210,9 @@ def warm_up() -> float | None:
     children_ones(cell, 2, [0], np.array([0, 2], dtype=np.int64), np.array([0, 2], dtype=np.int64), P, Q,
                   np.array([3.0, 0.0]), np.array([1.0, 3.0]))
     pair_sums(cell, 2, [np.array([0, 1, 1], dtype=np.int64)], P, Q)
+
+    class _Loss:  # the fields of a LogisticLoss that box_fit reads
+        w_pos, w_neg, _norm, scale = P, Q, 0.25, 1.0
+    box_fit(_Loss, U[0], np.zeros(2), np.full(2, -5.0), np.full(2, 5.0), 3)
     return time.perf_counter() - t0
 

@@ -144,3 +144,27 @@ def test_loss_reads_the_rows_in_their_own_dtype():
         tracemalloc.stop()
     assert peak < 0.5 * X.size * 8  # a float copy is X.size * 8 bytes
     assert loss.n_unique == len(np.unique(X, axis=0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_loss_on_a_few_columns_is_the_loss_of_points_zero_elsewhere(seed):
+    # LogisticLoss.on_columns: the rows regrouped by their values on the columns kept; every
+    # value and gradient is that of the full loss with the other points 0
+    rng = np.random.default_rng(seed)
+    n, d = 300, 7
+    X = rng.integers(0, 3, (n, d)).astype(float)
+    y = rng.integers(0, 2, n)
+    w = rng.integers(1, 4, n).astype(float)
+    full = LogisticLoss(X, y, weights=w, positive_weight=[1.0, 2.5][seed % 2], scale=[1.0, 1.7][seed % 2])
+    cols = np.array([0, 2, 5, 6])
+    sub = full.on_columns(cols)
+    assert sub.n_unique < full.n_unique and sub.Z.shape[1] == len(cols)
+    assert sub.row_counts.sum() == n and sub.row_events.sum() == y.sum()
+    for _ in range(3):
+        x = rng.normal(0, 2, len(cols))
+        lam = np.zeros(d + 1)
+        lam[cols] = x
+        f, g = full.value_and_gradient(lam)
+        fs, gs = sub.value_and_gradient(x)
+        assert fs == pytest.approx(f, rel=1e-12)
+        np.testing.assert_allclose(gs, g[cols], rtol=1e-10, atol=1e-14)

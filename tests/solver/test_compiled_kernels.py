@@ -182,3 +182,38 @@ def test_calibration_without_grouping_matches_numpy(case, monkeypatch):
     a0, c0, f0, Z0 = cells.calibrate_fitted(S, P, Q, iters=60)
     np.testing.assert_allclose(f, f0, rtol=1e-9)
     np.testing.assert_allclose(f, cells.cell_losses(Z, P, Q), rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("collapse", [False, True])
+def test_beam_refit_matches_numpy(seed, collapse, monkeypatch):
+    # the real points of a support (heuristics.real_fit): the same projected Newton steps,
+    # compiled; bounds that bind (seed odd: a separable column pushes its point to the bound);
+    # with ``collapse`` both codes fit on the rows regrouped by the support's columns
+    from riskformula.problem.loss import LogisticLoss
+    from riskformula.solver import heuristics
+    from riskformula.solver.heuristics import real_fit
+    monkeypatch.setattr(heuristics, "COLLAPSE_ROWS", 0 if collapse else 10**9)
+    rng = np.random.default_rng(300 + seed)
+    n, d = 400, 6
+    X = rng.integers(0, 2, (n, d)).astype(float)
+    X[:, 5] = rng.integers(0, 4, n)
+    y = (X[:, 0] + X[:, 1] - X[:, 2] + rng.normal(0, 1, n) > 0.5).astype(int)
+    if seed % 2:
+        y[X[:, 3] == 1] = 1
+    loss = LogisticLoss(X, y, scale=[1.0, 0.5, 3.0][seed % 3])
+    support = (0, 1, 3, 5)
+    lo, hi = np.array([-10.0, -5, -5, -5, -5]), np.array([10.0, 5, 5, 5, 5])
+    start = np.zeros(d + 1)
+    x, f = real_fit(loss, support, start, lo, hi, with_value=True)
+    _numpy(monkeypatch)
+    x0, f0 = real_fit(loss, support, start, lo, hi, with_value=True)
+    monkeypatch.setattr(heuristics, "COLLAPSE_ROWS", 10**9 if collapse else 0)
+    x1, f1 = real_fit(loss, support, start, lo, hi, with_value=True)  # numpy, the other row layout
+    np.testing.assert_allclose(f1, f0, rtol=1e-9)
+    np.testing.assert_allclose(f, f0, rtol=1e-9)
+    np.testing.assert_allclose(x, x0, atol=1e-5)
+    full = np.zeros(d + 1)
+    full[0], full[1 + np.asarray(support)] = x[0], x[1:]
+    np.testing.assert_allclose(f, loss.value(full), rtol=1e-12)  # the loss returned is the loss at the points
+    assert np.all(x >= lo) and np.all(x <= hi)
