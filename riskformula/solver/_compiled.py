@@ -441,3 +441,53 @@ def box_fit(Z, wpos, wneg, norm, scale, x, lo, hi, steps):
         if not math.isfinite(x[j]):
             return f, False
     return f, True
+
+
+@njit
+def _move(k, Pi, Qi, plus, minus, n, need):
+    """``move`` of :func:`riskformula.solver.cells.lr_bound`: ``need`` grid units (signed) moved
+    from the cells ``minus`` to the cells ``plus`` (pairwise, the first n pairs), within the
+    boxes; returns the part left unmoved."""
+    for t in range(n):
+        if need == 0:
+            break
+        a, b = plus[t], minus[t]
+        if need > 0:
+            amount = min(need, Qi[a] - k[a], k[b] + Pi[b])
+        else:
+            amount = -min(-need, k[a] + Pi[a], Qi[b] - k[b])
+        if amount != 0:
+            k[a] += amount
+            k[b] -= amount
+            need -= amount
+    return need
+
+
+@njit
+def lr_repair(k, Pi, Qi, Xi, num, srt, num_sorted, mult):
+    """B5's exact repair of the columns' sums (:func:`riskformula.solver.cells.lr_bound`, packed
+    cells, after its intercept repair): the same integer steps as the numpy code — each column's
+    sum brought to 0 by moving units between cells that agree on every other column and are one
+    apart in that one — on ``k`` in place; returns whether every column succeeded (the caller
+    checks the constraints exactly in any case)."""
+    C, s = Xi.shape
+    plus = np.empty(C, dtype=np.int64)
+    minus = np.empty(C, dtype=np.int64)
+    for j in range(s):
+        rj = 0
+        for c in range(C):
+            rj += k[c] * Xi[c, j]
+        if rj == 0:
+            continue
+        n = 0
+        for a in range(C):
+            target = num[a] - mult[j]
+            pos = min(np.searchsorted(num_sorted, target), C - 1)
+            b = srt[pos]
+            if num_sorted[pos] == target and Xi[a, j] - Xi[b, j] == 1:
+                plus[n] = a
+                minus[n] = b
+                n += 1
+        if _move(k, Pi, Qi, plus, minus, n, -rj) != 0:
+            return False
+    return True

@@ -531,7 +531,10 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
         num = (Xi - lo_x) @ mult
         srt = np.argsort(num, kind="stable")
         num_sorted = num[srt]
-    for j in range(s if ok else 0):
+    fast = kernels.lr_repair(k, Pi, Qi, Xi, num, srt, num_sorted, mult) if ok and packed else None
+    if fast is not None:
+        ok = fast
+    for j in range(s if ok and fast is None else 0):
         rj = int(k @ Xi[:, j])
         if rj == 0:
             continue

@@ -30,7 +30,8 @@ What each kernel may and may not change:
   fused multiply-add would only remove roundings).  The cell sums of P and Q are sums of whole
   counts below 2^40: exact in any order.
 * :func:`raise_score_sum` is B3's repair in int64, the same integer operations as the Python loop
-  it replaces (exact; the caller checks the constraints afterwards in any case).
+  it replaces, and :func:`lr_repair` B5's repair of the columns' sums, the same integer steps as
+  the numpy code (exact; the caller checks the constraints afterwards in any case).
 
 ``RISKFORMULA_NUMBA=0`` in the environment turns the kernels off.  They are compiled on first
 use (10–30 s, once per environment; ``riskformula compile`` does it ahead) and cached on disk
@@ -44,8 +45,8 @@ import os
 
 import numpy as np
 
-__all__ = ["compiled", "box_fit", "calibrate", "children_ones", "grouped_sums", "pair_sums", "raise_score_sum",
-           "regression"]
+__all__ = ["compiled", "box_fit", "calibrate", "children_ones", "grouped_sums", "lr_repair", "pair_sums",
+           "raise_score_sum", "regression"]
 
 _KERNELS: dict | None = None
 _TRIED = False
@@ -68,7 +69,8 @@ def _load() -> dict | None:
         return None
     _KERNELS = {"calibrate": _compiled.calibrate, "grouped": _compiled.grouped, "raise": _compiled.raise_score_sum,
                 "regression": _compiled.regression, "children_ones": _compiled.children_ones,
-                "pairs": _compiled.pairs, "box_fit": _compiled.box_fit}
+                "pairs": _compiled.pairs, "box_fit": _compiled.box_fit,
+                "lr_repair": _compiled.lr_repair}
     return _KERNELS
 
 
@@ -172,6 +174,20 @@ def pair_sums(cell: np.ndarray, n_cells: int, others: list, P: np.ndarray, Q: np
     return t, used
 
 
+def lr_repair(k_: np.ndarray, Pi: np.ndarray, Qi: np.ndarray, Xi: np.ndarray, num: np.ndarray, srt: np.ndarray,
+              num_sorted: np.ndarray, mult: np.ndarray):
+    """B5's exact repair of the columns' sums (:func:`riskformula.solver._compiled.lr_repair`) on
+    ``k_`` in place: whether it succeeded, or None without the kernels."""
+    k = compiled()
+    if k is None:
+        return None
+    i64 = np.int64
+    return bool(k["lr_repair"](k_, np.ascontiguousarray(Pi, dtype=i64), np.ascontiguousarray(Qi, dtype=i64),
+                               np.ascontiguousarray(Xi, dtype=i64), np.ascontiguousarray(num, dtype=i64),
+                               np.ascontiguousarray(srt, dtype=i64), np.ascontiguousarray(num_sorted, dtype=i64),
+                               np.ascontiguousarray(mult, dtype=i64)))
+
+
 def box_fit(loss, Z: np.ndarray, x: np.ndarray, lower: np.ndarray, upper: np.ndarray, steps: int):
     """The compiled projected Newton steps of :func:`riskformula.solver.heuristics.real_fit` on the
     logistic ``loss`` (its weights, normalisation and scale; ``Z`` its rows on the support):
@@ -214,5 +230,7 @@ def warm_up() -> float | None:
     class _Loss:  # the fields of a LogisticLoss that box_fit reads
         w_pos, w_neg, _norm, scale = P, Q, 0.25, 1.0
     box_fit(_Loss, U[0], np.zeros(2), np.full(2, -5.0), np.full(2, 5.0), 3)
+    i3 = np.arange(3, dtype=np.int64)
+    lr_repair(np.zeros(3, dtype=np.int64), i3, i3, i3[:, None], i3, i3, i3, np.ones(1, dtype=np.int64))
     return time.perf_counter() - t0
 

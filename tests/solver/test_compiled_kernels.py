@@ -217,3 +217,26 @@ def test_beam_refit_matches_numpy(seed, collapse, monkeypatch):
     full[0], full[1 + np.asarray(support)] = x[0], x[1:]
     np.testing.assert_allclose(f, loss.value(full), rtol=1e-12)  # the loss returned is the loss at the points
     assert np.all(x >= lo) and np.all(x <= hi)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_regression_bound_repair_matches_numpy(seed, monkeypatch):
+    # B5 (cells.lr_bound): the compiled repair of the columns' sums takes the numpy code's integer
+    # steps; both bounds stay below the regression's loss at its own point
+    rng = np.random.default_rng(500 + seed)
+    n, s = int(rng.integers(20, 200)), int(rng.integers(1, 5))
+    X = rng.integers(0, [2, 3, 2, 4][:s], (n, s))
+    Xc, inv = np.unique(X, axis=0, return_inverse=True)
+    y = rng.random(n) < 1 / (1 + np.exp(-(X @ rng.normal(0, 1, s) - 0.5)))
+    P = np.bincount(inv.ravel(), weights=y, minlength=len(Xc))
+    Q = np.bincount(inv.ravel(), weights=~y, minlength=len(Xc))
+    W = float(n)
+    fast, theta = cells.lr_bound(Xc, P, Q, W)
+    _numpy(monkeypatch)
+    slow, theta0 = cells.lr_bound(Xc, P, Q, W)
+    np.testing.assert_allclose(fast, slow, rtol=1e-7, atol=1e-12)
+    for th in (theta, theta0):
+        z = th[0] + Xc @ th[1:]
+        value = float(P @ np.logaddexp(0, -z) + Q @ np.logaddexp(0, z)) / W
+        assert fast <= value + 1e-12 and slow <= value + 1e-12
+    assert fast > cells.lower_sum(cells.h_terms(P, Q).sum(), len(P), W) / W - 1e-12  # at least B1
