@@ -491,3 +491,61 @@ def lr_repair(k, Pi, Qi, Xi, num, srt, num_sorted, mult):
         if _move(k, Pi, Qi, plus, minus, n, -rj) != 0:
             return False
     return True
+
+
+@njit
+def lr_dual(Xi, P, Q, theta, unit, lo_x, mult):
+    """B5's dual (:func:`riskformula.solver.cells.lr_bound`, packed cells) from the regression's
+    point ``theta``: μ read from the point and truncated onto the grid 1/unit within the boxes,
+    the intercept sum repaired as the numpy code does, the columns' sums by :func:`lr_repair`,
+    every constraint then checked exactly in int64 (μ = 0 when one fails, which is B1); returns
+    (whether the repaired μ was used, the computed sum of the C terms h(P + μ, Q − μ))."""
+    C, s = Xi.shape
+    Pi = np.empty(C, dtype=np.int64)
+    Qi = np.empty(C, dtype=np.int64)
+    k = np.empty(C, dtype=np.int64)
+    for c in range(C):
+        z = theta[0]
+        for j in range(s):
+            z += Xi[c, j] * theta[j + 1]
+        e = math.exp(-abs(z))
+        sig = 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
+        Pi[c] = np.int64(round(P[c] * unit))
+        Qi[c] = np.int64(round(Q[c] * unit))
+        v = math.trunc(((P[c] + Q[c]) * sig - P[c]) * unit)
+        v = min(max(v, -P[c] * unit), Q[c] * unit)
+        k[c] = np.int64(v)
+    # the intercept: spread the excess over the cells with room (the numpy code's order)
+    r = k.sum()
+    if r != 0:
+        key = np.empty(C, dtype=np.int64)
+        for c in range(C):
+            key[c] = -(k[c] + Pi[c]) if r > 0 else -(Qi[c] - k[c])
+        for c in np.argsort(key, kind="mergesort"):
+            if r == 0:
+                break
+            take = min(r, k[c] + Pi[c]) if r > 0 else max(r, -(Qi[c] - k[c]))
+            k[c] -= take
+            r -= take
+    ok = k.sum() == 0
+    if ok:
+        num = np.zeros(C, dtype=np.int64)
+        for c in range(C):
+            for j in range(s):
+                num[c] += (Xi[c, j] - lo_x[j]) * mult[j]
+        srt = np.argsort(num, kind="mergesort")
+        ok = lr_repair(k, Pi, Qi, Xi, num, srt, num[srt], mult)
+    if ok:  # every constraint, exactly
+        ok = k.sum() == 0
+        for j in range(s):
+            col = 0
+            for c in range(C):
+                col += k[c] * Xi[c, j]
+            ok = ok and col == 0
+        for c in range(C):
+            ok = ok and k[c] >= -Pi[c] and k[c] <= Qi[c]
+    t = 0.0
+    for c in range(C):
+        mu = k[c] / unit if ok else 0.0
+        t += _h(P[c] + mu, Q[c] - mu)
+    return ok, t

@@ -456,18 +456,22 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
 
     def value(z):
         return float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z))
-    z = U @ theta
-    f = value(z)
-    if start is not None and len(start) == s + 1 and bool(np.all(np.isfinite(start))):
-        z1 = U @ np.asarray(start, dtype=float)
-        f1 = value(z1)
-        if f1 < f:
-            theta, z, f = np.array(start, dtype=float), z1, f1
+    usable = start is not None and len(start) == s + 1 and bool(np.all(np.isfinite(start)))
+    # the compiled Newton steps (only the point changes): from ``start`` where it beats the
+    # intercept-only model, as below
+    fast = kernels.regression(U[None], P, Q, iters, np.asarray(start, dtype=float)[None] if usable else None)
+    if fast is not None:
+        theta, iters = fast[0], 0
+    else:
+        z = U @ theta
+        f = value(z)
+        if usable:
+            z1 = U @ np.asarray(start, dtype=float)
+            f1 = value(z1)
+            if f1 < f:
+                theta, z, f = np.array(start, dtype=float), z1, f1
     ridge = 1e-12 * np.eye(s + 1)
     UT = np.ascontiguousarray(U.T)
-    fast = kernels.regression(U[None], P, Q, iters, theta[None])
-    if fast is not None:
-        theta, iters = fast[0], 0  # the compiled Newton steps (only the point changes)
     for _ in range(iters):
         sig = expit(z)
         g = UT @ (N * sig - P)
@@ -488,9 +492,20 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
             t *= 0.5
         if not moved or abs(float(g @ step)) < 1e-12 * max(f, 1.0):
             break
-    Z = U @ theta
     G = _grid_bits(W, float(np.abs(Xc).max()) * s if Xc.size else 1.0)
     unit = float(2 ** G)
+    Xi = Xc.astype(np.int64)
+    # each cell's values as one mixed-radix number (digit j: x_cj − min_j), sorted once: the cell b
+    # that agrees with a on every column but has x_bj = x_aj − 1 has the number of a less mult_j
+    lo_x = Xi.min(axis=0) if C else np.zeros(s, dtype=np.int64)
+    radix = (Xi.max(axis=0) - lo_x + 1) if C else np.ones(s, dtype=np.int64)
+    packed = s > 0 and float(np.prod(radix.astype(float))) < 2.0 ** 62
+    if packed:
+        mult = np.r_[1, np.cumprod(radix[:-1])].astype(np.int64)
+        fast = kernels.lr_dual(Xi, P, Q, theta, unit, lo_x, mult)
+        if fast is not None:  # the same steps compiled, the constraints checked exactly there
+            return float(lower_sum(fast[1], C, W)) / W * (1 - 4 * EPS), theta
+    Z = U @ theta
     Pi = np.round(P * unit).astype(np.int64)
     Qi = np.round(Q * unit).astype(np.int64)
     k = np.clip(np.trunc((N * expit(Z) - P) * unit), -P * unit, Q * unit).astype(np.int64)
@@ -520,21 +535,11 @@ def lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int 
         k[c] -= take
         r -= take
     ok = int(k.sum()) == 0
-    Xi = Xc.astype(np.int64)
-    # each cell's values as one mixed-radix number (digit j: x_cj − min_j), sorted once: the cell b
-    # that agrees with a on every column but has x_bj = x_aj − 1 has the number of a less mult_j
-    lo_x = Xi.min(axis=0) if C else np.zeros(s, dtype=np.int64)
-    radix = (Xi.max(axis=0) - lo_x + 1) if C else np.ones(s, dtype=np.int64)
-    packed = s > 0 and float(np.prod(radix.astype(float))) < 2.0 ** 62
     if packed:
-        mult = np.r_[1, np.cumprod(radix[:-1])].astype(np.int64)
         num = (Xi - lo_x) @ mult
         srt = np.argsort(num, kind="stable")
         num_sorted = num[srt]
-    fast = kernels.lr_repair(k, Pi, Qi, Xi, num, srt, num_sorted, mult) if ok and packed else None
-    if fast is not None:
-        ok = fast
-    for j in range(s if ok and fast is None else 0):
+    for j in range(s if ok else 0):
         rj = int(k @ Xi[:, j])
         if rj == 0:
             continue

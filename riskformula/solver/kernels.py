@@ -30,8 +30,11 @@ What each kernel may and may not change:
   fused multiply-add would only remove roundings).  The cell sums of P and Q are sums of whole
   counts below 2^40: exact in any order.
 * :func:`raise_score_sum` is B3's repair in int64, the same integer operations as the Python loop
-  it replaces, and :func:`lr_repair` B5's repair of the columns' sums, the same integer steps as
-  the numpy code (exact; the caller checks the constraints afterwards in any case).
+  it replaces (exact; the caller checks the constraints afterwards in any case), and
+  :func:`lr_dual` is B5's dual: μ read from the regression's point (a point, as above), repaired
+  with the numpy code's integer steps, every constraint then checked exactly in int64 inside the
+  kernel (μ = 0, i.e. B1, when one fails), and the computed sum of the h terms returned for the
+  caller's rounding margin.
 
 ``RISKFORMULA_NUMBA=0`` in the environment turns the kernels off.  They are compiled on first
 use (10–30 s, once per environment; ``riskformula compile`` does it ahead) and cached on disk
@@ -45,7 +48,7 @@ import os
 
 import numpy as np
 
-__all__ = ["compiled", "box_fit", "calibrate", "children_ones", "grouped_sums", "lr_repair", "pair_sums",
+__all__ = ["compiled", "box_fit", "calibrate", "children_ones", "grouped_sums", "lr_dual", "pair_sums",
            "raise_score_sum", "regression"]
 
 _KERNELS: dict | None = None
@@ -70,7 +73,7 @@ def _load() -> dict | None:
     _KERNELS = {"calibrate": _compiled.calibrate, "grouped": _compiled.grouped, "raise": _compiled.raise_score_sum,
                 "regression": _compiled.regression, "children_ones": _compiled.children_ones,
                 "pairs": _compiled.pairs, "box_fit": _compiled.box_fit,
-                "lr_repair": _compiled.lr_repair}
+                "lr_dual": _compiled.lr_dual}
     return _KERNELS
 
 
@@ -174,18 +177,19 @@ def pair_sums(cell: np.ndarray, n_cells: int, others: list, P: np.ndarray, Q: np
     return t, used
 
 
-def lr_repair(k_: np.ndarray, Pi: np.ndarray, Qi: np.ndarray, Xi: np.ndarray, num: np.ndarray, srt: np.ndarray,
-              num_sorted: np.ndarray, mult: np.ndarray):
-    """B5's exact repair of the columns' sums (:func:`riskformula.solver._compiled.lr_repair`) on
-    ``k_`` in place: whether it succeeded, or None without the kernels."""
+def lr_dual(Xi: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray, unit: float, lo_x: np.ndarray,
+            mult: np.ndarray):
+    """B5's dual from the regression's point, compiled (:func:`riskformula.solver._compiled.lr_dual`):
+    (whether the repaired μ was used, the computed sum of its C h terms), or None without the
+    kernels."""
     k = compiled()
     if k is None:
         return None
     i64 = np.int64
-    return bool(k["lr_repair"](k_, np.ascontiguousarray(Pi, dtype=i64), np.ascontiguousarray(Qi, dtype=i64),
-                               np.ascontiguousarray(Xi, dtype=i64), np.ascontiguousarray(num, dtype=i64),
-                               np.ascontiguousarray(srt, dtype=i64), np.ascontiguousarray(num_sorted, dtype=i64),
-                               np.ascontiguousarray(mult, dtype=i64)))
+    ok, t = k["lr_dual"](np.ascontiguousarray(Xi, dtype=i64), np.ascontiguousarray(P, dtype=float),
+                         np.ascontiguousarray(Q, dtype=float), np.ascontiguousarray(theta, dtype=float), float(unit),
+                         np.ascontiguousarray(lo_x, dtype=i64), np.ascontiguousarray(mult, dtype=i64))
+    return bool(ok), float(t)
 
 
 def box_fit(loss, Z: np.ndarray, x: np.ndarray, lower: np.ndarray, upper: np.ndarray, steps: int):
@@ -230,7 +234,7 @@ def warm_up() -> float | None:
     class _Loss:  # the fields of a LogisticLoss that box_fit reads
         w_pos, w_neg, _norm, scale = P, Q, 0.25, 1.0
     box_fit(_Loss, U[0], np.zeros(2), np.full(2, -5.0), np.full(2, 5.0), 3)
-    i3 = np.arange(3, dtype=np.int64)
-    lr_repair(np.zeros(3, dtype=np.int64), i3, i3, i3[:, None], i3, i3, i3, np.ones(1, dtype=np.int64))
+    lr_dual(np.arange(3, dtype=np.int64)[:, None], P, Q, np.zeros(2), 1024.0, np.zeros(1, dtype=np.int64),
+            np.ones(1, dtype=np.int64))
     return time.perf_counter() - t0
 
