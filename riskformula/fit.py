@@ -115,7 +115,8 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         ``"fit"`` to choose m jointly with the points among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5,
         6 and 8 (below 1 a point is more than one logit, for nearly separable data), plus up to
         three scales added during the search where the best score's points fit best (rounded to
-        three digits, e.g. 1.61), or a list of scales to choose from (e.g. ``[1, 2, 4]``, never
+        three digits, e.g. 1.61) or, when the best score is at the least scale with a point at its
+        bound, below it (0.354, 0.25, ...), or a list of scales to choose from (e.g. ``[1, 2, 4]``, never
         extended).  With several scales the intercept is a real number unless ``real_intercept``
         says otherwise (the points stay whole, so the card is read as before), and the
         certificate covers exactly the scales searched, which the summary lists with each one's

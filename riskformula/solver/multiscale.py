@@ -31,7 +31,9 @@ such search per scale of a finite set and makes them one search:
   scale lies between those of the set: with its points fixed the loss is convex in 1/m, so that
   scale is found by a one-dimensional search, for the best score of every scale; the one that
   fits best at its own scale joins the set (rounded to three significant digits) with a search
-  of its own when it beats the best objective and no scale of the set is within 1 % of it.  This
+  of its own when it beats the best objective and no scale of the set is within 1 % of it.  When
+  the best risk score is at the set's least scale with a point at its bound, the scale below it
+  (over √2) joins first: its points cannot grow, only a smaller scale gives larger effects.  This
   is how FasterRisk's continuous multiplier is matched while the certificate stays over a stated
   set.
 
@@ -51,6 +53,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from .._checks import SCALE_RANGE
 from ..problem.problem import loss_bounds
 from . import search_log
 from .branch_and_cut import BranchAndCut
@@ -120,6 +123,7 @@ class MultiScaleSearch:
         self.add_scale = add_scale
         self.max_added = int(max_added)
         self.added: list[float] = []
+        self._edges: set = set()  # the scales below which _edge_scale looked already
         #: (scale, points) → (objective at their own scale, that scale), or None once used
         self._refined: dict = {}
         self.scale_range = (min(self.problems), max(self.problems))
@@ -235,17 +239,21 @@ class MultiScaleSearch:
                 # the same points, so the objective moves by the loss alone
                 value = self.solvers[at].upper - (p.loss.value(lam) - _loss_at_scale(p, scores, m)[0])
                 self._refined[key] = (value, m)
-        # a scale of the set within 1 % is as good: the points are a candidate there already
-        open_ = [(v[0], v[1], key) for key, v in self._refined.items()
-                 if v is not None and min(abs(math.log(v[1] / a)) for a in self.problems) >= math.log(1.01)]
-        if not open_:
-            return
-        value, m, key = min(open_)
-        # worth a search only if its points alone already beat the best by more than the tolerances
-        if self.best - value <= max(self.absolute_gap_tolerance, self.gap_tolerance * abs(self.best)):
-            return
-        self._refined[key] = None
-        at, lam = key[0], np.asarray(key[1], float)
+        edge = self._edge_scale()
+        if edge is not None:
+            m, at, lam = edge
+        else:
+            # a scale of the set within 1 % is as good: the points are a candidate there already
+            open_ = [(v[0], v[1], key) for key, v in self._refined.items()
+                     if v is not None and min(abs(math.log(v[1] / a)) for a in self.problems) >= math.log(1.01)]
+            if not open_:
+                return
+            value, m, key = min(open_)
+            # worth a search only if its points alone already beat the best by more than the tolerances
+            if self.best - value <= max(self.absolute_gap_tolerance, self.gap_tolerance * abs(self.best)):
+                return
+            self._refined[key] = None
+            at, lam = key[0], np.asarray(key[1], float)
         p = self.add_scale(m)
         if p is None:
             return
@@ -267,6 +275,25 @@ class MultiScaleSearch:
                 + self._candidates(m, at, lam) + self._candidates(m, self.best_scale, self.best_lam))
         self.started.append(m)
         self._share()
+
+    def _edge_scale(self):
+        """(m, scale, points) of a scale below the set's, when the best risk score is at the set's
+        least scale with a point at its bound: its points cannot grow, so only a smaller scale (a
+        point worth more than 1/m logits) gives its items larger effects (spambase, size 3: the
+        best at 0.5 has a point at 5; at 0.354 the best loss falls from 0.40054 to 0.39846).  m is
+        that scale over √2, rounded to three digits, within the scales allowed; once per scale."""
+        at, lam = self.best_scale, self.best_lam
+        if at is None or lam is None or at > min(self.problems) or at in self._edges:
+            return None
+        p = self.problems[at]
+        w = np.asarray(lam[1:], float)
+        if not np.any((w != 0) & ((w <= p.coef_lower) | (w >= p.coef_upper))):
+            return None
+        self._edges.add(at)
+        m = float(f"{at / math.sqrt(2):.3g}")
+        if m < SCALE_RANGE[0] or any(abs(math.log(m / a)) < math.log(1.01) for a in self.problems):
+            return None
+        return m, at, np.asarray(lam, float)
 
     # --- rays: one direction of real coefficients, rounded at every scale ----------------------
     def _ray_on_new_best(self) -> None:

@@ -275,6 +275,26 @@ def test_an_added_scale_is_where_the_best_points_fit_best():
     assert f"{m.scale:g} (added)" in str(m2.summary())  # a loaded model has no training rows: its own text
 
 
+def test_a_best_score_at_the_least_scale_with_a_point_at_its_bound_extends_the_set_below():
+    # an effect of about 4 logits with points in −1..1: at the grid's least scale (0.5) a point is
+    # worth 2 logits, so the search adds 0.354 (2.83 logits), then 0.25 (4 logits)
+    rng = np.random.default_rng(3)
+    n = 600
+    X = rng.integers(0, 2, (n, 2)).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(4.0 * X[:, 0] - 2.0)))).astype(int)
+    m = rf.risk_score("y ~ x0 + x1", frame(X, y, np.ones(n)), max_size=2, coef_range=(-1, 1),
+                      scale="fit", time_limit=60, engine="tree")
+    added = [r["scale"] for r in m.solver.scales if r["added"]]
+    assert 0.354 in added and m.scale < 0.5 and m.status == "optimal"
+    assert set(m.settings.scales) == set(v.FIT_SCALES) | set(added) and len(added) <= 3
+
+    def loss(scale):  # the best loss of x0's point 1 at ``scale`` over a fine grid of real intercepts
+        b = np.linspace(-12, 12, 4801)[:, None]
+        z = (b + X[:, 0][None, :]) / scale
+        return float(np.min(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z)), axis=1)))
+    assert m.loss < loss(0.5) - 1e-3 and m.loss <= loss(m.scale) + 1e-6
+
+
 def test_a_list_of_scales_is_never_extended():
     rng = np.random.default_rng(0)
     n = 400
