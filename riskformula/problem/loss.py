@@ -125,8 +125,8 @@ class LogisticLoss:
         other = copy.copy(self)
         other.Z = uniq
         other.n_unique = m
-        other.w_pos = np.bincount(inverse, weights=self.w_pos, minlength=m)
-        other.w_neg = np.bincount(inverse, weights=self.w_neg, minlength=m)
+        other.w_pos = np.asarray(np.bincount(inverse, weights=self.w_pos, minlength=m), dtype=float)
+        other.w_neg = np.asarray(np.bincount(inverse, weights=self.w_neg, minlength=m), dtype=float)
         other.w_all = other.w_pos + other.w_neg
         other.row_counts = np.bincount(inverse, weights=self.row_counts, minlength=m).astype(np.int64)
         other.row_events = np.bincount(inverse, weights=self.row_events, minlength=m).astype(np.int64)
