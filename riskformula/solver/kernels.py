@@ -7,7 +7,9 @@ breastcancer (k = 10, 63 649 point vectors) ~45 % in the per-vector calibration'
 line searches, ~20 % in the score-cell bound B2, ~15 % in the Python loop of B3's exact repair; on
 mammo (k = 10) half in the prefix regressions of B7; on mushroom and adult (0/1 columns, deep
 trees) in the saturated bounds of each node's children and of their unions with the later
-columns.  These loops are compiled here; without numba the numpy versions in
+columns; on the small problems (mammo, breastcancer at sizes 3–7) in the beam search's refits of
+its supports' real points (about 400 small projected Newton fits, 1–2 ms each in numpy) and in
+B5's dual.  These loops are compiled here; without numba the numpy versions in
 :mod:`riskformula.solver.cells` and :mod:`riskformula.solver.support_points` run instead, with the
 same results up to rounding (the tests compare both, and audit both against brute force).
 

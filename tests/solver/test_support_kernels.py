@@ -12,8 +12,10 @@ from __future__ import annotations
 import itertools
 import math
 import types
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from riskformula.solver.cells import CellData, cell_losses, dense_ids, h_terms, lr_bound
@@ -223,11 +225,46 @@ def test_prefix_bound_with_separated_cells_first_is_below_every_completion(seed)
 def test_cell_choice_budget_caps_the_share_of_a_long_limit():
     from riskformula.logistic import _CellChoice
     fitted, fixed = _CellChoice(True, True, None), _CellChoice(False, True, None)
-    assert fitted.budget(30.0) == pytest.approx((24.0, 24.0))
-    assert fitted.budget(60.0) == pytest.approx((48.0, 48.0))
-    assert fitted.budget(600.0) == pytest.approx((480.0, 48.0))
+    # a fitted scale's listing may take all the time, past its checkpoint only while projected to finish
+    assert fitted.budget(30.0) == pytest.approx((30.0, 24.0))
+    assert fitted.budget(60.0) == pytest.approx((60.0, 48.0))
+    assert fitted.budget(600.0) == pytest.approx((600.0, 48.0))
     assert fixed.budget(600.0) == pytest.approx((180.0, 18.0))
     assert fixed.budget(-1.0) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("gave_up", [False, True])
+def test_a_fitted_listing_stopped_by_the_limit_is_the_fit(gave_up, monkeypatch):
+    # with a fitted scale the listing may use all the time: stopped by the limit (not handed over
+    # by its projection), its incumbent and its bound over every scale > 0 are the fit's and the
+    # tree does not start; handed over, the tree searches the grid as before
+    import dataclasses
+    import riskformula as rf
+    from riskformula.solver.multiscale import MultiScaleSearch
+    from riskformula.solver.support_search import SupportSearch
+    solve, tree = SupportSearch.solve, MultiScaleSearch.solve
+    trees = []
+
+    def stopped(self, started=None):
+        rep = solve(self, started)
+        return dataclasses.replace(rep, status="time_limit", lower_bound=0.5 * rep.lower_bound,
+                                   settings={**rep.settings, "gave_up": gave_up})
+
+    def counted(self, *a, **k):
+        trees.append(1)
+        return tree(self, *a, **k)
+    monkeypatch.setattr(SupportSearch, "solve", stopped)
+    monkeypatch.setattr(MultiScaleSearch, "solve", counted)
+    rng = np.random.default_rng(1)
+    X = (rng.random((200, 3)) < 0.5).astype(float)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["y"] = (rng.random(200) < 1 / (1 + np.exp(-(2 * X[:, 0] - X[:, 1] - 0.5)))).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rf.OptimalityGapWarning)
+        m = rf.risk_score("y ~ a + b + c", df, max_size=2, scale="fit", time_limit=30)
+    assert bool(trees) is gave_up
+    if not gave_up:
+        assert m.solver.settings["engine"] == "cells" and m.status == "time_limit" and m.gap > 0.1
 
 
 def test_past_the_checkpoint_the_search_goes_on_only_when_projected_to_finish():
