@@ -135,6 +135,47 @@ raise_score_sum = njit(_raise_py)
 
 
 @njit
+def _newton_direction(H, ridge, g, free, L, d):
+    """d = −(H_ff + ridge·I)⁻¹ g_f on the ``free`` variables and 0 elsewhere, by a Cholesky
+    factor (into ``L``) of the lower triangle of H's free block; False when that block is not
+    positive definite."""
+    p = g.shape[0]
+    for j in range(p):
+        d[j] = 0.0
+        if not free[j]:
+            continue
+        s = H[j, j] + ridge
+        for k in range(j):
+            if free[k]:
+                s -= L[j, k] * L[j, k]
+        if not s > 0.0:
+            return False
+        L[j, j] = math.sqrt(s)
+        for i2 in range(j + 1, p):
+            if free[i2]:
+                s2 = H[i2, j]
+                for k in range(j):
+                    if free[k]:
+                        s2 -= L[i2, k] * L[j, k]
+                L[i2, j] = s2 / L[j, j]
+    for j in range(p):
+        if free[j]:
+            s = -g[j]
+            for k in range(j):
+                if free[k]:
+                    s -= L[j, k] * d[k]
+            d[j] = s / L[j, j]
+    for j in range(p - 1, -1, -1):
+        if free[j]:
+            s = d[j]
+            for k in range(j + 1, p):
+                if free[k]:
+                    s -= L[k, j] * d[k]
+            d[j] = s / L[j, j]
+    return True
+
+
+@njit
 def regression(U, P, Q, iters, theta, use_start):
     """Damped Newton for the logistic regressions of the cell counts on each design U[v] (the
     point of :func:`riskformula.solver.support_points.batch_regression`: the same steps, ridge,
@@ -148,6 +189,7 @@ def regression(U, P, Q, iters, theta, use_start):
     L = np.empty((p, p))
     d = np.empty(p)
     t = np.empty(p)
+    free = np.ones(p, dtype=np.bool_)
     for v in range(V):
         u = U[v]
         th = theta[v]
@@ -182,33 +224,10 @@ def regression(U, P, Q, iters, theta, use_start):
             for j in range(p):
                 tr += H[j, j]
             ridge = 1e-10 * (1.0 + tr)
-            # Cholesky of H + ridge·I (lower triangle), then d = −(H + ridge·I)⁻¹ g
-            ok = True
-            for j in range(p):
-                s = H[j, j] + ridge
-                for k in range(j):
-                    s -= L[j, k] * L[j, k]
-                if not s > 0.0:
-                    ok = False
-                    break
-                L[j, j] = math.sqrt(s)
-                for i2 in range(j + 1, p):
-                    s2 = H[i2, j]
-                    for k in range(j):
-                        s2 -= L[i2, k] * L[j, k]
-                    L[i2, j] = s2 / L[j, j]
-            if not ok:
+            if not _newton_direction(H, ridge, g, free, L, d):
                 break
             for j in range(p):
-                s = -g[j]
-                for k in range(j):
-                    s -= L[j, k] * d[k]
-                d[j] = s / L[j, j]
-            for j in range(p - 1, -1, -1):
-                s = d[j]
-                for k in range(j + 1, p):
-                    s -= L[k, j] * d[k]
-                d[j] = min(max(s / L[j, j], -20.0), 20.0)
+                d[j] = min(max(d[j], -20.0), 20.0)
             step, moved, fa = 1.0, False, f
             for _ in range(25):
                 for j in range(p):
@@ -379,43 +398,8 @@ def box_fit(Z, wpos, wneg, norm, scale, x, lo, hi, steps):
         if nf == 0:
             break
         ridge = 1e-10 * (1.0 + hmax)
-        # Cholesky of the free block of H + ridge·I, then d = −(that)⁻¹ g on the free variables
-        ok = True
-        for j in range(p):
-            d[j] = 0.0
-            if not free[j]:
-                continue
-            s = H[j, j] + ridge
-            for k in range(j):
-                if free[k]:
-                    s -= L[j, k] * L[j, k]
-            if not s > 0.0:
-                ok = False
-                break
-            L[j, j] = math.sqrt(s)
-            for i2 in range(j + 1, p):
-                if free[i2]:
-                    s2 = H[i2, j]
-                    for k in range(j):
-                        if free[k]:
-                            s2 -= L[i2, k] * L[j, k]
-                    L[i2, j] = s2 / L[j, j]
-        if not ok:
+        if not _newton_direction(H, ridge, g, free, L, d):
             return f, False
-        for j in range(p):
-            if free[j]:
-                s = -g[j]
-                for k in range(j):
-                    if free[k]:
-                        s -= L[j, k] * d[k]
-                d[j] = s / L[j, j]
-        for j in range(p - 1, -1, -1):
-            if free[j]:
-                s = d[j]
-                for k in range(j + 1, p):
-                    if free[k]:
-                        s -= L[k, j] * d[k]
-                d[j] = s / L[j, j]
         t, moved = 1.0, False
         fn = f
         while t > 1e-10:
