@@ -331,25 +331,26 @@ def pairs(cell, n_cells, others, P, Q, out_t, out_used):
 
 
 @njit
-def _box_value(Z, wpos, wneg, x, inv_scale, g, with_gradient):
-    """Σ_i w+_i softplus(−s_i) + w−_i softplus(s_i) at s = Z·x / scale (unnormalised), and into
-    ``g`` Σ_i (−w+_i σ(−s_i) + w−_i σ(s_i)) z_i when ``with_gradient``."""
+def _box_value(Z, wpos, wneg, x, inv_scale, g, curv):
+    """Σ_i w+_i softplus(−s_i) + w−_i softplus(s_i) at s = Z·x / scale (unnormalised); into ``g``
+    Σ_i (−w+_i σ(−s_i) + w−_i σ(s_i)) z_i, and into ``curv`` each row's (w+_i + w−_i) σ(s_i) σ(−s_i)
+    (its weight in the Hessian at x)."""
     m, p = Z.shape
     f = 0.0
-    if with_gradient:
-        g[:] = 0.0
+    g[:] = 0.0
     for i in range(m):
         s = 0.0
         for j in range(p):
             s += Z[i, j] * x[j]
         s *= inv_scale
         e = math.exp(-abs(s))
-        f += (wpos[i] + wneg[i]) * math.log1p(e) + wpos[i] * max(-s, 0.0) + wneg[i] * max(s, 0.0)
-        if with_gradient:
-            sig = 1.0 / (1.0 + e) if s >= 0 else e / (1.0 + e)  # σ(s)
-            r = -wpos[i] * (1.0 - sig) + wneg[i] * sig
-            for j in range(p):
-                g[j] += r * Z[i, j]
+        w = wpos[i] + wneg[i]
+        f += w * math.log1p(e) + wpos[i] * max(-s, 0.0) + wneg[i] * max(s, 0.0)
+        sig = 1.0 / (1.0 + e) if s >= 0 else e / (1.0 + e)  # σ(s)
+        r = -wpos[i] * (1.0 - sig) + wneg[i] * sig
+        for j in range(p):
+            g[j] += r * Z[i, j]
+        curv[i] = w * sig * (1.0 - sig)
     return f
 
 
@@ -358,12 +359,16 @@ def box_fit(Z, wpos, wneg, norm, scale, x, lo, hi, steps):
     """The projected Newton steps of :func:`riskformula.solver.heuristics.real_fit` on the
     logistic loss (the same free set, ridge, Armijo backtracking and stopping rule), from ``x``
     (clipped to the box, updated in place); returns (loss, ok) — ok False where the numpy code
-    returns None (a singular system or a non-finite point)."""
+    returns None (a singular system or a non-finite point).  One pass over the rows per trial
+    point: the Hessian of an accepted point reuses the row curvatures of its evaluation."""
     m, p = Z.shape
     inv = 1.0 / scale
     gs = norm * inv
+    hs = norm * inv * inv
     g = np.empty(p)
     gn = np.empty(p)
+    curv = np.empty(m)
+    curv_n = np.empty(m)
     H = np.empty((p, p))
     L = np.empty((p, p))
     d = np.empty(p)
@@ -371,18 +376,13 @@ def box_fit(Z, wpos, wneg, norm, scale, x, lo, hi, steps):
     free = np.empty(p, dtype=np.bool_)
     for j in range(p):
         x[j] = min(max(x[j], lo[j]), hi[j])
-    f = _box_value(Z, wpos, wneg, x, inv, g, True) * norm
+    f = _box_value(Z, wpos, wneg, x, inv, g, curv) * norm
     for j in range(p):
         g[j] *= gs
     for _ in range(steps):
         H[:, :] = 0.0
         for i in range(m):
-            s = 0.0
-            for j in range(p):
-                s += Z[i, j] * x[j]
-            z = min(max(s * inv, -700.0), 700.0)
-            q = 1.0 / (1.0 + math.exp(-z))
-            w = (wpos[i] + wneg[i]) * norm * inv * inv * q * (1.0 - q)
+            w = curv[i] * hs
             for j in range(p):
                 for k in range(j + 1):
                     H[j, k] += w * Z[i, j] * Z[i, k]
@@ -407,7 +407,7 @@ def box_fit(Z, wpos, wneg, norm, scale, x, lo, hi, steps):
             for j in range(p):
                 xn[j] = min(max(x[j] + t * d[j], lo[j]), hi[j])
                 slope += g[j] * (xn[j] - x[j])
-            fn = _box_value(Z, wpos, wneg, xn, inv, gn, True) * norm
+            fn = _box_value(Z, wpos, wneg, xn, inv, gn, curv_n) * norm
             if fn <= f + 1e-4 * slope:
                 moved = True
                 break
@@ -418,6 +418,7 @@ def box_fit(Z, wpos, wneg, norm, scale, x, lo, hi, steps):
         for j in range(p):
             x[j] = xn[j]
             g[j] = gn[j] * gs
+        curv, curv_n = curv_n, curv
         f = fn
         if done:
             break

@@ -335,17 +335,17 @@ def real_fit(loss, support, start: np.ndarray, lower: np.ndarray, upper: np.ndar
     cols = np.concatenate([[0], 1 + np.asarray(support, int)])
     # a loss other than the logistic one (Cox's partial likelihood) gives its own Hessian
     hessian = getattr(loss, "hessian_on", None)
-    if hessian is None and hasattr(loss, "on_columns"):
-        if loss.n_unique > COLLAPSE_ROWS:
-            loss = loss.on_columns(cols)
-            Z = loss.Z
-        else:
-            Z = loss.Z[:, cols]
-        fast = kernels.box_fit(loss, Z, np.asarray(start, float)[cols], lower, upper, steps)
-        if fast is not None:
-            return fast if with_value else fast[0]
+    logistic = hessian is None and hasattr(loss, "on_columns")
+    if logistic and loss.n_unique > COLLAPSE_ROWS:
+        loss = loss.on_columns(cols)
+        Z = loss.Z
     else:
         Z = loss.Z[:, cols]
+    if logistic:
+        fast = kernels.box_fit(Z, loss.w_pos, loss.w_neg, loss._norm, loss.scale, np.asarray(start, float)[cols],
+                               lower, upper, steps)
+        if fast is not None:
+            return fast if with_value else fast[0]
     w = None if hessian is not None else (loss.w_pos + loss.w_neg) * loss._norm / loss.scale ** 2
     x = np.clip(np.asarray(start, float)[cols], lower, upper)
     f, g = loss.value_and_gradient_on(Z, x)

@@ -194,16 +194,17 @@ def lr_dual(Xi: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray, uni
     return bool(ok), float(t)
 
 
-def box_fit(loss, Z: np.ndarray, x: np.ndarray, lower: np.ndarray, upper: np.ndarray, steps: int):
-    """The compiled projected Newton steps of :func:`riskformula.solver.heuristics.real_fit` on the
-    logistic ``loss`` (its weights, normalisation and scale; ``Z`` its rows on the support):
+def box_fit(Z: np.ndarray, w_pos: np.ndarray, w_neg: np.ndarray, norm: float, scale: float, x: np.ndarray,
+            lower: np.ndarray, upper: np.ndarray, steps: int):
+    """The compiled projected Newton steps of :func:`riskformula.solver.heuristics.real_fit` on a
+    logistic loss (rows ``Z`` on the support, their weights, the normalisation 1/W and the scale):
     (points, loss), (None, inf) where the numpy code fails, or None without the kernels."""
     k = compiled()
     if k is None:
         return None
     x = np.array(x, dtype=float)
-    f, ok = k["box_fit"](np.ascontiguousarray(Z, dtype=float), np.ascontiguousarray(loss.w_pos, dtype=float),
-                         np.ascontiguousarray(loss.w_neg, dtype=float), float(loss._norm), float(loss.scale), x,
+    f, ok = k["box_fit"](np.ascontiguousarray(Z, dtype=float), np.ascontiguousarray(w_pos, dtype=float),
+                         np.ascontiguousarray(w_neg, dtype=float), float(norm), float(scale), x,
                          np.ascontiguousarray(lower, dtype=float), np.ascontiguousarray(upper, dtype=float),
                          int(steps))
     return (x, float(f)) if ok else (None, float("inf"))
@@ -232,10 +233,7 @@ def warm_up() -> float | None:
     children_ones(cell, 2, [0], np.array([0, 2], dtype=np.int64), np.array([0, 2], dtype=np.int64), P, Q,
                   np.array([3.0, 0.0]), np.array([1.0, 3.0]))
     pair_sums(cell, 2, [np.array([0, 1, 1], dtype=np.int64)], P, Q)
-
-    class _Loss:  # the fields of a LogisticLoss that box_fit reads
-        w_pos, w_neg, _norm, scale = P, Q, 0.25, 1.0
-    box_fit(_Loss, U[0], np.zeros(2), np.full(2, -5.0), np.full(2, 5.0), 3)
+    box_fit(U[0], P, Q, 0.25, 1.0, np.zeros(2), np.full(2, -5.0), np.full(2, 5.0), 3)
     lr_dual(np.arange(3, dtype=np.int64)[:, None], P, Q, np.zeros(2), 1024.0, np.zeros(1, dtype=np.int64),
             np.ones(1, dtype=np.int64))
     return time.perf_counter() - t0
