@@ -22,7 +22,7 @@ from ..arguments import ModelArguments
 from ..pipeline import design_bounds, two_class_loss
 from ..problem import RiskProblem, build_problem
 from ..problem.training import TrainingRows
-from ..solver import BranchAndCut, SolverReport
+from ..solver import BranchAndCut, SolverReport, kernels
 from .result import RashomonSet
 from .search import RashomonSearch
 
@@ -150,6 +150,7 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     >>> len(rs), rs.complete  # doctest: +SKIP
     (2, True)
     """
+    kernels.compiled()  # compiling the loops in a new environment is not the search's time
     started = time.perf_counter()
     if is_dask_frame(data):
         raise SettingsError("rashomon_set needs a pandas DataFrame (every member is scored on the training rows); "

@@ -84,7 +84,8 @@ def compiled() -> dict | None:
     ``RISKFORMULA_NUMBA=0`` in the environment.  The first call of a process readies them all at
     once with the search's argument types (:func:`warm_up`): loaded from numba's disk cache in a
     fraction of a second, or compiled (10–30 s, once per environment), which it then says in a
-    warning, since that time counts against the fit's time limit."""
+    warning.  The fits call it before their clock starts, so that compiling does not take the
+    search's time limit."""
     first = not _TRIED
     kernels = _load()
     if first and kernels is not None:
@@ -93,8 +94,8 @@ def compiled() -> dict | None:
             import warnings
             from ..errors import RiskFormulaWarning
             warnings.warn(f"riskformula compiled the certifying search's loops with numba ({seconds:.0f} s, once "
-                          "per environment; cached on disk for later fits), and that time counted against this "
-                          "fit's time limit: run `riskformula compile` after installing to do it ahead.",
+                          "per environment; cached on disk for later fits) before this fit's time limit started: "
+                          "run `riskformula compile` after installing to do it ahead.",
                           RiskFormulaWarning, stacklevel=2)
     return kernels
 
