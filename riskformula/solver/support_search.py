@@ -85,6 +85,7 @@ from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, cell_losses, d
 from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
+from .separation import may_separate, pure_supports, separated_loss, separating_points
 from .support_points import canonical, prefix_bounds
 
 __all__ = ["SupportSearch", "why_not", "ENGINE_NAME"]
@@ -412,6 +413,21 @@ class SupportSearch:
                 a2, c2, f2, Z2 = calibrate_fitted(S[more], P, Q, start=(a[more], c[more]))
                 a[more], c[more], f[more] = a2, c2, f2
                 lbs[more] = np.maximum(lbs[more], dual_bound(S[more], Z2, P, Q, W) + c0S * (1 - 4 * EPS))
+                if start is not None:
+                    # a start far out on the sigmoid's flat tails (a regression's diverging
+                    # coefficients on nearly separable cells) can leave Newton's clipped steps short
+                    # of the optimum, and the bound there loose: those vectors again from the
+                    # intercept-only model, keeping the better point and the larger bound (both hold)
+                    vals = f[more] / W + c0S
+                    short = np.maximum(self.gap_tolerance * np.abs(vals), self.absolute_gap_tolerance)
+                    loose = more[(lbs[more] < self._prune_level()) & (lbs[more] < vals - short)]
+                    if len(loose):
+                        a3, c3, f3, Z3 = calibrate_fitted(S[loose], P, Q)
+                        better = f3 < f[loose]
+                        a[loose] = np.where(better, a3, a[loose])
+                        c[loose] = np.where(better, c3, c[loose])
+                        f[loose] = np.where(better, f3, f[loose])
+                        lbs[loose] = np.maximum(lbs[loose], dual_bound(S[loose], Z3, P, Q, W) + c0S * (1 - 4 * EPS))
             if cols:
                 # a = 0 is the limit of no scale: a scale of 10¹² points per logit and more stands
                 # for it (the logits move by at most 10⁻¹²), so that the vector's value is attained
@@ -469,10 +485,13 @@ class SupportSearch:
         return units + 1 <= self.p.max_size, units + 1
 
     def _start(self) -> None:
-        """An incumbent before the tree: the best point vector on each support of the sparse beam
-        search of Liu et al. (2022) on real points."""
+        """An incumbent before the tree: on separable data (every scale > 0), a score that separates
+        the rows (:meth:`_separating_start`); then the best point vector on each support of the
+        sparse beam search of Liu et al. (2022) on real points."""
         if not self.beam or self.p.max_size < 1:
             return
+        if self.fitted and self.root_bound == 0.0:
+            self._separating_start()
         try:
             found = real_beam_search(self.p, deadline=self.t0 + 0.05 * self.time_limit,
                                      stop=self.t0 + 0.1 * self.time_limit)
@@ -503,6 +522,62 @@ class SupportSearch:
                 self._theta = None
             # the bound recorded if the time runs out here: 0 (a loss is never negative)
             self._score_support(cols, cell, n_cells, c0S, 0.0)
+
+    def _separating_start(self) -> None:
+        """On data whose cells under every column are pure (B1 of them all is 0) and separable by
+        points within their ranges in the linear relaxation
+        (:func:`~riskformula.solver.separation.may_separate`): the pure supports
+        of :func:`~riskformula.solver.separation.pure_supports` (beams of 10, 20 and 40), and on the
+        cells of each beam's union of them the fewest whole points that separate the rows
+        (:func:`~riskformula.solver.separation.separating_points`), at the scale where each row's
+        loss is below 10⁻¹⁵ (:func:`~riskformula.solver.separation.separated_loss`); at most 5 % of
+        the time limit."""
+        deadline = self.t0 + 0.05 * self.time_limit
+        usable = [j for j in range(self.p.d) if len(self.values[j])]
+        everything = self._suffix[0]
+        Xc, P, Q = support_cells(self.data, everything, int(everything.max()) + 1 if self.data.n else 1, self._order)
+        order = list(self._order)
+        if not may_separate(Xc, P, Q, self.p.coef_lower[order], self.p.coef_upper[order],
+                            time_limit=deadline - time.perf_counter()):
+            return
+
+        def can_add(cols: tuple, j: int) -> bool:
+            units, counts = 0, dict[int, int]()
+            for k in cols + (j,):
+                ok, units = self._allowed(units, counts, k)
+                if not ok:
+                    return False
+                g = int(self.group_of[k])
+                if g >= 0:
+                    counts[g] = counts.get(g, 0) + 1
+            return True
+
+        tried: set[tuple] = set()
+        for width in (10, 20, 40):
+            found = pure_supports(self.data, usable, can_add, self.p.max_size, width=width, deadline=deadline)
+            cols = tuple(sorted(set().union(*found)))
+            left = deadline - time.perf_counter()
+            if not cols or cols in tried or left <= 0:
+                continue
+            tried.add(cols)
+            cell, n_cells = np.zeros(self.data.n, dtype=np.int64), 1
+            for j in cols:
+                cell, n_cells = self.data.refine(cell, j)
+            Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
+            idx = list(cols)
+            w = separating_points(Xc, P, Q, self.p.coef_lower[idx], self.p.coef_upper[idx], time_limit=left)
+            if w is None:
+                continue
+            sub = tuple(j for j, v in zip(cols, w) if v)
+            if not self._fits(sub):
+                continue
+            m, c, f = separated_loss(Xc @ w, P, Q)
+            value = f / self.data.W + float(self.c0[list(sub)].sum())
+            if value < self.best:
+                lam = np.zeros(self.p.d + 1)
+                lam[0] = c
+                lam[1 + np.asarray(cols, dtype=np.intp)] = w
+                self._offer(lam, m, value)
 
     def _ray_start(self, cols: tuple, direction: np.ndarray) -> None:
         """Calibrate the whole vectors near the ray of ``direction`` on ``cols`` (:func:`ray_vectors`),
