@@ -37,7 +37,7 @@ from .problem.constraints import (at_least, at_most, implies, max_thresholds, ma
 from .datasets import list_datasets, load_dataset, synthetic_thresholds
 from .errors import (DataError, FormulaError, InfeasibleProblemError, NotApplicableError, OptimalityGapWarning,
                      RiskFormulaError, RiskFormulaWarning, SearchLimitError, SettingsError, SmallGroupWarning,
-                     SmallSampleWarning,
+                     PerfectSeparationWarning, SmallSampleWarning,
                      SolverError)
 from .fairness import (calibration_within_groups, conditional_statistical_parity, equal_opportunity,
                        equalized_odds, predictive_equality, risk_parity, score_balance,
@@ -73,7 +73,7 @@ __all__ = [
     "risk_at_least", "risk_at_most", "threshold", "cut",
     "RiskFormulaError", "FormulaError", "DataError", "SettingsError", "InfeasibleProblemError", "NotApplicableError",
     "SolverError", "SearchLimitError", "RiskFormulaWarning", "OptimalityGapWarning", "SmallGroupWarning",
-    "SmallSampleWarning",
+    "SmallSampleWarning", "PerfectSeparationWarning",
     "statistical_parity", "conditional_statistical_parity", "predictive_equality", "equal_opportunity",
     "equalized_odds", "score_balance", "risk_parity", "calibration_within_groups", "fairness_path",
     "compare", "anova", "ComparisonTable", "cross_validate", "CrossValidation", "size_path",

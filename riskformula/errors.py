@@ -160,6 +160,13 @@ class SmallSampleWarning(RiskFormulaWarning):
     the certificate is exact on those rows, but points chosen from so few rarely hold on new data."""
 
 
+class PerfectSeparationWarning(RiskFormulaWarning):
+    """The fitted score puts every training event above every non-event, with a fitted score scale:
+    the logistic loss then has no minimum (it falls toward 0 as the scale shrinks), and the model's
+    small scale stands for that limit, with risks of nearly 0 and 1 (statsmodels says the same of a
+    logistic regression with its ``PerfectSeparationWarning``)."""
+
+
 class SmallGroupWarning(RiskFormulaWarning):
     """A group is too small to estimate a rate well (or is absent where a fairness notion needs it).
 

@@ -21,8 +21,8 @@ from . import _checks as v
 from ._threads import check_n_jobs
 from .design import build_design
 from .design.rules import Deadline
-from .errors import (InfeasibleProblemError, OptimalityGapWarning, SearchLimitError, SettingsError,
-                     SmallSampleWarning, warn_caller)
+from .errors import (InfeasibleProblemError, OptimalityGapWarning, PerfectSeparationWarning, SearchLimitError,
+                     SettingsError, SmallSampleWarning, warn_caller)
 from .control import SearchControl
 from .fitinfo import DistinctRows, FitSettings
 from .arguments import ModelArguments
@@ -102,6 +102,8 @@ def fit_logistic(formula: str, data, arguments: ModelArguments, control: SearchC
                                    tuple(sorted(set(scales) | set(problems)
                                                 | {r["scale"] for r in report.scales if r.get("added")}))),
                            real_intercept=real_intercept)
+    if len(settings.scales) > 1 or report.settings.get("continuous_scale"):
+        _warn_separated(problem.loss, bc_lam, float(report.scale))
     if t.patterns is not None:
         return _warn_few_rows(t.patterns.model(t.design, bc_lam, report, settings, loss=problem.loss.value(bc_lam)))
     # the training design is dropped here: the model keeps the design spec and each training row's
@@ -113,6 +115,19 @@ def fit_logistic(formula: str, data, arguments: ModelArguments, control: SearchC
                                weights=t.training.weights if fair and t.design.weights is not None else None,
                                distinct=DistinctRows.of_loss(problem.loss))
     return _warn_few_rows(model)
+
+
+def _warn_separated(loss: LogisticLoss, lam: np.ndarray, scale: float) -> None:
+    """A :class:`~riskformula.PerfectSeparationWarning` when the score with points ``lam`` puts every
+    training event above every non-event (a fitted scale: the loss then has no minimum)."""
+    scores = loss.Z[:, 1:] @ np.asarray(lam, dtype=float)[1:]
+    events, others = scores[loss.w_pos > 0], scores[loss.w_neg > 0]
+    if len(events) and len(others) and events.min() > others.max():
+        warn_caller(f"The score separates the training rows: every event scores above every non-event, so the "
+                    f"logistic loss has no minimum over the score scale (it falls toward 0 as the scale shrinks), "
+                    f"and the fit's scale of {scale:.3g} points per logit stands for that limit, with risks of "
+                    "nearly 0 and 1. Such risks rarely hold on new data: check the score with `rf.cross_validate`, "
+                    "or fix the scale (e.g. scale=1) for risks in between.", PerfectSeparationWarning)
 
 
 def _warn_few_rows(model: RiskScore) -> RiskScore:

@@ -526,7 +526,8 @@ class SupportSearch:
     def _separating_start(self) -> None:
         """On data whose cells under every column are pure (B1 of them all is 0) and separable by
         points within their ranges in the linear relaxation
-        (:func:`~riskformula.solver.separation.may_separate`): the pure supports
+        (:func:`~riskformula.solver.separation.may_separate`, asked once the narrowest beam has found
+        a pure support): the pure supports
         of :func:`~riskformula.solver.separation.pure_supports` (beams of 10, 20 and 40), and on the
         cells of each beam's union of them the fewest whole points that separate the rows
         (:func:`~riskformula.solver.separation.separating_points`), at the scale where each row's
@@ -534,12 +535,6 @@ class SupportSearch:
         the time limit."""
         deadline = self.t0 + 0.05 * self.time_limit
         usable = [j for j in range(self.p.d) if len(self.values[j])]
-        everything = self._suffix[0]
-        Xc, P, Q = support_cells(self.data, everything, int(everything.max()) + 1 if self.data.n else 1, self._order)
-        order = list(self._order)
-        if not may_separate(Xc, P, Q, self.p.coef_lower[order], self.p.coef_upper[order],
-                            time_limit=deadline - time.perf_counter()):
-            return
 
         def can_add(cols: tuple, j: int) -> bool:
             units, counts = 0, dict[int, int]()
@@ -555,6 +550,17 @@ class SupportSearch:
         tried: set[tuple] = set()
         for width in (10, 20, 40):
             found = pure_supports(self.data, usable, can_add, self.p.max_size, width=width, deadline=deadline)
+            if width == 10:
+                # the narrow beam finds no pure support within the size limit (mushroom at sizes 3–5):
+                # the wider ones rarely do, and they would cost more than the rest of a small fit
+                if not found:
+                    return
+                everything = self._suffix[0]
+                order = list(self._order)
+                Xc, P, Q = support_cells(self.data, everything, int(everything.max()) + 1, order)
+                if not may_separate(Xc, P, Q, self.p.coef_lower[order], self.p.coef_upper[order],
+                                    time_limit=deadline - time.perf_counter()):
+                    return
             cols = tuple(sorted(set().union(*found)))
             left = deadline - time.perf_counter()
             if not cols or cols in tried or left <= 0:

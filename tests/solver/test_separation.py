@@ -190,9 +190,16 @@ def test_a_separable_fit_is_certified_at_loss_zero_and_says_what_it_is():
     rng = np.random.default_rng(11)
     df = pd.DataFrame((rng.random((300, 6)) < 0.5).astype(int), columns=list("abcdef"))
     df["y"] = ((2 * df.a - df.c + df.e) > 0).astype(int)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with pytest.warns(rf.PerfectSeparationWarning, match="separates the training rows"):
         m = rf.risk_score("y ~ a + b + c + d + e + f", df, scale="fit", c0=0, max_size=4, time_limit=30)
     assert m.status == "optimal" and m.loss < 1e-12
     p = m.predict(df)
     assert np.all((p > 0.5) == (df.y == 1))
+    # not separated (one row flipped), or a fixed scale (the loss has its minimum): no such warning
+    flipped = df.copy()
+    flipped.loc[flipped.index[flipped.y == 1][0], "y"] = 0
+    for data, scale in ((flipped, "fit"), (df, 1)):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            rf.risk_score("y ~ a + b + c + d + e + f", data, scale=scale, c0=0, max_size=4, time_limit=30)
+        assert not [w for w in seen if issubclass(w.category, rf.PerfectSeparationWarning)]
