@@ -537,15 +537,7 @@ class SupportSearch:
         usable = [j for j in range(self.p.d) if len(self.values[j])]
 
         def can_add(cols: tuple, j: int) -> bool:
-            units, counts = 0, dict[int, int]()
-            for k in cols + (j,):
-                ok, units = self._allowed(units, counts, k)
-                if not ok:
-                    return False
-                g = int(self.group_of[k])
-                if g >= 0:
-                    counts[g] = counts.get(g, 0) + 1
-            return True
+            return self._units(cols + (j,)) is not None
 
         tried: set[tuple] = set()
         for width in (10, 20, 40):
@@ -625,16 +617,22 @@ class SupportSearch:
         return all(v + a <= hi + 1e-9 and v + b >= lo - 1e-9
                    for v, a, b, (_, _, lo, hi) in zip(self._row_values(cols), rest_lo, rest_hi, self.rows))
 
-    def _fits(self, cols) -> bool:
+    def _units(self, cols) -> int | None:
+        """The size units of the support ``cols``, or None when it breaks the size limit or a
+        group's ``max_used``."""
         units, counts = 0, dict[int, int]()
         for j in cols:
             ok, units = self._allowed(units, counts, j)
             if not ok:
-                return False
+                return None
             g = int(self.group_of[j])
             if g >= 0:
                 counts[g] = counts.get(g, 0) + 1
-        return self.p.min_size <= units <= self.p.max_size and self._rows_hold(cols)
+        return units
+
+    def _fits(self, cols) -> bool:
+        units = self._units(cols)
+        return units is not None and self.p.min_size <= units <= self.p.max_size and self._rows_hold(cols)
 
     def _prepare(self) -> list:
         """The column order, the suffixes' cells and the rows' reach; returns the root's stack."""
