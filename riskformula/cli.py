@@ -241,7 +241,7 @@ def _parser() -> argparse.ArgumentParser:
                          "output risk within T (default: the card's first horizon), several give risk_<T> fields")
     ex.add_argument("--title", help="html: the page title (default: the formula)")
     sub.add_parser("compile", help="compile the certifying search's loops now (with the fast extra, numba), "
-                                   "so that the first fit does not spend its time limit on it",
+                                   "so that the first fit does not wait for it",
                    description="With numba installed (pip install \"riskformula[fast]\") the support search's "
                                "inner loops are compiled on first use and cached on disk; this compiles them "
                                "now. Without numba it says so and does nothing.")
