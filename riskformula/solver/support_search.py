@@ -491,7 +491,10 @@ class SupportSearch:
         if not self.beam or self.p.max_size < 1:
             return
         if self.fitted and self.root_bound == 0.0:
-            self._separating_start()
+            try:
+                self._separating_start()
+            except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+                pass  # only a start: the tree and the beam below still search every support
         try:
             found = real_beam_search(self.p, deadline=self.t0 + 0.05 * self.time_limit,
                                      stop=self.t0 + 0.1 * self.time_limit)
