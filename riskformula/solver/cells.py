@@ -128,6 +128,13 @@ class CellData:
         key = cell * self.radix[j] + self.codes[j]
         return dense_ids(key, n_cells_bound(cell) * int(self.radix[j]))
 
+    def partition(self, cols) -> tuple[np.ndarray, int]:
+        """Cell ids of the rows on the columns ``cols`` (one cell for no columns) and their count."""
+        cell, n_cells = np.zeros(self.n, dtype=np.int64), 1
+        for j in cols:
+            cell, n_cells = self.refine(cell, j)
+        return cell, n_cells
+
     def ones_counts(self, cell: np.ndarray, n_cells: int, cols) -> tuple[np.ndarray, np.ndarray]:
         """The events' and non-events' weights of each (cell, 0/1 column = 1): cells × len(cols)
         arrays, by one weighted count over the rows where the columns are 1 (exact integer sums)."""

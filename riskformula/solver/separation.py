@@ -48,9 +48,10 @@ def pure_supports(data: CellData, usable, can_add, max_size: int, width: int = 2
     (size units, groups).  Empty when none is found by ``deadline`` (perf_counter seconds)."""
     usable = list(usable)
     beam: list[tuple] = [()]
-    cells = {(): (np.zeros(data.n, dtype=np.int64), 1)}
+    cells = {(): data.partition(())}
     for _ in range(max_size):
-        scored: dict[tuple, float] = {}
+        # each support's saturated loss, and the kept support and column it came from
+        scored: dict[tuple, tuple[float, tuple, int]] = {}
         for cols in beam:
             if deadline is not None and time.perf_counter() > deadline:
                 return []
@@ -60,18 +61,12 @@ def pure_supports(data: CellData, usable, can_add, max_size: int, width: int = 2
                 continue
             for j, b in zip(later, data.children_saturated(cell, n_cells, later)):
                 key = tuple(sorted(cols + (j,)))
-                if key not in scored or b < scored[key]:
-                    scored[key] = float(b)
+                if key not in scored or b < scored[key][0]:
+                    scored[key] = (float(b), cols, j)
         if not scored:
             return []
-        beam = sorted(scored, key=lambda k: (scored[k], k))[:width]
-        nxt = {}
-        for cols in beam:
-            cell, n_cells = np.zeros(data.n, dtype=np.int64), 1
-            for j in cols:
-                cell, n_cells = data.refine(cell, j)
-            nxt[cols] = (cell, n_cells)
-        cells = nxt
+        beam = sorted(scored, key=lambda k: (scored[k][0], k))[:width]
+        cells = {key: data.refine(cells[scored[key][1]][0], scored[key][2]) for key in beam}
         pure = []
         for cols in beam:
             cell, n_cells = cells[cols]
@@ -97,39 +92,25 @@ def separating_points(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, lower, upper
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     Xc = np.asarray(Xc, dtype=np.int64)
-    P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
-    pos, neg = P > 0, Q > 0
-    if bool((pos & neg).any()) or not pos.any() or not neg.any():
+    margin = _margin_rows(Xc, P, Q)
+    if margin is None:
         return None
+    A0, pos, neg = margin
     s = Xc.shape[1]
     lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
     top = np.maximum(np.abs(lo), np.abs(hi))
     if s == 0 or not bool((top > 0).all()):
         return None
     span = float(np.abs(Xc).max(initial=0) * top.sum() + 1.0)
-    # variables: w (s), b, z (s)
-    cost = np.r_[np.zeros(s + 1), np.ones(s)]
-    rows, lb, ub = [], [], []
-    Xp, Xn = Xc[pos].astype(float), Xc[neg].astype(float)
-    rows.append(np.c_[Xp, np.ones(len(Xp)), np.zeros((len(Xp), s))])
-    lb.append(np.full(len(Xp), 0.5))
-    ub.append(np.full(len(Xp), np.inf))
-    rows.append(np.c_[Xn, np.ones(len(Xn)), np.zeros((len(Xn), s))])
-    lb.append(np.full(len(Xn), -np.inf))
-    ub.append(np.full(len(Xn), -0.5))
-    eye = np.eye(s)
-    link = np.c_[eye, np.zeros((s, 1)), -np.diag(top)]     # w_j − top_j z_j ≤ 0
-    rows.append(link)
-    lb.append(np.full(s, -np.inf))
-    ub.append(np.zeros(s))
-    rows.append(np.c_[-eye, np.zeros((s, 1)), -np.diag(top)])  # −w_j − top_j z_j ≤ 0
-    lb.append(np.full(s, -np.inf))
-    ub.append(np.zeros(s))
-    A = np.vstack(rows)
+    # variables: w (s), b, z (s); the margin rows, then ±w_j − top_j z_j ≤ 0
+    eye, link = np.eye(s), -np.diag(top)
+    A = np.vstack([np.c_[A0, np.zeros((len(A0), s))], np.c_[eye, np.zeros((s, 1)), link],
+                   np.c_[-eye, np.zeros((s, 1)), link]])
+    ub = np.r_[np.full(len(A0), -0.5), np.zeros(2 * s)]
     integrality = np.r_[np.ones(s), 0, np.ones(s)]
     bounds = Bounds(np.r_[lo, -span, np.zeros(s)], np.r_[hi, span, np.ones(s)])
     try:
-        res = milp(cost, constraints=LinearConstraint(A, np.concatenate(lb), np.concatenate(ub)),
+        res = milp(np.r_[np.zeros(s + 1), np.ones(s)], constraints=LinearConstraint(A, -np.inf, ub),
                    integrality=integrality, bounds=bounds,
                    options={"time_limit": max(float(time_limit), 0.01), "disp": False})
     except (ValueError, np.linalg.LinAlgError):
@@ -151,18 +132,27 @@ def may_separate(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, lower, upper, tim
     is infeasible, so it has no solution either); True otherwise, or when the solver stops first."""
     from scipy.optimize import linprog
 
-    Xc = np.asarray(Xc, dtype=float)
-    pos, neg = np.asarray(P) > 0, np.asarray(Q) > 0
-    if bool((pos & neg).any()) or not pos.any() or not neg.any():
+    margin = _margin_rows(np.asarray(Xc), P, Q)
+    if margin is None:
         return False
-    s = Xc.shape[1]
+    A = margin[0]
     lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    # −(x·w + b) ≤ −1/2 on event cells, x·w + b ≤ −1/2 on the others
-    A = np.vstack([-np.c_[Xc[pos], np.ones(int(pos.sum()))], np.c_[Xc[neg], np.ones(int(neg.sum()))]])
-    res = linprog(np.zeros(s + 1), A_ub=A, b_ub=np.full(len(A), -0.5),
+    res = linprog(np.zeros(A.shape[1]), A_ub=A, b_ub=np.full(len(A), -0.5),
                   bounds=list(zip(lo, hi)) + [(None, None)], method="highs",
                   options={"time_limit": max(float(time_limit), 0.01)})
     return res.status != 2  # 2: infeasible
+
+
+def _margin_rows(Xc: np.ndarray, P, Q):
+    """The rows A over (w, b) of A·(w, b) ≤ −1/2 — −(x·w + b) on each event cell, x·w + b on each
+    non-event cell — with the two classes' masks; None when a cell holds both classes or a class
+    is absent (nothing to separate)."""
+    pos, neg = np.asarray(P) > 0, np.asarray(Q) > 0
+    if bool((pos & neg).any()) or not pos.any() or not neg.any():
+        return None
+    X = np.asarray(Xc, dtype=float)
+    A = np.vstack([-np.c_[X[pos], np.ones(int(pos.sum()))], np.c_[X[neg], np.ones(int(neg.sum()))]])
+    return A, pos, neg
 
 
 def separated_loss(S: np.ndarray, P: np.ndarray, Q: np.ndarray) -> tuple[float, float, float]:

@@ -506,9 +506,7 @@ class SupportSearch:
             cols = tuple(int(j) for j in np.flatnonzero(lam[1:]))
             if not cols or not self._fits(cols):
                 continue
-            cell, n_cells = np.zeros(self.data.n, dtype=np.int64), 1
-            for j in cols:
-                cell, n_cells = self.data.refine(cell, j)
+            cell, n_cells = self.data.partition(cols)
             if self.fitted:
                 # every scale > 0: whole vectors along the ray of the beam's real points first
                 self._ray_start(cols, lam[1 + np.asarray(cols, dtype=np.intp)])
@@ -561,9 +559,7 @@ class SupportSearch:
             if not cols or cols in tried or left <= 0:
                 continue
             tried.add(cols)
-            cell, n_cells = np.zeros(self.data.n, dtype=np.int64), 1
-            for j in cols:
-                cell, n_cells = self.data.refine(cell, j)
+            cell, n_cells = self.data.partition(cols)
             Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
             idx = list(cols)
             w = separating_points(Xc, P, Q, self.p.coef_lower[idx], self.p.coef_upper[idx], time_limit=left)
@@ -595,9 +591,7 @@ class SupportSearch:
         for sub, rows in patterns.items():
             if not self._fits(sub):
                 continue
-            cell, n_cells = np.zeros(self.data.n, dtype=np.int64), 1
-            for j in sub:
-                cell, n_cells = self.data.refine(cell, j)
+            cell, n_cells = self.data.partition(sub)
             Xc, P, Q = support_cells(self.data, cell, n_cells, sub)
             keep = [k for k, j in enumerate(cols) if j in sub]
             Wsub = Wv[np.asarray(rows)][:, keep]
