@@ -86,6 +86,7 @@ class LogisticLoss:
         # the attainable scores per row, by bounds (see :func:`~riskformula.problem.problem.score_range`),
         # shared by the copies at other scales; pickled empty
         self._score_ranges = _Cache()
+        self._column_facts = _Cache()
         self._set_scale(scale)
 
     def _set_scale(self, scale: float) -> None:
@@ -120,7 +121,11 @@ class LogisticLoss:
         distinct rows on those columns, not all of them.  Its ``Z`` is those distinct rows on
         ``cols`` (in that order), and for points ``x`` on ``cols`` its value is this loss's value of
         the points that are ``x`` on ``cols`` and 0 elsewhere (the same sum, regrouped)."""
-        uniq, inverse = distinct_rows(self.Z[:, np.asarray(cols, dtype=np.intp)])
+        c = np.asarray(cols, dtype=np.intp)
+        if "ranges" not in self._column_facts:  # each column's range, read once per set of rows
+            self._column_facts["ranges"] = _column_ranges(self.Z)[:3]
+        lo, hi, whole = self._column_facts["ranges"]
+        uniq, inverse = distinct_rows(self.Z[:, c], ranges=(lo[c], hi[c], whole[c]))
         m = uniq.shape[0]
         other = copy.copy(self)
         other.Z = uniq
@@ -136,6 +141,7 @@ class LogisticLoss:
         other.X_binary_T = np.ascontiguousarray(X[:, other.binary].T)
         other._sparse = {}
         other._score_ranges = _Cache()
+        other._column_facts = _Cache()
         other._set_scale(self.scale)
         return other
 
@@ -230,12 +236,20 @@ _KEY_LIMIT = 1 << 62
 
 def _dense(key: np.ndarray) -> tuple[np.ndarray, int]:
     """``key`` as codes 0..k−1 in the order of its values (hashing, then sorting the k distinct
-    values only), and k."""
+    values only; integers within a range of a few times their number are counted instead), and k."""
+    n = len(key)
+    if n and key.dtype.kind == "i":
+        lo, hi = int(key.min()), int(key.max())
+        if hi - lo < max(4 * n, 1 << 16):  # a narrow range: count the values instead of hashing them
+            shifted = key - lo
+            present = np.bincount(shifted, minlength=hi - lo + 1) > 0
+            rank = np.cumsum(present, dtype=np.int64) - 1
+            return rank[shifted], int(rank[-1]) + 1
     codes, values = pd.factorize(key, sort=True)
     return codes.astype(np.int64, copy=False), len(values)
 
 
-def distinct_rows(X, check=None) -> tuple[np.ndarray, np.ndarray]:
+def distinct_rows(X, check=None, ranges=None) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of ``X`` (float, in lexicographic order) and the index of each row of
     ``X`` among them: what ``np.unique(X, axis=0, return_inverse=True)`` returns on float data,
     with -0.0 and 0.0 equal (and written 0.0).
@@ -252,7 +266,9 @@ def distinct_rows(X, check=None) -> tuple[np.ndarray, np.ndarray]:
     distinct rows, where ``np.unique(..., axis=0)`` sorts whole rows (copies of the data and a
     comparison of up to d fields per step).  Data with NaN keep ``np.unique``'s answer.
     ``check`` (a function of no arguments, or None) is called between the passes over a wide
-    ``X``'s columns (to stop at a time limit by raising).
+    ``X``'s columns (to stop at a time limit by raising).  ``ranges``: each column's least and
+    greatest value and whether all its values are whole (as NumPy arrays), when the caller knows
+    them, so they are not read again.
     """
     X = np.asarray(X)
     if X.dtype.kind == "b":
@@ -265,7 +281,11 @@ def distinct_rows(X, check=None) -> tuple[np.ndarray, np.ndarray]:
     if n == 0 or d == 0:
         uniq, inverse = np.unique(np.asarray(X, dtype=float), axis=0, return_inverse=True)
         return uniq, inverse.ravel()
-    lo, hi, whole, has_nan = _column_ranges(X)
+    if ranges is None:
+        lo, hi, whole, has_nan = _column_ranges(X)
+    else:
+        lo, hi, whole = ranges
+        has_nan = bool(np.isnan(lo).any() or np.isnan(hi).any())
     if has_nan:  # NaN never equals itself: leave the meaning of such rows to np.unique
         uniq, inverse = np.unique(np.asarray(X, dtype=float), axis=0, return_inverse=True)
         return uniq, inverse.ravel()

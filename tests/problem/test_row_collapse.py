@@ -168,3 +168,28 @@ def test_loss_on_a_few_columns_is_the_loss_of_points_zero_elsewhere(seed):
         fs, gs = sub.value_and_gradient(x)
         assert fs == pytest.approx(f, rel=1e-12)
         np.testing.assert_allclose(gs, g[cols], rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dense_codes_by_counting_and_by_hashing_agree(seed):
+    # integer keys within a narrow range are counted (bincount), the others hashed: both give the
+    # rank of each key among the distinct keys
+    rng = np.random.default_rng(seed)
+    for width in (1, 7, 5_000, 1 << 40):
+        key = rng.integers(-width, width, size=int(rng.integers(1, 3_000)), dtype=np.int64)
+        codes, k = loss_module._dense(key)
+        values, want = np.unique(key, return_inverse=True)
+        assert k == len(values)
+        np.testing.assert_array_equal(codes, want.ravel())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_known_column_ranges_give_the_same_rows(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-2, 3, size=(500, 5)).astype(float)
+    X[:, 1] = rng.normal(size=500).round(1)  # one column of decimals: ranked, not counted
+    lo, hi, whole, _ = loss_module._column_ranges(X)
+    uniq, inverse = distinct_rows(X, ranges=(lo, hi, whole))
+    want_uniq, want_inverse = _reference(X)
+    np.testing.assert_array_equal(uniq, want_uniq)
+    np.testing.assert_array_equal(inverse, want_inverse)
