@@ -753,17 +753,22 @@ def _report(c: dict, card: ScoreCard, settings: FitSettings) -> SolverReport:
         raise _doc.fail(path + ".status", f"\"optimal\" needs a gap within the tolerance ({settings.gap_tolerance:g}); "
                         f"the gap is {gap:.6g}", status)
     scale = float(_doc.number(_doc.field(c, "scale", path), path + ".scale", lo=1e-12))
-    if scale != card.scale or (settings.scales and scale not in settings.scales):
-        raise _doc.fail(path + ".scale", f"the certificate's scale must be the card's ({card.scale:g}) and one of the "
-                        "scales searched", scale)
-    scales = tuple(_scale_row(r, f"{path}.scales[{i}]") for i, r in
-                   enumerate(_doc.array(c["scales"], path + ".scales", 10_000)))
     info = _doc.obj(c["settings"], path + ".settings")
     for k, v in info.items():  # the solver's options and counters: plain values, numbers where reports format them
         if k in _NUMERIC_INFO:
             _doc.number(v, f"{path}.settings.{k}")
         elif not (v is None or isinstance(v, (str, bool, int, float))):
             raise _doc.fail(f"{path}.settings.{k}", "expected a plain value", v)
+    # a score found at a scale searched and then moved to its own scale names the scale it was found at
+    found_at = float(info["refined_from"]) if info.get("refined_from") is not None else scale
+    if scale != card.scale or (settings.scales and found_at not in settings.scales):
+        raise _doc.fail(path + ".scale", f"the certificate's scale must be the card's ({card.scale:g}) and one of the "
+                        "scales searched, or refined from one of them (settings.refined_from)", scale)
+    if "unrefined_objective" in info and not float(info["unrefined_objective"]) >= objective - tol:
+        raise _doc.fail(path + ".settings.unrefined_objective", "refining the scale never raises the objective "
+                        f"({objective:.9g})", info["unrefined_objective"])
+    scales = tuple(_scale_row(r, f"{path}.scales[{i}]") for i, r in
+                   enumerate(_doc.array(c["scales"], path + ".scales", 10_000)))
     if "indicators" in info:
         _doc.integer(info["indicators"], f"{path}.settings.indicators", 0)
     return SolverReport(status=status, objective=objective, lower_bound=lower, gap=gap,
@@ -779,7 +784,7 @@ def _report(c: dict, card: ScoreCard, settings: FitSettings) -> SolverReport:
 
 
 #: solver counters the reports format as numbers
-_NUMERIC_INFO = ("search_objective", "search_time", "milp_time", "indicators")
+_NUMERIC_INFO = ("search_objective", "search_time", "milp_time", "indicators", "refined_from", "unrefined_objective")
 
 
 def _scale_row(r, path: str) -> dict:

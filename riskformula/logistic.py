@@ -34,7 +34,7 @@ from .problem.training import TrainingRows
 from .reports.render import fmt_gap
 from .solver import BranchAndCut, kernels
 from .solver.feasibility import has_feasible_point, open_signs, raise_if_infeasible
-from .solver.multiscale import MultiScaleSearch
+from .solver.multiscale import MultiScaleSearch, refined_scale, searched_scales
 from .solver.support_search import SupportSearch, why_not
 from .solver.parallel import start_workers, workers_for
 from .backends import backend_for
@@ -99,8 +99,7 @@ def fit_logistic(formula: str, data, arguments: ModelArguments, control: SearchC
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=t.candidates,
                            scales=((float(report.scale),) if report.settings.get("continuous_scale") else
-                                   tuple(sorted(set(scales) | set(problems)
-                                                | {r["scale"] for r in report.scales if r.get("added")}))),
+                                   searched_scales(scales, problems, report)),
                            real_intercept=real_intercept)
     if len(settings.scales) > 1 or report.settings.get("continuous_scale"):
         _warn_separated(problem.loss, bc_lam, float(report.scale))
@@ -366,7 +365,12 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
         restated, with_scale = _restated(tried, search.problems, cells)
         if not report.solution or restated.objective < report.objective - 1e-12:
             return restated, with_scale
-    return report, search.problems
+    problems = dict(search.problems)
+    if add_scale is not None:
+        # scale="fit": the best score's own scale, its points fixed (the tree's scales are a grid)
+        report, at = refined_scale(report, problems, add_scale)
+        problems[float(report.scale)] = at
+    return report, problems
 
 
 def _solution(report, problem, control: SearchControl, max_size: int, min_size: int) -> np.ndarray:

@@ -264,6 +264,9 @@ def _not_nested_because(a: ScoreRecord, b: ScoreRecord) -> str | None:
     if not (every_scale(b) or set(a.settings.scales) <= set(b.settings.scales)):
         missing = sorted(set(a.settings.scales) - set(b.settings.scales))
         return f"its score scales lack {', '.join(f'{m:g}' for m in missing)}"
+    if (not every_scale(b) and (a.solver.settings or {}).get("refined_from") is not None
+            and a.scale not in b.settings.scales):
+        return f"its score scales lack {a.scale:g}, the scale the other card's points were moved to after its search"
     where = {c: j for j, c in enumerate(b.design.columns)}
     for j, c in enumerate(a.design.columns):
         lo, hi = a.settings.coef_lower[j], a.settings.coef_upper[j]

@@ -135,9 +135,12 @@ class Summary(r.Rendered):
         if handled:
             rows.append(("Missing values", handled))
         every = bool((m.solver.settings or {}).get("continuous_scale", False))
+        found_at = (m.solver.settings or {}).get("refined_from")
         if s.scales != (1.0,) or every:
             rows.append(("Score scale", f"{m.scale:g} points per logit" + (
                 " (chosen among every scale > 0)" if every else
+                f" (its points' own scale; found at {found_at:g}, chosen among {_scales_text(s.scales)})"
+                if found_at is not None else
                 f" (chosen among {_scales_text(s.scales)})" if len(s.scales) > 1 else "")))
         rows += [
             ("Points per term", f"{min(s.coef_lower)} to {max(s.coef_upper)}"),
@@ -278,6 +281,14 @@ class Summary(r.Rendered):
                           if added else "") + "): "
                        "the lower bound holds for every risk score at any of them, not at scales in between. "
                        f"Risks are (intercept + score) / {m.scale:g} logits.")
+        found_at = (m.solver.settings or {}).get("refined_from")
+        if found_at is not None:
+            before = m.solver.settings.get("unrefined_objective")
+            out.append(f"The search found these points at scale {found_at:g}; with the points fixed the loss is "
+                       f"convex in 1 / scale, and their own scale, {m.scale:g}, lowers the objective"
+                       + (f" from {before:.8g} to {m.objective:.8g}" if before is not None else "")
+                       + ". The card is at least as good as every risk score at the scales searched; scores at "
+                       "other scales are not covered by the certificate.")
         lo, hi = m.settings.intercept_range
         if m.intercept_at_bound:
             out.append(f"The base points sit at the edge of the intercept range searched ({lo} to {hi}); the "

@@ -45,6 +45,7 @@ Scales between those of the set are not covered.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -612,3 +613,76 @@ def _loss_at_scale(p, scores: np.ndarray, m: float) -> tuple[float, float]:
     there = SimpleNamespace(loss=p.loss.with_scale(m), intercept_bounds=p.intercept_bounds)
     b = float(best_intercept(cast("RiskProblem", there), scores))  # it reads the loss and intercept bounds only
     return there.loss.value_from_scores(scores + b), b
+
+
+def refined_scale(report: SolverReport, problems: dict, problem_at) -> tuple[SolverReport, "RiskProblem"]:
+    """The search's best risk score moved to the score scale where its points fit best, when that
+    lowers the objective: with the points fixed, the loss is convex in t = 1/m and, for a real
+    intercept, jointly in (t, intercept / m), so a local minimizer is the global one.  ``problems``
+    are the scales searched; ``problem_at(m)`` builds the problem at scale m (the same rows,
+    bounds and constraints).  Returns the report (its ``settings["refined_from"]`` the scale the
+    search found the score at, its lower bound the least of the search's and the new objective:
+    it still holds for every risk score at the scales searched, no more) and the problem at its
+    scale.  The points, hence the size and every constraint on the points, are unchanged; a
+    whole-number intercept stays whole (best one per trial scale), and a refined intercept outside
+    the intercept range of the new scale's problem leaves the report as it was, as do rows on the
+    data (fairness, risk constraints: written at each scale searched, not checked at another).
+    ``settings["unrefined_objective"]`` keeps the objective found."""
+    from scipy.optimize import minimize, minimize_scalar
+    m = float(report.scale)
+    p = problems[m]
+    if not report.solution or report.status == "infeasible":
+        return report, p
+    if getattr(p, "rows", None):
+        return report, p  # rows on the data (fairness, risks) are written at each scale searched
+    lam = np.asarray(report.solution, dtype=float)
+    scores = p.loss.Z[:, 1:] @ lam[1:]
+    if not len(scores) or np.all(scores == scores[0]):
+        return report, p  # no item with points, or one score for every row: no scale to choose
+    unit = p.loss.with_scale(1.0)
+    t_lo, t_hi = 1.0 / SCALE_RANGE[1], 1.0 / SCALE_RANGE[0]
+    out = lam.copy()
+    if not getattr(p.loss, "has_intercept", True):  # the partial likelihood: no intercept
+        res = minimize_scalar(lambda t: unit.value_from_scores(scores * t), bounds=(t_lo, t_hi), method="bounded",
+                              options={"xatol": 1e-12})
+        t = float(res.x)
+    elif p.loss.real_intercept:
+        res = minimize(lambda v: unit.value_from_scores(scores * v[0] + v[1]), np.array([1.0 / m, lam[0] / m]),
+                       method="L-BFGS-B", bounds=[(t_lo, t_hi), (None, None)],
+                       options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 500})
+        t = float(res.x[0])
+        out[0] = float(res.x[1]) / t
+    else:  # a whole intercept: the best one at each trial scale (convex in t for each; the least of them)
+        res = minimize_scalar(lambda t: _loss_at_scale(p, scores, 1.0 / t)[0], bounds=(t_lo, t_hi),
+                              method="bounded", options={"xatol": 1e-12})
+        t = float(res.x)
+        out[0] = _loss_at_scale(p, scores, 1.0 / t)[1]
+    m2 = 1.0 / t
+    if m2 == m and out[0] == lam[0]:
+        return report, p
+    p2 = problem_at(m2)
+    if p2 is None or not p2.intercept_bounds[0] <= out[0] <= p2.intercept_bounds[1]:
+        return report, p
+    objective = float(p2.objective(out))
+    if not objective < report.objective - 1e-12 * max(1.0, abs(report.objective)):
+        return report, p
+    lower = min(report.lower_bound, objective)
+    gap = 0.0 if lower >= objective else (objective - lower) / max(abs(objective), 1e-12)
+    info = {**report.settings, "refined_from": m, "unrefined_objective": report.objective}
+    refined = dataclasses.replace(report, scale=m2, solution=tuple(float(v) for v in out), objective=objective,
+                                  lower_bound=lower, gap=gap, settings=info)
+    return refined, p2
+
+
+__all__ += ["refined_scale"]
+
+
+def searched_scales(scales, problems: dict, report: SolverReport) -> tuple[float, ...]:
+    """The score scales a search's certificate covers: the grid ``scales``, the scales the search
+    added (``problems`` and the report's rows), not the one its best score was refined to."""
+    refined = {float(report.scale)} if report.settings.get("refined_from") is not None else set()
+    return tuple(sorted(set(scales) | (set(problems) - refined)
+                        | {r["scale"] for r in report.scales if r.get("added")}))
+
+
+__all__ += ["searched_scales"]

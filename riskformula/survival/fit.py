@@ -39,7 +39,7 @@ from ..problem import build_problem
 from ..problem.cox import CoxLoss
 from ..reports.survival_metrics import breslow_baseline, harrell_c, kaplan_meier
 from ..solver import BranchAndCut
-from ..solver.multiscale import MultiScaleSearch
+from ..solver.multiscale import MultiScaleSearch, refined_scale, searched_scales
 from ..solver.parallel import start_workers, workers_for
 from .model import SurvivalFit, SurvivalScore
 from .objective import ties_of
@@ -110,7 +110,10 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
         search = MultiScaleSearch(problems, options, add_scale=problem_at if fitted_scale else None)
         report = search.solve(initial=starts, started=started,
                               initial_scale=float(a.initial.scale) if isinstance(a.initial, SurvivalScore) else None)
-        problems = search.problems
+        problems = dict(search.problems)
+        if fitted_scale:  # the best score's own scale, its points fixed (the search's scales are a grid)
+            report, at = refined_scale(report, problems, problem_at)
+            problems[float(report.scale)] = at
     problem = problems.get(report.scale, problem)
     lam = _solution(report, problem, control, a.max_size, a.min_size)
     m = float(report.scale)
@@ -121,8 +124,7 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
                            missing=a.missing, constraints=a.constraints, factors_as_one=bool(a.factors_as_one),
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=candidates,
-                           scales=tuple(sorted(set(scales) | set(problems)
-                                               | {r["scale"] for r in report.scales if r.get("added")})),
+                           scales=searched_scales(scales, problems, report),
                            real_intercept=False)
     return cast(SurvivalScore, _warn_few_rows(survival_model(design, lam, report, settings, loss, m, a, data=data)))
 

@@ -242,8 +242,28 @@ def test_fit_is_the_brute_force_optimum_over_the_scales_it_states(seed, real):
                                             real=real is None)
     assert m.lower_bound <= true_min + slack(true_min)
     assert m.status == "optimal"
-    assert m.objective == pytest.approx(true_min, rel=1e-7, abs=0)
+    found_at = m.solver.settings.get("refined_from")
+    if found_at is None:
+        assert m.objective == pytest.approx(true_min, rel=1e-7, abs=0)
+    else:  # the best score of the scales stated, then moved to its points' own scale: never worse
+        assert found_at in stated and m.scale not in stated
+        assert m.solver.settings["unrefined_objective"] == pytest.approx(true_min, rel=1e-7, abs=0)
+        assert m.objective < true_min and m.lower_bound == min(m.lower_bound, m.objective)
+        # its own scale: no scale of a fine grid gives these points a lower loss (best intercept there)
+        assert m.loss <= _best_loss_of_points(X @ m.coef.to_numpy(float), y, w, real is None) + 1e-9
     assert own_objective(m, X, y, w, c0) == pytest.approx(m.objective, rel=1e-9)
+
+
+def _best_loss_of_points(s, y, w, real):
+    """The least weighted mean loss of the scores ``s`` over a fine grid of scales, each with its
+    best intercept (real: a fine grid; whole: every integer in a wide range)."""
+    best = np.inf
+    for scale in np.exp(np.linspace(np.log(0.05), np.log(50), 700)):
+        bs = np.linspace(-30, 30, 1201) if real else np.arange(-60, 61)
+        z = (bs[:, None] + s[None, :]) / scale
+        loss = (np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z)) * w).sum(axis=1) / w.sum()
+        best = min(best, float(loss.min()))
+    return best
     for r in m.solver.scales:
         assert r["lower_bound"] <= per_scale[r["scale"]] + slack(per_scale[r["scale"]])
 
@@ -258,8 +278,9 @@ def test_an_added_scale_is_where_the_best_points_fit_best():
     m = rf.risk_score("y ~ x0 + x1", frame(X, y, np.ones(n)), max_size=2, coef_range=(-5, 5),
                       scale="fit", time_limit=60, engine="tree")
     added = [r["scale"] for r in m.solver.scales if r["added"]]
-    assert added and m.scale in added and m.status == "optimal"
-    assert m.scale not in v.FIT_SCALES and float(f"{m.scale:.3g}") == m.scale
+    found_at = m.solver.settings.get("refined_from", m.scale)  # found at an added scale, then its own
+    assert added and found_at in added and m.status == "optimal"
+    assert found_at not in v.FIT_SCALES and float(f"{found_at:.3g}") == found_at
     # the model's own scale: no scale on a fine grid gives its points a lower loss (best intercept)
     s = X @ m.coef.to_numpy(float)
 
@@ -267,12 +288,15 @@ def test_an_added_scale_is_where_the_best_points_fit_best():
         return min(np.mean(np.where(y == 1, np.logaddexp(0, -(b + s) / scale), np.logaddexp(0, (b + s) / scale)))
                    for b in range(-40, 41))
     grid = np.exp(np.linspace(np.log(0.5), np.log(8), 600))
-    assert min(loss(g) for g in grid) >= loss(m.scale) - 2e-4  # three digits of m cost at most this
+    assert min(loss(g) for g in grid) >= loss(found_at) - 2e-4  # three digits of the added scale cost at most this
+    # and the card's own scale (real intercept): no scale and intercept of a fine grid does better
+    assert m.loss <= _best_loss_of_points(s, y, np.ones(n), real=True) + 1e-9
     text = str(m.summary())
-    assert f"{m.scale:g} (added)" in text and "added by the search" in text
+    assert f"{found_at:g} (added)" in text and "added by the search" in text
+    assert m.scale == found_at or f"found at {found_at:g}" in text
     m2 = rf.from_json(m.to_json())
-    assert m2.solver.scales == m.solver.scales and m2.settings.scales == m.settings.scales
-    assert f"{m.scale:g} (added)" in str(m2.summary())  # a loaded model has no training rows: its own text
+    assert m2.solver.scales == m.solver.scales and m2.settings.scales == m.settings.scales and m2.scale == m.scale
+    assert f"{found_at:g} (added)" in str(m2.summary())  # a loaded model has no training rows: its own text
 
 
 def test_a_best_score_at_the_least_scale_with_a_point_at_its_bound_extends_the_set_below():
@@ -625,3 +649,49 @@ def test_no_scale_is_the_objectives_default():
     a = rf.risk_score("y ~ x", df, max_size=1, time_limit=10)
     b = rf.risk_score("y ~ x", df, max_size=1, scale=1, time_limit=10)
     assert a.scale == b.scale == 1.0 and a.settings.scales == (1.0,) and a.objective == b.objective
+
+
+# --- the best score moved to its own scale ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def refined_fit():
+    # weak effects of 0/1/2 predictors: the best points' own scale lies between the grid's
+    X, y, w, _, max_size, c0 = instance(0)
+    df = frame(X, y, w)
+    m = rf.risk_score(formula(X.shape[1]), df, weights="w", max_size=max_size, coef_range=(-3, 3), c0=c0,
+                      scale="fit", time_limit=30, engine="tree")
+    return df, (X, y, w, c0), m
+
+
+def test_the_best_score_is_moved_to_its_own_scale_and_the_certificate_keeps_the_grid(refined_fit):
+    df, (X, y, w, c0), m = refined_fit
+    found_at = m.solver.settings["refined_from"]
+    assert found_at in m.settings.scales and m.scale not in m.settings.scales
+    assert m.objective < m.solver.settings["unrefined_objective"]
+    assert m.lower_bound <= m.objective and own_objective(m, X, y, w, c0) == pytest.approx(m.objective, rel=1e-9)
+    # the points' own scale and intercept: no scale and intercept of a fine grid does better
+    assert m.loss <= _best_loss_of_points(X @ m.coef.to_numpy(float), y, w, real=True) + 1e-9
+    s = m.score(df).to_numpy()
+    np.testing.assert_allclose(m.predict(df).to_numpy(), 1 / (1 + np.exp(-(m.intercept + s) / m.scale)), atol=1e-15)
+    text = str(m.summary())
+    assert f"found at {found_at:g}" in text and "not covered by the certificate" in text
+    m2 = rf.from_json(m.to_json())
+    assert m2.scale == m.scale and m2.settings.scales == m.settings.scales and m2.objective == m.objective
+    np.testing.assert_array_equal(m2.predict(df).to_numpy(), m.predict(df).to_numpy())
+
+
+def test_a_document_whose_refined_scale_does_not_come_from_a_scale_searched_is_refused(refined_fit):
+    from riskformula.io import _digest
+    _, _, m = refined_fit
+
+    def edited(change):  # the document with one change, its digest recomputed (as an editor could)
+        doc = json.loads(m.to_json())
+        change(doc["certificate"]["settings"])
+        doc["digest"] = _digest(doc)
+        return json.dumps(doc)
+    with pytest.raises(rf.DataError, match="refined from one of them"):
+        rf.from_json(edited(lambda s: s.update(refined_from=0.123)))  # not a scale searched
+    with pytest.raises(rf.DataError, match="never raises the objective"):
+        rf.from_json(edited(lambda s: s.update(unrefined_objective=m.objective / 2)))
+    with pytest.raises(rf.DataError, match="one of the scales searched"):
+        rf.from_json(edited(lambda s: s.pop("refined_from")))  # a card off the scales searched, unexplained

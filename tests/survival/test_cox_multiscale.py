@@ -75,3 +75,27 @@ def test_beam_search_on_the_cox_loss():
     assert beam and all(lam[0] == 0.0 for lam in beam)
     # each real fit is at least as good as the empty model
     assert all(loss.value(lam) <= loss.value(np.zeros(d + 1)) + 1e-12 for lam in beam)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_best_score_moved_to_its_own_scale(seed):
+    # refined_scale: the points kept, the partial likelihood at their own scale (no intercept);
+    # never worse than the search's, the bound kept for the scales searched, none of a fine grid better
+    from riskformula.solver.multiscale import refined_scale, searched_scales
+    loss, d = _setup(seed)
+    problems = {m: _problem(loss, m, d) for m in (0.5, 1.0, 2.0)}
+    search = MultiScaleSearch(problems, SearchOptions(time_limit=30, gap_tolerance=1e-9, absolute_gap_tolerance=1e-10))
+    report = search.solve()
+    refined, p = refined_scale(report, dict(search.problems), lambda m: _problem(loss, m, d))
+    lam = np.asarray(refined.solution, dtype=float)
+    assert np.array_equal(lam, np.asarray(report.solution, dtype=float))  # the same points
+    assert refined.objective <= report.objective and refined.lower_bound == min(report.lower_bound, refined.objective)
+    assert p.objective(lam) == pytest.approx(refined.objective, rel=1e-12) and p.loss.scale == refined.scale
+    if not np.any(lam[1:]):
+        assert refined is report  # the empty score has no scale to choose
+        return
+    grid = np.exp(np.linspace(np.log(0.01), np.log(100), 4000))
+    assert refined.objective <= min(_problem(loss, m, d).objective(lam) for m in grid) + 1e-12
+    if refined is not report:
+        assert refined.settings["refined_from"] == report.scale
+        assert searched_scales((0.5, 1.0, 2.0), {**search.problems, refined.scale: p}, refined) == (0.5, 1.0, 2.0)
