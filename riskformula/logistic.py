@@ -350,7 +350,9 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
         starts = [np.asarray(tried.solution, dtype=float)]
         if cells.fitted:
             initial_scale = float(tried.scale)
-    options = control.options(time_limit=search_limit, n_jobs=n_jobs)
+    # scale="fit": the tree leaves a little time to move its best score to its own scale and improve it there
+    refine_time = min(2.0, 0.03 * control.time_limit) if add_scale is not None else 0.0
+    options = control.options(time_limit=search_limit - refine_time, n_jobs=n_jobs)
     if len(problems) == 1 and not infeasible:
         m, problem = next(iter(problems.items()))
         report = BranchAndCut(problem, options).solve(initial=starts, started=started)
@@ -368,7 +370,8 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
     problems = dict(search.problems)
     if add_scale is not None:
         # scale="fit": the best score's own scale, its points fixed (the tree's scales are a grid)
-        report, at = refined_scale(report, problems, add_scale)
+        deadline = min(started + search_limit, time.perf_counter() + refine_time)
+        report, at = refined_scale(report, problems, add_scale, deadline=deadline)
         problems[float(report.scale)] = at
     return report, problems
 

@@ -615,30 +615,65 @@ def _loss_at_scale(p, scores: np.ndarray, m: float) -> tuple[float, float]:
     return there.loss.value_from_scores(scores + b), b
 
 
-def refined_scale(report: SolverReport, problems: dict, problem_at) -> tuple[SolverReport, "RiskProblem"]:
+def refined_scale(report: SolverReport, problems: dict, problem_at,
+                  deadline: float | None = None) -> tuple[SolverReport, "RiskProblem"]:
     """The search's best risk score moved to the score scale where its points fit best, when that
     lowers the objective: with the points fixed, the loss is convex in t = 1/m and, for a real
-    intercept, jointly in (t, intercept / m), so a local minimizer is the global one.  ``problems``
+    intercept, jointly in (t, intercept / m), so a local minimizer is the global one.  Until
+    ``deadline`` (a ``time.perf_counter()`` value; None: no time for more) the points are then
+    improved at that scale by coordinate descent with swaps (:func:`polish`) and moved to their
+    own scale again, while each round lowers the objective (at most three rounds).  ``problems``
     are the scales searched; ``problem_at(m)`` builds the problem at scale m (the same rows,
     bounds and constraints).  Returns the report (its ``settings["refined_from"]`` the scale the
-    search found the score at, its lower bound the least of the search's and the new objective:
-    it still holds for every risk score at the scales searched, no more) and the problem at its
-    scale.  The points, hence the size and every constraint on the points, are unchanged; a
-    whole-number intercept stays whole (best one per trial scale), and a refined intercept outside
-    the intercept range of the new scale's problem leaves the report as it was, as do rows on the
-    data (fairness, risk constraints: written at each scale searched, not checked at another).
-    ``settings["unrefined_objective"]`` keeps the objective found."""
-    from scipy.optimize import minimize, minimize_scalar
+    search found the score at, ``settings["unrefined_objective"]`` its objective there, its lower
+    bound the least of the search's and the new objective: it still holds for every risk score at
+    the scales searched, no more) and the problem at its scale.  Every move keeps the points
+    within their bounds, the size limits and the constraints on the points; a whole-number
+    intercept stays whole (best one per trial scale), and a refined intercept outside the
+    intercept range of the new scale's problem is not taken.  Rows on the data (fairness, risk
+    constraints: written at each scale searched, not checked at another) leave the report as it
+    was."""
     m = float(report.scale)
     p = problems[m]
-    if not report.solution or report.status == "infeasible":
+    if not report.solution or report.status == "infeasible" or getattr(p, "rows", None):
         return report, p
-    if getattr(p, "rows", None):
-        return report, p  # rows on the data (fairness, risks) are written at each scale searched
+    found = _own_scale_of(report, p, problem_at)
+    if found is None:
+        return report, p
+    best, p_best = found
+    # a step of the descent started before its deadline runs to its end (one step with swaps on a
+    # few thousand rows: about 0.3 s), so the descent starts none in the last half of the time left
+    polish_until = None if deadline is None else deadline - 0.5 * max(0.0, deadline - time.perf_counter())
+    for _ in range(3):
+        if polish_until is None or time.perf_counter() >= polish_until:
+            break
+        lam, _ = polish(p_best, np.asarray(best.solution, dtype=float), swaps=True, deadline=polish_until)
+        objective = float(p_best.objective(lam))
+        if not objective < best.objective - 1e-12 * max(1.0, abs(best.objective)):
+            break
+        moved = _with_objective(best, lam, objective)
+        best, p_best = _own_scale_of(moved, p_best, problem_at) or (moved, p_best)
+    info = {**report.settings, "refined_from": m, "unrefined_objective": report.objective}
+    return dataclasses.replace(best, settings=info), p_best
+
+
+def _with_objective(report: SolverReport, lam: np.ndarray, objective: float, **changes) -> SolverReport:
+    """``report`` with the points ``lam`` and their ``objective``; its lower bound at most that."""
+    lower = min(report.lower_bound, objective)
+    gap = 0.0 if lower >= objective else (objective - lower) / max(abs(objective), 1e-12)
+    return dataclasses.replace(report, solution=tuple(float(v) for v in lam), objective=objective, lower_bound=lower,
+                               gap=gap, **changes)
+
+
+def _own_scale_of(report: SolverReport, p, problem_at) -> tuple[SolverReport, "RiskProblem"] | None:
+    """The report's points at their own scale and intercept (see :func:`refined_scale`) with the
+    problem there, or None when that does not lower the objective."""
+    from scipy.optimize import minimize, minimize_scalar
+    m = float(report.scale)
     lam = np.asarray(report.solution, dtype=float)
     scores = p.loss.Z[:, 1:] @ lam[1:]
     if not len(scores) or np.all(scores == scores[0]):
-        return report, p  # no item with points, or one score for every row: no scale to choose
+        return None  # no item with points, or one score for every row: no scale to choose
     unit = p.loss.with_scale(1.0)
     t_lo, t_hi = 1.0 / SCALE_RANGE[1], 1.0 / SCALE_RANGE[0]
     out = lam.copy()
@@ -659,19 +694,14 @@ def refined_scale(report: SolverReport, problems: dict, problem_at) -> tuple[Sol
         out[0] = _loss_at_scale(p, scores, 1.0 / t)[1]
     m2 = 1.0 / t
     if m2 == m and out[0] == lam[0]:
-        return report, p
+        return None
     p2 = problem_at(m2)
     if p2 is None or not p2.intercept_bounds[0] <= out[0] <= p2.intercept_bounds[1]:
-        return report, p
+        return None
     objective = float(p2.objective(out))
     if not objective < report.objective - 1e-12 * max(1.0, abs(report.objective)):
-        return report, p
-    lower = min(report.lower_bound, objective)
-    gap = 0.0 if lower >= objective else (objective - lower) / max(abs(objective), 1e-12)
-    info = {**report.settings, "refined_from": m, "unrefined_objective": report.objective}
-    refined = dataclasses.replace(report, scale=m2, solution=tuple(float(v) for v in out), objective=objective,
-                                  lower_bound=lower, gap=gap, settings=info)
-    return refined, p2
+        return None
+    return _with_objective(report, out, objective, scale=m2), p2
 
 
 __all__ += ["refined_scale"]

@@ -102,7 +102,9 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
     starts = None if a.initial is None else _usable_starts(initial_points(a.initial, design.spec.terms, problem),
                                                            problems, list(design.spec.columns), a.max_size, a.min_size)
     search_limit = control.time_limit - after_search_reserve(control.time_limit, 0.0)
-    options = control.options(time_limit=search_limit, n_jobs=n_jobs)
+    # scale="fit": the search leaves a little time to move its best score to its own scale and improve it there
+    refine_time = min(2.0, 0.03 * control.time_limit) if fitted_scale else 0.0
+    options = control.options(time_limit=search_limit - refine_time, n_jobs=n_jobs)
     if len(problems) == 1:
         m, problem = next(iter(problems.items()))
         report = dataclasses.replace(BranchAndCut(problem, options).solve(initial=starts, started=started), scale=m)
@@ -112,7 +114,8 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
                               initial_scale=float(a.initial.scale) if isinstance(a.initial, SurvivalScore) else None)
         problems = dict(search.problems)
         if fitted_scale:  # the best score's own scale, its points fixed (the search's scales are a grid)
-            report, at = refined_scale(report, problems, problem_at)
+            deadline = min(started + search_limit, time.perf_counter() + refine_time)
+            report, at = refined_scale(report, problems, problem_at, deadline=deadline)
             problems[float(report.scale)] = at
     problem = problems.get(report.scale, problem)
     lam = _solution(report, problem, control, a.max_size, a.min_size)
