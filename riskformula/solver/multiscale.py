@@ -627,12 +627,14 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
     bounds and constraints).  Returns the report (its ``settings["refined_from"]`` the scale the
     search found the score at, ``settings["unrefined_objective"]`` its objective there, its lower
     bound the least of the search's and the new objective: it still holds for every risk score at
-    the scales searched, no more) and the problem at its scale.  Every move keeps the points
-    within their bounds, the size limits and the constraints on the points; a whole-number
+    the scales searched, no more; its time the search's and this one's) and the problem at its
+    scale.  Every move keeps the points within their bounds, the size limits and the constraints
+    on the points; a whole-number
     intercept stays whole (best one per trial scale), and a refined intercept outside the
     intercept range of the new scale's problem is not taken.  Rows on the data (fairness, risk
     constraints: written at each scale searched, not checked at another) leave the report as it
     was."""
+    began = time.perf_counter()
     m = float(report.scale)
     p = problems[m]
     if not report.solution or report.status == "infeasible" or getattr(p, "rows", None):
@@ -654,7 +656,7 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
         moved = _with_objective(best, lam, objective)
         best, p_best = _own_scale_of(moved, p_best, problem_at) or (moved, p_best)
     info = {**report.settings, "refined_from": m, "unrefined_objective": report.objective}
-    return dataclasses.replace(best, settings=info), p_best
+    return dataclasses.replace(best, settings=info, time=report.time + time.perf_counter() - began), p_best
 
 
 def _with_objective(report: SolverReport, lam: np.ndarray, objective: float, **changes) -> SolverReport:
