@@ -286,7 +286,8 @@ class Summary(r.Rendered):
             before = m.solver.settings.get("unrefined_objective")
             out.append(f"The search found these points at scale {found_at:g}; with the points fixed the loss is "
                        f"convex in 1 / scale, and their own scale, {m.scale:g}, lowers the objective"
-                       + (f" from {before:.8g} to {m.objective:.8g}" if before is not None else "")
+                       + (f" by {before - m.objective:.2g} (from {before:.10g} to {m.objective:.10g})"
+                          if before is not None else "")
                        + ". The card is at least as good as every risk score at the scales searched; scores at "
                        "other scales are not covered by the certificate.")
         lo, hi = m.settings.intercept_range

@@ -628,16 +628,14 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
     search found the score at, ``settings["unrefined_objective"]`` its objective there, its lower
     bound the least of the search's and the new objective: it still holds for every risk score at
     the scales searched, no more; its time the search's and this one's) and the problem at its
-    scale.  Every move keeps the points within their bounds, the size limits and the constraints
-    on the points; a whole-number
-    intercept stays whole (best one per trial scale), and a refined intercept outside the
-    intercept range of the new scale's problem is not taken.  Rows on the data (fairness, risk
-    constraints: written at each scale searched, not checked at another) leave the report as it
-    was."""
+    scale.  Every move keeps the points within their bounds, the size limits and the problem's
+    rows (a move that breaks one, or an intercept outside the new scale's range, is not taken); a
+    whole-number intercept stays whole (best one per trial scale).  Rows written on the risk move
+    with the scale: the callers refine only fits without them, as they add scales only then."""
     began = time.perf_counter()
     m = float(report.scale)
     p = problems[m]
-    if not report.solution or report.status == "infeasible" or getattr(p, "rows", None):
+    if not report.solution or report.status == "infeasible":
         return report, p
     found = _own_scale_of(report, p, problem_at)
     if found is None:
@@ -700,6 +698,8 @@ def _own_scale_of(report: SolverReport, p, problem_at) -> tuple[SolverReport, "R
     p2 = problem_at(m2)
     if p2 is None or not p2.intercept_bounds[0] <= out[0] <= p2.intercept_bounds[1]:
         return None
+    if p2.needs_row_check and p2.complete(out) is None:
+        return None  # a row (e.g. on the scores with the intercept) no longer holds there
     objective = float(p2.objective(out))
     if not objective < report.objective - 1e-12 * max(1.0, abs(report.objective)):
         return None

@@ -99,3 +99,21 @@ def test_the_best_score_moved_to_its_own_scale(seed):
     if refined is not report:
         assert refined.settings["refined_from"] == report.scale
         assert searched_scales((0.5, 1.0, 2.0), {**search.problems, refined.scale: p}, refined) == (0.5, 1.0, 2.0)
+
+
+def test_a_fit_with_rows_on_its_cuts_is_moved_to_its_own_scale():
+    # threshold(x, k=1) writes a row (at most one cut): the rows hold at the refined point, which
+    # the fit takes; the certificate's scales are the grid and the added ones, not the card's
+    import pandas as pd
+    import riskformula as rf
+    rng = np.random.default_rng(7)
+    n = 120
+    x, z = rng.integers(0, 8, n).astype(float), rng.integers(0, 2, n).astype(float)
+    t = np.ceil(rng.exponential(10 * np.exp(-0.5 * (x > 4) - 0.4 * z)))
+    e = (rng.random(n) < 0.8).astype(int)
+    m = rf.risk_score("Surv(t, e) ~ threshold(x, k=1) + z", pd.DataFrame({"t": t, "e": e, "x": x, "z": z}),
+                      max_size=2, time_limit=20)
+    found_at = m.solver.settings["refined_from"]
+    assert found_at in m.settings.scales and m.scale not in m.settings.scales
+    assert m.objective < m.solver.settings["unrefined_objective"] and m.lower_bound <= m.objective
+    assert (m.score_card()["variable"] == "x").sum() <= 1  # still one cut of x at most
