@@ -40,7 +40,9 @@ such search per scale of a finite set and makes them one search:
 The certificate covers the finite set only: the global lower bound is the least of the scales'
 bounds (each scale's open nodes, its nodes pruned by the gap tolerance, and the best objective),
 so no risk score at any of these scales — the added ones included — has an objective below it.
-Scales between those of the set are not covered.
+Scales between those of the set are not covered.  The fits then move the best score to its own
+scale (:func:`refined_scale`): the card may sit between the scales of the set, at least as good
+as every score at them.
 """
 
 from __future__ import annotations
@@ -619,7 +621,8 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
                   deadline: float | None = None) -> tuple[SolverReport, "RiskProblem"]:
     """The search's best risk score moved to the score scale where its points fit best, when that
     lowers the objective: with the points fixed, the loss is convex in t = 1/m and, for a real
-    intercept, jointly in (t, intercept / m), so a local minimizer is the global one.  Until
+    intercept, jointly in (t, intercept / m), so a local minimizer is the global one (with a whole
+    intercept, the least over whole intercepts is searched locally in t).  Until
     ``deadline`` (a ``time.perf_counter()`` value; None: no time for more) the points are then
     improved at that scale by coordinate descent with swaps (:func:`polish`) and moved to their
     own scale again, while each round lowers the objective (at most three rounds).  ``problems``
@@ -687,7 +690,7 @@ def _own_scale_of(report: SolverReport, p, problem_at) -> tuple[SolverReport, "R
                        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 500})
         t = float(res.x[0])
         out[0] = float(res.x[1]) / t
-    else:  # a whole intercept: the best one at each trial scale (convex in t for each; the least of them)
+    else:  # a whole intercept: the best one at each trial scale (a least of convex functions: a local search)
         res = minimize_scalar(lambda t: _loss_at_scale(p, scores, 1.0 / t)[0], bounds=(t_lo, t_hi),
                               method="bounded", options={"xatol": 1e-12})
         t = float(res.x)
