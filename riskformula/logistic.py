@@ -370,8 +370,8 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
     problems = dict(search.problems)
     if add_scale is not None:
         # scale="fit": the best score's own scale, its points fixed (the tree's scales are a grid)
-        deadline = min(started + search_limit, time.perf_counter() + refine_time)
-        report, at = refined_scale(report, problems, add_scale, deadline=deadline)
+        refine_until = min(started + search_limit, time.perf_counter() + refine_time)
+        report, at = refined_scale(report, problems, add_scale, deadline=refine_until)
         problems[float(report.scale)] = at
     return report, problems
 

@@ -114,8 +114,8 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
                               initial_scale=float(a.initial.scale) if isinstance(a.initial, SurvivalScore) else None)
         problems = dict(search.problems)
         if fitted_scale:  # the best score's own scale, its points fixed (the search's scales are a grid)
-            deadline = min(started + search_limit, time.perf_counter() + refine_time)
-            report, at = refined_scale(report, problems, problem_at, deadline=deadline)
+            refine_until = min(started + search_limit, time.perf_counter() + refine_time)
+            report, at = refined_scale(report, problems, problem_at, deadline=refine_until)
             problems[float(report.scale)] = at
     problem = problems.get(report.scale, problem)
     lam = _solution(report, problem, control, a.max_size, a.min_size)
