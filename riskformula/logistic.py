@@ -34,7 +34,7 @@ from .problem.training import TrainingRows
 from .reports.render import fmt_gap
 from .solver import BranchAndCut, kernels
 from .solver.feasibility import has_feasible_point, open_signs, raise_if_infeasible
-from .solver.multiscale import MultiScaleSearch, refined_scale, searched_scales
+from .solver.multiscale import MultiScaleSearch, refined_scale, refinement_seconds, searched_scales
 from .solver.support_search import SupportSearch, why_not
 from .solver.parallel import start_workers, workers_for
 from .backends import backend_for
@@ -351,7 +351,7 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
         if cells.fitted:
             initial_scale = float(tried.scale)
     # scale="fit": the tree leaves a little time to move its best score to its own scale and improve it there
-    refine_time = min(2.0, 0.03 * control.time_limit) if add_scale is not None else 0.0
+    refine_time = refinement_seconds(control.time_limit) if add_scale is not None else 0.0
     options = control.options(time_limit=search_limit - refine_time, n_jobs=n_jobs)
     if len(problems) == 1 and not infeasible:
         m, problem = next(iter(problems.items()))

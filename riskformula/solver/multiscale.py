@@ -617,6 +617,12 @@ def _loss_at_scale(p, scores: np.ndarray, m: float) -> tuple[float, float]:
     return there.loss.value_from_scores(scores + b), b
 
 
+def refinement_seconds(time_limit: float) -> float:
+    """The seconds a fit with ``scale="fit"`` keeps from its tree's time limit for
+    :func:`refined_scale`: 3 % of ``time_limit``, at most 2 s."""
+    return min(2.0, 0.03 * time_limit)
+
+
 def refined_scale(report: SolverReport, problems: dict, problem_at,
                   deadline: float | None = None) -> tuple[SolverReport, "RiskProblem"]:
     """The search's best risk score moved to the score scale where its points fit best, when that
@@ -709,7 +715,7 @@ def _own_scale_of(report: SolverReport, p, problem_at) -> tuple[SolverReport, "R
     return _with_objective(report, out, objective, scale=m2), p2
 
 
-__all__ += ["refined_scale"]
+__all__ += ["refined_scale", "refinement_seconds"]
 
 
 def searched_scales(scales, problems: dict, report: SolverReport) -> tuple[float, ...]:

@@ -39,7 +39,7 @@ from ..problem import build_problem
 from ..problem.cox import CoxLoss
 from ..reports.survival_metrics import breslow_baseline, harrell_c, kaplan_meier
 from ..solver import BranchAndCut
-from ..solver.multiscale import MultiScaleSearch, refined_scale, searched_scales
+from ..solver.multiscale import MultiScaleSearch, refined_scale, refinement_seconds, searched_scales
 from ..solver.parallel import start_workers, workers_for
 from .model import SurvivalFit, SurvivalScore
 from .objective import ties_of
@@ -103,7 +103,7 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
                                                            problems, list(design.spec.columns), a.max_size, a.min_size)
     search_limit = control.time_limit - after_search_reserve(control.time_limit, 0.0)
     # scale="fit": the search leaves a little time to move its best score to its own scale and improve it there
-    refine_time = min(2.0, 0.03 * control.time_limit) if fitted_scale else 0.0
+    refine_time = refinement_seconds(control.time_limit) if fitted_scale else 0.0
     options = control.options(time_limit=search_limit - refine_time, n_jobs=n_jobs)
     if len(problems) == 1:
         m, problem = next(iter(problems.items()))
