@@ -684,12 +684,14 @@ def _joint_move(report: SolverReport, p, problem_at) -> tuple[SolverReport, "Ris
     (2, −2, −3, −1, 5) at scale 0.465 is 1.4·10⁻³ above (2, −1, −3, −1, 4) at 0.371, and no single
     point's change at either scale improves it.  For the logistic loss with a real intercept (the
     scale and intercept of every neighbour found at once by a damped Newton search on the convex
-    loss in (1/m, intercept/m)); None otherwise.  The candidate is checked as a move of
+    loss in (1/m, intercept/m)) and for the partial likelihood, which has no intercept (the scale by
+    :func:`_best_slopes`); None otherwise (a whole intercept).  The candidate is checked as a move of
     :func:`refined_scale` is (bounds; the size limits and other rows by :meth:`complete`; the
     intercept range) and its objective recomputed by the problem at its scale."""
     from .cells import calibrate_fitted
     loss = p.loss
-    if not (getattr(loss, "has_intercept", True) and loss.real_intercept and hasattr(loss, "w_pos")):
+    cox = not getattr(loss, "has_intercept", True)
+    if not (cox or (loss.real_intercept and hasattr(loss, "w_pos"))):
         return None
     lam = np.asarray(report.solution, dtype=float)
     used = np.flatnonzero(lam[1:]) + 1
@@ -711,10 +713,15 @@ def _joint_move(report: SolverReport, p, problem_at) -> tuple[SolverReport, "Ris
     C = np.array(cands)
     S = C[:, 1:] @ loss.Z[:, 1:].T
     m = float(report.scale)
-    start = (np.full(len(C), 1.0 / m), np.full(len(C), lam[0] / m))
-    a, c, f, _ = calibrate_fitted(S, np.asarray(loss.w_pos, float), np.asarray(loss.w_neg, float), start=start)
+    if cox:
+        a, f = _best_slopes(loss.with_scale(1.0), S)
+        c = np.zeros(len(C))
+    else:
+        start = (np.full(len(C), 1.0 / m), np.full(len(C), lam[0] / m))
+        a, c, f, _ = calibrate_fitted(S, np.asarray(loss.w_pos, float), np.asarray(loss.w_neg, float), start=start)
+        f = f / float(loss.total_weight)
     penalty = (C[:, 1:] != 0) @ np.asarray(p.c0, dtype=float)
-    rank = np.argsort(f / float(loss.total_weight) + penalty)
+    rank = np.argsort(f + penalty)
     for k in rank[:5]:  # the best few by the search's values; each then checked as the problem states it
         if not (a[k] > 0 and np.isfinite(f[k])):
             continue
@@ -733,6 +740,43 @@ def _joint_move(report: SolverReport, p, problem_at) -> tuple[SolverReport, "Ris
             return _with_objective(report, out, objective, scale=m2), p2
         break  # the search's best does not improve once computed exactly: the rest are no better
     return None
+
+
+def _best_slopes(unit, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of scores ``S`` (candidates × the loss's merged rows) under a loss without an
+    intercept (the partial likelihood at scale 1, ``unit``): the slope t = 1/m within the scales
+    allowed that minimizes the loss of t·s, and that loss.  The loss is convex in t, so the least
+    of a grid on log t brackets the minimum, which golden-section steps (all candidates at once)
+    then narrow to 10⁻⁹ of t."""
+    t_lo, t_hi = 1.0 / SCALE_RANGE[1], 1.0 / SCALE_RANGE[0]
+    grid = np.exp(np.linspace(math.log(t_lo), math.log(t_hi), 57))
+    V = len(S)
+    vals = np.empty((V, len(grid)))
+    for i in range(V):
+        vals[i] = unit.value_from_scores(S[i][:, None] * grid[None, :])
+    j = np.argmin(vals, axis=1)
+    lo, hi = grid[np.maximum(j - 1, 0)], grid[np.minimum(j + 1, len(grid) - 1)]
+    g = (math.sqrt(5) - 1) / 2
+
+    def at(t):
+        return np.asarray(unit.value_from_scores((S * t[:, None]).T), dtype=float)
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = at(x1), at(x2)
+    for _ in range(60):
+        if np.all(hi - lo <= 1e-9 * hi):
+            break
+        left = f1 < f2  # the minimum is in [lo, x2]: x1 becomes the new x2; else in [x1, hi]: x2 the new x1
+        hi, lo = np.where(left, x2, hi), np.where(left, lo, x1)
+        x1, x2, f1, f2 = (np.where(left, hi - g * (hi - lo), x2), np.where(left, x1, lo + g * (hi - lo)),
+                          np.where(left, np.nan, f2), np.where(left, f1, np.nan))
+        fresh = at(np.where(left, x1, x2))
+        f1, f2 = np.where(left, fresh, f1), np.where(left, f2, fresh)
+    t = np.where(f1 < f2, x1, x2)
+    best = np.minimum(f1, f2)
+    # a grid point may still be lower (the minimum at an end of the range)
+    on_grid = vals[np.arange(V), j]
+    use_grid = on_grid < best
+    return np.where(use_grid, grid[j], t), np.where(use_grid, on_grid, best)
 
 
 def _with_objective(report: SolverReport, lam: np.ndarray, objective: float, **changes) -> SolverReport:

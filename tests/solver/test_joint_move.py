@@ -12,6 +12,7 @@ from scipy.optimize import minimize, minimize_scalar
 
 from riskformula._checks import SCALE_RANGE
 from riskformula.problem import LogisticLoss
+from riskformula.problem.cox import CoxLoss, cox_problem
 from riskformula.problem.problem import RiskProblem
 from riskformula.solver.multiscale import _joint_move
 from riskformula.solver.report import SolverReport
@@ -89,4 +90,57 @@ def test_a_joint_move_is_the_best_neighbour_at_its_own_scale(seed):
         assert moved.objective <= best + 1e-7  # the best neighbour, its scale and intercept found
         assert moved.lower_bound <= moved.objective
     else:  # no neighbour is better: any move returned is still an improvement
+        assert out is None or out[0].objective < objective
+
+
+def _cox_data(seed):
+    rng = np.random.default_rng(900 + seed)
+    n = int(rng.integers(60, 200))
+    X = rng.integers(0, 3, (n, 3)).astype(float)
+    beta = rng.choice([-1.0, 1.0], 3) * rng.uniform(0.3, 0.9, 3)
+    time = rng.exponential(np.exp(-(X @ beta)))
+    time = np.round(time * 20) / 20  # tied times: Efron's and Breslow's terms differ
+    event = (rng.random(n) < 0.75).astype(int)
+    return X, time, event, beta
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_joint_move_of_a_time_to_event_score_is_the_best_neighbour_at_its_own_scale(seed):
+    X, time, event, beta = _cox_data(seed)
+    ties = ("efron", "breslow")[seed % 2]
+    loss = CoxLoss(X, time, event, ties=ties)
+    rng = np.random.default_rng(seed)
+    m = float(rng.choice([1.0, 2.0, 4.0]))
+
+    def problem(scale):
+        return cox_problem(loss.with_scale(scale), -5 * np.ones(3), 5 * np.ones(3), c0=C0, max_size=3)
+    p = problem(m)
+    lam = np.r_[0.0, np.sign(beta) * rng.integers(2, 5, 3)]
+    objective = p.objective(lam)
+    report = SolverReport(status="time_limit", objective=objective, lower_bound=0.0, gap=1.0, time=0.0, nodes=0,
+                          cuts=0, lp_solves=0, root_bound=0.0, solver="test", solution=tuple(lam), scale=m)
+    unit = loss.with_scale(1.0)
+    best = np.inf
+    for k in (1, 2):
+        for idx in itertools.combinations(range(3), k):
+            for signs in itertools.product((-1, 1), repeat=k):
+                c = np.r_[0.0, lam[1:]]
+                c[1 + np.array(idx)] += signs
+                if np.any(np.abs(c) > 5) or not np.any(c[1:]):
+                    continue
+                r = minimize_scalar(lambda u: unit.value(np.r_[0.0, c[1:] * np.exp(u)]),
+                                    bounds=(np.log(1 / SCALE_RANGE[1]), np.log(1 / SCALE_RANGE[0])),
+                                    method="bounded", options={"xatol": 1e-10})
+                best = min(best, float(r.fun) + C0 * np.count_nonzero(c[1:]))
+    out = _joint_move(report, p, problem)
+    if best < objective - 1e-7:
+        assert out is not None
+        moved, p2 = out
+        pts = np.asarray(moved.solution)[1:]
+        assert moved.solution[0] == 0.0 and np.all(np.abs(pts - lam[1:]) <= 1) and np.all(np.abs(pts) <= 5)
+        # the card's own objective: the partial likelihood of score / scale
+        own = unit.value(np.r_[0.0, pts / moved.scale]) + C0 * np.count_nonzero(pts)
+        assert own == pytest.approx(moved.objective, rel=1e-10)
+        assert moved.objective <= best + 1e-7
+    else:
         assert out is None or out[0].objective < objective
