@@ -660,7 +660,7 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
             break
         # the points moved together with their scale: a pair of points can improve only at another scale
         while time.perf_counter() < polish_until:
-            moved_pair = _joint_move(best, p_best, problem_at)
+            moved_pair = _joint_move(best, p_best, problem_at, deadline=polish_until)
             if moved_pair is None:
                 break
             best, p_best = moved_pair
@@ -676,7 +676,12 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
     return dataclasses.replace(best, settings=info, time=report.time + time.perf_counter() - began), p_best
 
 
-def _joint_move(report: SolverReport, p, problem_at) -> tuple[SolverReport, "RiskProblem"] | None:
+#: about how many scores (neighbours × rows) :func:`_joint_move` fits between two looks at its deadline
+JOINT_CHUNK = 1_000_000
+
+
+def _joint_move(report: SolverReport, p, problem_at,
+                deadline: float | None = None) -> tuple[SolverReport, "RiskProblem"] | None:
     """The best of the score's neighbours, each at its own scale and intercept, when it lowers the
     objective: one point, or two, of the items used moved by ±1 within their bounds (to 0 too).
     Coordinate descent at a fixed scale misses such a move when the neighbour is better only at
@@ -687,7 +692,9 @@ def _joint_move(report: SolverReport, p, problem_at) -> tuple[SolverReport, "Ris
     loss in (1/m, intercept/m)) and for the partial likelihood, which has no intercept (the scale by
     :func:`_best_slopes`); None otherwise (a whole intercept).  The candidate is checked as a move of
     :func:`refined_scale` is (bounds; the size limits and other rows by :meth:`complete`; the
-    intercept range) and its objective recomputed by the problem at its scale."""
+    intercept range) and its objective recomputed by the problem at its scale.  ``deadline`` (a
+    ``time.perf_counter()`` value): no new chunk of neighbours (:data:`JOINT_CHUNK` scores) is
+    fitted after it; the ones fitted compete."""
     from .cells import calibrate_fitted
     loss = p.loss
     cox = not getattr(loss, "has_intercept", True)
@@ -711,15 +718,25 @@ def _joint_move(report: SolverReport, p, problem_at) -> tuple[SolverReport, "Ris
     if not cands:
         return None
     C = np.array(cands)
-    S = C[:, 1:] @ loss.Z[:, 1:].T
     m = float(report.scale)
-    if cox:
-        a, f = _best_slopes(loss.with_scale(1.0), S)
-        c = np.zeros(len(C))
-    else:
-        start = (np.full(len(C), 1.0 / m), np.full(len(C), lam[0] / m))
-        a, c, f, _ = calibrate_fitted(S, np.asarray(loss.w_pos, float), np.asarray(loss.w_neg, float), start=start)
-        f = f / float(loss.total_weight)
+    # the neighbours in chunks of about JOINT_CHUNK scores: past the deadline the ones fitted so far compete
+    n_rows = max(1, loss.Z.shape[0])
+    step = max(1, JOINT_CHUNK // n_rows)
+    a, c, f = np.zeros(0), np.zeros(0), np.zeros(0)
+    for lo_k in range(0, len(C), step):
+        if lo_k and deadline is not None and time.perf_counter() >= deadline:
+            break
+        S = C[lo_k:lo_k + step, 1:] @ loss.Z[:, 1:].T
+        if cox:
+            ak, fk = _best_slopes(loss.with_scale(1.0), S)
+            ck = np.zeros(len(S))
+        else:
+            start = (np.full(len(S), 1.0 / m), np.full(len(S), lam[0] / m))
+            ak, ck, fk, _ = calibrate_fitted(S, np.asarray(loss.w_pos, float), np.asarray(loss.w_neg, float),
+                                             start=start)
+            fk = fk / float(loss.total_weight)
+        a, c, f = np.r_[a, ak], np.r_[c, ck], np.r_[f, fk]
+    C = C[:len(a)]
     penalty = (C[:, 1:] != 0) @ np.asarray(p.c0, dtype=float)
     rank = np.argsort(f + penalty)
     for k in rank[:5]:  # the best few by the search's values; each then checked as the problem states it

@@ -144,3 +144,28 @@ def test_a_joint_move_of_a_time_to_event_score_is_the_best_neighbour_at_its_own_
         assert moved.objective <= best + 1e-7
     else:
         assert out is None or out[0].objective < objective
+
+
+def test_past_its_deadline_a_joint_move_fits_one_chunk_of_neighbours(monkeypatch):
+    import riskformula.solver.multiscale as ms
+    X, y, beta = _data(0)
+    loss = LogisticLoss(X, y).with_real_intercept(True)
+    p = _problem(loss, 1.0, 0)
+    lam = np.r_[0.0, np.sign(beta) * 4]
+    report = SolverReport(status="time_limit", objective=p.objective(lam), lower_bound=0.0, gap=1.0, time=0.0,
+                          nodes=0, cuts=0, lp_solves=0, root_bound=0.0, solver="test", solution=tuple(lam), scale=1.0)
+    seen = []
+    from riskformula.solver import cells
+    original = cells.calibrate_fitted
+
+    def counting(S, *args, **kw):
+        seen.append(len(S))
+        return original(S, *args, **kw)
+    monkeypatch.setattr(cells, "calibrate_fitted", counting)
+    monkeypatch.setattr(ms, "JOINT_CHUNK", 2 * loss.Z.shape[0])  # two neighbours per chunk
+    out = ms._joint_move(report, p, lambda s: _problem(loss, s, 0), deadline=0.0)
+    assert seen == [2]  # the first chunk only
+    assert out is None or out[0].objective < report.objective
+    seen.clear()
+    ms._joint_move(report, p, lambda s: _problem(loss, s, 0))
+    assert sum(seen) > 2 and max(seen) == 2  # no deadline: every neighbour, two at a time
