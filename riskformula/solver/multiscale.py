@@ -677,7 +677,7 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
 
 
 #: about how many scores (neighbours × rows) :func:`_joint_move` fits between two looks at its deadline
-JOINT_CHUNK = 1_000_000
+JOINT_CHUNK = 250_000
 
 
 def _joint_move(report: SolverReport, p, problem_at,
