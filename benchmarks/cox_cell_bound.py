@@ -106,8 +106,9 @@ def main(argv=None) -> None:
     print(f"{args.set} ({how}; {X.shape[1]} candidate items), size {args.k}: the card's objective "
           f"{incumbent:.6f} ({m.status}, {args.time_limit:g} s); the empty support's loss "
           f"{saturated_bound(loss, np.zeros(loss.n_unique, dtype=np.intp), 1):.6f}")
-    print(f"saturated bound over {args.samples} random supports: min {vals.min():.6f}, 5 % {np.percentile(vals, 5):.6f}, "
-          f"median {np.median(vals):.6f}; below the card's objective: {np.mean(vals < incumbent):.1%}; "
+    print(f"saturated bound over {args.samples} random supports: min {vals.min():.6f}, "
+          f"5 % {np.percentile(vals, 5):.6f}, median {np.median(vals):.6f}; "
+          f"below the card's objective: {np.mean(vals < incumbent):.1%}; "
           f"{1000 * per:.2f} ms per bound (numpy)")
 
 
