@@ -630,8 +630,8 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
     intercept, jointly in (t, intercept / m), so a local minimizer is the global one (with a whole
     intercept, the least over whole intercepts is searched locally in t).  Until
     ``deadline`` (a ``time.perf_counter()`` value; None: no time for more) the points are then
-    improved: by moving one or two of them by ±1 together with the scale (:func:`_joint_move`,
-    logistic loss with a real intercept), by coordinate descent with swaps at the scale
+    improved: by moving one or two of them by ±1 together with the scale (:func:`_joint_move`:
+    the logistic loss with a real intercept, and the partial likelihood), by coordinate descent with swaps at the scale
     (:func:`polish`), and moved to their own scale again, while each round lowers the objective
     (at most three rounds).  ``problems``
     are the scales searched; ``problem_at(m)`` builds the problem at scale m (the same rows,
@@ -705,16 +705,16 @@ def _joint_move(report: SolverReport, p, problem_at,
     lo, hi = p.coef_lower, p.coef_upper
     moves = [(i, s) for i in used for s in (-1, 1)]
     cands = []
-    for n, (i, s) in enumerate(moves):
-        for j, t in [(None, 0)] + moves[n + 1:]:
+    for first, (i, s) in enumerate(moves):
+        for j, t in [(None, 0)] + moves[first + 1:]:
             if j == i:
                 continue
-            c = lam.copy()
-            c[i] += s
+            cand = lam.copy()
+            cand[i] += s
             if j is not None:
-                c[j] += t
-            if np.all(c[1:] >= lo) and np.all(c[1:] <= hi) and np.any(c[1:] != 0):
-                cands.append(c)
+                cand[j] += t
+            if np.all(cand[1:] >= lo) and np.all(cand[1:] <= hi) and np.any(cand[1:] != 0):
+                cands.append(cand)
     if not cands:
         return None
     C = np.array(cands)
