@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import oracle_real_intercepts
+from scipy.optimize import minimize_scalar
 
 import riskformula as rf
 from riskformula.design import build_design
@@ -281,16 +282,32 @@ def test_an_added_scale_is_where_the_best_points_fit_best():
     found_at = m.solver.settings.get("refined_from", m.scale)  # found at an added scale, then its own
     assert added and found_at in added and m.status == "optimal"
     assert found_at not in v.FIT_SCALES and float(f"{found_at:.3g}") == found_at
-    # the model's own scale: no scale on a fine grid gives its points a lower loss (best intercept)
-    s = X @ m.coef.to_numpy(float)
+    # the search's best points at the added scale (the refinement may have changed the card's points
+    # since): by brute force over every point vector there, each with its best real intercept
+    row = next(r for r in m.solver.scales if r["scale"] == found_at)
+
+    def objective_at(scale, pts):
+        sc = X @ pts
+        fit = minimize_scalar(lambda b: np.mean(np.where(y == 1, np.logaddexp(0, -(b + sc) / scale),
+                                                         np.logaddexp(0, (b + sc) / scale))),
+                              bounds=(-60, 60), method="bounded", options={"xatol": 1e-10})
+        return float(fit.fun) + 1e-6 * np.count_nonzero(pts)
+    vectors = [np.array(p, dtype=float) for p in itertools.product(range(-5, 6), repeat=2) if any(p)]
+    values = [objective_at(found_at, p) for p in vectors]
+    assert min(values) == pytest.approx(row["objective"], abs=1e-8)  # the scale's certificate, by brute force
+    assert m.solver.settings["unrefined_objective"] == pytest.approx(min(values), abs=1e-8)
+    s = X @ vectors[int(np.argmin(values))]
 
     def loss(scale):
         return min(np.mean(np.where(y == 1, np.logaddexp(0, -(b + s) / scale), np.logaddexp(0, (b + s) / scale)))
                    for b in range(-40, 41))
     grid = np.exp(np.linspace(np.log(0.5), np.log(8), 600))
-    assert min(loss(g) for g in grid) >= loss(found_at) - 2e-4  # three digits of the added scale cost at most this
-    # and the card's own scale (real intercept): no scale and intercept of a fine grid does better
-    assert m.loss <= _best_loss_of_points(s, y, np.ones(n), real=True) + 1e-9
+    # the added scale is where those points fit best: three digits of it cost at most this
+    assert min(loss(g) for g in grid) >= loss(found_at) - 2e-4
+    # the card: never worse than them, and at its own scale (real intercept) no scale and intercept
+    # of a fine grid does better for its points
+    assert m.objective <= min(values) + 1e-12
+    assert m.loss <= _best_loss_of_points(X @ m.coef.to_numpy(float), y, np.ones(n), real=True) + 1e-9
     text = str(m.summary())
     assert f"{found_at:g} (added)" in text and "added by the search" in text
     assert m.scale == found_at or f"found at {found_at:g}" in text
