@@ -1,6 +1,7 @@
 """The refinement's joint moves (riskformula.solver.multiscale._joint_move): one or two points
-moved by ±1 together with the score scale and a real intercept, against a brute-force oracle
-that fits every neighbour's scale and intercept on its own."""
+moved by ±1 together with the score scale and a real intercept (for the partial likelihood, the
+scale alone), against a brute-force oracle that fits every neighbour's scale (and intercept) on
+its own."""
 
 from __future__ import annotations
 
