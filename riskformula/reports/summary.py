@@ -139,7 +139,8 @@ class Summary(r.Rendered):
         if s.scales != (1.0,) or every:
             rows.append(("Score scale", f"{m.scale:g} points per logit" + (
                 " (chosen among every scale > 0)" if every else
-                f" (its points' own scale; found at {found_at:g}, chosen among {_scales_text(s.scales)})"
+                f" (its points' own scale; the search's best score was found at {found_at:g}, among "
+                f"{_scales_text(s.scales)})"
                 if found_at is not None else
                 f" (chosen among {_scales_text(s.scales)})" if len(s.scales) > 1 else "")))
         rows += [
