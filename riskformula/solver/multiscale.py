@@ -722,18 +722,22 @@ def _joint_move(report: SolverReport, p, problem_at,
     # the neighbours in chunks of about JOINT_CHUNK scores: past the deadline the ones fitted so far compete
     n_rows = max(1, loss.Z.shape[0])
     step = max(1, JOINT_CHUNK // n_rows)
+    # what every chunk reads, once: the loss at scale 1 (Cox) or the cells' class weights (logistic)
+    if cox:
+        unit = loss.with_scale(1.0)
+    else:
+        w_pos, w_neg = np.asarray(loss.w_pos, float), np.asarray(loss.w_neg, float)
     a, c, f = np.zeros(0), np.zeros(0), np.zeros(0)
     for lo_k in range(0, len(C), step):
         if lo_k and deadline is not None and time.perf_counter() >= deadline:
             break
         S = C[lo_k:lo_k + step, 1:] @ loss.Z[:, 1:].T
         if cox:
-            ak, fk = _best_slopes(loss.with_scale(1.0), S)
+            ak, fk = _best_slopes(unit, S)
             ck = np.zeros(len(S))
         else:
             start = (np.full(len(S), 1.0 / m), np.full(len(S), lam[0] / m))
-            ak, ck, fk, _ = calibrate_fitted(S, np.asarray(loss.w_pos, float), np.asarray(loss.w_neg, float),
-                                             start=start)
+            ak, ck, fk, _ = calibrate_fitted(S, w_pos, w_neg, start=start)
             fk = fk / float(loss.total_weight)
         a, c, f = np.r_[a, ak], np.r_[c, ck], np.r_[f, fk]
     C = C[:len(a)]
