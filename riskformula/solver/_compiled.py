@@ -259,8 +259,10 @@ def _regression_loss(u, P, Q, th):
 @njit
 def _h(a, b):
     """h(a, b) with the operations of :func:`riskformula.solver.cells.h_terms`."""
+    if a <= 0 or b <= 0:
+        return 0.0  # one class (or none): a·log(a/a) = 0 exactly, as the full formula computes it
     n = a + b
-    return (a * math.log(n / a) if a > 0 else 0.0) + (b * math.log(n / b) if b > 0 else 0.0)
+    return a * math.log(n / a) + b * math.log(n / b)
 
 
 @njit
@@ -285,6 +287,85 @@ def children_ones(cell, n_cells, cols, ptr, ones, P, Q, Pt, Qt, out_t, out_used)
             P1[c] = 0.0
             Q1[c] = 0.0
         out_t[k], out_used[k] = t, used
+
+
+@njit
+def grandchildren(GP, GQ, aP, aQ, bP, bQ, Pt, Qt, first, stop, out_t, out_used, own_t, own_used):
+    """B1's computed h sums and nonzero-cell counts of a node's children (cells refined by column
+    a_k) and grandchildren (refined by a_k and b, for b ≥ first[k]) from the cells' counts: GP[c, k, b]
+    the events of cell c with a_k = b = 1, aP[c, k] with a_k = 1, bP[c, b] with b = 1, Pt[c] all
+    (GQ, aQ, bQ, Qt the non-events); the path of
+    :meth:`riskformula.solver.cells.CellData.grandchildren_saturated`.  A grandchild's sum stops
+    (with its count so far) once it reaches ``stop``: a partial sum of nonnegative terms is still
+    a lower bound, and the caller's margin holds for it."""
+    C, K, D = GP.shape
+    for k in range(K):
+        t, used = 0.0, 0
+        for c in range(C):
+            p1, q1 = aP[c, k], aQ[c, k]
+            p0, q0 = Pt[c] - p1, Qt[c] - q1
+            t += _h(p1, q1) + _h(p0, q0)
+            used += (p1 + q1 > 0) + (p0 + q0 > 0)
+        own_t[k], own_used[k] = t, used
+        for b in range(first[k], D):
+            t, used = 0.0, 0
+            for c in range(C):
+                p11, q11 = GP[c, k, b], GQ[c, k, b]
+                p10, q10 = aP[c, k] - p11, aQ[c, k] - q11
+                p01, q01 = bP[c, b] - p11, bQ[c, b] - q11
+                p00, q00 = Pt[c] - p11 - p10 - p01, Qt[c] - q11 - q10 - q01
+                t += _h(p11, q11) + _h(p10, q10) + _h(p01, q01) + _h(p00, q00)
+                used += (p11 + q11 > 0) + (p10 + q10 > 0) + (p01 + q01 > 0) + (p00 + q00 > 0)
+                if t >= stop:
+                    break
+            out_t[k, b], out_used[k, b] = t, used
+
+
+@njit
+def grandchildren_rows(cell, n_cells, rowptr, rowpos, q0, K, D, P, Q, first, stop, out_t, out_used, own_t, own_used):
+    """:func:`grandchildren` with the counts taken from the rows: ``rowpos[rowptr[r]:rowptr[r + 1]]``
+    are the positions (increasing) of the 0/1 columns equal to 1 in row r; column i of the node's
+    D columns is position q0 + i, its children the first K.  Only cells holding both classes are
+    counted (a cell of one class adds exactly zero)."""
+    Pt = np.zeros(n_cells)
+    Qt = np.zeros(n_cells)
+    for r in range(cell.shape[0]):
+        Pt[cell[r]] += P[r]
+        Qt[cell[r]] += Q[r]
+    idx = np.full(n_cells, -1, dtype=np.int64)
+    C = 0
+    for c in range(n_cells):
+        if Pt[c] > 0 and Qt[c] > 0:
+            idx[c] = C
+            C += 1
+    GP = np.zeros((C, K, D))
+    GQ = np.zeros((C, K, D))
+    bP = np.zeros((C, D))
+    bQ = np.zeros((C, D))
+    Pc = np.empty(C)
+    Qc = np.empty(C)
+    for c in range(n_cells):
+        if idx[c] >= 0:
+            Pc[idx[c]] = Pt[c]
+            Qc[idx[c]] = Qt[c]
+    for r in range(cell.shape[0]):
+        c = idx[cell[r]]
+        if c < 0:
+            continue
+        p, q = P[r], Q[r]
+        lo, hi = rowptr[r], rowptr[r + 1]
+        while lo < hi and rowpos[lo] < q0:
+            lo += 1
+        for u in range(lo, hi):
+            a = rowpos[u] - q0
+            bP[c, a] += p
+            bQ[c, a] += q
+            if a < K:
+                for v in range(u + 1, hi):
+                    b = rowpos[v] - q0
+                    GP[c, a, b] += p
+                    GQ[c, a, b] += q
+    grandchildren(GP, GQ, bP[:, :K], bQ[:, :K], bP, bQ, Pc, Qc, first, stop, out_t, out_used, own_t, own_used)
 
 
 @njit

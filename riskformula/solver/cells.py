@@ -192,6 +192,78 @@ class CellData:
             out[k] = self.saturated(c2, n2)
         return out
 
+    def grandchildren_saturated(self, cell: np.ndarray, n_cells: int, Xb: np.ndarray, K: int,
+                                ones: tuple | None = None, enough: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
+        """B1 of the partition ``cell`` refined by each of the first ``K`` columns a_k of ``Xb``
+        (rows × D, 0/1 values; K bounds) and by each pair (a_k, column i of Xb) for i > k
+        (K × D bounds, +inf for i ≤ k), rounded down, as means — a node's children and
+        grandchildren at once.  With the compiled loops and ``ones`` = (rowptr, rowpos, q0) —
+        each row's positions of 1s, increasing, in a matrix whose column q0 + i is Xb's column i —
+        the counts are taken row by row instead (the same integer sums), and a grandchild's sum
+        over the cells may stop once its bound would reach ``enough``: it is then a partial sum
+        of nonnegative terms (a lower bound still, at least ``enough`` after the margin).
+
+        The counts of the four cells (a_k, b) = (1, 1), (1, 0), (0, 1), (0, 0) inside each cell
+        come from one product per cell, X_aᵀ·[diag(P)·X_b, diag(Q)·X_b], its column sums and the
+        cell's totals: sums of whole counts, exact in any order (BLAS included) while they stay
+        below 2^53 (2^24 in single precision, used only when the total weight is below it), and
+        their differences are exact too.  A cell holding one class only adds zero to every
+        refinement's B1 (each of its h terms is exactly 0, computed as 0), so it is skipped.  The
+        h terms are then those of :meth:`children_saturated`, with the same margin."""
+        D = Xb.shape[1]
+        first = np.arange(1, K + 1)
+        later = np.arange(D)[None, :] >= first[:, None]
+        scale = (1 - 4 * EPS) / self.W
+        # a computed sum t of u ≤ 4·n_cells terms has lower_sum(t, u) ≥ t·(1 − 2(u + 8)ε) − 4εW
+        stop = math.inf if enough == math.inf else \
+            (enough / scale + 4 * EPS * self.W) / (1 - 2 * (4 * n_cells + 8) * EPS)
+        fast = None if ones is None else kernels.grandchildren_rows(cell, n_cells, ones[0], ones[1], ones[2], K, D,
+                                                                    self.P, self.Q, stop)
+        if fast is not None:
+            ot, ou, t, used = fast
+            return (lower_sum(ot, ou, self.W) * scale,
+                    np.where(later, lower_sum(np.where(later, t, 0.0), used, self.W) * scale, np.inf))
+        Pt = np.bincount(cell, weights=self.P, minlength=n_cells)
+        Qt = np.bincount(cell, weights=self.Q, minlength=n_cells)
+        mixed = (Pt > 0) & (Qt > 0)
+        ids = np.flatnonzero(mixed)
+        C = len(ids)
+        GP, GQ = np.zeros((C, K, D)), np.zeros((C, K, D))
+        bP, bQ = np.zeros((C, D)), np.zeros((C, D))
+        if C:
+            rows = np.flatnonzero(mixed[cell])
+            which = np.searchsorted(ids, cell[rows])
+            srt = np.argsort(which, kind="stable")
+            rows, which = rows[srt], which[srt]
+            bounds = np.r_[0, np.cumsum(np.bincount(which, minlength=C))]
+            xb_all = Xb[rows]
+            dt = xb_all.dtype
+            Pr, Qr = self.P[rows].astype(dt), self.Q[rows].astype(dt)
+            for c in range(C):
+                lo, hi = bounds[c], bounds[c + 1]
+                xb = xb_all[lo:hi]
+                G = xb[:, :K].T @ np.concatenate([xb * Pr[lo:hi, None], xb * Qr[lo:hi, None]], axis=1)
+                GP[c], GQ[c] = G[:, :D], G[:, D:]
+                bP[c], bQ[c] = Pr[lo:hi] @ xb, Qr[lo:hi] @ xb
+        aP, aQ = bP[:, :K], bQ[:, :K]
+        Pc, Qc = Pt[ids], Qt[ids]
+        fast = kernels.grandchildren(GP, GQ, aP, aQ, bP, bQ, Pc, Qc, first)
+        if fast is not None:
+            ot, ou, t, used = fast
+        else:
+            p1, q1 = aP, aQ
+            ot = (h_terms(p1, q1) + h_terms(Pc[:, None] - p1, Qc[:, None] - q1)).sum(axis=0)
+            ou = (((p1 + q1) > 0).astype(np.int64) + ((Pc[:, None] - p1 + Qc[:, None] - q1) > 0)).sum(axis=0)
+            p10, q10 = aP[:, :, None] - GP, aQ[:, :, None] - GQ
+            p01, q01 = bP[:, None, :] - GP, bQ[:, None, :] - GQ
+            p00, q00 = Pc[:, None, None] - GP - p10 - p01, Qc[:, None, None] - GQ - q10 - q01
+            sides = ((GP, GQ), (p10, q10), (p01, q01), (p00, q00))
+            t = np.sum([h_terms(a, b).sum(axis=0) for a, b in sides], axis=0)
+            used = np.sum([((a + b) > 0).sum(axis=0) for a, b in sides], axis=0)
+        own = lower_sum(ot, ou, self.W) * scale
+        pair = np.where(later, lower_sum(np.where(later, t, 0.0), used, self.W) * scale, np.inf)
+        return own, pair
+
     def pair_saturated(self, cell: np.ndarray, n_cells: int, others: list[np.ndarray]) -> np.ndarray:
         """B1 of the partitions (``cell``, ``others[k]``) for each k (rounded down, means): the
         cells of S joined with those of further columns, by one sort over all of them."""

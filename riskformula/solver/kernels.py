@@ -50,7 +50,8 @@ import os
 
 import numpy as np
 
-__all__ = ["compiled", "box_fit", "calibrate", "children_ones", "grouped_sums", "lr_dual", "pair_sums",
+__all__ = ["compiled", "box_fit", "calibrate", "children_ones", "grandchildren", "grandchildren_rows", "grouped_sums",
+           "lr_dual", "pair_sums",
            "raise_score_sum", "regression"]
 
 _KERNELS: dict | None = None
@@ -74,7 +75,8 @@ def _load() -> dict | None:
         return None
     _KERNELS = {"calibrate": _compiled.calibrate, "grouped": _compiled.grouped, "raise": _compiled.raise_score_sum,
                 "regression": _compiled.regression, "children_ones": _compiled.children_ones,
-                "pairs": _compiled.pairs, "box_fit": _compiled.box_fit,
+                "pairs": _compiled.pairs, "box_fit": _compiled.box_fit, "grandchildren": _compiled.grandchildren,
+                "grandchildren_rows": _compiled.grandchildren_rows,
                 "lr_dual": _compiled.lr_dual}
     return _KERNELS
 
@@ -180,6 +182,40 @@ def pair_sums(cell: np.ndarray, n_cells: int, others: list, P: np.ndarray, Q: np
     return t, used
 
 
+def grandchildren(GP: np.ndarray, GQ: np.ndarray, aP: np.ndarray, aQ: np.ndarray, bP: np.ndarray, bQ: np.ndarray,
+                  Pt: np.ndarray, Qt: np.ndarray, first: np.ndarray, stop: float = np.inf):
+    """B1's computed h sums and nonzero-cell counts of a node's children and grandchildren
+    (:func:`riskformula.solver._compiled.grandchildren`): (own sums, own counts, sums, counts), the
+    latter two K × D with entries before ``first[k]`` unset (a grandchild's sum may stop early
+    once it reaches ``stop``), or None without the kernels."""
+    k = compiled()
+    if k is None:
+        return None
+    K, D = GP.shape[1], GP.shape[2]
+    t, used = np.zeros((K, D)), np.zeros((K, D), dtype=np.int64)
+    ot, ou = np.empty(K), np.empty(K, dtype=np.int64)
+    f = np.ascontiguousarray
+    k["grandchildren"](f(GP, dtype=float), f(GQ, dtype=float), f(aP, dtype=float), f(aQ, dtype=float),
+                       f(bP, dtype=float), f(bQ, dtype=float), f(Pt, dtype=float), f(Qt, dtype=float),
+                       f(first, dtype=np.int64), float(stop), t, used, ot, ou)
+    return ot, ou, t, used
+
+
+def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpos: np.ndarray, q0: int, K: int,
+                       D: int, P: np.ndarray, Q: np.ndarray, stop: float = np.inf):
+    """:func:`grandchildren` with the counts taken from each row's positions of 1s
+    (:func:`riskformula.solver._compiled.grandchildren_rows`; child k's grandchildren from column
+    k + 1 on), or None without the kernels."""
+    k = compiled()
+    if k is None:
+        return None
+    t, used = np.zeros((K, D)), np.zeros((K, D), dtype=np.int64)
+    ot, ou = np.empty(K), np.empty(K, dtype=np.int64)
+    k["grandchildren_rows"](np.ascontiguousarray(cell, dtype=np.int64), int(n_cells), rowptr, rowpos, int(q0), int(K),
+                            int(D), P, Q, np.arange(1, K + 1, dtype=np.int64), float(stop), t, used, ot, ou)
+    return ot, ou, t, used
+
+
 def lr_dual(Xi: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray, unit: float, lo_x: np.ndarray,
             mult: np.ndarray):
     """B5's dual from the regression's point, compiled (:func:`riskformula.solver._compiled.lr_dual`):
@@ -234,6 +270,11 @@ def warm_up() -> float | None:
     children_ones(cell, 2, [0], np.array([0, 2], dtype=np.int64), np.array([0, 2], dtype=np.int64), P, Q,
                   np.array([3.0, 0.0]), np.array([1.0, 3.0]))
     pair_sums(cell, 2, [np.array([0, 1, 1], dtype=np.int64)], P, Q)
+    G = np.ones((1, 1, 2))
+    grandchildren(G, G, np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 2)), np.ones((1, 2)), np.full(1, 2.0),
+                  np.full(1, 2.0), np.array([1], dtype=np.int64), 1.0)
+    grandchildren_rows(cell, 2, np.array([0, 1, 2, 4], dtype=np.int64), np.array([0, 1, 0, 1], dtype=np.int64), 0, 1, 2,
+                       P, Q)
     box_fit(U[0], P, Q, 0.25, 1.0, np.zeros(2), np.full(2, -5.0), np.full(2, 5.0), 3)
     lr_dual(np.arange(3, dtype=np.int64)[:, None], P, Q, np.zeros(2), 1024.0, np.zeros(1, dtype=np.int64),
             np.ones(1, dtype=np.int64))

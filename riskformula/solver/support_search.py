@@ -210,6 +210,8 @@ class SupportSearch:
         self.caps = [len(g.cols) if g.max_used is None else int(g.max_used) for g in problem.groups]
         self.rows = support_rows(problem) or []
         self.best = math.inf
+        #: children's and grandchildren's B1 at once two columns short of the size limit (see _grandchildren)
+        self.leaf_pass = True
         self.best_lam: np.ndarray | None = None
         self.best_scale = float(problem.loss.scale)
         self.discarded = math.inf  # the least bound of everything ruled out without scoring it
@@ -655,8 +657,18 @@ class SupportSearch:
         self._below_cache: dict = {}
         self._total, self._done = self._below(0, 0), 0.0
         # stack entries: (subtree bound, own bound, position after the last column, columns, units,
-        # group counts, c0 sum, parent's cells, parent's cell count)
-        return [(self.root_bound, data.saturated(self._root_cell, 1), 0, (), 0, {}, 0.0, None, 1)]
+        # group counts, c0 sum, parent's cells, parent's cell count, B1 of its children when its
+        # parent computed them: see _grandchildren)
+        self._binary_from = np.r_[np.cumprod(data.binary[order][::-1])[::-1].astype(bool), True] if L \
+            else np.ones(1, dtype=bool)
+        # the columns in the search's order, for _grandchildren's counts (single precision when
+        # every sum of counts is below 2^24, so exact)
+        self._X_ordered = np.ascontiguousarray(data.X[:, order], dtype=np.float32 if data.W < 2.0 ** 24 else float)
+        # each row's positions (in the order) of the 0/1 columns equal to 1, for the compiled counts
+        r_i, r_q = np.nonzero((self._X_ordered == 1) & data.binary[order][None, :]) if L else (np.zeros(0, int),) * 2
+        self._ones_rows = (np.r_[0, np.cumsum(np.bincount(r_i, minlength=data.n))].astype(np.int64),
+                           r_q.astype(np.int64))
+        return [(self.root_bound, data.saturated(self._root_cell, 1), 0, (), 0, {}, 0.0, None, 1, None)]
 
     def _below(self, q: int, units: int) -> float:
         """Supports in the subtree of a node whose next position is q (an upper bound)."""
@@ -715,7 +727,7 @@ class SupportSearch:
                 status = "too_large"  # projected beyond its time: the caller's tree takes over
                 break
             entry = stack.pop()
-            sub, own, q0, cols, units, counts, c0S, cell, n_cells = entry
+            sub, own, q0, cols, units, counts, c0S, cell, n_cells, leaves = entry
             if sub >= self._prune_level():
                 self._discard(sub)
                 self._done += below(q0, units)
@@ -782,6 +794,12 @@ class SupportSearch:
             deeper = (qs + 1 < L) & grows
             c2s = c0S + self.c0[js]
             extra = c2s * (1 - 4 * EPS)
+            # a node two columns short of the size limit (no groups or rows, 0/1 columns after it):
+            # its children's and grandchildren's own B1 at once (B1'), the grandchildren's kept
+            # with each child for when it is searched
+            two_short = (plain and self.leaf_pass and units + 2 == p.max_size and len(qs) > 1
+                         and bool(self._binary_from[qs[0]]))
+            pair = None
             if deeper.all():
                 # subtree bounds first: the children from position ``cut`` on are pruned by one
                 # union bound, and only those before it need their own supports' bounds
@@ -792,10 +810,16 @@ class SupportSearch:
                     qs, js, u2s, c2s, extra, union = (a[:cut] for a in (qs, js, u2s, c2s, extra, union))
                     if not cut:
                         continue
-                own_b = data.children_saturated(cell, n_cells, js.tolist())
-                sub_b = union
+                if two_short:
+                    own_b, pair, sub_b = self._grandchildren(cell, n_cells, qs, js, c0S)
+                    sub_b = np.maximum(sub_b, union)
+                else:
+                    own_b = data.children_saturated(cell, n_cells, js.tolist())
+                    sub_b = union
+            elif two_short:
+                own_b, pair, sub_b = self._grandchildren(cell, n_cells, qs, js, c0S)
             else:
-                own_b = data.children_saturated(cell, n_cells, js.tolist())
+                own_b = leaves if leaves is not None else data.children_saturated(cell, n_cells, js.tolist())
                 sub_b = own_b.copy()
                 if deeper.any():
                     sub_b[deeper] = self._union_bounds(cell, n_cells, qs[deeper], extra[deeper])[0]
@@ -813,8 +837,28 @@ class SupportSearch:
                     counts2 = dict(counts)
                     counts2[g] = counts2.get(g, 0) + 1
                 stack.append((float(sub_b[k] + extra[k]), float(own_b[k] + extra[k]), q + 1, cols + (j,), u2, counts2,
-                              float(c2s[k]), cell, n_cells))
+                              float(c2s[k]), cell, n_cells, None if pair is None else pair[k, qs[k] - qs[0] + 1:]))
         return status
+
+    def _grandchildren(self, cell: np.ndarray, n_cells: int, qs: np.ndarray, js: np.ndarray,
+                       c0S: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For a node two columns short of the size limit, whose children (at positions ``qs``,
+        columns ``js``) have only full-size supports below them: B1 of each child's support, B1 of
+        each grandchild's (the child with one later column; row k holds child k's children, from
+        the position after its own on), and each child's subtree bound — the least of its own B1
+        and its children's, which bounds every support below it (they are all listed there), and
+        is at least B1 of the union (B1 falls as cells are refined).  One count of the node's
+        cells gives them all (:meth:`~riskformula.solver.cells.CellData.grandchildren_saturated`);
+        a grandchild's count stops once it is pruned whatever its columns' c0 (≥ 0) add to the
+        node's: its bound is then a partial sum, still a lower bound above the prune level."""
+        q0, L = int(qs[0]), len(self._order)
+        assert np.array_equal(qs, np.arange(q0, q0 + len(qs)))  # the children of a plain node, in order
+        first = qs - q0 + 1
+        enough = self._prune_level() - c0S * (1 - 4 * EPS)
+        own, pair = self.data.grandchildren_saturated(cell, n_cells, self._X_ordered[:, q0:], len(qs),
+                                                      (*self._ones_rows, q0), enough)
+        least = np.where(first < L - q0, pair.min(axis=1) if pair.shape[1] else np.inf, np.inf)
+        return own, pair, np.minimum(own, least)
 
     def _union_bounds(self, cell: np.ndarray, n_cells: int, qs: np.ndarray,
                       extra: np.ndarray) -> tuple[np.ndarray, int]:

@@ -1,0 +1,128 @@
+"""B1 of a node's children and grandchildren at once (``CellData.grandchildren_saturated``), and the
+support search that uses it two columns short of the size limit, against brute force.
+
+The counts come from a product per cell (numpy, in single or double precision) or row by row
+(compiled); each must give B1 of the refined cells exactly as the one-partition code does, a sum
+stopped early must stay a lower bound at the level it was asked for, and the search must reach
+the brute-force optimum with a valid lower bound whether the pass is on or off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from riskformula.problem import LogisticLoss, RiskProblem
+from riskformula.solver import kernels
+from riskformula.solver.cells import CellData
+from riskformula.solver.support_search import SupportSearch
+
+from test_support_search import models_of, oracle_values
+
+
+class _Loss:
+    """The fields of a loss that CellData reads."""
+
+    def __init__(self, X, P, Q):
+        self.Z = np.c_[np.ones(len(X)), X]
+        self.w_pos, self.w_neg = P, Q
+        self.total_weight = float(P.sum() + Q.sum())
+
+
+def _data(seed):
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(5, 90)), int(rng.integers(3, 9))
+    X = (rng.random((n, d)) < rng.random(d)).astype(float)
+    if seed % 3 == 0:
+        X[:, 1] = 1 - X[:, 0]  # complementary columns: empty cells after refining
+    P = rng.integers(0, 4, n).astype(float)
+    Q = rng.integers(0, 4, n).astype(float)
+    Q[(P + Q) == 0] = 1
+    return X, CellData(_Loss(X, P, Q)), rng
+
+
+def _ones(X, q0):
+    r_i, r_q = np.nonzero(X == 1)
+    return np.r_[0, np.cumsum(np.bincount(r_i, minlength=len(X)))].astype(np.int64), r_q.astype(np.int64), q0
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_children_and_grandchildren_are_b1_of_their_refined_cells(seed):
+    X, data, rng = _data(seed)
+    d = X.shape[1]
+    cell, n_cells = data.partition([0, 2][: int(rng.integers(0, 3))])
+    q0 = int(rng.integers(0, 3))
+    cols = list(range(q0, d))
+    K = int(rng.integers(1, len(cols) + 1))
+    Xo = np.ascontiguousarray(X, dtype=np.float32 if seed % 2 else float)
+    ways = [None, _ones(Xo, q0)]
+    if kernels.compiled() is None:
+        ways = [None]
+    for ones in ways:
+        own, pair = data.grandchildren_saturated(cell, n_cells, Xo[:, q0:], K, ones)
+        assert own == pytest.approx(data.children_saturated(cell, n_cells, cols[:K]), rel=1e-12, abs=1e-15)
+        for k in range(K):
+            c1, n1 = data.refine(cell, cols[k])
+            assert np.all(np.isinf(pair[k, :k + 1]))
+            for i in range(k + 1, len(cols)):
+                c2, n2 = data.refine(c1, cols[i])
+                assert pair[k, i] == pytest.approx(data.saturated(c2, n2), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_count_stopped_early_is_still_below_b1_and_reaches_the_level(seed):
+    if kernels.compiled() is None:
+        pytest.skip("the early stop is in the compiled counts")
+    X, data, rng = _data(seed)
+    cell, n_cells = data.partition([0])
+    full = data.grandchildren_saturated(cell, n_cells, X, X.shape[1], _ones(X, 0))[1]
+    finite = full[np.isfinite(full)]
+    if not finite.size:
+        return
+    enough = float(np.quantile(finite, 0.3))
+    part = data.grandchildren_saturated(cell, n_cells, X, X.shape[1], _ones(X, 0), enough)[1]
+    ok = np.isfinite(full)
+    assert np.all(part[ok] <= full[ok] + 1e-15)  # a partial sum: never above the full bound
+    assert np.all(part[ok & (full >= enough)] >= enough * (1 - 1e-12) - 1e-15)  # still prunes what B1 prunes
+
+
+def _binary_problem(seed: int):
+    rng = np.random.default_rng(9100 + seed)
+    n, d = int(rng.integers(30, 80)), int(rng.integers(4, 7))
+    X = (rng.random((n, d)) < rng.uniform(0.25, 0.75, d)).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ rng.normal(0, 1.4, d) - 0.5)))).astype(int)
+    y[0], y[1] = 0, 1
+    max_size = int(rng.integers(2, min(d, 4) + 1))
+    lo, hi = [-2] * d, [2] * d
+    c0 = float(rng.choice([0.0, 1e-6, 0.01]))
+    mode = "fit" if seed % 3 == 0 else "real"
+    loss = LogisticLoss(X, y, scale=1.0).with_real_intercept(True)
+    p = RiskProblem(loss, np.array(lo, float), np.array(hi, float), c0=c0, max_size=max_size)
+    return p, X, y, models_of(lo, hi, max_size), c0, mode
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_search_with_the_pass_is_the_brute_force_optimum(seed, monkeypatch):
+    p, X, y, models, c0, mode = _binary_problem(seed)
+    truth = float((oracle_values(X, y, models, mode) + c0 * np.count_nonzero(models, axis=1)).min())
+    calls = []
+    original = SupportSearch._grandchildren
+
+    def counted(self, *args):
+        calls.append(1)
+        return original(self, *args)
+    monkeypatch.setattr(SupportSearch, "_grandchildren", counted)
+    reports = []
+    for on in (True, False):
+        search = SupportSearch(p, mode == "fit", time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12)
+        search.leaf_pass = on
+        reports.append(search.solve())
+        if on:
+            assert calls, "the pass was not used"
+            calls.clear()
+    assert not calls  # off means off
+    for rep in reports:
+        assert rep.status == "optimal"
+        assert rep.lower_bound <= truth + 1e-12, (seed, rep.lower_bound, truth)
+        assert rep.objective <= truth + 1e-7
+    assert reports[0].objective == pytest.approx(reports[1].objective, abs=1e-9)
