@@ -46,8 +46,11 @@ def _ones(X, q0):
     return np.r_[0, np.cumsum(np.bincount(r_i, minlength=len(X)))].astype(np.int64), r_q.astype(np.int64), q0
 
 
+@pytest.mark.parametrize("numpy_only", [False, True])
 @pytest.mark.parametrize("seed", range(40))
-def test_children_and_grandchildren_are_b1_of_their_refined_cells(seed):
+def test_children_and_grandchildren_are_b1_of_their_refined_cells(seed, numpy_only, monkeypatch):
+    if numpy_only:  # the numpy code the compiled loops replace, audited wherever numba is installed
+        monkeypatch.setattr(kernels, "compiled", lambda: None)
     X, data, rng = _data(seed)
     d = X.shape[1]
     cell, n_cells = data.partition([0, 2][: int(rng.integers(0, 3))])
