@@ -322,11 +322,14 @@ def grandchildren(GP, GQ, aP, aQ, bP, bQ, Pt, Qt, first, stop, out_t, out_used, 
 
 
 @njit
-def grandchildren_rows(cell, n_cells, rowptr, rowpos, q0, K, D, P, Q, first, stop, out_t, out_used, own_t, own_used):
+def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, q0, K, D, P, Q, first, stop, out_t, out_used,
+                       own_t, own_used):
     """:func:`grandchildren` with the counts taken from the rows: ``rowpos[rowptr[r]:rowptr[r + 1]]``
     are the positions (increasing) of the 0/1 columns equal to 1 in row r; column i of the node's
-    D columns is position q0 + i, its children the first K.  Only cells holding both classes are
-    counted (a cell of one class adds exactly zero)."""
+    D columns is position q0 + i, its children the first K.  ``order[starts[g]:starts[g + 1]]``
+    are the rows of group g, rows equal on every position ≥ q0: the rows of one group and one cell
+    add their weights once to the pairs of their common positions (the same integer sums as row
+    by row).  Only cells holding both classes are counted (a cell of one class adds exactly zero)."""
     Pt = np.zeros(n_cells)
     Qt = np.zeros(n_cells)
     for r in range(cell.shape[0]):
@@ -348,23 +351,41 @@ def grandchildren_rows(cell, n_cells, rowptr, rowpos, q0, K, D, P, Q, first, sto
         if idx[c] >= 0:
             Pc[idx[c]] = Pt[c]
             Qc[idx[c]] = Qt[c]
-    for r in range(cell.shape[0]):
-        c = idx[cell[r]]
-        if c < 0:
+    gP = np.zeros(C)
+    gQ = np.zeros(C)
+    touched = np.empty(C, dtype=np.int64)
+    for g in range(starts.shape[0] - 1):
+        nt = 0
+        for i in range(starts[g], starts[g + 1]):
+            r = order[i]
+            c = idx[cell[r]]
+            if c < 0:
+                continue
+            if gP[c] == 0 and gQ[c] == 0:
+                touched[nt] = c
+                nt += 1
+            gP[c] += P[r]
+            gQ[c] += Q[r]
+        if nt == 0:
             continue
-        p, q = P[r], Q[r]
+        r = order[starts[g]]
         lo, hi = rowptr[r], rowptr[r + 1]
         while lo < hi and rowpos[lo] < q0:
             lo += 1
-        for u in range(lo, hi):
-            a = rowpos[u] - q0
-            bP[c, a] += p
-            bQ[c, a] += q
-            if a < K:
-                for v in range(u + 1, hi):
-                    b = rowpos[v] - q0
-                    GP[c, a, b] += p
-                    GQ[c, a, b] += q
+        for t in range(nt):
+            c = touched[t]
+            p, q = gP[c], gQ[c]
+            gP[c] = 0.0
+            gQ[c] = 0.0
+            for u in range(lo, hi):
+                a = rowpos[u] - q0
+                bP[c, a] += p
+                bQ[c, a] += q
+                if a < K:
+                    for v in range(u + 1, hi):
+                        b = rowpos[v] - q0
+                        GP[c, a, b] += p
+                        GQ[c, a, b] += q
     grandchildren(GP, GQ, bP[:, :K], bQ[:, :K], bP, bQ, Pc, Qc, first, stop, out_t, out_used, own_t, own_used)
 
 

@@ -197,9 +197,11 @@ class CellData:
         """B1 of the partition ``cell`` refined by each of the first ``K`` columns a_k of ``Xb``
         (rows × D, 0/1 values; K bounds) and by each pair (a_k, column i of Xb) for i > k
         (K × D bounds, +inf for i ≤ k), rounded down, as means — a node's children and
-        grandchildren at once.  With the compiled loops and ``ones`` = (rowptr, rowpos, q0) —
-        each row's positions of 1s, increasing, in a matrix whose column q0 + i is Xb's column i —
-        the counts are taken row by row instead (the same integer sums), and a grandchild's sum
+        grandchildren at once.  With the compiled loops and ``ones`` = (rowptr, rowpos, q0[, order,
+        starts]) — each row's positions of 1s, increasing, in a matrix whose column q0 + i is Xb's
+        column i, and optionally the rows grouped by their values on those columns (group g:
+        ``order[starts[g]:starts[g + 1]]``) — the counts are taken row by row, or group by group
+        within each cell, instead (the same integer sums), and a grandchild's sum
         over the cells may stop once its bound would reach ``enough``: it is then a partial sum
         of nonnegative terms (a lower bound still, at least ``enough`` after the margin).
 
@@ -218,7 +220,8 @@ class CellData:
         stop = math.inf if enough == math.inf else \
             (enough / scale + 4 * EPS * self.W) / (1 - 2 * (4 * n_cells + 8) * EPS)
         fast = None if ones is None else kernels.grandchildren_rows(cell, n_cells, ones[0], ones[1], ones[2], K, D,
-                                                                    self.P, self.Q, stop)
+                                                                    self.P, self.Q, stop,
+                                                                    tuple(ones[3:5]) if len(ones) > 3 else None)
         if fast is not None:
             ot, ou, t, used = fast
             return (lower_sum(ot, ou, self.W) * scale,

@@ -202,16 +202,21 @@ def grandchildren(GP: np.ndarray, GQ: np.ndarray, aP: np.ndarray, aQ: np.ndarray
 
 
 def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpos: np.ndarray, q0: int, K: int,
-                       D: int, P: np.ndarray, Q: np.ndarray, stop: float = np.inf):
+                       D: int, P: np.ndarray, Q: np.ndarray, stop: float = np.inf, groups: tuple | None = None):
     """:func:`grandchildren` with the counts taken from each row's positions of 1s
     (:func:`riskformula.solver._compiled.grandchildren_rows`; child k's grandchildren from column
-    k + 1 on), or None without the kernels."""
+    k + 1 on), rows equal on the positions ≥ q0 counted once per cell when ``groups`` = (order,
+    starts) lists them (each row its own group otherwise), or None without the kernels."""
     k = compiled()
     if k is None:
         return None
+    if groups is None:
+        groups = (np.arange(len(cell), dtype=np.int64), np.arange(len(cell) + 1, dtype=np.int64))
     t, used = np.zeros((K, D)), np.zeros((K, D), dtype=np.int64)
     ot, ou = np.empty(K), np.empty(K, dtype=np.int64)
-    k["grandchildren_rows"](np.ascontiguousarray(cell, dtype=np.int64), int(n_cells), rowptr, rowpos, int(q0), int(K),
+    k["grandchildren_rows"](np.ascontiguousarray(cell, dtype=np.int64), int(n_cells),
+                            np.ascontiguousarray(groups[0], dtype=np.int64),
+                            np.ascontiguousarray(groups[1], dtype=np.int64), rowptr, rowpos, int(q0), int(K),
                             int(D), P, Q, np.arange(1, K + 1, dtype=np.int64), float(stop), t, used, ot, ou)
     return ot, ou, t, used
 

@@ -666,6 +666,7 @@ class SupportSearch:
         self._X_ordered = np.ascontiguousarray(data.X[:, order], dtype=np.float32 if data.W < 2.0 ** 24 else float)
         # each row's positions (in the order) of the 0/1 columns equal to 1, for the compiled counts
         r_i, r_q = np.nonzero((self._X_ordered == 1) & data.binary[order][None, :]) if L else (np.zeros(0, int),) * 2
+        self._groups_after: dict = {}
         self._ones_rows = (np.r_[0, np.cumsum(np.bincount(r_i, minlength=data.n))].astype(np.int64),
                            r_q.astype(np.int64))
         return [(self.root_bound, data.saturated(self._root_cell, 1), 0, (), 0, {}, 0.0, None, 1, None)]
@@ -856,9 +857,23 @@ class SupportSearch:
         first = qs - q0 + 1
         enough = self._prune_level() - c0S * (1 - 4 * EPS)
         own, pair = self.data.grandchildren_saturated(cell, n_cells, self._X_ordered[:, q0:], len(qs),
-                                                      (*self._ones_rows, q0), enough)
+                                                      (*self._ones_rows, q0, *self._equal_after(q0)), enough)
         least = np.where(first < L - q0, pair.min(axis=1) if pair.shape[1] else np.inf, np.inf)
         return own, pair, np.minimum(own, least)
+
+    def _equal_after(self, q0: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows grouped by their values on the columns from position q0 on (the cells of that
+        suffix): (rows in group order, group starts), kept for the positions asked (at most 256)."""
+        hit = self._groups_after.get(q0)
+        if hit is None:
+            sid = self._suffix[q0]
+            order = np.argsort(sid, kind="stable").astype(np.int64)
+            cuts = np.flatnonzero(np.diff(sid[order])) + 1
+            hit = (order, np.r_[0, cuts, len(sid)].astype(np.int64))
+            if len(self._groups_after) >= 256:
+                self._groups_after.clear()
+            self._groups_after[q0] = hit
+        return hit
 
     def _union_bounds(self, cell: np.ndarray, n_cells: int, qs: np.ndarray,
                       extra: np.ndarray) -> tuple[np.ndarray, int]:

@@ -58,7 +58,11 @@ def test_children_and_grandchildren_are_b1_of_their_refined_cells(seed, numpy_on
     cols = list(range(q0, d))
     K = int(rng.integers(1, len(cols) + 1))
     Xo = np.ascontiguousarray(X, dtype=np.float32 if seed % 2 else float)
-    ways = [None, _ones(Xo, q0)]
+    # rows equal on the columns from q0 on, grouped (counted once per cell and group)
+    sid = data.partition(list(range(q0, d)))[0]
+    order = np.argsort(sid, kind="stable").astype(np.int64)
+    starts = np.r_[0, np.flatnonzero(np.diff(sid[order])) + 1, len(sid)].astype(np.int64)
+    ways = [None, _ones(Xo, q0), (*_ones(Xo, q0), order, starts)]
     if kernels.compiled() is None:
         ways = [None]
     for ones in ways:
