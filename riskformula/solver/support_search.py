@@ -661,14 +661,8 @@ class SupportSearch:
         # parent computed them: see _grandchildren)
         self._binary_from = np.r_[np.cumprod(data.binary[order][::-1])[::-1].astype(bool), True] if L \
             else np.ones(1, dtype=bool)
-        # the columns in the search's order, for _grandchildren's counts (single precision when
-        # every sum of counts is below 2^24, so exact)
-        self._X_ordered = np.ascontiguousarray(data.X[:, order], dtype=np.float32 if data.W < 2.0 ** 24 else float)
-        # each row's positions (in the order) of the 0/1 columns equal to 1, for the compiled counts
-        r_i, r_q = np.nonzero((self._X_ordered == 1) & data.binary[order][None, :]) if L else (np.zeros(0, int),) * 2
         self._groups_after: dict = {}
-        self._ones_rows = (np.r_[0, np.cumsum(np.bincount(r_i, minlength=data.n))].astype(np.int64),
-                           r_q.astype(np.int64))
+        self._ordered: tuple | None = None  # _grandchildren's copies of the data, made on first use
         return [(self.root_bound, data.saturated(self._root_cell, 1), 0, (), 0, {}, 0.0, None, 1, None)]
 
     def _below(self, q: int, units: int) -> float:
@@ -856,8 +850,17 @@ class SupportSearch:
         assert np.array_equal(qs, np.arange(q0, q0 + len(qs)))  # the children of a plain node, in order
         first = qs - q0 + 1
         enough = self._prune_level() - c0S * (1 - 4 * EPS)
-        own, pair = self.data.grandchildren_saturated(cell, n_cells, self._X_ordered[:, q0:], len(qs),
-                                                      (*self._ones_rows, q0, *self._equal_after(q0)), enough)
+        if self._ordered is None:
+            data, order = self.data, self._order
+            # the columns in the search's order (single precision when every sum of counts is
+            # below 2^24, so exact), and each row's positions of the 0/1 columns equal to 1
+            X = np.ascontiguousarray(data.X[:, order], dtype=np.float32 if data.W < 2.0 ** 24 else float)
+            r_i, r_q = np.nonzero((X == 1) & data.binary[order][None, :])
+            ptr = np.r_[0, np.cumsum(np.bincount(r_i, minlength=data.n))].astype(np.int64)
+            self._ordered = (X, ptr, r_q.astype(np.int64))
+        X, ptr, pos = self._ordered
+        own, pair = self.data.grandchildren_saturated(cell, n_cells, X[:, q0:], len(qs),
+                                                      (ptr, pos, q0, *self._equal_after(q0)), enough)
         least = np.where(first < L - q0, pair.min(axis=1) if pair.shape[1] else np.inf, np.inf)
         return own, pair, np.minimum(own, least)
 
