@@ -294,8 +294,8 @@ def grandchildren(GP, GQ, aP, aQ, bP, bQ, Pt, Qt, first, stop, out_t, out_used, 
     """B1's computed h sums and nonzero-cell counts of a node's children (cells refined by column
     a_k) and grandchildren (refined by a_k and b, for b ≥ first[k]) from the cells' counts: GP[c, k, b]
     the events of cell c with a_k = b = 1, aP[c, k] with a_k = 1, bP[c, b] with b = 1, Pt[c] all
-    (GQ, aQ, bQ, Qt the non-events); the path of
-    :meth:`riskformula.solver.cells.CellData.grandchildren_saturated`.  A grandchild's sum stops
+    (GQ, aQ, bQ, Qt the non-events), as :meth:`riskformula.solver.cells.CellData.grandchildren_saturated`
+    sums them in numpy (called by :func:`grandchildren_rows`).  A grandchild's sum stops
     (with its count so far) once it reaches ``stop``: a partial sum of nonnegative terms is still
     a lower bound, and the caller's margin holds for it."""
     C, K, D = GP.shape

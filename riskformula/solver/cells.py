@@ -213,8 +213,7 @@ class CellData:
         refinement's B1 (each of its h terms is exactly 0, computed as 0), so it is skipped.  The
         h terms are then those of :meth:`children_saturated`, with the same margin."""
         D = Xb.shape[1]
-        first = np.arange(1, K + 1)
-        later = np.arange(D)[None, :] >= first[:, None]
+        later = np.arange(D)[None, :] > np.arange(K)[:, None]  # grandchild (k, i) for i > k
         scale = (1 - 4 * EPS) / self.W
         # a computed sum t of u ≤ 4·n_cells terms has lower_sum(t, u) ≥ t·(1 − 2(u + 8)ε) − 4εW
         stop = math.inf if enough == math.inf else \
@@ -250,19 +249,14 @@ class CellData:
                 bP[c], bQ[c] = Pr[lo:hi] @ xb, Qr[lo:hi] @ xb
         aP, aQ = bP[:, :K], bQ[:, :K]
         Pc, Qc = Pt[ids], Qt[ids]
-        fast = kernels.grandchildren(GP, GQ, aP, aQ, bP, bQ, Pc, Qc, first)
-        if fast is not None:
-            ot, ou, t, used = fast
-        else:
-            p1, q1 = aP, aQ
-            ot = (h_terms(p1, q1) + h_terms(Pc[:, None] - p1, Qc[:, None] - q1)).sum(axis=0)
-            ou = (((p1 + q1) > 0).astype(np.int64) + ((Pc[:, None] - p1 + Qc[:, None] - q1) > 0)).sum(axis=0)
-            p10, q10 = aP[:, :, None] - GP, aQ[:, :, None] - GQ
-            p01, q01 = bP[:, None, :] - GP, bQ[:, None, :] - GQ
-            p00, q00 = Pc[:, None, None] - GP - p10 - p01, Qc[:, None, None] - GQ - q10 - q01
-            sides = ((GP, GQ), (p10, q10), (p01, q01), (p00, q00))
-            t = np.sum([h_terms(a, b).sum(axis=0) for a, b in sides], axis=0)
-            used = np.sum([((a + b) > 0).sum(axis=0) for a, b in sides], axis=0)
+        ot = (h_terms(aP, aQ) + h_terms(Pc[:, None] - aP, Qc[:, None] - aQ)).sum(axis=0)
+        ou = (((aP + aQ) > 0).astype(np.int64) + ((Pc[:, None] - aP + Qc[:, None] - aQ) > 0)).sum(axis=0)
+        p10, q10 = aP[:, :, None] - GP, aQ[:, :, None] - GQ
+        p01, q01 = bP[:, None, :] - GP, bQ[:, None, :] - GQ
+        p00, q00 = Pc[:, None, None] - GP - p10 - p01, Qc[:, None, None] - GQ - q10 - q01
+        sides = ((GP, GQ), (p10, q10), (p01, q01), (p00, q00))
+        t = np.sum([h_terms(a, b).sum(axis=0) for a, b in sides], axis=0)
+        used = np.sum([((a + b) > 0).sum(axis=0) for a, b in sides], axis=0)
         own = lower_sum(ot, ou, self.W) * scale
         pair = np.where(later, lower_sum(np.where(later, t, 0.0), used, self.W) * scale, np.inf)
         return own, pair

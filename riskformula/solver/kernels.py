@@ -23,7 +23,9 @@ What each kernel may and may not change:
   curvature there — so a different iterate only changes how strong a bound is.
 * :func:`grouped_sums` (B2), :func:`children_ones` (B1 of a node's children by 0/1 columns) and
   :func:`pair_sums` (B1 of the unions of a node's cells with the later columns) return the
-  computed sum of the h terms and the number of nonzero terms; the caller subtracts the rounding
+  computed sum of the h terms and the number of nonzero terms (and :func:`grandchildren_rows`, B1
+  of a node's children and grandchildren from its rows' pair counts, a grandchild's sum possibly
+  stopped early: a partial sum of nonnegative terms, with its own count); the caller subtracts the rounding
   margin of :func:`riskformula.solver.cells.lower_sum`, as for the numpy sums.  The margin holds
   for any summation order (each of n terms adds at most n·ε of the sum), each term is h(A, B)
   computed with the operations of :func:`riskformula.solver.cells.h_terms` (one division, one log,
@@ -50,9 +52,8 @@ import os
 
 import numpy as np
 
-__all__ = ["compiled", "box_fit", "calibrate", "children_ones", "grandchildren", "grandchildren_rows", "grouped_sums",
-           "lr_dual", "pair_sums",
-           "raise_score_sum", "regression"]
+__all__ = ["compiled", "box_fit", "calibrate", "children_ones", "grandchildren_rows", "grouped_sums", "lr_dual",
+           "pair_sums", "raise_score_sum", "regression"]
 
 _KERNELS: dict | None = None
 _TRIED = False
@@ -75,7 +76,7 @@ def _load() -> dict | None:
         return None
     _KERNELS = {"calibrate": _compiled.calibrate, "grouped": _compiled.grouped, "raise": _compiled.raise_score_sum,
                 "regression": _compiled.regression, "children_ones": _compiled.children_ones,
-                "pairs": _compiled.pairs, "box_fit": _compiled.box_fit, "grandchildren": _compiled.grandchildren,
+                "pairs": _compiled.pairs, "box_fit": _compiled.box_fit,
                 "grandchildren_rows": _compiled.grandchildren_rows,
                 "lr_dual": _compiled.lr_dual}
     return _KERNELS
@@ -182,31 +183,14 @@ def pair_sums(cell: np.ndarray, n_cells: int, others: list, P: np.ndarray, Q: np
     return t, used
 
 
-def grandchildren(GP: np.ndarray, GQ: np.ndarray, aP: np.ndarray, aQ: np.ndarray, bP: np.ndarray, bQ: np.ndarray,
-                  Pt: np.ndarray, Qt: np.ndarray, first: np.ndarray, stop: float = np.inf):
-    """B1's computed h sums and nonzero-cell counts of a node's children and grandchildren
-    (:func:`riskformula.solver._compiled.grandchildren`): (own sums, own counts, sums, counts), the
-    latter two K × D with entries before ``first[k]`` unset (a grandchild's sum may stop early
-    once it reaches ``stop``), or None without the kernels."""
-    k = compiled()
-    if k is None:
-        return None
-    K, D = GP.shape[1], GP.shape[2]
-    t, used = np.zeros((K, D)), np.zeros((K, D), dtype=np.int64)
-    ot, ou = np.empty(K), np.empty(K, dtype=np.int64)
-    f = np.ascontiguousarray
-    k["grandchildren"](f(GP, dtype=float), f(GQ, dtype=float), f(aP, dtype=float), f(aQ, dtype=float),
-                       f(bP, dtype=float), f(bQ, dtype=float), f(Pt, dtype=float), f(Qt, dtype=float),
-                       f(first, dtype=np.int64), float(stop), t, used, ot, ou)
-    return ot, ou, t, used
-
-
 def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpos: np.ndarray, q0: int, K: int,
                        D: int, P: np.ndarray, Q: np.ndarray, stop: float = np.inf, groups: tuple | None = None):
-    """:func:`grandchildren` with the counts taken from each row's positions of 1s
-    (:func:`riskformula.solver._compiled.grandchildren_rows`; child k's grandchildren from column
-    k + 1 on), rows equal on the positions ≥ q0 counted once per cell when ``groups`` = (order,
-    starts) lists them (each row its own group otherwise), or None without the kernels."""
+    """B1's computed h sums and nonzero-cell counts of a node's children and grandchildren (child
+    k's from column k + 1 on), the counts taken from each row's positions of 1s, rows equal on the
+    positions ≥ q0 once per cell when ``groups`` = (order, starts) lists them (each row its own
+    group otherwise) (:func:`riskformula.solver._compiled.grandchildren_rows`): (own sums, own
+    counts, sums, counts), the latter two K × D, a grandchild's sum stopped once it reaches
+    ``stop``; or None without the kernels."""
     k = compiled()
     if k is None:
         return None
@@ -275,9 +259,6 @@ def warm_up() -> float | None:
     children_ones(cell, 2, [0], np.array([0, 2], dtype=np.int64), np.array([0, 2], dtype=np.int64), P, Q,
                   np.array([3.0, 0.0]), np.array([1.0, 3.0]))
     pair_sums(cell, 2, [np.array([0, 1, 1], dtype=np.int64)], P, Q)
-    G = np.ones((1, 1, 2))
-    grandchildren(G, G, np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 2)), np.ones((1, 2)), np.full(1, 2.0),
-                  np.full(1, 2.0), np.array([1], dtype=np.int64), 1.0)
     grandchildren_rows(cell, 2, np.array([0, 1, 2, 4], dtype=np.int64), np.array([0, 1, 0, 1], dtype=np.int64), 0, 1, 2,
                        P, Q)
     box_fit(U[0], P, Q, 0.25, 1.0, np.zeros(2), np.full(2, -5.0), np.full(2, 5.0), 3)

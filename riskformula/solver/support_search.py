@@ -832,7 +832,7 @@ class SupportSearch:
                     counts2 = dict(counts)
                     counts2[g] = counts2.get(g, 0) + 1
                 stack.append((float(sub_b[k] + extra[k]), float(own_b[k] + extra[k]), q + 1, cols + (j,), u2, counts2,
-                              float(c2s[k]), cell, n_cells, None if pair is None else pair[k, qs[k] - qs[0] + 1:]))
+                              float(c2s[k]), cell, n_cells, None if pair is None else pair[k, k + 1:]))
         return status
 
     def _grandchildren(self, cell: np.ndarray, n_cells: int, qs: np.ndarray, js: np.ndarray,
@@ -846,9 +846,8 @@ class SupportSearch:
         cells gives them all (:meth:`~riskformula.solver.cells.CellData.grandchildren_saturated`);
         a grandchild's count stops once it is pruned whatever its columns' c0 (≥ 0) add to the
         node's: its bound is then a partial sum, still a lower bound above the prune level."""
-        q0, L = int(qs[0]), len(self._order)
-        assert np.array_equal(qs, np.arange(q0, q0 + len(qs)))  # the children of a plain node, in order
-        first = qs - q0 + 1
+        q0 = int(qs[0])
+        assert int(qs[-1]) - q0 + 1 == len(qs)  # a plain node's children: consecutive positions
         enough = self._prune_level() - c0S * (1 - 4 * EPS)
         if self._ordered is None:
             data, order = self.data, self._order
@@ -861,8 +860,7 @@ class SupportSearch:
         X, ptr, pos = self._ordered
         own, pair = self.data.grandchildren_saturated(cell, n_cells, X[:, q0:], len(qs),
                                                       (ptr, pos, q0, *self._equal_after(q0)), enough)
-        least = np.where(first < L - q0, pair.min(axis=1) if pair.shape[1] else np.inf, np.inf)
-        return own, pair, np.minimum(own, least)
+        return own, pair, np.minimum(own, pair.min(axis=1))  # a row with no grandchildren is all +inf
 
     def _equal_after(self, q0: int) -> tuple[np.ndarray, np.ndarray]:
         """The rows grouped by their values on the columns from position q0 on (the cells of that
