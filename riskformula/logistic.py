@@ -292,6 +292,11 @@ def _cell_search(problems: dict, infeasible: list, cells: _CellChoice | None, co
         return None, None
     problem = problems.get(1.0, next(iter(problems.values()))) if cells.fitted else next(iter(problems.values()))
     why = why_not(problem, cells.fitted, cells.default_intercepts)
+    X = problem.loss.Z[:, 1:]
+    if not why and not cells.fitted and control.engine == "auto" and not bool(np.all(X == np.round(X))):
+        # real (not whole) predictors at one scale: the branch-and-cut, which certifies them there
+        # without listing supports (the support search takes them when asked, engine="supports")
+        return None, None
     if why:
         if control.engine == "supports":
             raise SettingsError(f"`engine='supports'` cannot certify this fit: {why}; use engine='auto' (the "

@@ -91,7 +91,9 @@ class CellData:
     """The distinct training rows of a loss as integer counts, with per-column value codes.
 
     ``ok`` is False (and the reason in ``why``) when the cell bounds do not apply: weights that
-    are not whole counts, or predictors that are not integers."""
+    are not whole counts, or predictors that are not finite or exceed 2^20 in absolute value.
+    Real (not whole) predictors are taken: cells are rows with exactly equal values, so B1 holds
+    as it is (``real`` then says which bounds need whole scores and are left out)."""
 
     def __init__(self, loss):
         self.X = loss.Z[:, 1:]
@@ -105,9 +107,14 @@ class CellData:
             self.why = "the weights are not whole counts (sample weights or an event weight)"
         elif self.W >= 2.0 ** 40:
             self.why = "the rows' total weight is too large for exact integer sums"
-        elif not bool(np.all(self.X == np.round(self.X))) or (self.X.size and np.abs(self.X).max() > 2 ** 20):
-            self.why = "some predictors are not small integers"
+        elif not bool(np.all(np.isfinite(self.X))):
+            self.why = "some predictors are not finite numbers"
+        elif self.X.size and np.abs(self.X).max() > 2 ** 20:
+            self.why = "some predictors exceed 2^20 in absolute value"
         self.ok = not self.why
+        #: some predictor is not a whole number: the bounds that need whole scores (B2, B5's exact
+        #: repair, B7) are not used, and scores carry their rounding bound (see :func:`scores`)
+        self.real = bool(self.ok and not np.all(self.X == np.round(self.X)))
         codes, radix = [], []
         for j in range(self.d):
             _, inv = np.unique(self.X[:, j], return_inverse=True)
@@ -328,6 +335,20 @@ def support_cells(data: CellData, cell: np.ndarray, n_cells: int, cols) -> tuple
     return Xc, P, Q
 
 
+def scores(Wv: np.ndarray, Xc: np.ndarray, real: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """The scores w·x_c of the point vectors ``Wv`` (rows) on the cells ``Xc``, as floats, and for
+    real (not whole) predictors a bound on each computed score's rounding error (None for whole
+    predictors, whose scores are exact int64 sums): a sum of p products has error at most
+    γ_p·Σ_j |w_j x_cj| (Higham, 2002, §3.1), taken here as 2(p + 2)ε·Σ_j |w_j x_cj| computed from
+    the absolute values (their own rounding is far inside the factor 2)."""
+    if not real:
+        return (Wv.astype(np.int64) @ Xc.T.astype(np.int64)).astype(float), None
+    Wf = Wv.astype(float)
+    S = Wf @ Xc.T.astype(float)
+    serr = 2 * (Xc.shape[1] + 2) * EPS * (np.abs(Wf) @ np.abs(Xc.T.astype(float)))
+    return S, serr
+
+
 def grouped_saturated(S: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float) -> np.ndarray:
     """B2 for every row of scores ``S`` (vectors × cells), rounded down, as means (compiled by
     :mod:`riskformula.solver.kernels` when numba is installed)."""
@@ -360,14 +381,29 @@ def _grid_bits(total: float, smax: float) -> int:
     return max(0, min(40, g1, g2))
 
 
+def _score_sum_below(k: np.ndarray, S: np.ndarray, serr: np.ndarray) -> np.ndarray:
+    """A value at most the exact Σ_c k_c·s_c of each row, for whole numerators ``k`` (below 2^53,
+    so exact as floats) and computed scores ``S`` within ``serr`` of the exact s_c: the computed
+    sum is within γ_C·Σ|k_c s̃_c| of Σ k_c s̃_c, which is within Σ|k_c|·serr_c of the exact one."""
+    kf = k.astype(float)
+    C = S.shape[1]
+    t = (kf * S).sum(axis=1)
+    err = 2 * (C + 2) * EPS * (np.abs(kf) * np.abs(S)).sum(axis=1) \
+        + (np.abs(kf) * serr).sum(axis=1) * (1 + 2 * (C + 2) * EPS)
+    return t - err - 4 * EPS * (np.abs(t) + err)
+
+
 def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float,
-               a_fixed: float | None = None) -> np.ndarray:
-    """B3 for every row of integer scores ``S`` (vectors × cells) from the logits ``Z`` of a
-    calibration iterate, rounded down, as means: valid for every scale > 0 and real intercept
-    (``a_fixed`` None) or for every real intercept at logit scale ``a_fixed``."""
+               a_fixed: float | None = None, serr: np.ndarray | None = None) -> np.ndarray:
+    """B3 for every row of scores ``S`` (vectors × cells) from the logits ``Z`` of a calibration
+    iterate, rounded down, as means: valid for every scale > 0 and real intercept (``a_fixed``
+    None) or for every real intercept at logit scale ``a_fixed``.  Whole scores (``serr`` None)
+    are exact and Σ μ_c s_c is an exact int64 sum; computed scores of real predictors come with
+    their error bounds ``serr`` (:func:`scores`), and Σ μ_c s_c is then bounded below by
+    :func:`_score_sum_below` (the fitted scale's condition Σ μ s ≥ 0 is checked on that value)."""
     V, C = S.shape
     N = P + Q
-    smax = float(np.abs(S).max()) if S.size else 0.0
+    smax = float(np.abs(S).max()) if S.size and serr is None else 0.0
     G = _grid_bits(W, smax)
     unit = float(2 ** G)
     Pi = np.round(P * unit).astype(np.int64)  # exact: P < 2^40 and P·2^G < 2^52
@@ -391,6 +427,8 @@ def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: fl
         delta = np.zeros_like(kk)
         np.put_along_axis(delta, order, take, axis=1)
         k[rows] = kk - sign * delta
+    if serr is not None:
+        return _dual_bound_real(S, serr, k, P, Q, Pi, Qi, unit, W, a_fixed)
     Si = S.astype(np.int64)
     ok = k.sum(axis=1) == 0
     t = (k * Si).sum(axis=1)
@@ -424,6 +462,76 @@ def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: fl
     if a_fixed is not None:
         # a·Σμs: the integer sum is exact; its conversion and the product round twice
         lin = a_fixed * ((k * Si).sum(axis=1).astype(float) / unit)
+        D = D + lin - 4 * EPS * np.abs(lin)
+    return np.maximum(D, 0.0) / W * (1 - 4 * EPS)
+
+
+def _raise_real_sum(k: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarray, need: float) -> None:
+    """Move whole grid units in ``k`` (in place) from low-scored cells with room below to
+    high-scored ones with room above, the extremes first, until Σ k_c s_c has risen by a little
+    more than ``need`` or no pair is left; each move keeps Σ k_c and the boxes −P ≤ μ ≤ Q."""
+    up = [int(c) for c in np.argsort(-s, kind="stable") if Qi[c] - k[c] > 0]
+    down = [int(c) for c in np.argsort(s, kind="stable") if k[c] + Pi[c] > 0]
+    i = j = 0
+    need = need * (1 + 1e-6) + 1.0
+    while need > 0 and i < len(up) and j < len(down):
+        a, b = up[i], down[j]
+        spread = float(s[a] - s[b])
+        if spread <= 0:
+            break
+        amount = int(min(Qi[a] - k[a], k[b] + Pi[b], math.ceil(need / spread) + 1))
+        k[a] += amount
+        k[b] -= amount
+        need -= amount * spread
+        if Qi[a] - k[a] <= 0:
+            i += 1
+        if k[b] + Pi[b] <= 0:
+            j += 1
+
+
+def _dual_bound_real(S: np.ndarray, serr: np.ndarray, k: np.ndarray, P: np.ndarray, Q: np.ndarray,
+                     Pi: np.ndarray, Qi: np.ndarray, unit: float, W: float, a_fixed: float | None) -> np.ndarray:
+    """:func:`dual_bound` for computed scores of real predictors, from the grid numerators ``k``
+    whose intercept sums are repaired.  For every scale > 0 a row whose Σ μ s is not provably ≥ 0
+    moves units from its lowest-scored cell with room to its highest-scored one (each unit raises
+    the exact sum by the exact score difference) until the bound of :func:`_score_sum_below` is ≥ 0;
+    a row where that fails gets μ = 0.  At a fixed scale a > 0, a·Σ μ s ≥ a·(that bound)."""
+    C = S.shape[1]
+    ok = k.sum(axis=1) == 0
+    low = _score_sum_below(k, S, serr)
+    if a_fixed is None:
+        bad = np.flatnonzero(ok & (low < 0))
+        if len(bad):
+            kk, ss = k[bad], S[bad]
+            can_up, can_down = Qi[None, :] - kk > 0, kk + Pi[None, :] > 0
+            hi = np.argmax(np.where(can_up, ss, -np.inf), axis=1)
+            lo = np.argmin(np.where(can_down, ss, np.inf), axis=1)
+            r_ = np.arange(len(bad))
+            spread = ss[r_, hi] - ss[r_, lo]
+            fine = can_up.any(axis=1) & can_down.any(axis=1) & (spread > 0)
+            need = np.where(fine, -low[bad] / np.where(fine, spread, 1.0), 0.0)
+            fine &= need < 2.0 ** 52
+            step = np.where(fine, np.ceil(need * (1 + 1e-6)) + 1, 0).astype(np.int64)
+            fine &= (step <= Qi[hi] - kk[r_, hi]) & (step <= kk[r_, lo] + Pi[lo])
+            kk[r_, hi] += np.where(fine, step, 0)
+            kk[r_, lo] -= np.where(fine, step, 0)
+            k[bad] = kk
+            low = _score_sum_below(k, S, serr)
+            # where one pair of cells has too little room (the extreme cells' μ sits near the
+            # end of its box at a fitted iterate): pairs from both ends in turn
+            for row in np.flatnonzero(ok & (low < 0)):
+                for _ in range(2):
+                    _raise_real_sum(k[row], S[row], Pi, Qi, float(-low[row]))
+                    low[row] = _score_sum_below(k[row:row + 1], S[row:row + 1], serr[row:row + 1])[0]
+                    if low[row] >= 0:
+                        break
+        ok &= (k.sum(axis=1) == 0) & (low >= 0)
+    k[~ok] = 0  # μ = 0 (B1 of the cells) where the repair failed
+    mu = k / unit
+    terms = h_terms(P[None, :] + mu, Q[None, :] - mu)
+    D = lower_sum(terms.sum(axis=1), C, W)
+    if a_fixed is not None:
+        lin = a_fixed * (np.where(ok, _score_sum_below(k, S, serr), 0.0) / unit)
         D = D + lin - 4 * EPS * np.abs(lin)
     return np.maximum(D, 0.0) / W * (1 - 4 * EPS)
 
@@ -671,17 +779,23 @@ def ball_bounds(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray,
     μ > 0 and R ≥ 2G/μ are kept, so φ does not fall beyond r = G/μ.  Floating point: F(θ̂) is
     lowered by 8(C + 8)ε of itself, G raised by 8(C + 8)ε·Σ N_c|u_c|, each σ' taken at a logit
     raised by its rounding bound and lowered by 16ε, and λ_min (LAPACK's symmetric solver,
-    backward stable) lowered by 16(C + 10p + 10)ε·trace(H_R)."""
+    backward stable) lowered by 16(C + 10p + 10)ε·trace(H_R).  The computed logits differ from the
+    exact u_c·θ̂ by at most zerr_c = 4(p + 2)ε·Σ|u_c||θ̂|: F(θ̂) is lowered by Σ_c max(P_c, Q_c)·zerr_c
+    too (a cell's loss has slope at most max(P_c, Q_c) in its logit) and G raised by
+    Σ_c N_c|u_c|·zerr_c/4 (σ' ≤ 1/4).  U may hold any real values (they are data, exact)."""
     C, s = Xc.shape
     U = np.column_stack([np.ones(C), Xc.astype(float)])
     N = P + Q
     z = U @ theta
+    zerr = 4 * (s + 2) * EPS * (np.abs(U) @ np.abs(theta))
     f = float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z))
-    F_lo = f * (1 - 8 * (C + 8) * EPS)
+    # the computed logits are within zerr of the exact u_c·θ̂: a cell's loss moves by at most
+    # max(P_c, Q_c) per unit of logit and σ by at most 1/4
+    F_lo = f * (1 - 8 * (C + 8) * EPS) - float(np.maximum(P, Q) @ zerr) * (1 + 4 * EPS)
     unorm = np.sqrt((U * U).sum(axis=1))
     g = U.T @ (N * expit(z) - P)
-    G = float(np.sqrt(g @ g)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * float(N @ unorm)
-    zerr = 4 * (s + 2) * EPS * (np.abs(U) @ np.abs(theta))
+    G = float(np.sqrt(g @ g)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * float(N @ unorm) \
+        + 0.25 * float((N * unorm) @ zerr) * (1 + 4 * EPS)
     out = []
     for R in radii:
         t = np.abs(z) + zerr + R * unorm * (1 + 4 * EPS)
@@ -709,7 +823,7 @@ def vector_ball_bounds(Wv: np.ndarray, theta: np.ndarray, balls, W: float, a_fix
         # the distance from t to the ray {a·w : a ≥ 0}
         ww = (Wf * Wf).sum(axis=1)
         wt = np.maximum(Wf @ t, 0.0)
-        d2 = float(t @ t) - wt * wt / np.maximum(ww, 1.0)
+        d2 = float(t @ t) - wt * wt / np.where(ww > 0, ww, 1.0)
         d2 = d2 - 8 * (len(t) + 2) * EPS * float(t @ t)
     else:
         diff = t[None, :] - a_fixed * Wf

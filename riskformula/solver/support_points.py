@@ -42,7 +42,8 @@ common denominator q ≤ 64, and q·column = Σ (q·coefficient)·kept column ve
 every cell (entries below 2^20, so no sum overflows).
 
 Floating point (as :func:`riskformula.solver.cells.ball_bounds` states for B6): F(θ̂) is lowered by
-8(C + 8)ε of itself, G raised by 8(C + 8)ε·Σ_c N_c|u_c| and by 4ε of itself, each σ' taken at a
+8(C + 8)ε of itself and by Σ_c max(P_c, Q_c)·zerr_c (the computed logits' error zerr_c below), G
+raised by 8(C + 8)ε·Σ_c N_c|u_c|, by Σ_c N_c|u_c|·zerr_c/4 and by 4ε of itself, each σ' taken at a
 logit raised by its rounding bound (4(p + 2)ε·Σ|u||θ̂|) and lowered by 16ε, and λ_min (LAPACK's
 symmetric eigensolver, backward stable) lowered by 16(C + 10p + 10)ε·trace(H_R).  G²/(2μ) is
 raised by 8ε of itself, the difference lowered by 4ε of the larger term, and the result, divided
@@ -60,7 +61,8 @@ from scipy.special import expit
 from . import kernels
 from .cells import EPS, cell_losses
 
-__all__ = ["batch_regression", "batch_gap_bound", "canonical", "independent_columns", "prefix_bounds", "RADII"]
+__all__ = ["batch_regression", "batch_gap_bound", "canonical", "independent_columns", "prefix_bounds", "real_lr_bound",
+           "RADII"]
 
 #: the radii tried for the gap bound (a larger radius gives a smaller μ but allows a larger G)
 RADII = (0.5, 2.0, 8.0)
@@ -138,19 +140,21 @@ def batch_gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarr
     the regression's minimum; −∞ where no radius closes the bound."""
     V, C, p = U.shape
     N = P + Q
-    z = np.einsum("vcp,vp->vc", U, theta)
+    z = _logits(U, theta)
+    zerr = 4 * (p + 2) * EPS * _logits(np.abs(U), np.abs(theta))
     f = (P[None, :] * np.logaddexp(0.0, -z) + Q[None, :] * np.logaddexp(0.0, z)).sum(axis=1)
-    F_lo = f * (1 - 8 * (C + 8) * EPS)
+    F_lo = f * (1 - 8 * (C + 8) * EPS) - (zerr * np.maximum(P, Q)[None, :]).sum(axis=1) * (1 + 4 * EPS)
     unorm = np.sqrt((U * U).sum(axis=2))  # V × C
-    g = np.einsum("vcp,vc->vp", U, N[None, :] * expit(z) - P[None, :])
-    G = np.sqrt((g * g).sum(axis=1)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * (unorm * N[None, :]).sum(axis=1)
-    zerr = 4 * (p + 2) * EPS * np.einsum("vcp,vp->vc", np.abs(U), np.abs(theta))
+    Ut = U.transpose(0, 2, 1)
+    g = np.matmul(Ut, (N[None, :] * expit(z) - P[None, :])[:, :, None])[:, :, 0]
+    G = np.sqrt((g * g).sum(axis=1)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * (unorm * N[None, :]).sum(axis=1) \
+        + 0.25 * (zerr * unorm * N[None, :]).sum(axis=1) * (1 + 4 * EPS)
     best = np.full(V, -np.inf)
     for R in radii:
         t = np.abs(z) + zerr + R * unorm * (1 + 4 * EPS)
         e = np.exp(-t)
         sp = e / (1.0 + e) ** 2 * (1 - 16 * EPS)
-        H = np.einsum("vcp,vcq,vc->vpq", U, U, N[None, :] * sp)
+        H = np.matmul(Ut, U * (N[None, :] * sp)[:, :, None])
         try:
             lam = np.linalg.eigvalsh(H)[:, 0]
         except np.linalg.LinAlgError:
@@ -164,6 +168,55 @@ def batch_gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarr
         val = val - 4 * EPS * np.maximum(np.abs(F_lo), drop)
         best = np.maximum(best, np.where(ok, val, -np.inf))
     return np.where(np.isfinite(best), np.maximum(best, 0.0) / W * (1 - 4 * EPS), -np.inf)
+
+
+def unit_scales(Xc: np.ndarray, N: np.ndarray | None = None) -> np.ndarray:
+    """Per column, the power of two 2^−k nearest to 1 / (its root mean square over the rows,
+    weighted by the cells' counts ``N``) (1 for a column of zeros): scaling by it is exact, the
+    columns span the same logits, and the regression's coefficients are of order one even for a
+    column whose few large values sit far above the rest."""
+    if not Xc.shape[0]:
+        return np.ones(Xc.shape[1])
+    w = np.ones(Xc.shape[0]) if N is None else np.asarray(N, dtype=float)
+    rms = np.sqrt((w @ (Xc.astype(float) ** 2)) / max(float(w.sum()), 1.0))
+    return np.where(rms > 0, np.exp2(-np.round(np.log2(np.where(rms > 0, rms, 1.0)))), 1.0)
+
+
+def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 30,
+                  start: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """B5 for real (not whole) predictors: a lower bound (mean, rounded down; −∞ when it cannot
+    close) on the loss of every real coefficient vector and intercept on the support's cells
+    ``Xc`` — the gap bound of the module docstring at the regression's Newton point, in place of
+    B5's exact dual repair, which needs whole values.  The columns are scaled by powers of two
+    (each column's largest |value| brought into [1/2, 1]: exact, and it spans the same logits, so
+    the same minimum) so that one list of radii fits columns of any size.  When the bound does
+    not close because the regression separates some cells (their infimum is not attained), it
+    is computed again without the cells that hold one class and are fitted to a loss below 10⁻⁹
+    of the total (every cell's term is ≥ 0).  Returns the bound and the regression's coefficients
+    in the original units (intercept first: a start for the children and the listing)."""
+    C, s = Xc.shape
+    U = np.column_stack([np.ones(C), Xc.astype(float)])
+    e = np.r_[1.0, unit_scales(Xc, P + Q)]
+    Us = (U * e[None, :])[None]
+    th0 = None
+    if start is not None and len(start) == s + 1 and bool(np.all(np.isfinite(start))):
+        th0 = (np.asarray(start, dtype=float) / e)[None]
+    theta = kernels.regression(Us, P, Q, iters, th0)
+    if theta is None:
+        theta = batch_regression(Us, P, Q, iters)
+    bound = float(batch_gap_bound(Us, P, Q, theta, W)[0])
+    if not np.isfinite(bound):
+        z = Us[0] @ theta[0]
+        term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
+        sep = ((P == 0) | (Q == 0)) & (term < 1e-9 * W)
+        if sep.any() and not sep.all():
+            kept = ~sep
+            Uk, Pk, Qk = Us[:, kept], P[kept], Q[kept]
+            th2 = kernels.regression(Uk, Pk, Qk, iters, theta)
+            if th2 is None:
+                th2 = batch_regression(Uk, Pk, Qk, iters)
+            bound = float(batch_gap_bound(Uk, Pk, Qk, th2, W)[0])
+    return bound, theta[0] * e
 
 
 def canonical(Wp: np.ndarray) -> np.ndarray:

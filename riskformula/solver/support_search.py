@@ -72,6 +72,7 @@ default intercept range.
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from contextlib import contextmanager
@@ -80,13 +81,14 @@ import numpy as np
 
 from ..errors import SettingsError
 from ..problem import RiskProblem
-from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, cell_losses, dual_bound, grouped_saturated,
+from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, cell_losses, dual_bound, grouped_saturated, scores,
                     lr_bound, support_cells, vector_ball_bounds)
 from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
 from .separation import may_separate, pure_supports, separated_loss, separating_points
-from .support_points import canonical, prefix_bounds
+from . import kernels
+from .support_points import batch_gap_bound, batch_regression, canonical, prefix_bounds, real_lr_bound, unit_scales
 
 __all__ = ["SupportSearch", "why_not", "ENGINE_NAME"]
 
@@ -110,6 +112,10 @@ def why_not(problem: RiskProblem, fitted: bool, default_intercepts: bool = True)
         return "a fitted scale needs a real intercept over its default range"
     data = CellData(p.loss)
     return data.why
+
+
+def _rows(a: np.ndarray | None, idx) -> np.ndarray | None:
+    return None if a is None else a[idx]
 
 
 def support_rows(problem: RiskProblem):
@@ -224,6 +230,12 @@ class SupportSearch:
         #: Newton steps of B5's regression (12 reach a decrement below 10⁻¹⁰ of the loss on the
         #: exact track's problems; fewer steps only weaken the bound, never invalidate it)
         self.lr_iters = 12
+        #: Newton steps of the children's batched regressions (:meth:`_leaf_regressions`): from the
+        #: parent's point a few steps give a gap bound that rules most children out; a child it does
+        #: not is bounded again with :attr:`lr_iters` steps when it is searched
+        self.leaf_iters = 4
+        #: supports whose listing waits (bound, tie-break, columns, c0 sum): see :meth:`_listings`
+        self._deferred: list = []
         self.root_bound = 0.0
         #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
         self.first_steps = 4
@@ -255,15 +267,20 @@ class SupportSearch:
             return lr
         parent = self._lr_cache.get(cols[:-1])
         start = np.r_[parent[1], 0.0] if parent is not None else None
-        lr, self._theta = lr_bound(Xc, P, Q, self.data.W, iters=self.lr_iters, start=start)
+        if self.data.real:
+            lr, self._theta = real_lr_bound(Xc, P, Q, self.data.W, iters=self.lr_iters, start=start)
+        else:
+            lr, self._theta = lr_bound(Xc, P, Q, self.data.W, iters=self.lr_iters, start=start)
         if len(self._lr_cache) >= 1 << 16:
             self._lr_cache.clear()
         self._lr_cache[cols] = (lr, self._theta)
         return lr
 
-    def _score_support(self, cols: tuple, cell: np.ndarray, n_cells: int, c0S: float, support_bound: float) -> bool:
+    def _score_support(self, cols: tuple, cell: np.ndarray, n_cells: int, c0S: float, support_bound: float,
+                       ray_only: bool = False) -> bool:
         """List and calibrate the point vectors with support exactly ``cols``; False when the
-        time ran out (the support's bound is then recorded)."""
+        time ran out (the support's bound is then recorded).  ``ray_only``: only the whole vectors
+        along its regression's ray (a start; the listing is left to the caller)."""
         Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
         if not cols:
             self._calibrate(np.zeros((1, 0), dtype=np.int64), np.zeros((1, n_cells)), P, Q, cols, c0S)
@@ -273,7 +290,14 @@ class SupportSearch:
         # the regression on the support's cells (B5's) and its strong-convexity balls (B6)
         self._support_lr(cols, Xc, P, Q)
         assert self._theta is not None
-        balls = ball_bounds(Xc, P, Q, self._theta)
+        balls: tuple[list, np.ndarray | None]
+        if self.data.real:
+            # real predictors: the balls in the units of :func:`unit_scales` (powers of two: exact),
+            # where the regression's coefficients are of order one, so one list of radii fits
+            e = unit_scales(Xc, P + Q)
+            balls = (ball_bounds(Xc * e[None, :], P, Q, self._theta / np.r_[1.0, e]), e)
+        else:
+            balls = (ball_bounds(Xc, P, Q, self._theta), None)
         if self.fitted and len(cols) > 1:
             # the whole vectors along the regression's ray first: a good incumbent prunes the listing
             top = max(int(np.abs(self.values[j]).max()) for j in cols)
@@ -282,8 +306,11 @@ class SupportSearch:
             ok = np.all([np.isin(Wr[:, k], self.values[j]) for k, j in enumerate(cols)], axis=0) if len(Wr) else []
             Wr = Wr[ok] if len(Wr) else Wr
             if len(Wr):
-                self._calibrate(Wr, (Wr @ Xc.T.astype(np.int64)).astype(float), P, Q, cols, c0S)
-        if self.fitted and len(cols) > 2:
+                Sr, serr = scores(Wr, Xc, self.data.real)
+                self._calibrate(Wr, Sr, P, Q, cols, c0S, serr)
+        if ray_only:
+            return True
+        if self.fitted and len(cols) > 2 and not self.data.real:
             found = self._prefixes(cols, Xc, P, Q, c0S, support_bound)
             if found is None:
                 self._discard(support_bound)
@@ -360,9 +387,12 @@ class SupportSearch:
         W = self.data.W
         if not len(Wv):
             return True
+        balls, e = balls
         if balls and self._theta is not None:
             a_fixed = None if self.fitted else 1.0 / float(self.p.loss.scale)
-            lb = np.maximum(lb, vector_ball_bounds(Wv, self._theta, balls, W, a_fixed) + c0S * (1 - 4 * EPS))
+            # in the balls' units (θ_j/e_j): the point a·w becomes a·(w_j/e_j)
+            Wb, theta = (Wv, self._theta) if e is None else (Wv / e[None, :], self._theta / np.r_[1.0, e])
+            lb = np.maximum(lb, vector_ball_bounds(Wb, theta, balls, W, a_fixed) + c0S * (1 - 4 * EPS))
         near = lb < self._prune_level()
         self.stats["b6"] += int((~near).sum())
         if (~near).any():
@@ -370,8 +400,10 @@ class SupportSearch:
             Wv, lb = Wv[near], lb[near]
         if not len(Wv):
             return True
-        S = Wv @ Xc.T.astype(np.int64)
-        lb = np.maximum(lb, grouped_saturated(S.astype(float), P, Q, W) + c0S * (1 - 4 * EPS))
+        S, serr = scores(Wv, Xc, self.data.real)
+        if serr is None:
+            # B2 groups the cells by equal scores: only exact (whole) scores tell which are equal
+            lb = np.maximum(lb, grouped_saturated(S, P, Q, W) + c0S * (1 - 4 * EPS))
         keep = lb < self._prune_level()
         self.stats["b2"] += int((~keep).sum())
         if (~keep).any():
@@ -383,7 +415,7 @@ class SupportSearch:
             if not len(part):
                 self._discard(float(lb[order[b0:]].min()))
                 break
-            self._calibrate(Wv[part], S[part].astype(float), P, Q, cols, c0S)
+            self._calibrate(Wv[part], S[part], P, Q, cols, c0S, None if serr is None else serr[part])
             if self._left() <= 0:
                 rest = order[b0 + 2048:]
                 if len(rest):
@@ -391,9 +423,11 @@ class SupportSearch:
                 return False
         return True
 
-    def _calibrate(self, Wv: np.ndarray, S: np.ndarray, P: np.ndarray, Q: np.ndarray, cols: tuple, c0S: float) -> None:
-        """Exact calibration of point vectors ``Wv`` (scores ``S`` on the support's cells): the best
-        becomes the incumbent when it beats it; every lower bound is recorded."""
+    def _calibrate(self, Wv: np.ndarray, S: np.ndarray, P: np.ndarray, Q: np.ndarray, cols: tuple, c0S: float,
+                   serr: np.ndarray | None = None) -> None:
+        """Exact calibration of point vectors ``Wv`` (scores ``S`` on the support's cells, with
+        their rounding bounds ``serr`` for real predictors: see :func:`~riskformula.solver.cells.scores`):
+        the best becomes the incumbent when it beats it; every lower bound is recorded."""
         W = self.data.W
         self.vectors += len(Wv)
         p = self.p
@@ -407,14 +441,15 @@ class SupportSearch:
             # in two stages: a few Newton steps give every vector a dual bound (B3 holds at any
             # iterate), and only the vectors it does not rule out are calibrated to the end
             a, c, f, Z = calibrate_fitted(S, P, Q, iters=self.first_steps, start=start)
-            lbs = dual_bound(S, Z, P, Q, W) + c0S * (1 - 4 * EPS)
+            lbs = dual_bound(S, Z, P, Q, W, serr=serr) + c0S * (1 - 4 * EPS)
             more = np.flatnonzero(lbs < self._prune_level())
             self.stats["stage1"] += len(lbs) - len(more)
             self.stats["full"] += len(more)
             if len(more):
                 a2, c2, f2, Z2 = calibrate_fitted(S[more], P, Q, start=(a[more], c[more]))
                 a[more], c[more], f[more] = a2, c2, f2
-                lbs[more] = np.maximum(lbs[more], dual_bound(S[more], Z2, P, Q, W) + c0S * (1 - 4 * EPS))
+                lbs[more] = np.maximum(lbs[more], dual_bound(S[more], Z2, P, Q, W, serr=_rows(serr, more))
+                                       + c0S * (1 - 4 * EPS))
                 if start is not None:
                     # a start far out on the sigmoid's flat tails (a regression's diverging
                     # coefficients on nearly separable cells) can leave Newton's clipped steps short
@@ -429,7 +464,8 @@ class SupportSearch:
                         a[loose] = np.where(better, a3, a[loose])
                         c[loose] = np.where(better, c3, c[loose])
                         f[loose] = np.where(better, f3, f[loose])
-                        lbs[loose] = np.maximum(lbs[loose], dual_bound(S[loose], Z3, P, Q, W) + c0S * (1 - 4 * EPS))
+                        lbs[loose] = np.maximum(lbs[loose], dual_bound(S[loose], Z3, P, Q, W, serr=_rows(serr, loose))
+                                                + c0S * (1 - 4 * EPS))
             if cols:
                 # a = 0 is the limit of no scale: a scale of 10¹² points per logit and more stands
                 # for it (the logits move by at most 10⁻¹²), so that the vector's value is attained
@@ -455,12 +491,16 @@ class SupportSearch:
         vals = loss + c0S
         if p.real_intercept:
             Z = (S + b[:, None]) / m
-            lbs = dual_bound(S, Z, P, Q, W, a_fixed=1.0 / m) + c0S * (1 - 4 * EPS)
+            lbs = dual_bound(S, Z, P, Q, W, a_fixed=1.0 / m, serr=serr) + c0S * (1 - 4 * EPS)
         else:
             # B4: the computed loss of the best whole intercept, less its rounding and the
             # convexity slack over the intercept range
             C = S.shape[1]
             lbs = loss * (1 - (2 * (hi - lo + 1) + 2) * (C + 8) * 4 * EPS) - 4 * EPS + c0S * (1 - 4 * EPS)
+            if serr is not None:
+                # computed scores of real predictors: the exact logits (s_c + b)/m are within
+                # serr_c/m of the computed ones, and a cell's loss has slope at most max(P_c, Q_c)
+                lbs = lbs - (serr @ np.maximum(P, Q)) / m / W * (1 + 8 * EPS)
         self._discard(float(lbs.min()))
         k = int(np.argmin(vals))
         if vals[k] < self.best:
@@ -492,7 +532,7 @@ class SupportSearch:
         sparse beam search of Liu et al. (2022) on real points."""
         if not self.beam or self.p.max_size < 1:
             return
-        if self.fitted and self.root_bound == 0.0:
+        if self.fitted and self.root_bound == 0.0 and not self.data.real:
             try:
                 self._separating_start()
             except (ValueError, FloatingPointError, np.linalg.LinAlgError):
@@ -599,8 +639,8 @@ class SupportSearch:
             Wsub = Wv[np.asarray(rows)][:, keep]
             theta = self._theta
             self._theta = None
-            self._calibrate(Wsub, (Wsub @ Xc.T.astype(np.int64)).astype(float), P, Q, sub,
-                            float(self.c0[list(sub)].sum()))
+            Ssub, serr = scores(Wsub, Xc, self.data.real)
+            self._calibrate(Wsub, Ssub, P, Q, sub, float(self.c0[list(sub)].sum()), serr)
             self._theta = theta
 
     def _row_values(self, cols) -> list[float]:
@@ -639,6 +679,10 @@ class SupportSearch:
         usable = [j for j in range(p.d) if len(self.values[j])]
         self._root_cell = np.zeros(data.n, dtype=np.int64)
         single = data.children_saturated(self._root_cell, 1, usable)
+        if data.real and usable:
+            # real predictors: B1 of one column mostly counts its distinct values; its regression's
+            # B5 says how informative it is (only the order: every support is still listed)
+            single = np.maximum(single, self._leaf_regressions((), np.asarray(usable, dtype=np.intp)))
         # columns that can be nonzero, the most informative alone first
         order = self._order = [usable[k] for k in np.argsort(single, kind="stable")]
         # the cells of every suffix order[q:] of the order, for the subtree bounds
@@ -745,12 +789,18 @@ class SupportSearch:
                     self._discard(own)
                 else:
                     n_vec = float(np.prod([len(self.values[j]) for j in cols])) if cols else 1.0
-                    if n_vec > self.max_vectors and not (self.fitted and len(cols) > 2):  # B7 prunes prefixes there
+                    if n_vec > self.max_vectors and not (self.fitted and len(cols) > 2 and not data.real):
+                        # (B7 prunes the prefixes of whole predictors' supports there)
                         status = "too_large"
                         self._discard(sub)
                         break
                     before = self.discarded
-                    if not self._score_support(cols, cell, n_cells, c0S, own):
+                    if self.data.real and self.fitted and not self.requeue and len(cols) > 1:
+                        # real predictors: the vectors near the regression's ray now, the listing
+                        # later, least bound first (see _listings)
+                        self._score_support(cols, cell, n_cells, c0S, own, ray_only=True)
+                        heapq.heappush(self._deferred, (own, self.nodes, cols, c0S))
+                    elif not self._score_support(cols, cell, n_cells, c0S, own):
                         status = "time_limit"
                         if self.requeue:
                             # the support is scored again from the start in a later round: what its
@@ -814,7 +864,13 @@ class SupportSearch:
             elif two_short:
                 own_b, pair, sub_b = self._grandchildren(cell, n_cells, qs, js, c0S)
             else:
-                own_b = leaves if leaves is not None else data.children_saturated(cell, n_cells, js.tolist())
+                if data.real and plain and not deeper.any() and units + 1 >= p.min_size:
+                    # real predictors, children that are leaves: their regressions' gap bounds at
+                    # once, in place of B1 (rows with real values are nearly all distinct, so B1 is
+                    # near 0 there; B1 ≤ B5 anyway, both bounding every real point vector)
+                    own_b = np.maximum(self._leaf_regressions(cols, js), 0.0)
+                else:
+                    own_b = leaves if leaves is not None else data.children_saturated(cell, n_cells, js.tolist())
                 sub_b = own_b.copy()
                 if deeper.any():
                     sub_b[deeper] = self._union_bounds(cell, n_cells, qs[deeper], extra[deeper])[0]
@@ -833,7 +889,63 @@ class SupportSearch:
                     counts2[g] = counts2.get(g, 0) + 1
                 stack.append((float(sub_b[k] + extra[k]), float(own_b[k] + extra[k]), q + 1, cols + (j,), u2, counts2,
                               float(c2s[k]), cell, n_cells, None if pair is None else pair[k, k + 1:]))
+        return self._listings(status)
+
+    def _listings(self, status: str | None) -> str | None:
+        """The supports whose listing was put off (real predictors, every scale > 0), listed least
+        bound first: with real values the regression's bound (B5) is close to each support's best,
+        so the first listings give the incumbent that rules out the rest.  Once the least bound
+        left cannot beat the incumbent, or the search stopped, the least bound left is recorded
+        (every support put off is then covered)."""
+        deferred = self._deferred
+        while deferred and status is None and deferred[0][0] < self._prune_level():
+            if self._left() <= 0:
+                status = "time_limit"
+                break
+            own, _, cols, c0S = heapq.heappop(deferred)
+            cell, n_cells = self.data.partition(cols)
+            if not self._score_support(cols, cell, n_cells, c0S, own):
+                status = "time_limit"  # its bound is recorded
+        if deferred:
+            self._discard(float(deferred[0][0]))
+            deferred.clear()
         return status
+
+    def _leaf_regressions(self, cols: tuple, js: np.ndarray) -> np.ndarray:
+        """B5 of each support ``cols`` + j (j in ``js``) for real predictors: the regressions on the
+        distinct rows (the same loss as on the cells), all children in one batch of Newton steps
+        from the node's own regression with 0 for the new column, then the gap bound
+        (:func:`~riskformula.solver.support_points.batch_gap_bound`), each column scaled as
+        :func:`~riskformula.solver.support_points.real_lr_bound` does; −∞ where it does not close
+        (the child's own B5, with its separated cells dropped, is tried when it is searched).
+        Each child's regression is cached as its start."""
+        data = self.data
+        n = data.n
+        N = data.P + data.Q
+        out = np.full(len(js), -np.inf)
+        base = np.column_stack([np.ones(n), data.X[:, list(cols)].astype(float)])
+        e_base = np.r_[1.0, unit_scales(base[:, 1:], N)]
+        parent = self._lr_cache.get(cols)
+        start = parent[1] / e_base if parent is not None else None
+        # chunks of at most ~2·10⁶ design entries
+        step = max(1, 2_000_000 // max(1, n * (len(cols) + 2)))
+        for b0 in range(0, len(js), step):
+            part = js[b0:b0 + step]
+            new = data.X[:, part].astype(float).T  # children × rows
+            e_new = unit_scales(new.T, N)
+            U = np.empty((len(part), n, len(cols) + 2))
+            U[:, :, :-1] = base * e_base[None, :]
+            U[:, :, -1] = new * e_new[:, None]
+            th0 = None if start is None else np.column_stack([np.tile(start, (len(part), 1)), np.zeros(len(part))])
+            theta = kernels.regression(U, data.P, data.Q, self.leaf_iters, th0)
+            if theta is None:
+                theta = batch_regression(U, data.P, data.Q, self.leaf_iters)
+            out[b0:b0 + step] = batch_gap_bound(U, data.P, data.Q, theta, data.W)
+            self.lr_solves += len(part)
+            for k, j in enumerate(part):
+                if np.isfinite(out[b0 + k]) and len(self._lr_cache) < 1 << 16:
+                    self._lr_cache[cols + (int(j),)] = (float(out[b0 + k]), theta[k] * np.r_[e_base, e_new[k]])
+        return out
 
     def _grandchildren(self, cell: np.ndarray, n_cells: int, qs: np.ndarray, js: np.ndarray,
                        c0S: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

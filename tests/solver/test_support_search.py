@@ -109,14 +109,18 @@ def models_of(lo, hi, max_size, groups=(), min_size=0):
 
 # --- random problems ----------------------------------------------------------------------------
 
-def random_problem(seed: int, mode: str):
-    """A small random problem of one of five formulations (by seed): plain 0/1 items, a
-    threshold's nested cuts (one group choosing one cut, or several counted once), a factor's
+KINDS = ["binary", "cuts", "factor", "integer", "min_size", "rows", "real"]
+
+
+def random_problem(seed: int, mode: str, kind: str | None = None):
+    """A small random problem of one of seven formulations (by seed, or ``kind``): plain 0/1 items,
+    a threshold's nested cuts (one group choosing one cut, or several counted once), a factor's
     levels (mutually exclusive 0/1 columns, as one term or each its own), a small-integer column,
-    and min_size."""
+    min_size, rows on the support (not_both, implies, at_most), and real-valued columns (one of
+    them in the hundreds)."""
     rng = np.random.default_rng(7000 + seed)
     n = int(rng.integers(25, 90))
-    kind = ["binary", "cuts", "factor", "integer", "min_size", "rows"][seed % 6]
+    kind = kind or KINDS[seed % len(KINDS)]
     groups: list = []
     rules: list = []  # rows on the support: (coefficients per column, upper bound)
     min_size = 0
@@ -136,6 +140,13 @@ def random_problem(seed: int, mode: str):
         if seed % 2:
             groups = [((0, 1), None)]
         signal = np.array([-0.8, 0.4, 1.2])[lev]
+    elif kind == "real":
+        # real-valued columns (some values repeated, so cells hold several rows), one of them on a
+        # large scale, beside a 0/1 column
+        X = np.column_stack([np.round(rng.normal(0, 1, n), int(rng.integers(1, 3))),
+                             np.round(rng.gamma(2.0, 150.0, n), 1),
+                             (rng.random(n) < 0.5)]).astype(float)[:, : int(rng.integers(2, 4))]
+        signal = 0.9 * X[:, 0] + 0.004 * X[:, 1] - 1.0
     elif kind == "integer":
         X = np.column_stack([rng.integers(0, 3, n), (rng.random((n, int(rng.integers(1, 3)))) < 0.5)]).astype(float)
         signal = 0.7 * X[:, 0] - 0.7
@@ -172,8 +183,8 @@ def random_problem(seed: int, mode: str):
     return p, X, y, models, c0, scale
 
 
-def check(seed: int, mode: str):
-    p, X, y, models, c0, scale = random_problem(seed, mode)
+def check(seed: int, mode: str, kind: str | None = None):
+    p, X, y, models, c0, scale = random_problem(seed, mode, kind)
     assert why_not(p, mode == "fit") == ""
     rep = SupportSearch(p, mode == "fit", time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12,
                         beam=bool(seed % 2)).solve()
@@ -217,6 +228,21 @@ def test_fixed_scale_is_the_brute_force_optimum_more(seed, mode):
 @pytest.mark.parametrize("seed", range(18, 78))
 def test_every_scale_is_the_brute_force_optimum_more(seed):
     check(seed, "fit")
+
+
+@pytest.mark.parametrize("seed", range(1000, 1030))
+@pytest.mark.parametrize("mode", ["int", "real", "fit"])
+def test_real_predictors_are_the_brute_force_optimum(seed, mode):
+    # real-valued columns: B1 on rows with equal values, the regression's gap bound for B5, scores
+    # with their rounding bounds in B3 and B4 (no B2, no B7)
+    assert check(seed, mode, "real").settings["engine"] == "cells"
+
+
+@pytest.mark.slow  # 120 more real-valued problems (about 15 s)
+@pytest.mark.parametrize("seed", range(1030, 1070))
+@pytest.mark.parametrize("mode", ["int", "real", "fit"])
+def test_real_predictors_are_the_brute_force_optimum_more(seed, mode):
+    check(seed, mode, "real")
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -283,7 +309,9 @@ def test_what_the_support_search_does_not_take():
     weighted = RiskProblem(LogisticLoss(X, y, weights=[0.5, 1, 1, 1]), [-2, -2], [2, 2], max_size=1)
     assert "whole counts" in why_not(weighted, False)
     halves = RiskProblem(LogisticLoss(X / 2, y), [-2, -2], [2, 2], max_size=1)
-    assert "integers" in why_not(halves, False)
+    assert why_not(halves, False) == "" and CellData(halves.loss).real  # real values: taken
+    huge = RiskProblem(LogisticLoss(X * 2.0 ** 21, y), [-2, -2], [2, 2], max_size=1)
+    assert "2^20" in why_not(huge, False)
 
 
 def _frame(seed=3, n=160):
