@@ -212,10 +212,10 @@ def exact_track_split(name: str) -> pd.DataFrame:
     return out
 
 
-def exact_track_rows(scale, sets, ks, time_limit: float, c0: float | None = None) -> list[dict]:
+def exact_track_rows(scale, sets, ks, time_limit: float, c0: float | None = None, engine: str = "auto") -> list[dict]:
     """The 25 problems (``y ~ .``, points −5..5, size ≤ k) at ``scale`` with one process, at the
     package's default ``c0`` (1e-6 per item) or the one given (0: the exact track's own objective,
-    the loss alone within the size limit)."""
+    the loss alone within the size limit), with the engine ``engine`` (``SearchControl(engine=)``)."""
     rows = []
     # numba's compiled loops are loaded once per process (0.5–1 s from its disk cache) by the first
     # fit; loaded here, untimed, so that the first problem's time is its own
@@ -233,7 +233,7 @@ def exact_track_rows(scale, sets, ks, time_limit: float, c0: float | None = None
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", rf.OptimalityGapWarning)
                 m = rf.risk_score("y ~ .", df, max_size=k, coef_range=(-5, 5), scale=scale, time_limit=time_limit,
-                                  n_jobs=1, progress=False, **({} if c0 is None else {"c0": c0}))
+                                  n_jobs=1, progress=False, engine=engine, **({} if c0 is None else {"c0": c0}))
             wall = time.perf_counter() - t0
             engine = "supports" if (m.solver.settings or {}).get("engine") == "cells" else "tree"
             rows.append({"set": name, "k": k, "engine": engine, "status": m.status, "time (s)": f"{wall:.2f}",
@@ -264,6 +264,9 @@ def main(argv=None) -> None:
                     help="with --exact-track: the model sizes")
     ap.add_argument("--c0", type=float, help="with --exact-track: the penalty per item (default: the package's, "
                     "1e-6; 0 is the exact track's own objective, the loss alone within the size limit)")
+    ap.add_argument("--engine", choices=("auto", "supports", "tree"), default="auto",
+                    help="with --exact-track: the search engine (default auto; supports: the support search to the "
+                    "time limit, e.g. spambase's real-valued columns)")
     args = ap.parse_args(argv)
     global N_JOBS
     N_JOBS = args.n_jobs
@@ -273,9 +276,10 @@ def main(argv=None) -> None:
     load0 = os.getloadavg()
     if args.exact_track:
         rows = exact_track_rows("fit" if args.exact_track == "fit" else 1, args.sets, args.ks, 60 * args.time_scale,
-                                args.c0)
+                                args.c0, args.engine)
         print(f"riskformula {rf.__version__} from {os.path.dirname(rf.__file__)}; started {start}; exact track's "
               f"problems at scale={args.exact_track!r}, c0 {'1e-06 (default)' if args.c0 is None else args.c0:}, "
+              f"engine {args.engine!r}, "
               f"time limit {60 * args.time_scale:g} s, one process; "
               f"{kernels_note()}; load average {load0[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")
         print(tabulate(pd.DataFrame(rows), headers="keys", tablefmt=args.format, showindex=False))
