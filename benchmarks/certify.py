@@ -235,8 +235,8 @@ def exact_track_rows(scale, sets, ks, time_limit: float, c0: float | None = None
                 m = rf.risk_score("y ~ .", df, max_size=k, coef_range=(-5, 5), scale=scale, time_limit=time_limit,
                                   n_jobs=1, progress=False, engine=engine, **({} if c0 is None else {"c0": c0}))
             wall = time.perf_counter() - t0
-            engine = "supports" if (m.solver.settings or {}).get("engine") == "cells" else "tree"
-            rows.append({"set": name, "k": k, "engine": engine, "status": m.status, "time (s)": f"{wall:.2f}",
+            used = "supports" if (m.solver.settings or {}).get("engine") == "cells" else "tree"
+            rows.append({"set": name, "k": k, "engine": used, "status": m.status, "time (s)": f"{wall:.2f}",
                          "gap": f"{100 * m.gap:.3g}%", "loss": f"{m.loss:.8f}", "exact track loss": f"{known[i]:.8f}",
                          "loss − known": f"{m.loss - known[i]:+.2e}",
                          "exact track s": "—" if secs[i] is None else f"{secs[i]:g}",

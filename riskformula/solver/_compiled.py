@@ -176,14 +176,13 @@ def _newton_direction(H, ridge, g, free, L, d):
 
 
 @njit
-def regression(U, P, Q, iters, theta, use_start):
+def regression(U, PP, QQ, iters, theta, use_start):
     """Damped Newton for the logistic regressions of the cell counts on each design U[v] (the
     point of :func:`riskformula.solver.support_points.batch_regression`: the same steps, ridge,
     clipping, halving line search and stopping rule), into ``theta`` (V × p); with ``use_start``
-    from ``theta``'s rows where they beat the intercept-only model."""
+    from ``theta``'s rows where they beat the intercept-only model.  The counts ``PP``, ``QQ`` are
+    one row shared by every design (1 × C) or one row per design (V × C)."""
     V, C, p = U.shape
-    Pt, Qt = P.sum(), Q.sum()
-    c0 = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
     g = np.empty(p)
     H = np.empty((p, p))
     L = np.empty((p, p))
@@ -193,6 +192,10 @@ def regression(U, P, Q, iters, theta, use_start):
     for v in range(V):
         u = U[v]
         th = theta[v]
+        P = PP[v] if PP.shape[0] > 1 else PP[0]
+        Q = QQ[v] if QQ.shape[0] > 1 else QQ[0]
+        Pt, Qt = P.sum(), Q.sum()
+        c0 = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
         t[:] = 0.0
         t[0] = c0
         f = _regression_loss(u, P, Q, t)
@@ -208,12 +211,14 @@ def regression(U, P, Q, iters, theta, use_start):
             g[:] = 0.0
             H[:, :] = 0.0
             for i in range(C):
+                n = P[i] + Q[i]
+                if n == 0.0:
+                    continue  # an empty row (padding): no term
                 z = 0.0
                 for j in range(p):
                     z += u[i, j] * th[j]
                 e = math.exp(-abs(z))
                 sig = 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
-                n = P[i] + Q[i]
                 r = n * sig - P[i]
                 w = n * sig * (1.0 - sig)
                 for j in range(p):
@@ -249,6 +254,8 @@ def regression(U, P, Q, iters, theta, use_start):
 def _regression_loss(u, P, Q, th):
     f = 0.0
     for i in range(u.shape[0]):
+        if P[i] + Q[i] == 0.0:
+            continue  # an empty row (padding): its term is 0
         z = 0.0
         for j in range(u.shape[1]):
             z += u[i, j] * th[j]
@@ -636,3 +643,84 @@ def lr_dual(Xi, P, Q, theta, unit, lo_x, mult):
         mu = k[c] / unit if ok else 0.0
         t += _h(P[c] + mu, Q[c] - mu)
     return ok, t
+
+
+@njit
+def gap_bound(U, PP, QQ, theta, radii, EPS, out):
+    """The gap bound of :func:`riskformula.solver.support_points.batch_gap_bound` for each design
+    U[v] at θ[v] (loss sums, before the division by W; −inf where no radius closes it), into
+    ``out``: the same terms and margins, rows of zero weight skipped (their terms are 0), λ_min
+    from LAPACK's symmetric eigensolver as there."""
+    V, C, p = U.shape
+    g = np.empty(p)
+    H = np.empty((p, p))
+    for v in range(V):
+        u = U[v]
+        th = theta[v]
+        P = PP[v] if PP.shape[0] > 1 else PP[0]
+        Q = QQ[v] if QQ.shape[0] > 1 else QQ[0]
+        f = 0.0
+        lip = 0.0
+        gerr = 0.0
+        nu = 0.0
+        g[:] = 0.0
+        for i in range(C):
+            n = P[i] + Q[i]
+            if n == 0.0:
+                continue
+            z = 0.0
+            za = 0.0
+            un = 0.0
+            for j in range(p):
+                z += u[i, j] * th[j]
+                za += abs(u[i, j]) * abs(th[j])
+                un += u[i, j] * u[i, j]
+            un = math.sqrt(un)
+            zerr = 4 * (p + 2) * EPS * za
+            e = math.exp(-abs(z))
+            f += n * math.log1p(e) + P[i] * max(-z, 0.0) + Q[i] * max(z, 0.0)
+            sig = 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
+            r = n * sig - P[i]
+            for j in range(p):
+                g[j] += r * u[i, j]
+            lip += zerr * max(P[i], Q[i])
+            gerr += zerr * un * n
+            nu += un * n
+        F_lo = f * (1 - 8 * (C + 8) * EPS) - lip * (1 + 4 * EPS)
+        gn = 0.0
+        for j in range(p):
+            gn += g[j] * g[j]
+        G = math.sqrt(gn) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * nu + 0.25 * gerr * (1 + 4 * EPS)
+        best = -np.inf
+        for R in radii:
+            H[:, :] = 0.0
+            for i in range(C):
+                n = P[i] + Q[i]
+                if n == 0.0:
+                    continue
+                z = 0.0
+                za = 0.0
+                un = 0.0
+                for j in range(p):
+                    z += u[i, j] * th[j]
+                    za += abs(u[i, j]) * abs(th[j])
+                    un += u[i, j] * u[i, j]
+                t = abs(z) + 4 * (p + 2) * EPS * za + R * math.sqrt(un) * (1 + 4 * EPS)
+                e = math.exp(-t)
+                w = n * e / (1.0 + e) ** 2 * (1 - 16 * EPS)
+                for j in range(p):
+                    for k in range(j + 1):
+                        H[j, k] += w * u[i, j] * u[i, k]
+            tr = 0.0
+            for j in range(p):
+                tr += H[j, j]
+                for k in range(j):
+                    H[k, j] = H[j, k]
+            lam = np.linalg.eigvalsh(H)[0]
+            mu = lam - 16 * (C + 10 * p + 10) * EPS * tr
+            if mu > 0 and R * mu >= 2 * G:
+                drop = G * G / (2 * mu) * (1 + 8 * EPS)
+                val = F_lo - drop
+                val = val - 4 * EPS * max(abs(F_lo), drop)
+                best = max(best, val)
+        out[v] = best

@@ -470,8 +470,10 @@ def _raise_real_sum(k: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarray
     """Move whole grid units in ``k`` (in place) from low-scored cells with room below to
     high-scored ones with room above, the extremes first, until Σ k_c s_c has risen by a little
     more than ``need`` or no pair is left; each move keeps Σ k_c and the boxes −P ≤ μ ≤ Q."""
-    up = [int(c) for c in np.argsort(-s, kind="stable") if Qi[c] - k[c] > 0]
-    down = [int(c) for c in np.argsort(s, kind="stable") if k[c] + Pi[c] > 0]
+    order = np.argsort(-s, kind="stable")
+    up = order[(Qi - k)[order] > 0].tolist()
+    order = order[::-1]
+    down = order[(k + Pi)[order] > 0].tolist()
     i = j = 0
     need = need * (1 + 1e-6) + 1.0
     while need > 0 and i < len(up) and j < len(down):

@@ -78,7 +78,7 @@ def _load() -> dict | None:
                 "regression": _compiled.regression, "children_ones": _compiled.children_ones,
                 "pairs": _compiled.pairs, "box_fit": _compiled.box_fit,
                 "grandchildren_rows": _compiled.grandchildren_rows,
-                "lr_dual": _compiled.lr_dual}
+                "lr_dual": _compiled.lr_dual, "gap_bound": _compiled.gap_bound}
     return _KERNELS
 
 
@@ -147,14 +147,29 @@ def raise_score_sum(k_: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarra
 def regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int, start: np.ndarray | None = None):
     """The compiled point of :func:`riskformula.solver.support_points.batch_regression` (and of
     :func:`riskformula.solver.cells.lr_bound`'s regression), from ``start`` (V × p) where it beats
-    the intercept-only model, or None without the kernels."""
+    the intercept-only model, or None without the kernels.  ``P``, ``Q``: the counts of the C rows
+    of every design (length C) or of each design (V × C)."""
     k = compiled()
     if k is None:
         return None
     theta = np.empty((U.shape[0], U.shape[2])) if start is None else np.array(start, dtype=float)
-    k["regression"](np.ascontiguousarray(U, dtype=float), np.ascontiguousarray(P, dtype=float),
-                    np.ascontiguousarray(Q, dtype=float), int(iters), theta, start is not None)
+    P2 = np.ascontiguousarray(np.atleast_2d(P), dtype=float)
+    Q2 = np.ascontiguousarray(np.atleast_2d(Q), dtype=float)
+    k["regression"](np.ascontiguousarray(U, dtype=float), P2, Q2, int(iters), theta, start is not None)
     return theta
+
+
+def gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray, radii) -> np.ndarray | None:
+    """The gap bounds of :func:`riskformula.solver.support_points.batch_gap_bound` as loss sums
+    (−inf where none closes), compiled, or None without the kernels."""
+    k = compiled()
+    if k is None:
+        return None
+    out = np.empty(U.shape[0])
+    k["gap_bound"](np.ascontiguousarray(U, dtype=float), np.ascontiguousarray(np.atleast_2d(P), dtype=float),
+                   np.ascontiguousarray(np.atleast_2d(Q), dtype=float), np.ascontiguousarray(theta, dtype=float),
+                   np.asarray(radii, dtype=float), float(np.finfo(float).eps), out)
+    return out
 
 
 def children_ones(cell: np.ndarray, n_cells: int, cols, ptr: np.ndarray, ones: np.ndarray, P: np.ndarray,
@@ -255,6 +270,9 @@ def warm_up() -> float | None:
     U = np.stack([np.c_[np.ones(3), S[0]], np.c_[np.ones(3), S[1]]])
     regression(U, P, Q, 5)
     regression(U, P, Q, 5, np.zeros((2, 2)))
+    regression(U, np.stack([P, Q]), np.stack([Q, P]), 5, np.zeros((2, 2)))
+    gap_bound(U, P, Q, np.zeros((2, 2)), (0.5, 2.0))
+    gap_bound(U, np.stack([P, Q]), np.stack([Q, P]), np.zeros((2, 2)), (0.5, 2.0))
     cell = np.array([0, 0, 1], dtype=np.int64)
     children_ones(cell, 2, [0], np.array([0, 2], dtype=np.int64), np.array([0, 2], dtype=np.int64), P, Q,
                   np.array([3.0, 0.0]), np.array([1.0, 3.0]))

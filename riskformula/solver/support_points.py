@@ -53,13 +53,12 @@ integers, so U, P, Q and N are exact.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from scipy.special import expit
 
 from . import kernels
-from .cells import EPS, cell_losses
+from .cells import EPS
 
 __all__ = ["batch_regression", "batch_gap_bound", "canonical", "independent_columns", "prefix_bounds", "real_lr_bound",
            "RADII"]
@@ -74,25 +73,33 @@ def _logits(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
 
 
 def _values(U: np.ndarray, theta: np.ndarray, P: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    """The regressions' losses at θ (the line search's values; no bound reads them)."""
+    """The regressions' losses at θ (the line search's values; no bound reads them); ``P``, ``Q``
+    shared (1 × C) or per design (V × C)."""
     z = _logits(U, theta)
-    return cell_losses(z, P, Q)
+    return ((P + Q) * np.log1p(np.exp(-np.abs(z))) + P * np.maximum(-z, 0.0) + Q * np.maximum(z, 0.0)).sum(axis=1)
+
+
+def _pick(A: np.ndarray, idx) -> np.ndarray:
+    """Rows ``idx`` of per-design counts (V × C), or the shared row (1 × C) as it is."""
+    return A if A.shape[0] == 1 else A[idx]
 
 
 def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 30) -> np.ndarray:
-    """Real coefficients θ (V × p) of the logistic regressions of the cell counts P, Q on each
-    design U[v] (V × C × p, the intercept column first): damped Newton steps with a small ridge on
-    the Hessian and a halving line search, from the intercept-only model.  Only a point: the
-    bound is :func:`batch_gap_bound`'s.  Compiled by :mod:`riskformula.solver.kernels` when numba
-    is installed."""
+    """Real coefficients θ (V × p) of the logistic regressions of the cell counts P, Q (length C,
+    or V × C: each design its own) on each design U[v] (V × C × p, the intercept column first):
+    damped Newton steps with a small ridge on the Hessian and a halving line search, from the
+    intercept-only model.  Only a point: the bound is :func:`batch_gap_bound`'s.  Compiled by
+    :mod:`riskformula.solver.kernels` when numba is installed."""
     fast = kernels.regression(U, P, Q, iters)
     if fast is not None:
         return fast
     V, C, p = U.shape
+    P, Q = np.atleast_2d(P).astype(float), np.atleast_2d(Q).astype(float)
     N = P + Q
     theta = np.zeros((V, p))
-    Pt, Qt = float(P.sum()), float(Q.sum())
-    theta[:, 0] = math.log(Pt / Qt) if Pt > 0 and Qt > 0 else 0.0
+    Pt, Qt = P.sum(axis=1), Q.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        theta[:, 0] = np.where((Pt > 0) & (Qt > 0), np.log(np.where(Pt > 0, Pt, 1.0) / np.where(Qt > 0, Qt, 1.0)), 0.0)
     f = _values(U, theta, P, Q)
     active = np.arange(V)
     eye = np.eye(p)
@@ -100,11 +107,12 @@ def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 3
         if not len(active):
             break
         Ua, ta = U[active], theta[active]
+        Pa, Qa, Na = _pick(P, active), _pick(Q, active), _pick(N, active)
         z = _logits(Ua, ta)
         sig = expit(z)
         Ut = Ua.transpose(0, 2, 1)
-        g = np.matmul(Ut, (N[None, :] * sig - P[None, :])[:, :, None])[:, :, 0]
-        w = N[None, :] * sig * (1.0 - sig)
+        g = np.matmul(Ut, (Na * sig - Pa)[:, :, None])[:, :, 0]
+        w = Na * sig * (1.0 - sig)
         H = np.matmul(Ut, Ua * w[:, :, None])
         H += (1e-10 * (1.0 + np.trace(H, axis1=1, axis2=2)))[:, None, None] * eye
         try:
@@ -119,7 +127,7 @@ def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 3
         todo = np.arange(len(active))
         for _ in range(25):
             tt = ta[todo] + step[todo, None] * d[todo]
-            tf = _values(Ua[todo], tt, P, Q)
+            tf = _values(Ua[todo], tt, _pick(Pa, todo), _pick(Qa, todo))
             better = tf < fa[todo]
             idx = todo[better]
             nt[idx], nf[idx], moved[idx] = tt[better], tf[better], True
@@ -137,24 +145,29 @@ def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 3
 def batch_gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray, W: float,
                     radii=RADII) -> np.ndarray:
     """B7 per design U[v] at the point θ[v] (module docstring): a mean loss, rounded down, below
-    the regression's minimum; −∞ where no radius closes the bound."""
+    the regression's minimum; −∞ where no radius closes the bound.  ``P``, ``Q``: the counts of
+    the C rows of every design (length C) or of each (V × C; zero rows pad a design)."""
     V, C, p = U.shape
+    fast = kernels.gap_bound(U, P, Q, theta, radii)
+    if fast is not None:
+        return np.where(np.isfinite(fast), np.maximum(fast, 0.0) / W * (1 - 4 * EPS), -np.inf)
+    P, Q = np.atleast_2d(P).astype(float), np.atleast_2d(Q).astype(float)
     N = P + Q
     z = _logits(U, theta)
     zerr = 4 * (p + 2) * EPS * _logits(np.abs(U), np.abs(theta))
-    f = (P[None, :] * np.logaddexp(0.0, -z) + Q[None, :] * np.logaddexp(0.0, z)).sum(axis=1)
-    F_lo = f * (1 - 8 * (C + 8) * EPS) - (zerr * np.maximum(P, Q)[None, :]).sum(axis=1) * (1 + 4 * EPS)
+    f = (P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)).sum(axis=1)
+    F_lo = f * (1 - 8 * (C + 8) * EPS) - (zerr * np.maximum(P, Q)).sum(axis=1) * (1 + 4 * EPS)
     unorm = np.sqrt((U * U).sum(axis=2))  # V × C
     Ut = U.transpose(0, 2, 1)
-    g = np.matmul(Ut, (N[None, :] * expit(z) - P[None, :])[:, :, None])[:, :, 0]
-    G = np.sqrt((g * g).sum(axis=1)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * (unorm * N[None, :]).sum(axis=1) \
-        + 0.25 * (zerr * unorm * N[None, :]).sum(axis=1) * (1 + 4 * EPS)
+    g = np.matmul(Ut, (N * expit(z) - P)[:, :, None])[:, :, 0]
+    G = np.sqrt((g * g).sum(axis=1)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * (unorm * N).sum(axis=1) \
+        + 0.25 * (zerr * unorm * N).sum(axis=1) * (1 + 4 * EPS)
     best = np.full(V, -np.inf)
     for R in radii:
         t = np.abs(z) + zerr + R * unorm * (1 + 4 * EPS)
         e = np.exp(-t)
         sp = e / (1.0 + e) ** 2 * (1 - 16 * EPS)
-        H = np.matmul(Ut, U * (N[None, :] * sp)[:, :, None])
+        H = np.matmul(Ut, U * (N * sp)[:, :, None])
         try:
             lam = np.linalg.eigvalsh(H)[:, 0]
         except np.linalg.LinAlgError:

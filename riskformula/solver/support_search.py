@@ -181,7 +181,7 @@ class SupportSearch:
         far (supports scored or ruled out, of the most the tree can hold) projects the whole within
         ``time_limit`` (elapsed × total / done); otherwise it stops with status ``"too_large"``
         (the caller hands over).  None: no checkpoint.  The early give-up (:attr:`give_up`) waits
-        for 40 % of the smaller of the two.
+        for 40 % of the smaller of the two (25 % with real-valued columns).
     """
 
     def __init__(self, problem: RiskProblem, fitted: bool, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
@@ -208,6 +208,13 @@ class SupportSearch:
         self.projection_after = max(1.0, 0.4 * min(self.time_limit, self.checkpoint or math.inf))
         self.give_up = 30.0
         self.data = CellData(problem.loss)
+        if self.data.real:
+            # real predictors: every support is bounded by a regression, at a steady cost per
+            # support, so the projection settles once the start is over (spambase at size 4: 11×
+            # the limit from 10 s to 47 s; at size 3, which finishes in 40 s, 1.2-1.4× from 15 s):
+            # it is read after 25 % of the time and allows 3×
+            self.projection_after = max(1.0, 0.25 * min(self.time_limit, self.checkpoint or math.inf))
+            self.give_up = 3.0
         d = problem.d
         self.c0 = np.asarray(problem.c0, dtype=float)
         self.values = [np.array([v for v in range(int(problem.coef_lower[j]), int(problem.coef_upper[j]) + 1) if v],
@@ -233,9 +240,10 @@ class SupportSearch:
         #: Newton steps of the children's batched regressions (:meth:`_leaf_regressions`): from the
         #: parent's point a few steps give a gap bound that rules most children out; a child it does
         #: not is bounded again with :attr:`lr_iters` steps when it is searched
-        self.leaf_iters = 4
+        self.leaf_iters = 10
         #: supports whose listing waits (bound, tie-break, columns, c0 sum): see :meth:`_listings`
         self._deferred: list = []
+        self._off: tuple | None = None  # each column's most frequent value and other rows (_leaf_regressions)
         self.root_bound = 0.0
         #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
         self.first_steps = 4
@@ -868,7 +876,7 @@ class SupportSearch:
                     # real predictors, children that are leaves: their regressions' gap bounds at
                     # once, in place of B1 (rows with real values are nearly all distinct, so B1 is
                     # near 0 there; B1 ≤ B5 anyway, both bounding every real point vector)
-                    own_b = np.maximum(self._leaf_regressions(cols, js), 0.0)
+                    own_b = np.maximum(self._leaf_regressions(cols, js, cell, n_cells), 0.0)
                 else:
                     own_b = leaves if leaves is not None else data.children_saturated(cell, n_cells, js.tolist())
                 sub_b = own_b.copy()
@@ -911,41 +919,93 @@ class SupportSearch:
             deferred.clear()
         return status
 
-    def _leaf_regressions(self, cols: tuple, js: np.ndarray) -> np.ndarray:
-        """B5 of each support ``cols`` + j (j in ``js``) for real predictors: the regressions on the
-        distinct rows (the same loss as on the cells), all children in one batch of Newton steps
-        from the node's own regression with 0 for the new column, then the gap bound
-        (:func:`~riskformula.solver.support_points.batch_gap_bound`), each column scaled as
+    def _leaf_regressions(self, cols: tuple, js: np.ndarray, cell: np.ndarray | None = None,
+                          n_cells: int = 1) -> np.ndarray:
+        """B5 of each support ``cols`` + j (j in ``js``) for real predictors, all children in one
+        batch of Newton steps from the node's own regression with 0 for the new column, then the
+        gap bound (:func:`~riskformula.solver.support_points.batch_gap_bound`), each column scaled as
         :func:`~riskformula.solver.support_points.real_lr_bound` does; −∞ where it does not close
         (the child's own B5, with its separated cells dropped, is tried when it is searched).
-        Each child's regression is cached as its start."""
+        Each child's design is the node's cells (``cell``, ``n_cells``) for its rows where column j
+        takes its most frequent value (rows that then agree on every column of the child, merged
+        exactly), and its other rows one by one: mostly far fewer than the rows.  Each child's
+        regression is cached as its start."""
         data = self.data
-        n = data.n
-        N = data.P + data.Q
+        if cell is None:
+            cell = np.zeros(data.n, dtype=np.int64)
+        if self._off is None:
+            self._off = self._off_mode()
+        modes, off_rows = self._off
+        Xc, Pc, Qc = support_cells(data, cell, n_cells, cols)
+        s = len(cols)
         out = np.full(len(js), -np.inf)
-        base = np.column_stack([np.ones(n), data.X[:, list(cols)].astype(float)])
-        e_base = np.r_[1.0, unit_scales(base[:, 1:], N)]
         parent = self._lr_cache.get(cols)
-        start = parent[1] / e_base if parent is not None else None
-        # chunks of at most ~2·10⁶ design entries
-        step = max(1, 2_000_000 // max(1, n * (len(cols) + 2)))
-        for b0 in range(0, len(js), step):
-            part = js[b0:b0 + step]
-            new = data.X[:, part].astype(float).T  # children × rows
-            e_new = unit_scales(new.T, N)
-            U = np.empty((len(part), n, len(cols) + 2))
-            U[:, :, :-1] = base * e_base[None, :]
-            U[:, :, -1] = new * e_new[:, None]
-            th0 = None if start is None else np.column_stack([np.tile(start, (len(part), 1)), np.zeros(len(part))])
-            theta = kernels.regression(U, data.P, data.Q, self.leaf_iters, th0)
+        # the children in order of their designs' lengths, so that a batch pads little
+        by_len = np.argsort([len(off_rows[j]) for j in js], kind="stable")
+        js_sorted = js[by_len]
+        per = n_cells + np.array([len(off_rows[j]) for j in js_sorted], dtype=np.int64)
+        found = np.full(len(js), -np.inf)
+        budget = 2_000_000 // (s + 2)
+        b0 = 0
+        while b0 < len(js):
+            # as many children as fit in about 2·10⁶ design entries (at least one)
+            b1 = b0 + 1
+            while b1 < len(js) and (b1 + 1 - b0) * int(per[b1]) <= budget:
+                b1 += 1
+            part = js_sorted[b0:b1]
+            V, C = len(part), int(per[b1 - 1])
+            U = np.zeros((V, C, s + 2))
+            P2, Q2 = np.zeros((V, C)), np.zeros((V, C))
+            for k, jj in enumerate(part):
+                off = off_rows[jj]
+                m = len(off)
+                U[k, :n_cells, 0] = 1.0
+                U[k, :n_cells, 1:-1] = Xc
+                U[k, :n_cells, -1] = modes[jj]
+                P2[k, :n_cells] = Pc - np.bincount(cell[off], weights=data.P[off], minlength=n_cells)
+                Q2[k, :n_cells] = Qc - np.bincount(cell[off], weights=data.Q[off], minlength=n_cells)
+                U[k, n_cells:n_cells + m, 0] = 1.0
+                U[k, n_cells:n_cells + m, 1:-1] = data.X[np.ix_(off, list(cols))]
+                U[k, n_cells:n_cells + m, -1] = data.X[off, jj]
+                P2[k, n_cells:n_cells + m] = data.P[off]
+                Q2[k, n_cells:n_cells + m] = data.Q[off]
+            # the counts are whole numbers: the differences above are exact (and ≥ 0)
+            np.maximum(P2, 0.0, out=P2)
+            np.maximum(Q2, 0.0, out=Q2)
+            N2 = P2 + Q2
+            e = np.ones((V, s + 2))
+            for k in range(V):
+                e[k, 1:] = unit_scales(U[k, :, 1:], N2[k])
+            U *= e[:, None, :]
+            th0 = None
+            if parent is not None:
+                th0 = np.column_stack([np.tile(parent[1], (V, 1)), np.zeros(V)]) / e
+            theta = kernels.regression(U, P2, Q2, self.leaf_iters, th0)
             if theta is None:
-                theta = batch_regression(U, data.P, data.Q, self.leaf_iters)
-            out[b0:b0 + step] = batch_gap_bound(U, data.P, data.Q, theta, data.W)
-            self.lr_solves += len(part)
-            for k, j in enumerate(part):
-                if np.isfinite(out[b0 + k]) and len(self._lr_cache) < 1 << 16:
-                    self._lr_cache[cols + (int(j),)] = (float(out[b0 + k]), theta[k] * np.r_[e_base, e_new[k]])
+                theta = batch_regression(U, P2, Q2, self.leaf_iters)
+            found[b0:b1] = batch_gap_bound(U, P2, Q2, theta, data.W)
+            self.lr_solves += V
+            for k, jj in enumerate(part):
+                if np.isfinite(found[b0 + k]) and len(self._lr_cache) < 1 << 16:
+                    self._lr_cache[cols + (int(jj),)] = (float(found[b0 + k]), theta[k] * e[k])
+            b0 = b1
+        out[by_len] = found
         return out
+
+    def _off_mode(self) -> tuple[np.ndarray, list]:
+        """Per column, its most frequent value among the rows (by count) and the rows where it
+        takes another value (see :meth:`_leaf_regressions`)."""
+        data = self.data
+        N = data.P + data.Q
+        modes = np.zeros(data.d)
+        off = []
+        for j in range(data.d):
+            counts = np.bincount(data.codes[j], weights=N)
+            code = int(np.argmax(counts)) if len(counts) else 0
+            rows = np.flatnonzero(data.codes[j] != code)
+            modes[j] = data.X[data.codes[j] == code][0, j] if len(rows) < data.n else 0.0
+            off.append(rows)
+        return modes, off
 
     def _grandchildren(self, cell: np.ndarray, n_cells: int, qs: np.ndarray, js: np.ndarray,
                        c0S: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -207,3 +207,42 @@ def test_a_round_cut_short_returns_its_subtrees_whole():
     # no time: nothing searched, nothing recorded, every subtree handed back
     assert back["nodes"] == 0 and back["discarded"] == math.inf
     assert [e[3] for e in back["stack"]] == [e[3] for e in stack]
+
+
+def _real_designs(seed: int):
+    """Designs [1, real columns] with per-design counts (some rows empty: padding), as the
+    batched children of a real-valued node."""
+    rng = np.random.default_rng(300 + seed)
+    V, C, s = int(rng.integers(1, 6)), int(rng.integers(8, 60)), int(rng.integers(1, 4))
+    U = np.concatenate([np.ones((V, C, 1)), np.round(rng.gamma(1.5, 2.0, (V, C, s)), 2)], axis=2)
+    P = rng.integers(0, 4, (V, C)).astype(float)
+    Q = rng.integers(0, 4, (V, C)).astype(float)
+    pad = rng.random((V, C)) < 0.2
+    P[pad] = Q[pad] = 0.0
+    U[pad] = 0.0
+    return U, P, Q
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_gap_bound_with_counts_per_design_is_below_the_regression_and_compiled_agrees(seed, monkeypatch):
+    from riskformula.solver import kernels
+    from scipy.optimize import minimize
+    U, P, Q = _real_designs(seed)
+    W = float(P.sum() + Q.sum())
+    theta = batch_regression(U, P, Q, iters=40)
+    b = batch_gap_bound(U, P, Q, theta, W)
+    for v in range(len(U)):
+        def F(t, v=v):
+            z = U[v] @ t
+            return float(P[v] @ np.logaddexp(0, -z) + Q[v] @ np.logaddexp(0, z))
+        best = minimize(F, theta[v], method="BFGS", options={"gtol": 1e-12}).fun
+        assert b[v] <= min(best, F(theta[v])) / W + 1e-15
+        if np.isfinite(b[v]):
+            assert b[v] >= min(best, F(theta[v])) / W - 1e-6
+    # the numpy path (no kernels) gives the same bounds
+    if kernels.compiled() is not None:
+        monkeypatch.setattr(kernels, "gap_bound", lambda *a, **k: None)
+        b_np = batch_gap_bound(U, P, Q, theta, W)
+        assert np.array_equal(np.isfinite(b), np.isfinite(b_np))
+        fin = np.isfinite(b)
+        assert np.allclose(b[fin], b_np[fin], rtol=1e-10, atol=1e-14)
