@@ -37,6 +37,19 @@ groups' ``max_used`` allow.  Every support appears once.  At a node:
    one bound and never pushed, each earlier child gets the bound of the nearest computed position
    at or before its own, and only those earlier children get their own supports' B1.
 
+**Real-valued columns.**  Rows with real (not whole) values rarely share cells, so B1 is near 0
+there and prunes little.  Each support is then bounded by its logistic regression (B5 by the
+strong-convexity gap bound of :mod:`riskformula.solver.support_points` at the regression's Newton
+point, every column scaled by a power of two: :func:`~riskformula.solver.support_points.real_lr_bound`),
+a node's children that are leaves all at once (:meth:`SupportSearch._leaf_regressions`), and the
+columns are ordered by that bound alone.  The bounds that need exact scores are not used (B2 groups
+cells by equal scores, B7's designs hold computed scores); B3 and B4 take each computed score's
+rounding bound (:func:`~riskformula.solver.cells.scores`).  For every scale > 0 (and not in a
+worker's round) the listing of each support is put off, after the whole vectors along its
+regression's ray, until the rest of the tree is bounded; the supports left are then listed least
+bound first (:meth:`SupportSearch._listings`): the regression's bound is close to a support's
+best, so the first listings give the incumbent that rules out the rest.
+
 **Certificate.**  Every risk score of the class has one support; the search either scored it,
 or discarded a set holding it with a proven bound (each recorded).  The lower bound is the least
 of the incumbent and every recorded bound, so no risk score of the class has a lower objective.
@@ -1000,11 +1013,10 @@ class SupportSearch:
         modes = np.zeros(data.d)
         off = []
         for j in range(data.d):
-            counts = np.bincount(data.codes[j], weights=N)
-            code = int(np.argmax(counts)) if len(counts) else 0
-            rows = np.flatnonzero(data.codes[j] != code)
-            modes[j] = data.X[data.codes[j] == code][0, j] if len(rows) < data.n else 0.0
-            off.append(rows)
+            code = int(np.argmax(np.bincount(data.codes[j], weights=N))) if data.n else 0
+            at = data.codes[j] == code
+            modes[j] = data.X[int(np.argmax(at)), j] if data.n else 0.0
+            off.append(np.flatnonzero(~at))
         return modes, off
 
     def _grandchildren(self, cell: np.ndarray, n_cells: int, qs: np.ndarray, js: np.ndarray,

@@ -246,3 +246,37 @@ def test_gap_bound_with_counts_per_design_is_below_the_regression_and_compiled_a
         assert np.array_equal(np.isfinite(b), np.isfinite(b_np))
         fin = np.isfinite(b)
         assert np.allclose(b[fin], b_np[fin], rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_leaf_regressions_bound_each_child_below_its_regression(seed):
+    # a node's children bounded in one batch (designs of the node's cells plus each child's rows
+    # off its most frequent value): each bound is at most the child's regression minimum, found
+    # here by BFGS on the raw rows, and close to it where it closes
+    from scipy.optimize import minimize
+    rng = np.random.default_rng(500 + seed)
+    n, d = int(rng.integers(40, 120)), 5
+    X = np.column_stack([np.where(rng.random(n) < 0.6, 0.0, np.round(rng.gamma(2.0, 1.5, n), 1)) for _ in range(d)])
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ rng.normal(0, 0.6, d) - 0.5)))).astype(int)
+    y[0], y[1] = 0, 1
+    p = RiskProblem(LogisticLoss(X, y), np.full(d, -3.0), np.full(d, 3.0), max_size=3)
+    s = SupportSearch(p, True, beam=False)
+    assert s.data.real
+    cols = tuple(int(j) for j in rng.choice(d, int(rng.integers(0, 3)), replace=False))
+    js = np.array([j for j in range(d) if j not in cols], dtype=np.intp)
+    cell, n_cells = s.data.partition(cols)
+    bounds = s._leaf_regressions(cols, js, cell, n_cells)
+    closed = 0
+    for b, j in zip(bounds, js):
+        U = np.column_stack([np.ones(n), X[:, list(cols) + [int(j)]]])
+
+        def F(t, U=U):
+            z = U @ t
+            return float(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z))))
+        best = min(minimize(F, np.zeros(U.shape[1]), method="BFGS", options={"gtol": 1e-12}).fun,
+                   F(s._lr_cache[cols + (int(j),)][1]) if cols + (int(j),) in s._lr_cache else np.inf)
+        assert b <= best + 1e-15
+        if np.isfinite(b):
+            closed += 1
+            assert b >= best - 1e-4
+    assert closed >= 1
