@@ -250,9 +250,11 @@ class SupportSearch:
         #: Newton steps of B5's regression (12 reach a decrement below 10⁻¹⁰ of the loss on the
         #: exact track's problems; fewer steps only weaken the bound, never invalidate it)
         self.lr_iters = 12
-        #: Newton steps of the children's batched regressions (:meth:`_leaf_regressions`): from the
-        #: parent's point a few steps give a gap bound that rules most children out; a child it does
-        #: not is bounded again with :attr:`lr_iters` steps when it is searched
+        #: Newton steps of the children's batched regressions (:meth:`_leaf_regressions`), from the
+        #: parent's point: on spambase at size 3, 10 steps rule out all but about 1 100 of 29 000
+        #: children (4 steps: 18 000 pass and are bounded one by one, 80 s against 68 s in all with
+        #: a first, row-by-row batch); a child they do not rule out is bounded again with
+        #: :attr:`lr_iters` steps when it is searched
         self.leaf_iters = 10
         #: supports whose listing waits (bound, tie-break, columns, c0 sum): see :meth:`_listings`
         self._deferred: list = []
@@ -1177,8 +1179,11 @@ class SupportSearch:
             solver=ENGINE_NAME,
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
                       "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": self.n_jobs, "engine": "cells",
-                      "bound": "saturated loss of the support's cells (Ustun & Rudin, 2019), of its score cells, "
-                               "and the calibration dual of each scored point vector",
+                      "bound": ("saturated loss of the support's cells (Ustun & Rudin, 2019), the gap bound of each "
+                                "support's logistic regression (real-valued columns), and the calibration dual of "
+                                "each scored point vector") if self.data.real else
+                               ("saturated loss of the support's cells (Ustun & Rudin, 2019), of its score cells, "
+                                "and the calibration dual of each scored point vector"),
                       "scope": scope, "continuous_scale": self.fitted, "gave_up": status == "too_large",
                       **({"cluster": "dask"} if self._cluster else {})},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
