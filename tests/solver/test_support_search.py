@@ -253,6 +253,9 @@ def test_numpy_code_is_the_brute_force_optimum_with_numba_installed(seed, monkey
     monkeypatch.setattr(kernels, "compiled", lambda: None)
     check(seed, "fit")
     check(seed, "real")
+    # real-valued columns: the batched children's regressions and gap bounds in numpy
+    check(1000 + seed, "fit", "real")
+    check(1000 + seed, "int", "real")
 
 
 # --- the bounds themselves -----------------------------------------------------------------------
