@@ -654,6 +654,9 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
     V, C, p = U.shape
     g = np.empty(p)
     H = np.empty((p, p))
+    zs = np.empty(C)   # per row: its logit, the logit's rounding bound and |u|, for every radius
+    zerrs = np.empty(C)
+    uns = np.empty(C)
     for v in range(V):
         u = U[v]
         th = theta[v]
@@ -677,6 +680,7 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
                 un += u[i, j] * u[i, j]
             un = math.sqrt(un)
             zerr = 4 * (p + 2) * EPS * za
+            zs[i], zerrs[i], uns[i] = z, zerr, un
             e = math.exp(-abs(z))
             f += n * math.log1p(e) + P[i] * max(-z, 0.0) + Q[i] * max(z, 0.0)
             sig = 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
@@ -698,14 +702,7 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
                 n = P[i] + Q[i]
                 if n == 0.0:
                     continue
-                z = 0.0
-                za = 0.0
-                un = 0.0
-                for j in range(p):
-                    z += u[i, j] * th[j]
-                    za += abs(u[i, j]) * abs(th[j])
-                    un += u[i, j] * u[i, j]
-                t = abs(z) + 4 * (p + 2) * EPS * za + R * math.sqrt(un) * (1 + 4 * EPS)
+                t = abs(zs[i]) + zerrs[i] + R * uns[i] * (1 + 4 * EPS)
                 e = math.exp(-t)
                 w = n * e / (1.0 + e) ** 2 * (1 - 16 * EPS)
                 for j in range(p):

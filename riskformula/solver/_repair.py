@@ -7,10 +7,12 @@ import numpy as np
 __all__ = ["raise_score_sum"]
 
 
-def raise_score_sum(k: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarray, need: int) -> np.ndarray:
+def raise_score_sum(k: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarray, need) -> np.ndarray:
     """Grid units moved from low-scored cells to high-scored ones, within the boxes −Pi ≤ k ≤ Qi,
-    until Σ k·s has risen by ``need`` (Σ k unchanged); exact integer arithmetic (B3's repair for
-    a fitted scale when one pair of cells has too little room).  Returns the new k (or k
+    until Σ k·s has risen by ``need`` (Σ k unchanged); exact integer arithmetic for whole scores
+    (B3's repair for a fitted scale when one pair of cells has too little room).  Computed scores
+    of real predictors (float ``s`` and ``need``) take the same moves, whole units each; their
+    caller checks the sum reached with its rounding bound.  Returns the new k (or k
     unchanged when the rooms do not allow it: the caller then checks and falls back to μ = 0).
     Written for numba too (int64 arrays, no Python lists): :mod:`riskformula.solver._compiled`
     compiles this function as it is."""
@@ -34,7 +36,7 @@ def raise_score_sum(k: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarray
         spread = s[a] - s[b]
         if spread <= 0:
             break
-        m = min(Qi[a] - k[a], k[b] + Pi[b], -(-need // spread))
+        m = min(Qi[a] - k[a], k[b] + Pi[b], int(-(-need // spread)))
         k[a] += m
         k[b] -= m
         need -= m * spread

@@ -466,31 +466,6 @@ def dual_bound(S: np.ndarray, Z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: fl
     return np.maximum(D, 0.0) / W * (1 - 4 * EPS)
 
 
-def _raise_real_sum(k: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarray, need: float) -> None:
-    """Move whole grid units in ``k`` (in place) from low-scored cells with room below to
-    high-scored ones with room above, the extremes first, until Σ k_c s_c has risen by a little
-    more than ``need`` or no pair is left; each move keeps Σ k_c and the boxes −P ≤ μ ≤ Q."""
-    order = np.argsort(-s, kind="stable")
-    up = order[(Qi - k)[order] > 0].tolist()
-    order = order[::-1]
-    down = order[(k + Pi)[order] > 0].tolist()
-    i = j = 0
-    need = need * (1 + 1e-6) + 1.0
-    while need > 0 and i < len(up) and j < len(down):
-        a, b = up[i], down[j]
-        spread = float(s[a] - s[b])
-        if spread <= 0:
-            break
-        amount = int(min(Qi[a] - k[a], k[b] + Pi[b], math.ceil(need / spread) + 1))
-        k[a] += amount
-        k[b] -= amount
-        need -= amount * spread
-        if Qi[a] - k[a] <= 0:
-            i += 1
-        if k[b] + Pi[b] <= 0:
-            j += 1
-
-
 def _dual_bound_real(S: np.ndarray, serr: np.ndarray, k: np.ndarray, P: np.ndarray, Q: np.ndarray,
                      Pi: np.ndarray, Qi: np.ndarray, unit: float, W: float, a_fixed: float | None) -> np.ndarray:
     """:func:`dual_bound` for computed scores of real predictors, from the grid numerators ``k``
@@ -523,7 +498,8 @@ def _dual_bound_real(S: np.ndarray, serr: np.ndarray, k: np.ndarray, P: np.ndarr
             # end of its box at a fitted iterate): pairs from both ends in turn
             for row in np.flatnonzero(ok & (low < 0)):
                 for _ in range(2):
-                    _raise_real_sum(k[row], S[row], Pi, Qi, float(-low[row]))
+                    # whole units each, a little past the deficit (the quotient rounds)
+                    k[row] = _raise_score_sum(k[row], S[row], Pi, Qi, float(-low[row]) * (1 + 1e-6) + 1.0)
                     low[row] = _score_sum_below(k[row:row + 1], S[row:row + 1], serr[row:row + 1])[0]
                     if low[row] >= 0:
                         break

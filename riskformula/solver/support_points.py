@@ -187,11 +187,11 @@ def unit_scales(Xc: np.ndarray, N: np.ndarray | None = None) -> np.ndarray:
     """Per column, the power of two 2^−k nearest to 1 / (its root mean square over the rows,
     weighted by the cells' counts ``N``) (1 for a column of zeros): scaling by it is exact, the
     columns span the same logits, and the regression's coefficients are of order one even for a
-    column whose few large values sit far above the rest."""
-    if not Xc.shape[0]:
-        return np.ones(Xc.shape[1])
-    w = np.ones(Xc.shape[0]) if N is None else np.asarray(N, dtype=float)
-    rms = np.sqrt((w @ (Xc.astype(float) ** 2)) / max(float(w.sum()), 1.0))
+    column whose few large values sit far above the rest.  ``Xc`` (rows × columns) may carry a
+    leading axis of designs, ``N`` then one row of counts per design."""
+    Xf = np.asarray(Xc, dtype=float)
+    w = np.ones(Xf.shape[:-1]) if N is None else np.asarray(N, dtype=float)
+    rms = np.sqrt((w[..., None] * Xf ** 2).sum(axis=-2) / np.maximum(w.sum(axis=-1), 1.0)[..., None])
     return np.where(rms > 0, np.exp2(-np.round(np.log2(np.where(rms > 0, rms, 1.0)))), 1.0)
 
 

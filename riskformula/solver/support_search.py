@@ -989,8 +989,7 @@ class SupportSearch:
             np.maximum(Q2, 0.0, out=Q2)
             N2 = P2 + Q2
             e = np.ones((V, s + 2))
-            for k in range(V):
-                e[k, 1:] = unit_scales(U[k, :, 1:], N2[k])
+            e[:, 1:] = unit_scales(U[:, :, 1:], N2)
             U *= e[:, None, :]
             th0 = None
             if parent is not None:
