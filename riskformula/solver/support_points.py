@@ -60,11 +60,13 @@ from scipy.special import expit
 from . import kernels
 from .cells import EPS
 
-__all__ = ["batch_regression", "batch_gap_bound", "canonical", "independent_columns", "prefix_bounds", "real_lr_bound",
-           "RADII"]
+__all__ = ["batch_regression", "batch_gap_bound", "canonical", "close_radii", "column_combinations",
+           "family_lr_bound", "independent_columns", "prefix_bounds", "real_lr_bound", "RADII"]
 
 #: the radii tried for the gap bound (a larger radius gives a smaller μ but allows a larger G)
 RADII = (0.5, 2.0, 8.0)
+#: B8's fixed radii, beside those near 2G/λ (:func:`close_radii`)
+FAMILY_RADII = (2.0,)
 
 
 def _logits(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -195,8 +197,32 @@ def unit_scales(Xc: np.ndarray, N: np.ndarray | None = None) -> np.ndarray:
     return np.where(rms > 0, np.exp2(-np.round(np.log2(np.where(rms > 0, rms, 1.0)))), 1.0)
 
 
+def close_radii(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray) -> tuple[float, ...]:
+    """Radii for the gap bound at a converged point θ̂ of the regression on the design ``U``
+    (rows × columns, intercept first): a few multiples of 2G/λ, G the gradient's norm (with the
+    rounding terms the bound adds) and λ the least eigenvalue of the Hessian at θ̂.  With many
+    columns the fixed :data:`RADII` fail (a row's |u| is large, so σ' at |u·θ̂| + R|u| collapses),
+    while at a small radius the ball's Hessian is nearly the Hessian at θ̂.  Only a proposal:
+    :func:`batch_gap_bound` checks R·μ ≥ 2G at each radius itself."""
+    C = U.shape[0]
+    N = P + Q
+    z = U @ theta
+    sig = expit(z)
+    g = U.T @ (N * sig - P)
+    unorm = np.sqrt((U * U).sum(axis=1))
+    zerr = 4 * (U.shape[1] + 2) * EPS * (np.abs(U) @ np.abs(theta))
+    G = float(np.sqrt(g @ g)) * (1 + 8 * EPS) + 16 * (C + 8) * EPS * float(N @ unorm) + 0.5 * float((N * unorm) @ zerr)
+    H = (U * (N * sig * (1 - sig))[:, None]).T @ U
+    lam = float(np.linalg.eigvalsh(H)[0])
+    if not (lam > 0 and np.isfinite(G)):
+        return ()
+    r0 = 2 * G / lam
+    return (1.25 * r0, 2 * r0, 4 * r0, 16 * r0)
+
+
 def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 30,
-                  start: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+                  start: np.ndarray | None = None, close: bool = False,
+                  retry: bool = True, radii: tuple = RADII) -> tuple[float, np.ndarray]:
     """B5 for real (not whole) predictors: a lower bound (mean, rounded down; −∞ when it cannot
     close) on the loss of every real coefficient vector and intercept on the support's cells
     ``Xc`` — the gap bound of the module docstring at the regression's Newton point, in place of
@@ -206,7 +232,9 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
     not close because the regression separates some cells (their infimum is not attained), it
     is computed again without the cells that hold one class and are fitted to a loss below 10⁻⁹
     of the total (every cell's term is ≥ 0).  Returns the bound and the regression's coefficients
-    in the original units (intercept first: a start for the children and the listing)."""
+    in the original units (intercept first: a start for the children and the listing).  With
+    ``close``, the radii of :func:`close_radii` are tried beside ``radii`` (designs with many
+    columns); without ``retry``, the bound is not computed again without the separated cells."""
     C, s = Xc.shape
     U = np.column_stack([np.ones(C), Xc.astype(float)])
     e = np.r_[1.0, unit_scales(Xc, P + Q)]
@@ -217,8 +245,9 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
     theta = kernels.regression(Us, P, Q, iters, th0)
     if theta is None:
         theta = batch_regression(Us, P, Q, iters)
-    bound = float(batch_gap_bound(Us, P, Q, theta, W)[0])
-    if not np.isfinite(bound):
+    tried = tuple(radii) + (close_radii(Us[0], P, Q, theta[0]) if close else ())
+    bound = float(batch_gap_bound(Us, P, Q, theta, W, tried)[0]) if tried else -np.inf
+    if retry and not np.isfinite(bound):
         z = Us[0] @ theta[0]
         term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
         sep = ((P == 0) | (Q == 0)) & (term < 1e-9 * W)
@@ -228,8 +257,36 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
             th2 = kernels.regression(Uk, Pk, Qk, iters, theta)
             if th2 is None:
                 th2 = batch_regression(Uk, Pk, Qk, iters)
-            bound = float(batch_gap_bound(Uk, Pk, Qk, th2, W)[0])
+            tried = tuple(radii) + (close_radii(Uk[0], Pk, Qk, th2[0]) if close else ())
+            bound = float(batch_gap_bound(Uk, Pk, Qk, th2, W, tried)[0]) if tried else -np.inf
     return bound, theta[0] * e
+
+
+def family_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 20,
+                    start: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """B8 (the support search's family bound): :func:`real_lr_bound` with radii near 2G/λ, for a
+    design with many whole-valued columns.  When it does not close because the regression
+    separates some cells (e.g. the rows outside a factor's levels, all of one class, which drive
+    the intercept up and every level down), it is computed again without the cells that hold one
+    class and are fitted to a loss below 10⁻⁹ of the total (each cell's term is ≥ 0) and without
+    the columns that are then exact combinations of the others on the cells kept (the exact
+    column reduction: the span, so the minimum, is unchanged).  Returns the bound and the
+    regression's coefficients (intercept first; None when it separated cells; ``start``: a start
+    for them, as for :func:`real_lr_bound`)."""
+    bound, theta = real_lr_bound(Xc, P, Q, W, iters=iters, start=start, close=True, retry=False, radii=FAMILY_RADII)
+    if np.isfinite(bound) or not Xc.size:
+        return bound, theta
+    z = theta[0] + Xc @ theta[1:]
+    term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
+    keep = ~(((P == 0) | (Q == 0)) & (term < 1e-9 * W))
+    if keep.all() or not keep.any():
+        return bound, None
+    Xk = Xc[keep]
+    combos = column_combinations(Xk) if bool(np.all(Xk == np.round(Xk))) and np.abs(Xk).max() < 2.0 ** 20 else {}
+    cols = [j for j in range(Xc.shape[1]) if j not in combos]
+    bound = real_lr_bound(Xk[:, cols], P[keep], Q[keep], W, iters=iters, close=True, retry=False,
+                          radii=FAMILY_RADII)[0]
+    return bound, None
 
 
 def canonical(Wp: np.ndarray) -> np.ndarray:
@@ -241,25 +298,46 @@ def canonical(Wp: np.ndarray) -> np.ndarray:
     return out * np.where(out[:, :1] < 0, -1, 1)
 
 
-def independent_columns(X: np.ndarray) -> list[int]:
-    """The columns of the integer matrix ``X`` (cells × columns) kept by the exact column
-    reduction (module docstring): each column is kept unless it is exactly a rational
-    combination (denominator ≤ 64) of the intercept and the columns kept before it."""
+def column_combinations(X: np.ndarray) -> dict[int, list[int]]:
+    """The exact column reduction (module docstring) of the integer matrix ``X`` (rows × columns):
+    for each column that is exactly a rational combination (denominator ≤ 64) of the intercept
+    and the columns kept before it, the kept columns whose coefficient is not 0.  A column not in
+    the answer is kept.  The combination is proposed by the normal equations of the kept columns
+    (one Gram matrix for all), only where the column's residual is nearly 0, and accepted only
+    after the exact check in integers."""
     C, r = X.shape
     Xi = X.astype(np.int64)
-    keep: list[int] = []
+    B = np.column_stack([np.ones(C), X.astype(float)])
+    gram = B.T @ B
+    keep: list[int] = []  # columns of X
+    combos: dict[int, list[int]] = {}
+    qs = np.arange(1, 65, dtype=np.int64)
     for j in range(r):
-        B = np.column_stack([np.ones(C, dtype=np.int64)] + [Xi[:, k] for k in keep])
-        beta, *_ = np.linalg.lstsq(B.astype(float), Xi[:, j].astype(float), rcond=None)
-        dependent = False
-        if np.all(np.isfinite(beta)) and np.abs(beta).max(initial=0.0) < 2.0 ** 20:
+        K = [0] + [k + 1 for k in keep]
+        g = gram[np.ix_(K, K)]
+        try:
+            beta = np.linalg.solve(g, gram[K, j + 1])
+        except np.linalg.LinAlgError:
+            beta = np.linalg.lstsq(B[:, K], B[:, j + 1], rcond=None)[0]
+        resid = gram[j + 1, j + 1] - float(gram[j + 1, K] @ beta)
+        if (np.all(np.isfinite(beta)) and np.abs(beta).max(initial=0.0) < 2.0 ** 20
+                and resid <= 1e-6 * max(gram[j + 1, j + 1], 1.0)):
             # every denominator q = 1..64 at once: column q of ``num`` is round(q·β)
-            qs = np.arange(1, 65, dtype=np.int64)
             num = np.rint(beta[:, None] * qs[None, :].astype(float)).astype(np.int64)
-            dependent = bool(np.any(np.all(B @ num == Xi[:, j:j + 1] * qs[None, :], axis=0)))
-        if not dependent:
-            keep.append(j)
-    return keep
+            Bk = np.column_stack([np.ones(C, dtype=np.int64)] + [Xi[:, k] for k in keep])
+            exact = np.flatnonzero(np.all(Bk @ num == Xi[:, j:j + 1] * qs[None, :], axis=0))
+            if len(exact):
+                combos[j] = [keep[i] for i in np.flatnonzero(num[1:, exact[0]])]
+                continue
+        keep.append(j)
+    return combos
+
+
+def independent_columns(X: np.ndarray) -> list[int]:
+    """The columns of the integer matrix ``X`` (cells × columns) kept by the exact column
+    reduction (module docstring)."""
+    combos = column_combinations(X)
+    return [j for j in range(X.shape[1]) if j not in combos]
 
 
 def _free_columns(Xc: np.ndarray, t: int, rows: np.ndarray) -> np.ndarray:

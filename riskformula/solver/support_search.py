@@ -94,14 +94,15 @@ import numpy as np
 
 from ..errors import SettingsError
 from ..problem import RiskProblem
-from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, cell_losses, dual_bound, grouped_saturated, scores,
-                    lr_bound, support_cells, vector_ball_bounds)
+from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, cell_losses, dense_ids, dual_bound, grouped_saturated,
+                    lr_bound, scores, support_cells, vector_ball_bounds)
 from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
 from .separation import may_separate, pure_supports, separated_loss, separating_points
 from . import kernels
-from .support_points import batch_gap_bound, batch_regression, canonical, prefix_bounds, real_lr_bound, unit_scales
+from .support_points import (batch_gap_bound, batch_regression, canonical, column_combinations, family_lr_bound,
+                             prefix_bounds, real_lr_bound, unit_scales)
 
 __all__ = ["SupportSearch", "why_not", "ENGINE_NAME"]
 
@@ -264,7 +265,11 @@ class SupportSearch:
         self.first_steps = 4
         #: how many point vectors each bound ruled out (B6, B2, the first calibration stage), how many
         #: were calibrated to the end, and the prefixes B7 bounded and ruled out (for profiling)
-        self.stats = {"b6": 0, "b2": 0, "stage1": 0, "full": 0, "b7": 0, "b7_pruned": 0}
+        self.stats = {"b6": 0, "b2": 0, "stage1": 0, "full": 0, "b7": 0, "b7_pruned": 0, "b8": 0, "b8_pruned": 0}
+        #: B8 (the family's regression) bounds the subtrees the union's B1 leaves (see _family_bounds)
+        self.family = True
+        #: Newton steps of B8's regressions
+        self.family_iters = 20
 
     # --- bookkeeping ------------------------------------------------------------------------
     def _prune_level(self) -> float:
@@ -730,6 +735,10 @@ class SupportSearch:
             else np.ones(1, dtype=bool)
         self._groups_after: dict = {}
         self._ordered: tuple | None = None  # _grandchildren's copies of the data, made on first use
+        # B8: each column's position, and the exact linear dependencies between the columns
+        # (positions, each on earlier ones: one-hot levels, complementary items), found once
+        self._position = {j: q for q, j in enumerate(order)}
+        self._combos = {} if data.real or not L else column_combinations(data.X[:, order])
         return [(self.root_bound, data.saturated(self._root_cell, 1), 0, (), 0, {}, 0.0, None, 1, None)]
 
     def _below(self, q: int, units: int) -> float:
@@ -897,6 +906,16 @@ class SupportSearch:
                 sub_b = own_b.copy()
                 if deeper.any():
                     sub_b[deeper] = self._union_bounds(cell, n_cells, qs[deeper], extra[deeper])[0]
+            if self.family and deeper.any():
+                # B8: the family's regression bounds the subtrees that B1 of the union left
+                alive = np.flatnonzero(sub_b + extra < self._prune_level())
+                if len(alive):
+                    known, cut = self._family_bounds(cell, n_cells, cols, qs[alive], extra[alive])
+                    self.stats["b8_pruned"] += len(alive) - cut
+                    for m, b in sorted(known.items()):  # each covers the children from its own on
+                        k = int(alive[m])
+                        sub_b[k:] = np.maximum(sub_b[k:], b)
+                        own_b[k:] = np.maximum(own_b[k:], b)
             # a child whose subtree is pruned now is recorded here instead of pushed (it would be
             # pruned when popped: the level only falls); most children end so
             pruned = sub_b + extra >= self._prune_level()
@@ -1103,6 +1122,66 @@ class SupportSearch:
             else:
                 out[i] = known[max(k for k in done if k <= i)]
         return out, hi
+
+    def _family_at(self, cell: np.ndarray, n_cells: int, cols: tuple, q: int, warm: dict) -> float:
+        """B8 of the family of a node with columns ``cols`` (cells ``cell``) from position q on: a
+        lower bound (mean) on the loss of every real coefficient vector on the columns ``cols``
+        and order[q:], which bounds every support below the node's children at positions ≥ q, at
+        every scale and intercept (they use a subset of those columns with a·w real).  The
+        regression is on the cells of all those columns; a column that is an exact combination of
+        the intercept and other columns of the family (``_combos``) is left out first: the span of
+        the logits, so the minimum, is unchanged (each left-out column is in the span of the
+        columns its combination names, and those are kept or, by induction on the position, in
+        the span of the kept ones), and without it the Hessian is singular and the gap bound
+        cannot close.  The bound is :func:`~riskformula.solver.support_points.real_lr_bound`'s
+        gap bound, with radii near 2G/λ.  ``warm``: coefficients by column (−1: the intercept) of
+        the node's last family whose regression did not separate cells, a start for the Newton
+        steps (0 for the columns it lacked), updated here; only a start, not part of the proof."""
+        data, order = self.data, self._order
+        positions = [self._position[j] for j in cols] + list(range(q, len(order)))
+        present = set(positions)
+        kept = [order[t] for t in positions if not (t in self._combos and present.issuperset(self._combos[t]))]
+        other = self._suffix[q]
+        span = int(other.max()) + 1 if len(other) else 1
+        ids, C = dense_ids(cell * span + other, n_cells * span)
+        Xc, P, Q = support_cells(data, ids, C, kept)
+        self.stats["b8"] += 1
+        start = np.array([warm.get(-1, 0.0)] + [warm.get(j, 0.0) for j in kept]) if warm else None
+        bound, theta = family_lr_bound(Xc.astype(float), P, Q, data.W, iters=self.family_iters, start=start)
+        if theta is not None and np.all(np.isfinite(theta)):
+            warm.clear()
+            warm[-1] = float(theta[0])
+            warm.update(zip(kept, theta[1:].tolist()))
+        return bound
+
+    def _family_bounds(self, cell: np.ndarray, n_cells: int, cols: tuple, qs: np.ndarray,
+                       extra: np.ndarray) -> tuple[dict, int]:
+        """B8 at a few of the children's positions ``qs`` (increasing): the family from position
+        i on bounds the subtrees of children i, i + 1, ...; the first i where it reaches the prune
+        level (with the least ``extra`` from there on) is found by bisection, after checking the
+        last child's (the smallest family: when it does not prune, none is tried).  Returns the
+        bounds computed (by child index) and i* (len(qs) when none prunes).  Bisection needs no
+        order of the bounds: each one only covers the children from its own position on."""
+        K = len(qs)
+        tail = np.minimum.accumulate(extra[::-1])[::-1]
+        level = self._prune_level()
+        known: dict[int, float] = {}
+        warm: dict[int, float] = {}
+
+        def prunes(i: int) -> bool:
+            if i not in known:
+                known[i] = self._family_at(cell, n_cells, cols, int(qs[i]), warm)
+            return known[i] + tail[i] >= level
+        if not K or not prunes(K - 1):
+            return known, K
+        lo, hi = 0, K - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if prunes(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        return known, hi
 
     def _run_parallel(self, stack: list, client=None) -> str | None:
         """The subtrees on ``n_jobs`` processes, or on the workers of a dask ``client``, in rounds
