@@ -263,7 +263,7 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
 
 
 def family_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 20,
-                    start: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+                    start: np.ndarray | None = None) -> tuple[float, np.ndarray | None]:
     """B8 (the support search's family bound): :func:`real_lr_bound` with radii near 2G/λ, for a
     design with many whole-valued columns.  When it does not close because the regression
     separates some cells (e.g. the rows outside a factor's levels, all of one class, which drive
