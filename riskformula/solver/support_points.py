@@ -53,6 +53,7 @@ integers, so U, P, Q and N are exact.
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 from scipy.special import expit
@@ -61,7 +62,7 @@ from . import kernels
 from .cells import EPS
 
 __all__ = ["batch_regression", "batch_gap_bound", "canonical", "close_radii", "column_combinations",
-           "family_lr_bound", "independent_columns", "prefix_bounds", "real_lr_bound", "RADII"]
+           "family_lr_bound", "independent_columns", "prefix_bounds", "real_lr_bound", "whole_combinations", "RADII"]
 
 #: the radii tried for the gap bound (a larger radius gives a smaller μ but allows a larger G)
 RADII = (0.5, 2.0, 8.0)
@@ -222,7 +223,7 @@ def close_radii(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray) 
 
 def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 30,
                   start: np.ndarray | None = None, close: bool = False,
-                  retry: bool = True, radii: tuple = RADII) -> tuple[float, np.ndarray]:
+                  retry: bool = True, radii: tuple = RADII, need: float = -np.inf) -> tuple[float, np.ndarray]:
     """B5 for real (not whole) predictors: a lower bound (mean, rounded down; −∞ when it cannot
     close) on the loss of every real coefficient vector and intercept on the support's cells
     ``Xc`` — the gap bound of the module docstring at the regression's Newton point, in place of
@@ -234,7 +235,9 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
     of the total (every cell's term is ≥ 0).  Returns the bound and the regression's coefficients
     in the original units (intercept first: a start for the children and the listing).  With
     ``close``, the radii of :func:`close_radii` are tried beside ``radii`` (designs with many
-    columns); without ``retry``, the bound is not computed again without the separated cells."""
+    columns); without ``retry``, the bound is not computed again without the separated cells.
+    When the regression's loss at its point is already below ``need`` (a mean), so is its minimum,
+    and no bound can reach ``need``: −∞ is returned without computing one."""
     C, s = Xc.shape
     U = np.column_stack([np.ones(C), Xc.astype(float)])
     e = np.r_[1.0, unit_scales(Xc, P + Q)]
@@ -245,6 +248,10 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
     theta = kernels.regression(Us, P, Q, iters, th0)
     if theta is None:
         theta = batch_regression(Us, P, Q, iters)
+    if need > -np.inf:
+        z = Us[0] @ theta[0]
+        if float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z)) / W < need:
+            return -np.inf, theta[0] * e
     tried = tuple(radii) + (close_radii(Us[0], P, Q, theta[0]) if close else ())
     bound = float(batch_gap_bound(Us, P, Q, theta, W, tried)[0]) if tried else -np.inf
     if retry and not np.isfinite(bound):
@@ -263,29 +270,35 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
 
 
 def family_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 20,
-                    start: np.ndarray | None = None) -> tuple[float, np.ndarray | None]:
+                    start: np.ndarray | None = None, need: float = -np.inf) -> tuple[float, np.ndarray | None]:
     """B8 (the support search's family bound): :func:`real_lr_bound` with radii near 2G/λ, for a
-    design with many whole-valued columns.  When it does not close because the regression
-    separates some cells (e.g. the rows outside a factor's levels, all of one class, which drive
-    the intercept up and every level down), it is computed again without the cells that hold one
-    class and are fitted to a loss below 10⁻⁹ of the total (each cell's term is ≥ 0) and without
-    the columns that are then exact combinations of the others on the cells kept (the exact
-    column reduction: the span, so the minimum, is unchanged).  Returns the bound and the
-    regression's coefficients (intercept first; None when it separated cells; ``start``: a start
-    for them, as for :func:`real_lr_bound`)."""
-    bound, theta = real_lr_bound(Xc, P, Q, W, iters=iters, start=start, close=True, retry=False, radii=FAMILY_RADII)
+    design with many columns.  When it does not close — the regression separates some cells (e.g.
+    the rows outside a factor's levels, all of one class, which drive the intercept up and every
+    level down), or some columns are exact combinations of others — it is computed again without
+    the cells that hold one class and are fitted to a loss below 10⁻⁹ of the total (each cell's
+    term is ≥ 0) and without the whole-valued columns that are exact combinations of the others on
+    the cells kept (the exact column reduction: the span, so the minimum, is unchanged).  Returns
+    the bound and the regression's coefficients (intercept first; None when it separated cells; ``start``: a start
+    for them, as for :func:`real_lr_bound`).  ``need``: as for :func:`real_lr_bound` (the prune
+    level: a family whose regression already fits below it is not bounded, nor tried again)."""
+    bound, theta = real_lr_bound(Xc, P, Q, W, iters=iters, start=start, close=True, retry=False, radii=FAMILY_RADII,
+                                 need=need)
     if np.isfinite(bound) or not Xc.size:
         return bound, theta
     z = theta[0] + Xc @ theta[1:]
     term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
+    if float(term.sum()) / W < need:
+        return bound, None  # its minimum is below the level: no bound reaches it
     keep = ~(((P == 0) | (Q == 0)) & (term < 1e-9 * W))
-    if keep.all() or not keep.any():
+    if not keep.any():
         return bound, None
     Xk = Xc[keep]
-    combos = column_combinations(Xk) if bool(np.all(Xk == np.round(Xk))) and np.abs(Xk).max() < 2.0 ** 20 else {}
+    combos = whole_combinations(Xk)
+    if keep.all() and not combos:
+        return bound, None  # nothing to leave out
     cols = [j for j in range(Xc.shape[1]) if j not in combos]
     bound = real_lr_bound(Xk[:, cols], P[keep], Q[keep], W, iters=iters, close=True, retry=False,
-                          radii=FAMILY_RADII)[0]
+                          radii=FAMILY_RADII, need=need)[0]
     return bound, None
 
 
@@ -303,34 +316,58 @@ def column_combinations(X: np.ndarray) -> dict[int, list[int]]:
     for each column that is exactly a rational combination (denominator ≤ 64) of the intercept
     and the columns kept before it, the kept columns whose coefficient is not 0.  A column not in
     the answer is kept.  The combination is proposed by the normal equations of the kept columns
-    (one Gram matrix for all), only where the column's residual is nearly 0, and accepted only
-    after the exact check in integers."""
+    (one Gram matrix, a Cholesky factor grown one kept column at a time), only where the column's
+    residual is nearly 0, and accepted only after the exact check in integers."""
+    from scipy.linalg import solve_triangular
     C, r = X.shape
     Xi = X.astype(np.int64)
     B = np.column_stack([np.ones(C), X.astype(float)])
     gram = B.T @ B
     keep: list[int] = []  # columns of X
+    fac: list[int] = []  # the kept columns in the factor (all but nearly dependent ones)
     combos: dict[int, list[int]] = {}
     qs = np.arange(1, 65, dtype=np.int64)
+    Lf = np.zeros((r + 1, r + 1))  # the Cholesky factor of the kept columns' Gram matrix (intercept first)
+    Lf[0, 0] = math.sqrt(gram[0, 0]) if gram[0, 0] > 0 else 1.0
+    k = 1
     for j in range(r):
-        K = [0] + [k + 1 for k in keep]
-        g = gram[np.ix_(K, K)]
-        try:
-            beta = np.linalg.solve(g, gram[K, j + 1])
-        except np.linalg.LinAlgError:
-            beta = np.linalg.lstsq(B[:, K], B[:, j + 1], rcond=None)[0]
-        resid = gram[j + 1, j + 1] - float(gram[j + 1, K] @ beta)
-        if (np.all(np.isfinite(beta)) and np.abs(beta).max(initial=0.0) < 2.0 ** 20
-                and resid <= 1e-6 * max(gram[j + 1, j + 1], 1.0)):
-            # every denominator q = 1..64 at once: column q of ``num`` is round(q·β)
-            num = np.rint(beta[:, None] * qs[None, :].astype(float)).astype(np.int64)
-            Bk = np.column_stack([np.ones(C, dtype=np.int64)] + [Xi[:, k] for k in keep])
-            exact = np.flatnonzero(np.all(Bk @ num == Xi[:, j:j + 1] * qs[None, :], axis=0))
-            if len(exact):
-                combos[j] = [keep[i] for i in np.flatnonzero(num[1:, exact[0]])]
-                continue
+        K = [0] + [c + 1 for c in fac]
+        L = Lf[:k, :k]
+        y = solve_triangular(L, gram[K, j + 1], lower=True, check_finite=False)
+        resid = gram[j + 1, j + 1] - float(y @ y)
+        if resid <= 1e-6 * max(gram[j + 1, j + 1], 1.0):
+            beta = solve_triangular(L.T, y, lower=False, check_finite=False)
+            if np.all(np.isfinite(beta)) and np.abs(beta).max(initial=0.0) < 2.0 ** 20:
+                # the least denominator q ≤ 64 that brings q·β near whole numbers, then q·column =
+                # Σ round(q·β_k)·column_k checked exactly in integers
+                scaled = beta[:, None] * qs[None, :].astype(float)
+                near = np.flatnonzero(np.abs(scaled - np.rint(scaled)).max(axis=0) < 1e-6)
+                if len(near):
+                    q = int(qs[near[0]])
+                    num = np.rint(scaled[:, near[0]]).astype(np.int64)
+                    Bk = np.column_stack([np.ones(C, dtype=np.int64)] + [Xi[:, c] for c in fac])
+                    if np.array_equal(Bk @ num, Xi[:, j] * q):
+                        combos[j] = [fac[i] for i in np.flatnonzero(num[1:])]
+                        continue
+        if resid <= 0:
+            keep.append(j)  # nearly dependent but not exactly: kept, outside the factor
+            continue
+        Lf[k, :k] = y
+        Lf[k, k] = math.sqrt(resid)
+        k += 1
         keep.append(j)
+        fac.append(j)
     return combos
+
+
+def whole_combinations(X: np.ndarray) -> dict[int, list[int]]:
+    """:func:`column_combinations` among the columns of ``X`` that hold whole numbers below 2^20
+    in absolute value (the others, real-valued, are all kept)."""
+    whole = np.flatnonzero(np.all(X == np.round(X), axis=0) & (np.abs(X).max(axis=0, initial=0.0) < 2.0 ** 20))
+    if not len(whole):
+        return {}
+    combos = column_combinations(X[:, whole])
+    return {int(whole[j]): [int(whole[k]) for k in ks] for j, ks in combos.items()}
 
 
 def independent_columns(X: np.ndarray) -> list[int]:

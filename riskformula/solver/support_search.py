@@ -36,6 +36,21 @@ groups' ``max_used`` allow.  Every support appears once.  At a node:
    the children from the first position that reaches the prune level on are recorded with that
    one bound and never pushed, each earlier child gets the bound of the nearest computed position
    at or before its own, and only those earlier children get their own supports' B1.
+3. **B8, the family's regression** (:meth:`SupportSearch._family_bounds`).  Every risk score below
+   the children from position q on has logits a·w·x + c over the columns of S ∪ order[q:] with
+   a·w real, so the least loss of the logistic regression on all those columns (real
+   coefficients, real intercept: the node's *family*) bounds them all — at every scale and
+   intercept, whatever the points.  B1 of the union lets each cell take any logit, the regression
+   only logits linear in the columns, so B8 is far stronger with many columns (on the exact
+   track's adult at size 10, the root's children from position 2 on, against 13 for B1).  It is
+   computed at a few positions found by bisection (after the smallest family, the last child's:
+   when it does not prune, none is tried), by the gap bound of
+   :func:`~riskformula.solver.support_points.family_lr_bound` (radii near 2G/λ; the exact column
+   reduction, found once for all the columns; a retry without the cells the regression
+   separates), and only where it pays (:meth:`SupportSearch._family_pays`: a speed rule, no
+   bound depends on it).  The exact track of csinva/agentic-imodels (``evolve_slim``, not
+   packaged) bounds its subtrees by the same family regression; the code and proofs here are
+   our own.
 
 **Real-valued columns.**  Rows with real (not whole) values rarely share cells, so B1 is near 0
 there and prunes little.  Each support is then bounded by its logistic regression (B5 by the
@@ -85,6 +100,7 @@ default intercept range.
 
 from __future__ import annotations
 
+import collections
 import heapq
 import math
 import time
@@ -101,8 +117,8 @@ from .heuristics import real_beam_search
 from .report import SolverReport
 from .separation import may_separate, pure_supports, separated_loss, separating_points
 from . import kernels
-from .support_points import (batch_gap_bound, batch_regression, canonical, column_combinations, family_lr_bound,
-                             prefix_bounds, real_lr_bound, unit_scales)
+from .support_points import (batch_gap_bound, batch_regression, canonical, family_lr_bound, prefix_bounds,
+                             real_lr_bound, unit_scales, whole_combinations)
 
 __all__ = ["SupportSearch", "why_not", "ENGINE_NAME"]
 
@@ -738,7 +754,13 @@ class SupportSearch:
         # B8: each column's position, and the exact linear dependencies between the columns
         # (positions, each on earlier ones: one-hot levels, complementary items), found once
         self._position = {j: q for q, j in enumerate(order)}
-        self._combos = {} if data.real or not L else column_combinations(data.X[:, order])
+        #: per depth (size units): B8's calls, seconds and supports ruled out (see _family_pays)
+        self._family_use: dict[int, list] = collections.defaultdict(lambda: [0, 0.0, 0.0])
+        self._family_total = [0.0, 0.0]  # B8's seconds and supports ruled out in all
+        #: per depth: seconds and supports disposed of at its nodes, less B8's (see _clock)
+        self._depth_use: dict[int, list] = collections.defaultdict(lambda: [0.0, 0.0])
+        self._last_node: tuple | None = None
+        self._combos = whole_combinations(data.X[:, order]) if L else {}
         return [(self.root_bound, data.saturated(self._root_cell, 1), 0, (), 0, {}, 0.0, None, 1, None)]
 
     def _below(self, q: int, units: int) -> float:
@@ -799,6 +821,7 @@ class SupportSearch:
                 break
             entry = stack.pop()
             sub, own, q0, cols, units, counts, c0S, cell, n_cells, leaves = entry
+            self._clock(units)
             if sub >= self._prune_level():
                 self._discard(sub)
                 self._done += below(q0, units)
@@ -906,16 +929,25 @@ class SupportSearch:
                 sub_b = own_b.copy()
                 if deeper.any():
                     sub_b[deeper] = self._union_bounds(cell, n_cells, qs[deeper], extra[deeper])[0]
-            if self.family and deeper.any():
+            if self.family and deeper.any() and self._family_pays(units):
                 # B8: the family's regression bounds the subtrees that B1 of the union left
                 alive = np.flatnonzero(sub_b + extra < self._prune_level())
                 if len(alive):
+                    started = time.perf_counter()
                     known, cut = self._family_bounds(cell, n_cells, cols, qs[alive], extra[alive])
                     self.stats["b8_pruned"] += len(alive) - cut
                     for m, b in sorted(known.items()):  # each covers the children from its own on
                         k = int(alive[m])
                         sub_b[k:] = np.maximum(sub_b[k:], b)
                         own_b[k:] = np.maximum(own_b[k:], b)
+                    ruled = alive[sub_b[alive] + extra[alive] >= self._prune_level()]
+                    use = self._family_use[units]
+                    use[0] += 1
+                    use[1] += time.perf_counter() - started
+                    use[2] += float(below_tab[qs[ruled] + 1, np.minimum(u2s[ruled], below_tab.shape[1] - 1)].sum())
+                    self._family_total[0] += time.perf_counter() - started
+                    self._family_total[1] += float(below_tab[qs[ruled] + 1,
+                                                             np.minimum(u2s[ruled], below_tab.shape[1] - 1)].sum())
             # a child whose subtree is pruned now is recorded here instead of pushed (it would be
             # pruned when popped: the level only falls); most children end so
             pruned = sub_b + extra >= self._prune_level()
@@ -1123,7 +1155,40 @@ class SupportSearch:
                 out[i] = known[max(k for k in done if k <= i)]
         return out, hi
 
-    def _family_at(self, cell: np.ndarray, n_cells: int, cols: tuple, q: int, warm: dict) -> float:
+    def _clock(self, units: int) -> None:
+        """Charge the time and progress since the last node popped (less B8's) to that node's
+        depth (see :meth:`_family_pays`)."""
+        now = time.perf_counter()
+        last = self._last_node
+        if last is not None:
+            depth, t, done, b8_time, b8_ruled = last
+            rec = self._depth_use[depth]
+            rec[0] += (now - t) - (self._family_total[0] - b8_time)
+            rec[1] += (self._done - done) - (self._family_total[1] - b8_ruled)
+        self._last_node = (units, now, self._done, *self._family_total)
+
+    def _family_pays(self, units: int) -> bool:
+        """Whether to try B8 at a node of ``units`` size units (a speed rule only: every child is
+        bounded either way).  B8 costs regressions on many columns, and the subtrees it rules out
+        would otherwise be searched at the deeper depths.  So at each depth it is tried once (while
+        B8 has taken at most a quarter of the time, plus a second), then while it rules out
+        supports (counted as the search's progress counts them) at least as fast per second as the
+        nodes deeper than it dispose of them without B8, and otherwise only while B8 has taken at
+        most 5 % of the time (the rates change as the incumbent improves)."""
+        calls, spent, ruled = self._family_use[units]
+        elapsed = time.perf_counter() - self.t0
+        total_spent = self._family_total[0]
+        if not calls:
+            return total_spent <= 0.25 * elapsed + 1.0
+        deeper = [rec for depth, rec in self._depth_use.items() if depth > units]
+        deeper_time = sum(r[0] for r in deeper)
+        if deeper_time <= 0:
+            return True
+        rest = sum(r[1] for r in deeper) / deeper_time
+        return ruled / max(spent, 1e-9) >= rest or total_spent <= 0.05 * elapsed
+
+    def _family_at(self, cell: np.ndarray, n_cells: int, cols: tuple, q: int, warm: dict,
+                   need: float = -np.inf) -> float:
         """B8 of the family of a node with columns ``cols`` (cells ``cell``) from position q on: a
         lower bound (mean) on the loss of every real coefficient vector on the columns ``cols``
         and order[q:], which bounds every support below the node's children at positions ≥ q, at
@@ -1136,7 +1201,9 @@ class SupportSearch:
         cannot close.  The bound is :func:`~riskformula.solver.support_points.real_lr_bound`'s
         gap bound, with radii near 2G/λ.  ``warm``: coefficients by column (−1: the intercept) of
         the node's last family whose regression did not separate cells, a start for the Newton
-        steps (0 for the columns it lacked), updated here; only a start, not part of the proof."""
+        steps (0 for the columns it lacked), updated here; only a start, not part of the proof.
+        ``need``: the value it must reach to prune (−∞ is returned, no bound computed, when the
+        regression already fits below it)."""
         data, order = self.data, self._order
         positions = [self._position[j] for j in cols] + list(range(q, len(order)))
         present = set(positions)
@@ -1147,7 +1214,8 @@ class SupportSearch:
         Xc, P, Q = support_cells(data, ids, C, kept)
         self.stats["b8"] += 1
         start = np.array([warm.get(-1, 0.0)] + [warm.get(j, 0.0) for j in kept]) if warm else None
-        bound, theta = family_lr_bound(Xc.astype(float), P, Q, data.W, iters=self.family_iters, start=start)
+        bound, theta = family_lr_bound(Xc.astype(float), P, Q, data.W, iters=self.family_iters, start=start,
+                                       need=need)
         if theta is not None and np.all(np.isfinite(theta)):
             warm.clear()
             warm[-1] = float(theta[0])
@@ -1170,7 +1238,7 @@ class SupportSearch:
 
         def prunes(i: int) -> bool:
             if i not in known:
-                known[i] = self._family_at(cell, n_cells, cols, int(qs[i]), warm)
+                known[i] = self._family_at(cell, n_cells, cols, int(qs[i]), warm, level - tail[i])
             return known[i] + tail[i] >= level
         if not K or not prunes(K - 1):
             return known, K
