@@ -1364,11 +1364,13 @@ class SupportSearch:
             solver=ENGINE_NAME,
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
                       "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": self.n_jobs, "engine": "cells",
-                      "bound": ("saturated loss of the support's cells (Ustun & Rudin, 2019), the gap bound of each "
-                                "support's logistic regression (real-valued columns), and the calibration dual of "
-                                "each scored point vector") if self.data.real else
-                               ("saturated loss of the support's cells (Ustun & Rudin, 2019), of its score cells, "
-                                "and the calibration dual of each scored point vector"),
+                      "bound": (("saturated loss of the support's cells (Ustun & Rudin, 2019), the gap bound of each "
+                                 "support's logistic regression (real-valued columns), and the calibration dual of "
+                                 "each scored point vector") if self.data.real else
+                                ("saturated loss of the support's cells (Ustun & Rudin, 2019), of its score cells, "
+                                 "and the calibration dual of each scored point vector"))
+                      + ("; whole subtrees by the gap bound of the logistic regression on a node's columns and "
+                         "every later one" if self.family else ""),
                       "scope": scope, "continuous_scale": self.fitted, "gave_up": status == "too_large",
                       **({"cluster": "dask"} if self._cluster else {})},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
