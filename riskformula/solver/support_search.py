@@ -43,8 +43,8 @@ groups' ``max_used`` allow.  Every support appears once.  At a node:
    intercept, whatever the points.  B1 of the union lets each cell take any logit, the regression
    only logits linear in the columns, so B8 is far stronger with many columns (on the exact
    track's adult at size 10, the root's children from position 2 on, against 13 for B1).  It is
-   computed at a few positions found by bisection (after the smallest family, the last child's:
-   when it does not prune, none is tried), by the gap bound of
+   computed at a few positions, searched for from where the parent's B8 first pruned (or, at
+   first, from the smallest family, the last child's), by the gap bound of
    :func:`~riskformula.solver.support_points.family_lr_bound` (radii near 2G/λ; the exact column
    reduction, found once for all the columns; a retry without the cells the regression
    separates), and only where it pays (:meth:`SupportSearch._family_pays`: a speed rule, no
@@ -955,14 +955,16 @@ class SupportSearch:
                         k = int(alive[m])
                         sub_b[k:] = np.maximum(sub_b[k:], b)
                         own_b[k:] = np.maximum(own_b[k:], b)
+                    # what it cost and the supports it ruled out, for _family_pays
                     ruled = alive[sub_b[alive] + extra[alive] >= self._prune_level()]
+                    spent = time.perf_counter() - started
+                    gain = float(below_tab[qs[ruled] + 1, np.minimum(u2s[ruled], below_tab.shape[1] - 1)].sum())
                     use = self._family_use[units]
                     use[0] += 1
-                    use[1] += time.perf_counter() - started
-                    use[2] += float(below_tab[qs[ruled] + 1, np.minimum(u2s[ruled], below_tab.shape[1] - 1)].sum())
-                    self._family_total[0] += time.perf_counter() - started
-                    self._family_total[1] += float(below_tab[qs[ruled] + 1,
-                                                             np.minimum(u2s[ruled], below_tab.shape[1] - 1)].sum())
+                    use[1] += spent
+                    use[2] += gain
+                    self._family_total[0] += spent
+                    self._family_total[1] += gain
             # a child whose subtree is pruned now is recorded here instead of pushed (it would be
             # pruned when popped: the level only falls); most children end so
             pruned = sub_b + extra >= self._prune_level()
