@@ -393,6 +393,18 @@ def test_a_stopped_support_search_keeps_its_better_score_off_the_grid(monkeypatc
     assert "every score scale > 0" in str(m.summary())
 
 
+def _first_node(X, y):
+    """A fitted-scale search on (X, y), prepared, and its node of the first column in the order:
+    the search, its cells, the node's cells and count, its children's positions and their c0."""
+    d = X.shape[1]
+    p = RiskProblem(LogisticLoss(X, y), np.full(d, -2.0), np.full(d, 2.0), c0=1e-6, max_size=4)
+    s = SupportSearch(p, True, beam=False)
+    s._prepare()
+    cell, n_cells = s.data.refine(np.zeros(s.data.n, dtype=np.int64), s._order[0])
+    qs = np.arange(1, len(s._order))
+    return s, s.data, s._order, cell, n_cells, qs, np.full(len(qs), 2e-6)
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_union_bounds_by_bisection_stay_below_each_childs_union(seed):
     # every child's subtree bound is B1 of a union with at least its own later columns, and the
@@ -402,13 +414,7 @@ def test_union_bounds_by_bisection_stay_below_each_childs_union(seed):
     n, d = 200, 8
     X = (rng.random((n, d)) < rng.uniform(0.2, 0.8, d)).astype(float)
     y = (rng.random(n) < 1 / (1 + np.exp(-(X @ rng.normal(0, 1, d) - 1)))).astype(int)
-    p = RiskProblem(LogisticLoss(X, y), np.full(d, -2.0), np.full(d, 2.0), c0=1e-6, max_size=4)
-    s = SupportSearch(p, True, beam=False)
-    s._prepare()
-    data, order = s.data, s._order
-    cell, n_cells = data.refine(np.zeros(data.n, dtype=np.int64), order[0])
-    qs = np.arange(1, len(order))
-    extra = np.full(len(qs), 2e-6)
+    s, data, order, cell, n_cells, qs, extra = _first_node(X, y)
     exact = np.array([data.pair_saturated(cell, n_cells, [s._suffix[q]])[0] for q in qs])
     for best in np.r_[np.sort(exact)[[0, len(qs) // 2, -1]] + 3e-6, 0.05, 10.0]:
         s.best = float(best)
@@ -430,20 +436,26 @@ def _sparse_models(d: int, r: int, k: int) -> np.ndarray:
     return np.array(out)
 
 
+def _factor_items(rng, n: int, n_items: int):
+    """Rows of a factor's three levels (all of them: they sum to 1), 0/1 items and a rare item
+    all of whose rows are events (the regression separates them)."""
+    lev = rng.integers(0, 3, n)
+    items = (rng.random((n, n_items)) < rng.uniform(0.2, 0.7, n_items)).astype(float)
+    rare = (rng.random(n) < 0.04).astype(float)
+    X = np.column_stack([(lev == k) for k in range(3)] + [items, rare]).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(items @ rng.normal(0, 1.5, n_items) + 0.7 * lev - 1.2)))).astype(int)
+    y[rare == 1] = 1
+    return X, y
+
+
 def _family_audit(seed: int) -> int:
     # larger problems than the audits above (10 columns: a factor's three levels, all of them, so
     # they sum to 1; 0/1 items; a rare item all of whose rows are events), where B8 (the family's
     # regression) rules out subtrees: the search with it is the brute-force optimum, its lower
     # bound is below it, and it gives the same objective as the search without B8 (with the beam's
     # start the incumbent is good early, so B8 prunes; returns how many children it ruled out)
-    rng = np.random.default_rng(8800 + seed)
     n = 300
-    lev = rng.integers(0, 3, n)
-    items = (rng.random((n, 6)) < rng.uniform(0.2, 0.7, 6)).astype(float)
-    rare = (rng.random(n) < 0.04).astype(float)
-    X = np.column_stack([(lev == k) for k in range(3)] + [items, rare]).astype(float)
-    y = (rng.random(n) < 1 / (1 + np.exp(-(items @ rng.normal(0, 1.5, 6) + 0.7 * lev - 1.2)))).astype(int)
-    y[rare == 1] = 1
+    X, y = _factor_items(np.random.default_rng(8800 + seed), n, 6)
     mode = ["real", "int"][seed % 2]
     k = 3
     c0 = [0.0, 1e-3][seed % 2]
@@ -478,22 +490,9 @@ def test_family_bounds_by_bisection_stay_below_each_familys_regression(seed):
     # (BFGS on the raw rows: an upper bound on the infimum), and the children from the cut on
     # reach the prune level with it; at several incumbents (several cuts)
     from scipy.optimize import minimize
-    rng = np.random.default_rng(60 + seed)
     n = 400
-    lev = rng.integers(0, 3, n)
-    items = (rng.random((n, 5)) < rng.uniform(0.2, 0.7, 5)).astype(float)
-    rare = (rng.random(n) < 0.04).astype(float)
-    X = np.column_stack([(lev == k) for k in range(3)] + [items, rare]).astype(float)
-    y = (rng.random(n) < 1 / (1 + np.exp(-(items @ rng.normal(0, 1.5, 5) + 0.7 * lev - 1.2)))).astype(int)
-    y[rare == 1] = 1
-    d = X.shape[1]
-    p = RiskProblem(LogisticLoss(X, y), np.full(d, -2.0), np.full(d, 2.0), c0=1e-6, max_size=4)
-    s = SupportSearch(p, True, beam=False)
-    s._prepare()
-    data, order = s.data, s._order
-    cell, n_cells = data.refine(np.zeros(data.n, dtype=np.int64), order[0])
-    qs = np.arange(1, len(order))
-    extra = np.full(len(qs), 2e-6)
+    X, y = _factor_items(np.random.default_rng(60 + seed), n, 5)
+    s, data, order, cell, n_cells, qs, extra = _first_node(X, y)
 
     def least(cols):
         A = np.column_stack([np.ones(n), X[:, cols]])
