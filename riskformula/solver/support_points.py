@@ -198,6 +198,14 @@ def unit_scales(Xc: np.ndarray, N: np.ndarray | None = None) -> np.ndarray:
     return np.where(rms > 0, np.exp2(-np.round(np.log2(np.where(rms > 0, rms, 1.0)))), 1.0)
 
 
+def _separated(z: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each cell's loss at the logits ``z``, and the cells the regression separates: those that
+    hold one class and are fitted to a loss below 10⁻⁹ of the total W (every cell's term is ≥ 0,
+    so a bound without them is still a bound)."""
+    term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
+    return term, ((P == 0) | (Q == 0)) & (term < 1e-9 * W)
+
+
 def close_radii(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray) -> tuple[float, ...]:
     """Radii for the gap bound at a converged point θ̂ of the regression on the design ``U``
     (rows × columns, intercept first): a few multiples of 2G/λ, G the gradient's norm (with the
@@ -255,9 +263,7 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
     tried = tuple(radii) + (close_radii(Us[0], P, Q, theta[0]) if close else ())
     bound = float(batch_gap_bound(Us, P, Q, theta, W, tried)[0]) if tried else -np.inf
     if retry and not np.isfinite(bound):
-        z = Us[0] @ theta[0]
-        term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
-        sep = ((P == 0) | (Q == 0)) & (term < 1e-9 * W)
+        _, sep = _separated(Us[0] @ theta[0], P, Q, W)
         if sep.any() and not sep.all():
             kept = ~sep
             Uk, Pk, Qk = Us[:, kept], P[kept], Q[kept]
@@ -278,18 +284,17 @@ def family_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iter
     the cells that hold one class and are fitted to a loss below 10⁻⁹ of the total (each cell's
     term is ≥ 0) and without the whole-valued columns that are exact combinations of the others on
     the cells kept (the exact column reduction: the span, so the minimum, is unchanged).  Returns
-    the bound and the regression's coefficients (intercept first; None when it separated cells; ``start``: a start
-    for them, as for :func:`real_lr_bound`).  ``need``: as for :func:`real_lr_bound` (the prune
+    the bound and the regression's coefficients (intercept first; None when it separated cells;
+    ``start``: a start for them, as for :func:`real_lr_bound`).  ``need``: as for :func:`real_lr_bound` (the prune
     level: a family whose regression already fits below it is not bounded, nor tried again)."""
     bound, theta = real_lr_bound(Xc, P, Q, W, iters=iters, start=start, close=True, retry=False, radii=FAMILY_RADII,
                                  need=need)
     if np.isfinite(bound) or not Xc.size:
         return bound, theta
-    z = theta[0] + Xc @ theta[1:]
-    term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
+    term, sep = _separated(theta[0] + Xc @ theta[1:], P, Q, W)
     if float(term.sum()) / W < need:
         return bound, None  # its minimum is below the level: no bound reaches it
-    keep = ~(((P == 0) | (Q == 0)) & (term < 1e-9 * W))
+    keep = ~sep
     if not keep.any():
         return bound, None
     Xk = Xc[keep]
@@ -431,9 +436,7 @@ def _unseparated(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, t: int)
         return None
     rest = Xc[:, t + 1:].astype(float)
     U0 = np.concatenate([np.ones((1, C, 1)), rest[None, :, :]], axis=2)
-    z = np.einsum("vcp,vp->vc", U0, batch_regression(U0, P, Q, iters=50))[0]
-    term = P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)
-    sep = ((P == 0) | (Q == 0)) & (term < 1e-9 * W)
+    _, sep = _separated(np.einsum("vcp,vp->vc", U0, batch_regression(U0, P, Q, iters=50))[0], P, Q, W)
     if not sep.any() or sep.all():
         return None
     return np.flatnonzero(~sep)

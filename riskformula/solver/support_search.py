@@ -100,6 +100,7 @@ default intercept range.
 
 from __future__ import annotations
 
+import bisect
 import collections
 import heapq
 import math
@@ -760,7 +761,8 @@ class SupportSearch:
         #: per depth: seconds and supports disposed of at its nodes, less B8's (see _clock)
         self._depth_use: dict[int, list] = collections.defaultdict(lambda: [0.0, 0.0])
         self._last_node: tuple | None = None
-        self._progress: list = []  # (seconds, supports done), every quarter second (_projected_past)
+        #: seconds and supports done, every quarter second (_projected_past)
+        self._progress: tuple[list, list] = ([], [])
         #: per node searched by B8: where it first pruned (a position; None) and its last
         #: regression's coefficients, a guess and a start for its children's B8
         self._family_hint: dict[tuple, tuple] = {}
@@ -796,9 +798,10 @@ class SupportSearch:
         ``give_up`` times the time limit (after ``projection_after``), or the time limit itself
         after the checkpoint."""
         elapsed = time.perf_counter() - self.t0
-        samples = self._progress
-        if not samples or elapsed - samples[-1][0] >= 0.25:
-            samples.append((elapsed, self._done))
+        times, dones = self._progress
+        if not times or elapsed - times[-1] >= 0.25:
+            times.append(elapsed)
+            dones.append(self._done)
         if elapsed <= self.projection_after or self._done <= 0:
             return False
         projected = elapsed * self._total / self._done
@@ -806,7 +809,8 @@ class SupportSearch:
             # with real-valued columns, also at the rate of the second half of the time: B8 may
             # rule out much of the tree at once at the start, and the average rate then hides
             # how slowly the rest goes (spambase at size 5: 20 % in 5 s, 0.2 % in the next 30 s)
-            t_half, done_half = next(sm for sm in samples if sm[0] >= elapsed / 2)
+            k = bisect.bisect_left(times, elapsed / 2)
+            t_half, done_half = times[k], dones[k]
             if elapsed > t_half and self._done > done_half:
                 rate = (self._done - done_half) / (elapsed - t_half)
                 projected = max(projected, elapsed + (self._total - self._done) / rate)
