@@ -189,6 +189,11 @@ def regression(U, PP, QQ, iters, theta, use_start):
     d = np.empty(p)
     t = np.empty(p)
     free = np.ones(p, dtype=np.bool_)
+    # a large design (B8's families: thousands of cells, dozens of columns) takes its gradient and
+    # Hessian from BLAS products (the same sums in another order) instead of the loops below
+    big = C * p * p >= 200000
+    r_b = np.empty(C if big else 0)
+    uw = np.empty((C if big else 0, p))
     for v in range(V):
         u = U[v]
         th = theta[v]
@@ -208,23 +213,36 @@ def regression(U, PP, QQ, iters, theta, use_start):
         else:
             th[:] = t
         for _ in range(iters):
-            g[:] = 0.0
-            H[:, :] = 0.0
-            for i in range(C):
-                n = P[i] + Q[i]
-                if n == 0.0:
-                    continue  # an empty row (padding): no term
-                z = 0.0
-                for j in range(p):
-                    z += u[i, j] * th[j]
-                e = math.exp(-abs(z))
-                sig = 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
-                r = n * sig - P[i]
-                w = n * sig * (1.0 - sig)
-                for j in range(p):
-                    g[j] += r * u[i, j]
-                    for k in range(j + 1):
-                        H[j, k] += w * u[i, j] * u[i, k]
+            if big:
+                zs = np.dot(u, th)
+                for i in range(C):
+                    n = P[i] + Q[i]
+                    e = math.exp(-abs(zs[i]))
+                    sig = 1.0 / (1.0 + e) if zs[i] >= 0 else e / (1.0 + e)
+                    r_b[i] = n * sig - P[i]  # 0 for an empty row (padding)
+                    w = n * sig * (1.0 - sig)
+                    for j in range(p):
+                        uw[i, j] = w * u[i, j]
+                g[:] = np.dot(u.T, r_b)
+                H[:, :] = np.dot(uw.T, u)
+            else:
+                g[:] = 0.0
+                H[:, :] = 0.0
+                for i in range(C):
+                    n = P[i] + Q[i]
+                    if n == 0.0:
+                        continue  # an empty row (padding): no term
+                    z = 0.0
+                    for j in range(p):
+                        z += u[i, j] * th[j]
+                    e = math.exp(-abs(z))
+                    sig = 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
+                    r = n * sig - P[i]
+                    w = n * sig * (1.0 - sig)
+                    for j in range(p):
+                        g[j] += r * u[i, j]
+                        for k in range(j + 1):
+                            H[j, k] += w * u[i, j] * u[i, k]
             tr = 0.0
             for j in range(p):
                 tr += H[j, j]
@@ -329,14 +347,15 @@ def grandchildren(GP, GQ, aP, aQ, bP, bQ, Pt, Qt, first, stop, out_t, out_used, 
 
 
 @njit
-def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, q0, K, D, P, Q, first, stop, out_t, out_used,
+def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D, P, Q, first, stop, out_t, out_used,
                        own_t, own_used):
     """:func:`grandchildren` with the counts taken from the rows: ``rowpos[rowptr[r]:rowptr[r + 1]]``
-    are the positions (increasing) of the 0/1 columns equal to 1 in row r; column i of the node's
-    D columns is position q0 + i, its children the first K.  ``order[starts[g]:starts[g + 1]]``
-    are the rows of group g, rows equal on every position ≥ q0: the rows of one group and one cell
-    add their weights once to the pairs of their common positions (the same integer sums as row
-    by row).  Only cells holding both classes are counted (a cell of one class adds exactly zero)."""
+    are the positions of the 0/1 columns equal to 1 in row r; position t is the node's column
+    ``slot[t]`` of D (−1: not one of them), its children the first K, each child's children the
+    columns after it.  ``order[starts[g]:starts[g + 1]]`` are the rows of group g, rows equal on
+    every position of a column: the rows of one group and one cell add their weights once to the
+    pairs of their common positions (the same integer sums as row by row).  Only cells holding
+    both classes are counted (a cell of one class adds exactly zero)."""
     Pt = np.zeros(n_cells)
     Qt = np.zeros(n_cells)
     for r in range(cell.shape[0]):
@@ -377,22 +396,30 @@ def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, q0, K, D, P
             continue
         r = order[starts[g]]
         lo, hi = rowptr[r], rowptr[r + 1]
-        while lo < hi and rowpos[lo] < q0:
-            lo += 1
+        while lo < hi and slot[rowpos[lo]] < 0:
+            lo += 1  # a position of no column counts nothing
         for t in range(nt):
             c = touched[t]
             p, q = gP[c], gQ[c]
             gP[c] = 0.0
             gQ[c] = 0.0
             for u in range(lo, hi):
-                a = rowpos[u] - q0
+                a = slot[rowpos[u]]
+                if a < 0:
+                    continue
                 bP[c, a] += p
                 bQ[c, a] += q
-                if a < K:
-                    for v in range(u + 1, hi):
-                        b = rowpos[v] - q0
-                        GP[c, a, b] += p
-                        GQ[c, a, b] += q
+                for v in range(u + 1, hi):
+                    b = slot[rowpos[v]]
+                    if b < 0:
+                        continue
+                    if a < b:
+                        if a < K:
+                            GP[c, a, b] += p
+                            GQ[c, a, b] += q
+                    elif b < K:
+                        GP[c, b, a] += p
+                        GQ[c, b, a] += q
     grandchildren(GP, GQ, bP[:, :K], bQ[:, :K], bP, bQ, Pc, Qc, first, stop, out_t, out_used, own_t, own_used)
 
 
@@ -650,8 +677,13 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
     """The gap bound of :func:`riskformula.solver.support_points.batch_gap_bound` for each design
     U[v] at θ[v] (loss sums, before the division by W; −inf where no radius closes it), into
     ``out``: the same terms and margins, rows of zero weight skipped (their terms are 0), λ_min
-    from LAPACK's symmetric eigensolver as there."""
+    from LAPACK's symmetric eigensolver as there, the radii tried from the smallest up to the
+    first that closes (the best: see there).  A large design takes H_R from a BLAS product, as
+    the numpy version does (the margin on λ_min holds for the sums in any order)."""
     V, C, p = U.shape
+    radii = np.sort(radii)
+    big = C * p * p >= 200000
+    uw = np.empty((C if big else 0, p))
     g = np.empty(p)
     H = np.empty((p, p))
     zs = np.empty(C)   # per row: its logit, the logit's rounding bound and |u|, for every radius
@@ -697,27 +729,43 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
         G = math.sqrt(gn) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * nu + 0.25 * gerr * (1 + 4 * EPS)
         best = -np.inf
         for R in radii:
-            H[:, :] = 0.0
-            for i in range(C):
-                n = P[i] + Q[i]
-                if n == 0.0:
-                    continue
-                t = abs(zs[i]) + zerrs[i] + R * uns[i] * (1 + 4 * EPS)
-                e = math.exp(-t)
-                w = n * e / (1.0 + e) ** 2 * (1 - 16 * EPS)
+            if big:
+                for i in range(C):
+                    n = P[i] + Q[i]
+                    t = abs(zs[i]) + zerrs[i] + R * uns[i] * (1 + 4 * EPS)
+                    e = math.exp(-t)
+                    w = n * e / (1.0 + e) ** 2 * (1 - 16 * EPS)  # 0 for a row of zero weight
+                    for j in range(p):
+                        uw[i, j] = w * u[i, j]
+                H[:, :] = np.dot(uw.T, u)
+                tr = 0.0
                 for j in range(p):
-                    for k in range(j + 1):
-                        H[j, k] += w * u[i, j] * u[i, k]
-            tr = 0.0
-            for j in range(p):
-                tr += H[j, j]
-                for k in range(j):
-                    H[k, j] = H[j, k]
+                    tr += H[j, j]
+                    for k in range(j):
+                        H[k, j] = H[j, k]
+            else:
+                H[:, :] = 0.0
+                for i in range(C):
+                    n = P[i] + Q[i]
+                    if n == 0.0:
+                        continue
+                    t = abs(zs[i]) + zerrs[i] + R * uns[i] * (1 + 4 * EPS)
+                    e = math.exp(-t)
+                    w = n * e / (1.0 + e) ** 2 * (1 - 16 * EPS)
+                    for j in range(p):
+                        for k in range(j + 1):
+                            H[j, k] += w * u[i, j] * u[i, k]
+                tr = 0.0
+                for j in range(p):
+                    tr += H[j, j]
+                    for k in range(j):
+                        H[k, j] = H[j, k]
             lam = np.linalg.eigvalsh(H)[0]
             mu = lam - 16 * (C + 10 * p + 10) * EPS * tr
             if mu > 0 and R * mu >= 2 * G:
                 drop = G * G / (2 * mu) * (1 + 8 * EPS)
                 val = F_lo - drop
                 val = val - 4 * EPS * max(abs(F_lo), drop)
-                best = max(best, val)
+                best = val
+                break
         out[v] = best

@@ -199,16 +199,17 @@ class CellData:
             out[k] = self.saturated(c2, n2)
         return out
 
-    def grandchildren_saturated(self, cell: np.ndarray, n_cells: int, Xb: np.ndarray, K: int,
+    def grandchildren_saturated(self, cell: np.ndarray, n_cells: int, Xb, K: int,
                                 ones: tuple | None = None, enough: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
         """B1 of the partition ``cell`` refined by each of the first ``K`` columns a_k of ``Xb``
-        (rows × D, 0/1 values; K bounds) and by each pair (a_k, column i of Xb) for i > k
-        (K × D bounds, +inf for i ≤ k), rounded down, as means — a node's children and
-        grandchildren at once.  With the compiled loops and ``ones`` = (rowptr, rowpos, q0[, order,
-        starts]) — each row's positions of 1s, increasing, in a matrix whose column q0 + i is Xb's
-        column i, and optionally the rows grouped by their values on those columns (group g:
-        ``order[starts[g]:starts[g + 1]]``) — the counts are taken row by row, or group by group
-        within each cell, instead (the same integer sums), and a grandchild's sum
+        (rows × D, 0/1 values, or a function that makes it when it is needed; K bounds) and by
+        each pair (a_k, column i of Xb) for i > k (K × D bounds, +inf for i ≤ k), rounded down, as
+        means — a node's children and grandchildren at once.  With the compiled loops and ``ones``
+        = (rowptr, rowpos, slot[, order, starts]) — each row's positions of 1s in a matrix whose
+        position t is Xb's column slot[t] (−1: none of them), and optionally the rows grouped by
+        equal values on those columns (group g: ``order[starts[g]:starts[g + 1]]``) — the counts
+        are taken row by row, or group by group within each cell, instead (the same integer
+        sums), and a grandchild's sum
         over the cells may stop once its bound would reach ``enough``: it is then a partial sum
         of nonnegative terms (a lower bound still, at least ``enough`` after the margin).
 
@@ -219,7 +220,7 @@ class CellData:
         their differences are exact too.  A cell holding one class only adds zero to every
         refinement's B1 (each of its h terms is exactly 0, computed as 0), so it is skipped.  The
         h terms are then those of :meth:`children_saturated`, with the same margin."""
-        D = Xb.shape[1]
+        D = int(ones[2].max()) + 1 if ones is not None else Xb.shape[1]
         later = np.arange(D)[None, :] > np.arange(K)[:, None]  # grandchild (k, i) for i > k
         scale = (1 - 4 * EPS) / self.W
         # a computed sum t of u ≤ 4·n_cells terms has lower_sum(t, u) ≥ t·(1 − 2(u + 8)ε) − 4εW
@@ -232,6 +233,8 @@ class CellData:
             ot, ou, t, used = fast
             return (lower_sum(ot, ou, self.W) * scale,
                     np.where(later, lower_sum(np.where(later, t, 0.0), used, self.W) * scale, np.inf))
+        if callable(Xb):
+            Xb = Xb()
         Pt = np.bincount(cell, weights=self.P, minlength=n_cells)
         Qt = np.bincount(cell, weights=self.Q, minlength=n_cells)
         mixed = (Pt > 0) & (Qt > 0)

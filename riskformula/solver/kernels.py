@@ -198,14 +198,16 @@ def pair_sums(cell: np.ndarray, n_cells: int, others: list, P: np.ndarray, Q: np
     return t, used
 
 
-def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpos: np.ndarray, q0: int, K: int,
-                       D: int, P: np.ndarray, Q: np.ndarray, stop: float = np.inf, groups: tuple | None = None):
+def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpos: np.ndarray, slot: np.ndarray,
+                       K: int, D: int, P: np.ndarray, Q: np.ndarray, stop: float = np.inf,
+                       groups: tuple | None = None):
     """B1's computed h sums and nonzero-cell counts of a node's children and grandchildren (child
-    k's from column k + 1 on), the counts taken from each row's positions of 1s, rows equal on the
-    positions ≥ q0 once per cell when ``groups`` = (order, starts) lists them (each row its own
-    group otherwise) (:func:`riskformula.solver._compiled.grandchildren_rows`): (own sums, own
-    counts, sums, counts), the latter two K × D, a grandchild's sum stopped once it reaches
-    ``stop``; or None without the kernels."""
+    k's from column k + 1 on), the counts taken from each row's positions of 1s (position t is
+    the node's column ``slot[t]``, −1 for none), rows equal on the node's columns once per cell
+    when ``groups`` = (order, starts) lists them (each row its own group otherwise)
+    (:func:`riskformula.solver._compiled.grandchildren_rows`): (own sums, own counts, sums,
+    counts), the latter two K × D, a grandchild's sum stopped once it reaches ``stop``; or None
+    without the kernels."""
     k = compiled()
     if k is None:
         return None
@@ -215,7 +217,8 @@ def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpo
     ot, ou = np.empty(K), np.empty(K, dtype=np.int64)
     k["grandchildren_rows"](np.ascontiguousarray(cell, dtype=np.int64), int(n_cells),
                             np.ascontiguousarray(groups[0], dtype=np.int64),
-                            np.ascontiguousarray(groups[1], dtype=np.int64), rowptr, rowpos, int(q0), int(K),
+                            np.ascontiguousarray(groups[1], dtype=np.int64), rowptr, rowpos,
+                            np.ascontiguousarray(slot, dtype=np.int64), int(K),
                             int(D), P, Q, np.arange(1, K + 1, dtype=np.int64), float(stop), t, used, ot, ou)
     return ot, ou, t, used
 
@@ -277,8 +280,8 @@ def warm_up() -> float | None:
     children_ones(cell, 2, [0], np.array([0, 2], dtype=np.int64), np.array([0, 2], dtype=np.int64), P, Q,
                   np.array([3.0, 0.0]), np.array([1.0, 3.0]))
     pair_sums(cell, 2, [np.array([0, 1, 1], dtype=np.int64)], P, Q)
-    grandchildren_rows(cell, 2, np.array([0, 1, 2, 4], dtype=np.int64), np.array([0, 1, 0, 1], dtype=np.int64), 0, 1, 2,
-                       P, Q)
+    grandchildren_rows(cell, 2, np.array([0, 1, 2, 4], dtype=np.int64), np.array([0, 1, 0, 1], dtype=np.int64),
+                       np.array([0, 1], dtype=np.int64), 1, 2, P, Q)
     box_fit(U[0], P, Q, 0.25, 1.0, np.zeros(2), np.full(2, -5.0), np.full(2, 5.0), 3)
     lr_dual(np.arange(3, dtype=np.int64)[:, None], P, Q, np.zeros(2), 1024.0, np.zeros(1, dtype=np.int64),
             np.ones(1, dtype=np.int64))

@@ -21,8 +21,10 @@ G ≥ |∇F(θ̂)| and μ ≤ the least eigenvalue of the Hessian at every point
 R ≥ 2G/μ: inside the ball F(θ) ≥ F(θ̂) − G·r + μr²/2 ≥ F(θ̂) − G²/(2μ) (Taylor with the integral
 remainder), on its sphere F ≥ F(θ̂) − GR + μR²/2 ≥ F(θ̂), and beyond it convexity along the ray from
 θ̂ gives F ≥ F(θ̂).  μ is the least eigenvalue of H_R = Σ_c N_c σ'(|u_c·θ̂| + R|u_c|) u_c u_cᵀ (σ' is
-even and falls in |z|, so H_R is below the Hessian everywhere in the ball).  When no radius of the
-list gives μ > 0 with R·μ ≥ 2G (nearly separable cells), the bound is −∞ and the parent's is kept.
+even and falls in |z|, so H_R is below the Hessian everywhere in the ball).  The radii of a list
+are tried from the smallest up and the first that closes is kept: a larger radius lowers every
+weight of H_R, so its μ and its bound are no higher.  When no radius of the list gives μ > 0 with
+R·μ ≥ 2G (nearly separable cells), the bound is −∞ and the parent's is kept.
 
 **Separated cells.**  Every cell's term is ≥ 0, so the loss on any subset of the cells is a lower
 bound too.  When the free columns alone separate some cells (a regression on [1, x_R] fits cells
@@ -45,7 +47,9 @@ Floating point (as :func:`riskformula.solver.cells.ball_bounds` states for B6): 
 8(C + 8)ε of itself and by Σ_c max(P_c, Q_c)·zerr_c (the computed logits' error zerr_c below), G
 raised by 8(C + 8)ε·Σ_c N_c|u_c|, by Σ_c N_c|u_c|·zerr_c/4 and by 4ε of itself, each σ' taken at a
 logit raised by its rounding bound (4(p + 2)ε·Σ|u||θ̂|) and lowered by 16ε, and λ_min (LAPACK's
-symmetric eigensolver, backward stable) lowered by 16(C + 10p + 10)ε·trace(H_R).  G²/(2μ) is
+symmetric eigensolver, backward stable) lowered by 16(C + 10p + 10)ε·trace(H_R) (which covers the
+sums of H_R in any order: H_R and the gradient come from BLAS products in numpy, and in the
+compiled loops for designs of at least 2·10⁵ cells × columns²).  G²/(2μ) is
 raised by 8ε of itself, the difference lowered by 4ε of the larger term, and the result, divided
 by the total weight W, multiplied by (1 − 4ε).  Counts are integers and U's entries small
 integers, so U, P, Q and N are exact.
@@ -166,7 +170,11 @@ def batch_gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarr
     G = np.sqrt((g * g).sum(axis=1)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * (unorm * N).sum(axis=1) \
         + 0.25 * (zerr * unorm * N).sum(axis=1) * (1 + 4 * EPS)
     best = np.full(V, -np.inf)
-    for R in radii:
+    # the radii from the smallest up: a larger radius R' lowers every weight of H_R, so μ(R') ≤ μ(R)
+    # and its bound F − G²/(2μ) is no higher: the first that closes is the best for its design
+    for R in sorted(radii):
+        if np.isfinite(best).all():
+            break
         t = np.abs(z) + zerr + R * unorm * (1 + 4 * EPS)
         e = np.exp(-t)
         sp = e / (1.0 + e) ** 2 * (1 - 16 * EPS)
@@ -182,7 +190,7 @@ def batch_gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarr
         drop = np.where(ok, G * G / (2 * np.where(ok, mu, 1.0)) * (1 + 8 * EPS), np.inf)
         val = F_lo - drop
         val = val - 4 * EPS * np.maximum(np.abs(F_lo), drop)
-        best = np.maximum(best, np.where(ok, val, -np.inf))
+        best = np.where(np.isfinite(best), best, np.where(ok, val, -np.inf))
     return np.where(np.isfinite(best), np.maximum(best, 0.0) / W * (1 - 4 * EPS), -np.inf)
 
 
@@ -276,7 +284,8 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
 
 
 def family_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters: int = 20,
-                    start: np.ndarray | None = None, need: float = -np.inf) -> tuple[float, np.ndarray | None]:
+                    start: np.ndarray | None = None,
+                    need: float = -np.inf) -> tuple[float, np.ndarray, bool]:
     """B8 (the support search's family bound): :func:`real_lr_bound` with radii near 2G/λ, for a
     design with many columns.  When it does not close — the regression separates some cells (e.g.
     the rows outside a factor's levels, all of one class, which drive the intercept up and every
@@ -284,27 +293,30 @@ def family_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iter
     the cells that hold one class and are fitted to a loss below 10⁻⁹ of the total (each cell's
     term is ≥ 0) and without the whole-valued columns that are exact combinations of the others on
     the cells kept (the exact column reduction: the span, so the minimum, is unchanged).  Returns
-    the bound and the regression's coefficients (intercept first; None when it separated cells;
-    ``start``: a start for them, as for :func:`real_lr_bound`).  ``need``: as for :func:`real_lr_bound` (the prune
-    level: a family whose regression already fits below it is not bounded, nor tried again)."""
+    the bound, the regression's coefficients on all the columns (intercept first: the Newton
+    point the first bound was taken at; ``start``: a start for them, as for
+    :func:`real_lr_bound`), and whether they are a fit to start from again (False when the
+    regression separated cells or was not bounded).  ``need``: as for :func:`real_lr_bound` (the
+    prune level: a family whose regression already fits below it is not bounded, nor tried
+    again)."""
     bound, theta = real_lr_bound(Xc, P, Q, W, iters=iters, start=start, close=True, retry=False, radii=FAMILY_RADII,
                                  need=need)
     if np.isfinite(bound) or not Xc.size:
-        return bound, theta
+        return bound, theta, True
     term, sep = _separated(theta[0] + Xc @ theta[1:], P, Q, W)
     if float(term.sum()) / W < need:
-        return bound, None  # its minimum is below the level: no bound reaches it
+        return bound, theta, False  # its minimum is below the level: no bound reaches it
     keep = ~sep
     if not keep.any():
-        return bound, None
+        return bound, theta, False
     Xk = Xc[keep]
     combos = whole_combinations(Xk)
     if keep.all() and not combos:
-        return bound, None  # nothing to leave out
+        return bound, theta, False  # nothing to leave out
     cols = [j for j in range(Xc.shape[1]) if j not in combos]
     bound = real_lr_bound(Xk[:, cols], P[keep], Q[keep], W, iters=iters, close=True, retry=False,
                           radii=FAMILY_RADII, need=need)[0]
-    return bound, None
+    return bound, theta, False
 
 
 def canonical(Wp: np.ndarray) -> np.ndarray:

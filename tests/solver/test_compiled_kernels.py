@@ -105,6 +105,29 @@ def test_prefix_regression_matches_numpy(seed, monkeypatch):
     np.testing.assert_allclose(loss(fast), loss(slow), rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_large_regression_by_blas_matches_numpy(seed, monkeypatch):
+    # a design large enough (cells × columns²) for the compiled steps to take their gradient and
+    # Hessian from BLAS products (B8's families): the same fit as numpy's, empty rows included
+    from riskformula.solver.support_points import batch_regression
+    rng = np.random.default_rng(900 + seed)
+    C, p = 2500, 14
+    P = rng.integers(0, 4, C).astype(float)
+    Q = rng.integers(0, 4, C).astype(float)
+    P[:50] = Q[:50] = 0.0  # padding rows: no term
+    U = np.concatenate([np.ones((1, C, 1)), (rng.random((1, C, p - 1)) < 0.4).astype(float)], axis=2)
+    assert C * p * p >= 200000
+    fast = batch_regression(U, P, Q)
+    _numpy(monkeypatch)
+    slow = batch_regression(U, P, Q)
+
+    def loss(theta):
+        return cells.cell_losses(np.einsum("vcp,vp->vc", U, theta), P, Q)
+
+    np.testing.assert_allclose(loss(fast), loss(slow), rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(fast, slow, atol=1e-5)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_children_bounds_of_0_1_columns_match_numpy(seed, monkeypatch):
     import types

@@ -43,7 +43,8 @@ def _data(seed):
 
 def _ones(X, q0):
     r_i, r_q = np.nonzero(X == 1)
-    return np.r_[0, np.cumsum(np.bincount(r_i, minlength=len(X)))].astype(np.int64), r_q.astype(np.int64), q0
+    slot = np.r_[np.full(q0, -1), np.arange(X.shape[1] - q0)].astype(np.int64)  # column q0 + i is the i-th
+    return np.r_[0, np.cumsum(np.bincount(r_i, minlength=len(X)))].astype(np.int64), r_q.astype(np.int64), slot
 
 
 @pytest.mark.parametrize("numpy_only", [False, True])
@@ -133,3 +134,36 @@ def test_the_search_with_the_pass_is_the_brute_force_optimum(seed, monkeypatch):
         assert rep.lower_bound <= truth + 1e-12, (seed, rep.lower_bound, truth)
         assert rep.objective <= truth + 1e-7
     assert reports[0].objective == pytest.approx(reports[1].objective, abs=1e-9)
+
+
+@pytest.mark.parametrize("numpy_only", [False, True])
+@pytest.mark.parametrize("seed", range(12))
+def test_the_pass_over_an_order_b8_chose_is_b1_of_the_refined_cells(seed, numpy_only, monkeypatch):
+    # a node whose later columns come in an order B8 chose (some positions, not consecutive, not
+    # increasing): the children are the first K of them, each child's children the columns after
+    # it in that list; B1 of each is that of its refined cells, as for the search's own order
+    if numpy_only:
+        monkeypatch.setattr(kernels, "compiled", lambda: None)
+    rng = np.random.default_rng(700 + seed)
+    n, d = int(rng.integers(30, 120)), 8
+    X = (rng.random((n, d)) < rng.uniform(0.2, 0.7, d)).astype(float)
+    X[:, 3] = X[:, 2]  # equal columns: rows equal on a later column set, cells left empty
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ rng.normal(0, 1, d) - 0.5)))).astype(int)
+    p = RiskProblem(LogisticLoss(X, y), np.full(d, -2.0), np.full(d, 2.0), c0=1e-6, max_size=4)
+    s = SupportSearch(p, True, beam=False)
+    s._prepare()
+    order, data = s._order, s.data
+    cell, n_cells = data.refine(np.zeros(data.n, dtype=np.int64), order[0])
+    L = len(order)
+    full = rng.permutation(np.arange(1, L))[: int(rng.integers(3, L))]
+    K = int(rng.integers(1, len(full) + 1))
+    own, pair, sub = s._grandchildren(cell, n_cells, full, K, 1e-6)
+    cols = [order[q] for q in full]
+    assert own == pytest.approx(data.children_saturated(cell, n_cells, cols[:K]), rel=1e-12, abs=1e-15)
+    for k in range(K):
+        c1, _ = data.refine(cell, cols[k])
+        assert np.all(np.isinf(pair[k, :k + 1]))
+        for i in range(k + 1, len(cols)):
+            c2, n2 = data.refine(c1, cols[i])
+            assert pair[k, i] == pytest.approx(data.saturated(c2, n2), rel=1e-12, abs=1e-15)
+    assert np.all(sub <= own)

@@ -319,7 +319,7 @@ def test_family_bound_is_below_the_regression_and_closes(seed):
     from riskformula.solver.support_points import family_lr_bound, real_lr_bound
     Xc, P, Q, X, y = _family_design(seed)
     W = float(P.sum() + Q.sum())
-    b, _ = family_lr_bound(Xc, P, Q, W)
+    b, _, _ = family_lr_bound(Xc, P, Q, W)
     A = np.column_stack([np.ones(len(X)), X])
 
     def F(t):
@@ -346,3 +346,38 @@ def test_column_combinations_name_the_columns_of_each_dependency():
     X = np.column_stack([a, (lev == 0), b, (lev == 1), (lev == 2), a + b, c, 1 - c, 3 * c])
     combos = column_combinations(X)
     assert combos == {4: [1, 3], 5: [0, 2], 7: [6], 8: [6]}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gap_bound_of_a_large_design_is_the_best_radius_and_compiled_agrees(seed, monkeypatch):
+    # a design as large as B8's families (the compiled loops take H_R from a BLAS product there):
+    # the bound is at most the regression's minimum (BFGS) and close to it; the radii tried from
+    # the smallest up give the best of them (each radius alone gives no more); the numpy path agrees
+    from riskformula.solver import kernels
+    from scipy.optimize import minimize
+    rng = np.random.default_rng(40 + seed)
+    C, p = 2500, 14
+    X = (rng.random((C, p - 1)) < rng.uniform(0.2, 0.6, p - 1)).astype(float)
+    logit = X @ rng.normal(0, 0.7, p - 1) - 0.4
+    N = rng.integers(1, 4, C).astype(float)
+    P = rng.binomial(N.astype(int), 1 / (1 + np.exp(-logit))).astype(float)
+    Q = N - P
+    U = np.column_stack([np.ones(C), X])[None]
+    W = float(N.sum())
+    theta = batch_regression(U, P, Q, iters=40)
+    radii = (0.5, 2.0, 8.0, 0.1)
+    b = batch_gap_bound(U, P, Q, theta, W, radii)[0]
+
+    def F(t):
+        z = U[0] @ t
+        return float(P @ np.logaddexp(0, -z) + Q @ np.logaddexp(0, z))
+    best = minimize(F, theta[0], method="BFGS", options={"gtol": 1e-10}).fun
+    assert np.isfinite(b)
+    assert b <= min(best, F(theta[0])) / W + 1e-15
+    assert b >= best / W - 1e-6
+    each = [batch_gap_bound(U, P, Q, theta, W, (R,))[0] for R in radii]
+    assert b == pytest.approx(max(each), rel=1e-12)
+    if kernels.compiled() is not None:
+        monkeypatch.setattr(kernels, "gap_bound", lambda *a, **k: None)
+        b_np = batch_gap_bound(U, P, Q, theta, W, radii)[0]
+        assert b == pytest.approx(b_np, rel=1e-10)
