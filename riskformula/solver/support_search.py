@@ -1035,8 +1035,9 @@ class SupportSearch:
                     if i < len(qs):
                         sub_b[i:] = np.maximum(sub_b[i:], b)
                         own_b[i:] = np.maximum(own_b[i:], b)
-            elif self.family and deeper.any() and not (plain and self.reorder) and self._family_pays(units):
-                # B8: the family's regression bounds the subtrees that B1 of the union left
+            elif self.family and deeper.any() and listed is None and self._family_pays(units):
+                # B8: the family's regression bounds the subtrees that B1 of the union left (in
+                # the search's order: at the root, in small trees, with groups or rows)
                 alive = np.flatnonzero(sub_b + extra < self._prune_level())
                 if len(alive):
                     started = time.perf_counter()
