@@ -208,6 +208,18 @@ def ray_vectors(direction: np.ndarray, lower: np.ndarray, upper: np.ndarray, ste
     return np.unique(Wv, axis=0)
 
 
+def _first(test, lo: int, hi: int) -> int:
+    """The least i in [lo, hi] with ``test(i)`` true, by bisection, for a test false before some
+    index and true from it on (``test(hi)`` is taken to be true and not called)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if test(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
+
+
 class SupportSearch:
     """Depth-first search over supports with cell bounds (see the module docstring).
 
@@ -1274,19 +1286,11 @@ class SupportSearch:
                 known[i] = float(data.pair_saturated(cell, n_cells, [other])[0])
             return known[i]
 
-        lo, hi = 0, K  # children before lo are not pruned, hi is (or hi = K: none found)
+        hi = K  # the first child pruned (K: none)
         if at(0) + tail[0] >= level:
             hi = 0
-        elif at(K - 1) + tail[K - 1] < level:
-            lo = K
-        else:
-            lo, hi = 1, K - 1
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if at(mid) + tail[mid] >= level:
-                    hi = mid
-                else:
-                    lo = mid + 1
+        elif at(K - 1) + tail[K - 1] >= level:
+            hi = _first(lambda i: at(i) + tail[i] >= level, 1, K - 1)
         out = np.empty(K)
         done = sorted(known)
         for i in range(K):
@@ -1432,14 +1436,7 @@ class SupportSearch:
             i += 1
         if not prunes(limit - 1):
             return result(limit)
-        lo, hi = i + 1, limit - 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if prunes(mid):
-                hi = mid
-            else:
-                lo = mid + 1
-        return result(hi)
+        return result(_first(prunes, i + 1, limit - 1))
 
     def _family_spent(self, units: int, spent: float, ruled: float) -> None:
         """Record B8's time and the supports it ruled out at a node of ``units`` (for _family_pays)."""
@@ -1493,12 +1490,7 @@ class SupportSearch:
                     hi = at
                     break
                 lo, step = at + 1, 2 * step
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if prunes(mid):
-                hi = mid
-            else:
-                lo = mid + 1
+        hi = _first(prunes, lo, hi)
         if len(self._family_hint) >= 1 << 16:
             self._family_hint.clear()
         self._family_hint[cols] = (int(qs[hi]) if hi < K else None, dict(warm))

@@ -448,6 +448,18 @@ def _factor_items(rng, n: int, n_items: int):
     return X, y
 
 
+def _least_loss(X, y, cols) -> float:
+    """The least mean logistic loss of a regression on the columns ``cols`` of X with an
+    intercept (BFGS on the raw rows: an upper bound on the infimum)."""
+    from scipy.optimize import minimize
+    A = np.column_stack([np.ones(len(X)), X[:, cols]])
+
+    def F(t):
+        z = A @ t
+        return float(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z))))
+    return minimize(F, np.zeros(A.shape[1]), method="BFGS", options={"gtol": 1e-10}).fun
+
+
 def _family_audit(seed: int) -> int:
     # larger problems than the audits above (10 columns: a factor's three levels, all of them, so
     # they sum to 1; 0/1 items; a rare item all of whose rows are events), where B8 (the family's
@@ -503,18 +515,12 @@ def test_family_order_bounds_stay_below_each_familys_regression(seed):
     # on the node's column and every column from that index on in the chosen order (BFGS on the
     # raw rows), and close to it; the children from the index returned on reach the prune level
     # with it, those before it do not; at several incumbents
-    from scipy.optimize import minimize
     n = 400
     X, y = _factor_items(np.random.default_rng(60 + seed), n, 5)
     s, data, order, cell, n_cells, qs, extra = _first_node(X, y)
 
     def least(cols):
-        A = np.column_stack([np.ones(n), X[:, cols]])
-
-        def F(t):
-            z = A @ t
-            return float(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z))))
-        return minimize(F, np.zeros(A.shape[1]), method="BFGS", options={"gtol": 1e-10}).fun
+        return _least_loss(X, y, cols)
     cuts, moved = set(), False
     for best, limit, lst in itertools.product((0.9, 0.6, 0.45, 0.3), (len(qs), len(qs) // 2 + 1), (qs, qs[::-1])):
         s.best = float(best)
@@ -544,18 +550,12 @@ def test_family_bounds_by_bisection_stay_below_each_familys_regression(seed):
     # least loss of the regression on the node's column and every column from that position on
     # (BFGS on the raw rows: an upper bound on the infimum), and the children from the cut on
     # reach the prune level with it; at several incumbents (several cuts)
-    from scipy.optimize import minimize
     n = 400
     X, y = _factor_items(np.random.default_rng(60 + seed), n, 5)
     s, data, order, cell, n_cells, qs, extra = _first_node(X, y)
 
     def least(cols):
-        A = np.column_stack([np.ones(n), X[:, cols]])
-
-        def F(t):
-            z = A @ t
-            return float(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z))))
-        return minimize(F, np.zeros(A.shape[1]), method="BFGS", options={"gtol": 1e-10}).fun
+        return _least_loss(X, y, cols)
     exact = np.array([least([order[0]] + order[q:]) for q in qs])
     cuts = set()
     for best in np.r_[np.sort(exact)[[0, len(qs) // 2, -1]] + 3e-6, 0.9]:
