@@ -792,8 +792,6 @@ class SupportSearch:
         # parent computed them: see _grandchildren, the positions of its children's columns in
         # their order when B8 chose one (see _family_order; the position is then the count of
         # positions after those, and None means every position from it on))
-        self._binary_from = np.r_[np.cumprod(data.binary[order][::-1])[::-1].astype(bool), True] if L \
-            else np.ones(1, dtype=bool)
         self._groups_after: dict = {}
         self._ordered: tuple | None = None  # _grandchildren's copies of the data, made on first use
         # B8: each column's position, and the exact linear dependencies between the columns

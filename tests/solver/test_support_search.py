@@ -460,6 +460,16 @@ def _least_loss(X, y, cols) -> float:
     return minimize(F, np.zeros(A.shape[1]), method="BFGS", options={"gtol": 1e-10}).fun
 
 
+def _check_family_bound(s, b: float, exact: float, extra: np.ndarray) -> None:
+    """A B8 bound ``b`` is at most its family's least loss ``exact`` and within 1e-6 of it, or
+    was not computed (−∞) because the regression fits below what pruning needs."""
+    assert b <= exact + 1e-12, (b, exact)
+    if np.isfinite(b):
+        assert b >= exact - 1e-6  # it closes (column reduction, separated cells)
+    else:
+        assert exact + extra.min() < s._prune_level() + 1e-9
+
+
 def _family_audit(seed: int) -> int:
     # larger problems than the audits above (10 columns: a factor's three levels, all of them, so
     # they sum to 1; 0/1 items; a rare item all of whose rows are events), where B8 (the family's
@@ -510,8 +520,8 @@ def test_family_bound_prunes_and_the_search_stays_the_brute_force_optimum(seeds)
 @pytest.mark.parametrize("seed", range(4))
 def test_family_order_bounds_stay_below_each_familys_regression(seed):
     # at a node (the first column of the order, its list in the search's order or reversed), B8
-    # choosing the order of the first ``limit`` children: the order is a permutation of the later columns that leaves those from ``limit``
-    # on in place; the bound at each index computed is at most the least loss of the regression
+    # choosing the order of the first ``limit`` children: the order is a permutation of the later
+    # columns that leaves those from ``limit`` on in place; the bound at each index computed is at most the least loss of the regression
     # on the node's column and every column from that index on in the chosen order (BFGS on the
     # raw rows), and close to it; the children from the index returned on reach the prune level
     # with it, those before it do not; at several incumbents
@@ -519,8 +529,6 @@ def test_family_order_bounds_stay_below_each_familys_regression(seed):
     X, y = _factor_items(np.random.default_rng(60 + seed), n, 5)
     s, data, order, cell, n_cells, qs, extra = _first_node(X, y)
 
-    def least(cols):
-        return _least_loss(X, y, cols)
     cuts, moved = set(), False
     for best, limit, lst in itertools.product((0.9, 0.6, 0.45, 0.3), (len(qs), len(qs) // 2 + 1), (qs, qs[::-1])):
         s.best = float(best)
@@ -531,12 +539,7 @@ def test_family_order_bounds_stay_below_each_familys_regression(seed):
         cuts.add(cut)
         assert cut <= limit
         for i, b in bounds.items():
-            exact = least([order[0]] + [order[q] for q in new[i:]])
-            assert b <= exact + 1e-12, (seed, i, b, exact)
-            if np.isfinite(b):
-                assert b >= exact - 1e-6
-            else:  # not computed: the regression fits below what pruning needs
-                assert exact + extra[i:].min() < s._prune_level() + 1e-9
+            _check_family_bound(s, b, _least_loss(X, y, [order[0]] + [order[q] for q in new[i:]]), extra[i:])
             if i < cut:
                 assert b + extra[i:].min() < s._prune_level()
         if cut < limit:
@@ -554,20 +557,14 @@ def test_family_bounds_by_bisection_stay_below_each_familys_regression(seed):
     X, y = _factor_items(np.random.default_rng(60 + seed), n, 5)
     s, data, order, cell, n_cells, qs, extra = _first_node(X, y)
 
-    def least(cols):
-        return _least_loss(X, y, cols)
-    exact = np.array([least([order[0]] + order[q:]) for q in qs])
+    exact = np.array([_least_loss(X, y, [order[0]] + order[q:]) for q in qs])
     cuts = set()
     for best in np.r_[np.sort(exact)[[0, len(qs) // 2, -1]] + 3e-6, 0.9]:
         s.best = float(best)
         known, cut = s._family_bounds(cell, n_cells, (order[0],), qs, extra)
         cuts.add(cut)
         for i, b in known.items():
-            assert b <= exact[i] + 1e-12, (seed, i, b, exact[i])
-            if np.isfinite(b):
-                assert b >= exact[i] - 1e-6  # it closes (column reduction, separated cells)
-            else:  # not computed: the regression fits below what pruning needs
-                assert exact[i] + extra[i:].min() < s._prune_level() + 1e-9
+            _check_family_bound(s, b, exact[i], extra[i:])
         if cut < len(qs):
             assert known[cut] + extra[cut:].min() >= s._prune_level()
     assert len(cuts) > 1
