@@ -28,7 +28,7 @@ from ..card import value_supports
 from ..control import SearchControl
 from ..design import build_design
 from ..design.rules import Deadline
-from ..errors import FormulaError, NotApplicableError, SettingsError
+from ..errors import FormulaError, NotApplicableError, SearchLimitError, SettingsError
 from ..fitinfo import FitSettings, FittedRows, TrainingSummary, index_digest
 from ..counterfactuals.profile import TrainingProfile
 from ..logistic import _solution, _usable_starts, _warn_few_rows
@@ -39,6 +39,7 @@ from ..problem import build_problem
 from ..problem.cox import CoxLoss
 from ..reports.survival_metrics import breslow_baseline, harrell_c, kaplan_meier
 from ..solver import BranchAndCut
+from ..solver.cox_support import CoxSupportSearch, why_not_cox
 from ..solver.multiscale import MultiScaleSearch, refined_scale, refinement_seconds, searched_scales
 from ..solver.parallel import start_workers, workers_for
 from .model import SurvivalFit, SurvivalScore
@@ -102,10 +103,23 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
     starts = None if a.initial is None else _usable_starts(initial_points(a.initial, design.spec.terms, problem),
                                                            problems, list(design.spec.columns), a.max_size, a.min_size)
     search_limit = control.time_limit - after_search_reserve(control.time_limit, 0.0)
+    report = _support_search(problems, loss, a, control, fitted_scale, started, search_limit, starts)
+    if report is not None and report.status != "optimal" and control.engine == "auto" \
+            and report.settings.get("gave_up"):
+        starts = list(starts or []) + ([np.asarray(report.solution, float)] if report.solution else [])
+        report = None  # handed over to the branch-and-cut, with its best score as a start
     # scale="fit": the search leaves a little time to move its best score to its own scale and improve it there
     refine_time = refinement_seconds(control.time_limit) if fitted_scale else 0.0
     options = control.options(time_limit=search_limit - refine_time, n_jobs=n_jobs)
-    if len(problems) == 1:
+    if report is not None:
+        m = float(report.scale)
+        problems = {m: problem_at(m)}
+        lam = np.asarray(report.solution, dtype=float)
+        objective = problems[m].objective(lam)
+        proven = min(report.lower_bound, objective)
+        gap = 0.0 if proven >= objective else (objective - proven) / max(abs(objective), 1e-12)
+        report = dataclasses.replace(report, objective=objective, lower_bound=proven, gap=gap)
+    elif len(problems) == 1:
         m, problem = next(iter(problems.items()))
         report = dataclasses.replace(BranchAndCut(problem, options).solve(initial=starts, started=started), scale=m)
     else:
@@ -127,9 +141,46 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
                            missing=a.missing, constraints=a.constraints, factors_as_one=bool(a.factors_as_one),
                            size_groups=tuple(tuple(g.cols) for g in problem.groups),
                            threshold_candidates=candidates,
-                           scales=searched_scales(scales, problems, report),
+                           scales=((float(report.scale),) if report.settings.get("continuous_scale")
+                                   else searched_scales(scales, problems, report)),
                            real_intercept=False)
     return cast(SurvivalScore, _warn_few_rows(survival_model(design, lam, report, settings, loss, m, a, data=data)))
+
+
+def _support_search(problems: dict, loss: CoxLoss, a: ModelArguments, control: SearchControl, fitted_scale: bool,
+                    started: float, search_limit: float, starts):
+    """The Cox support search's report (every score scale > 0), or None where it does not apply
+    (``engine="tree"``, a fixed scale or list of scales, or a problem it cannot list: see
+    :func:`~riskformula.solver.cox_support.why_not_cox`).  With ``engine="auto"`` it hands over to
+    the branch-and-cut (``gave_up`` in its settings) when, at 40 % of the time, the part of the
+    support tree done projects the whole past the limit."""
+    if control.engine == "tree":
+        return None
+    if not fitted_scale:
+        if control.engine == "supports":
+            raise SettingsError("`engine='supports'` certifies every score scale > 0: use scale='fit' (the default "
+                                "of a time-to-event fit), or engine='auto' or 'tree' for a fixed scale.")
+        return None
+    if control.node_limit is not None and control.engine == "auto":
+        return None
+    problem = problems.get(1.0, next(iter(problems.values())))
+    why = why_not_cox(problem, loss, a.max_size)
+    if why:
+        if control.engine == "supports":
+            raise SettingsError(f"`engine='supports'` cannot certify this fit: {why}; use engine='auto' (the "
+                                "branch-and-cut then) or 'tree'.")
+        return None
+    left = max(0.0, search_limit - (time.perf_counter() - started))
+    search = CoxSupportSearch(problem, loss.with_scale(1.0), time_limit=left, gap_tolerance=control.gap_tolerance,
+                              absolute_gap_tolerance=control.absolute_gap_tolerance, node_limit=control.node_limit,
+                              checkpoint=None if control.engine == "supports" else 0.4 * left)
+    report = search.solve(initial=starts)
+    if not report.solution:
+        if control.engine == "supports":
+            raise SearchLimitError(f"the support search stopped at the time limit ({report.time:.2g} s) before "
+                                   "finding a risk score; raise `time_limit` or use engine='auto'.")
+        return None
+    return report
 
 
 def survival_model(design, lam, report, settings: FitSettings, loss: CoxLoss, scale: float,
@@ -182,15 +233,13 @@ register_objective(Objective(
     "cox", fit_cox,
     arguments=frozenset(ModelArguments.names()) - {"intercept_range", "positive_weight", "real_intercept"},
     search=frozenset({"time_limit", "gap_tolerance", "absolute_gap_tolerance", "node_limit", "n_jobs", "progress",
-                      "verbose"}),
+                      "verbose", "engine"}),
     description="negative log partial likelihood per row + c0 · size (Cox, 1972)",
     why_not={"intercept_range": "the partial likelihood does not depend on an intercept (the baseline hazard plays "
                                 "its part)",
              "positive_weight": "events and censored rows enter the partial likelihood together; weigh rows with "
                                 "`weights`",
              "real_intercept": "a time-to-event score has no intercept (the baseline hazard plays its part)",
-             "engine": "the time-to-event fit is certified by the branch-and-cut (the support search's cell bounds "
-                       "are the binary loss's)",
              "client": "the time-to-event fit runs on this machine (`n_jobs` processes)",
              "solver": "the time-to-event fit runs its own branch-and-cut",
              "solver_options": "the time-to-event fit runs its own branch-and-cut"}))

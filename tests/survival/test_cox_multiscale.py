@@ -112,7 +112,7 @@ def test_a_fit_with_rows_on_its_cuts_is_moved_to_its_own_scale():
     t = np.ceil(rng.exponential(10 * np.exp(-0.5 * (x > 4) - 0.4 * z)))
     e = (rng.random(n) < 0.8).astype(int)
     m = rf.risk_score("Surv(t, e) ~ threshold(x, k=1) + z", pd.DataFrame({"t": t, "e": e, "x": x, "z": z}),
-                      max_size=2, time_limit=20)
+                      max_size=2, time_limit=20, engine="tree")  # the branch-and-cut over its grid of scales
     found_at = m.solver.settings["refined_from"]
     assert found_at in m.settings.scales and m.scale not in m.settings.scales
     assert m.objective < m.solver.settings["unrefined_objective"] and m.lower_bound <= m.objective

@@ -1,0 +1,279 @@
+"""The Cox support search certifies the best integer time-to-event score over every scale > 0:
+its objective and lower bound are checked against brute force (every support, every primitive
+point vector, each at its best scale by a one-dimensional minimization), with size limits,
+groups and support rows; each bound it uses is checked against what it bounds."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize, minimize_scalar
+
+import riskformula as rf
+from riskformula.errors import SettingsError
+from riskformula.problem import SizeGroup
+from riskformula.problem.cox import CoxLoss, cox_problem
+from riskformula.problem.problem import LinearRow
+from riskformula.solver.cox_support import (CoxSupportSearch, CoxTerms, _evaluate, _evaluate_rows, calibrate,
+                                            cox_regression, gap_bound, primitive_vectors, why_not_cox)
+
+
+def _data(rng, n, d):
+    X = (rng.random((n, d)) < rng.uniform(0.2, 0.7, d)).astype(float)
+    if rng.random() < 0.3:
+        X[:, 0] = rng.integers(0, 3, n)  # a small count
+    beta = rng.normal(0, 1, d)
+    t = rng.exponential(np.exp(-X @ beta))
+    if rng.random() < 0.5:
+        t = np.round(t * 10) / 10  # tied times
+    e = (rng.random(n) < 0.7).astype(int)
+    e[0] = 1
+    w = rng.integers(1, 3, n).astype(float) if rng.random() < 0.25 else None
+    return X, t, e, w
+
+
+def _problem(seed):
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(15, 60)), int(rng.integers(2, 6))
+    X, t, e, w = _data(rng, n, d)
+    loss = CoxLoss(X, t, e, weights=w, ties="efron" if seed % 2 else "breslow")
+    lo, hi = -int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    c0 = (0.0, 1e-6, 0.01)[seed % 3]
+    k = int(rng.integers(1, min(d, 3) + 1))
+    groups = [SizeGroup(cols=(0, 1), max_used=1, name="g")] if seed % 5 == 0 else []
+    p = cox_problem(loss, np.full(d, lo), np.full(d, hi), c0=c0, max_size=k, groups=groups,
+                    min_size=int(seed % 7 == 3))
+    if seed % 4 == 2 and d >= 3:  # not both of columns 1 and 2 (a support row)
+        a = p.layout.alpha(0)
+        p = cox_problem(loss, p.coef_lower, p.coef_upper, c0=c0, max_size=k, groups=groups, min_size=p.min_size,
+                        rows=[LinearRow({a + 1: 1.0, a + 2: 1.0}, upper=1.0, name="not both")])
+    return loss, p
+
+
+def _best_at_every_scale(loss, s):
+    """min over a > 0 of the loss of the scores a·s (a ≥ 0 closed: a → 0 gives the empty score)."""
+    f = lambda la: loss.value_from_scores(s * math.exp(la))  # noqa: E731
+    r = minimize_scalar(f, bounds=(-14, 6), method="bounded", options={"xatol": 1e-12})
+    return min(float(r.fun), f(6.0), loss.value_from_scores(s * 0.0))
+
+
+def _brute_force(loss, p):
+    """The best objective over every support the problem allows and every point vector on it,
+    each at its best scale (brute force)."""
+    d = p.d
+    best = math.inf
+    for size in range(0, d + 1):
+        for cols in itertools.combinations(range(d), size):
+            lam = np.zeros(d + 1)
+            lam[1 + np.asarray(cols, dtype=int)] = 1
+            if p.complete(lam) is None:  # size limits, groups, rows
+                continue
+            if not cols:
+                best = min(best, loss.value(lam))
+                continue
+            vals = [np.array([v for v in range(int(p.coef_lower[j]), int(p.coef_upper[j]) + 1) if v]) for j in cols]
+            for w in itertools.product(*vals):
+                s = loss.Z[:, 1:][:, list(cols)] @ np.asarray(w, float)
+                best = min(best, _best_at_every_scale(loss, s) + float(p.c0[list(cols)].sum()))
+    return best
+
+
+def _check(seed, **settings):
+    loss, p = _problem(seed)
+    # the bounds carry relative margins of 10⁻⁹ of the magnitudes summed (rounding), so the
+    # tolerance is a little above them
+    search = CoxSupportSearch(p, loss, time_limit=60, gap_tolerance=1e-7, absolute_gap_tolerance=1e-10)
+    for k, v in settings.items():
+        setattr(search, k, v)
+    report = search.solve()
+    best = _brute_force(loss, p)
+    assert report.status == "optimal"
+    assert report.lower_bound <= best + 1e-10  # the certificate never claims more than is true
+    assert best - 1e-9 <= report.objective <= best + 1e-7 * abs(best) + 1e-9
+    lam = np.asarray(report.solution)
+    assert p.complete(lam) is not None  # the card meets the size limits, groups and rows
+    value = loss.with_scale(report.scale).value(lam) + float(p.c0[lam[1:] != 0].sum())
+    assert value == pytest.approx(report.objective, abs=1e-12)
+    assert report.settings["continuous_scale"] and report.settings["scope"] == "every score scale > 0"
+    return search
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_certified_optimum_matches_brute_force(seed):
+    _check(seed)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("variant", ["plain", "reorder_root", "no_beam"])
+def test_every_variant_of_the_search_certifies_the_same_optimum(seed, variant):
+    """The children's order chosen at the root too, none chosen and no one-step bound, no start:
+    speed rules only, the optimum is the same."""
+    settings = {"plain": {"reorder": False, "one_step": False}, "reorder_root": {"reorder_root": True},
+                "no_beam": {"beam": False, "listing_share": 0.0}}[variant]
+    _check(200 + seed, **settings)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", range(10))
+def test_brute_force_audit(block):
+    """200 more random problems (20 per block), 0 wrong."""
+    for seed in range(1000 + 20 * block, 1020 + 20 * block):
+        _check(seed)
+
+
+def _terms(seed, n=60, d=4, ties="efron"):
+    rng = np.random.default_rng(seed)
+    X, t, e, w = _data(rng, n, d)
+    X[:, -1] = rng.normal(size=n)  # a real-valued column: every row its own cell
+    return CoxLoss(X, t, e, weights=w, ties=ties)
+
+
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+def test_the_loss_on_cells_and_on_rows_is_the_cox_loss(ties):
+    loss = _terms(1, ties=ties)
+    T = CoxTerms(loss)
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        b = rng.normal(size=loss.d) * 0.7
+        lam = np.r_[0.0, b]
+        v, g = loss.value_and_gradient(lam)
+        H = loss.hessian_on(loss.Z, lam)[1:, 1:]
+        for at in (_evaluate(T.N, T.d, T.X, T.coef, T.norm, b), _evaluate_rows(T, T.X, b)):
+            assert at[0] == pytest.approx(v, abs=1e-12)
+            np.testing.assert_allclose(at[1], g[1:], atol=1e-12)
+            np.testing.assert_allclose(at[2], H, atol=1e-12)
+        cols = [0, 1]
+        N, d, U = T.cells(cols)
+        assert U.shape[0] < loss.n_unique
+        eta = U @ b[cols]
+        lam2 = np.zeros(loss.d + 1)
+        lam2[1 + np.asarray(cols)] = b[cols]
+        assert T.norm * (T.coef @ np.log(N @ np.exp(eta)) - d @ eta) == pytest.approx(loss.value(lam2), abs=1e-12)
+
+
+def _least(loss, cols):
+    """The Cox regression's minimum on ``cols`` by BFGS from Newton's point (a reference)."""
+    Z = loss.Z[:, 1:][:, list(cols)]
+    f = lambda b: loss.value_from_scores(Z @ b)  # noqa: E731
+    best = math.inf
+    for x0 in (np.zeros(len(cols)), np.ones(len(cols))):
+        r = minimize(f, x0, method="BFGS", options={"gtol": 1e-12})
+        best = min(best, float(r.fun))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_regression_bound_is_below_the_regression_and_every_point(seed):
+    loss = _terms(seed)
+    T = CoxTerms(loss)
+    rng = np.random.default_rng(seed)
+    for cols in ([0], [0, 1], [1, 2, 3], [0, 1, 2, 3]):
+        for rows in (False, True):
+            N, d, U = T.rows(cols) if rows else T.cells(cols)
+            fit = cox_regression(T if rows else N, d, U, T.coef, T.norm)
+            for precise in (False, True):
+                gb = gap_bound(N, d, U, T.coef, T.norm, fit, precise=precise)
+                least = _least(loss, cols)
+                assert gb.value <= least + 1e-12
+                assert gb.value > least - 1e-6 or not math.isfinite(gb.value) or not precise
+                # C3: at every point at distance ≥ ρ from the Newton point the loss is above far(ρ)
+                if gb.H0 is not None:
+                    for _ in range(20):
+                        b = fit[0] + rng.normal(size=len(cols)) * rng.choice([0.01, 0.1, 1.0])
+                        v = b - fit[0]
+                        rho = math.sqrt(max(float(v @ gb.H0 @ v), 0.0)) * (1 - 1e-9)
+                        val = loss.value_from_scores(loss.Z[:, 1:][:, list(cols)] @ b)
+                        assert gb.far(np.array([rho]))[0] <= val + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_ray_bound_holds_along_each_ray(seed):
+    loss = _terms(seed)
+    T = CoxTerms(loss)
+    cols = [0, 1, 2]
+    N, d, U = T.cells(cols)
+    fit = cox_regression(N, d, U, T.coef, T.norm)
+    gb = gap_bound(N, d, U, T.coef, T.norm, fit, precise=True)
+    W = primitive_vectors([np.array([-3, -2, -1, 1, 2, 3])] * 3)
+    far = gb.far(gb.ray_distance(W.astype(float)))
+    for w, bound in zip(W, far):
+        s = loss.Z[:, 1:][:, cols] @ w
+        for a in np.exp(np.linspace(-6, 3, 25)):
+            assert bound <= loss.value_from_scores(a * s) + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_calibration_bound_is_below_every_scale(seed):
+    loss = _terms(seed)
+    T = CoxTerms(loss)
+    cols = [0, 1, 2]
+    N, d, U = T.cells(cols)
+    W = primitive_vectors([np.array([-2, -1, 1, 2])] * 3)
+    S = (U @ W.T.astype(float)).T
+    F, a, lower = calibrate(N, d, T.coef, T.norm, S, np.full(len(W), 0.3))
+    for w, f, ak, lo in zip(W, F, a, lower):
+        s = loss.Z[:, 1:][:, cols] @ w
+        assert f == pytest.approx(loss.value_from_scores(ak * s), abs=1e-12)  # attained at a
+        best = _best_at_every_scale(loss, s)
+        assert lo <= best + 1e-12
+        assert f <= best + 1e-8  # the calibration reaches the best scale
+        assert not np.isfinite(lo) or lo >= best - 1e-6
+
+
+def test_one_step_bounds_are_below_each_childs_regression():
+    loss = _terms(3, n=80, d=5)
+    p = cox_problem(loss, np.full(5, -3), np.full(5, 3), c0=0.0, max_size=3)
+    search = CoxSupportSearch(p, loss)
+    search._prepare()
+    N, d, U = search.terms.cells([0])
+    fit = cox_regression(N, d, U, search.terms.coef, search.terms.norm)
+    vals = search._one_step((0,), {0: float(fit[0][0])}, [1, 2, 3, 4])
+    for j, v in zip([1, 2, 3, 4], vals):
+        assert v <= _least(loss, [0, j]) + 1e-12
+
+
+def test_why_not():
+    loss = _terms(0)
+    p = cox_problem(loss, np.full(4, -5), np.full(4, 5), max_size=3)
+    assert why_not_cox(p, loss, 3) == ""
+    assert "excludes 0" in why_not_cox(cox_problem(loss, np.full(4, 1), np.full(4, 5), max_size=3), loss, 3)
+    assert "point vectors" in why_not_cox(p, loss, 8)
+
+
+def _frame(seed=0, n=150):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.integers(30, 80, n), "stage": rng.choice(["I", "II", "III"], n),
+                       "marker": rng.normal(size=n).round(2)})
+    lp = 0.04 * (df.age - 55) + (df.stage == "III") * 0.8 + 0.5 * df.marker
+    df["time"] = np.ceil(rng.exponential(50 * np.exp(-lp)))
+    df["event"] = (rng.random(n) < 0.75).astype(int)
+    return df
+
+
+def test_a_fit_is_certified_over_every_scale_and_its_views_agree():
+    df = _frame()
+    m = rf.risk_score("Surv(time, event) ~ threshold(age, k=2) + C(stage) + marker", df, max_size=3, time_limit=60)
+    assert m.status == "optimal"
+    assert m.solver.settings["engine"] == "cox_supports"
+    assert m.settings.scales == (m.scale,)
+    text = str(m.summary())
+    assert "every score scale > 0" in text and "Cox regression" in text
+    tree = rf.risk_score("Surv(time, event) ~ threshold(age, k=2) + C(stage) + marker", df, max_size=3,
+                         time_limit=60, engine="tree")
+    # the tree covers its grid of scales only, a subset of every scale: the support search's card is no worse
+    assert m.objective <= tree.objective + 1e-9
+    assert m.lower_bound <= tree.objective + 1e-9
+
+
+def test_engine_settings_of_a_time_to_event_fit():
+    df = _frame(1)
+    with pytest.raises(SettingsError, match="every score scale"):
+        rf.risk_score("Surv(time, event) ~ C(stage) + marker", df, max_size=2, scale=2.0, engine="supports")
+    m = rf.risk_score("Surv(time, event) ~ C(stage) + marker", df, max_size=2, scale=2.0)
+    assert m.solver.settings.get("engine") != "cox_supports"  # a fixed scale: the branch-and-cut
+    m = rf.risk_score("Surv(time, event) ~ C(stage) + marker", df, max_size=2, engine="supports")
+    assert m.solver.settings["engine"] == "cox_supports" and m.status == "optimal"
