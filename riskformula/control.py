@@ -64,14 +64,19 @@ class SearchControl:
         Print the solver log (stdout) every 2 s: time, nodes, open nodes, best objective, lower
         bound, gap and cuts.
     engine : {"auto", "supports", "tree"}, default "auto"
-        Logistic objective only: how the certificate is proven. ``"supports"`` lists the supports
-        with bounds from the data's cells (the saturated loss of Ustun & Rudin, 2019) and calibrates
-        each surviving point vector exactly; with ``scale="fit"`` its certificate covers every
-        score scale > 0 (the continuous multiplier of Liu et al., 2022), not a grid. It takes plain
-        problems (point ranges including 0, size limits, grouped terms, whole-count weights, integer
-        predictors; no other constraints). ``"tree"`` is the branch-and-cut. ``"auto"`` runs the
-        support search on qualifying problems for part of the time limit and hands over to the
-        branch-and-cut when it does not finish (or when ``node_limit`` is set).
+        Logistic and Cox objectives: how the certificate is proven. ``"supports"`` lists the
+        supports with bounds from the data's cells (the saturated loss of Ustun & Rudin, 2019) and
+        calibrates each surviving point vector exactly; with ``scale="fit"`` its certificate covers
+        every score scale > 0 (the continuous multiplier of Liu et al., 2022), not a grid. It takes
+        plain problems (point ranges including 0, size limits, grouped terms, whole-count weights,
+        integer predictors; no other constraints). ``"tree"`` is the branch-and-cut. ``"auto"``
+        runs the support search on qualifying problems for part of the time limit and hands over to
+        the branch-and-cut when it does not finish (or when ``node_limit`` is set). For a
+        time-to-event (Cox) score the support search bounds supports by Cox regressions instead
+        (:mod:`riskformula.solver.cox_support`), takes ``scale="fit"`` (the default there) and the
+        support constraints (``at_most``, ``not_both``, ``implies``, ``max_variables``), and with
+        ``"auto"`` keeps the whole time limit (the branch-and-cut would certify only a grid of
+        scales); a fixed ``scale`` or a list of scales runs the branch-and-cut.
     solver : str or None, default "appsi_highs"
         Net-benefit objective only: the pyomo solver of the exact model, warm-started by a local
         search (HiGHS by default; e.g. ``"gurobi"``, ``"cbc"`` if installed), or None for the local

@@ -74,11 +74,13 @@ import math
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..problem import RiskProblem
 from ..problem.cox import CoxLoss
 from ..problem.loss import distinct_rows
 from .report import SolverReport
+from .heuristics import real_beam_search
 from .support_search import ray_vectors, support_rows
 
 __all__ = ["CoxSupportSearch", "CoxTerms", "why_not_cox", "COX_ENGINE_NAME"]
@@ -115,17 +117,21 @@ class CoxTerms:
         self.K, self.n = K, n
         self._first = np.searchsorted(loss.g_time, loss.time, side="left")  # the event times before each row's
         self._at = np.flatnonzero(loss.row_group >= 0)  # rows at an event time
+        G = len(loss.g_time)
+        self._group_of_term = sp.csr_matrix((np.ones(K), (kg, np.arange(K))), shape=(G, K))  # sums terms by time
 
     def term_sums(self, v: np.ndarray) -> np.ndarray:
         """Σ_r N[k, r]·v_r / w_r for every term k (v: rows, or rows × columns) from reverse
         cumulative sums over the rows in time order — O(rows) per column instead of the dense
         table's O(terms × rows)."""
         loss = self.loss
-        R = np.concatenate([np.cumsum(v[::-1], axis=0)[::-1], np.zeros((1,) + v.shape[1:])], axis=0)
+        shape = v.shape[1:]
+        v = v.reshape(v.shape[0], -1)
+        R = np.concatenate([np.cumsum(v[::-1], axis=0)[::-1], np.zeros((1, v.shape[1]))], axis=0)
         A = R[loss.g_after] + loss._sum_censored @ v
         S = loss._sum_events @ v
-        f = loss.k_frac.reshape((-1,) + (1,) * (v.ndim - 1))
-        return A[loss.k_group] + f * S[loss.k_group]
+        out = A[loss.k_group] + loss.k_frac[:, None] * S[loss.k_group]
+        return out.reshape((out.shape[0],) + shape)
 
     def row_weights(self, D: np.ndarray) -> np.ndarray:
         """Σ_k coef_k N[k, r] / (w_r D_k) for every row r: the weight of a row's e^η in the
@@ -137,6 +143,17 @@ class CoxTerms:
         out = np.concatenate([[0.0], np.cumsum(a)])[self._first]
         at = self._at
         out[at] += np.where(loss.row_is_tied_event[at], b[loss.row_group[at]], a[loss.row_group[at]])
+        return out
+
+    def row_weights_batch(self, D: np.ndarray) -> np.ndarray:
+        """:meth:`row_weights` for each column of D (terms × B)."""
+        out = np.concatenate([np.zeros((1, D.shape[1])), np.cumsum(self._group_of_term @ (self.coef[:, None] / D),
+                                                                      axis=0)])[self._first]
+        at = self._at
+        a = self._group_of_term @ (self.coef[:, None] / D)
+        b = self._group_of_term @ ((self.coef * self.loss.k_frac)[:, None] / D)
+        rg = self.loss.row_group[at]
+        out[at] += np.where(self.loss.row_is_tied_event[at][:, None], b[rg], a[rg])
         return out
 
     def rows(self, cols) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -213,9 +230,11 @@ def _evaluate(N, d, U, coef, norm, beta, hessian=True):
     return F, g, H, mag
 
 
-def cox_regression(N, d, U, coef, norm, beta0=None, iters: int = 25):
+def cox_regression(N, d, U, coef, norm, beta0=None, iters: int = 25, stop_below: float = -math.inf):
     """A damped Newton point β̂ of the Cox regression on the cells (N, d, U): (β̂, F, g, H, mag),
-    or None where a denominator underflows.  Only a point; :func:`gap_bound` bounds the minimum."""
+    or None where a denominator underflows.  Only a point; :func:`gap_bound` bounds the minimum.
+    The steps stop at the first point whose loss is below ``stop_below`` (the minimum is then below
+    it too: a caller that only asks whether the bound reaches it has its answer)."""
     p = U.shape[1]
     beta = np.zeros(p) if beta0 is None else np.asarray(beta0, dtype=float).copy()
     at = _evaluate(N, d, U, coef, norm, beta)
@@ -227,7 +246,7 @@ def cox_regression(N, d, U, coef, norm, beta0=None, iters: int = 25):
     F, g, H, mag = at
     ridge = 1e-10 * (1.0 + float(np.trace(H))) if p else 0.0
     for _ in range(iters):
-        if not p or float(np.abs(g).max()) < 1e-13:
+        if not p or float(np.abs(g).max()) < 1e-13 or F < stop_below:
             break
         try:
             step = np.linalg.solve(H + ridge * np.eye(p), g)
@@ -272,6 +291,8 @@ class GapBound:
             return 0.0
         R = 2.0 * self.G / self.shrink
         for _ in range(60):
+            if R * self.h > 30.0:
+                return None
             nxt = 2.0 * self.G / self._mu(R) * (1 + 1e-12)
             if nxt <= R * (1 + 1e-12):
                 break
@@ -498,13 +519,11 @@ class CoxSupportSearch:
     ``loss`` the partial likelihood at scale 1."""
 
     def __init__(self, problem: RiskProblem, loss: CoxLoss, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
-                 absolute_gap_tolerance: float = 1e-9, node_limit: int | None = None,
-                 checkpoint: float | None = None):
+                 absolute_gap_tolerance: float = 1e-9, node_limit: int | None = None):
         self.p, self.loss = problem, loss
         self.time_limit = float(time_limit)
         self.gap_tolerance, self.absolute_gap_tolerance = float(gap_tolerance), float(absolute_gap_tolerance)
         self.node_limit = node_limit
-        self.checkpoint = checkpoint
         self.terms = CoxTerms(loss)
         d = problem.d
         self.c0 = np.asarray(problem.c0, dtype=float)
@@ -519,7 +538,6 @@ class CoxSupportSearch:
         self.discarded = math.inf
         self.nodes = self.vectors = self.regressions = 0
         self.root_bound = -math.inf
-        self.gave_up = False
         self._fam_cache: dict = {}
         self._deferred: list = []
         self._tick = 0
@@ -536,9 +554,11 @@ class CoxSupportSearch:
         #: supports bounded and ruled out by C1, families bounded, point vectors ruled out by C3 and
         #: calibrated, children ruled out by the one-step bound, and the share of the tree left at a limit
         self.stats: dict[str, float] = {"supports": 0, "supports_pruned": 0, "families": 0, "far": 0,
-                                        "calibrated": 0, "one_step": 0}
-        #: the children's own supports bounded at once before any is regressed (:meth:`_one_step`)
+                                        "calibrated": 0, "one_step": 0, "batched": 0}
+        #: the children's own supports bounded at once before any is regressed (:meth:`_batch_c1`)
         self.one_step = True
+        #: the children of a node one column short of the size limit bounded at once (:meth:`_leaf_children`)
+        self.batch_leaves = True
 
     # --- size, groups and rows --------------------------------------------------------------
     def _allowed(self, units: int, counts: dict, j: int) -> tuple[bool, int]:
@@ -567,17 +587,128 @@ class CoxSupportSearch:
         return bound >= b or b - bound <= max(self.absolute_gap_tolerance, self.gap_tolerance * abs(b))
 
     # --- bounds -----------------------------------------------------------------------------
-    def _regression(self, cols, beta0=None, iters: int = 25,
-                    rows: bool = False) -> tuple[GapBound | None, tuple | None]:
+    def _regression(self, cols, beta0=None, iters: int = 25, rows: bool = False,
+                    stop_below: float = -math.inf) -> tuple[GapBound | None, tuple | None]:
         N, d, U = self.terms.rows(cols) if rows else self.terms.cells(cols)
         self.regressions += 1
         fit = cox_regression(self.terms if N is self.terms.N else N, d, U, self.terms.coef, self.terms.norm, beta0,
-                             iters)
+                             iters, stop_below)
         if fit is None:
             return None, None
         gb = gap_bound(N, d, U, self.terms.coef, self.terms.norm, fit)
         gb.fit = fit
         return gb, (N, d, U)
+
+    def _grows(self, u2: int, counts: dict, j: int, rest) -> bool:
+        """Whether a support may still grow after column j joins (some later column allowed)."""
+        if not rest:
+            return False
+        if u2 < self.p.max_size:
+            return True
+        c2 = dict(counts)
+        g = int(self.group_of[j])
+        if g >= 0:
+            c2[g] = c2.get(g, 0) + 1
+        return any(self._allowed(u2, c2, k)[0] for k in rest)
+
+    def _leaf_children(self, cols, units, counts, c0sum, lst, theta) -> list | None:
+        """When no child of the node can grow (one column short of the size limit), every child's
+        own support is bounded by C1 at once (:meth:`_batch_c1`), with no family (a child costs
+        less than a family there): the children it does not rule out are returned (their C1 is
+        computed again, with their listing, when popped).  None when some child can grow."""
+        kids = []
+        for i, j in enumerate(lst):
+            ok, u2 = self._allowed(units, counts, j)
+            if not ok:
+                continue
+            if self._grows(u2, counts, j, lst[i + 1:]):
+                return None
+            if u2 >= self.p.min_size and self._rows_hold(cols + (j,)):
+                kids.append((i, j, u2))
+        if not kids:
+            return []
+        js = [j for _, j, _ in kids]
+        offsets = c0sum + self.c0[js]
+        vals = self._batch_c1(cols, theta, js, offsets) + offsets
+        out = []
+        for (i, j, u2), v in zip(kids, vals):
+            if self._prunes(float(v)):
+                self.discarded = min(self.discarded, float(v))
+                self.stats["batched"] += 1
+                continue
+            c2 = dict(counts)
+            g = int(self.group_of[j])
+            if g >= 0:
+                c2[g] = c2.get(g, 0) + 1
+            out.append((float(v), cols + (j,), u2, c2, c0sum + float(self.c0[j]), (), theta, False))
+        return out
+
+    def _batch_c1(self, cols: tuple, theta: dict, js: list[int], offsets: np.ndarray, iters: int = 3) -> np.ndarray:
+        """C1 of each support cols + (j,) for j in ``js``: damped Newton steps on all of them at
+        once over the rows (from θ on cols and 0 on j), each one's gap bound after each step; a
+        child stops once its bound + its ``offsets`` (c0) prunes or its loss shows it cannot."""
+        terms, loss = self.terms, self.loss
+        X, d, coef, norm, w = terms.X, terms.d, terms.coef, terms.norm, loss.w
+        c = list(cols)
+        B, p, n = len(js), len(c) + 1, terms.n
+        U = np.empty((B, n, p))
+        U[:, :, :-1] = X[:, c][None, :, :]
+        U[:, :, -1] = X[:, js].T
+        beta = np.zeros((B, p))
+        beta[:, :-1] = [theta.get(j, 0.0) for j in c]
+
+        def evaluate(beta, idx=None):
+            Ui = U if idx is None else U[idx]
+            eta = (Ui @ beta[:, :, None])[:, :, 0].T
+            top = eta.max(axis=0)
+            e = w[:, None] * np.exp(eta - top)
+            D = terms.term_sums(e)  # K × B
+            ok = np.all(D > 1e-250, axis=0)
+            D = np.where(D > 1e-250, D, 1.0)
+            logD = np.log(D)
+            F = norm * (coef @ (logD + top) - d @ eta)
+            mag = norm * (coef @ (np.abs(logD) + np.abs(top)) + np.abs(d) @ np.abs(eta))
+            q = e * terms.row_weights_batch(D)
+            UT = Ui.transpose(0, 2, 1)  # B × p × n
+            g = norm * (UT @ (q - d[:, None]).T[:, :, None])[:, :, 0]
+            m = (terms.term_sums(e[:, :, None] * Ui.transpose(1, 0, 2)) / D[:, :, None]).transpose(1, 0, 2)  # B×K×p
+            H = norm * (UT @ (Ui * q.T[:, :, None]) - m.transpose(0, 2, 1) @ (m * coef[None, :, None]))
+            return np.where(ok, F, np.inf), g, H, mag
+
+        K = norm * float(coef.sum())
+        levels = np.array([self._level(float(o)) for o in offsets])
+        out = np.full(B, -math.inf)
+        act = np.arange(B)
+        F, g, H, mag = evaluate(beta)
+        damp = np.ones(B)
+        eye = np.eye(p)
+        for it in range(iters + 1):
+            # the bounds so far (each valid); a child is settled once its bound prunes or its loss
+            # is below the prune level (its minimum is then below it too)
+            fin = np.isfinite(F)
+            if np.any(fin):
+                F_lo, G, shrink, h = gap_parts(F[fin], mag[fin], g[fin], H[fin], U[act[fin]], K)
+                vals = np.array([GapBound(F_lo[b], G[b], shrink[b], h[b], np.zeros(0), None).value
+                                 for b in range(len(F_lo))])
+                out[act[fin]] = np.maximum(out[act[fin]], vals)
+            keep = ~((out[act] >= levels[act]) | (F < levels[act]))
+            if it == iters or not np.any(keep):
+                break
+            act, beta, F, g, H, mag, damp = (x[keep] for x in (act, beta, F, g, H, mag, damp))
+            ridge = 1e-10 * (1.0 + np.trace(H, axis1=1, axis2=2))
+            try:
+                step = np.linalg.solve(H + ridge[:, None, None] * eye, g[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:
+                break
+            nb = beta - damp[:, None] * step
+            nF, ng, nH, nmag = evaluate(nb, act)
+            better = nF <= F + 1e-15 * np.abs(F)
+            beta = np.where(better[:, None], nb, beta)
+            F, mag = np.where(better, nF, F), np.where(better, nmag, mag)
+            g, H = np.where(better[:, None], ng, g), np.where(better[:, None, None], nH, H)
+            damp = np.where(better, 1.0, damp * 0.25)
+        self.regressions += B
+        return out
 
     def _family_order(self, cols: tuple, c0sum: float, lst: tuple, theta: dict) -> tuple:
         """The node's list in the order C2 chooses (any order lists each support once: a support's
@@ -591,7 +722,7 @@ class CoxSupportSearch:
         for _ in range(self.order_steps):
             if len(rest) < 2:
                 break
-            val, th = self._family(cols + tuple(rest), warm)
+            val, th = self._family(cols + tuple(rest), warm, self._level(c0sum))
             if self._prunes(val + c0sum) or not th:
                 break
             j = max(rest, key=lambda c: abs(th.get(c, 0.0)) * self._sd[c])
@@ -600,57 +731,36 @@ class CoxSupportSearch:
             warm = th
         return tuple(placed + rest)
 
-    def _one_step(self, cols: tuple, theta: dict, js: list[int]) -> np.ndarray:
-        """C1 of each support cols + (j,) for j in ``js``, at the point (θ on cols, 0 on j) — the
-        gap bound with no Newton step, all at once from one pass over the rows (a child whose own
-        scores this rules out is not regressed)."""
-        X, d, coef, norm = self.terms.X, self.terms.d, self.terms.coef, self.terms.norm
-        c = list(cols)
-        XS, XJ = X[:, c], X[:, js]
-        beta = np.array([theta.get(j, 0.0) for j in c])
-        eta = XS @ beta if c else np.zeros(self.terms.n)
-        at = _evaluate_rows(self.terms, XS, beta)
-        if at is None:
-            return np.full(len(js), -math.inf)
-        F, gS, HSS, mag = at
-        top = float(eta.max()) if eta.size else 0.0
-        e = self.loss.w * np.exp(eta - top)
-        D = self.terms.term_sums(e)
-        q = e * self.terms.row_weights(D)
-        gJ = norm * (XJ.T @ (q - d))
-        MS = self.terms.term_sums(e[:, None] * XS) / D[:, None]
-        MJ = self.terms.term_sums(e[:, None] * XJ) / D[:, None]
-        HSJ = norm * (XS.T @ (XJ * q[:, None]) - MS.T @ (MJ * coef[:, None]))
-        hJJ = norm * ((XJ * XJ).T @ q - coef @ (MJ * MJ))
-        B, s1 = len(js), len(c) + 1
-        H = np.empty((B, s1, s1))
-        H[:, :-1, :-1] = HSS
-        H[:, :-1, -1] = HSJ.T
-        H[:, -1, :-1] = HSJ.T
-        H[:, -1, -1] = hJJ
-        g = np.empty((B, s1))
-        g[:, :-1] = gS
-        g[:, -1] = gJ
-        U = np.concatenate([np.broadcast_to(XS, (B,) + XS.shape), XJ.T[:, :, None]], axis=2)
-        K = norm * float(coef.sum())
-        F_lo, G, shrink, h = gap_parts(np.full(B, F), np.full(B, mag), g, H, U, K, precise=True)
-        return np.array([GapBound(F_lo[b], G[b], shrink[b], h[b], np.zeros(0), None).value for b in range(B)])
+    def _level(self, c0sum: float) -> float:
+        """The least regression bound that prunes, for subtrees whose columns cost ``c0sum``."""
+        b = self.best
+        if not math.isfinite(b):
+            return math.inf
+        return b - max(self.absolute_gap_tolerance, self.gap_tolerance * abs(b)) - c0sum
 
-    def _family(self, cols: tuple, warm: dict | None = None) -> tuple[float, dict]:
-        """C2: the bound of the regression on the columns ``cols`` (cached) and its coefficients by
-        column; ``warm`` (coefficients by column) starts its Newton steps."""
+    def _family(self, cols: tuple, warm: dict | None = None, level: float = -math.inf) -> tuple[float, dict]:
+        """C2: a lower bound of the regression on the columns ``cols`` and its coefficients by
+        column (cached; ``warm``, coefficients by column, starts its Newton steps).  Its Newton
+        steps stop at a loss below ``level``: the family's minimum is then below it too, so it
+        cannot prune there, and the bound returned (valid, at that point) may be far below."""
         key = tuple(sorted(cols))
         hit = self._fam_cache.get(key)
-        if hit is not None:
-            return hit
+        if hit is not None and (hit[0] >= level or hit[2] < level):
+            return hit[0], hit[1]  # the same answer at this level
         self.stats["families"] += 1
+        if hit is not None:
+            warm = hit[1]
         beta0 = None if warm is None else np.array([warm.get(j, 0.0) for j in key])
-        gb, _ = self._regression(key, beta0=beta0, iters=20, rows=len(key) > 8)
-        out = (-math.inf, {}) if gb is None else (gb.value, dict(zip(key, gb.theta.tolist())))
+        gb, _ = self._regression(key, beta0=beta0, iters=20, rows=len(key) > 8, stop_below=level)
+        out: tuple[float, dict, float]
+        if gb is None or gb.fit is None:
+            out = (-math.inf, {}, math.inf)
+        else:
+            out = (gb.value, dict(zip(key, gb.theta.tolist())), float(gb.fit[1]))
         if len(self._fam_cache) > 100_000:
             self._fam_cache.clear()
         self._fam_cache[key] = out
-        return out
+        return out[0], out[1]
 
     # --- a support's own scores -------------------------------------------------------------
     def _bound_support(self, cols: tuple, c0sum: float, warm: dict) -> dict:
@@ -752,7 +862,14 @@ class CoxSupportSearch:
     def _children(self, cols, units, counts, c0sum, lst, theta: dict) -> list:
         """The node's children (column, position in the list, units, counts), with the family
         bound of each, and the least bound of the children it ruled out."""
-        if self.reorder and (cols or self.reorder_root) and len(lst) > 1:
+        if not any(self._allowed(units, counts, j)[0] for j in lst):
+            return []
+        if self.batch_leaves and cols:
+            leaves = self._leaf_children(cols, units, counts, c0sum, list(lst), theta)
+            if leaves is not None:
+                return leaves
+        # (not one column short of the size limit: there a child costs less than a family)
+        if self.reorder and (cols or self.reorder_root) and len(lst) > 1 and units + 1 < self.p.max_size:
             lst = self._family_order(cols, c0sum, tuple(lst), theta)
         kids = []
         for i, j in enumerate(lst):
@@ -768,7 +885,8 @@ class CoxSupportSearch:
         def fam(m: int) -> float:
             if m not in bounds:
                 bigger = [b for b in warm if b < m]
-                val, th = self._family(cols + tuple(lst[kids[m][0]:]), warm[max(bigger)] if bigger else theta)
+                val, th = self._family(cols + tuple(lst[kids[m][0]:]), warm[max(bigger)] if bigger else theta,
+                                       self._level(c0sum))
                 bounds[m], warm[m] = val + c0sum, th
             return bounds[m]
         # the first child whose family prunes (families shrink along the list, their bounds rise)
@@ -789,8 +907,10 @@ class CoxSupportSearch:
         # the children's own supports, bounded at once without Newton steps
         own = [m for m in range(lo) if kids[m][2] >= self.p.min_size]
         ruled = set()
-        if own and self.one_step:
-            vals = self._one_step(cols, theta, [kids[m][1] for m in own]) + c0sum + self.c0[[kids[m][1] for m in own]]
+        if own and self.one_step and cols:
+            js = [kids[m][1] for m in own]
+            offsets = c0sum + self.c0[js]
+            vals = self._batch_c1(cols, theta, js, offsets) + offsets
             for m, v in zip(own, vals):
                 if self._prunes(float(v)):
                     ruled.add(m)
@@ -827,12 +947,6 @@ class CoxSupportSearch:
             if self.node_limit is not None and self.nodes >= self.node_limit:
                 status = "node_limit"
                 break
-            if self.checkpoint is not None and time.perf_counter() - self.t0 > self.checkpoint:
-                self.checkpoint = None
-                if self._projected(stack) > self.time_limit:
-                    self.gave_up = True
-                    status = "time_limit"
-                    break
             bound, cols, units, counts, c0sum, lst, theta, ruled = stack.pop()
             if self._prunes(bound):
                 self.discarded = min(self.discarded, bound)
@@ -861,12 +975,34 @@ class CoxSupportSearch:
                 self.discarded = min(self.discarded, e[0])
         return self._report(status)
 
-    def _beam_start(self, width: int = 5, screen: int = 10) -> None:
-        """An incumbent before the tree: a beam search over supports (Liu et al., 2022, on real
-        coefficients): each support of the beam grows by the columns its score test ranks best
+    def _beam_start(self) -> None:
+        """An incumbent before the tree: the sparse beam search of Liu et al. (2022) on real points
+        (:func:`~riskformula.solver.heuristics.real_beam_search`, which keeps the cuts of one
+        ``threshold()`` from filling the beam), and on each support it found the whole vectors
+        along its real points' ray, calibrated.  Only an incumbent: no bound is read."""
+        try:
+            beam = real_beam_search(self.p, width=10, expand=10,
+                                    stop=self.t0 + 0.25 * self.time_limit)
+        except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+            return
+        for lam in beam:
+            cols = tuple(int(j) for j in np.flatnonzero(lam[1:]))
+            if not cols or self._units(cols) is None or not self._rows_hold(cols):
+                continue
+            Wr = ray_vectors(lam[1:][list(cols)], np.array([self.values[j].min() for j in cols]),
+                             np.array([self.values[j].max() for j in cols]))
+            Wr = Wr[np.all(Wr != 0, axis=1)] if len(Wr) else Wr
+            if len(Wr):
+                self._calibrate(cols, float(self.c0[list(cols)].sum()), self.terms.cells(cols), Wr, None,
+                                -math.inf, bound=False)
+        self._screen_beam()
+
+    def _screen_beam(self, width: int = 5, screen: int = 10) -> None:
+        """More incumbents before the tree: a beam search over supports with the Cox regression's
+        score test — each support of the beam grows by the ``screen`` columns the test ranks best
         (the decrease g_j²/(2H_jj) of the loss from a step in column j alone), each grown support is
-        fitted, the best ``width`` kept, and the vectors along each one's ray calibrated.  Only an
-        incumbent: no bound is read."""
+        fitted by :func:`cox_regression` (no bounds on its coefficients), the best ``width`` kept,
+        and the vectors along each one's ray calibrated.  Only an incumbent: no bound is read."""
         X, d, coef, norm = self.terms.X, self.terms.d, self.terms.coef, self.terms.norm
         beam: list[tuple[float, tuple, dict, int, dict]] = [(0.0, (), {}, 0, {})]
         usable = np.array(self.order, dtype=np.intp)
@@ -921,17 +1057,23 @@ class CoxSupportSearch:
                         self._calibrate(key, c0sum, cells, Wr, gb, -math.inf, bound=False)
             beam = [(v, k2, th, u2, c2) for v, k2, th, u2, c2, _, _ in best]
 
+    def _units(self, cols) -> int | None:
+        """The size units of the support ``cols``, or None when it breaks the size limit or a
+        group's ``max_used``."""
+        units, counts = 0, dict[int, int]()
+        for j in cols:
+            ok, units = self._allowed(units, counts, j)
+            if not ok:
+                return None
+            g = int(self.group_of[j])
+            if g >= 0:
+                counts[g] = counts.get(g, 0) + 1
+        return units if units >= self.p.min_size else None
+
     def _count(self, L: int, units: int) -> int:
         """How many supports (up to the size limit) a node with ``units`` and a list of L columns has
-        below it, groups ignored (for the projection only)."""
+        below it, groups ignored (the share of the tree left at a limit, in ``stats``)."""
         return sum(math.comb(L, t) for t in range(0, max(int(self.p.max_size) - units, 0) + 1))
-
-    def _projected(self, stack: list) -> float:
-        """The seconds the tree would take in all, by the share of its supports done so far."""
-        total = self._count(len(self.order), 0)
-        left = sum(self._count(len(e[5]), e[2]) for e in stack)
-        done = max(total - left, 1) / total
-        return (time.perf_counter() - self.t0) / done
 
     def _next_listing(self) -> None:
         """List the deferred support of least bound (or rule it out by the incumbent)."""
@@ -962,7 +1104,8 @@ class CoxSupportSearch:
 
     def _report(self, status: str | None) -> SolverReport:
         elapsed = time.perf_counter() - self.t0
-        lower = min(self.best, self.discarded)
+        # C1 of every column bounds every score of the class (c0 ≥ 0), so it floors what was ruled out
+        lower = min(self.best, max(self.discarded, self.root_bound))
         if self.best_lam is None:
             status = status or "infeasible"
             gap = math.inf
@@ -979,6 +1122,6 @@ class CoxSupportSearch:
                       "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": 1, "engine": "cox_supports",
                       "bound": ("the gap bound of the Cox regression on each support and on each node's columns "
                                 "with every later one, and the tangent bound of each calibrated point vector"),
-                      "scope": COX_SCOPE, "continuous_scale": True, "gave_up": self.gave_up},
+                      "scope": COX_SCOPE, "continuous_scale": True},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             scale=self.best_scale, listed=self.vectors)

@@ -104,10 +104,6 @@ def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchContro
                                                            problems, list(design.spec.columns), a.max_size, a.min_size)
     search_limit = control.time_limit - after_search_reserve(control.time_limit, 0.0)
     report = _support_search(problems, loss, a, control, fitted_scale, started, search_limit, starts)
-    if report is not None and report.status != "optimal" and control.engine == "auto" \
-            and report.settings.get("gave_up"):
-        starts = list(starts or []) + ([np.asarray(report.solution, float)] if report.solution else [])
-        report = None  # handed over to the branch-and-cut, with its best score as a start
     # scale="fit": the search leaves a little time to move its best score to its own scale and improve it there
     refine_time = refinement_seconds(control.time_limit) if fitted_scale else 0.0
     options = control.options(time_limit=search_limit - refine_time, n_jobs=n_jobs)
@@ -151,9 +147,9 @@ def _support_search(problems: dict, loss: CoxLoss, a: ModelArguments, control: S
                     started: float, search_limit: float, starts):
     """The Cox support search's report (every score scale > 0), or None where it does not apply
     (``engine="tree"``, a fixed scale or list of scales, or a problem it cannot list: see
-    :func:`~riskformula.solver.cox_support.why_not_cox`).  With ``engine="auto"`` it hands over to
-    the branch-and-cut (``gave_up`` in its settings) when, at 40 % of the time, the part of the
-    support tree done projects the whole past the limit."""
+    :func:`~riskformula.solver.cox_support.why_not_cox`).  It takes all the time: the branch-and-cut
+    would certify only its grid of scales, and where the support search stops at the limit its
+    bound (at least the Cox regression's on every column) holds for every scale > 0."""
     if control.engine == "tree":
         return None
     if not fitted_scale:
@@ -172,8 +168,7 @@ def _support_search(problems: dict, loss: CoxLoss, a: ModelArguments, control: S
         return None
     left = max(0.0, search_limit - (time.perf_counter() - started))
     search = CoxSupportSearch(problem, loss.with_scale(1.0), time_limit=left, gap_tolerance=control.gap_tolerance,
-                              absolute_gap_tolerance=control.absolute_gap_tolerance, node_limit=control.node_limit,
-                              checkpoint=None if control.engine == "supports" else 0.4 * left)
+                              absolute_gap_tolerance=control.absolute_gap_tolerance, node_limit=control.node_limit)
     report = search.solve(initial=starts)
     if not report.solution:
         if control.engine == "supports":

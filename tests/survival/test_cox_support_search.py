@@ -224,16 +224,21 @@ def test_calibration_bound_is_below_every_scale(seed):
         assert not np.isfinite(lo) or lo >= best - 1e-6
 
 
-def test_one_step_bounds_are_below_each_childs_regression():
+@pytest.mark.parametrize("iters", [0, 1, 3])
+def test_batched_bounds_are_below_each_childs_regression(iters):
     loss = _terms(3, n=80, d=5)
     p = cox_problem(loss, np.full(5, -3), np.full(5, 3), c0=0.0, max_size=3)
     search = CoxSupportSearch(p, loss)
     search._prepare()
+    search.best = 0.0  # no child settled early: every bound after its steps
     N, d, U = search.terms.cells([0])
     fit = cox_regression(N, d, U, search.terms.coef, search.terms.norm)
-    vals = search._one_step((0,), {0: float(fit[0][0])}, [1, 2, 3, 4])
+    vals = search._batch_c1((0,), {0: float(fit[0][0])}, [1, 2, 3, 4], np.zeros(4), iters=iters)
     for j, v in zip([1, 2, 3, 4], vals):
-        assert v <= _least(loss, [0, j]) + 1e-12
+        least = _least(loss, [0, j])
+        assert v <= least + 1e-12
+        if iters == 3:
+            assert v > least - 1e-4  # three steps from the parent's point come close
 
 
 def test_why_not():
