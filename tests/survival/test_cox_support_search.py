@@ -112,7 +112,8 @@ def test_certified_optimum_matches_brute_force(seed):
 def test_every_variant_of_the_search_certifies_the_same_optimum(seed, variant):
     """The children's order chosen at the root too, none chosen and no one-step bound, no start:
     speed rules only, the optimum is the same."""
-    settings = {"plain": {"reorder": False, "one_step": False}, "reorder_root": {"reorder_root": True},
+    settings = {"plain": {"reorder": False, "batch_own": False, "batch_leaves": False},
+                "reorder_root": {"reorder_root": True},
                 "no_beam": {"beam": False, "listing_share": 0.0}}[variant]
     _check(200 + seed, **settings)
 
