@@ -18,8 +18,9 @@ from riskformula.errors import SettingsError
 from riskformula.problem import SizeGroup
 from riskformula.problem.cox import CoxLoss, cox_problem
 from riskformula.problem.problem import LinearRow
-from riskformula.solver.cox_support import (CoxSupportSearch, CoxTerms, _evaluate, _evaluate_rows, calibrate,
-                                            cox_regression, gap_bound, primitive_vectors, why_not_cox)
+from riskformula.solver.cox_bounds import (CoxTerms, _evaluate, _evaluate_rows, calibrate, cox_regression, gap_bound,
+                                           primitive_vectors)
+from riskformula.solver.cox_support import CoxSupportSearch, why_not_cox
 
 
 def _data(rng, n, d):
