@@ -64,8 +64,8 @@ import scipy.sparse as sp
 from ..problem.cox import CoxLoss
 from ..problem.loss import distinct_rows
 
-__all__ = ["CoxTerms", "GapBound", "calibrate", "cox_regression", "gap_bound", "gap_parts", "primitive_vectors",
-           "top_bound", "REL"]
+__all__ = ["CoxTerms", "GapBound", "calibrate", "cox_regression", "gap_bound", "gap_parts", "loss_floor",
+           "primitive_vectors", "top_bound", "REL"]
 
 #: relative margin that covers the rounding of every computed sum (see the module's docstring)
 REL = 1e-9
@@ -460,6 +460,18 @@ def top_bound(N: np.ndarray, coef: np.ndarray, norm: float, S: np.ndarray) -> np
     val = norm * (np.log(top) @ coef)
     mag = norm * (np.abs(np.log(top)) @ coef)
     return val - REL * (mag + np.abs(val)) - 1e-300
+
+
+def loss_floor(loss: CoxLoss) -> float:
+    """A lower bound of the loss at every linear predictor: each of Efron's denominators is at least
+    its fraction f_k of the events' own weight S_g = Σ_{D_g} w_i e^{η_i}, and by Jensen's inequality
+    W_g log S_g ≥ W_g log W_g + Σ_{D_g} w_i η_i, so the loss is at least
+    (Σ_k coef_k log f_k + Σ_g W_g log W_g) / W (0 for Breslow's ties with unit weights and no tied
+    events)."""
+    val = float(loss.k_coef @ np.log(loss.k_frac)) + float(loss.g_weight @ np.log(loss.g_weight))
+    mag = float(loss.k_coef @ np.abs(np.log(loss.k_frac))) + float(loss.g_weight @ np.abs(np.log(loss.g_weight)))
+    val *= loss._norm
+    return val - REL * (loss._norm * mag + abs(val)) - 1e-300
 
 
 def primitive_vectors(values: list[np.ndarray]) -> np.ndarray:

@@ -44,8 +44,9 @@ support scored.  Speed rules, on which no bound depends:
 
 The certificate's lower bound is the least of the incumbent and every bound that ruled something
 out (and, at the time limit, of the subtrees and listings left), floored by C1 of every column
-(every score of the class uses a subset of them, and c0 ≥ 0), so no risk score of the class has a
-lower objective.  Pruning uses the package's gap tolerances.
+(every score of the class uses a subset of them, and c0 ≥ 0) and by the loss's own floor
+(:func:`~riskformula.solver.cox_bounds.loss_floor`), so no risk score of the class has a lower
+objective.  Pruning uses the package's gap tolerances.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ import numpy as np
 
 from ..problem import RiskProblem
 from ..problem.cox import CoxLoss
-from .cox_bounds import (CoxTerms, GapBound, calibrate, cox_regression, gap_bound, gap_parts,
+from .cox_bounds import (CoxTerms, GapBound, calibrate, cox_regression, gap_bound, gap_parts, loss_floor,
                          primitive_vectors)
 from .heuristics import real_beam_search
 from .report import SolverReport
@@ -691,8 +692,9 @@ class CoxSupportSearch:
 
     def _report(self, status: str | None) -> SolverReport:
         elapsed = time.perf_counter() - self.t0
-        # C1 of every column bounds every score of the class (c0 ≥ 0), so it floors what was ruled out
-        lower = min(self.best, max(self.discarded, self.root_bound))
+        # C1 of every column bounds every score of the class (c0 ≥ 0), so it floors what was ruled out,
+        # and so does the loss's own floor (where that regression's bound does not close)
+        lower = min(self.best, max(self.discarded, self.root_bound, loss_floor(self.loss)))
         if self.best_lam is None:
             status = status or "infeasible"
             gap = math.inf

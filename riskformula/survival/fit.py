@@ -8,8 +8,10 @@ The pipeline is the logistic fit's, with the Cox (1972) partial likelihood as th
 (:mod:`riskformula.design`; threshold
 cuts are not pruned, since the outcome-run argument that prunes them is the binary loss's) →
 one problem per score scale, the intercept fixed at 0 (the partial likelihood does not see it) →
-the branch-and-cut, over the scales → the Breslow baseline hazard of the training rows at the
-fitted score → :class:`~riskformula.survival.SurvivalScore`.
+the Cox support search over every score scale > 0 (:mod:`riskformula.solver.cox_support`; with
+``scale="fit"``, the default) or the branch-and-cut over the scales (``engine="tree"``, a fixed
+scale or a list of them, or a problem the support search cannot list) → the Breslow baseline
+hazard of the training rows at the fitted score → :class:`~riskformula.survival.SurvivalScore`.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from riskformula.problem import SizeGroup
 from riskformula.problem.cox import CoxLoss, cox_problem
 from riskformula.problem.problem import LinearRow
 from riskformula.solver.cox_bounds import (CoxTerms, _evaluate, _evaluate_rows, calibrate, cox_regression, gap_bound,
-                                           primitive_vectors)
+                                           loss_floor, primitive_vectors)
 from riskformula.solver.cox_support import CoxSupportSearch, why_not_cox
 
 
@@ -111,8 +111,8 @@ def test_certified_optimum_matches_brute_force(seed):
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("variant", ["plain", "reorder_root", "no_beam"])
 def test_every_variant_of_the_search_certifies_the_same_optimum(seed, variant):
-    """The children's order chosen at the root too, none chosen and no one-step bound, no start:
-    speed rules only, the optimum is the same."""
+    """The children's order chosen at the root too; none chosen and no child bounded in a batch;
+    no start: speed rules only, the optimum is the same."""
     settings = {"plain": {"reorder": False, "batch_own": False, "batch_leaves": False},
                 "reorder_root": {"reorder_root": True},
                 "no_beam": {"beam": False, "listing_share": 0.0}}[variant]
@@ -241,6 +241,23 @@ def test_batched_bounds_are_below_each_childs_regression(iters):
         assert v <= least + 1e-12
         if iters == 3:
             assert v > least - 1e-4  # three steps from the parent's point come close
+
+
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+def test_the_loss_floor_is_below_the_loss_everywhere(ties):
+    for seed in range(5):
+        loss = _terms(seed, ties=ties)
+        floor = loss_floor(loss)
+        rng = np.random.default_rng(seed)
+        for scale in (0.1, 1.0, 10.0, 100.0):
+            for _ in range(10):
+                assert floor <= loss.value_from_scores(rng.normal(size=loss.n_unique) * scale) + 1e-12
+        # scores that put each event time's events alone above everyone still at risk come close
+        order = np.argsort(loss.time)
+        s = np.empty(loss.n_unique)
+        s[order] = -np.arange(loss.n_unique, dtype=float)
+        s[loss.event] = np.round(s[loss.event])
+        assert floor <= loss.value_from_scores(1e3 * s) + 1e-12
 
 
 def test_why_not():
