@@ -63,7 +63,7 @@ from .cox_bounds import (CoxTerms, GapBound, calibrate, cox_regression, gap_boun
                          primitive_vectors)
 from .heuristics import real_beam_search
 from .report import SolverReport
-from .support_search import ray_vectors, support_rows
+from .support_search import SupportRules, ray_vectors, support_rows
 
 __all__ = ["CoxSupportSearch", "why_not_cox", "COX_ENGINE_NAME"]
 
@@ -92,7 +92,7 @@ def why_not_cox(problem: RiskProblem, loss: CoxLoss, max_size: int) -> str:
     return ""
 
 
-class CoxSupportSearch:
+class CoxSupportSearch(SupportRules):
     """The certified best integer Cox score over every scale > 0 (see the module's docstring).
 
     ``problem`` gives the point bounds, c0, the size limits, the groups and the support rows;
@@ -145,26 +145,7 @@ class CoxSupportSearch:
         #: the children of a node one column short of the size limit bounded at once (:meth:`_leaf_children`)
         self.batch_leaves = True
 
-    # --- size, groups and rows --------------------------------------------------------------
-    def _allowed(self, units: int, counts: dict, j: int) -> tuple[bool, int]:
-        g = int(self.group_of[j])
-        if g < 0:
-            return units + 1 <= self.p.max_size, units + 1
-        used = counts.get(g, 0)
-        if used >= self.caps[g]:
-            return False, units
-        if used:
-            return True, units
-        return units + 1 <= self.p.max_size, units + 1
-
-    def _rows_hold(self, cols) -> bool:
-        groups = {int(self.group_of[j]) for j in cols} - {-1}
-        for col, grp, lo, hi in self.rows:
-            v = float(col[list(cols)].sum()) + float(sum(grp[g] for g in groups))
-            if not lo - 1e-9 <= v <= hi + 1e-9:
-                return False
-        return True
-
+    # --- pruning -----------------------------------------------------------------------------
     def _prunes(self, bound: float) -> bool:
         b = self.best
         if not math.isfinite(b):
@@ -575,7 +556,7 @@ class CoxSupportSearch:
             return
         for lam in beam:
             cols = tuple(int(j) for j in np.flatnonzero(lam[1:]))
-            if not cols or self._units(cols) is None or not self._rows_hold(cols):
+            if not cols or not self._fits(cols):
                 continue
             Wr = ray_vectors(lam[1:][list(cols)], np.array([self.values[j].min() for j in cols]),
                              np.array([self.values[j].max() for j in cols]))
@@ -644,19 +625,6 @@ class CoxSupportSearch:
                         c0sum = float(self.c0[list(key)].sum())
                         self._calibrate(key, c0sum, cells, Wr, gb, -math.inf, bound=False)
             beam = [(v, k2, th, u2, c2) for v, k2, th, u2, c2, _, _ in best]
-
-    def _units(self, cols) -> int | None:
-        """The size units of the support ``cols``, or None when it breaks the size limit or a
-        group's ``max_used``."""
-        units, counts = 0, dict[int, int]()
-        for j in cols:
-            ok, units = self._allowed(units, counts, j)
-            if not ok:
-                return None
-            g = int(self.group_of[j])
-            if g >= 0:
-                counts[g] = counts.get(g, 0) + 1
-        return units if units >= self.p.min_size else None
 
     def _count(self, L: int, units: int) -> int:
         """How many supports (up to the size limit) a node with ``units`` and a list of L columns has

@@ -137,7 +137,7 @@ from . import kernels
 from .support_points import (batch_gap_bound, batch_regression, canonical, family_lr_bound, prefix_bounds,
                              real_lr_bound, unit_scales, whole_combinations)
 
-__all__ = ["SupportSearch", "why_not", "ENGINE_NAME"]
+__all__ = ["SupportSearch", "SupportRules", "why_not", "ENGINE_NAME"]
 
 ENGINE_NAME = "riskformula support enumeration with cell bounds"
 
@@ -220,7 +220,55 @@ def _first(test, lo: int, hi: int) -> int:
     return hi
 
 
-class SupportSearch:
+class SupportRules:
+    """The size limit, the groups' ``max_used`` and the support rows of a search over supports
+    (the logistic :class:`SupportSearch` and the Cox :class:`~riskformula.solver.cox_support.CoxSupportSearch`);
+    needs ``p`` (the problem), ``group_of``, ``caps`` and ``rows`` (:func:`support_rows`)."""
+
+    p: RiskProblem
+    group_of: np.ndarray
+    caps: list
+    rows: list
+
+    def _allowed(self, units: int, counts: dict, j: int) -> tuple[bool, int]:
+        """Whether column j may join a support with ``units`` size units and group ``counts``,
+        and the units after it."""
+        g = int(self.group_of[j])
+        if g < 0:
+            return units + 1 <= self.p.max_size, units + 1
+        used = counts.get(g, 0)
+        if used >= self.caps[g]:
+            return False, units
+        if used:
+            return True, units
+        return units + 1 <= self.p.max_size, units + 1
+
+    def _row_values(self, cols) -> list[float]:
+        groups = {int(self.group_of[j]) for j in cols} - {-1}
+        return [float(col[list(cols)].sum()) + float(sum(grp[g] for g in groups)) for col, grp, _, _ in self.rows]
+
+    def _rows_hold(self, cols) -> bool:
+        return all(lo - 1e-9 <= v <= hi + 1e-9 for v, (_, _, lo, hi) in zip(self._row_values(cols), self.rows))
+
+    def _units(self, cols) -> int | None:
+        """The size units of the support ``cols``, or None when it breaks the size limit or a
+        group's ``max_used``."""
+        units, counts = 0, dict[int, int]()
+        for j in cols:
+            ok, units = self._allowed(units, counts, j)
+            if not ok:
+                return None
+            g = int(self.group_of[j])
+            if g >= 0:
+                counts[g] = counts.get(g, 0) + 1
+        return units
+
+    def _fits(self, cols) -> bool:
+        units = self._units(cols)
+        return units is not None and self.p.min_size <= units <= self.p.max_size and self._rows_hold(cols)
+
+
+class SupportSearch(SupportRules):
     """Depth-first search over supports with cell bounds (see the module docstring).
 
     Parameters
@@ -600,19 +648,6 @@ class SupportSearch:
         self.best, self.best_lam, self.best_scale = value, lam, m
 
     # --- the tree -----------------------------------------------------------------------------
-    def _allowed(self, units: int, counts: dict, j: int) -> tuple[bool, int]:
-        """Whether column j may join a support with ``units`` size units and group ``counts``,
-        and the units after it."""
-        g = int(self.group_of[j])
-        if g < 0:
-            return units + 1 <= self.p.max_size, units + 1
-        used = counts.get(g, 0)
-        if used >= self.caps[g]:
-            return False, units
-        if used:
-            return True, units
-        return units + 1 <= self.p.max_size, units + 1
-
     def _start(self) -> None:
         """An incumbent before the tree: on separable data (every scale > 0), a score that separates
         the rows (:meth:`_separating_start`); then the best point vector on each support of the
@@ -730,35 +765,11 @@ class SupportSearch:
             self._calibrate(Wsub, Ssub, P, Q, sub, float(self.c0[list(sub)].sum()), serr)
             self._theta = theta
 
-    def _row_values(self, cols) -> list[float]:
-        groups = {int(self.group_of[j]) for j in cols} - {-1}
-        return [float(col[list(cols)].sum()) + float(sum(grp[g] for g in groups)) for col, grp, _, _ in self.rows]
-
-    def _rows_hold(self, cols) -> bool:
-        return all(lo - 1e-9 <= v <= hi + 1e-9 for v, (_, _, lo, hi) in zip(self._row_values(cols), self.rows))
-
     def _rows_reachable(self, cols, rest_lo: list, rest_hi: list) -> bool:
         """Whether some support of the subtree of ``cols`` may satisfy the rows: the values can
         still move by at most [rest_lo, rest_hi] (the columns after it, and every group)."""
         return all(v + a <= hi + 1e-9 and v + b >= lo - 1e-9
                    for v, a, b, (_, _, lo, hi) in zip(self._row_values(cols), rest_lo, rest_hi, self.rows))
-
-    def _units(self, cols) -> int | None:
-        """The size units of the support ``cols``, or None when it breaks the size limit or a
-        group's ``max_used``."""
-        units, counts = 0, dict[int, int]()
-        for j in cols:
-            ok, units = self._allowed(units, counts, j)
-            if not ok:
-                return None
-            g = int(self.group_of[j])
-            if g >= 0:
-                counts[g] = counts.get(g, 0) + 1
-        return units
-
-    def _fits(self, cols) -> bool:
-        units = self._units(cols)
-        return units is not None and self.p.min_size <= units <= self.p.max_size and self._rows_hold(cols)
 
     def _prepare(self) -> list:
         """The column order, the suffixes' cells and the rows' reach; returns the root's stack."""
