@@ -769,3 +769,230 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
                 best = val
                 break
         out[v] = best
+
+
+@njit
+def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm, eta, ex, acc, A, Sg,
+              g, H):
+    """The Cox loss (mean negative log partial likelihood), its gradient and Hessian in β and the
+    loss's magnitude on the merged rows U (rows × p, in time order; ``dx`` = Σ_r d_r u_r, the
+    events' sums), into g and H; returns (F, mag), F = ∞ where a denominator underflows.  The same
+    sums as :func:`riskformula.solver.cox_bounds._evaluate_rows` (each time's risk set from a
+    running sum over the rows from the last, then its censored rows and its events; each row's
+    products over its nonzero columns nzc[r, :nzn[r]] only, in increasing order), in another
+    order: the rounding margins stated there hold for any order."""
+    n, p = U.shape
+    nq = acc.shape[0]
+    mv = np.empty(p)
+    top = -np.inf
+    for r in range(n):
+        s = 0.0
+        for i in range(p):
+            s += U[r, i] * beta[i]
+        eta[r] = s
+        if s > top:
+            top = s
+    if n == 0:
+        top = 0.0
+    for q in range(nq):
+        acc[q] = 0.0
+    G = g_after.shape[0]
+    gi = G - 1
+    while gi >= 0 and g_after[gi] >= n:
+        for q in range(nq):
+            A[gi, q] = 0.0
+        gi -= 1
+    for r in range(n - 1, -1, -1):
+        e = w[r] * math.exp(eta[r] - top)
+        ex[r] = e
+        acc[0] += e
+        for a in range(nzn[r]):
+            i = nzc[r, a]
+            ei = e * U[r, i]
+            acc[1 + i] += ei
+            q = 1 + p + i * (i + 1) // 2
+            for b in range(a + 1):
+                j = nzc[r, b]
+                acc[q + j] += ei * U[r, j]
+        while gi >= 0 and g_after[gi] == r:
+            for q in range(nq):
+                A[gi, q] = acc[q]
+            gi -= 1
+    for gi in range(G):
+        for q in range(nq):
+            Sg[gi, q] = 0.0
+        for t in range(2):
+            ptr, idx = (cptr, cidx) if t == 0 else (eptr, eidx)
+            for m in range(ptr[gi], ptr[gi + 1]):
+                r = idx[m]
+                e = ex[r]
+                if t == 0:
+                    A[gi, 0] += e
+                else:
+                    Sg[gi, 0] += e
+                for a in range(nzn[r]):
+                    i = nzc[r, a]
+                    ei = e * U[r, i]
+                    q = 1 + p + i * (i + 1) // 2
+                    if t == 0:
+                        A[gi, 1 + i] += ei
+                        for b in range(a + 1):
+                            j = nzc[r, b]
+                            A[gi, q + j] += ei * U[r, j]
+                    else:
+                        Sg[gi, 1 + i] += ei
+                        for b in range(a + 1):
+                            j = nzc[r, b]
+                            Sg[gi, q + j] += ei * U[r, j]
+    F = 0.0
+    mag = 0.0
+    for i in range(p):
+        g[i] = 0.0
+        for j in range(p):
+            H[i, j] = 0.0
+    ok = True
+    for k in range(kg.shape[0]):
+        gi = kg[k]
+        f = kf[k]
+        D = A[gi, 0] + f * Sg[gi, 0]
+        if not D > 1e-250:
+            ok = False
+            break
+        lD = math.log(D)
+        c = coef[k]
+        F += c * (lD + top)
+        mag += c * (abs(lD) + abs(top))
+        for i in range(p):
+            mv[i] = (A[gi, 1 + i] + f * Sg[gi, 1 + i]) / D
+            g[i] += c * mv[i]
+        q = 1 + p
+        for i in range(p):
+            cm = c * mv[i]
+            for j in range(i + 1):
+                H[i, j] += c * ((A[gi, q] + f * Sg[gi, q]) / D) - cm * mv[j]
+                q += 1
+    for m in range(eidx.shape[0]):
+        r = eidx[m]
+        F -= d[r] * eta[r]
+        mag += abs(d[r]) * abs(eta[r])
+    for i in range(p):
+        g[i] = norm * (g[i] - dx[i])
+        for j in range(i + 1):
+            H[i, j] *= norm
+            H[j, i] = H[i, j]
+    if not ok:
+        return np.inf, np.inf
+    return norm * F, norm * mag
+
+
+@njit
+def cox_regressions(X, C, theta, levels, iters, w, d, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm,
+                    out_beta, out_F, out_g, out_H, out_mag):
+    """Damped Newton points of the Cox regressions on the columns C[b] of X for each b (from
+    θ[b]), with their loss, gradient, Hessian and magnitude: *points* only
+    (the caller bounds each by :func:`riskformula.solver.cox_bounds.gap_parts`, which reads no
+    optimality).  A regression stops once its loss is below its level (its minimum is then below
+    it too), once the caller's bound at its point would reach the level with room to spare, once
+    it has converged, or after ``iters`` steps."""
+    n = X.shape[0]
+    p = C.shape[1]
+    nq = 1 + p + p * (p + 1) // 2
+    G = g_after.shape[0]
+    U = np.empty((n, p))
+    nzc = np.empty((n, p), dtype=np.int64)
+    nzn = np.empty(n, dtype=np.int64)
+    eta = np.empty(n)
+    ex = np.empty(n)
+    acc = np.empty(nq)
+    A = np.empty((G, nq))
+    Sg = np.empty((G, nq))
+    dx = np.empty(p)
+    beta = np.empty(p)
+    nb = np.empty(p)
+    g = np.empty(p)
+    H = np.empty((p, p))
+    g2 = np.empty(p)
+    H2 = np.empty((p, p))
+    step = np.empty(p)
+    L = np.zeros((p, p))
+    free = np.ones(p, dtype=np.bool_)
+    for b in range(C.shape[0]):
+        for r in range(n):
+            m = 0
+            for i in range(p):
+                x = X[r, C[b, i]]
+                U[r, i] = x
+                if x != 0.0:
+                    nzc[r, m] = i
+                    m += 1
+            nzn[r] = m
+        for i in range(p):
+            dx[i] = 0.0
+        for m in range(eidx.shape[0]):
+            r = eidx[m]
+            for i in range(p):
+                dx[i] += d[r] * U[r, i]
+        for i in range(p):
+            beta[i] = theta[b, i]
+        F, mag = _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm,
+                           eta, ex, acc, A, Sg, g, H)
+        if F == np.inf:
+            for i in range(p):
+                beta[i] = 0.0
+            F, mag = _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm,
+                               eta, ex, acc, A, Sg, g, H)
+        xmax2 = 0.0
+        for r in range(n):
+            s2 = 0.0
+            for i in range(p):
+                s2 += U[r, i] * U[r, i]
+            if s2 > xmax2:
+                xmax2 = s2
+        for it in range(iters):
+            if not F < np.inf or F < levels[b]:
+                break
+            tr = 0.0
+            for i in range(p):
+                tr += H[i, i]
+            if not _newton_direction(H, 1e-10 * (1.0 + tr), g, free, L, step):
+                break
+            dec = 0.0
+            gg = 0.0
+            for i in range(p):
+                dec -= g[i] * step[i]
+                gg += g[i] * g[i]
+            if dec < 1e-15 * max(abs(F), 1.0):
+                break
+            # the caller's bound (G ≤ |g|/√λ_min, h ≤ max|x|/√λ_min) would reach the level: with
+            # G·h ≤ 0.05 its μ is above 0.8, so the bound is above F − 0.625·G²
+            lam = np.linalg.eigvalsh(H)[0]
+            if lam > 0.0:
+                G2 = gg / lam
+                if G2 * xmax2 / lam <= 0.0025 and F - 0.7 * G2 >= levels[b]:
+                    break
+            t = 1.0
+            moved = False
+            while t > 1e-6:
+                for i in range(p):
+                    nb[i] = beta[i] + t * step[i]
+                nF, nmag = _cox_eval(U, nzc, nzn, nb, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm,
+                                     eta, ex, acc, A, Sg, g2, H2)
+                if nF <= F - 1e-4 * t * dec + 1e-15 * abs(F):
+                    F, mag = nF, nmag
+                    for i in range(p):
+                        beta[i] = nb[i]
+                        g[i] = g2[i]
+                        for j in range(p):
+                            H[i, j] = H2[i, j]
+                    moved = True
+                    break
+                t *= 0.5
+            if not moved:
+                break
+        out_F[b] = F
+        out_mag[b] = mag
+        for i in range(p):
+            out_beta[b, i] = beta[i]
+            out_g[b, i] = g[i]
+            for j in range(p):
+                out_H[b, i, j] = H[i, j]

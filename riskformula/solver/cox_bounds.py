@@ -64,7 +64,7 @@ import scipy.sparse as sp
 from ..problem.cox import CoxLoss
 from ..problem.loss import distinct_rows
 
-__all__ = ["CoxTerms", "GapBound", "calibrate", "cox_regression", "gap_bound", "gap_parts", "loss_floor",
+__all__ = ["CoxTerms", "GapBound", "calibrate", "cox_regression", "gap_bound", "gap_parts", "gap_values", "loss_floor",
            "primitive_vectors", "top_bound", "REL"]
 
 #: relative margin that covers the rounding of every computed sum (see the module's docstring)
@@ -322,14 +322,48 @@ def _inverse_form_upper(H: np.ndarray, lam_lo: np.ndarray, X: np.ndarray) -> np.
     return out * (1 + 8 * (p + 2) * 2.3e-16) + 1e-300
 
 
-def gap_parts(F: np.ndarray, mag: np.ndarray, g: np.ndarray, H: np.ndarray, U: np.ndarray, K: float,
-              precise: bool = False):
+def gap_values(F_lo: np.ndarray, G: np.ndarray, shrink: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """:attr:`GapBound.value` for each entry of a batch (the same iteration for the least radius,
+    on arrays): −∞ where it does not close."""
+    F_lo, G, shrink, h = (np.asarray(x, dtype=float) for x in (F_lo, G, shrink, h))
+    out = np.full(F_lo.shape, -math.inf)
+    ok = (shrink > 0) & np.isfinite(F_lo) & np.isfinite(G) & np.isfinite(h)
+    zero = ok & (G == 0.0)
+    out[zero] = F_lo[zero]
+    live = ok & ~zero
+    R = np.where(live, 2.0 * G / np.where(shrink > 0, shrink, 1.0), 0.0)
+    done = ~live
+    failed = np.zeros(F_lo.shape, dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(60):
+            act = ~done
+            if not np.any(act):
+                break
+            failed |= act & (R * h > 30.0)
+            act &= ~failed
+            mu = np.exp(-2.0 * R * h) * shrink
+            nxt = 2.0 * G / np.where(act, mu, 1.0) * (1 + 1e-12)
+            stop = act & (nxt <= R * (1 + 1e-12))
+            done |= stop | failed
+            move = act & ~stop
+            R = np.where(move, nxt, R)
+            failed |= move & (R * h > 30.0)
+            done |= failed
+        mu = np.exp(-2.0 * R * h) * shrink
+        good = live & ~failed & (R * mu >= 2.0 * G)
+        out[good] = F_lo[good] - (G[good] * G[good] / (2.0 * mu[good])) * (1 + 8 * REL)
+    return out
+
+
+def gap_parts(F: np.ndarray, mag: np.ndarray, g: np.ndarray, H: np.ndarray, U: np.ndarray | None, K: float,
+              precise: bool = False, xmax: np.ndarray | None = None):
     """For a batch of Newton points (loss F, its magnitude, gradient g: B × p, Hessian H: B × p × p,
     the cells' values U: B × C × p, K = Σ coef / W): what :class:`GapBound` needs — F lowered by its
     rounding bound, G ≥ the true gradient's H⁻¹-norm, the shrink s (true Hessian ≥ s·H at the point)
     and h ≥ max_c |x_c|_{H⁻¹} — with G = ∞ where H is not safely positive definite.  Without
     ``precise``, h and G take |x|_{H⁻¹} ≤ |x|/√λ_min (no solves: the bound of a converged point
-    barely depends on them); with it, the solves of :func:`_inverse_form_upper` (C3 needs them)."""
+    barely depends on them; then ``xmax``, each design's largest |x_c|, may stand for U); with it,
+    the solves of :func:`_inverse_form_upper` (C3 needs them)."""
     B, p = g.shape
     F_lo = F - REL * (mag + np.abs(F)) - 1e-300
     G = np.full(B, math.inf)
@@ -337,7 +371,9 @@ def gap_parts(F: np.ndarray, mag: np.ndarray, g: np.ndarray, H: np.ndarray, U: n
     h = np.full(B, math.inf)
     if p == 0:
         return F_lo, np.zeros(B), np.ones(B), np.zeros(B)
-    xmax = np.sqrt((U * U).sum(axis=2)).max(axis=1)
+    if xmax is None:
+        assert U is not None
+        xmax = np.sqrt((U * U).sum(axis=2)).max(axis=1)
     g_err = REL * 2.0 * K * xmax + 4 * REL * np.linalg.norm(g, axis=1)  # bounds |true gradient − g|
     H_err = REL * (p + 1) * K * xmax * xmax  # bounds |true Hessian − H|₂
     fin = np.all(np.isfinite(H.reshape(B, -1)), axis=1) & np.all(np.isfinite(g), axis=1)
@@ -352,6 +388,7 @@ def gap_parts(F: np.ndarray, mag: np.ndarray, g: np.ndarray, H: np.ndarray, U: n
     shrink[ok] = 1.0 - H_err[ok] / lam_lo[ok]  # true Hessian ≥ H − H_err·I ≥ shrink·H
     root = np.sqrt(lam_lo[ok])
     if precise:
+        assert U is not None
         forms = _inverse_form_upper(H[ok], lam_lo[ok], np.concatenate([U[ok], g[ok][:, None, :]], axis=1))
         h[ok] = np.sqrt(forms[:, :-1].max(axis=1))
         G[ok] = np.sqrt(forms[:, -1]) + g_err[ok] / root

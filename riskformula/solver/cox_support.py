@@ -14,7 +14,12 @@ scale; **C2**, the node's *family*: the supports below a node's children from po
 only the node's columns and its list's columns from q on, so C1 of that union bounds all of them
 (as B8 of the logistic support search; Liu et al.'s (2022) continuous relaxation restricted to the
 union), a union with more columns has the lower bound, so the bounds rise along the list and the
-first position whose family reaches the prune level rules out every later child; **C3**, a
+first position whose family reaches the prune level rules out every later child; **C2 by
+blocks**, at a node two columns short of the size limit (its supports add at most two columns of
+its list): with the list cut into blocks, each such support lies in the node's columns and at
+most two blocks, so C1 of that union bounds it — a pair of blocks that prunes rules out every
+support of the node with its columns in those blocks, which shortens each child's list (the
+family's subsets of every size, whose bound the many-column family is too weak for); **C3**, a
 support's point vectors (primitive: gcd 1, the scale absorbs the rest) far from its regression's
 direction are ruled out together, and the others calibrated to their best scale with a tangent
 bound.
@@ -40,7 +45,14 @@ support scored.  Speed rules, on which no bound depends:
 * **Children bounded at once**: each child's own support (and, one column short of the size limit,
   every child, with no family) is bounded by C1 from a few Newton steps taken on all of them in one
   batch from the parent's point, each settled as soon as its bound prunes or its loss shows it
-  cannot; the children left are regressed one by one when popped.
+  cannot; the children left are regressed one by one when popped.  With numba installed, these
+  Newton steps and those of the blocks' regressions are compiled
+  (:func:`riskformula.solver.kernels.cox_regressions`: points only; the bounds are computed from
+  them here, as from numpy's).
+* **Blocks** (C2 by blocks) replace the family's order and bisection where they apply (no grouped
+  column in the list); they are cut from the list's end, so that siblings, whose lists are
+  suffixes of one list, share them, and each block pair's Newton steps start where a sibling's
+  ended.
 
 The certificate's lower bound is the least of the incumbent and every bound that ruled something
 out (and, at the time limit, of the subtrees and listings left), floored by C1 of every column
@@ -59,8 +71,9 @@ import numpy as np
 
 from ..problem import RiskProblem
 from ..problem.cox import CoxLoss
-from .cox_bounds import (CoxTerms, GapBound, calibrate, cox_regression, gap_bound, gap_parts, loss_floor,
-                         primitive_vectors)
+from . import kernels
+from .cox_bounds import (CoxTerms, GapBound, calibrate, cox_regression, gap_bound, gap_parts, gap_values,
+                         loss_floor, primitive_vectors)
 from .heuristics import real_beam_search
 from .report import SolverReport
 from .support_search import SupportRules, ray_vectors, support_rows
@@ -119,6 +132,7 @@ class CoxSupportSearch(SupportRules):
         self.nodes = self.vectors = self.regressions = 0
         self.root_bound = -math.inf
         self._fam_cache: dict = {}
+        self._block_warm: dict = {}
         self._deferred: list = []
         self._tick = 0
         self._deadline = math.inf
@@ -139,11 +153,21 @@ class CoxSupportSearch(SupportRules):
         #: calibrated, children's own supports (inner, and leaves) ruled out by the batched C1, and
         #: the share of the tree's supports left at a limit
         self.stats: dict[str, float] = {"supports": 0, "supports_pruned": 0, "families": 0, "far": 0,
-                                        "calibrated": 0, "own_batched": 0, "leaves_batched": 0}
+                                        "calibrated": 0, "own_batched": 0, "leaves_batched": 0,
+                                        "block_pairs": 0, "own_blocks": 0}
         #: the children's own supports bounded at once before any is regressed (:meth:`_batch_c1`)
         self.batch_own = True
         #: the children of a node one column short of the size limit bounded at once (:meth:`_leaf_children`)
         self.batch_leaves = True
+        #: the batched Newton steps compiled (:func:`riskformula.solver.kernels.cox_regressions`) when numba is
+        #: installed, with at most this many steps per regression; else numpy's, with 3
+        self.compiled = kernels.compiled() is not None
+        self.compiled_iters = 8
+        #: the block size of :meth:`_block_pairs` (0: off), and whether they replace the family's
+        #: order and bisection where they apply
+        self.block_size = 6
+        self.blocks_only = True
+        self._cox_arrays: tuple = kernels.cox_arrays(loss) if self.compiled else ()
 
     # --- pruning -----------------------------------------------------------------------------
     def _prunes(self, bound: float) -> bool:
@@ -165,30 +189,32 @@ class CoxSupportSearch(SupportRules):
         gb.fit = fit
         return gb, (N, d, U)
 
-    def _grows(self, u2: int, counts: dict, j: int, rest) -> bool:
-        """Whether a support may still grow after column j joins (some later column allowed)."""
-        if not rest:
-            return False
-        if u2 < self.p.max_size:
-            return True
-        c2 = dict(counts)
-        g = int(self.group_of[j])
-        if g >= 0:
-            c2[g] = c2.get(g, 0) + 1
-        return any(self._allowed(u2, c2, k)[0] for k in rest)
-
     def _leaf_children(self, cols, units, counts, c0sum, lst, theta) -> list | None:
         """When no child of the node can grow (one column short of the size limit), every child's
         own support is bounded by C1 at once (:meth:`_batch_c1`), with no family (a child costs
         less than a family there): the children it does not rule out are returned (their C1 is
         computed again, with their listing, when popped).  None when some child can grow."""
         kids = []
+        # the groups among each suffix of the list: a full support grows only by a column of a group
+        # it already uses (as :meth:`_allowed` reads it)
+        suffix: list[frozenset] = [frozenset()] * (len(lst) + 1)
+        for i in range(len(lst) - 1, -1, -1):
+            g = int(self.group_of[lst[i]])
+            suffix[i] = suffix[i + 1] | {g} if g >= 0 else suffix[i + 1]
         for i, j in enumerate(lst):
             ok, u2 = self._allowed(units, counts, j)
             if not ok:
                 continue
-            if self._grows(u2, counts, j, lst[i + 1:]):
-                return None
+            if i + 1 < len(lst):
+                if u2 < self.p.max_size:
+                    return None
+                if suffix[i + 1]:
+                    c2 = dict(counts)
+                    g = int(self.group_of[j])
+                    if g >= 0:
+                        c2[g] = c2.get(g, 0) + 1
+                    if any(c2.get(h, 0) < self.caps[h] and c2.get(h, 0) > 0 for h in suffix[i + 1]):
+                        return None
             if u2 >= self.p.min_size and self._rows_hold(cols + (j,)):
                 kids.append((i, j, u2))
         if not kids:
@@ -217,6 +243,24 @@ class CoxSupportSearch(SupportRules):
         X, d, coef, norm, w = terms.X, terms.d, terms.coef, terms.norm, loss.w
         c = list(cols)
         B, p, n = len(js), len(c) + 1, terms.n
+        K = norm * float(coef.sum())
+        levels = np.array([self._level(float(o)) for o in offsets])
+        if self.compiled:
+            C = np.empty((B, p), dtype=np.int64)
+            C[:, :-1], C[:, -1] = c, js
+            start = np.zeros((B, p))
+            start[:, :-1] = [theta.get(j, 0.0) for j in c]
+            fast = kernels.cox_regressions(self._cox_arrays, C, start, levels, self.compiled_iters)
+            if fast is not None:
+                _, F, g, H, mag = fast
+                out = np.full(B, -math.inf)
+                fin = np.isfinite(F)
+                if np.any(fin):
+                    sq = (X[:, c] ** 2).sum(axis=1)[:, None] + X[:, js] ** 2
+                    xmax = np.sqrt(sq.max(axis=0))
+                    out[fin] = gap_values(*gap_parts(F[fin], mag[fin], g[fin], H[fin], None, K, xmax=xmax[fin]))
+                self.regressions += B
+                return out
         U = np.empty((B, n, p))
         U[:, :, :-1] = X[:, c][None, :, :]
         U[:, :, -1] = X[:, js].T
@@ -241,8 +285,6 @@ class CoxSupportSearch(SupportRules):
             H = norm * (UT @ (Ui * q.T[:, :, None]) - m.transpose(0, 2, 1) @ (m * coef[None, :, None]))
             return np.where(ok, F, np.inf), g, H, mag
 
-        K = norm * float(coef.sum())
-        levels = np.array([self._level(float(o)) for o in offsets])
         out = np.full(B, -math.inf)
         act = np.arange(B)
         F, g, H, mag = evaluate(beta)
@@ -253,9 +295,7 @@ class CoxSupportSearch(SupportRules):
             # is below the prune level (its minimum is then below it too)
             fin = np.isfinite(F)
             if np.any(fin):
-                F_lo, G, shrink, h = gap_parts(F[fin], mag[fin], g[fin], H[fin], U[act[fin]], K)
-                vals = np.array([GapBound(F_lo[b], G[b], shrink[b], h[b], np.zeros(0), None).value
-                                 for b in range(len(F_lo))])
+                vals = gap_values(*gap_parts(F[fin], mag[fin], g[fin], H[fin], U[act[fin]], K))
                 out[act[fin]] = np.maximum(out[act[fin]], vals)
             keep = ~((out[act] >= levels[act]) | (F < levels[act]))
             if it == iters or not np.any(keep):
@@ -275,6 +315,80 @@ class CoxSupportSearch(SupportRules):
             damp = np.where(better, 1.0, damp * 0.25)
         self.regressions += B
         return out
+
+    def _block_pairs(self, cols: tuple, c0sum: float, lst: tuple, theta: dict, last: int):
+        """C2 by blocks at a node two columns short of the size limit, whose supports add at most
+        two of its list's columns (none grouped): with the list cut into blocks of
+        :attr:`block_size`, every such support lies in the node's columns and at most two blocks,
+        so C1 of that union bounds it.  Each pair of blocks (the first holding a child up to
+        position ``last``) is bounded; returns, for a child at position i, whether its own support
+        is still open and a test of each later position k: whether the supports with both i and k
+        are (None when the list has grouped columns, or the blocks would cover it whole)."""
+        bs = self.block_size
+        L = len(lst)
+        if bs <= 0 or L <= 2 * bs or np.any(self.group_of[list(lst)] >= 0):
+            return None
+        # blocks counted from the list's end, so that siblings (whose lists are suffixes of one list)
+        # share them, and each block's regressions start where a sibling's ended
+        nb = (L + bs - 1) // bs
+        span = [(max(0, L - (x + 1) * bs), L - x * bs) for x in range(nb)]
+        pairs = [(a, b) for a in range(nb) for b in range(a, nb) if min(span[a][0], span[b][0]) <= last]
+        level = self._level(c0sum)
+        vals = np.full(len(pairs), -math.inf)
+        extra = [tuple(lst[span[a][0]:span[a][1]]) + (tuple(lst[span[b][0]:span[b][1]]) if b != a else ())
+                 for a, b in pairs]
+        designs = [cols + e for e in extra]
+        if self.compiled:
+            by_p: dict[int, list[int]] = {}
+            for t, dsg in enumerate(designs):
+                by_p.setdefault(len(dsg), []).append(t)
+            X, K = self.terms.X, self.terms.norm * float(self.terms.coef.sum())
+            for p_, ts in by_p.items():
+                C = np.array([designs[t] for t in ts], dtype=np.int64)
+                start = np.zeros(C.shape)
+                for r, t in enumerate(ts):
+                    warm = self._block_warm.get(extra[t], {})
+                    start[r] = [theta[c] if c in theta else warm.get(c, 0.0) for c in designs[t]]
+                fast = kernels.cox_regressions(self._cox_arrays, C, start, np.full(len(ts), level), 20)
+                if fast is None:
+                    break
+                beta, F, g, H, mag = fast
+                if len(self._block_warm) > 200_000:
+                    self._block_warm.clear()
+                for r, t in enumerate(ts):
+                    self._block_warm[extra[t]] = dict(zip(extra[t], beta[r, len(cols):].tolist()))
+                fin = np.isfinite(F)
+                if np.any(fin):
+                    xmax = np.sqrt(np.max((X * X) @ self._indicator(C[fin]), axis=0))
+                    v = np.full(len(ts), -math.inf)
+                    v[fin] = gap_values(*gap_parts(F[fin], mag[fin], g[fin], H[fin], None, K, xmax=xmax))
+                    vals[ts] = v
+                self.regressions += len(ts)
+        if not self.compiled or not np.any(np.isfinite(vals)):
+            for t, dsg in enumerate(designs):
+                vals[t] = self._family(dsg, theta, level)[0]
+        self.stats["block_pairs"] += len(pairs)
+        pruned = np.zeros((nb, nb), dtype=bool)
+        for (a, b), v in zip(pairs, vals):
+            if self._prunes(float(v) + c0sum):
+                pruned[a, b] = pruned[b, a] = True
+                self.discarded = min(self.discarded, float(v) + c0sum)
+        anyp = np.asarray(pruned.any(axis=1)).tolist()
+
+        def child(i: int):
+            a = (L - 1 - i) // bs
+
+            def keep(k: int) -> bool:
+                b = (L - 1 - k) // bs
+                return not (anyp[a] if a == b else bool(pruned[a, b]))
+            return not anyp[a], keep
+        return child
+
+    def _indicator(self, C: np.ndarray) -> np.ndarray:
+        """The columns × designs 0/1 matrix of the column sets C (B × p)."""
+        M = np.zeros((self.terms.X.shape[1], C.shape[0]))
+        M[C, np.arange(C.shape[0])[:, None]] = 1.0
+        return M
 
     def _family_order(self, cols: tuple, c0sum: float, lst: tuple, theta: dict) -> tuple:
         """The node's list in the order C2 chooses (any order lists each support once: a support's
@@ -438,7 +552,10 @@ class CoxSupportSearch(SupportRules):
             if leaves is not None:
                 return leaves
         # (not one column short of the size limit: there a child costs less than a family)
-        if self.reorder and (cols or self.reorder_root) and len(lst) > 1 and units + 1 < self.p.max_size:
+        blocks = (self.blocks_only and units + 2 == self.p.max_size and self.block_size > 0
+                  and len(lst) > 2 * self.block_size and not np.any(self.group_of[list(lst)] >= 0))
+        if (self.reorder and (cols or self.reorder_root) and len(lst) > 1 and units + 1 < self.p.max_size
+                and not blocks):
             lst = self._family_order(cols, c0sum, tuple(lst), theta)
         kids = []
         for i, j in enumerate(lst):
@@ -460,7 +577,9 @@ class CoxSupportSearch(SupportRules):
             return bounds[m]
         # the first child whose family prunes (families shrink along the list, their bounds rise)
         lo, hi = 0, n
-        if self._prunes(fam(n - 1)):
+        if blocks:
+            lo = n  # the blocks' pairs rule children out instead (:meth:`_block_pairs`)
+        elif self._prunes(fam(n - 1)):
             while lo < hi:
                 mid = (lo + hi) // 2
                 if self._prunes(fam(mid)):
@@ -474,7 +593,9 @@ class CoxSupportSearch(SupportRules):
         out = []
         known = sorted(bounds)
         # the children's own supports, bounded at once without Newton steps
-        own = [m for m in range(lo) if kids[m][2] >= self.p.min_size]
+        pair_ok = self._block_pairs(cols, c0sum, lst, theta, kids[lo - 1][0]) if lo and units + 2 == self.p.max_size \
+            else None
+        own = [m for m in range(lo) if kids[m][2] >= self.p.min_size and (pair_ok is None or pair_ok(kids[m][0])[0])]
         ruled = set()
         if own and self.batch_own and cols:
             js = [kids[m][1] for m in own]
@@ -494,6 +615,12 @@ class CoxSupportSearch(SupportRules):
             if g >= 0:
                 c2[g] = c2.get(g, 0) + 1
             rest = tuple(lst[i + 1:])
+            if pair_ok is not None:
+                own_ok, keep = pair_ok(i)
+                rest = tuple(c for k, c in enumerate(rest, start=i + 1) if keep(k))
+                if not own_ok and m not in ruled:
+                    ruled.add(m)
+                    self.stats["own_blocks"] += 1
             if m in ruled and (not rest or u2 >= self.p.max_size and self.group_of[j] < 0 and not self.caps):
                 continue  # a leaf whose scores are ruled out
             out.append((sub, cols + (j,), u2, c2, c0sum + float(self.c0[j]), rest, theta, m in ruled))

@@ -40,6 +40,14 @@ What each kernel may and may not change:
   kernel (μ = 0, i.e. B1, when one fails), and the computed sum of the h terms returned for the
   caller's rounding margin.
 
+* :func:`cox_regressions` (the Cox support search's batched regressions) returns *points* with
+  their loss, gradient, Hessian and the loss's magnitude: the same sums as
+  :func:`riskformula.solver.cox_bounds._evaluate_rows` in another order (each time's risk set
+  from a running sum over the rows, each row's products over its nonzero columns), which the
+  rounding margins of :mod:`riskformula.solver.cox_bounds` cover for any order; the caller
+  computes each bound from them (:func:`~riskformula.solver.cox_bounds.gap_parts`), as from
+  numpy's points.
+
 ``RISKFORMULA_NUMBA=0`` in the environment turns the kernels off.  They are compiled on first
 use (10–30 s, once per environment; ``riskformula compile`` does it ahead) and cached on disk
 beside this module (or in numba's cache folder when that is not writable), so later processes
@@ -53,7 +61,7 @@ import os
 import numpy as np
 
 __all__ = ["compiled", "box_fit", "calibrate", "children_ones", "grandchildren_rows", "grouped_sums", "lr_dual",
-           "pair_sums", "raise_score_sum", "regression"]
+           "pair_sums", "raise_score_sum", "regression", "cox_regressions", "cox_arrays"]
 
 _KERNELS: dict | None = None
 _TRIED = False
@@ -63,7 +71,15 @@ SLOW_WARM_UP = 5.0
 
 def _load() -> dict | None:
     """The compiled kernels (name → function), or None without numba or with
-    ``RISKFORMULA_NUMBA=0`` in the environment (imported once per process)."""
+    * :func:`cox_regressions` (the Cox support search's batched regressions) returns *points* with
+  their loss, gradient, Hessian and the loss's magnitude: the same sums as
+  :func:`riskformula.solver.cox_bounds._evaluate_rows` in another order (each time's risk set
+  from a running sum over the rows, each row's products over its nonzero columns), which the
+  rounding margins of :mod:`riskformula.solver.cox_bounds` cover for any order; the caller
+  computes each bound from them (:func:`~riskformula.solver.cox_bounds.gap_parts`), as from
+  numpy's points.
+
+``RISKFORMULA_NUMBA=0`` in the environment (imported once per process)."""
     global _KERNELS, _TRIED
     if _TRIED:
         return _KERNELS
@@ -78,13 +94,22 @@ def _load() -> dict | None:
                 "regression": _compiled.regression, "children_ones": _compiled.children_ones,
                 "pairs": _compiled.pairs, "box_fit": _compiled.box_fit,
                 "grandchildren_rows": _compiled.grandchildren_rows,
-                "lr_dual": _compiled.lr_dual, "gap_bound": _compiled.gap_bound}
+                "lr_dual": _compiled.lr_dual, "gap_bound": _compiled.gap_bound,
+                "cox_regressions": _compiled.cox_regressions}
     return _KERNELS
 
 
 def compiled() -> dict | None:
     """The compiled kernels (name → function), or None without numba or with
-    ``RISKFORMULA_NUMBA=0`` in the environment.  The first call of a process readies them all at
+    * :func:`cox_regressions` (the Cox support search's batched regressions) returns *points* with
+  their loss, gradient, Hessian and the loss's magnitude: the same sums as
+  :func:`riskformula.solver.cox_bounds._evaluate_rows` in another order (each time's risk set
+  from a running sum over the rows, each row's products over its nonzero columns), which the
+  rounding margins of :mod:`riskformula.solver.cox_bounds` cover for any order; the caller
+  computes each bound from them (:func:`~riskformula.solver.cox_bounds.gap_parts`), as from
+  numpy's points.
+
+``RISKFORMULA_NUMBA=0`` in the environment.  The first call of a process readies them all at
     once with the search's argument types (:func:`warm_up`): loaded from numba's disk cache in a
     fraction of a second, or compiled (10–30 s, once per environment), which it then says in a
     warning.  The fits call it before their clock starts, so that compiling does not take the
@@ -254,6 +279,38 @@ def box_fit(Z: np.ndarray, w_pos: np.ndarray, w_neg: np.ndarray, norm: float, sc
     return (x, float(f)) if ok else (None, float("inf"))
 
 
+def cox_arrays(loss) -> tuple:
+    """The arrays of a :class:`~riskformula.problem.cox.CoxLoss` that :func:`cox_regressions` reads: the
+    merged rows' columns, weights and event weights, each event time's first row after it, its
+    censored rows and its events (as index pointers), Efron's (or Breslow's) terms' times,
+    fractions and coefficients, and 1/W."""
+    cens, ev = loss._sum_censored.tocsr(), loss._sum_events.tocsr()
+    i64 = np.int64
+    return (np.ascontiguousarray(loss.Z[:, 1:], dtype=float), np.ascontiguousarray(loss.w, dtype=float),
+            np.ascontiguousarray(loss.event_weight, dtype=float), np.asarray(loss.g_after, dtype=i64),
+            np.asarray(cens.indptr, dtype=i64), np.asarray(cens.indices, dtype=i64),
+            np.asarray(ev.indptr, dtype=i64), np.asarray(ev.indices, dtype=i64),
+            np.asarray(loss.k_group, dtype=i64), np.asarray(loss.k_frac, dtype=float),
+            np.asarray(loss.k_coef, dtype=float), float(loss._norm))
+
+
+def cox_regressions(arrays: tuple, C: np.ndarray, theta: np.ndarray, levels: np.ndarray, iters: int):
+    """The compiled Newton points of the Cox regressions on the columns C[b] (B × p) from θ[b]
+    (:func:`riskformula.solver._compiled.cox_regressions`; ``arrays`` from :func:`cox_arrays`): (β,
+    F, g, H, mag) per regression, or None without the kernels."""
+    k = compiled()
+    if k is None:
+        return None
+    B, p = C.shape
+    beta, F, g = np.empty((B, p)), np.empty(B), np.empty((B, p))
+    H, mag = np.empty((B, p, p)), np.empty(B)
+    X, w, d, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm = arrays
+    k["cox_regressions"](X, np.ascontiguousarray(C, dtype=np.int64), np.ascontiguousarray(theta, dtype=float),
+                         np.ascontiguousarray(levels, dtype=float), int(iters), w, d, g_after, cptr, cidx, eptr, eidx,
+                         kg, kf, coef, norm, beta, F, g, H, mag)
+    return beta, F, g, H, mag
+
+
 def warm_up() -> float | None:
     """Compile every kernel now (or load it from numba's disk cache) with the argument types the
     search uses, so that the first fit after installing the ``fast`` extra does not spend its time
@@ -285,5 +342,9 @@ def warm_up() -> float | None:
     box_fit(U[0], P, Q, 0.25, 1.0, np.zeros(2), np.full(2, -5.0), np.full(2, 5.0), 3)
     lr_dual(np.arange(3, dtype=np.int64)[:, None], P, Q, np.zeros(2), 1024.0, np.zeros(1, dtype=np.int64),
             np.ones(1, dtype=np.int64))
+    from ..problem.cox import CoxLoss
+    cox = CoxLoss(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]), np.array([1.0, 2.0, 3.0]),
+                  np.array([True, False, True]))
+    cox_regressions(cox_arrays(cox), np.array([[0, 1]]), np.zeros((1, 2)), np.full(1, -np.inf), 2)
     return time.perf_counter() - t0
 

@@ -40,7 +40,7 @@ from ..pipeline import after_search_reserve, design_bounds, initial_points
 from ..problem import build_problem
 from ..problem.cox import CoxLoss
 from ..reports.survival_metrics import breslow_baseline, harrell_c, kaplan_meier
-from ..solver import BranchAndCut
+from ..solver import BranchAndCut, kernels
 from ..solver.cox_support import CoxSupportSearch, why_not_cox
 from ..solver.multiscale import MultiScaleSearch, refined_scale, refinement_seconds, searched_scales
 from ..solver.parallel import start_workers, workers_for
@@ -67,6 +67,9 @@ def default_horizon(time, event) -> float:
 
 def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchControl) -> SurvivalScore:
     """The certified time-to-event risk score; see :func:`riskformula.risk_score` for the arguments."""
+    # the support search's compiled loops are readied before the clock starts (a first fit in a new
+    # environment compiles them), as for the logistic fit
+    kernels.compiled()
     started = time.perf_counter()
     a = arguments
     if backend_for(data) is not None:

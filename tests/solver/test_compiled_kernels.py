@@ -263,3 +263,41 @@ def test_regression_bound_repair_matches_numpy(seed, monkeypatch):
         value = float(P @ np.logaddexp(0, -z) + Q @ np.logaddexp(0, z)) / W
         assert fast <= value + 1e-12 and slow <= value + 1e-12
     assert fast > cells.lower_sum(cells.h_terms(P, Q).sum(), len(P), W) / W - 1e-12  # at least B1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cox_regressions_match_the_numpy_loss_and_reach_its_minimum(seed):
+    """The compiled Cox evaluation (loss, gradient, Hessian, magnitude) equals numpy's on the rows
+    (Efron and Breslow ties, weights, 0/1 and real columns), and its Newton points reach the
+    regression's minimum as numpy's do."""
+    from riskformula.problem.cox import CoxLoss
+    from riskformula.solver.cox_bounds import CoxTerms, _evaluate_rows, cox_regression, gap_parts, gap_values
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(20, 200)), 6
+    X = (rng.random((n, d)) < rng.uniform(0.1, 0.8, d)).astype(float)
+    X[:, 5] = rng.normal(size=n)
+    t = rng.integers(1, 30, n).astype(float)
+    e = rng.random(n) < 0.6
+    e[0] = True
+    loss = CoxLoss(X, t, e, ties="efron" if seed % 2 else "breslow",
+                   weights=rng.integers(1, 4, n).astype(float) if seed % 3 == 0 else None)
+    terms = CoxTerms(loss)
+    arrays = kernels.cox_arrays(loss)
+    C = np.array([[0, 2, 5], [1, 3, 4], [5, 4, 0]])
+    start = rng.normal(0, 0.5, C.shape)
+    beta, F, g, H, mag = kernels.cox_regressions(arrays, C, start, np.full(3, -np.inf), 0)
+    assert np.array_equal(beta, start)
+    for b in range(3):
+        F2, g2, H2, mag2 = _evaluate_rows(terms, terms.X[:, C[b]], start[b])
+        assert F[b] == pytest.approx(F2, rel=1e-12)
+        assert np.allclose(g[b], g2, rtol=1e-10, atol=1e-13)
+        assert np.allclose(H[b], H2, rtol=1e-10, atol=1e-13)
+        assert mag[b] == pytest.approx(mag2, rel=1e-12)
+    # a level below every loss: the steps go on until the caller's bound at the point reaches it,
+    # and that bound is below the minimum and close to it
+    _, F, g, H, mag = kernels.cox_regressions(arrays, C, start, np.full(3, -1.0), 50)
+    xmax = np.sqrt(np.array([(X[:, c] ** 2).sum(axis=1).max() for c in C]))
+    bound = gap_values(*gap_parts(F, mag, g, H, None, terms.norm * float(terms.coef.sum()), xmax=xmax))
+    for b in range(3):
+        fit = cox_regression(terms, terms.d, terms.X[:, C[b]], terms.coef, terms.norm, None, 60)
+        assert fit[1] - 1e-3 <= bound[b] <= fit[1] <= F[b]

@@ -37,14 +37,14 @@ def _data(rng, n, d):
     return X, t, e, w
 
 
-def _problem(seed):
+def _problem(seed, wide=False):
     rng = np.random.default_rng(seed)
-    n, d = int(rng.integers(15, 60)), int(rng.integers(2, 6))
+    n, d = int(rng.integers(15, 60)), int(rng.integers(6, 9) if wide else rng.integers(2, 6))
     X, t, e, w = _data(rng, n, d)
     loss = CoxLoss(X, t, e, weights=w, ties="efron" if seed % 2 else "breslow")
-    lo, hi = -int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    lo, hi = -int(rng.integers(1, 3 if wide else 4)), int(rng.integers(1, 3 if wide else 4))
     c0 = (0.0, 1e-6, 0.01)[seed % 3]
-    k = int(rng.integers(1, min(d, 3) + 1))
+    k = int(rng.integers(2, 5) if wide else rng.integers(1, min(d, 3) + 1))
     groups = [SizeGroup(cols=(0, 1), max_used=1, name="g")] if seed % 5 == 0 else []
     p = cox_problem(loss, np.full(d, lo), np.full(d, hi), c0=c0, max_size=k, groups=groups,
                     min_size=int(seed % 7 == 3))
@@ -83,8 +83,8 @@ def _brute_force(loss, p):
     return best
 
 
-def _check(seed, **settings):
-    loss, p = _problem(seed)
+def _check(seed, wide=False, **settings):
+    loss, p = _problem(seed, wide)
     # the bounds carry relative margins of 10⁻⁹ of the magnitudes summed (rounding), so the
     # tolerance is a little above them
     search = CoxSupportSearch(p, loss, time_limit=60, gap_tolerance=1e-7, absolute_gap_tolerance=1e-10)
@@ -109,22 +109,35 @@ def test_certified_optimum_matches_brute_force(seed):
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("variant", ["plain", "reorder_root", "no_beam"])
+@pytest.mark.parametrize("variant", ["plain", "reorder_root", "no_beam", "blocks"])
 def test_every_variant_of_the_search_certifies_the_same_optimum(seed, variant):
     """The children's order chosen at the root too; none chosen and no child bounded in a batch;
-    no start: speed rules only, the optimum is the same."""
+    no start; two-short nodes bounded by pairs of one-column blocks (C2 by blocks, on every
+    problem with three or more columns): speed rules only, the optimum is the same."""
     settings = {"plain": {"reorder": False, "batch_own": False, "batch_leaves": False},
                 "reorder_root": {"reorder_root": True},
-                "no_beam": {"beam": False, "listing_share": 0.0}}[variant]
+                "no_beam": {"beam": False, "listing_share": 0.0},
+                "blocks": {"block_size": 1}}[variant]
     _check(200 + seed, **settings)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("block_size", [1, 2])
+def test_block_pairs_rule_out_only_what_they_bound(seed, block_size):
+    """C2 by blocks on wider problems (6–8 columns, size 2–4, so that two-short nodes have lists
+    of several blocks): the certified optimum is brute force's, and the blocks were bounded (not
+    where a group's columns are in the list)."""
+    search = _check(300 + seed, wide=True, block_size=block_size)
+    assert search.stats["block_pairs"] > 0 or search.p.groups
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("block", range(10))
 def test_brute_force_audit(block):
-    """200 more random problems (20 per block), 0 wrong."""
+    """200 more random problems (20 per block), 0 wrong; a third of them with C2 by blocks of one
+    column, a third with blocks of two, on 2–8 columns."""
     for seed in range(1000 + 20 * block, 1020 + 20 * block):
-        _check(seed)
+        _check(seed, wide=seed % 2 == 0, block_size=(6, 1, 2)[seed % 3])
 
 
 def _terms(seed, n=60, d=4, ties="efron"):
@@ -301,3 +314,20 @@ def test_engine_settings_of_a_time_to_event_fit():
     assert m.solver.settings.get("engine") != "cox_supports"  # a fixed scale: the branch-and-cut
     m = rf.risk_score("Surv(time, event) ~ C(stage) + marker", df, max_size=2, engine="supports")
     assert m.solver.settings["engine"] == "cox_supports" and m.status == "optimal"
+
+
+def test_batched_gap_values_are_the_scalar_bounds():
+    """:func:`gap_values` (the batched searches' bound) is :class:`GapBound`'s value entry by entry,
+    −∞ where the radius does not close."""
+    from riskformula.solver.cox_bounds import GapBound, gap_values
+    rng = np.random.default_rng(0)
+    B = 400
+    F = rng.normal(1.0, 0.5, B)
+    G = np.where(rng.random(B) < 0.1, 0.0, 10 ** rng.uniform(-6, 0, B))
+    shrink = np.where(rng.random(B) < 0.05, 0.0, rng.uniform(0.5, 1.0, B))
+    h = 10 ** rng.uniform(-1, 2, B)
+    G[:3], h[3:5] = np.inf, np.inf
+    got = gap_values(F, G, shrink, h)
+    want = np.array([GapBound(F[b], G[b], shrink[b], h[b], np.zeros(0), None).value for b in range(B)])
+    assert np.array_equal(np.isfinite(got), np.isfinite(want)) and np.isfinite(got).sum() > 50
+    assert np.allclose(got[np.isfinite(got)], want[np.isfinite(want)], rtol=0, atol=1e-15)
