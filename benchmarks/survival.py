@@ -423,8 +423,9 @@ def run_fold(sset: SurvivalSet, df: pd.DataFrame, tr: np.ndarray, te: np.ndarray
 CACHE = os.path.join(HERE, "survival_folds.jsonl")
 
 
-#: the engine of our fits, in the cache's key (folds fitted before the Cox support search are refitted)
-ENGINE = "cox_supports"
+#: the engine of our fits, in the cache's key (folds fitted before the Cox support search, or before its
+#: blocks and compiled regressions, are refitted)
+ENGINE = "cox_supports+blocks"
 
 
 def config(args) -> dict:
