@@ -282,10 +282,11 @@ class Summary(r.Rendered):
                           f"intercept. Risks are (intercept + score) / {m.scale:.6g} logits."
                           if m.solver.settings.get("continuous_scale") else "the score scale searched."))
         elif engine == "cox_supports":
-            out.append("Certified by listing supports with the gap bound of each support's Cox regression, and of "
-                       "each node's columns with every later one, each listed point vector calibrated with a "
-                       "proven bound; the certificate covers every score scale > 0 (the continuous multiplier of "
-                       f"Liu et al., 2022). Log hazard ratios are score / {m.scale:.6g}.")
+            out.append("Certified by listing supports with the gap bound of each support's Cox regression, of "
+                       "each node's columns with every later one, and, two columns short of the size limit, of "
+                       "the node's columns with two blocks of its later ones; each listed point vector "
+                       "calibrated with a proven bound; the certificate covers every score scale > 0 (the "
+                       f"continuous multiplier of Liu et al., 2022). Log hazard ratios are score / {m.scale:.6g}.")
         if len(m.settings.scales) > 1:
             added = [row["scale"] for row in m.solver.scales if row.get("added")]
             out.append(f"The certificate covers the score scales {_scales_text(m.settings.scales)} (a finite set"
