@@ -253,6 +253,8 @@ class GapBound:
         # by at most h·|v|_H along v
         self.F_lo, self.G, self.shrink, self.h, self.theta, self.H0 = F_lo, G, shrink, h, theta, H0
         self.fit: tuple | None = None  # the Newton point it was computed from (set by its caller)
+        #: the bound of a regression on fewer rows and columns (no point of its own for C3)
+        self.reduced = False
         self.R0 = self._least_radius()
         if self.R0 is None:
             self.value = -math.inf

@@ -63,6 +63,7 @@ objective.  Pruning uses the package's gap tolerances.
 
 from __future__ import annotations
 
+import copy
 import heapq
 import math
 import time
@@ -133,6 +134,11 @@ class CoxSupportSearch(SupportRules):
         self.root_bound = -math.inf
         self._fam_cache: dict = {}
         self._block_warm: dict = {}
+        #: event-free columns (≥ 0, nonzero only on rows without an event), and the terms of the
+        #: rows left without each set of them (:meth:`_regression_without`)
+        X, dw = self.terms.X, self.terms.d
+        self._dead = {j for j in range(d) if X[:, j].min() >= 0 and X[:, j].max() > 0 and not dw[X[:, j] > 0].any()}
+        self._reduced: dict = {}
         self._deferred: list = []
         self._tick = 0
         self._deadline = math.inf
@@ -154,7 +160,7 @@ class CoxSupportSearch(SupportRules):
         #: the share of the tree's supports left at a limit
         self.stats: dict[str, float] = {"supports": 0, "supports_pruned": 0, "families": 0, "far": 0,
                                         "calibrated": 0, "own_batched": 0, "leaves_batched": 0,
-                                        "block_pairs": 0, "own_blocks": 0}
+                                        "block_pairs": 0, "own_blocks": 0, "event_free": 0}
         #: the children's own supports bounded at once before any is regressed (:meth:`_batch_c1`)
         self.batch_own = True
         #: the children of a node one column short of the size limit bounded at once (:meth:`_leaf_children`)
@@ -179,6 +185,9 @@ class CoxSupportSearch(SupportRules):
     # --- bounds -----------------------------------------------------------------------------
     def _regression(self, cols, beta0=None, iters: int = 25, rows: bool = False,
                     stop_below: float = -math.inf) -> tuple[GapBound | None, tuple | None]:
+        dead = [c for c in cols if c in self._dead]
+        if dead:
+            return self._regression_without(tuple(cols), dead, beta0, iters, rows, stop_below)
         N, d, U = self.terms.rows(cols) if rows else self.terms.cells(cols)
         self.regressions += 1
         fit = cox_regression(self.terms if N is self.terms.N else N, d, U, self.terms.coef, self.terms.norm, beta0,
@@ -188,6 +197,40 @@ class CoxSupportSearch(SupportRules):
         gb = gap_bound(N, d, U, self.terms.coef, self.terms.norm, fit)
         gb.fit = fit
         return gb, (N, d, U)
+
+    def _regression_without(self, cols: tuple, dead: list, beta0, iters: int, rows: bool,
+                            stop_below: float) -> tuple[GapBound | None, tuple | None]:
+        """C1 of ``cols`` where some of them are *event-free* (≥ 0, nonzero only on rows without an
+        event: their coefficient runs to −∞, and no regression with them closes).  Deleting those
+        columns' nonzero rows from every risk set lowers every denominator and leaves the events'
+        sum unchanged, so for every β the loss is at least the loss of the rows left (the same
+        loss, its Efron terms and 1/W, with those rows' weights 0), which does not read the deleted
+        columns: the bound of that regression on the other columns bounds every score on ``cols``.
+        The bound returned has no point for C3 (``reduced``: its listing calibrates every vector),
+        and the cells returned are the support's own."""
+        key = frozenset(dead)
+        terms = self._reduced.get(key)
+        if terms is None:
+            # the same loss (its Efron terms, coefficients and 1/W) with those rows' weights 0
+            sub = copy.copy(self.loss)
+            sub.w = np.where(np.all(self.terms.X[:, dead] == 0, axis=1), self.loss.w, 0.0)
+            terms = CoxTerms(sub)
+            self._reduced[key] = terms
+        live = [i for i, c in enumerate(cols) if c not in key]
+        sub_cols = [cols[i] for i in live]
+        N, d, U = terms.rows(sub_cols) if rows else terms.cells(sub_cols)
+        self.regressions += 1
+        self.stats["event_free"] += 1
+        b0 = None if beta0 is None else np.asarray(beta0, dtype=float)[live]
+        fit = cox_regression(terms if N is terms.N else N, d, U, terms.coef, terms.norm, b0, iters, stop_below)
+        if fit is None:
+            return None, None
+        gb = gap_bound(N, d, U, terms.coef, terms.norm, fit)
+        theta = np.zeros(len(cols))
+        theta[live] = gb.theta
+        gb.theta, gb.H0, gb.R0, gb.reduced = theta, None, None, True
+        gb.fit = (theta, math.inf) + tuple(fit[2:])  # no loss of the whole data attained at a point
+        return gb, (None if rows else self.terms.cells(cols))
 
     def _leaf_children(self, cols, units, counts, c0sum, lst, theta) -> list | None:
         """When no child of the node can grow (one column short of the size limit), every child's
@@ -239,6 +282,18 @@ class CoxSupportSearch(SupportRules):
         """C1 of each support cols + (j,) for j in ``js``: damped Newton steps on all of them at
         once over the rows (from θ on cols and 0 on j), each one's gap bound after each step; a
         child stops once its bound + its ``offsets`` (c0) prunes or its loss shows it cannot."""
+        if self._dead:  # event-free columns: their regressions by the rows left (:meth:`_regression_without`)
+            bad = [b for b, j in enumerate(js) if j in self._dead or self._dead.intersection(cols)]
+            if bad:
+                out = np.full(len(js), -math.inf)
+                good = [b for b in range(len(js)) if b not in set(bad)]
+                if good:
+                    out[good] = self._batch_c1(cols, theta, [js[b] for b in good], offsets[good], iters)
+                for b in bad:
+                    key = tuple(cols) + (js[b],)
+                    gb, _ = self._regression(key, beta0=np.array([theta.get(c, 0.0) for c in key]))
+                    out[b] = -math.inf if gb is None else gb.value
+                return out
         terms, loss = self.terms, self.loss
         X, d, coef, norm, w = terms.X, terms.d, terms.coef, terms.norm, loss.w
         c = list(cols)
@@ -338,10 +393,15 @@ class CoxSupportSearch(SupportRules):
         extra = [tuple(lst[span[a][0]:span[a][1]]) + (tuple(lst[span[b][0]:span[b][1]]) if b != a else ())
                  for a, b in pairs]
         designs = [cols + e for e in extra]
+        # designs with an event-free column: by the rows left (:meth:`_regression_without`, in _family)
+        slow = [t for t, dsg in enumerate(designs) if self._dead.intersection(dsg)] if self._dead else []
+        for t in slow:
+            vals[t] = self._family(designs[t], theta, level)[0]
         if self.compiled:
             by_p: dict[int, list[int]] = {}
             for t, dsg in enumerate(designs):
-                by_p.setdefault(len(dsg), []).append(t)
+                if not slow or t not in set(slow):
+                    by_p.setdefault(len(dsg), []).append(t)
             X, K = self.terms.X, self.terms.norm * float(self.terms.coef.sum())
             for p_, ts in by_p.items():
                 C = np.array([designs[t] for t in ts], dtype=np.int64)
@@ -366,7 +426,8 @@ class CoxSupportSearch(SupportRules):
                 self.regressions += len(ts)
         if not self.compiled or not np.any(np.isfinite(vals)):
             for t, dsg in enumerate(designs):
-                vals[t] = self._family(dsg, theta, level)[0]
+                if not slow or t not in set(slow):
+                    vals[t] = self._family(dsg, theta, level)[0]
         self.stats["block_pairs"] += len(pairs)
         pruned = np.zeros((nb, nb), dtype=bool)
         for (a, b), v in zip(pairs, vals):
@@ -493,7 +554,7 @@ class CoxSupportSearch(SupportRules):
         calibrate them, and record the bound of what is ruled out."""
         support_lb = -math.inf if gb is None else gb.value
         N, d, U = cells
-        if gb is not None:  # C3 needs the cells' H⁻¹-norms themselves
+        if gb is not None and not gb.reduced:  # C3 needs the cells' H⁻¹-norms themselves
             fine = gap_bound(N, d, U, self.terms.coef, self.terms.norm, gb.fit, precise=True)
             gb = fine if fine.value >= gb.value else gb
         W = primitive_vectors([self.values[j] for j in cols])

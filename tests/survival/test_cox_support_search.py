@@ -37,10 +37,14 @@ def _data(rng, n, d):
     return X, t, e, w
 
 
-def _problem(seed, wide=False):
+def _problem(seed, wide=False, event_free=False):
     rng = np.random.default_rng(seed)
     n, d = int(rng.integers(15, 60)), int(rng.integers(6, 9) if wide else rng.integers(2, 6))
     X, t, e, w = _data(rng, n, d)
+    if event_free:  # the last column is 1 on a few rows without an event only (its coefficient runs to −∞)
+        free = np.flatnonzero(e == 0)
+        X[:, -1] = 0.0
+        X[rng.choice(free, size=max(1, min(len(free), int(rng.integers(1, 6)))), replace=False), -1] = 1.0
     loss = CoxLoss(X, t, e, weights=w, ties="efron" if seed % 2 else "breslow")
     lo, hi = -int(rng.integers(1, 3 if wide else 4)), int(rng.integers(1, 3 if wide else 4))
     c0 = (0.0, 1e-6, 0.01)[seed % 3]
@@ -83,8 +87,8 @@ def _brute_force(loss, p):
     return best
 
 
-def _check(seed, wide=False, **settings):
-    loss, p = _problem(seed, wide)
+def _check(seed, wide=False, event_free=False, **settings):
+    loss, p = _problem(seed, wide, event_free)
     # the bounds carry relative margins of 10⁻⁹ of the magnitudes summed (rounding), so the
     # tolerance is a little above them
     search = CoxSupportSearch(p, loss, time_limit=60, gap_tolerance=1e-7, absolute_gap_tolerance=1e-10)
@@ -131,13 +135,41 @@ def test_block_pairs_rule_out_only_what_they_bound(seed, block_size):
     assert search.stats["block_pairs"] > 0 or search.p.groups
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_an_event_free_item_is_bounded_by_the_rows_left(seed):
+    """An item that is 1 only on rows without an event has no finite Cox coefficient, so no
+    regression with it closes; the search bounds those by the rows left without it (a lower
+    loss for every score) and still certifies brute force's optimum, and ruled something out."""
+    search = _check(400 + seed, wide=seed % 2 == 1, event_free=True, block_size=1 + seed % 2)
+    assert search._dead and search.stats["event_free"] > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_bound_by_the_rows_left_is_below_the_loss_everywhere(seed):
+    """The bound of a column set with an event-free column (the regression on the rows left) is
+    below the whole data's loss at random points and as the event-free coefficient runs to −∞."""
+    loss, p = _problem(500 + seed, wide=True, event_free=True)
+    search = CoxSupportSearch(p, loss, time_limit=5)
+    dead = max(search._dead)
+    rng = np.random.default_rng(seed)
+    for cols in [(dead,), (0, dead), (0, 1, dead), tuple(range(p.d))]:
+        gb, _ = search._regression(cols)
+        assert gb is not None and gb.reduced and np.isfinite(gb.value)
+        for _ in range(50):
+            lam = np.zeros(p.d + 1)
+            lam[1 + np.asarray(cols)] = rng.normal(0, 1.5, len(cols))
+            if rng.random() < 0.3:
+                lam[1 + dead] = -40.0
+            assert gb.value <= loss.value(lam) + 1e-12
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("block", range(10))
 def test_brute_force_audit(block):
     """200 more random problems (20 per block), 0 wrong; a third of them with C2 by blocks of one
-    column, a third with blocks of two, on 2–8 columns."""
+    column, a third with blocks of two, on 2–8 columns, a fifth with an event-free column."""
     for seed in range(1000 + 20 * block, 1020 + 20 * block):
-        _check(seed, wide=seed % 2 == 0, block_size=(6, 1, 2)[seed % 3])
+        _check(seed, wide=seed % 2 == 0, event_free=seed % 5 == 4, block_size=(6, 1, 2)[seed % 3])
 
 
 def _terms(seed, n=60, d=4, ties="efron"):
