@@ -439,6 +439,10 @@ def load_cache() -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+#: the folds fitted by this run (the others were read from the cache)
+FITTED: list[dict] = []
+
+
 def cross_validate(sset: SurvivalSet, args, cache: list[dict]) -> tuple[list[dict], str, pd.DataFrame]:
     from sklearn.model_selection import StratifiedKFold
     df, how = sset.frame()
@@ -450,6 +454,7 @@ def cross_validate(sset: SurvivalSet, args, cache: list[dict]) -> tuple[list[dic
             key = {"set": sset.name, "repeat": rep, "fold": k, **cfg}
             hit = None if args.fresh else next((r for r in cache if r["key"] == key), None)
             if hit is None:
+                FITTED.append(key)
                 hit = {"key": key, **run_fold(sset, df, tr, te, args)}
                 with open(CACHE, "a") as f:
                     f.write(json.dumps(hit) + "\n")
@@ -610,7 +615,8 @@ def main(argv=None):
               f"started {started}, finished {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
               f"load average {load[0]:.2f} at the start, {end_load[0]:.2f} at the end (2-core machine); "
               f"{args.repeats} x {args.folds} folds; size {SIZE}, points ±{POINTS}, "
-              f"time limit {args.time_limit:g} s per fit; threshold grid {args.grid or 'auto'}\n\n")
+              f"time limit {args.time_limit:g} s per fit; threshold grid {args.grid or 'auto'}; "
+              f"{len(FITTED)} folds fitted by this run, the others read from the cache ({os.path.basename(CACHE)})\n\n")
     with open(args.out, "w") as f:
         f.write(header + "\n".join(texts) + "\n## Summary\n\n" + summary + ("\n" + figure + "\n" if figure else ""))
     if figure:
