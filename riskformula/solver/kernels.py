@@ -71,15 +71,7 @@ SLOW_WARM_UP = 5.0
 
 def _load() -> dict | None:
     """The compiled kernels (name → function), or None without numba or with
-    * :func:`cox_regressions` (the Cox support search's batched regressions) returns *points* with
-  their loss, gradient, Hessian and the loss's magnitude: the same sums as
-  :func:`riskformula.solver.cox_bounds._evaluate_rows` in another order (each time's risk set
-  from a running sum over the rows, each row's products over its nonzero columns), which the
-  rounding margins of :mod:`riskformula.solver.cox_bounds` cover for any order; the caller
-  computes each bound from them (:func:`~riskformula.solver.cox_bounds.gap_parts`), as from
-  numpy's points.
-
-``RISKFORMULA_NUMBA=0`` in the environment (imported once per process)."""
+    ``RISKFORMULA_NUMBA=0`` in the environment (imported once per process)."""
     global _KERNELS, _TRIED
     if _TRIED:
         return _KERNELS
@@ -101,15 +93,7 @@ def _load() -> dict | None:
 
 def compiled() -> dict | None:
     """The compiled kernels (name → function), or None without numba or with
-    * :func:`cox_regressions` (the Cox support search's batched regressions) returns *points* with
-  their loss, gradient, Hessian and the loss's magnitude: the same sums as
-  :func:`riskformula.solver.cox_bounds._evaluate_rows` in another order (each time's risk set
-  from a running sum over the rows, each row's products over its nonzero columns), which the
-  rounding margins of :mod:`riskformula.solver.cox_bounds` cover for any order; the caller
-  computes each bound from them (:func:`~riskformula.solver.cox_bounds.gap_parts`), as from
-  numpy's points.
-
-``RISKFORMULA_NUMBA=0`` in the environment.  The first call of a process readies them all at
+    ``RISKFORMULA_NUMBA=0`` in the environment.  The first call of a process readies them all at
     once with the search's argument types (:func:`warm_up`): loaded from numba's disk cache in a
     fraction of a second, or compiled (10–30 s, once per environment), which it then says in a
     warning.  The fits call it before their clock starts, so that compiling does not take the
@@ -280,8 +264,8 @@ def box_fit(Z: np.ndarray, w_pos: np.ndarray, w_neg: np.ndarray, norm: float, sc
 
 
 def cox_arrays(loss) -> tuple:
-    """The arrays of a :class:`~riskformula.problem.cox.CoxLoss` that :func:`cox_regressions` reads: the
-    merged rows' columns, weights and event weights, each event time's first row after it, its
+    """The arrays of a :class:`~riskformula.problem.cox.CoxLoss` that :func:`cox_regressions` reads:
+    the merged rows' columns, weights and event weights, each event time's first row after it, its
     censored rows and its events (as index pointers), Efron's (or Breslow's) terms' times,
     fractions and coefficients, and 1/W."""
     cens, ev = loss._sum_censored.tocsr(), loss._sum_events.tocsr()
