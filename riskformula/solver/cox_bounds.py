@@ -64,8 +64,8 @@ import scipy.sparse as sp
 from ..problem.cox import CoxLoss
 from ..problem.loss import distinct_rows
 
-__all__ = ["CoxTerms", "GapBound", "calibrate", "cox_regression", "gap_bound", "gap_parts", "gap_values", "loss_floor",
-           "primitive_vectors", "top_bound", "REL"]
+__all__ = ["CoxTerms", "GapBound", "calibrate", "cox_regression", "gap_bound", "gap_parts", "gap_values", "least_radii",
+           "loss_floor", "primitive_vectors", "top_bound", "REL"]
 
 #: relative margin that covers the rounding of every computed sum (see the module's docstring)
 REL = 1e-9
@@ -198,7 +198,7 @@ def _evaluate(N, d, U, coef, norm, beta, hessian=True):
     logD = np.log(D)
     F = norm * (float(coef @ (logD + c)) - float(d @ eta))
     mag = norm * (float(coef @ (np.abs(logD) + abs(c))) + float(np.abs(d) @ np.abs(eta)))
-    P = N * (e / 1.0)[None, :] / D[:, None]
+    P = N * e[None, :] / D[:, None]
     q = coef @ P
     g = norm * (U.T @ (q - d))
     if not hessian:
@@ -265,21 +265,9 @@ class GapBound:
         return math.exp(-2.0 * R * self.h) * self.shrink
 
     def _least_radius(self) -> float | None:
-        if not (self.shrink > 0 and math.isfinite(self.F_lo) and math.isfinite(self.G) and math.isfinite(self.h)):
-            return None
-        if self.G == 0.0:
-            return 0.0
-        R = 2.0 * self.G / self.shrink
-        for _ in range(60):
-            if R * self.h > 30.0:
-                return None
-            nxt = 2.0 * self.G / self._mu(R) * (1 + 1e-12)
-            if nxt <= R * (1 + 1e-12):
-                break
-            R = nxt
-            if R * self.h > 30.0:
-                return None
-        return R if R * self._mu(R) >= 2.0 * self.G else None
+        R = float(least_radii(np.array([self.F_lo]), np.array([self.G]), np.array([self.shrink]),
+                              np.array([self.h]))[0])
+        return None if math.isnan(R) else R
 
     def far(self, rho: np.ndarray) -> np.ndarray:
         """A lower bound of the loss at every β at H₀-distance ≥ ρ from β̂ (one per entry of ρ)."""
@@ -324,15 +312,15 @@ def _inverse_form_upper(H: np.ndarray, lam_lo: np.ndarray, X: np.ndarray) -> np.
     return out * (1 + 8 * (p + 2) * 2.3e-16) + 1e-300
 
 
-def gap_values(F_lo: np.ndarray, G: np.ndarray, shrink: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """:attr:`GapBound.value` for each entry of a batch (the same iteration for the least radius,
-    on arrays): −∞ where it does not close."""
+def least_radii(F_lo: np.ndarray, G: np.ndarray, shrink: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """The least radius R of each gap bound (module docstring: the least fixed point of
+    R = 2G/μ(R), μ(R) = e^{−2R·h}·shrink, by iteration from 2G/shrink), NaN where none closes (R·h
+    would pass 30, or R·μ(R) < 2G after 60 steps); 0 where G = 0."""
     F_lo, G, shrink, h = (np.asarray(x, dtype=float) for x in (F_lo, G, shrink, h))
-    out = np.full(F_lo.shape, -math.inf)
+    out = np.full(F_lo.shape, math.nan)
     ok = (shrink > 0) & np.isfinite(F_lo) & np.isfinite(G) & np.isfinite(h)
-    zero = ok & (G == 0.0)
-    out[zero] = F_lo[zero]
-    live = ok & ~zero
+    out[ok & (G == 0.0)] = 0.0
+    live = ok & (G != 0.0)
     R = np.where(live, 2.0 * G / np.where(shrink > 0, shrink, 1.0), 0.0)
     done = ~live
     failed = np.zeros(F_lo.shape, dtype=bool)
@@ -351,9 +339,20 @@ def gap_values(F_lo: np.ndarray, G: np.ndarray, shrink: np.ndarray, h: np.ndarra
             R = np.where(move, nxt, R)
             failed |= move & (R * h > 30.0)
             done |= failed
-        mu = np.exp(-2.0 * R * h) * shrink
-        good = live & ~failed & (R * mu >= 2.0 * G)
-        out[good] = F_lo[good] - (G[good] * G[good] / (2.0 * mu[good])) * (1 + 8 * REL)
+        good = live & ~failed & (R * np.exp(-2.0 * R * h) * shrink >= 2.0 * G)
+    out[good] = R[good]
+    return out
+
+
+def gap_values(F_lo: np.ndarray, G: np.ndarray, shrink: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """:attr:`GapBound.value` for each entry of a batch (the same radii, :func:`least_radii`):
+    −∞ where it does not close."""
+    F_lo, G, shrink, h = (np.asarray(x, dtype=float) for x in (F_lo, G, shrink, h))
+    R = least_radii(F_lo, G, shrink, h)
+    out = np.full(F_lo.shape, -math.inf)
+    good = ~np.isnan(R)
+    mu = np.exp(-2.0 * R[good] * h[good]) * shrink[good]
+    out[good] = F_lo[good] - (G[good] * G[good] / (2.0 * mu)) * (1 + 8 * REL)
     return out
 
 

@@ -174,6 +174,7 @@ class CoxSupportSearch(SupportRules):
         self.block_size = 6
         self.blocks_only = True
         self._cox_arrays: tuple = kernels.cox_arrays(loss) if self.compiled else ()
+        self._X2 = self.terms.X * self.terms.X if self.compiled else np.zeros((0, 0))  # each design's max |x|
 
     # --- pruning -----------------------------------------------------------------------------
     def _prunes(self, bound: float) -> bool:
@@ -305,17 +306,9 @@ class CoxSupportSearch(SupportRules):
             C[:, :-1], C[:, -1] = c, js
             start = np.zeros((B, p))
             start[:, :-1] = [theta.get(j, 0.0) for j in c]
-            fast = kernels.cox_regressions(self._cox_arrays, C, start, levels, self.compiled_iters)
-            if fast is not None:
-                _, F, g, H, mag = fast
-                out = np.full(B, -math.inf)
-                fin = np.isfinite(F)
-                if np.any(fin):
-                    sq = (X[:, c] ** 2).sum(axis=1)[:, None] + X[:, js] ** 2
-                    xmax = np.sqrt(sq.max(axis=0))
-                    out[fin] = gap_values(*gap_parts(F[fin], mag[fin], g[fin], H[fin], None, K, xmax=xmax[fin]))
-                self.regressions += B
-                return out
+            got = self._compiled_c1(C, start, levels, self.compiled_iters)
+            if got is not None:
+                return got[0]
         U = np.empty((B, n, p))
         U[:, :, :-1] = X[:, c][None, :, :]
         U[:, :, -1] = X[:, js].T
@@ -371,6 +364,28 @@ class CoxSupportSearch(SupportRules):
         self.regressions += B
         return out
 
+    def _compiled_c1(self, C: np.ndarray, start: np.ndarray, levels: np.ndarray, iters: int):
+        """C1 of each column set C[b] (B × p) from the compiled Newton points started at start[b]
+        (:func:`riskformula.solver.kernels.cox_regressions`, each stopping at levels[b]), bounded by
+        :func:`gap_parts` as numpy's points are: (bounds, points), or None without the kernels."""
+        fast = kernels.cox_regressions(self._cox_arrays, C, start, levels, iters)
+        if fast is None:
+            return None
+        beta, F, g, H, mag = fast
+        out = np.full(len(C), -math.inf)
+        fin = np.isfinite(F)
+        if np.any(fin):
+            xmax = np.sqrt(self._X2[:, C[fin]].sum(axis=2).max(axis=0))
+            K = self.terms.norm * float(self.terms.coef.sum())
+            out[fin] = gap_values(*gap_parts(F[fin], mag[fin], g[fin], H[fin], None, K, xmax=xmax))
+        self.regressions += len(C)
+        return out, beta
+
+    def _blocks_apply(self, lst) -> bool:
+        """Whether :meth:`_block_pairs` bounds a node with the list ``lst`` (more than two blocks, no
+        grouped column: each adds one size unit)."""
+        return 0 < self.block_size and 2 * self.block_size < len(lst) and not np.any(self.group_of[list(lst)] >= 0)
+
     def _block_pairs(self, cols: tuple, c0sum: float, lst: tuple, theta: dict, last: int):
         """C2 by blocks at a node two columns short of the size limit, whose supports add at most
         two of its list's columns (none grouped): with the list cut into blocks of
@@ -379,10 +394,9 @@ class CoxSupportSearch(SupportRules):
         position ``last``) is bounded; returns, for a child at position i, whether its own support
         is still open and a test of each later position k: whether the supports with both i and k
         are (None when the list has grouped columns, or the blocks would cover it whole)."""
-        bs = self.block_size
-        L = len(lst)
-        if bs <= 0 or L <= 2 * bs or np.any(self.group_of[list(lst)] >= 0):
+        if not self._blocks_apply(lst):
             return None
+        bs, L = self.block_size, len(lst)
         # blocks counted from the list's end, so that siblings (whose lists are suffixes of one list)
         # share them, and each block's regressions start where a sibling's ended
         nb = (L + bs - 1) // bs
@@ -393,41 +407,31 @@ class CoxSupportSearch(SupportRules):
         extra = [tuple(lst[span[a][0]:span[a][1]]) + (tuple(lst[span[b][0]:span[b][1]]) if b != a else ())
                  for a, b in pairs]
         designs = [cols + e for e in extra]
-        # designs with an event-free column: by the rows left (:meth:`_regression_without`, in _family)
-        slow = [t for t, dsg in enumerate(designs) if self._dead.intersection(dsg)] if self._dead else []
-        for t in slow:
-            vals[t] = self._family(designs[t], theta, level)[0]
-        if self.compiled:
-            by_p: dict[int, list[int]] = {}
-            for t, dsg in enumerate(designs):
-                if not slow or t not in set(slow):
-                    by_p.setdefault(len(dsg), []).append(t)
-            X, K = self.terms.X, self.terms.norm * float(self.terms.coef.sum())
-            for p_, ts in by_p.items():
-                C = np.array([designs[t] for t in ts], dtype=np.int64)
-                start = np.zeros(C.shape)
-                for r, t in enumerate(ts):
-                    warm = self._block_warm.get(extra[t], {})
-                    start[r] = [theta[c] if c in theta else warm.get(c, 0.0) for c in designs[t]]
-                fast = kernels.cox_regressions(self._cox_arrays, C, start, np.full(len(ts), level), 20)
-                if fast is None:
-                    break
-                beta, F, g, H, mag = fast
-                if len(self._block_warm) > 200_000:
-                    self._block_warm.clear()
-                for r, t in enumerate(ts):
-                    self._block_warm[extra[t]] = dict(zip(extra[t], beta[r, len(cols):].tolist()))
-                fin = np.isfinite(F)
-                if np.any(fin):
-                    xmax = np.sqrt(np.max((X * X) @ self._indicator(C[fin]), axis=0))
-                    v = np.full(len(ts), -math.inf)
-                    v[fin] = gap_values(*gap_parts(F[fin], mag[fin], g[fin], H[fin], None, K, xmax=xmax))
-                    vals[ts] = v
-                self.regressions += len(ts)
-        if not self.compiled or not np.any(np.isfinite(vals)):
-            for t, dsg in enumerate(designs):
-                if not slow or t not in set(slow):
-                    vals[t] = self._family(dsg, theta, level)[0]
+        # compiled in batches of one width, but not the designs with an event-free column (by the rows
+        # left, :meth:`_regression_without`) nor without the kernels: those by :meth:`_family`
+        by_p: dict[int, list[int]] = {}
+        for t, dsg in enumerate(designs):
+            if self.compiled and not self._dead.intersection(dsg):
+                by_p.setdefault(len(dsg), []).append(t)
+        done: set[int] = set()
+        for ts in by_p.values():
+            C = np.array([designs[t] for t in ts], dtype=np.int64)
+            start = np.zeros(C.shape)
+            for r, t in enumerate(ts):
+                warm = self._block_warm.get(extra[t], {})
+                start[r] = [theta[c] if c in theta else warm.get(c, 0.0) for c in designs[t]]
+            got = self._compiled_c1(C, start, np.full(len(ts), level), 20)
+            if got is None:
+                break
+            vals[ts], beta = got
+            done.update(ts)
+            if len(self._block_warm) > 200_000:
+                self._block_warm.clear()
+            for r, t in enumerate(ts):
+                self._block_warm[extra[t]] = dict(zip(extra[t], beta[r, len(cols):].tolist()))
+        for t in range(len(designs)):
+            if t not in done:
+                vals[t] = self._family(designs[t], theta, level)[0]
         self.stats["block_pairs"] += len(pairs)
         pruned = np.zeros((nb, nb), dtype=bool)
         for (a, b), v in zip(pairs, vals):
@@ -444,12 +448,6 @@ class CoxSupportSearch(SupportRules):
                 return not (anyp[a] if a == b else bool(pruned[a, b]))
             return not anyp[a], keep
         return child
-
-    def _indicator(self, C: np.ndarray) -> np.ndarray:
-        """The columns × designs 0/1 matrix of the column sets C (B × p)."""
-        M = np.zeros((self.terms.X.shape[1], C.shape[0]))
-        M[C, np.arange(C.shape[0])[:, None]] = 1.0
-        return M
 
     def _family_order(self, cols: tuple, c0sum: float, lst: tuple, theta: dict) -> tuple:
         """The node's list in the order C2 chooses (any order lists each support once: a support's
@@ -613,8 +611,7 @@ class CoxSupportSearch(SupportRules):
             if leaves is not None:
                 return leaves
         # (not one column short of the size limit: there a child costs less than a family)
-        blocks = (self.blocks_only and units + 2 == self.p.max_size and self.block_size > 0
-                  and len(lst) > 2 * self.block_size and not np.any(self.group_of[list(lst)] >= 0))
+        blocks = self.blocks_only and units + 2 == self.p.max_size and self._blocks_apply(lst)
         if (self.reorder and (cols or self.reorder_root) and len(lst) > 1 and units + 1 < self.p.max_size
                 and not blocks):
             lst = self._family_order(cols, c0sum, tuple(lst), theta)
