@@ -673,13 +673,15 @@ def lr_dual(Xi, P, Q, theta, unit, lo_x, mult):
 
 
 @njit
-def gap_bound(U, PP, QQ, theta, radii, EPS, out):
+def gap_bound(U, PP, QQ, theta, radii, EPS, out, UE):
     """The gap bound of :func:`riskformula.solver.support_points.batch_gap_bound` for each design
     U[v] at θ[v] (loss sums, before the division by W; −inf where no radius closes it), into
     ``out``: the same terms and margins, rows of zero weight skipped (their terms are 0), λ_min
     from LAPACK's symmetric eigensolver as there, the radii tried from the smallest up to the
     first that closes (the best: see there).  A large design takes H_R from a BLAS product, as
-    the numpy version does (the margin on λ_min holds for the sums in any order)."""
+    the numpy version does (the margin on λ_min holds for the sums in any order).  ``UE``: each
+    row's bound on |u_exact − u| (V × C, or 1 × C of zeros for exact designs), with the margins
+    stated there."""
     V, C, p = U.shape
     radii = np.sort(radii)
     big = C * p * p >= 200000
@@ -689,11 +691,18 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
     zs = np.empty(C)   # per row: its logit, the logit's rounding bound and |u|, for every radius
     zerrs = np.empty(C)
     uns = np.empty(C)
+    exact = UE.shape[0] == 1
     for v in range(V):
         u = U[v]
         th = theta[v]
         P = PP[v] if PP.shape[0] > 1 else PP[0]
         Q = QQ[v] if QQ.shape[0] > 1 else QQ[0]
+        ue = UE[0] if exact else UE[v]
+        tn = 0.0
+        for j in range(p):
+            tn += th[j] * th[j]
+        tn = math.sqrt(tn) * (1 + 4 * EPS)
+        uerr = 0.0
         f = 0.0
         lip = 0.0
         gerr = 0.0
@@ -710,8 +719,9 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
                 z += u[i, j] * th[j]
                 za += abs(u[i, j]) * abs(th[j])
                 un += u[i, j] * u[i, j]
-            un = math.sqrt(un)
-            zerr = 4 * (p + 2) * EPS * za
+            # the exact row's norm is at most the computed one's plus its error
+            un = math.sqrt(un) + ue[i]
+            zerr = 4 * (p + 2) * EPS * za + ue[i] * tn * (1 + 4 * EPS)
             zs[i], zerrs[i], uns[i] = z, zerr, un
             e = math.exp(-abs(z))
             f += n * math.log1p(e) + P[i] * max(-z, 0.0) + Q[i] * max(z, 0.0)
@@ -722,13 +732,16 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
             lip += zerr * max(P[i], Q[i])
             gerr += zerr * un * n
             nu += un * n
+            uerr += n * ue[i]
         F_lo = f * (1 - 8 * (C + 8) * EPS) - lip * (1 + 4 * EPS)
         gn = 0.0
         for j in range(p):
             gn += g[j] * g[j]
-        G = math.sqrt(gn) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * nu + 0.25 * gerr * (1 + 4 * EPS)
+        G = math.sqrt(gn) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * nu + 0.25 * gerr * (1 + 4 * EPS) \
+            + uerr * (1 + 4 * EPS)
         best = -np.inf
         for R in radii:
+            herr = 0.0
             if big:
                 for i in range(C):
                     n = P[i] + Q[i]
@@ -737,6 +750,7 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
                     w = n * e / (1.0 + e) ** 2 * (1 - 16 * EPS)  # 0 for a row of zero weight
                     for j in range(p):
                         uw[i, j] = w * u[i, j]
+                    herr += w * ue[i] * (2 * uns[i] + ue[i])
                 H[:, :] = np.dot(uw.T, u)
                 tr = 0.0
                 for j in range(p):
@@ -755,13 +769,14 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out):
                     for j in range(p):
                         for k in range(j + 1):
                             H[j, k] += w * u[i, j] * u[i, k]
+                    herr += w * ue[i] * (2 * uns[i] + ue[i])
                 tr = 0.0
                 for j in range(p):
                     tr += H[j, j]
                     for k in range(j):
                         H[k, j] = H[j, k]
             lam = np.linalg.eigvalsh(H)[0]
-            mu = lam - 16 * (C + 10 * p + 10) * EPS * tr
+            mu = lam - 16 * (C + 10 * p + 10) * EPS * tr - herr * (1 + 8 * EPS)
             if mu > 0 and R * mu >= 2 * G:
                 drop = G * G / (2 * mu) * (1 + 8 * EPS)
                 val = F_lo - drop

@@ -168,16 +168,19 @@ def regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int, start: n
     return theta
 
 
-def gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray, radii) -> np.ndarray | None:
+def gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray, radii,
+              uerr: np.ndarray | None = None) -> np.ndarray | None:
     """The gap bounds of :func:`riskformula.solver.support_points.batch_gap_bound` as loss sums
-    (−inf where none closes), compiled, or None without the kernels."""
+    (−inf where none closes), compiled, or None without the kernels.  ``uerr``: each row's bound
+    on the distance of the computed design's row from the exact one (V × C; None: exact)."""
     k = compiled()
     if k is None:
         return None
     out = np.empty(U.shape[0])
+    ue = np.zeros((1, U.shape[1])) if uerr is None else np.ascontiguousarray(uerr, dtype=float).reshape(U.shape[:2])
     k["gap_bound"](np.ascontiguousarray(U, dtype=float), np.ascontiguousarray(np.atleast_2d(P), dtype=float),
                    np.ascontiguousarray(np.atleast_2d(Q), dtype=float), np.ascontiguousarray(theta, dtype=float),
-                   np.asarray(radii, dtype=float), float(np.finfo(float).eps), out)
+                   np.asarray(radii, dtype=float), float(np.finfo(float).eps), out, ue)
     return out
 
 
@@ -317,6 +320,7 @@ def warm_up() -> float | None:
     regression(U, np.stack([P, Q]), np.stack([Q, P]), 5, np.zeros((2, 2)))
     gap_bound(U, P, Q, np.zeros((2, 2)), (0.5, 2.0))
     gap_bound(U, np.stack([P, Q]), np.stack([Q, P]), np.zeros((2, 2)), (0.5, 2.0))
+    gap_bound(U, P, Q, np.zeros((2, 2)), (0.5, 2.0), np.zeros((2, 3)))
     cell = np.array([0, 0, 1], dtype=np.int64)
     children_ones(cell, 2, [0], np.array([0, 2], dtype=np.int64), np.array([0, 2], dtype=np.int64), P, Q,
                   np.array([3.0, 0.0]), np.array([1.0, 3.0]))

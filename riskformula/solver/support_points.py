@@ -43,6 +43,17 @@ by least squares and accepted only after an exact check in integers: coefficient
 common denominator q ≤ 64, and q·column = Σ (q·coefficient)·kept column verified in int64 on
 every cell (entries below 2^20, so no sum overflows).
 
+**Computed designs (real predictors).**  With real (not whole) columns a prefix's scores
+s_P = x_P·w_P are computed in floating point, within e_c = 2(t + 3)ε·Σ_j |w_j x_cj| of the exact
+ones (:func:`riskformula.solver.cells.scores`), so the design U holds û_c with |u_c − û_c| ≤ e_c
+(after the exact power-of-two scaling of :func:`unit_scales`, e_c scaled alike).  The bound is
+then the exact design's: the logits' error bound gains e_c·|θ̂| (Cauchy–Schwarz), each row's norm
+|û_c| + e_c stands for |u_c| (in the ball's weights and in G's margins), G gains Σ_c N_c e_c (each
+residual is at most N_c in size), and λ_min gains the margin Σ_c w_c e_c (2|û_c| + 2e_c) ≥ the
+spectral norm of H_R(u) − H_R(û) (u uᵀ − û ûᵀ = û δᵀ + δ ûᵀ + δ δᵀ, Weyl's inequality).  So B7
+prunes the point vectors of real-valued supports too (on spambase at size 4 a support's 10⁴
+vectors are ruled out by a few dozen prefixes, where calibrating each took 35 s).
+
 Floating point (as :func:`riskformula.solver.cells.ball_bounds` states for B6): F(θ̂) is lowered by
 8(C + 8)ε of itself and by Σ_c max(P_c, Q_c)·zerr_c (the computed logits' error zerr_c below), G
 raised by 8(C + 8)ε·Σ_c N_c|u_c|, by Σ_c N_c|u_c|·zerr_c/4 and by 4ε of itself, each σ' taken at a
@@ -63,7 +74,7 @@ import numpy as np
 from scipy.special import expit
 
 from . import kernels
-from .cells import EPS
+from .cells import EPS, scores
 
 __all__ = ["batch_regression", "batch_gap_bound", "canonical", "close_radii", "column_combinations",
            "family_lr_bound", "independent_columns", "prefix_bounds", "real_lr_bound", "whole_combinations", "RADII"]
@@ -150,25 +161,30 @@ def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 3
 
 
 def batch_gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray, W: float,
-                    radii=RADII) -> np.ndarray:
+                    radii=RADII, uerr: np.ndarray | None = None) -> np.ndarray:
     """B7 per design U[v] at the point θ[v] (module docstring): a mean loss, rounded down, below
     the regression's minimum; −∞ where no radius closes the bound.  ``P``, ``Q``: the counts of
-    the C rows of every design (length C) or of each (V × C; zero rows pad a design)."""
+    the C rows of every design (length C) or of each (V × C; zero rows pad a design).  ``uerr``
+    (V × C): a bound on |u − û| for each row, when the design holds computed values û of exact
+    rows u (a prefix's scores of real predictors); the bound is then the exact design's
+    (module docstring, *Computed designs*)."""
     V, C, p = U.shape
-    fast = kernels.gap_bound(U, P, Q, theta, radii)
+    fast = kernels.gap_bound(U, P, Q, theta, radii, uerr)
     if fast is not None:
         return np.where(np.isfinite(fast), np.maximum(fast, 0.0) / W * (1 - 4 * EPS), -np.inf)
     P, Q = np.atleast_2d(P).astype(float), np.atleast_2d(Q).astype(float)
     N = P + Q
+    ue = np.zeros((V, C)) if uerr is None else np.asarray(uerr, dtype=float).reshape(V, C)
     z = _logits(U, theta)
-    zerr = 4 * (p + 2) * EPS * _logits(np.abs(U), np.abs(theta))
+    tn = np.sqrt((theta * theta).sum(axis=1)) * (1 + 4 * EPS)
+    zerr = 4 * (p + 2) * EPS * _logits(np.abs(U), np.abs(theta)) + ue * tn[:, None] * (1 + 4 * EPS)
     f = (P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)).sum(axis=1)
     F_lo = f * (1 - 8 * (C + 8) * EPS) - (zerr * np.maximum(P, Q)).sum(axis=1) * (1 + 4 * EPS)
-    unorm = np.sqrt((U * U).sum(axis=2))  # V × C
+    unorm = np.sqrt((U * U).sum(axis=2)) + ue  # V × C: the exact rows' norms at most
     Ut = U.transpose(0, 2, 1)
     g = np.matmul(Ut, (N * expit(z) - P)[:, :, None])[:, :, 0]
     G = np.sqrt((g * g).sum(axis=1)) * (1 + 4 * EPS) + 8 * (C + 8) * EPS * (unorm * N).sum(axis=1) \
-        + 0.25 * (zerr * unorm * N).sum(axis=1) * (1 + 4 * EPS)
+        + 0.25 * (zerr * unorm * N).sum(axis=1) * (1 + 4 * EPS) + (N * ue).sum(axis=1) * (1 + 4 * EPS)
     best = np.full(V, -np.inf)
     # the radii from the smallest up: a larger radius R' lowers every weight of H_R, so μ(R') ≤ μ(R)
     # and its bound F − G²/(2μ) is no higher: the first that closes is the best for its design
@@ -183,7 +199,8 @@ def batch_gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarr
             lam = np.linalg.eigvalsh(H)[:, 0]
         except np.linalg.LinAlgError:
             continue
-        mu = lam - 16 * (C + 10 * p + 10) * EPS * np.trace(H, axis1=1, axis2=2)
+        herr = (N * sp * ue * (2 * unorm + ue)).sum(axis=1)
+        mu = lam - 16 * (C + 10 * p + 10) * EPS * np.trace(H, axis1=1, axis2=2) - herr * (1 + 8 * EPS)
         ok = (mu > 0) & (R * mu >= 2 * G)
         if not ok.any():
             continue
@@ -409,15 +426,31 @@ def _designs(canon: np.ndarray, Xc: np.ndarray, t: int, rows: np.ndarray, rest: 
                            np.broadcast_to(rest, (len(canon),) + rest.shape)], axis=2)
 
 
+def _real_designs(canon: np.ndarray, Xc: np.ndarray, t: int, rows: np.ndarray,
+                  rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_designs` for real predictors: the prefix's scores s_P computed in floating point,
+    with their rounding bounds (:func:`riskformula.solver.cells.scores`) as each row's design error,
+    and every column scaled by :func:`unit_scales` (powers of two: exact, the errors scaled alike)."""
+    sP, serr = scores(canon, Xc[rows][:, :t + 1], True)
+    assert serr is not None
+    V = len(canon)
+    U = np.concatenate([np.ones(sP.shape + (1,)), sP[:, :, None], np.broadcast_to(rest, (V,) + rest.shape)], axis=2)
+    e = unit_scales(U[:, :, 1:])
+    U[:, :, 1:] *= e[:, None, :]
+    return U, serr * e[:, :1]
+
+
 def prefix_bounds(canon: np.ndarray, Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, t: int,
-                  chunk: int = 1024, left=None) -> np.ndarray | None:
+                  chunk: int = 1024, left=None, real: bool = False) -> np.ndarray | None:
     """B7 (a mean, rounded down; −∞ where it cannot close) for each prefix of points ``canon`` on
     the first t + 1 columns of the support's cells ``Xc`` (module docstring), on all cells and
     without the cells the free columns separate, the larger of the two.  When the free columns
     separate some cells, the bound without them is computed first and the one on all cells only
     where it failed (on all cells the regression's infimum is then not attained, so the gap bound
     rarely closes there: 30 Newton steps for nothing).  None when ``left()`` (seconds left,
-    checked between chunks) runs out."""
+    checked between chunks) runs out.  ``real``: real (not whole) predictors, whose prefix scores
+    are computed (:func:`_real_designs`; no exact column reduction: real columns are kept as they
+    are, and a design they make singular only gives −∞)."""
     C = Xc.shape[0]
     every = np.arange(C)
     out = np.full(len(canon), -np.inf)
@@ -425,11 +458,15 @@ def prefix_bounds(canon: np.ndarray, Xc: np.ndarray, P: np.ndarray, Q: np.ndarra
     kept = _unseparated(Xc, P, Q, W, t)
     for rows in ([kept, every] if kept is not None else [every]):
         Pk, Qk = P[rows], Q[rows]
-        rest = _free_columns(Xc, t, rows)
+        rest = Xc[rows][:, t + 1:].astype(float) if real else _free_columns(Xc, t, rows)
         for b0 in range(0, len(todo), chunk):
             if left is not None and left() <= 0:
                 return None
             idx = todo[b0:b0 + chunk]
+            if real:
+                U, ue = _real_designs(canon[idx], Xc, t, rows, rest)
+                out[idx] = np.maximum(out[idx], batch_gap_bound(U, Pk, Qk, batch_regression(U, Pk, Qk), W, uerr=ue))
+                continue
             U = _designs(canon[idx], Xc, t, rows, rest)
             out[idx] = np.maximum(out[idx], batch_gap_bound(U, Pk, Qk, batch_regression(U, Pk, Qk), W))
         todo = np.flatnonzero(~np.isfinite(out))

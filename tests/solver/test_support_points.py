@@ -101,6 +101,76 @@ def test_prefix_bound_is_below_every_completion(seed):
         assert np.all(plain <= truth + 1e-12), (seed, t, plain, truth)
 
 
+def real_data(seed: int, d: int):
+    """Real-valued columns (a few values repeated; one heavy-tailed, with values in the hundreds;
+    one with many decimals, whose prefix scores are rounded when computed)."""
+    rng = np.random.default_rng(1900 + seed)
+    n = int(rng.integers(30, 80))
+    X = np.column_stack([np.round(rng.normal(0, 1, n), 2), np.round(rng.gamma(1.2, 120.0, n), 1),
+                         rng.normal(0, 1, n) / 3, np.round(rng.random(n), 1)][:d])
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ (rng.normal(0, 1.0, d) * np.r_[1, 0.005, 1, 1][:d])) + 0.3))).astype(int)
+    y[0], y[1] = 0, 1
+    return X, y
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5] + [pytest.param(s, marks=pytest.mark.slow) for s in range(6, 40)])
+def test_prefix_bound_of_real_predictors_is_below_every_completion(seed):
+    # the prefix scores of real columns are computed in floating point: the bound is the exact
+    # design's, through each row's rounding bound (batch_gap_bound's ``uerr``)
+    d = 3 + seed % 2
+    X, y = real_data(seed, d)
+    data = CellData(LogisticLoss(X, y))
+    assert data.real
+    cell, n_cells = np.zeros(data.n, dtype=np.int64), 1
+    cols = tuple(range(d))
+    for j in cols:
+        cell, n_cells = data.refine(cell, j)
+    Xc, P, Q = support_cells(data, cell, n_cells, cols)
+    rng = np.random.default_rng(seed)
+    vals = [v for v in range(-3, 4) if v]
+    for t in range(1, d - 1):
+        prefixes = np.array([rng.choice(vals, t + 1) for _ in range(6)])
+        bound = prefix_bounds(prefixes, Xc, P, Q, data.W, t, real=True)
+        tails = list(itertools.product(vals, repeat=d - t - 1))
+        completions = np.array([np.r_[wP, list(w)] for wP in prefixes for w in tails], float)
+        truth = oracle_fit(X, y, completions).reshape(len(prefixes), len(tails)).min(axis=1)
+        assert np.all(bound <= truth + 1e-12), (seed, t, bound, truth)
+        assert np.isfinite(bound).any()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gap_bound_with_design_errors_covers_the_exact_design(seed, monkeypatch):
+    # a design known only within ``uerr`` of the exact one: the bound must hold for the exact
+    # design's regression (here: the computed design moved by up to uerr, row by row), and it
+    # weakens as uerr grows; compiled and numpy agree
+    rng = np.random.default_rng(40 + seed)
+    C, s = int(rng.integers(20, 60)), 2
+    exact = np.concatenate([np.ones((1, C, 1)), rng.normal(0, 1, (1, C, s))], axis=2)
+    P = rng.integers(0, 4, C).astype(float)
+    Q = rng.integers(0, 4, C).astype(float)
+    Q[(P + Q) == 0] = 1
+    W = float((P + Q).sum())
+    ue = np.full((1, C), 0.02)
+    moved = exact.copy()
+    step = rng.normal(0, 1, (C, s))
+    moved[0, :, 1:] += 0.02 * step / np.linalg.norm(step, axis=1, keepdims=True)  # |u − û| = 0.02 per row
+    th = batch_regression(moved, P, Q, 40)
+    with_err = batch_gap_bound(moved, P, Q, th, W, uerr=ue)[0]
+    exact_min = batch_gap_bound(exact, P, Q, batch_regression(exact, P, Q, 60), W)[0]
+    # the exact design's minimum is at least its own gap bound, and the bound from the moved one
+    # with the errors stated is below the exact minimum (its loss at its Newton point bounds it)
+    z = exact[0] @ batch_regression(exact, P, Q, 60)[0]
+    exact_loss = float((P * np.logaddexp(0, -z) + Q * np.logaddexp(0, z)).sum()) / W
+    assert with_err <= exact_loss + 1e-12
+    assert np.isfinite(exact_min) and exact_min <= exact_loss + 1e-12
+    assert with_err <= batch_gap_bound(moved, P, Q, th, W)[0]  # the errors only lower it
+    from riskformula.solver import kernels
+    if kernels.compiled() is not None:
+        monkeypatch.setattr(kernels, "compiled", lambda: None)
+        slow = batch_gap_bound(moved, P, Q, th, W, uerr=ue)[0]
+        assert slow == pytest.approx(with_err, rel=1e-9, abs=1e-12)
+
+
 def test_prefix_bound_is_close_on_a_well_posed_support():
     # many rows, no separation: the bound of a full prefix is the calibrated loss, nearly
     rng = np.random.default_rng(5)
