@@ -176,11 +176,12 @@ def _newton_direction(H, ridge, g, free, L, d):
 
 
 @njit
-def regression(U, PP, QQ, iters, theta, use_start):
+def regression(U, PP, QQ, iters, theta, use_start, levels):
     """Damped Newton for the logistic regressions of the cell counts on each design U[v] (the
     point of :func:`riskformula.solver.support_points.batch_regression`: the same steps, ridge,
     clipping, halving line search and stopping rule), into ``theta`` (V × p); with ``use_start``
-    from ``theta``'s rows where they beat the intercept-only model.  The counts ``PP``, ``QQ`` are
+    from ``theta``'s rows where they beat the intercept-only model; a design's steps stop once its
+    loss is below ``levels[v]`` (−inf: never).  The counts ``PP``, ``QQ`` are
     one row shared by every design (1 × C) or one row per design (V × C)."""
     V, C, p = U.shape
     g = np.empty(p)
@@ -213,6 +214,8 @@ def regression(U, PP, QQ, iters, theta, use_start):
         else:
             th[:] = t
         for _ in range(iters):
+            if f < levels[v]:
+                break
             if big:
                 zs = np.dot(u, th)
                 for i in range(C):

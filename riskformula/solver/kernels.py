@@ -153,18 +153,22 @@ def raise_score_sum(k_: np.ndarray, s: np.ndarray, Pi: np.ndarray, Qi: np.ndarra
                       np.int64(need))
 
 
-def regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int, start: np.ndarray | None = None):
+def regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int, start: np.ndarray | None = None,
+               levels: np.ndarray | None = None):
     """The compiled point of :func:`riskformula.solver.support_points.batch_regression` (and of
     :func:`riskformula.solver.cells.lr_bound`'s regression), from ``start`` (V × p) where it beats
     the intercept-only model, or None without the kernels.  ``P``, ``Q``: the counts of the C rows
-    of every design (length C) or of each design (V × C)."""
+    of every design (length C) or of each design (V × C).  ``levels`` (loss sums, one per design):
+    a design's steps stop once its loss is below its level (its minimum, so any bound, is then
+    below it too: a speed rule for callers that only ask whether the bound reaches the level)."""
     k = compiled()
     if k is None:
         return None
     theta = np.empty((U.shape[0], U.shape[2])) if start is None else np.array(start, dtype=float)
     P2 = np.ascontiguousarray(np.atleast_2d(P), dtype=float)
     Q2 = np.ascontiguousarray(np.atleast_2d(Q), dtype=float)
-    k["regression"](np.ascontiguousarray(U, dtype=float), P2, Q2, int(iters), theta, start is not None)
+    lv = np.full(U.shape[0], -np.inf) if levels is None else np.ascontiguousarray(levels, dtype=float)
+    k["regression"](np.ascontiguousarray(U, dtype=float), P2, Q2, int(iters), theta, start is not None, lv)
     return theta
 
 

@@ -361,6 +361,8 @@ class SupportSearch(SupportRules):
         #: supports whose listing waits (bound, tie-break, columns, c0 sum): see :meth:`_listings`
         self._deferred: list = []
         self._off: tuple | None = None  # each column's most frequent value and other rows (_leaf_regressions)
+        #: the last coefficients of each pair of blocks' columns (a start for :meth:`_block_pairs`)
+        self._block_warm: dict[tuple, np.ndarray] = {}
         self.root_bound = 0.0
         #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
         self.first_steps = 4
@@ -1050,7 +1052,10 @@ class SupportSearch(SupportRules):
                     own_b, pair, sub_b = self._grandchildren(cell, n_cells, full, len(qs), c0S)
                     sub_b = np.maximum(sub_b, union)
                 else:
-                    own_b = data.children_saturated(cell, n_cells, js.tolist())
+                    # (real predictors: rows rarely share cells below the root, so B1 of a child is
+                    # near 0 and costs a count over every row; its own support gets B5 when searched)
+                    own_b = np.zeros(len(js)) if data.real and cols else data.children_saturated(cell, n_cells,
+                                                                                                   js.tolist())
                     sub_b = union
             elif two_short:
                 own_b, pair, sub_b = self._grandchildren(cell, n_cells, full, len(qs), c0S)
@@ -1260,16 +1265,31 @@ class SupportSearch(SupportRules):
                 e = np.ones((len(part), w + 1))
                 e[:, 1:] = unit_scales(U[:, :, 1:], np.broadcast_to(N, U.shape[:2]))
                 U *= e[:, None, :]
-                th0 = None
+                # the start (only a start: no bound depends on it): the node's regression for its
+                # columns, and for each block's the coefficients a sibling's pair with the same
+                # blocks ended at (siblings' lists are suffixes of one list, and the blocks are
+                # counted from its end), else 0
+                th0 = np.zeros((len(part), w + 1))
                 if parent is not None:
-                    th0 = np.zeros((len(part), w + 1))
                     th0[:, :len(parent[1])] = parent[1]
-                    th0 /= e
-                theta = kernels.regression(U, data.P, data.Q, self.family_iters, th0)
+                s0 = len(cols) + 1
+                for k, t in enumerate(part):
+                    warm = self._block_warm.get(tuple(designs[t][len(cols):]))
+                    if warm is not None:
+                        th0[k, s0:] = warm
+                th0 /= e
+                # a pair whose loss falls below its level cannot prune: its Newton steps stop there
+                levels = (level - extra[part]) * data.W
+                theta = kernels.regression(U, data.P, data.Q, self.family_iters, th0, levels)
                 if theta is None:
                     theta = batch_regression(U, data.P, data.Q, self.family_iters)
                 vals[part] = batch_gap_bound(U, data.P, data.Q, theta, data.W)
                 self.lr_solves += len(part)
+                if len(self._block_warm) > 100_000:
+                    self._block_warm.clear()
+                for k, t in enumerate(part):
+                    if np.all(np.isfinite(theta[k])):
+                        self._block_warm[tuple(designs[t][len(cols):])] = theta[k, s0:] * e[k, s0:]
         self.stats["block_pairs"] += len(pairs)
         pruned = np.zeros((nb, nb), dtype=bool)
         at = np.full((nb, nb), np.inf)
