@@ -704,6 +704,9 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out, UE):
         tn = 0.0
         for j in range(p):
             tn += th[j] * th[j]
+        if not math.isfinite(tn):
+            out[v] = -np.inf  # a point that is not finite (a diverged regression): no bound
+            continue
         tn = math.sqrt(tn) * (1 + 4 * EPS)
         uerr = 0.0
         f = 0.0
@@ -724,7 +727,9 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out, UE):
                 un += u[i, j] * u[i, j]
             # the exact row's norm is at most the computed one's plus its error
             un = math.sqrt(un) + ue[i]
-            zerr = 4 * (p + 2) * EPS * za + ue[i] * tn * (1 + 4 * EPS)
+            zerr = 4 * (p + 2) * EPS * za
+            if ue[i] > 0.0:  # (an exact row adds nothing, also where θ̂ is not finite)
+                zerr += ue[i] * tn * (1 + 4 * EPS)
             zs[i], zerrs[i], uns[i] = z, zerr, un
             e = math.exp(-abs(z))
             f += n * math.log1p(e) + P[i] * max(-z, 0.0) + Q[i] * max(z, 0.0)
@@ -748,9 +753,14 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out, UE):
             if big:
                 for i in range(C):
                     n = P[i] + Q[i]
+                    if n == 0.0:
+                        # a row of zero weight (padding): no term; its logit was not computed above
+                        for j in range(p):
+                            uw[i, j] = 0.0
+                        continue
                     t = abs(zs[i]) + zerrs[i] + R * uns[i] * (1 + 4 * EPS)
                     e = math.exp(-t)
-                    w = n * e / (1.0 + e) ** 2 * (1 - 16 * EPS)  # 0 for a row of zero weight
+                    w = n * e / (1.0 + e) ** 2 * (1 - 16 * EPS)
                     for j in range(p):
                         uw[i, j] = w * u[i, j]
                     herr += w * ue[i] * (2 * uns[i] + ue[i])

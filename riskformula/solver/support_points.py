@@ -177,7 +177,9 @@ def batch_gap_bound(U: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarr
     ue = np.zeros((V, C)) if uerr is None else np.asarray(uerr, dtype=float).reshape(V, C)
     z = _logits(U, theta)
     tn = np.sqrt((theta * theta).sum(axis=1)) * (1 + 4 * EPS)
-    zerr = 4 * (p + 2) * EPS * _logits(np.abs(U), np.abs(theta)) + ue * tn[:, None] * (1 + 4 * EPS)
+    zerr = 4 * (p + 2) * EPS * _logits(np.abs(U), np.abs(theta))
+    if uerr is not None:
+        zerr = zerr + np.where(ue > 0, ue * tn[:, None] * (1 + 4 * EPS), 0.0)
     f = (P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)).sum(axis=1)
     F_lo = f * (1 - 8 * (C + 8) * EPS) - (zerr * np.maximum(P, Q)).sum(axis=1) * (1 + 4 * EPS)
     unorm = np.sqrt((U * U).sum(axis=2)) + ue  # V × C: the exact rows' norms at most

@@ -171,6 +171,21 @@ def test_gap_bound_with_design_errors_covers_the_exact_design(seed, monkeypatch)
         assert slow == pytest.approx(with_err, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_gap_bound_at_a_point_that_is_not_finite_is_minus_infinity(compiled, monkeypatch):
+    # a diverged regression's point (inf or nan coefficients) gives no bound, and no error, with or
+    # without design errors
+    from riskformula.solver import kernels
+    if not compiled:
+        monkeypatch.setattr(kernels, "compiled", lambda: None)
+    U = np.concatenate([np.ones((2, 5, 1)), np.arange(20.0).reshape(2, 5, 2) / 7], axis=2)
+    P, Q = np.array([1.0, 0, 2, 1, 0]), np.array([0.0, 1, 1, 0, 3])
+    theta = np.array([[0.0, np.inf, 1.0], [np.nan, 0.0, 0.0]])
+    with np.errstate(all="ignore"):
+        assert np.all(batch_gap_bound(U, P, Q, theta, 9.0) == -np.inf)
+        assert np.all(batch_gap_bound(U, P, Q, theta, 9.0, uerr=np.full((2, 5), 1e-12)) == -np.inf)
+
+
 def test_prefix_bound_is_close_on_a_well_posed_support():
     # many rows, no separation: the bound of a full prefix is the calibrated loss, nearly
     rng = np.random.default_rng(5)
@@ -416,6 +431,30 @@ def test_column_combinations_name_the_columns_of_each_dependency():
     X = np.column_stack([a, (lev == 0), b, (lev == 1), (lev == 2), a + b, c, 1 - c, 3 * c])
     combos = column_combinations(X)
     assert combos == {4: [1, 3], 5: [0, 2], 7: [6], 8: [6]}
+
+
+def test_gap_bound_of_large_padded_designs_skips_the_padding_and_compiled_agrees(monkeypatch):
+    # large designs (the compiled loops' BLAS branch) with rows of zero weight that pad each design
+    # to one length, as a node's batched children with many columns: the padding has no term, its
+    # logits are never computed, and numpy and compiled give the same bounds (a padded row once
+    # read a stale logit there: a bound of nan, or an error from the eigensolver)
+    from riskformula.solver import kernels
+    rng = np.random.default_rng(7)
+    V, C, p = 3, 2600, 10
+    U = np.concatenate([np.ones((V, C, 1)), rng.normal(0, 1, (V, C, p - 1))], axis=2)
+    N = rng.integers(1, 3, (V, C)).astype(float)
+    for v, keep in enumerate((C, 2000, 1700)):
+        N[v, keep:] = 0.0
+        U[v, keep:] = 0.0
+    P = np.floor(N * rng.random((V, C)) + 0.5)
+    Q = N - P
+    theta = batch_regression(U, P, Q, iters=30)
+    fast = batch_gap_bound(U, P, Q, theta, float(N[0].sum()))
+    assert np.all(np.isfinite(fast))
+    if kernels.compiled() is not None:
+        monkeypatch.setattr(kernels, "gap_bound", lambda *a, **k: None)
+        slow = batch_gap_bound(U, P, Q, theta, float(N[0].sum()))
+        assert slow == pytest.approx(fast, rel=1e-10)
 
 
 @pytest.mark.parametrize("seed", range(3))
