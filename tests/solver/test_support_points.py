@@ -75,11 +75,12 @@ def random_data(seed: int, d: int):
     return X, y
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5, 6, 7] + [pytest.param(s, marks=pytest.mark.slow) for s in range(8, 40)])
-def test_prefix_bound_is_below_every_completion(seed):
-    d = 3 + seed % 2
-    X, y = random_data(seed, d)
+def prefix_cases(X, y, seed: int, real: bool = False):
+    """For a support of every column of X: per prefix length t, six random prefixes, their B7 bounds
+    and, by brute force over every completion and scale, the least loss below each."""
+    d = X.shape[1]
     data = CellData(LogisticLoss(X, y))
+    assert data.real == real
     cell, n_cells = np.zeros(data.n, dtype=np.int64), 1
     cols = tuple(range(d))
     for j in cols:
@@ -89,14 +90,22 @@ def test_prefix_bound_is_below_every_completion(seed):
     vals = [v for v in range(-3, 4) if v]
     for t in range(1, d - 1):
         prefixes = np.array([rng.choice(vals, t + 1) for _ in range(6)])
-        bound = prefix_bounds(prefixes, Xc, P, Q, data.W, t)
-        U = np.concatenate([np.ones((6, Xc.shape[0], 1)), (prefixes @ Xc[:, :t + 1].T)[:, :, None].astype(float),
-                            np.broadcast_to(Xc[:, t + 1:].astype(float), (6, Xc.shape[0], d - t - 1))], axis=2)
-        # on every cell and every free column (no reduction), the bound is valid too (or −∞)
-        plain = batch_gap_bound(U, P, Q, batch_regression(U, P, Q), data.W)
+        bound = prefix_bounds(prefixes, Xc, P, Q, data.W, t, real=real)
         tails = list(itertools.product(vals, repeat=d - t - 1))
         completions = np.array([np.r_[wP, list(w)] for wP in prefixes for w in tails], float)
         truth = oracle_fit(X, y, completions).reshape(len(prefixes), len(tails)).min(axis=1)
+        yield t, prefixes, bound, truth, (Xc, P, Q, data.W)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5, 6, 7] + [pytest.param(s, marks=pytest.mark.slow) for s in range(8, 40)])
+def test_prefix_bound_is_below_every_completion(seed):
+    d = 3 + seed % 2
+    X, y = random_data(seed, d)
+    for t, prefixes, bound, truth, (Xc, P, Q, W) in prefix_cases(X, y, seed):
+        U = np.concatenate([np.ones((6, Xc.shape[0], 1)), (prefixes @ Xc[:, :t + 1].T)[:, :, None].astype(float),
+                            np.broadcast_to(Xc[:, t + 1:].astype(float), (6, Xc.shape[0], d - t - 1))], axis=2)
+        # on every cell and every free column (no reduction), the bound is valid too (or −∞)
+        plain = batch_gap_bound(U, P, Q, batch_regression(U, P, Q), W)
         assert np.all(bound <= truth + 1e-12), (seed, t, bound, truth)
         assert np.all(plain <= truth + 1e-12), (seed, t, plain, truth)
 
@@ -117,23 +126,8 @@ def real_data(seed: int, d: int):
 def test_prefix_bound_of_real_predictors_is_below_every_completion(seed):
     # the prefix scores of real columns are computed in floating point: the bound is the exact
     # design's, through each row's rounding bound (batch_gap_bound's ``uerr``)
-    d = 3 + seed % 2
-    X, y = real_data(seed, d)
-    data = CellData(LogisticLoss(X, y))
-    assert data.real
-    cell, n_cells = np.zeros(data.n, dtype=np.int64), 1
-    cols = tuple(range(d))
-    for j in cols:
-        cell, n_cells = data.refine(cell, j)
-    Xc, P, Q = support_cells(data, cell, n_cells, cols)
-    rng = np.random.default_rng(seed)
-    vals = [v for v in range(-3, 4) if v]
-    for t in range(1, d - 1):
-        prefixes = np.array([rng.choice(vals, t + 1) for _ in range(6)])
-        bound = prefix_bounds(prefixes, Xc, P, Q, data.W, t, real=True)
-        tails = list(itertools.product(vals, repeat=d - t - 1))
-        completions = np.array([np.r_[wP, list(w)] for wP in prefixes for w in tails], float)
-        truth = oracle_fit(X, y, completions).reshape(len(prefixes), len(tails)).min(axis=1)
+    X, y = real_data(seed, 3 + seed % 2)
+    for t, prefixes, bound, truth, _ in prefix_cases(X, y, seed, real=True):
         assert np.all(bound <= truth + 1e-12), (seed, t, bound, truth)
         assert np.isfinite(bound).any()
 
