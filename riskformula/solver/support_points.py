@@ -49,10 +49,10 @@ ones (:func:`riskformula.solver.cells.scores`), so the design U holds û_c with 
 (after the exact power-of-two scaling of :func:`unit_scales`, e_c scaled alike).  The bound is
 then the exact design's: the logits' error bound gains e_c·|θ̂| (Cauchy–Schwarz), each row's norm
 |û_c| + e_c stands for |u_c| (in the ball's weights and in G's margins), G gains Σ_c N_c e_c (each
-residual is at most N_c in size), and λ_min gains the margin Σ_c w_c e_c (2|û_c| + 2e_c) ≥ the
+residual is at most N_c in size), and λ_min is lowered by Σ_c w_c e_c (2|û_c| + 3e_c) ≥ the
 spectral norm of H_R(u) − H_R(û) (u uᵀ − û ûᵀ = û δᵀ + δ ûᵀ + δ δᵀ, Weyl's inequality).  So B7
 prunes the point vectors of real-valued supports too (on spambase at size 4 a support's 10⁴
-vectors are ruled out by a few dozen prefixes, where calibrating each took 35 s).
+vectors are ruled out by a few dozen prefixes, where calibrating them one by one took 37 s).
 
 Floating point (as :func:`riskformula.solver.cells.ball_bounds` states for B6): F(θ̂) is lowered by
 8(C + 8)ε of itself and by Σ_c max(P_c, Q_c)·zerr_c (the computed logits' error zerr_c below), G
