@@ -102,13 +102,17 @@ def _pick(A: np.ndarray, idx) -> np.ndarray:
     return A if A.shape[0] == 1 else A[idx]
 
 
-def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 30) -> np.ndarray:
+def batch_regression(U: np.ndarray, P: np.ndarray, Q: np.ndarray, iters: int = 30, start: np.ndarray | None = None,
+                     levels: np.ndarray | None = None) -> np.ndarray:
     """Real coefficients θ (V × p) of the logistic regressions of the cell counts P, Q (length C,
     or V × C: each design its own) on each design U[v] (V × C × p, the intercept column first):
     damped Newton steps with a small ridge on the Hessian and a halving line search, from the
     intercept-only model.  Only a point: the bound is :func:`batch_gap_bound`'s.  Compiled by
-    :mod:`riskformula.solver.kernels` when numba is installed."""
-    fast = kernels.regression(U, P, Q, iters)
+    :mod:`riskformula.solver.kernels` when numba is installed, from ``start`` (V × p) where it
+    beats the intercept-only model and with each design's steps stopped once its loss sum is below
+    ``levels`` (both only there: the numpy steps start from the intercept-only model and run to
+    their own stopping rule; only a point either way)."""
+    fast = kernels.regression(U, P, Q, iters, start, levels)
     if fast is not None:
         return fast
     V, C, p = U.shape
@@ -280,9 +284,7 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
     th0 = None
     if start is not None and len(start) == s + 1 and bool(np.all(np.isfinite(start))):
         th0 = (np.asarray(start, dtype=float) / e)[None]
-    theta = kernels.regression(Us, P, Q, iters, th0)
-    if theta is None:
-        theta = batch_regression(Us, P, Q, iters)
+    theta = batch_regression(Us, P, Q, iters, th0)
     if need > -np.inf:
         z = Us[0] @ theta[0]
         if float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z)) / W < need:
@@ -294,9 +296,7 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
         if sep.any() and not sep.all():
             kept = ~sep
             Uk, Pk, Qk = Us[:, kept], P[kept], Q[kept]
-            th2 = kernels.regression(Uk, Pk, Qk, iters, theta)
-            if th2 is None:
-                th2 = batch_regression(Uk, Pk, Qk, iters)
+            th2 = batch_regression(Uk, Pk, Qk, iters, theta)
             tried = tuple(radii) + (close_radii(Uk[0], Pk, Qk, th2[0]) if close else ())
             bound = float(batch_gap_bound(Uk, Pk, Qk, th2, W, tried)[0]) if tried else -np.inf
     return bound, theta[0] * e

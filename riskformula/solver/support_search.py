@@ -141,7 +141,6 @@ from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
 from .separation import may_separate, pure_supports, separated_loss, separating_points
-from . import kernels
 from .support_points import (batch_gap_bound, batch_regression, canonical, family_lr_bound, prefix_bounds,
                              real_lr_bound, unit_scales, whole_combinations)
 
@@ -1212,9 +1211,7 @@ class SupportSearch(SupportRules):
             th0 = None
             if parent is not None:
                 th0 = np.column_stack([np.tile(parent[1], (V, 1)), np.zeros(V)]) / e
-            theta = kernels.regression(U, P2, Q2, self.leaf_iters, th0)
-            if theta is None:
-                theta = batch_regression(U, P2, Q2, self.leaf_iters)
+            theta = batch_regression(U, P2, Q2, self.leaf_iters, th0)
             found[b0:b1] = batch_gap_bound(U, P2, Q2, theta, data.W)
             self.lr_solves += V
             for k, jj in enumerate(part):
@@ -1280,9 +1277,7 @@ class SupportSearch(SupportRules):
                 th0 /= e
                 # a pair whose loss falls below its level cannot prune: its Newton steps stop there
                 levels = (level - extra[part]) * data.W
-                theta = kernels.regression(U, data.P, data.Q, self.family_iters, th0, levels)
-                if theta is None:
-                    theta = batch_regression(U, data.P, data.Q, self.family_iters)
+                theta = batch_regression(U, data.P, data.Q, self.family_iters, th0, levels)
                 vals[part] = batch_gap_bound(U, data.P, data.Q, theta, data.W)
                 self.lr_solves += len(part)
                 if len(self._block_warm) > 100_000:
