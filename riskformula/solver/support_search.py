@@ -661,8 +661,9 @@ class SupportSearch(SupportRules):
     # --- the tree -----------------------------------------------------------------------------
     def _start(self) -> None:
         """An incumbent before the tree: on separable data (every scale > 0), a score that separates
-        the rows (:meth:`_separating_start`); then the best point vector on each support of the
-        sparse beam search of Liu et al. (2022) on real points."""
+        the rows (:meth:`_separating_start`); then, unless that score already meets the root's
+        bound (with c0 = 0 its loss, below 10⁻¹⁵, is the infimum 0 within the tolerance), the best
+        point vector on each support of the sparse beam search of Liu et al. (2022) on real points."""
         if not self.beam or self.p.max_size < 1:
             return
         if self.fitted and self.root_bound == 0.0 and not self.data.real:
@@ -670,6 +671,8 @@ class SupportSearch(SupportRules):
                 self._separating_start()
             except (ValueError, FloatingPointError, np.linalg.LinAlgError):
                 pass  # only a start: the tree and the beam below still search every support
+            if self.root_bound >= self._prune_level():
+                return  # the separating score meets the root's bound (c0 = 0): nothing can beat it
         try:
             found = real_beam_search(self.p, deadline=self.t0 + 0.05 * self.time_limit,
                                      stop=self.t0 + 0.1 * self.time_limit)
@@ -708,7 +711,9 @@ class SupportSearch(SupportRules):
         cells of each beam's union of them the fewest whole points that separate the rows
         (:func:`~riskformula.solver.separation.separating_points`), at the scale where each row's
         loss is below 10⁻¹⁵ (:func:`~riskformula.solver.separation.separated_loss`); at most 5 % of
-        the time limit."""
+        the time limit.  The narrowest beam's union is tried first; the relaxation on every column
+        is asked only before a wider beam, and no wider beam runs once the incumbent meets the
+        root's bound."""
         deadline = self.t0 + 0.05 * self.time_limit
         usable = [j for j in range(self.p.d) if len(self.values[j])]
 
@@ -717,39 +722,46 @@ class SupportSearch(SupportRules):
 
         tried: set[tuple] = set()
         for width in (10, 20, 40):
+            if self.root_bound >= self._prune_level():
+                return  # the last beam's score meets the root's bound: a wider one cannot beat it
             found = pure_supports(self.data, usable, can_add, self.p.max_size, width=width, deadline=deadline)
-            if width == 10:
+            if width == 10 and not found:
                 # the narrow beam finds no pure support within the size limit (mushroom at sizes 3–5):
                 # the wider ones rarely do, and they would cost more than the rest of a small fit
-                if not found:
-                    return
+                return
+            cols = tuple(sorted(set().union(*found)))
+            left = deadline - time.perf_counter()
+            if cols and cols not in tried and left > 0:
+                tried.add(cols)
+                self._separating_on(cols, left)
+            if width == 10 and self.root_bound < self._prune_level():
+                # wider beams only where the linear relaxation on every column separates the rows
                 everything = self._suffix[0]
                 order = list(self._order)
                 Xc, P, Q = support_cells(self.data, everything, int(everything.max()) + 1, order)
                 if not may_separate(Xc, P, Q, self.p.coef_lower[order], self.p.coef_upper[order],
                                     time_limit=deadline - time.perf_counter()):
                     return
-            cols = tuple(sorted(set().union(*found)))
-            left = deadline - time.perf_counter()
-            if not cols or cols in tried or left <= 0:
-                continue
-            tried.add(cols)
-            cell, n_cells = self.data.partition(cols)
-            Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
-            idx = list(cols)
-            w = separating_points(Xc, P, Q, self.p.coef_lower[idx], self.p.coef_upper[idx], time_limit=left)
-            if w is None:
-                continue
-            sub = tuple(j for j, v in zip(cols, w) if v)
-            if not self._fits(sub):
-                continue
-            m, c, f = separated_loss(Xc @ w, P, Q)
-            value = f / self.data.W + float(self.c0[list(sub)].sum())
-            if value < self.best:
-                lam = np.zeros(self.p.d + 1)
-                lam[0] = c
-                lam[1 + np.asarray(cols, dtype=np.intp)] = w
-                self._offer(lam, m, value)
+
+    def _separating_on(self, cols: tuple, left: float) -> None:
+        """Offer the fewest whole points on ``cols`` that separate the rows, if any are found
+        within ``left`` seconds (:func:`~riskformula.solver.separation.separating_points`)."""
+        cell, n_cells = self.data.partition(cols)
+        Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
+        idx = list(cols)
+        w = separating_points(Xc, P, Q, self.p.coef_lower[idx], self.p.coef_upper[idx], time_limit=left)
+        if w is None:
+            return
+        sub = tuple(j for j, v in zip(cols, w) if v)
+        if not self._fits(sub):
+            return
+        m, c, f = separated_loss(Xc @ w, P, Q)
+        value = f / self.data.W + float(self.c0[list(sub)].sum())
+        if value < self.best:
+            lam = np.zeros(self.p.d + 1)
+            lam[0] = c
+            lam[1 + np.asarray(cols, dtype=np.intp)] = w
+            self._offer(lam, m, value)
 
     def _ray_start(self, cols: tuple, direction: np.ndarray) -> None:
         """Calibrate the whole vectors near the ray of ``direction`` on ``cols`` (:func:`ray_vectors`),

@@ -203,3 +203,28 @@ def test_a_separable_fit_is_certified_at_loss_zero_and_says_what_it_is():
             warnings.simplefilter("always")
             rf.risk_score("y ~ a + b + c + d + e + f", data, scale=scale, c0=0, max_size=4, time_limit=30)
         assert not [w for w in seen if issubclass(w.category, rf.PerfectSeparationWarning)]
+
+
+@pytest.mark.parametrize("c0", [0.0, 1e-6])
+def test_a_separating_start_that_meets_the_root_bound_ends_the_start(monkeypatch, c0):
+    """With c0 = 0 a separating score's loss (< 1e-15) meets the root's bound of 0 within the
+    tolerance: no wider beam, no beam search on real points; with c0 > 0 both still run (a score
+    with fewer points may beat it)."""
+    import riskformula.solver.support_search as ss
+
+    rng = np.random.default_rng(5)
+    X = (rng.random((400, 12)) < 0.5).astype(float)
+    y = ((2 * X[:, 0] - X[:, 3] + X[:, 7] - X[:, 9]) > 0).astype(int)
+    p = RiskProblem(LogisticLoss(X, y).with_real_intercept(True), np.full(12, -5.0), np.full(12, 5.0), c0=c0,
+                    max_size=6)
+    beams, widths = [], []
+    real_beam, pure = ss.real_beam_search, ss.pure_supports
+    monkeypatch.setattr(ss, "real_beam_search", lambda *a, **k: beams.append(1) or real_beam(*a, **k))
+    monkeypatch.setattr(ss, "pure_supports", lambda *a, **k: widths.append(k["width"]) or pure(*a, **k))
+    search = SupportSearch(p, True, time_limit=60)
+    report = search.solve()
+    assert report.status == "optimal"
+    if c0 == 0.0:
+        assert widths == [10] and not beams and search.nodes == 0
+    else:
+        assert widths[0] == 10 and beams
