@@ -77,7 +77,7 @@ from .cox_bounds import (CoxTerms, GapBound, calibrate, cox_regression, gap_boun
                          loss_floor, primitive_vectors)
 from .heuristics import real_beam_search
 from .report import SolverReport
-from .support_search import SupportRules, ray_vectors, support_rows
+from .support_search import FAMILY_FLOPS, FAMILY_SHARE, SupportRules, ray_vectors, support_rows
 
 __all__ = ["CoxSupportSearch", "why_not_cox", "COX_ENGINE_NAME"]
 
@@ -160,7 +160,8 @@ class CoxSupportSearch(SupportRules):
         #: the share of the tree's supports left at a limit
         self.stats: dict[str, float] = {"supports": 0, "supports_pruned": 0, "families": 0, "far": 0,
                                         "calibrated": 0, "own_batched": 0, "leaves_batched": 0,
-                                        "block_pairs": 0, "own_blocks": 0, "event_free": 0}
+                                        "block_pairs": 0, "own_blocks": 0, "event_free": 0,
+                                        "families_too_wide": 0}
         #: the children's own supports bounded at once before any is regressed (:meth:`_batch_c1`)
         self.batch_own = True
         #: the children of a node one column short of the size limit bounded at once (:meth:`_leaf_children`)
@@ -368,10 +369,19 @@ class CoxSupportSearch(SupportRules):
         """C1 of each column set C[b] (B × p) from the compiled Newton points started at start[b]
         (:func:`riskformula.solver.kernels.cox_regressions`, each stopping at levels[b]), bounded by
         :func:`gap_parts` as numpy's points are: (bounds, points), or None without the kernels."""
-        fast = kernels.cox_regressions(self._cox_arrays, C, start, levels, iters)
-        if fast is None:
-            return None
-        beta, F, g, H, mag = fast
+        # in chunks, so that a long list (hundreds of threshold cuts on many rows: thousands of
+        # regressions) stops at the deadline; a design not reached keeps its start and −∞ (it rules
+        # nothing out)
+        B, p = C.shape
+        beta, F = start.astype(float), np.full(B, np.inf)
+        g, H, mag = np.zeros((B, p)), np.zeros((B, p, p)), np.full(B, np.inf)
+        for k in range(0, B, 64):
+            if k and time.perf_counter() > self._deadline:
+                break
+            fast = kernels.cox_regressions(self._cox_arrays, C[k:k + 64], start[k:k + 64], levels[k:k + 64], iters)
+            if fast is None:
+                return None
+            beta[k:k + 64], F[k:k + 64], g[k:k + 64], H[k:k + 64], mag[k:k + 64] = fast
         out = np.full(len(C), -math.inf)
         fin = np.isfinite(F)
         if np.any(fin):
@@ -430,7 +440,7 @@ class CoxSupportSearch(SupportRules):
             for r, t in enumerate(ts):
                 self._block_warm[extra[t]] = dict(zip(extra[t], beta[r, len(cols):].tolist()))
         for t in range(len(designs)):
-            if t not in done:
+            if t not in done and time.perf_counter() <= self._deadline:
                 vals[t] = self._family(designs[t], theta, level)[0]
         self.stats["block_pairs"] += len(pairs)
         pruned = np.zeros((nb, nb), dtype=bool)
@@ -486,6 +496,13 @@ class CoxSupportSearch(SupportRules):
         hit = self._fam_cache.get(key)
         if hit is not None and (hit[0] >= level or hit[2] < level):
             return hit[0], hit[1]  # the same answer at this level
+        w, n = len(key), self.terms.X.shape[0]
+        left = max(self._deadline - time.perf_counter(), 0.0)
+        if w > 8 and 20 * (n * w * w + w ** 3 / 3) > FAMILY_FLOPS * FAMILY_SHARE * left:
+            # too wide for the time left (hundreds of threshold cuts on many rows), or past the
+            # deadline: no bound, so nothing is ruled out by it
+            self.stats["families_too_wide"] += 1
+            return -math.inf, {}
         self.stats["families"] += 1
         if hit is not None:
             warm = hit[1]

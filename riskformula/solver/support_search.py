@@ -147,6 +147,14 @@ from .support_points import (batch_gap_bound, batch_regression, canonical, famil
 __all__ = ["SupportSearch", "SupportRules", "why_not", "ENGINE_NAME"]
 
 ENGINE_NAME = "riskformula support enumeration with cell bounds"
+#: the floating-point operations per second assumed when B8 decides whether a family's regression
+#: (``family_iters`` Newton steps, each about C·w² + w³/3 for C cells and w columns) fits in
+#: ``FAMILY_SHARE`` of the time left, so that the regressions of one node (each within that share of
+#: what is left after the last) cannot run past the time limit; 3–8·10⁹ measured on one core of the
+#: benchmark machine on the slow ones (wide designs, and mushroom's 114 columns on 6 499 cells), so
+#: this errs towards skipping
+FAMILY_FLOPS = 2e9
+FAMILY_SHARE = 0.25
 
 #: what the certificate of each model class covers, in words (the report's ``settings["scope"]``)
 SCOPES = {True: "every score scale > 0 and every real intercept",
@@ -368,7 +376,7 @@ class SupportSearch(SupportRules):
         #: how many point vectors each bound ruled out (B6, B2, the first calibration stage), how many
         #: were calibrated to the end, and the prefixes B7 bounded and ruled out (for profiling)
         self.stats = {"b6": 0, "b2": 0, "stage1": 0, "full": 0, "b7": 0, "b7_pruned": 0, "b8": 0, "b8_pruned": 0,
-                      "b8_orders": 0, "block_pairs": 0, "block_leaves": 0, "block_own": 0}
+                      "b8_orders": 0, "b8_too_wide": 0, "block_pairs": 0, "block_leaves": 0, "block_own": 0}
         #: B8 (the family's regression) bounds the subtrees the union's B1 leaves (see _family_bounds)
         self.family = True
         #: Newton steps of B8's regressions
@@ -1497,6 +1505,12 @@ class SupportSearch(SupportRules):
         other = self._suffix[min(rest)]
         span = int(other.max()) + 1 if len(other) else 1
         ids, C = dense_ids(cell * span + other, n_cells * span)
+        w = len(kept) + 1
+        if self.family_iters * (C * w * w + w ** 3 / 3) > FAMILY_FLOPS * FAMILY_SHARE * max(self._left(), 0.0):
+            # too wide for the time left (thousands of threshold cuts: one regression would take
+            # minutes): no bound, so nothing is ruled out by it
+            self.stats["b8_too_wide"] += 1
+            return -math.inf, {}
         Xc, P, Q = support_cells(data, ids, C, kept)
         self.stats["b8"] += 1
         start = np.array([warm.get(-1, 0.0)] + [warm.get(j, 0.0) for j in kept]) if warm else None

@@ -138,3 +138,32 @@ def test_readying_the_compiled_loops_does_not_take_the_time_limit(fit, monkeypat
             rs = rf.rashomon_set("y ~ threshold(age, k=1)", df, epsilon=0.05, time_limit=2)
             assert rs.complete and len(rs) >= 1
     assert calls
+
+
+def test_a_family_too_wide_for_the_time_left_is_not_regressed(monkeypatch):
+    """B8 (``SupportSearch._family_at``) skips a family whose regression would not fit in 5 % of
+    the time left (thousands of threshold cuts took minutes past the limit): no bound, so nothing
+    ruled out; with time left the same family is bounded."""
+    import time
+
+    from riskformula.solver.support_search import SupportSearch
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((300, 40)) < 0.4).astype(float)
+    y = (rng.random(300) < 1 / (1 + np.exp(-(X[:, :5].sum(axis=1) - 2)))).astype(int)
+    p = RiskProblem(LogisticLoss(X, y).with_real_intercept(True), np.full(40, -3.0), np.full(40, 3.0), c0=0.0,
+                    max_size=3)
+    search = SupportSearch(p, True, time_limit=60)
+    search.t0 = time.perf_counter()
+    search._prepare()
+    rest = range(1, len(search._order))
+    bound, coefs = search._family_at(search._root_cell, 1, (search._order[0],), rest, {})
+    assert math.isfinite(bound) and coefs and search.stats["b8_too_wide"] == 0
+    # a machine of one operation per second: no family fits in a quarter of a minute
+    monkeypatch.setattr("riskformula.solver.support_search.FAMILY_FLOPS", 1.0)
+    bound, coefs = search._family_at(search._root_cell, 1, (search._order[0],), rest, {})
+    assert bound == -math.inf and coefs == {} and search.stats["b8_too_wide"] == 1
+    monkeypatch.undo()
+    search.t0 = time.perf_counter() - 61.0  # past the time limit: none at all
+    bound, coefs = search._family_at(search._root_cell, 1, (search._order[0],), rest, {})
+    assert bound == -math.inf and coefs == {} and search.stats["b8_too_wide"] == 2

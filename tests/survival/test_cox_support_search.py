@@ -363,3 +363,36 @@ def test_batched_gap_values_are_the_scalar_bounds():
     want = np.array([GapBound(F[b], G[b], shrink[b], h[b], np.zeros(0), None).value for b in range(B)])
     assert np.array_equal(np.isfinite(got), np.isfinite(want)) and np.isfinite(got).sum() > 50
     assert np.allclose(got[np.isfinite(got)], want[np.isfinite(want)], rtol=0, atol=1e-15)
+
+
+def test_past_the_deadline_wide_families_and_long_batches_rule_nothing_out():
+    """Past its deadline the Cox search regresses no family wider than 8 columns (C2: hundreds of
+    threshold cuts ran past the limit) and stops a batch of compiled regressions after its first
+    64; those it did are the same as with time left, the others −∞ (nothing ruled out)."""
+    import time
+
+    from riskformula.solver import kernels
+
+    rng = np.random.default_rng(4)
+    X, t, e, w = _data(rng, 120, 12)
+    loss = CoxLoss(X, t, e, ties="efron")
+    p = cox_problem(loss, np.full(12, -3), np.full(12, 3), c0=0.0, max_size=3)
+    search = CoxSupportSearch(p, loss)
+    search._prepare()
+    cols = tuple(range(10))
+    val, th = search._family(cols)
+    assert math.isfinite(val) and th
+    search._fam_cache.clear()
+    search._deadline = time.perf_counter() - 1.0
+    assert search._family(cols) == (-math.inf, {}) and search.stats["families_too_wide"] == 1
+    if kernels.compiled() is None:
+        return
+    C = np.array([(a, b) for a in range(12) for b in range(12) if a != b][:100], dtype=np.int64)
+    start, levels = np.zeros(C.shape), np.full(len(C), -np.inf)
+    search._deadline = math.inf
+    full, _ = search._compiled_c1(C, start, levels, 8)
+    search._deadline = time.perf_counter() - 1.0
+    part, beta = search._compiled_c1(C, start, levels, 8)
+    assert np.all(np.isfinite(full))
+    assert np.array_equal(part[:64], full[:64]) and np.all(part[64:] == -np.inf)
+    assert np.array_equal(beta[64:], start[64:])
