@@ -69,6 +69,7 @@ integers, so U, P, Q and N are exact.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from scipy.special import expit
@@ -347,31 +348,39 @@ def canonical(Wp: np.ndarray) -> np.ndarray:
     return out * np.where(out[:, :1] < 0, -1, 1)
 
 
-def column_combinations(X: np.ndarray) -> dict[int, list[int]]:
+def column_combinations(X: np.ndarray, deadline: float = math.inf) -> dict[int, list[int]]:
     """The exact column reduction (module docstring) of the integer matrix ``X`` (rows × columns):
     for each column that is exactly a rational combination (denominator ≤ 64) of the intercept
     and the columns kept before it, the kept columns whose coefficient is not 0.  A column not in
     the answer is kept.  The combination is proposed by the normal equations of the kept columns
-    (one Gram matrix, a Cholesky factor grown one kept column at a time), only where the column's
-    residual is nearly 0, and accepted only after the exact check in integers."""
+    (their Gram matrix's Cholesky factor, grown one kept column at a time, each new column's
+    products with them computed when it is reached), only where the column's residual is nearly
+    0, and accepted only after the exact check in integers.  Past ``deadline`` (perf_counter
+    seconds; thousands of threshold cuts) the columns not yet reached are kept: a partial answer,
+    every combination in it still exact."""
     from scipy.linalg import solve_triangular
     C, r = X.shape
     Xi = X.astype(np.int64)
-    B = np.column_stack([np.ones(C), X.astype(float)])
-    gram = B.T @ B
-    keep: list[int] = []  # columns of X
+    Xf = X.astype(float)
+    m = min(r, C) + 1  # at most C + 1 columns are independent (the intercept among them)
+    Bf = np.zeros((C, m))  # the columns in the factor (intercept first), as floats and as integers
+    Bi = np.zeros((C, m), dtype=np.int64)
+    Bf[:, 0], Bi[:, 0] = 1.0, 1
     fac: list[int] = []  # the kept columns in the factor (all but nearly dependent ones)
     combos: dict[int, list[int]] = {}
     qs = np.arange(1, 65, dtype=np.int64)
-    Lf = np.zeros((r + 1, r + 1))  # the Cholesky factor of the kept columns' Gram matrix (intercept first)
-    Lf[0, 0] = math.sqrt(gram[0, 0]) if gram[0, 0] > 0 else 1.0
+    Lf = np.zeros((m, m))  # the Cholesky factor of the factor columns' Gram matrix
+    Lf[0, 0] = math.sqrt(C) if C > 0 else 1.0
     k = 1
     for j in range(r):
-        K = [0] + [c + 1 for c in fac]
+        if j % 64 == 0 and j and time.perf_counter() > deadline:
+            break
+        col = Xf[:, j]
+        gjj = float(col @ col)
         L = Lf[:k, :k]
-        y = solve_triangular(L, gram[K, j + 1], lower=True, check_finite=False)
-        resid = gram[j + 1, j + 1] - float(y @ y)
-        if resid <= 1e-6 * max(gram[j + 1, j + 1], 1.0):
+        y = solve_triangular(L, Bf[:, :k].T @ col, lower=True, check_finite=False)
+        resid = gjj - float(y @ y)
+        if resid <= 1e-6 * max(gjj, 1.0):
             beta = solve_triangular(L.T, y, lower=False, check_finite=False)
             if np.all(np.isfinite(beta)) and np.abs(beta).max(initial=0.0) < 2.0 ** 20:
                 # the least denominator q ≤ 64 that brings q·β near whole numbers, then q·column =
@@ -381,28 +390,26 @@ def column_combinations(X: np.ndarray) -> dict[int, list[int]]:
                 if len(near):
                     q = int(qs[near[0]])
                     num = np.rint(scaled[:, near[0]]).astype(np.int64)
-                    Bk = np.column_stack([np.ones(C, dtype=np.int64)] + [Xi[:, c] for c in fac])
-                    if np.array_equal(Bk @ num, Xi[:, j] * q):
+                    if np.array_equal(Bi[:, :k] @ num, Xi[:, j] * q):
                         combos[j] = [fac[i] for i in np.flatnonzero(num[1:])]
                         continue
-        if resid <= 0:
-            keep.append(j)  # nearly dependent but not exactly: kept, outside the factor
-            continue
+        if resid <= 0 or k >= m:
+            continue  # nearly dependent but not exactly: kept, outside the factor
         Lf[k, :k] = y
         Lf[k, k] = math.sqrt(resid)
+        Bf[:, k], Bi[:, k] = col, Xi[:, j]
         k += 1
-        keep.append(j)
         fac.append(j)
     return combos
 
 
-def whole_combinations(X: np.ndarray) -> dict[int, list[int]]:
+def whole_combinations(X: np.ndarray, deadline: float = math.inf) -> dict[int, list[int]]:
     """:func:`column_combinations` among the columns of ``X`` that hold whole numbers below 2^20
     in absolute value (the others, real-valued, are all kept)."""
     whole = np.flatnonzero(np.all(X == np.round(X), axis=0) & (np.abs(X).max(axis=0, initial=0.0) < 2.0 ** 20))
     if not len(whole):
         return {}
-    combos = column_combinations(X[:, whole])
+    combos = column_combinations(X[:, whole], deadline)
     return {int(whole[j]): [int(whole[k]) for k in ks] for j, ks in combos.items()}
 
 

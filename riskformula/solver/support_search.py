@@ -155,6 +155,10 @@ ENGINE_NAME = "riskformula support enumeration with cell bounds"
 #: this errs towards skipping
 FAMILY_FLOPS = 2e9
 FAMILY_SHARE = 0.25
+#: the same for the count of a node two columns short of the size limit (``_grandchildren``): at
+#: most n·D² pairs of 1s for n rows and D later columns, counted at this rate (8 ms measured for
+#: 755 rows × 190² on the benchmark machine, 44 s for 569 × 10 604² with its arrays of gigabytes)
+PAIRS_PER_SECOND = 2e8
 
 #: what the certificate of each model class covers, in words (the report's ``settings["scope"]``)
 SCOPES = {True: "every score scale > 0 and every real intercept",
@@ -850,7 +854,11 @@ class SupportSearch(SupportRules):
         #: per node searched by B8: where it first pruned (a position; None) and its last
         #: regression's coefficients, a guess and a start for its children's B8
         self._family_hint: dict[tuple, tuple] = {}
-        self._combos = whole_combinations(data.X[:, order]) if L else {}
+        # (at most a tenth of the time: past it, the columns not reached are kept, and a family
+        # with one of them may not close, which rules nothing out)
+        started = getattr(self, "t0", None)
+        self._combos = whole_combinations(data.X[:, order], math.inf if started is None else
+                                          started + 0.1 * self.time_limit) if L else {}
         # each column's standard deviation over the rows (weighted by their counts): B8's
         # coefficient times it says how much a column moves the logits (see _family_order)
         N = data.P + data.Q
@@ -1051,7 +1059,10 @@ class SupportSearch(SupportRules):
             # its children's and grandchildren's own B1 at once (B1'), the grandchildren's kept
             # with each child for when it is searched
             two_short = (plain and self.leaf_pass and units + 2 == p.max_size and len(full) > 1
-                         and bool(self.data.binary[order_arr[full]].all()))
+                         and bool(self.data.binary[order_arr[full]].all())
+                         # its count goes over each row's pairs of 1s: not with thousands of cuts
+                         # (nested: most rows hold hundreds of 1s) in what is left of the time
+                         and data.n * len(full) ** 2 <= PAIRS_PER_SECOND * FAMILY_SHARE * max(self._left(), 0.0))
             pair = None
             if deeper.all():
                 # subtree bounds first: the children from position ``cut`` on are pruned by one

@@ -124,6 +124,28 @@ def _independent_columns_one_by_one(X):
     return keep
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_column_reduction_of_more_columns_than_rows_matches_one_at_a_time(seed):
+    # nested cuts of a few variables (threshold() on few rows): more columns than the rows can hold
+    # independent, so the factor fills up (at most rows + 1 columns with the intercept)
+    rng = np.random.default_rng(100 + seed)
+    C = int(rng.integers(3, 12))
+    v = rng.integers(0, 6, (C, 3))
+    X = np.column_stack([(v[:, a] >= c) for a in range(3) for c in range(1, 6)] + [v[:, 0], v[:, 1] - v[:, 2]])
+    X = X[:, rng.permutation(X.shape[1])].astype(np.int64)
+    assert independent_columns(X) == _independent_columns_one_by_one(X)
+
+
+def test_column_reduction_past_its_deadline_keeps_the_columns_not_reached():
+    from riskformula.solver.support_points import column_combinations
+    rng = np.random.default_rng(5)
+    v = rng.integers(0, 4, (40, 30))
+    X = np.column_stack([v, v[:, ::-1] + v, v[:, :10] * 2]).astype(np.int64)  # 70 columns, 40 combinations
+    full = column_combinations(X)
+    part = column_combinations(X, deadline=-math.inf)  # checked every 64 columns: only the first 64
+    assert len(full) == 40 and part == {j: ks for j, ks in full.items() if j < 64} and len(part) == 34
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_column_reduction_matches_one_denominator_at_a_time(seed):
     rng = np.random.default_rng(seed)
