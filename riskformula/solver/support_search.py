@@ -375,6 +375,8 @@ class SupportSearch(SupportRules):
         #: the last coefficients of each pair of blocks' columns (a start for :meth:`_block_pairs`)
         self._block_warm: dict[tuple, np.ndarray] = {}
         self.root_bound = 0.0
+        #: when the time started (``solve`` sets it again): the clock of a search used in parts
+        self.t0 = time.perf_counter()
         #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
         self.first_steps = 4
         #: how many point vectors each bound ruled out (B6, B2, the first calibration stage), how many
@@ -856,9 +858,7 @@ class SupportSearch(SupportRules):
         self._family_hint: dict[tuple, tuple] = {}
         # (at most a tenth of the time: past it, the columns not reached are kept, and a family
         # with one of them may not close, which rules nothing out)
-        started = getattr(self, "t0", None)
-        self._combos = whole_combinations(data.X[:, order], math.inf if started is None else
-                                          started + 0.1 * self.time_limit) if L else {}
+        self._combos = whole_combinations(data.X[:, order], self.t0 + 0.1 * self.time_limit) if L else {}
         # each column's standard deviation over the rows (weighted by their counts): B8's
         # coefficient times it says how much a column moves the logits (see _family_order)
         N = data.P + data.Q
