@@ -77,7 +77,7 @@ from .cox_bounds import (CoxTerms, GapBound, calibrate, cox_regression, gap_boun
                          loss_floor, primitive_vectors)
 from .heuristics import real_beam_search
 from .report import SolverReport
-from .support_search import FAMILY_FLOPS, FAMILY_SHARE, SupportRules, ray_vectors, support_rows
+from .support_search import SupportRules, ray_vectors, regression_fits, support_rows
 
 __all__ = ["CoxSupportSearch", "why_not_cox", "COX_ENGINE_NAME"]
 
@@ -496,9 +496,7 @@ class CoxSupportSearch(SupportRules):
         hit = self._fam_cache.get(key)
         if hit is not None and (hit[0] >= level or hit[2] < level):
             return hit[0], hit[1]  # the same answer at this level
-        w, n = len(key), self.terms.X.shape[0]
-        left = max(self._deadline - time.perf_counter(), 0.0)
-        if w > 8 and 20 * (n * w * w + w ** 3 / 3) > FAMILY_FLOPS * FAMILY_SHARE * left:
+        if len(key) > 8 and not regression_fits(20, self.terms.n, len(key), self._deadline - time.perf_counter()):
             # too wide for the time left (hundreds of threshold cuts on many rows), or past the
             # deadline: no bound, so nothing is ruled out by it
             self.stats["families_too_wide"] += 1

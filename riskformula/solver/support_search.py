@@ -160,6 +160,19 @@ FAMILY_SHARE = 0.25
 #: 755 rows × 190² on the benchmark machine, 44 s for 569 × 10 604² with its arrays of gigabytes)
 PAIRS_PER_SECOND = 2e8
 
+
+def fits_in_time(work: float, rate: float, left: float) -> bool:
+    """Whether ``work`` operations at ``rate`` per second fit in :data:`FAMILY_SHARE` of the
+    ``left`` seconds: the guard of a bound that need not be computed (one skipped rules nothing
+    out), so that the bounds of one node cannot run past the time limit."""
+    return work <= rate * FAMILY_SHARE * max(left, 0.0)
+
+
+def regression_fits(iters: int, rows: int, width: int, left: float) -> bool:
+    """:func:`fits_in_time` for ``iters`` Newton steps of a regression on ``rows`` rows (or cells)
+    and ``width`` columns, each about rows·width² + width³/3 operations at :data:`FAMILY_FLOPS`."""
+    return fits_in_time(iters * (rows * width * width + width ** 3 / 3), FAMILY_FLOPS, left)
+
 #: what the certificate of each model class covers, in words (the report's ``settings["scope"]``)
 SCOPES = {True: "every score scale > 0 and every real intercept",
           False: "the one score scale searched, with its intercept convention"}
@@ -1062,7 +1075,7 @@ class SupportSearch(SupportRules):
                          and bool(self.data.binary[order_arr[full]].all())
                          # its count goes over each row's pairs of 1s: not with thousands of cuts
                          # (nested: most rows hold hundreds of 1s) in what is left of the time
-                         and data.n * len(full) ** 2 <= PAIRS_PER_SECOND * FAMILY_SHARE * max(self._left(), 0.0))
+                         and fits_in_time(data.n * len(full) ** 2, PAIRS_PER_SECOND, self._left()))
             pair = None
             if deeper.all():
                 # subtree bounds first: the children from position ``cut`` on are pruned by one
@@ -1516,8 +1529,7 @@ class SupportSearch(SupportRules):
         other = self._suffix[min(rest)]
         span = int(other.max()) + 1 if len(other) else 1
         ids, C = dense_ids(cell * span + other, n_cells * span)
-        w = len(kept) + 1
-        if self.family_iters * (C * w * w + w ** 3 / 3) > FAMILY_FLOPS * FAMILY_SHARE * max(self._left(), 0.0):
+        if not regression_fits(self.family_iters, C, len(kept) + 1, self._left()):
             # too wide for the time left (thousands of threshold cuts: one regression would take
             # minutes): no bound, so nothing is ruled out by it
             self.stats["b8_too_wide"] += 1
