@@ -75,3 +75,10 @@ def oracle_real_intercepts(S, w_pos, w_neg, scale, lo, hi) -> np.ndarray:
         falling = w_neg @ q - w_pos @ (1 - q) < 0
         left, right = np.where(falling, mid, left), np.where(falling, right, mid)
     return 0.5 * (left + right)
+
+
+def slow_params(values, slow) -> list:
+    """``values`` for ``pytest.mark.parametrize``, the ones in ``slow`` marked slow: the default run
+    keeps the rest of an audit within its time, ``pytest -m slow`` (run by CI) takes these."""
+    slow = set(slow)
+    return [pytest.param(v, marks=pytest.mark.slow) if v in slow else v for v in values]

@@ -18,6 +18,7 @@ from riskformula.solver.cells import CellData
 from riskformula.solver.support_search import SupportSearch
 
 from test_support_search import models_of, oracle_values
+from conftest import slow_params
 
 
 class _Loss:
@@ -109,7 +110,7 @@ def _binary_problem(seed: int):
     return p, X, y, models_of(lo, hi, max_size), c0, mode
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", slow_params(range(12), slow=(0, 6, 9)))  # those three: 46 s
 def test_the_search_with_the_pass_is_the_brute_force_optimum(seed, monkeypatch):
     p, X, y, models, c0, mode = _binary_problem(seed)
     truth = float((oracle_values(X, y, models, mode) + c0 * np.count_nonzero(models, axis=1)).min())

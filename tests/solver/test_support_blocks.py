@@ -17,6 +17,7 @@ from riskformula.problem import LogisticLoss, RiskProblem
 from riskformula.solver.support_search import SupportSearch
 
 from test_support_search import models_of, oracle_values
+from conftest import slow_params
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,7 +44,7 @@ def _problem(seed: int, mode: str = "fit"):
     return p, X, y, models, vals, c0
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", slow_params(range(3), slow=(1, 2)))  # 1 and 2 at blocks of 1: 18 s
 @pytest.mark.parametrize("block_size", [1, 2])
 def test_search_with_blocks_is_the_brute_force_optimum(seed, block_size):
     check_search(seed, block_size)
@@ -82,7 +83,7 @@ def check_search(seed, block_size):
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("quantile", [0.25, 0.5])
+@pytest.mark.parametrize("quantile", [0.5, pytest.param(0.25, marks=pytest.mark.slow)])  # 0.25: 27 s
 def test_block_pairs_rule_out_only_what_they_bound(seed, quantile):
     check_rule_out(seed, quantile, 1)
 

@@ -28,6 +28,7 @@ from riskformula.problem import LogisticLoss, RiskProblem
 from riskformula.problem.problem import LinearRow, SizeGroup
 from riskformula.solver.cells import CellData, dual_bound, grouped_saturated, h_terms
 from riskformula.solver.support_search import SupportSearch, why_not
+from conftest import slow_params
 
 A_MAX = 40.0
 
@@ -230,7 +231,7 @@ def test_every_scale_is_the_brute_force_optimum_more(seed):
     check(seed, "fit")
 
 
-@pytest.mark.parametrize("seed", range(1000, 1030))
+@pytest.mark.parametrize("seed", slow_params(range(1000, 1030), slow=(1028,)))  # 1028: 15 s of the 30 s
 @pytest.mark.parametrize("mode", ["int", "real", "fit"])
 def test_real_predictors_are_the_brute_force_optimum(seed, mode):
     # real-valued columns: B1 on rows with equal values, the regression's gap bound for B5, scores
@@ -510,7 +511,7 @@ def _family_audit(seed: int) -> int:
     return s.stats["b8_pruned"] if s.stats["b8_orders"] else 0
 
 
-@pytest.mark.parametrize("seeds", [range(0, 4), range(4, 8)])
+@pytest.mark.parametrize("seeds", [range(0, 4), pytest.param(range(4, 8), marks=pytest.mark.slow)])
 def test_family_bound_prunes_and_the_search_stays_the_brute_force_optimum(seeds):
     pruned = [_family_audit(seed) for seed in seeds]
     # not vacuous: B8, choosing the children's order, ruled out children in most
