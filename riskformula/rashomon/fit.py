@@ -150,8 +150,7 @@ def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max
     >>> len(rs), rs.complete  # doctest: +SKIP
     (2, True)
     """
-    kernels.compiled()  # compiling the loops in a new environment is not the search's time
-    started = time.perf_counter()
+    started = kernels.start_clock()  # compiling the loops in a new environment is not the search's time
     if is_dask_frame(data):
         raise SettingsError("rashomon_set needs a pandas DataFrame (every member is scored on the training rows); "
                             "collect the rows with data.compute().")

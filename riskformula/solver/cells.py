@@ -101,16 +101,7 @@ class CellData:
         self.Q = np.asarray(loss.w_neg, dtype=float)
         self.W = float(loss.total_weight)
         self.n, self.d = self.X.shape
-        self.why = ""
-        if not (np.all(self.P == np.round(self.P)) and np.all(self.Q == np.round(self.Q))
-                and self.W == float(self.P.sum() + self.Q.sum())):
-            self.why = "the weights are not whole counts (sample weights or an event weight)"
-        elif self.W >= 2.0 ** 40:
-            self.why = "the rows' total weight is too large for exact integer sums"
-        elif not bool(np.all(np.isfinite(self.X))):
-            self.why = "some predictors are not finite numbers"
-        elif self.X.size and np.abs(self.X).max() > 2 ** 20:
-            self.why = "some predictors exceed 2^20 in absolute value"
+        self.why = self.why_not(loss)
         self.ok = not self.why
         #: some predictor is not a whole number: the bounds that need whole scores (B2, B5's exact
         #: repair, B7) are not used, and scores carry their rounding bound (see :func:`scores`)
@@ -129,6 +120,23 @@ class CellData:
                 for j in range(self.d)]
         self._ones_ptr = np.r_[0, np.cumsum([len(o) for o in ones])].astype(np.intp)
         self._ones = np.concatenate(ones).astype(np.intp) if ones else np.zeros(0, dtype=np.intp)
+
+    @staticmethod
+    def why_not(loss) -> str:
+        """Why the cells' sums of ``loss``'s rows would not be exact ("" when they are), without
+        building the cells (the support search's qualification asks this first)."""
+        X = loss.Z[:, 1:]
+        P, Q = np.asarray(loss.w_pos, dtype=float), np.asarray(loss.w_neg, dtype=float)
+        W = float(loss.total_weight)
+        if not (np.all(P == np.round(P)) and np.all(Q == np.round(Q)) and W == float(P.sum() + Q.sum())):
+            return "the weights are not whole counts (sample weights or an event weight)"
+        if W >= 2.0 ** 40:
+            return "the rows' total weight is too large for exact integer sums"
+        if not bool(np.all(np.isfinite(X))):
+            return "some predictors are not finite numbers"
+        if X.size and np.abs(X).max() > 2 ** 20:
+            return "some predictors exceed 2^20 in absolute value"
+        return ""
 
     def refine(self, cell: np.ndarray, j: int) -> tuple[np.ndarray, int]:
         """Cell ids (0..C'−1) of the rows on the cells ``cell`` refined by column ``j``."""

@@ -189,8 +189,7 @@ def why_not(problem: RiskProblem, fitted: bool, default_intercepts: bool = True)
         return "some point range excludes 0"
     if fitted and not (p.loss.real_intercept and default_intercepts):
         return "a fitted scale needs a real intercept over its default range"
-    data = CellData(p.loss)
-    return data.why
+    return CellData.why_not(p.loss)
 
 
 def _rows(a: np.ndarray | None, idx) -> np.ndarray | None:
@@ -847,6 +846,7 @@ class SupportSearch(SupportRules):
         # whether a grouped column comes at or after each position (a full support may still grow there)
         self._grouped_after = np.r_[np.cumsum((self.group_of[order] >= 0)[::-1])[::-1], 0] if L else np.zeros(1)
         self._below_cache: dict = {}
+        self._below_tab: np.ndarray | None = None
         self._total, self._done = self._below(0, 0), 0.0
         # stack entries: (subtree bound, own bound, position after the last column, columns, units,
         # group counts, c0 sum, parent's cells, parent's cell count, B1 of its children when its
@@ -887,6 +887,23 @@ class SupportSearch(SupportRules):
             top = max(0, self.p.max_size - units)
             self._below_cache[key] = float(sum(math.comb(L - q, t) for t in range(0, top + 1)))
         return self._below_cache[key]
+
+    def _below_table(self) -> np.ndarray:
+        """:meth:`_below` for every position q ≤ L and size units u ≤ max_size + 1, the same
+        values (float of the exact sums of binomials), built once per search: one call per
+        entry took 0.6 s at 10 604 columns."""
+        if self._below_tab is None:
+            L, K = len(self._order), self.p.max_size
+            tab = np.empty((L + 1, K + 2))
+            for q in range(L + 1):
+                n, c, acc, sums = L - q, 1, 0, []
+                for t in range(K + 1):  # c = comb(n, t), exactly
+                    acc += c
+                    sums.append(acc)
+                    c = c * (n - t) // (t + 1)
+                tab[q] = [float(sums[max(0, K - u)]) for u in range(K + 2)]
+            self._below_tab = tab
+        return self._below_tab
 
     def solve(self, started: float | None = None) -> SolverReport:
         self.t0 = time.perf_counter() if started is None else started
@@ -937,7 +954,7 @@ class SupportSearch(SupportRules):
         order_arr = np.asarray(order, dtype=np.intp)
         plain = not self.rows and not bool((self.group_of >= 0).any())
         # supports below a node whose next position is q with u size units: below(q, u), tabled
-        below_tab = np.array([[below(q, u) for u in range(p.max_size + 2)] for q in range(len(order) + 1)])
+        below_tab = self._below_table()
         status = None
         while stack:
             if until is not None and len(stack) >= until:

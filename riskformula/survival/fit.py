@@ -67,10 +67,9 @@ def default_horizon(time, event) -> float:
 
 def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchControl) -> SurvivalScore:
     """The certified time-to-event risk score; see :func:`riskformula.risk_score` for the arguments."""
-    # the support search's compiled loops are readied before the clock starts (a first fit in a new
-    # environment compiles them), as for the logistic fit
-    kernels.compiled()
-    started = time.perf_counter()
+    # the clock covers the support search's compiled loops' loading, not their compiling (a first
+    # fit in a new environment), as for the logistic fit
+    started = kernels.start_clock()
     a = arguments
     if backend_for(data) is not None:
         raise NotApplicableError("a time-to-event score on a dask frame is not supported: the partial likelihood "
