@@ -4,6 +4,7 @@ the search in one process (an in-process ``LocalCluster`` of two single-thread w
 from __future__ import annotations
 
 import itertools
+import math
 import pickle
 
 import numpy as np
@@ -156,8 +157,10 @@ def test_the_calling_process_searches_alone_first(client, monkeypatch):
     monkeypatch.setattr(client, "submit", counted)
     p, X, y, c0 = _problem(0, 5, 1)
     kw = dict(time_limit=120, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12, beam=False)
-    alone = SupportSearch(p, True, client=client, **kw).solve()
-    assert not calls and alone.status == "optimal"
+    search = SupportSearch(p, True, client=client, **kw)
+    search.alone_share, search.alone_cap = 1.0, math.inf  # alone for the whole time: no clock in the test
+    alone = search.solve()
+    assert not calls and alone.status == "optimal" and alone.settings["cluster"] == "dask"
     search = SupportSearch(p, True, client=client, **kw)
     search.alone_cap = 0.0
     rounds = search.solve()
