@@ -573,11 +573,13 @@ def test_family_bounds_by_bisection_stay_below_each_familys_regression(seed):
 
 @pytest.mark.parametrize("L, K", [(0, 0), (1, 1), (3, 5), (20, 4), (300, 5), (113, 10)])
 def test_the_table_of_supports_below_is_the_count_one_at_a_time(L, K):
-    # _run's table (built once) against _below (one entry at a time): the same floats, so the
-    # tree's progress (done against total) adds up as before
+    # _run's table (built once) against the sums of binomials one entry at a time: the same
+    # floats, so the tree's progress (done against total) adds up as before
     s = SupportSearch.__new__(SupportSearch)
-    s._order, s._below_cache, s._below_tab = list(range(L)), {}, None
+    s._order, s._below_tab = list(range(L)), None
     s.p = type("P", (), {"max_size": K})()
-    ref = np.array([[s._below(q, u) for u in range(K + 2)] for q in range(L + 1)])
+    ref = np.array([[float(sum(math.comb(L - q, t) for t in range(max(0, K - u) + 1))) for u in range(K + 2)]
+                    for q in range(L + 1)])
+    assert all(s._below(q, u) == ref[q, min(u, K + 1)] for q in range(L + 1) for u in range(K + 4))
     assert np.array_equal(s._below_table(), ref)
     assert s._below_table()[0, 0] == sum(math.comb(L, t) for t in range(K + 1))
