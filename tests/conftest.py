@@ -32,6 +32,23 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    """With numba installed, ready the compiled loops once, in the controlling process, before any
+    test starts (what ``riskformula compile`` does): a test that times a fit or guards it with an
+    alarm must not find itself compiling them (about a minute on a slow machine, after a reinstall
+    made numba's disk cache stale); the test processes then load them from the cache."""
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller has done it
+        return
+    from riskformula.solver import kernels
+    seconds = kernels.warm_up()
+    if seconds is not None and seconds > kernels.SLOW_WARM_UP:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"riskformula: compiled the certifying search's loops with numba ({seconds:.0f} s) "
+                                "before the tests")
+
+
 @contextlib.contextmanager
 def tree_only():
     """Searches keep their trees: a small problem is otherwise settled at its root by scoring every
