@@ -604,7 +604,7 @@ def _nb_small(seed=0, **kw):
     return df, m
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", [0] + [pytest.param(s, marks=pytest.mark.slow) for s in (1, 2)])  # 1, 2: 6 s
 def test_risk_targets_are_exact_band_edges(seed):
     df, m = _nb_small(seed)
     lo, hi = m._score_limits()

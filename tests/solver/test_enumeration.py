@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import oracle_real_intercepts
+from conftest import oracle_real_intercepts, slow_params
 
 import riskformula as rf
 from riskformula.problem import LogisticLoss, RiskProblem, SizeGroup
@@ -229,7 +229,7 @@ def test_one_and_two_processes_give_the_same_model():
 
 
 @pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
-@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("seed", slow_params(range(16), slow=(2, 3, 4)))  # 2–4: 3.6 s
 def test_listing_against_a_ceiling_finds_every_point_below_it(seed, real):
     """With the objective to beat, the box is listed one unit at a time and partial assignments
     whose bound cannot beat it are dropped: a point below the ceiling is still the exact optimum,

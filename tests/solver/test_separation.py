@@ -154,7 +154,7 @@ def _check_separable(seed: int):
 
 #: the quicker of the first twelve problems (the oracle's golden sections dominate); the slow run
 #: checks all sixty
-QUICK = (0, 1, 3, 5, 6, 7, 9, 11)
+QUICK = (1, 5, 6, 7, 9, 11)  # 0 and 3 (4.7 s) in the slow run
 
 
 @pytest.mark.parametrize("seed", QUICK)

@@ -82,7 +82,7 @@ def check_search(seed, block_size):
         assert s.stats["block_pairs"] > 0  # the blocks were used (longer blocks need longer lists)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", slow_params(range(3), slow=(1, 2)))  # 1 and 2: 20 s
 @pytest.mark.parametrize("quantile", [0.5, pytest.param(0.25, marks=pytest.mark.slow)])  # 0.25: 27 s
 def test_block_pairs_rule_out_only_what_they_bound(seed, quantile):
     check_rule_out(seed, quantile, 1)

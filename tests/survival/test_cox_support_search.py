@@ -108,12 +108,12 @@ def _check(seed, wide=False, event_free=False, **settings):
     return search
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", slow_params(range(30), slow=(16, 28)))  # 16, 28: 5 s
 def test_certified_optimum_matches_brute_force(seed):
     _check(seed)
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", slow_params(range(8), slow=(4, 5, 6)))  # 4–6: 10 s
 @pytest.mark.parametrize("variant", ["plain", "reorder_root", "no_beam", "blocks"])
 def test_every_variant_of_the_search_certifies_the_same_optimum(seed, variant):
     """The children's order chosen at the root too; none chosen and no child bounded in a batch;
@@ -126,8 +126,8 @@ def test_every_variant_of_the_search_certifies_the_same_optimum(seed, variant):
     _check(200 + seed, **settings)
 
 
-@pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("block_size", [1, 2])
+@pytest.mark.parametrize("seed, block_size", [(0, 1), (0, 2), (1, 2)] + [  # the others: 14 s
+    pytest.param(s, b, marks=pytest.mark.slow) for s, b in ((1, 1), (2, 1), (2, 2))])
 def test_block_pairs_rule_out_only_what_they_bound(seed, block_size):
     """C2 by blocks on wider problems (6–8 columns, size 2–4, so that two-short nodes have lists
     of several blocks): the certified optimum is brute force's, and the blocks were bounded (not
