@@ -350,36 +350,28 @@ def grandchildren(GP, GQ, aP, aQ, bP, bQ, Pt, Qt, first, stop, out_t, out_used, 
 
 
 @njit
-def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D, P, Q, first, stop, out_t, out_used,
-                       own_t, own_used):
-    """:func:`grandchildren` with the counts taken from the rows: ``rowpos[rowptr[r]:rowptr[r + 1]]``
-    are the positions of the 0/1 columns equal to 1 in row r; position t is the node's column
-    ``slot[t]`` of D (−1: not one of them), its children the first K, each child's children the
-    columns after it.  ``order[starts[g]:starts[g + 1]]`` are the rows of group g, rows equal on
-    every position of a column: the rows of one group and one cell add their weights once to the
-    pairs of their common positions (the same integer sums as row by row).  Only cells holding
-    both classes are counted (a cell of one class adds exactly zero)."""
-    Pt = np.zeros(n_cells)
-    Qt = np.zeros(n_cells)
-    for r in range(cell.shape[0]):
-        Pt[cell[r]] += P[r]
-        Qt[cell[r]] += Q[r]
-    idx = np.full(n_cells, -1, dtype=np.int64)
-    C = 0
-    for c in range(n_cells):
-        if Pt[c] > 0 and Qt[c] > 0:
-            idx[c] = C
-            C += 1
-    GP = np.zeros((C, K, D))
-    GQ = np.zeros((C, K, D))
-    bP = np.zeros((C, D))
-    bQ = np.zeros((C, D))
-    Pc = np.empty(C)
-    Qc = np.empty(C)
-    for c in range(n_cells):
-        if idx[c] >= 0:
-            Pc[idx[c]] = Pt[c]
-            Qc[idx[c]] = Qt[c]
+def _cell_rows(XT, W, ents, ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, bP, bQ):
+    """One cell's rows for :func:`grandchildren_rows`' product: XT[a, i] = 1 where entry i's row
+    has column a (a < K), W[i] = (p·x, q·x), and the column sums into bP, bQ."""
+    for i in range(ents.shape[0]):
+        e = ents[i]
+        r, p, q = ent_r[e], ent_p[e], ent_q[e]
+        for u in range(rowptr[r], rowptr[r + 1]):
+            a = slot[rowpos[u]]
+            if a < 0:
+                continue
+            if a < K:
+                XT[a, i] = 1.0
+            W[i, a] = p
+            W[i, D + a] = q
+            bP[a] += p
+            bQ[a] += q
+
+
+@njit
+def _row_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, P, Q, GP, GQ, bP, bQ):
+    """:func:`grandchildren_rows`' counts group by group: the weights of a group's rows in each
+    cell, added once to the pairs of the group's first row's 1s."""
     gP = np.zeros(C)
     gQ = np.zeros(C)
     touched = np.empty(C, dtype=np.int64)
@@ -423,6 +415,121 @@ def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D,
                     elif b < K:
                         GP[c, b, a] += p
                         GQ[c, b, a] += q
+
+
+@njit
+def _dense_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, D, P, Q, total, GP, GQ, bP, bQ):
+    """:func:`grandchildren_rows`' counts by one product per cell: the entries (a group's first
+    row, the group's weights in a cell) of each cell as the rows of X_c, then X_c[:, :K]ᵀ·[p·X_c,
+    q·X_c] — in single precision while the total weight is below 2^24 (every partial sum a whole
+    number it holds exactly)."""
+    gP = np.zeros(C)
+    gQ = np.zeros(C)
+    touched = np.empty(C, dtype=np.int64)
+    ent_r = np.empty(cell.shape[0], dtype=np.int64)
+    ent_c = np.empty(cell.shape[0], dtype=np.int64)
+    ent_p = np.empty(cell.shape[0])
+    ent_q = np.empty(cell.shape[0])
+    ne = 0
+    for g in range(starts.shape[0] - 1):
+        nt = 0
+        for i in range(starts[g], starts[g + 1]):
+            r = order[i]
+            c = idx[cell[r]]
+            if c < 0:
+                continue
+            if gP[c] == 0 and gQ[c] == 0:
+                touched[nt] = c
+                nt += 1
+            gP[c] += P[r]
+            gQ[c] += Q[r]
+        r = order[starts[g]]
+        for t in range(nt):
+            c = touched[t]
+            ent_r[ne], ent_c[ne], ent_p[ne], ent_q[ne] = r, c, gP[c], gQ[c]
+            ne += 1
+            gP[c] = 0.0
+            gQ[c] = 0.0
+    cnt = np.zeros(C + 1, dtype=np.int64)
+    for e in range(ne):
+        cnt[ent_c[e] + 1] += 1
+    for c in range(C):
+        cnt[c + 1] += cnt[c]
+    pos = cnt[:C].copy()
+    by_cell = np.empty(ne, dtype=np.int64)
+    for e in range(ne):
+        by_cell[pos[ent_c[e]]] = e
+        pos[ent_c[e]] += 1
+    single = total < 2.0 ** 24
+    for c in range(C):
+        m = cnt[c + 1] - cnt[c]
+        ents = by_cell[cnt[c]:cnt[c + 1]]
+        if single:
+            XT32 = np.zeros((K, m), dtype=np.float32)
+            W32 = np.zeros((m, 2 * D), dtype=np.float32)
+            _cell_rows(XT32, W32, ents, ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, bP[c], bQ[c])
+            G = (XT32 @ W32).astype(np.float64)
+        else:
+            XT = np.zeros((K, m))
+            W = np.zeros((m, 2 * D))
+            _cell_rows(XT, W, ents, ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, bP[c], bQ[c])
+            G = XT @ W
+        GP[c] = G[:, :D]
+        GQ[c] = G[:, D:]
+
+
+@njit
+def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D, P, Q, first, stop, dense, out_t,
+                       out_used, own_t, own_used):
+    """:func:`grandchildren` with the counts taken from the rows: ``rowpos[rowptr[r]:rowptr[r + 1]]``
+    are the positions of the 0/1 columns equal to 1 in row r; position t is the node's column
+    ``slot[t]`` of D (−1: not one of them), its children the first K, each child's children the
+    columns after it.  ``order[starts[g]:starts[g + 1]]`` are the rows of group g, rows equal on
+    every position of a column: the rows of one group and one cell add their weights once to the
+    pairs of their common positions (the same integer sums as row by row).  Only cells holding
+    both classes are counted (a cell of one class adds exactly zero).  The pairs of 1s are
+    counted group by group, or by one product per cell (:func:`_dense_counts`) when they are more
+    than (groups × K × D) / ``dense``."""
+    Pt = np.zeros(n_cells)
+    Qt = np.zeros(n_cells)
+    for r in range(cell.shape[0]):
+        Pt[cell[r]] += P[r]
+        Qt[cell[r]] += Q[r]
+    idx = np.full(n_cells, -1, dtype=np.int64)
+    C = 0
+    for c in range(n_cells):
+        if Pt[c] > 0 and Qt[c] > 0:
+            idx[c] = C
+            C += 1
+    GP = np.zeros((C, K, D))
+    GQ = np.zeros((C, K, D))
+    bP = np.zeros((C, D))
+    bQ = np.zeros((C, D))
+    Pc = np.empty(C)
+    Qc = np.empty(C)
+    for c in range(n_cells):
+        if idx[c] >= 0:
+            Pc[idx[c]] = Pt[c]
+            Qc[idx[c]] = Qt[c]
+    # the pairs of 1s group by group (each group's first row: its rows are equal on every
+    # position of a column), or one product per cell, X_cᵀ·[p·X_c, q·X_c] by BLAS, when the rows
+    # hold many 1s: whole counts either way, so the same sums in any order (the rows' pairs are
+    # estimated from at most 64 groups, spread evenly)
+    n_groups = starts.shape[0] - 1
+    step = max(1, n_groups // 64)
+    pairs_work, seen = 0.0, 0
+    for g in range(0, n_groups, step):
+        r = order[starts[g]]
+        m = 0
+        for u in range(rowptr[r], rowptr[r + 1]):
+            m += slot[rowpos[u]] >= 0
+        pairs_work += 0.5 * m * m
+        seen += 1
+    if pairs_work * dense > seen * float(K) * D:
+        _dense_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, D, P, Q, Pt.sum() + Qt.sum(),
+                      GP, GQ, bP, bQ)
+    else:
+        _row_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, P, Q, GP, GQ, bP, bQ)
     grandchildren(GP, GQ, bP[:, :K], bQ[:, :K], bP, bQ, Pc, Qc, first, stop, out_t, out_used, own_t, own_used)
 
 

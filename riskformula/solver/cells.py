@@ -216,8 +216,9 @@ class CellData:
         = (rowptr, rowpos, slot[, order, starts]) — each row's positions of 1s in a matrix whose
         position t is Xb's column slot[t] (−1: none of them), and optionally the rows grouped by
         equal values on those columns (group g: ``order[starts[g]:starts[g + 1]]``) — the counts
-        are taken row by row, or group by group within each cell, instead (the same integer
-        sums), and a grandchild's sum
+        are taken row by row, or group by group within each cell, or — rows with many 1s, as
+        nested threshold cuts have — by one BLAS product per cell as below, instead (the same
+        integer sums), and a grandchild's sum
         over the cells may stop once its bound would reach ``enough``: it is then a partial sum
         of nonnegative terms (a lower bound still, at least ``enough`` after the margin).
 

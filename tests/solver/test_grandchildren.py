@@ -48,11 +48,19 @@ def _ones(X, q0):
     return np.r_[0, np.cumsum(np.bincount(r_i, minlength=len(X)))].astype(np.int64), r_q.astype(np.int64), slot
 
 
-@pytest.mark.parametrize("numpy_only", [False, True])
+# the compiled counts choose between the rows' pairs of 1s and a product per cell by the rows'
+# density (kernels.DENSE_PAIRS); each is forced here, and the numpy code they replace is audited
+# wherever numba is installed
+PATHS = {"compiled": None, "compiled rows": 1e-300, "compiled product": 1e300, "numpy": None}
+
+
+@pytest.mark.parametrize("path", list(PATHS))
 @pytest.mark.parametrize("seed", range(40))
-def test_children_and_grandchildren_are_b1_of_their_refined_cells(seed, numpy_only, monkeypatch):
-    if numpy_only:  # the numpy code the compiled loops replace, audited wherever numba is installed
+def test_children_and_grandchildren_are_b1_of_their_refined_cells(seed, path, monkeypatch):
+    if path == "numpy":
         monkeypatch.setattr(kernels, "compiled", lambda: None)
+    elif PATHS[path] is not None:
+        monkeypatch.setattr(kernels, "DENSE_PAIRS", PATHS[path])
     X, data, rng = _data(seed)
     d = X.shape[1]
     cell, n_cells = data.partition([0, 2][: int(rng.integers(0, 3))])
@@ -76,6 +84,39 @@ def test_children_and_grandchildren_are_b1_of_their_refined_cells(seed, numpy_on
             for i in range(k + 1, len(cols)):
                 c2, n2 = data.refine(c1, cols[i])
                 assert pair[k, i] == pytest.approx(data.saturated(c2, n2), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_the_product_per_cell_counts_what_the_rows_count(seed, monkeypatch):
+    # the compiled counts of the pairs of 1s by one product per cell (BLAS; rows with many 1s, as
+    # nested threshold cuts have) and row by row or group by group: sums of whole counts either
+    # way, so the same bounds bit for bit — in single precision, and in double once the total
+    # weight reaches 2^24
+    if kernels.compiled() is None:
+        pytest.skip("the product per cell is in the compiled counts")
+    X, data, rng = _data(seed)
+    if seed % 2:
+        P, Q = data.P * 2.0 ** 22, data.Q * 2.0 ** 22
+        data = CellData(_Loss(X, P, Q))
+        assert data.P.sum() + data.Q.sum() >= 2 ** 24
+    d = X.shape[1]
+    cell, n_cells = data.partition([0, 2][: int(rng.integers(0, 3))])
+    q0 = int(rng.integers(0, 3))
+    K = int(rng.integers(1, d - q0 + 1))
+    sid = data.partition(list(range(q0, d)))[0]
+    order = np.argsort(sid, kind="stable").astype(np.int64)
+    starts = np.r_[0, np.flatnonzero(np.diff(sid[order])) + 1, len(sid)].astype(np.int64)
+    for ones in (_ones(X, q0), (*_ones(X, q0), order, starts)):
+        got = {}
+        for dense in (1e-300, 1e300):
+            monkeypatch.setattr(kernels, "DENSE_PAIRS", dense)
+            got[dense] = data.grandchildren_saturated(cell, n_cells, X[:, q0:], K, ones)
+        assert np.array_equal(got[1e-300][0], got[1e300][0]) and np.array_equal(got[1e-300][1], got[1e300][1])
+    with monkeypatch.context() as m:
+        m.setattr(kernels, "compiled", lambda: None)
+        own, pair = data.grandchildren_saturated(cell, n_cells, X[:, q0:], K)
+    np.testing.assert_allclose(got[1e300][0], own, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got[1e300][1], pair, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("seed", range(20))
