@@ -350,9 +350,28 @@ def grandchildren(GP, GQ, aP, aQ, bP, bQ, Pt, Qt, first, stop, out_t, out_used, 
 
 
 @njit
-def _cell_rows(XT, W, ents, ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, bP, bQ):
-    """One cell's rows for :func:`grandchildren_rows`' product: XT[a, i] = 1 where entry i's row
-    has column a (a < K), W[i] = (p·x, q·x), and the column sums into bP, bQ."""
+def _group_weights(lo, hi, order, cell, idx, P, Q, gP, gQ, touched):
+    """The weights of the rows ``order[lo:hi]`` (one group) added into gP, gQ by mixed cell
+    (``idx``, −1 for none); the cells reached are listed in ``touched``, their number returned."""
+    nt = 0
+    for i in range(lo, hi):
+        r = order[i]
+        c = idx[cell[r]]
+        if c < 0:
+            continue
+        if gP[c] == 0 and gQ[c] == 0:
+            touched[nt] = c
+            nt += 1
+        gP[c] += P[r]
+        gQ[c] += Q[r]
+    return nt
+
+
+@njit
+def _cell_product(XT, W, ents, ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, bP, bQ):
+    """One cell's product for :func:`_dense_counts`, in the precision of the zeros ``XT`` (K × m)
+    and ``W`` (m × 2D) it fills: XT[a, i] = 1 where entry i's row has column a (a < K), W[i] =
+    (p·x, q·x), the column sums added into bP, bQ; returns XT·W in double precision."""
     for i in range(ents.shape[0]):
         e = ents[i]
         r, p, q = ent_r[e], ent_p[e], ent_q[e]
@@ -366,6 +385,7 @@ def _cell_rows(XT, W, ents, ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, bP,
             W[i, D + a] = q
             bP[a] += p
             bQ[a] += q
+    return (XT @ W).astype(np.float64)
 
 
 @njit
@@ -376,17 +396,7 @@ def _row_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, P, Q, GP, 
     gQ = np.zeros(C)
     touched = np.empty(C, dtype=np.int64)
     for g in range(starts.shape[0] - 1):
-        nt = 0
-        for i in range(starts[g], starts[g + 1]):
-            r = order[i]
-            c = idx[cell[r]]
-            if c < 0:
-                continue
-            if gP[c] == 0 and gQ[c] == 0:
-                touched[nt] = c
-                nt += 1
-            gP[c] += P[r]
-            gQ[c] += Q[r]
+        nt = _group_weights(starts[g], starts[g + 1], order, cell, idx, P, Q, gP, gQ, touched)
         if nt == 0:
             continue
         r = order[starts[g]]
@@ -432,17 +442,7 @@ def _dense_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, D, P, Q,
     ent_q = np.empty(cell.shape[0])
     ne = 0
     for g in range(starts.shape[0] - 1):
-        nt = 0
-        for i in range(starts[g], starts[g + 1]):
-            r = order[i]
-            c = idx[cell[r]]
-            if c < 0:
-                continue
-            if gP[c] == 0 and gQ[c] == 0:
-                touched[nt] = c
-                nt += 1
-            gP[c] += P[r]
-            gQ[c] += Q[r]
+        nt = _group_weights(starts[g], starts[g + 1], order, cell, idx, P, Q, gP, gQ, touched)
         r = order[starts[g]]
         for t in range(nt):
             c = touched[t]
@@ -465,15 +465,11 @@ def _dense_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, D, P, Q,
         m = cnt[c + 1] - cnt[c]
         ents = by_cell[cnt[c]:cnt[c + 1]]
         if single:
-            XT32 = np.zeros((K, m), dtype=np.float32)
-            W32 = np.zeros((m, 2 * D), dtype=np.float32)
-            _cell_rows(XT32, W32, ents, ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, bP[c], bQ[c])
-            G = (XT32 @ W32).astype(np.float64)
+            G = _cell_product(np.zeros((K, m), dtype=np.float32), np.zeros((m, 2 * D), dtype=np.float32), ents,
+                              ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, bP[c], bQ[c])
         else:
-            XT = np.zeros((K, m))
-            W = np.zeros((m, 2 * D))
-            _cell_rows(XT, W, ents, ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, bP[c], bQ[c])
-            G = XT @ W
+            G = _cell_product(np.zeros((K, m)), np.zeros((m, 2 * D)), ents, ent_r, ent_p, ent_q, rowptr, rowpos,
+                              slot, K, D, bP[c], bQ[c])
         GP[c] = G[:, :D]
         GQ[c] = G[:, D:]
 
