@@ -281,6 +281,11 @@ class Summary(r.Rendered):
                        + ("every score scale > 0 (the continuous multiplier of Liu et al., 2022) and every real "
                           f"intercept. Risks are (intercept + score) / {m.scale:.6g} logits."
                           if m.solver.settings.get("continuous_scale") else "the score scale searched."))
+            if m.solver.settings.get("separation_proof"):
+                out.append("The rows are separable: every score that leaves an event row at or below a non-event "
+                           "row has a loss of at least that of two such rows sharing one risk, above this model's "
+                           "objective, and every support that could order all events above all non-events at a "
+                           "lower penalty was listed and ruled out (no linear score orders its cells).")
         elif engine == "cox_supports":
             out.append("Certified by listing supports with the gap bound of each support's Cox regression, of "
                        "each node's columns with every later one, and, two columns short of the size limit, of "

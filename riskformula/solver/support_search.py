@@ -89,6 +89,15 @@ regression's ray, until the rest of the tree is bounded; the supports left are t
 bound first (:meth:`SupportSearch._listings`): the regression's bound is close to a support's
 best, so the first listings give the incumbent that rules out the rest.
 
+**Separable data at c0 > 0 (B9).**  Once the start's incumbent is below the least loss of any
+score that leaves an event row at or below a non-event row (:func:`~riskformula.solver.purity.pair_floor`),
+only supports whose cells are pure and linearly separable can beat it, and
+:class:`~riskformula.solver.purity.SeparationProof` lists those below the prune level in an order
+of its own, ruling out nodes by a packing of row pairs (each needs an item of its own) and pure
+supports by a crossing witness (equal sums of two event and two non-event cells).  When it closes,
+its bound covers every support and the tree is not searched; otherwise nothing it did is used
+(:meth:`SupportSearch._separated`).
+
 **Certificate.**  Every risk score of the class has one support; the search either scored it,
 or discarded a set holding it with a proven bound (each recorded).  The lower bound is the least
 of the incumbent and every recorded bound, so no risk score of the class has a lower objective.
@@ -142,6 +151,7 @@ from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, cell_losses, d
 from .enumeration import _best_intercepts
 from .heuristics import real_beam_search
 from .report import SolverReport
+from .purity import SeparationProof, pair_floor
 from .separation import may_separate, pure_supports, separated_loss, separating_points
 from .support_points import (batch_gap_bound, batch_regression, canonical, family_lr_bound, prefix_bounds,
                              real_lr_bound, unit_scales, whole_combinations)
@@ -398,6 +408,8 @@ class SupportSearch(SupportRules):
         #: the last coefficients of each pair of blocks' columns (a start for :meth:`_block_pairs`)
         self._block_warm: dict[tuple, np.ndarray] = {}
         self.root_bound = 0.0
+        #: whether B9 (:meth:`_separated`) certified the search
+        self._separation = False
         #: when the time started (``solve`` sets it again): the clock of a search used in parts
         self.t0 = time.perf_counter()
         #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
@@ -917,6 +929,8 @@ class SupportSearch(SupportRules):
         self.t0 = time.perf_counter() if started is None else started
         stack = self._prepare()
         self._start()
+        if stack and self._separated():
+            stack.clear()  # B9 ruled out every support at once
         if self.client is not None:
             with _dask_client(self.client) as client:
                 status = self._run_parallel(stack, client)
@@ -927,6 +941,28 @@ class SupportSearch(SupportRules):
         for entry in stack:
             self._discard(entry[0])
         return self._report(status)
+
+    def _separated(self) -> bool:
+        """B9 (:mod:`riskformula.solver.purity`): when every score that does not separate the rows
+        has a loss of at least the incumbent's prune level, prove that no support below the level
+        separates them; within half the time left.  True when the proof closed (its bound is then
+        recorded and the tree has nothing left to search)."""
+        if self.data.real or not math.isfinite(self.best) or self.p.max_size < 1:
+            return False
+        level = self._prune_level()
+        floor = pair_floor(self.data)
+        if floor < level:
+            return False
+        proof = SeparationProof(self, floor, level, time.perf_counter() + 0.5 * max(self._left(), 0.0))
+        bound = proof.run()
+        self.stats["b9_nodes"] = proof.nodes
+        self.nodes += proof.nodes
+        self.stats["b9_pure"] = proof.pure
+        if bound is None:
+            return False
+        self._discard(bound)
+        self._separation = True
+        return True
 
     def _projected_past(self) -> bool:
         """Whether the work done so far projects the whole tree past what the search may take:
@@ -1780,9 +1816,13 @@ class SupportSearch(SupportRules):
                                 ("saturated loss of the support's cells (Ustun & Rudin, 2019), of its score cells, "
                                  "and the calibration dual of each scored point vector"))
                       + ("; whole subtrees by the gap bound of the logistic regression on a node's columns and "
-                         "every later one" if self.family else ""),
+                         "every later one" if self.family else "")
+                      + ("; every support that could separate the rows by a count of the columns telling event "
+                         "rows from non-event rows and equal sums of cells, every other by the least loss of a "
+                         "score that does not separate them" if self._separation else ""),
                       "scope": scope, "continuous_scale": self.fitted, "gave_up": status == "too_large",
-                      **({"cluster": "dask"} if self._cluster else {})},
+                      **({"cluster": "dask"} if self._cluster else {}),
+                      **({"separation_proof": True} if self._separation else {})},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             scale=self.best_scale, listed=self.vectors)
 

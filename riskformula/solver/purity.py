@@ -1,0 +1,285 @@
+"""B9: when only a score that separates the rows can beat the incumbent, no cheaper one does.
+
+On separable data (mushroom) the best risk score at a penalty c0 > 0 per item separates the
+training rows with as few items as it can: its loss is as near 0 as the score scale allows, and
+its objective is essentially Σ c0 over its items.  The support search's bounds cannot prove that
+no support with fewer items separates: B1 of a node's columns is 0 as soon as their cells are
+pure, which happens near the root.  This module proves it directly, for the
+:class:`~riskformula.solver.support_search.SupportSearch`.
+
+**The floor.**  Let a score s (any real points, any scale a ≥ 0, any intercept c) fail to separate
+the rows strictly: some row e holding events and some row n holding non-events have
+s_e ≤ s_n, so z_e ≤ z_n for their logits z = a·s + c.  Dropping every other row's (nonnegative)
+loss, and since log(1 + e^z) rises with z,
+
+    W · loss ≥ P_e·log(1 + e^(−z_e)) + Q_n·log(1 + e^(z_n)) ≥ P_e·log(1 + e^(−z_e)) + Q_n·log(1 + e^(z_e))
+             ≥ min_z [P_e·log(1 + e^(−z)) + Q_n·log(1 + e^z)] = h(P_e, Q_n),
+
+the saturated loss of a cell of those two rows (h of :mod:`riskformula.solver.cells`), which rises
+in both counts, so every such score has a mean loss of at least h(P_min, Q_min)/W (the least
+event and non-event counts of a distinct row; 2·log 2 / W with whole counts of 1).  When that
+floor is at least the incumbent's prune level, every score that can beat the incumbent separates
+the rows strictly, so it lies on a support whose cells are pure and whose event cells' and
+non-event cells' values can be separated by a linear score.
+
+**Pure supports.**  A support's cells are pure when, for every event row e and non-event row n,
+the support holds a column on which their values differ: a column of the set D(e, n).  Below a
+node S of the search (every support S ∪ R, R within the node's list L), a pure support needs R to
+meet D(e, n) ∩ L for every pair that S leaves together (D(e, n) ∩ S = ∅).  Pairs whose sets
+D ∩ L are disjoint need one column each, so a *packing* of k such pairs (found greedily over a
+family of the pairs' least sets, kept minimal) proves |R| ≥ k; any subfamily of the pairs gives a
+valid packing.  The node is then ruled out when c0(S) + the k least c0 of its list reach the prune
+level (and, without groups, when k exceeds the size units left), or when some pair's set misses the
+list altogether (no support below it is pure): every support below it either is not pure (its
+objective is at least the floor) or costs at least that.
+
+**Separable by a linear score.**  A pure support's cells may still defy every linear score: when
+two event cells and two non-event cells (a cell may be taken twice) have equal sums of values,
+x_e + x_e' = x_n + x_n', every score has s_e + s_e' = s_n + s_n', so some event cell scores at
+most some non-event cell and the floor holds.  Sums of whole values are exact integers, so the
+check is exact.  A pure support with no such witness below the prune level ends the proof
+(it might separate): the search then goes on as before.
+
+**The certificate.**  The search lists every support of the size limit and the groups' caps
+in an order of its own (the columns that most often tell an event row from a non-event row
+first) and rules each out by the floor, a witness, or a node's c0 count; the bound it records is
+the least of these, each at least the prune level, each rounded down (the floor by a relative
+16ε, which covers its five roundings and the logarithm's, and sums of c0 by 2(k + 2)ε for k
+terms).  With c0 = 0 nothing is proved here: the separating start then meets the root's bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .cells import EPS, CellData, h_terms, support_cells
+
+__all__ = ["pair_floor", "distinguishing_sets", "crossing_witness", "SeparationProof"]
+
+
+def pair_floor(data: CellData) -> float:
+    """The least mean loss of every score that does not separate the rows strictly (see the
+    module docstring), rounded down; 0 when the rows hold no events or no non-events, or a row
+    holds both (then nothing separates and no support is pure)."""
+    P, Q = data.P, data.Q
+    if not (P > 0).any() or not (Q > 0).any() or data.W <= 0:
+        return 0.0
+    a, b = float(P[P > 0].min()), float(Q[Q > 0].min())
+    h = float(h_terms(np.array([a]), np.array([b]))[0])
+    return max(h / data.W * (1 - 16 * EPS), 0.0)
+
+
+def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max_product: float = 1e8,
+                        deadline: float | None = None) -> np.ndarray | None:
+    """The least sets D(e, n) of the event rows and non-event rows that differ on fewest of
+    ``cols``, as a boolean matrix (sets × len(cols)), deduplicated, without any set that holds
+    another, the smallest first; None when no row pair is left to separate (a row holds both
+    events and non-events, or one class is missing) or the rows are too many (more than
+    ``max_product`` pairs, or the codes too wide)."""
+    E, N = np.flatnonzero(data.P > 0), np.flatnonzero(data.Q > 0)
+    if not len(E) or not len(N) or np.intersect1d(E, N).size or float(len(E)) * len(N) > max_product:
+        return None
+    codes = np.stack([data.codes[j] for j in cols], axis=1) if cols else np.zeros((data.n, 0), dtype=np.int64)
+    radix = [int(data.radix[j]) for j in cols]
+    width = int(sum(radix))
+    if width > 4096 or not cols:
+        return None
+    # one-hot codes: the columns on which two rows agree are a product's entry (exact in float32)
+    shift = np.r_[0, np.cumsum(radix)[:-1]].astype(np.int64)
+    onehot = np.zeros((data.n, width), dtype=np.float32)
+    onehot[np.arange(data.n)[:, None], codes + shift] = 1.0
+    OE, ON = onehot[E], onehot[N]
+    k = len(cols)
+    step = max(1, int(2e7 // max(len(N), 1)))
+    # first pass: how many pairs differ on each number of columns; the threshold keeps max_pairs
+    counts = np.zeros(k + 1, dtype=np.int64)
+    for s in range(0, len(E), step):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        dist = k - np.rint(OE[s:s + step] @ ON.T).astype(np.int64)
+        counts += np.bincount(dist.ravel(), minlength=k + 1)
+    cum = np.cumsum(counts)
+    t = int(np.searchsorted(cum, max_pairs, side="right")) - 1
+    t = max(t, int(np.flatnonzero(counts)[0]))  # at least the pairs nearest each other
+    found = []
+    taken = 0
+    for s in range(0, len(E), step):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        dist = k - np.rint(OE[s:s + step] @ ON.T).astype(np.int64)
+        i, j = np.nonzero(dist <= t)
+        if taken + len(i) > max_pairs:
+            i, j = i[:max_pairs - taken], j[:max_pairs - taken]
+        if len(i):
+            found.append(np.packbits(codes[E[s + i]] != codes[N[j]], axis=1))
+            taken += len(i)
+        if taken >= max_pairs:
+            break
+    packed = np.unique(np.concatenate(found), axis=0)
+    sets = np.unpackbits(packed, axis=1)[:, :k].astype(bool)
+    sizes = sets.sum(1)
+    sets = sets[np.argsort(sizes, kind="stable")]
+    sizes = np.sort(sizes, kind="stable")
+    # minimal sets only (one holding another is never part of a greedy packing by size): each
+    # size's sets against the minimal ones of smaller sizes, |D ∩ K| = |K| when D holds K
+    kept = np.zeros((0, k), dtype=np.float32)
+    kept_sizes = np.zeros(0, dtype=np.int64)
+    for size in np.unique(sizes):
+        these = sets[sizes == size].astype(np.float32)
+        if len(kept):
+            holds = np.zeros(len(these), dtype=bool)
+            for s in range(0, len(these), 4096):
+                inter = np.rint(these[s:s + 4096] @ kept.T)
+                holds[s:s + 4096] = (inter == kept_sizes[None, :]).any(1)
+            these = these[~holds]
+        kept = np.concatenate([kept, these])
+        kept_sizes = np.r_[kept_sizes, np.full(len(these), size, dtype=np.int64)]
+    return kept.astype(bool)
+
+
+def crossing_witness(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, max_cells: int = 256) -> bool:
+    """Whether two event cells and two non-event cells of a pure support (a cell may be taken
+    twice) have equal sums of their whole values, so that no linear score separates them; exact
+    (int64 sums of values below 2^20).  False when no witness is found, or a class has more than
+    ``max_cells`` cells (not looked for)."""
+    Xe = np.asarray(Xc[P > 0], dtype=np.int64)
+    Xn = np.asarray(Xc[Q > 0], dtype=np.int64)
+    if not len(Xe) or not len(Xn) or len(Xe) > max_cells or len(Xn) > max_cells:
+        return False
+    ie, je = np.triu_indices(len(Xe))
+    i_n, j_n = np.triu_indices(len(Xn))
+    se = np.ascontiguousarray(Xe[ie] + Xe[je])
+    sn = np.ascontiguousarray(Xn[i_n] + Xn[j_n])
+    ev = {row.tobytes() for row in se}
+    return any(row.tobytes() in ev for row in sn)
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class SeparationProof:
+    """B9 for a :class:`~riskformula.solver.support_search.SupportSearch` ``search`` (its rules,
+    cells, c0 and usable columns): :meth:`run` returns a bound ≥ ``level`` on every support of
+    the search's class, or None when the proof does not close by ``deadline`` (a pure support
+    without a witness below the level, the rows too many, or the time)."""
+
+    def __init__(self, search, floor: float, level: float, deadline: float, max_pairs: int = 60_000):
+        self.s = search
+        self.floor = float(floor)
+        self.level = float(level)
+        self.deadline = float(deadline)
+        self.max_pairs = max_pairs
+        self.nodes = 0
+        self.pure = 0  # pure supports met below the level (each ruled out by a witness)
+        self.bound = math.inf
+
+    def run(self) -> float | None:
+        if self.floor < self.level or not self.prepare():
+            return None
+        self.bound = self.floor
+        try:
+            self._node((), 0, 0, 0, {}, 0.0)
+        except _OutOfTime:
+            return None
+        return None if self.bound < self.level else self.bound
+
+    def prepare(self) -> bool:
+        """The pairs' sets (:func:`distinguishing_sets`) as bit masks of positions in the search's
+        order (:attr:`cols`), and each position's least c0 sums; False when there are none."""
+        s = self.s
+        usable = [j for j in range(s.p.d) if len(s.values[j])]
+        sets = distinguishing_sets(s.data, usable, self.max_pairs, deadline=self.deadline)
+        if sets is None:
+            return False
+        # the columns that most often tell an event row from a non-event row first
+        freq = sets.sum(0)
+        rank = np.argsort(-freq, kind="stable")
+        self.cols = [usable[r] for r in rank]
+        L = len(self.cols)
+        self.masks = [sum(1 << int(q) for q in np.flatnonzero(row[rank])) for row in sets]
+        self.c0 = [float(s.c0[j]) for j in self.cols]
+        # the least c0 sums of the positions from each start on: cum[start][m] = the m least
+        self.cum = []
+        for start in range(L + 1):
+            v = np.sort(np.asarray(self.c0[start:], dtype=float))
+            self.cum.append(np.r_[0.0, np.cumsum(v)].tolist())
+        self.grouped = bool((np.asarray(s.group_of) >= 0).any())
+        self.all_mask = (1 << L) - 1
+        return True
+
+    def packing(self, Smask: int, Lmask: int, need: float = math.inf) -> tuple[int, bool, bool]:
+        """Below a node whose columns are ``Smask`` and list ``Lmask`` (bit masks of positions in
+        :attr:`cols`): how many pairs the node leaves together have disjoint sets within the list
+        (greedily, the smallest sets first; counting stops at ``need``), so that a pure support
+        below needs that many more columns; whether any pair is left together (if none, the
+        node's own cells may be pure); whether some pair's set misses the list (no support below
+        is pure)."""
+        used, k, active = 0, 0, False
+        for D in self.masks:
+            if D & Smask:
+                continue
+            active = True
+            DL = D & Lmask
+            if not DL:
+                return k, True, True  # this pair stays together in every support below: none is pure
+            if DL & used:
+                continue
+            used |= DL
+            k += 1
+            if k >= need:
+                break
+        return k, active, False
+
+    def _c0_bound(self, total: float, terms: int) -> float:
+        return total * (1 - 2 * (terms + 2) * EPS)
+
+    def _node(self, S: tuple, Smask: int, start: int, units: int, counts: dict, c0S: float) -> None:
+        s = self.s
+        self.nodes += 1
+        if not self.nodes & 255 and time.perf_counter() > self.deadline:
+            raise _OutOfTime
+        L = len(self.cols)
+        Lmask = self.all_mask ^ ((1 << start) - 1)
+        # how many more columns (from the list) a pure support below needs before its c0 reaches
+        # the level, and (without groups) the size units left
+        cum = self.cum[start]
+        need = math.inf
+        for m in range(len(cum)):
+            if self._c0_bound(c0S + cum[m], len(S) + m) >= self.level:
+                need = m
+                break
+        if not self.grouped:
+            need = min(need, s.p.max_size - units + 1)
+        k, active, closed = self.packing(Smask, Lmask, need)
+        # its own support (S itself)
+        if S and not active and self._c0_bound(c0S, len(S)) < self.level and s._fits(tuple(sorted(S))):
+            cols = tuple(sorted(S))
+            cell, n_cells = s.data.partition(cols)
+            Xc, P, Q = support_cells(s.data, cell, n_cells, cols)
+            if not bool(np.any((P > 0) & (Q > 0))):
+                self.pure += 1
+                if not crossing_witness(Xc, P, Q):
+                    raise _OutOfTime  # it may separate: B9 does not close
+        if closed:
+            return  # below: not pure, so at least the floor
+        if k >= need:
+            if not self.grouped and k > s.p.max_size - units:
+                return  # no pure support below within the size limit: the floor
+            self.bound = min(self.bound, self._c0_bound(c0S + cum[k], len(S) + k))
+            return
+        for q in range(start, L):
+            j = self.cols[q]
+            ok, u2 = s._allowed(units, counts, j)
+            if not ok:
+                continue
+            c2 = c0S + self.c0[q]
+            if self._c0_bound(c2, len(S) + 1) >= self.level:
+                self.bound = min(self.bound, self._c0_bound(c2, len(S) + 1))
+                continue
+            g = int(s.group_of[j])
+            c2counts = counts if g < 0 else {**counts, g: counts.get(g, 0) + 1}
+            self._node(S + (j,), Smask | (1 << q), q + 1, u2, c2counts, c2)

@@ -1,0 +1,322 @@
+"""B9 (riskformula.solver.purity): the floor of every score that does not separate the rows, the
+pairs' sets and their packing, the crossing witness, and the support search that B9 certifies,
+each against brute force that shares no code with the package."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from riskformula.problem import LogisticLoss, RiskProblem
+from riskformula.problem.problem import SizeGroup
+from riskformula.solver import purity
+from riskformula.solver.cells import CellData
+from riskformula.solver.purity import SeparationProof, crossing_witness, distinguishing_sets, pair_floor
+from riskformula.solver.support_search import SupportSearch
+from conftest import slow_params
+
+from test_support_search import models_of, oracle_values
+
+
+def _separates(s, y) -> bool:
+    return bool(s[y == 1].min() > s[y == 0].max())
+
+
+def _mean_loss(z, y) -> float:
+    return float(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z))))
+
+
+def _pure(X, y, cols) -> bool:
+    keys = [tuple(r) for r in X[:, list(cols)]]
+    seen: dict = {}
+    for k, v in zip(keys, y):
+        seen.setdefault(k, set()).add(int(v))
+    return all(len(v) == 1 for v in seen.values())
+
+
+# --- the floor ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_floor_is_below_every_score_that_does_not_separate(seed):
+    rng = np.random.default_rng(400 + seed)
+    n, d = int(rng.integers(8, 40)), 3
+    X = rng.integers(0, 3, (n, d)).astype(float)
+    y = (rng.random(n) < 0.5).astype(int)
+    y[0], y[1] = 0, 1
+    floor = pair_floor(CellData(LogisticLoss(X, y)))
+    # repeated rows count more than once: the least counts decide
+    assert floor == pytest.approx(2 * math.log(2) / n, rel=1e-12) or floor > 2 * math.log(2) / n
+    models = models_of([-2] * d, [2] * d, d)
+    S = X @ models.T
+    hit = 0
+    for k in range(S.shape[1]):
+        s = S[:, k]
+        if _separates(s, y):
+            continue
+        hit += 1
+        for a, c in ((0.0, 0.3), (0.01, -2.0), (1.0, 0.0), (7.0, 3.0), (50.0, -40.0)):
+            assert _mean_loss(a * s + c, y) >= floor
+    assert hit
+    # the least loss over every scale ≥ 0 and intercept too (the oracle's calibration)
+    keep = np.array([not _separates(S[:, k], y) for k in range(S.shape[1])])
+    assert oracle_values(X, y, models[keep][:40], "fit").min() >= floor
+
+
+def test_the_floor_is_tight_for_two_rows_and_zero_without_a_class():
+    X = np.array([[0.0], [0.0]])
+    y = np.array([0, 1])
+    assert pair_floor(CellData(LogisticLoss(X, y))) == pytest.approx(math.log(2), rel=1e-14)
+    assert pair_floor(CellData(LogisticLoss(X, np.array([1, 1])))) == 0.0
+
+
+# --- the pairs' sets and their packing ----------------------------------------------------------
+
+def _all_sets(X, y) -> set:
+    E, N = X[y == 1], X[y == 0]
+    return {frozenset(np.flatnonzero(e != m).tolist()) for e in E for m in N}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_sets_are_the_minimal_sets_of_the_row_pairs(seed):
+    rng = np.random.default_rng(500 + seed)
+    n, d = int(rng.integers(10, 40)), int(rng.integers(3, 8))
+    X = rng.integers(0, 2 if seed % 2 else 3, (n, d)).astype(float)
+    X = np.unique(X, axis=0)
+    y = (rng.random(len(X)) < 0.5).astype(int)
+    y[0], y[-1] = 0, 1
+    sets = distinguishing_sets(CellData(LogisticLoss(X, y)), list(range(d)), max_pairs=10 ** 6)
+    got = {frozenset(np.flatnonzero(r).tolist()) for r in sets}
+    every = _all_sets(X, y)
+    minimal = {D for D in every if not any(o < D for o in every)}
+    assert got == minimal and len(sets) == len(got)
+    assert list(sets.sum(1)) == sorted(sets.sum(1))
+    # fewer pairs: still sets of pairs, each minimal among those kept
+    few = distinguishing_sets(CellData(LogisticLoss(X, y)), list(range(d)), max_pairs=5)
+    kept = [frozenset(np.flatnonzero(r).tolist()) for r in few]
+    assert set(kept) <= every and not any(a < b for a in kept for b in kept)
+
+
+def _proof_on(X, y, c0=1e-6, max_size=None, groups=()):
+    d = X.shape[1]
+    p = RiskProblem(LogisticLoss(X, y).with_real_intercept(True), np.full(d, -3.0), np.full(d, 3.0), c0=c0,
+                    max_size=max_size or d, groups=[SizeGroup(tuple(g), None, f"g{k}") for k, g in enumerate(groups)])
+    search = SupportSearch(p, True, time_limit=30)
+    proof = SeparationProof(search, pair_floor(search.data), 1e-3, math.inf, max_pairs=10 ** 6)
+    return search, proof
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_packing_never_asks_for_more_columns_than_a_pure_support_needs(seed):
+    rng = np.random.default_rng(600 + seed)
+    n, d = int(rng.integers(12, 50)), int(rng.integers(4, 8))
+    X = np.unique((rng.random((n, d)) < 0.5).astype(float), axis=0)
+    y = (rng.random(len(X)) < 0.5).astype(int)
+    y[0], y[-1] = 0, 1
+    search, proof = _proof_on(X, y)
+    assert proof.prepare()
+    cols, L = proof.cols, len(proof.cols)
+    checked = 0
+    for size in range(0, 3):
+        for S in itertools.combinations(range(L), size):
+            start = (max(S) + 1) if S else 0
+            Smask = sum(1 << q for q in S)
+            Lmask = ((1 << L) - 1) ^ ((1 << start) - 1)
+            k, active, closed = proof.packing(Smask, Lmask)
+            base = [cols[q] for q in S]
+            rest = list(range(start, L))
+            # brute force: the fewest columns of the list that make S's cells pure
+            least = math.inf
+            for r in range(0, len(rest) + 1):
+                if any(_pure(X, y, base + [cols[q] for q in R]) for R in itertools.combinations(rest, r)):
+                    least = r
+                    break
+            assert k <= least, (S, k, least)
+            assert not closed or least == math.inf
+            if not active:
+                # no pair of the family left together (the family is complete here): S is pure
+                assert _pure(X, y, base)
+            checked += 1
+    assert checked
+
+
+# --- the crossing witness -----------------------------------------------------------------------
+
+def _separable_by_lp(Xe, Xn) -> bool:
+    """Whether the two sets of points have disjoint convex hulls (linear programming)."""
+    ne, nn, k = len(Xe), len(Xn), Xe.shape[1]
+    A = np.zeros((k + 2, ne + nn))
+    A[:k, :ne], A[:k, ne:] = Xe.T, -Xn.T
+    A[k, :ne], A[k + 1, ne:] = 1, 1
+    res = linprog(np.zeros(ne + nn), A_eq=A, b_eq=np.r_[np.zeros(k), 1, 1], bounds=(0, None), method="highs")
+    return res.status != 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_crossing_witness_means_no_linear_score_separates(seed):
+    rng = np.random.default_rng(700 + seed)
+    k = int(rng.integers(2, 5))
+    cells = np.array(list(itertools.product(*[range(int(rng.integers(2, 4)))] * k)), dtype=float)
+    cells = cells[rng.random(len(cells)) < 0.6]
+    if len(cells) < 2:
+        cells = np.array([[0.0] * k, [1.0] * k])
+    side = rng.random(len(cells)) < 0.5
+    side[0], side[-1] = True, False
+    P, Q = side.astype(float), (~side).astype(float)
+    said = crossing_witness(cells, P, Q)
+    if said:
+        assert not _separable_by_lp(cells[side], cells[~side])
+        # and no whole points do (every vector in −4..4)
+        for w in itertools.product(range(-4, 5), repeat=k):
+            s = cells @ np.array(w, float)
+            assert not s[side].min() > s[~side].max()
+
+
+def test_the_crossing_witness_finds_xor_and_not_a_separable_pair():
+    cells = np.array([[0, 0], [1, 1], [1, 0], [0, 1]], dtype=float)
+    assert crossing_witness(cells, np.array([0, 0, 1, 1.0]), np.array([1, 1, 0, 0.0]))
+    assert not crossing_witness(cells, np.array([0, 1, 1, 1.0]), np.array([1, 0, 0, 0.0]))
+
+
+# --- the search certified by B9, against brute force ---------------------------------------------
+
+def _b9_problem(seed: int, wide: bool = False):
+    """Separable 0/1 data at c0 > 0 whose least pure support need not separate: y = x0 xor x1
+    (x0 and x1 alone are pure, and only with x0·x1 do points separate), or a linear rule, with
+    noise columns; some with a group (a term counted once)."""
+    rng = np.random.default_rng(9400 + seed)
+    n = int(rng.integers(30, 70))
+    x0, x1 = rng.random(n) < 0.5, rng.random(n) < 0.5
+    noise = rng.random((n, int(rng.integers(1, 3)))) < 0.5
+    if seed % 3 == 2:
+        X = np.column_stack([x0, x1, noise]).astype(float)
+        y = (2 * X[:, 0] - X[:, 1] + X[:, 2] > 0.5).astype(int)
+    else:
+        X = np.column_stack([x0, x1, x0 & x1, noise]).astype(float)
+        y = (x0 ^ x1).astype(int)
+    if y.min() == y.max():
+        y[0], y[1] = 0, 1
+    d = X.shape[1]
+    lo, hi = [-1] * d, [1] * d
+    if seed % 3 == 2:
+        hi[0] = 2  # 2·x0 − x1 + x2
+    else:
+        lo[2] = -2  # x0 + x1 − 2·x0·x1
+    if wide:
+        lo, hi = [-4] * d, [4] * d
+    groups = [((d - 2, d - 1), None)] if seed % 4 == 3 and d >= 5 else []
+    c0 = float(rng.choice([1e-6, 1e-4, 1e-3]))
+    max_size = int(rng.integers(3, d - len(groups) + 1 if not groups else d))
+    if wide:
+        max_size = d - len(groups)
+    p = RiskProblem(LogisticLoss(X, y).with_real_intercept(True), np.array(lo, float), np.array(hi, float), c0=c0,
+                    max_size=max_size, groups=[SizeGroup(tuple(g), cap, f"g{k}") for k, (g, cap) in enumerate(groups)])
+    return p, X, y, models_of(lo, hi, max_size, groups), c0
+
+
+def _check_b9(seed: int) -> bool:
+    p, X, y, models, c0 = _b9_problem(seed)
+    S = X @ models.T
+    separating = np.array([_separates(S[:, k], y) for k in range(S.shape[1])])
+    loss = np.zeros(len(models))
+    if (~separating).any():
+        loss[~separating] = oracle_values(X, y, models[~separating], "fit")
+    truth = float((loss + c0 * np.count_nonzero(models, axis=1)).min())
+    search = SupportSearch(p, True, time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12)
+    rep = search.solve()
+    assert rep.lower_bound <= truth + 1e-12, (seed, rep.lower_bound, truth)
+    assert rep.status == "optimal"
+    lam = np.asarray(rep.solution)
+    z = (lam[0] + X @ lam[1:]) / rep.scale
+    own = _mean_loss(z, y) + c0 * np.count_nonzero(lam[1:])
+    assert own == pytest.approx(rep.objective, abs=1e-10)
+    assert own <= truth + 1e-7, (seed, own, truth)
+    assert any(np.array_equal(lam[1:], w) for w in models)
+    if search._separation:
+        assert "separate the rows" in rep.settings["bound"] and rep.nodes == search.stats["b9_nodes"] > 0
+    return search._separation
+
+
+QUICK = (0, 1, 2, 3, 5, 6, 7, 9)
+
+
+@pytest.mark.parametrize("seed", slow_params(range(40), slow=[s for s in range(40) if s not in QUICK]))
+def test_b9_certifies_the_brute_force_optimum(seed):
+    _check_b9(seed)
+
+
+def test_b9_closes_on_most_of_its_problems():
+    """Not a test of a bound: that the audit above exercises B9 (it certifies most problems)."""
+    used = []
+    for seed in range(12):
+        p = _b9_problem(seed)[0]
+        search = SupportSearch(p, True, time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12)
+        search.solve()
+        used.append(search._separation)
+    assert sum(used) >= 10, used
+
+
+def test_b9_steps_aside_when_a_pure_support_has_no_witness(monkeypatch):
+    """A pure support whose cells no witness rules out below the level: B9 does not close, and the
+    search still certifies the brute-force optimum by its tree."""
+    monkeypatch.setattr(purity, "crossing_witness", lambda *a, **k: False)
+    p, X, y, models, c0 = _b9_problem(0)
+    search = SupportSearch(p, True, time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12)
+    rep = search.solve()
+    assert not search._separation and rep.status == "optimal"
+    assert "separate the rows" not in rep.settings["bound"]
+
+
+def test_a_fit_on_mushroom_like_data_names_the_bound():
+    import pandas as pd
+
+    import riskformula as rf
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame((rng.random((300, 5)) < 0.5).astype(int), columns=list("abcde"))
+    df["ab"] = df.a * df.b
+    df["y"] = (df.a ^ df.b).astype(int)
+    with pytest.warns(rf.PerfectSeparationWarning):
+        m = rf.risk_score("y ~ a + b + ab + c + d + e", df, scale="fit", max_size=4, time_limit=30)
+    assert m.status == "optimal" and m.size == 3
+    assert "separate the rows" in m.solver.settings["bound"] and m.solver.settings["separation_proof"]
+    assert "every support that could order all events above all non-events" in str(m.summary())
+    assert np.all((m.predict(df) > 0.5) == (df.y == 1))
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_b9_never_certifies_a_separating_score_with_more_items_than_needed(seed, monkeypatch):
+    """The incumbent before the tree is a separating score with more items than the fewest that
+    separate: B9 must not close (the cheaper separating support is pure and has no witness), and
+    the search still ends at the brute-force optimum."""
+    from riskformula.solver.separation import separated_loss
+
+    p, X, y, models, c0 = _b9_problem(seed, wide=True)
+    S = X @ models.T
+    separating = np.array([_separates(S[:, k], y) for k in range(S.shape[1])])
+    if not separating.any():
+        pytest.skip("nothing separates within the size limit")
+    nnz = np.count_nonzero(models, axis=1)
+    least = nnz[separating].min()
+    more = np.flatnonzero(separating & (nnz > least))
+    if not len(more):
+        pytest.skip("no separating score with more items")
+    w = models[more[0]]
+
+    def start(self):
+        cell, n_cells = self.data.partition(tuple(range(self.p.d)))
+        from riskformula.solver.cells import support_cells
+        Xc, P, Q = support_cells(self.data, cell, n_cells, tuple(range(self.p.d)))
+        m, c, f = separated_loss(Xc @ w, P, Q)
+        lam = np.r_[c, w]
+        self._offer(lam, m, f / self.data.W + c0 * np.count_nonzero(w))
+
+    monkeypatch.setattr(SupportSearch, "_start", start)
+    search = SupportSearch(p, True, time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12)
+    rep = search.solve()
+    assert not search._separation
+    assert rep.status == "optimal"
+    assert rep.objective <= c0 * least + 1e-9
