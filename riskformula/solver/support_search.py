@@ -89,13 +89,14 @@ regression's ray, until the rest of the tree is bounded; the supports left are t
 bound first (:meth:`SupportSearch._listings`): the regression's bound is close to a support's
 best, so the first listings give the incumbent that rules out the rest.
 
-**Separable data at c0 > 0 (B9).**  Once the start's incumbent is below the least loss of any
+**Separable data at c0 > 0 (B9).**  Once the incumbent (the start's, or the first of the tree's
+that qualifies; B9 runs once per search, in the calling process) is below the least loss of any
 score that leaves an event row at or below a non-event row (:func:`~riskformula.solver.purity.pair_floor`),
 only supports whose cells are pure and linearly separable can beat it, and
 :class:`~riskformula.solver.purity.SeparationProof` lists those below the prune level in an order
 of its own, ruling out nodes by a packing of row pairs (each needs an item of its own) and pure
 supports by a crossing witness (equal sums of two event and two non-event cells).  When it closes,
-its bound covers every support and the tree is not searched; otherwise nothing it did is used
+its bound covers every support and the rest of the tree is not searched; otherwise nothing it did is used
 (:meth:`SupportSearch._separated`).
 
 **Certificate.**  Every risk score of the class has one support; the search either scored it,
@@ -410,6 +411,9 @@ class SupportSearch(SupportRules):
         self.root_bound = 0.0
         #: whether B9 (:meth:`_separated`) certified the search
         self._separation = False
+        #: whether B9 was tried (it runs at most once per search), and its floor (found when first asked)
+        self._separation_tried = False
+        self._floor: float | None = None
         #: when the time started (``solve`` sets it again): the clock of a search used in parts
         self.t0 = time.perf_counter()
         #: Newton steps of the first calibration stage (see :meth:`_calibrate`)
@@ -942,17 +946,31 @@ class SupportSearch(SupportRules):
             self._discard(entry[0])
         return self._report(status)
 
+    def _pair_floor(self) -> float:
+        if self._floor is None:
+            self._floor = pair_floor(self.data)
+        return self._floor
+
+    def _separation_pending(self) -> bool:
+        """Whether B9 should be tried now: not yet tried, in the calling process (not a worker's
+        round), whole-valued columns, and an incumbent whose prune level the floor reaches (the
+        tree found a separating score the start did not)."""
+        return (not self._separation_tried and not self.requeue and not self.data.real
+                and math.isfinite(self.best) and self._prune_level() <= self._pair_floor())
+
     def _separated(self) -> bool:
         """B9 (:mod:`riskformula.solver.purity`): when every score that does not separate the rows
         has a loss of at least the incumbent's prune level, prove that no support below the level
-        separates them; within half the time left.  True when the proof closed (its bound is then
+        separates them; within half the time left, once per search (after the start, or when the
+        tree first finds such an incumbent).  True when the proof closed (its bound is then
         recorded and the tree has nothing left to search)."""
         if self.data.real or not math.isfinite(self.best) or self.p.max_size < 1:
             return False
         level = self._prune_level()
-        floor = pair_floor(self.data)
-        if floor < level:
+        floor = self._pair_floor()
+        if floor < level or self._separation_tried:
             return False
+        self._separation_tried = True
         proof = SeparationProof(self, floor, level, time.perf_counter() + 0.5 * max(self._left(), 0.0))
         bound = proof.run()
         self.stats["b9_nodes"] = proof.nodes
@@ -1011,6 +1029,9 @@ class SupportSearch(SupportRules):
                 break
             if self._projected_past():
                 status = "too_large"  # projected beyond its time: the caller's tree takes over
+                break
+            if self._separation_pending() and self._separated():
+                stack.clear()  # B9, once the tree found a separating score: every support ruled out
                 break
             entry = stack.pop()
             sub, own, q0, cols, units, counts, c0S, cell, n_cells, leaves, listed = entry
