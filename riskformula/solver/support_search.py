@@ -956,7 +956,7 @@ class SupportSearch(SupportRules):
         round), whole-valued columns, and an incumbent whose prune level the floor reaches (the
         tree found a separating score the start did not)."""
         return (not self._separation_tried and not self.requeue and not self.data.real
-                and math.isfinite(self.best) and self._prune_level() <= self._pair_floor())
+                and math.isfinite(self.best) and self.root_bound < self._prune_level() <= self._pair_floor())
 
     def _separated(self) -> bool:
         """B9 (:mod:`riskformula.solver.purity`): when every score that does not separate the rows
@@ -968,8 +968,8 @@ class SupportSearch(SupportRules):
             return False
         level = self._prune_level()
         floor = self._pair_floor()
-        if floor < level or self._separation_tried:
-            return False
+        if floor < level or self.root_bound >= level or self._separation_tried:
+            return False  # (the root's bound settles it at once: with c0 = 0, a separating score)
         self._separation_tried = True
         proof = SeparationProof(self, floor, level, time.perf_counter() + 0.5 * max(self._left(), 0.0))
         bound = proof.run()
