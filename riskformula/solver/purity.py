@@ -43,9 +43,9 @@ check is exact.  A pure support with no such witness below the prune level ends 
 **The certificate.**  The search lists every support of the size limit and the groups' caps
 in an order of its own (the columns that most often tell an event row from a non-event row
 first) and rules each out by the floor, a witness, or a node's c0 count; the bound it records is
-the least of these, each at least the prune level, each rounded down (the floor by a relative
-16ε, which covers its five roundings and the logarithm's, and sums of c0 by 2(k + 2)ε for k
-terms).  With c0 = 0 nothing is proved here: the separating start then meets the root's bound.
+the least of these, each at least the prune level, each rounded down (the floor as B1's cells are,
+by :func:`~riskformula.solver.cells.lower_sum`, then by 2ε for the division; sums of c0 by
+2(k + 2)ε for k terms).  With c0 = 0 nothing is proved here: the separating start then meets the root's bound.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ import time
 
 import numpy as np
 
-from .cells import EPS, CellData, h_terms, support_cells
+from .cells import EPS, CellData, h_terms, lower_sum, support_cells
 
 __all__ = ["pair_floor", "distinguishing_sets", "crossing_witness", "SeparationProof"]
 
@@ -69,7 +69,9 @@ def pair_floor(data: CellData) -> float:
         return 0.0
     a, b = float(P[P > 0].min()), float(Q[Q > 0].min())
     h = float(h_terms(np.array([a]), np.array([b]))[0])
-    return max(h / data.W * (1 - 16 * EPS), 0.0)
+    # rounded down as B1's cells are (lower_sum: a margin of the terms' size and of their weight,
+    # which covers the logarithm of a ratio near 1 times a large count), then the division
+    return max(float(lower_sum(h, 1, a + b)) / data.W * (1 - 2 * EPS), 0.0)
 
 
 def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max_product: float = 1e8,
@@ -93,7 +95,7 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
     onehot[np.arange(data.n)[:, None], codes + shift] = 1.0
     OE, ON = onehot[E], onehot[N]
     k = len(cols)
-    step = max(1, int(2e7 // max(len(N), 1)))
+    step = max(1, int(5e6 // max(len(N), 1)))
     # first pass: how many pairs differ on each number of columns; the threshold keeps max_pairs
     counts = np.zeros(k + 1, dtype=np.int64)
     for s in range(0, len(E), step):

@@ -73,6 +73,17 @@ def test_the_floor_is_tight_for_two_rows_and_zero_without_a_class():
     assert pair_floor(CellData(LogisticLoss(X, np.array([1, 1])))) == 0.0
 
 
+@pytest.mark.parametrize("big", [1, 3, 1000, 10 ** 6])
+def test_the_floor_is_rounded_down_with_unequal_counts(big):
+    """One event row against ``big`` equal non-event rows: h(1, big) = log(1 + big) + big·log1p(1/big),
+    computed here with log1p (accurate where log of a ratio near 1 is not), is at least the floor."""
+    X = np.r_[np.ones(1), np.zeros(big)][:, None]
+    y = np.r_[1, np.zeros(big, dtype=int)]
+    floor = pair_floor(CellData(LogisticLoss(X, y)))
+    exact = (math.log1p(big) + big * math.log1p(1 / big)) / (big + 1)
+    assert floor <= exact and floor == pytest.approx(exact, rel=1e-9)
+
+
 # --- the pairs' sets and their packing ----------------------------------------------------------
 
 def _all_sets(X, y) -> set:
@@ -294,7 +305,7 @@ def test_a_fit_on_mushroom_like_data_names_the_bound():
     assert np.all((m.predict(df) > 0.5) == (df.y == 1))
 
 
-@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("seed", slow_params(range(16), slow=range(6, 16)))
 def test_b9_never_certifies_a_separating_score_with_more_items_than_needed(seed, monkeypatch):
     """The incumbent before the tree is a separating score with more items than the fewest that
     separate: B9 must not close (the cheaper separating support is pure and has no witness), and

@@ -50,11 +50,12 @@ def test_search_with_blocks_is_the_brute_force_optimum(seed, block_size):
     check_search(seed, block_size)
 
 
-def test_search_with_blocks_in_numpy_is_the_brute_force_optimum(monkeypatch):
+@pytest.mark.parametrize("seed", slow_params([0, 1], slow=(1,)))  # 1: 18 s
+def test_search_with_blocks_in_numpy_is_the_brute_force_optimum(seed, monkeypatch):
     # the pairs' regressions without the compiled loops (numba not installed)
     from riskformula.solver import kernels
     monkeypatch.setattr(kernels, "compiled", lambda: None)
-    check_search(1, 1)
+    check_search(seed, 1)
 
 
 @pytest.mark.slow

@@ -48,7 +48,7 @@ def rounds(client, monkeypatch):
     return calls
 
 
-@pytest.mark.parametrize("seed", [0, 6])
+@pytest.mark.parametrize("seed", [0, pytest.param(6, marks=pytest.mark.slow)])  # 6: 9 s
 def test_search_on_a_cluster_is_the_brute_force_optimum(seed, client, rounds, monkeypatch):
     # five columns: the stack reaches 4 subtrees per worker before the search ends, so rounds run
     # (without B8, the family's regression, which rules out most of these small trees at the root)

@@ -124,7 +124,7 @@ def real_data(seed: int, d: int):
     return X, y
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5] + [pytest.param(s, marks=pytest.mark.slow) for s in range(6, 40)])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4] + [pytest.param(s, marks=pytest.mark.slow) for s in range(5, 40)])
 def test_prefix_bound_of_real_predictors_is_below_every_completion(seed):
     # the prefix scores of real columns are computed in floating point: the bound is the exact
     # design's, through each row's rounding bound (batch_gap_bound's ``uerr``)

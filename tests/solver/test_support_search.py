@@ -512,14 +512,14 @@ def _family_audit(seed: int) -> int:
     return s.stats["b8_pruned"] if s.stats["b8_orders"] else 0
 
 
-@pytest.mark.parametrize("seeds", [range(0, 4), pytest.param(range(4, 8), marks=pytest.mark.slow)])
+@pytest.mark.parametrize("seeds", [range(0, 2), pytest.param(range(2, 8), marks=pytest.mark.slow)])
 def test_family_bound_prunes_and_the_search_stays_the_brute_force_optimum(seeds):
     pruned = [_family_audit(seed) for seed in seeds]
     # not vacuous: B8, choosing the children's order, ruled out children in most
-    assert sum(v > 0 for v in pruned) >= 3, pruned
+    assert sum(v > 0 for v in pruned) >= 3 * len(seeds) // 4, pruned
 
 
-@pytest.mark.parametrize("seed", slow_params(range(4), slow=(1, 2)))  # 1 and 2: 9 s
+@pytest.mark.parametrize("seed", slow_params(range(4), slow=(1, 2, 3)))  # 1 and 2: 9 s, 3: 5 s
 def test_family_order_bounds_stay_below_each_familys_regression(seed):
     # at a node (the first column of the order, its list in the search's order or reversed), B8
     # choosing the order of the first ``limit`` children: the order is a permutation of the later
