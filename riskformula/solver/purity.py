@@ -159,8 +159,8 @@ def crossing_witness(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, max_cells: in
     return any(row.tobytes() in ev for row in sn)
 
 
-class _OutOfTime(Exception):
-    pass
+class _NotClosed(Exception):
+    """The proof stops: its time is up, or a pure support has no witness (it may separate)."""
 
 
 class SeparationProof:
@@ -185,7 +185,7 @@ class SeparationProof:
         self.bound = self.floor
         try:
             self._node((), 0, 0, 0, {}, 0.0)
-        except _OutOfTime:
+        except _NotClosed:
             return None
         return None if self.bound < self.level else self.bound
 
@@ -243,7 +243,7 @@ class SeparationProof:
         s = self.s
         self.nodes += 1
         if not self.nodes & 255 and time.perf_counter() > self.deadline:
-            raise _OutOfTime
+            raise _NotClosed
         L = len(self.cols)
         Lmask = self.all_mask ^ ((1 << start) - 1)
         # how many more columns (from the list) a pure support below needs before its c0 reaches
@@ -258,14 +258,14 @@ class SeparationProof:
             need = min(need, s.p.max_size - units + 1)
         k, active, closed = self.packing(Smask, Lmask, need)
         # its own support (S itself)
-        if S and not active and self._c0_bound(c0S, len(S)) < self.level and s._fits(tuple(sorted(S))):
-            cols = tuple(sorted(S))
+        cols = tuple(sorted(S))
+        if S and not active and self._c0_bound(c0S, len(S)) < self.level and s._fits(cols):
             cell, n_cells = s.data.partition(cols)
             Xc, P, Q = support_cells(s.data, cell, n_cells, cols)
             if not bool(np.any((P > 0) & (Q > 0))):
                 self.pure += 1
                 if not crossing_witness(Xc, P, Q):
-                    raise _OutOfTime  # it may separate: B9 does not close
+                    raise _NotClosed  # it may separate: B9 does not close
         if closed:
             return  # below: not pure, so at least the floor
         if k >= need:

@@ -953,8 +953,9 @@ class SupportSearch(SupportRules):
 
     def _separation_pending(self) -> bool:
         """Whether B9 should be tried now: not yet tried, in the calling process (not a worker's
-        round), whole-valued columns, and an incumbent whose prune level the floor reaches (the
-        tree found a separating score the start did not)."""
+        round), whole-valued columns, and an incumbent whose prune level the floor reaches but the
+        root's bound does not (with c0 = 0 a separating score meets the root's bound: nothing to
+        prove)."""
         return (not self._separation_tried and not self.requeue and not self.data.real
                 and math.isfinite(self.best) and self.root_bound < self._prune_level() <= self._pair_floor())
 
@@ -964,14 +965,11 @@ class SupportSearch(SupportRules):
         separates them; within half the time left, once per search (after the start, or when the
         tree first finds such an incumbent).  True when the proof closed (its bound is then
         recorded and the tree has nothing left to search)."""
-        if self.data.real or not math.isfinite(self.best) or self.p.max_size < 1:
+        if self.p.max_size < 1 or not self._separation_pending():
             return False
-        level = self._prune_level()
-        floor = self._pair_floor()
-        if floor < level or self.root_bound >= level or self._separation_tried:
-            return False  # (the root's bound settles it at once: with c0 = 0, a separating score)
         self._separation_tried = True
-        proof = SeparationProof(self, floor, level, time.perf_counter() + 0.5 * max(self._left(), 0.0))
+        proof = SeparationProof(self, self._pair_floor(), self._prune_level(),
+                                time.perf_counter() + 0.5 * max(self._left(), 0.0))
         bound = proof.run()
         self.stats["b9_nodes"] = proof.nodes
         self.nodes += proof.nodes

@@ -19,11 +19,8 @@ from riskformula.solver.purity import SeparationProof, crossing_witness, disting
 from riskformula.solver.support_search import SupportSearch
 from conftest import slow_params
 
+from test_separation import _separates
 from test_support_search import models_of, oracle_values
-
-
-def _separates(s, y) -> bool:
-    return bool(s[y == 1].min() > s[y == 0].max())
 
 
 def _mean_loss(z, y) -> float:
@@ -111,10 +108,10 @@ def test_the_sets_are_the_minimal_sets_of_the_row_pairs(seed):
     assert set(kept) <= every and not any(a < b for a in kept for b in kept)
 
 
-def _proof_on(X, y, c0=1e-6, max_size=None, groups=(), max_pairs=10 ** 6):
+def _proof_on(X, y, max_pairs=10 ** 6):
     d = X.shape[1]
-    p = RiskProblem(LogisticLoss(X, y).with_real_intercept(True), np.full(d, -3.0), np.full(d, 3.0), c0=c0,
-                    max_size=max_size or d, groups=[SizeGroup(tuple(g), None, f"g{k}") for k, g in enumerate(groups)])
+    p = RiskProblem(LogisticLoss(X, y).with_real_intercept(True), np.full(d, -3.0), np.full(d, 3.0), c0=1e-6,
+                    max_size=d)
     search = SupportSearch(p, True, time_limit=30)
     proof = SeparationProof(search, pair_floor(search.data), 1e-3, math.inf, max_pairs=max_pairs)
     return search, proof
