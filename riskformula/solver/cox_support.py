@@ -15,11 +15,15 @@ only the node's columns and its list's columns from q on, so C1 of that union bo
 (as B8 of the logistic support search; Liu et al.'s (2022) continuous relaxation restricted to the
 union), a union with more columns has the lower bound, so the bounds rise along the list and the
 first position whose family reaches the prune level rules out every later child; **C2 by
-blocks**, at a node two columns short of the size limit (its supports add at most two columns of
-its list): with the list cut into blocks, each such support lies in the node's columns and at
-most two blocks, so C1 of that union bounds it — a pair of blocks that prunes rules out every
-support of the node with its columns in those blocks, which shortens each child's list (the
-family's subsets of every size, whose bound the many-column family is too weak for); **C3**, a
+blocks**, at a node t columns short of the size limit (t = 2 … 5; its supports add at most t
+columns of its list): with the columns partitioned into blocks (neighbouring cuts of one
+``threshold()`` term, which a block's regression fits little better than one of them), each such
+support lies in the node's columns and at most t blocks, so C1 of that union bounds it — a set
+of t blocks that prunes rules out every support of the node with its columns in those blocks.
+Its children learn which of their sets of t − 1 blocks are ruled out (without a regression), and
+drop from their lists a column all of whose supports are; one column short, the children of one
+block are bounded together (the family's subsets of every size, whose bound the many-column
+family is too weak for); **C3**, a
 support's point vectors (primitive: gcd 1, the scale absorbs the rest) far from its regression's
 direction are ruled out together, and the others calibrated to their best scale with a tangent
 bound.
@@ -50,9 +54,9 @@ support scored.  Speed rules, on which no bound depends:
   (:func:`riskformula.solver.kernels.cox_regressions`: points only; the bounds are computed from
   them here, as from numpy's).
 * **Blocks** (C2 by blocks) replace the family's order and bisection where they apply (no grouped
-  column in the list); they are cut from the list's end, so that siblings, whose lists are
-  suffixes of one list, share them, and each block pair's Newton steps start where a sibling's
-  ended.
+  column in the list, more than t blocks in it, at most :attr:`max_block_sets` sets whose
+  regressions fit in a quarter of the time left); the partition is the same at every node, so
+  siblings share a set's union and each one's Newton steps start where a sibling's ended.
 
 The certificate's lower bound is the least of the incumbent and every bound that ruled something
 out (and, at the time limit, of the subtrees and listings left), floored by C1 of every column
@@ -65,6 +69,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+import itertools
 import math
 import time
 
@@ -77,7 +82,7 @@ from .cox_bounds import (CoxTerms, GapBound, calibrate, cox_regression, gap_boun
                          loss_floor, primitive_vectors)
 from .heuristics import real_beam_search
 from .report import SolverReport
-from .support_search import SupportRules, ray_vectors, regression_fits, support_rows
+from .support_search import FAMILY_FLOPS, SupportRules, fits_in_time, ray_vectors, regression_fits, support_rows
 
 __all__ = ["CoxSupportSearch", "why_not_cox", "COX_ENGINE_NAME"]
 
@@ -160,7 +165,8 @@ class CoxSupportSearch(SupportRules):
         #: the share of the tree's supports left at a limit
         self.stats: dict[str, float] = {"supports": 0, "supports_pruned": 0, "families": 0, "far": 0,
                                         "calibrated": 0, "own_batched": 0, "leaves_batched": 0,
-                                        "block_pairs": 0, "own_blocks": 0, "event_free": 0,
+                                        "block_pairs": 0, "block_triples": 0, "block_sets": 0,
+                                        "blocks_inherited": 0, "own_blocks": 0, "leaf_blocks": 0, "event_free": 0,
                                         "families_too_wide": 0}
         #: the children's own supports bounded at once before any is regressed (:meth:`_batch_c1`)
         self.batch_own = True
@@ -172,8 +178,19 @@ class CoxSupportSearch(SupportRules):
         self.compiled_iters = 8
         #: the block size of :meth:`_block_pairs` (0: off), and whether they replace the family's
         #: order and bisection where they apply
-        self.block_size = 6
+        self.block_size = 5
         self.blocks_only = True
+        #: C2 by blocks at nodes up to this many columns short of the size limit (t blocks at a node t
+        #: short: pairs, triples, ...), at most :attr:`max_block_sets` sets of blocks per node
+        self.block_depth = 5
+        self.max_block_sets = 20000
+        #: C2 by blocks one column short of the size limit: the children of one block bounded together
+        #: before each is bounded alone (:meth:`_leaf_children`)
+        self.leaf_blocks = True
+        #: each column's block (:meth:`_make_blocks`, set by :meth:`_prepare`), and the block sets a
+        #: node's triples ruled out for each child (by the child's columns, read when it is popped)
+        self._blk = np.zeros(problem.d, dtype=np.int64)
+        self._closed: dict[tuple, set] = {}
         self._cox_arrays: tuple = kernels.cox_arrays(loss) if self.compiled else ()
         self._X2 = self.terms.X * self.terms.X if self.compiled else np.zeros((0, 0))  # each design's max |x|
 
@@ -264,6 +281,11 @@ class CoxSupportSearch(SupportRules):
                 kids.append((i, j, u2))
         if not kids:
             return []
+        if self.leaf_blocks:
+            gone = self._leaf_blocks(cols, theta, [j for _, j, _ in kids], c0sum)
+            kids = [k for k, x in zip(kids, gone) if not x]
+            if not kids:
+                return []
         js = [j for _, j, _ in kids]
         offsets = c0sum + self.c0[js]
         vals = self._batch_c1(cols, theta, js, offsets) + offsets
@@ -279,6 +301,36 @@ class CoxSupportSearch(SupportRules):
                 c2[g] = c2.get(g, 0) + 1
             out.append((float(v), cols + (j,), u2, c2, c0sum + float(self.c0[j]), (), theta, False))
         return out
+
+    def _leaf_blocks(self, cols: tuple, theta: dict, js: list[int], c0sum: float) -> np.ndarray:
+        """C2 by blocks one column short of the size limit: the children ``js`` of one block (two or
+        more) are bounded together by C1 of the node's columns and theirs, which bounds each one's
+        own support (a subset); returns which children that rules out (compiled only)."""
+        gone = np.zeros(len(js), dtype=bool)
+        if not self.compiled or self._dead.intersection(cols):
+            return gone
+        by: dict[int, list[int]] = {}
+        for b, j in enumerate(js):
+            if j not in self._dead:
+                by.setdefault(int(self._blk[j]), []).append(b)
+        groups = [g for g in by.values() if len(g) > 1]
+        if not groups:
+            return gone
+        for p in sorted({len(g) for g in groups}):  # compiled in batches of one width
+            gs = [g for g in groups if len(g) == p]
+            C = np.array([list(cols) + [js[b] for b in g] for g in gs], dtype=np.int64)
+            start = np.zeros(C.shape)
+            start[:, :len(cols)] = [theta.get(c, 0.0) for c in cols]
+            offs = [c0sum + float(self.c0[[js[b] for b in g]].min()) for g in gs]
+            got = self._compiled_c1(C, start, np.array([self._level(o) for o in offs]), 20)
+            if got is None:
+                return gone
+            for g, v, o in zip(gs, got[0], offs):
+                if self._prunes(float(v) + o):
+                    gone[g] = True
+                    self.discarded = min(self.discarded, float(v) + o)
+                    self.stats["leaf_blocks"] += len(g)
+        return gone
 
     def _batch_c1(self, cols: tuple, theta: dict, js: list[int], offsets: np.ndarray, iters: int = 3) -> np.ndarray:
         """C1 of each support cols + (j,) for j in ``js``: damped Newton steps on all of them at
@@ -389,75 +441,146 @@ class CoxSupportSearch(SupportRules):
             K = self.terms.norm * float(self.terms.coef.sum())
             out[fin] = gap_values(*gap_parts(F[fin], mag[fin], g[fin], H[fin], None, K, xmax=xmax))
         self.regressions += len(C)
-        return out, beta
+        return out, beta, F
 
-    def _blocks_apply(self, lst) -> bool:
-        """Whether :meth:`_block_pairs` bounds a node with the list ``lst`` (more than two blocks, no
-        grouped column: each adds one size unit)."""
-        return 0 < self.block_size and 2 * self.block_size < len(lst) and not np.any(self.group_of[list(lst)] >= 0)
+    def _make_blocks(self) -> np.ndarray:
+        """Each column's block for C2 by blocks (:meth:`_block_sets`): the candidate cuts of one
+        ``threshold()`` term in runs of at most :attr:`block_size` neighbouring cuts (nearly
+        collinear, so that a block's regression fits little better than one of its cuts, and unions
+        of blocks prune), the other columns in runs of :attr:`block_size` in the search's order.  Any
+        partition gives valid bounds; each node reads the blocks restricted to its list, the same at
+        every node, so that a node's triples can tell its children which pairs they rule out."""
+        d, bs = self.p.d, max(int(self.block_size), 1)
+        blk = np.full(d, -1, dtype=np.int64)
+        nid = 0
+        for fam in self.p.cut_families:
+            cuts = [int(c) for c in fam if 0 <= int(c) < d and blk[int(c)] < 0]
+            for part in (np.array_split(np.asarray(cuts), -(-len(cuts) // bs)) if cuts else []):
+                blk[part] = nid
+                nid += 1
+        rest = list(dict.fromkeys(j for j in list(self.order) + list(range(d)) if blk[j] < 0))
+        for s in range(0, len(rest), bs):
+            blk[rest[s:s + bs]] = nid
+            nid += 1
+        return blk
 
-    def _block_pairs(self, cols: tuple, c0sum: float, lst: tuple, theta: dict, last: int):
-        """C2 by blocks at a node two columns short of the size limit, whose supports add at most
-        two of its list's columns (none grouped): with the list cut into blocks of
-        :attr:`block_size`, every such support lies in the node's columns and at most two blocks,
-        so C1 of that union bounds it.  Each pair of blocks (the first holding a child up to
-        position ``last``) is bounded; returns, for a child at position i, whether its own support
-        is still open and a test of each later position k: whether the supports with both i and k
-        are (None when the list has grouped columns, or the blocks would cover it whole)."""
-        if not self._blocks_apply(lst):
+    def _blocks_apply(self, lst, t: int = 2) -> bool:
+        """Whether :meth:`_block_sets` bounds a node t columns short of the size limit with the list
+        ``lst``: more than t blocks in it, no grouped column (each adds one size unit), and for
+        triples at most :attr:`max_triples` of them, whose regressions fit in the time left."""
+        if not 0 < self.block_size or not 2 <= t <= self.block_depth:
+            return False
+        if np.any(self.group_of[list(lst)] >= 0):
+            return False
+        nb = len(set(self._blk[list(lst)].tolist()))
+        if nb <= t:
+            return False
+        if t >= 3:
+            count, p = math.comb(nb, t), t * self.block_size + self.p.max_size
+            return count <= self.max_block_sets and fits_in_time(
+                count * 10 * (self.terms.n * p * p + p ** 3 / 3), FAMILY_FLOPS, self._deadline - time.perf_counter())
+        return True
+
+    def _block_sets(self, cols: tuple, c0sum: float, lst: tuple, theta: dict, last: int, t: int,
+                    closed: set | None):
+        """C2 by blocks at a node t = 2 or 3 columns short of the size limit, whose supports add at
+        most t of its list's columns (none grouped): each such support lies in the node's columns and
+        at most t blocks of the list (:meth:`_make_blocks`), so C1 of the node's columns and any t
+        blocks holding its columns bounds it.  Each set of t blocks (one holding a child up to
+        position ``last``) is bounded, except those ``closed`` (ruled out by the parent's triples);
+        a support is ruled out when some set that prunes holds its blocks.  Returns, for a child at
+        position i: whether its own support is still open; with pairs, a test of each later position
+        k (whether the supports with both i and k are); with triples, the pairs of blocks the child's
+        supports may no longer use (for the child's own pairs).  None where it does not apply."""
+        if not self._blocks_apply(lst, t):
             return None
-        bs, L = self.block_size, len(lst)
-        # blocks counted from the list's end, so that siblings (whose lists are suffixes of one list)
-        # share them, and each block's regressions start where a sibling's ended
-        nb = (L + bs - 1) // bs
-        span = [(max(0, L - (x + 1) * bs), L - x * bs) for x in range(nb)]
-        pairs = [(a, b) for a in range(nb) for b in range(a, nb) if min(span[a][0], span[b][0]) <= last]
+        pos = [int(self._blk[c]) for c in lst]
+        members: dict[int, list[int]] = {}
+        for c, g in zip(lst, pos):
+            members.setdefault(g, []).append(c)
+        first = {g: pos.index(g) for g in members}
+        sets = [frozenset(T) for T in itertools.combinations(members, t) if min(first[g] for g in T) <= last]
         level = self._level(c0sum)
-        vals = np.full(len(pairs), -math.inf)
-        extra = [tuple(lst[span[a][0]:span[a][1]]) + (tuple(lst[span[b][0]:span[b][1]]) if b != a else ())
-                 for a, b in pairs]
+        pruned: set[frozenset] = set()
+        todo = []
+        for T in sets:
+            if closed and T in closed:
+                pruned.add(T)
+                self.stats["blocks_inherited"] += 1
+            else:
+                todo.append(T)
+        order = {g: k for k, g in enumerate(members)}
+        extra = [tuple(c for g in sorted(T, key=order.__getitem__) for c in members[g]) for T in todo]
         designs = [cols + e for e in extra]
+        vals = np.full(len(todo), -math.inf)
         # compiled in batches of one width, but not the designs with an event-free column (by the rows
         # left, :meth:`_regression_without`) nor without the kernels: those by :meth:`_family`
         by_p: dict[int, list[int]] = {}
-        for t, dsg in enumerate(designs):
+        for k, dsg in enumerate(designs):
             if self.compiled and not self._dead.intersection(dsg):
-                by_p.setdefault(len(dsg), []).append(t)
+                by_p.setdefault(len(dsg), []).append(k)
         done: set[int] = set()
-        for ts in by_p.values():
-            C = np.array([designs[t] for t in ts], dtype=np.int64)
+        for ks in by_p.values():
+            C = np.array([designs[k] for k in ks], dtype=np.int64)
             start = np.zeros(C.shape)
-            for r, t in enumerate(ts):
-                warm = self._block_warm.get(extra[t], {})
-                start[r] = [theta[c] if c in theta else warm.get(c, 0.0) for c in designs[t]]
-            got = self._compiled_c1(C, start, np.full(len(ts), level), 20)
+            for r, k in enumerate(ks):
+                warm = self._block_warm.get(extra[k], {})
+                start[r] = [theta[c] if c in theta else warm.get(c, 0.0) for c in designs[k]]
+            got = self._compiled_c1(C, start, np.full(len(ks), level), 20)
             if got is None:
                 break
-            vals[ts], beta = got
-            done.update(ts)
+            vals[ks], beta = got[0], got[1]
+            done.update(ks)
             if len(self._block_warm) > 200_000:
                 self._block_warm.clear()
-            for r, t in enumerate(ts):
-                self._block_warm[extra[t]] = dict(zip(extra[t], beta[r, len(cols):].tolist()))
-        for t in range(len(designs)):
-            if t not in done and time.perf_counter() <= self._deadline:
-                vals[t] = self._family(designs[t], theta, level)[0]
-        self.stats["block_pairs"] += len(pairs)
-        pruned = np.zeros((nb, nb), dtype=bool)
-        for (a, b), v in zip(pairs, vals):
+            for r, k in enumerate(ks):
+                self._block_warm[extra[k]] = dict(zip(extra[k], beta[r, len(cols):].tolist()))
+        for k in range(len(designs)):
+            if k not in done and time.perf_counter() <= self._deadline:
+                vals[k] = self._family(designs[k], theta, level)[0]
+        self.stats["block_pairs" if t == 2 else "block_triples" if t == 3 else "block_sets"] += len(todo)
+        for T, v in zip(todo, vals):
             if self._prunes(float(v) + c0sum):
-                pruned[a, b] = pruned[b, a] = True
+                pruned.add(T)
                 self.discarded = min(self.discarded, float(v) + c0sum)
-        anyp = np.asarray(pruned.any(axis=1)).tolist()
+        touched = {g for T in pruned for g in T}  # blocks in some set that prunes
 
-        def child(i: int):
-            a = (L - 1 - i) // bs
+        if t == 2:
+            def child(i: int):
+                # the blocks of the later positions whose supports with i are ruled out
+                a = pos[i]
+                drop = {b for b in members if b != a and frozenset((a, b)) in pruned}
+                if a in touched:
+                    drop.add(a)
+                return a not in touched, drop, None
+            return child
 
-            def keep(k: int) -> bool:
-                b = (L - 1 - k) // bs
-                return not (anyp[a] if a == b else bool(pruned[a, b]))
-            return not anyp[a], keep
-        return child
+        # the sets of t − 1 blocks a child's supports may no longer use: those that, with the child's
+        # own block, lie in a set that prunes (each such set's subsets of t − 1 blocks)
+        holding: dict[int, list[frozenset]] = {}
+        for T in pruned:
+            for g in T:
+                holding.setdefault(g, []).append(T)
+        shut: dict[int, set] = {}
+
+        def child_sets(i: int):
+            a = pos[i]
+            if a not in shut:
+                shut[a] = {frozenset(P) for T in holding.get(a, ()) for P in itertools.combinations(T, t - 1)}
+            # a later block whose every set of t − 1 of the child's blocks is shut: the child's supports
+            # with its columns are all ruled out
+            after = set(pos[i + 1:])
+            drop: set[int] = set()
+            if len(after) >= t - 1:
+                count: dict[int, int] = {}
+                for S in shut[a]:
+                    if S <= after:
+                        for g in S:
+                            count[g] = count.get(g, 0) + 1
+                full = math.comb(len(after) - 1, t - 2)
+                drop = {g for g, c in count.items() if c == full}
+            return a not in touched, drop, shut[a]
+        return child_sets
 
     def _family_order(self, cols: tuple, c0sum: float, lst: tuple, theta: dict) -> tuple:
         """The node's list in the order C2 chooses (any order lists each support once: a support's
@@ -505,9 +628,17 @@ class CoxSupportSearch(SupportRules):
         if hit is not None:
             warm = hit[1]
         beta0 = None if warm is None else np.array([warm.get(j, 0.0) for j in key])
-        gb, _ = self._regression(key, beta0=beta0, iters=20, rows=len(key) > 8, stop_below=level)
         out: tuple[float, dict, float]
-        if gb is None or gb.fit is None:
+        got = None
+        if self.compiled and not self._dead.intersection(key):  # the compiled Newton points, bounded as numpy's
+            got = self._compiled_c1(np.array([key], dtype=np.int64),
+                                    np.zeros((1, len(key))) if beta0 is None else beta0[None, :],
+                                    np.array([level]), 20)
+        if got is not None:
+            val, beta, F = float(got[0][0]), got[1][0], float(got[2][0])
+            out = (val, dict(zip(key, beta.tolist())), F) if math.isfinite(F) else (-math.inf, {}, math.inf)
+        elif (gb := self._regression(key, beta0=beta0, iters=20, rows=len(key) > 8, stop_below=level)[0]) is None \
+                or gb.fit is None:
             out = (-math.inf, {}, math.inf)
         else:
             out = (gb.value, dict(zip(key, gb.theta.tolist())), float(gb.fit[1]))
@@ -603,6 +734,7 @@ class CoxSupportSearch(SupportRules):
             gb, _ = self._regression((j,))
             single.append(math.inf if gb is None else gb.value)
         self.order = [usable[k] for k in np.argsort(single, kind="stable")]
+        self._blk = self._make_blocks()
         w = self.loss.w / self.loss.w.sum()
         mean = w @ self.terms.X
         self._sd = np.sqrt(np.maximum(w @ (self.terms.X - mean) ** 2, 0.0))
@@ -616,9 +748,10 @@ class CoxSupportSearch(SupportRules):
         # parent's regression coefficients by column: a start for the node's own)
         return [(self.root_bound, (), 0, {}, 0.0, tuple(self.order), {}, False)]
 
-    def _children(self, cols, units, counts, c0sum, lst, theta: dict) -> list:
+    def _children(self, cols, units, counts, c0sum, lst, theta: dict, closed: set | None = None) -> list:
         """The node's children (column, position in the list, units, counts), with the family
-        bound of each, and the least bound of the children it ruled out."""
+        bound of each, and the least bound of the children it ruled out (``closed``: the pairs of
+        blocks its parent's triples ruled out for it)."""
         if not any(self._allowed(units, counts, j)[0] for j in lst):
             return []
         if self.batch_leaves and cols:
@@ -626,9 +759,10 @@ class CoxSupportSearch(SupportRules):
             if leaves is not None:
                 return leaves
         # (not one column short of the size limit: there a child costs less than a family)
-        blocks = self.blocks_only and units + 2 == self.p.max_size and self._blocks_apply(lst)
+        short = int(self.p.max_size) - units
+        blocks = self._blocks_apply(lst, short)
         if (self.reorder and (cols or self.reorder_root) and len(lst) > 1 and units + 1 < self.p.max_size
-                and not blocks):
+                and not (blocks and self.blocks_only)):
             lst = self._family_order(cols, c0sum, tuple(lst), theta)
         kids = []
         for i, j in enumerate(lst):
@@ -650,7 +784,7 @@ class CoxSupportSearch(SupportRules):
             return bounds[m]
         # the first child whose family prunes (families shrink along the list, their bounds rise)
         lo, hi = 0, n
-        if blocks:
+        if blocks and self.blocks_only:
             lo = n  # the blocks' pairs rule children out instead (:meth:`_block_pairs`)
         elif self._prunes(fam(n - 1)):
             while lo < hi:
@@ -666,9 +800,8 @@ class CoxSupportSearch(SupportRules):
         out = []
         known = sorted(bounds)
         # the children's own supports, bounded at once without Newton steps
-        pair_ok = self._block_pairs(cols, c0sum, lst, theta, kids[lo - 1][0]) if lo and units + 2 == self.p.max_size \
-            else None
-        own = [m for m in range(lo) if kids[m][2] >= self.p.min_size and (pair_ok is None or pair_ok(kids[m][0])[0])]
+        sets = self._block_sets(cols, c0sum, lst, theta, kids[lo - 1][0], short, closed) if lo and blocks else None
+        own = [m for m in range(lo) if kids[m][2] >= self.p.min_size and (sets is None or sets(kids[m][0])[0])]
         ruled = set()
         if own and self.batch_own and cols:
             js = [kids[m][1] for m in own]
@@ -688,14 +821,18 @@ class CoxSupportSearch(SupportRules):
             if g >= 0:
                 c2[g] = c2.get(g, 0) + 1
             rest = tuple(lst[i + 1:])
-            if pair_ok is not None:
-                own_ok, keep = pair_ok(i)
-                rest = tuple(c for k, c in enumerate(rest, start=i + 1) if keep(k))
+            shut = None
+            if sets is not None:
+                own_ok, drop, shut = sets(i)
+                if drop:
+                    rest = tuple(c for c in rest if int(self._blk[c]) not in drop)
                 if not own_ok and m not in ruled:
                     ruled.add(m)
                     self.stats["own_blocks"] += 1
             if m in ruled and (not rest or u2 >= self.p.max_size and self.group_of[j] < 0 and not self.caps):
                 continue  # a leaf whose scores are ruled out
+            if shut:
+                self._closed[cols + (j,)] = shut
             out.append((sub, cols + (j,), u2, c2, c0sum + float(self.c0[j]), rest, theta, m in ruled))
         return out
 
@@ -717,6 +854,7 @@ class CoxSupportSearch(SupportRules):
                 status = "node_limit"
                 break
             bound, cols, units, counts, c0sum, lst, theta, ruled = stack.pop()
+            closed = self._closed.pop(cols, None) if self._closed else None
             if self._prunes(bound):
                 self.discarded = min(self.discarded, bound)
                 continue
@@ -724,7 +862,7 @@ class CoxSupportSearch(SupportRules):
             if cols and not ruled and units >= self.p.min_size and self._rows_hold(cols):
                 theta = self._bound_support(cols, c0sum, theta)
             if lst:
-                kids = self._children(cols, units, counts, c0sum, lst, theta)
+                kids = self._children(cols, units, counts, c0sum, lst, theta, closed)
                 stack.extend(reversed(kids))
             # listings, least bound first, within their share of the time so far
             while self._deferred and self._listing_time < self.listing_share * (time.perf_counter() - self.t0):

@@ -136,6 +136,138 @@ def test_block_pairs_rule_out_only_what_they_bound(seed, block_size):
     assert search.stats["block_pairs"] > 0 or search.p.groups
 
 
+def _families(p, rng):
+    """Mark runs of neighbouring columns as the cuts of one threshold term (as the builder does)."""
+    cols = list(range(p.d))
+    fams, s = [], 0
+    while s < p.d:
+        n = int(rng.integers(1, 5))
+        if n > 1 and s + n <= p.d:
+            fams.append(tuple(cols[s:s + n]))
+        s += n
+    p.cut_families = fams
+    return p
+
+
+def test_each_column_has_one_block_and_a_cut_family_is_cut_in_runs():
+    """The blocks of C2 by blocks partition the columns: each family of cuts in runs of at most
+    block_size neighbouring cuts of near-equal lengths, the other columns in runs of block_size in
+    the search's order."""
+    loss, p = _problem(300, wide=True)
+    p.cut_families = [(0, 1, 2, 3, 4, 5, 6), (7,)]
+    for bs in (1, 2, 3, 5):
+        search = CoxSupportSearch(p, loss, time_limit=5)
+        search.block_size = bs
+        search.order = list(range(p.d))[::-1]
+        blk = search._make_blocks()
+        assert np.all(blk >= 0)
+        fam = blk[:7]
+        runs = [list(np.flatnonzero(fam == b)) for b in dict.fromkeys(fam.tolist())]
+        assert all(max(r) - min(r) + 1 == len(r) <= bs for r in runs)  # neighbouring cuts, at most bs
+        assert max(map(len, runs)) - min(map(len, runs)) <= 1
+        assert not set(blk[7:].tolist()) & set(fam.tolist())
+        others = blk[7:]
+        assert all(np.sum(others == b) <= bs for b in set(others.tolist()))
+
+
+def _wide_k4(seed):
+    """8–9 columns and up to 4 items (so that nodes three and two short have lists of several
+    blocks), points ±1 so that brute force stays quick, some columns marked as cut families."""
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(25, 60)), int(rng.integers(8, 10))
+    X, t, e, w = _data(rng, n, d)
+    loss = CoxLoss(X, t, e, weights=w, ties="efron" if seed % 2 else "breslow")
+    p = cox_problem(loss, np.full(d, -1), np.full(d, 1), c0=(0.0, 1e-6, 0.01)[seed % 3], max_size=4)
+    return loss, _families(p, rng)
+
+
+@pytest.mark.parametrize("seed", slow_params(range(12), slow=range(1, 12)))  # 4–6 s each
+@pytest.mark.parametrize("block_size", [1, 2, 3])
+def test_sets_of_blocks_and_the_sets_they_close_rule_out_only_what_they_bound(seed, block_size):
+    """C2 by blocks at nodes four and three short (sets of four and three blocks), two short (pairs,
+    some closed by the parent's sets without a regression), one short (the children of one block
+    together): the certified optimum is brute force's, and sets of three or more blocks were bounded."""
+    loss, p = _wide_k4(600 + seed)
+    search = CoxSupportSearch(p, loss, time_limit=60, gap_tolerance=1e-7, absolute_gap_tolerance=1e-10)
+    search.block_size = block_size
+    report = search.solve()
+    best = _brute_force(loss, p)
+    assert report.status == "optimal"
+    assert report.lower_bound <= best + 1e-10
+    assert best - 1e-9 <= report.objective <= best + 1e-7 * abs(best) + 1e-9
+    assert search.stats["block_sets"] + search.stats["block_triples"] > 0
+    assert search.stats["blocks_inherited"] > 0 or block_size > 1  # a child read the sets its parent closed
+
+
+def _support_values(loss, p, k):
+    """Brute force's best objective on each support of at most k columns (every point vector, each
+    at its best scale, + c0)."""
+    out = {}
+    for size in range(1, k + 1):
+        for cols in itertools.combinations(range(p.d), size):
+            vals = [np.array([v for v in range(int(p.coef_lower[j]), int(p.coef_upper[j]) + 1) if v]) for j in cols]
+            best = math.inf
+            for w in itertools.product(*vals):
+                s = loss.Z[:, 1:][:, list(cols)] @ np.asarray(w, float)
+                best = min(best, _best_at_every_scale(loss, s))
+            out[frozenset(cols)] = best + float(p.c0[list(cols)].sum())
+    return out
+
+
+@pytest.mark.parametrize("seed", slow_params(range(4), slow=(1, 2, 3)))  # 3–5 s each
+def test_each_support_a_set_of_blocks_rules_out_is_no_better_than_the_prune_level(seed):
+    """Every claim of C2 by blocks, checked against brute force on each support it covers, with the
+    incumbent set so that some sets prune and some do not: at nodes four, three and two short, a
+    child's own support ruled out, a later column dropped from its list (every support of the child
+    with it), a set of blocks shut for the child (every support of the child within it); one short,
+    the children of one block ruled out together."""
+    loss, p = _wide_k4(700 + seed)
+    values = _support_values(loss, p, 4)
+    search = CoxSupportSearch(p, loss, time_limit=60)
+    search.block_size = 2
+    search._prepare()
+    search._deadline = math.inf
+    search.best = float(np.quantile([v for s, v in values.items() if len(s) == 4], 0.1))
+    claims = 0
+
+    def ruled(cols):  # the support is no better than the prune level
+        return search._prunes(values[frozenset(cols)])
+
+    order = list(search.order)
+    blk = search._blk
+    for depth in range(3):
+        for cols in itertools.combinations(order, depth):
+            lst = tuple(c for c in order if order.index(c) > max((order.index(c2) for c2 in cols), default=-1))
+            t = 4 - depth
+            c0sum = float(p.c0[list(cols)].sum())
+            sets = search._block_sets(cols, c0sum, lst, {}, len(lst) - 1, t, None)
+            if sets is None:
+                continue
+            for i, j in enumerate(lst):
+                own_ok, drop, shut = sets(i)
+                later = lst[i + 1:]
+                below = [cols + (j,) + extra for m in range(t) for extra in itertools.combinations(later, m)]
+                if not own_ok:
+                    claims += 1
+                    assert ruled(cols + (j,))
+                for sup in below:
+                    extra = sup[len(cols) + 1:]
+                    if any(int(blk[c]) in drop for c in extra):
+                        claims += 1
+                        assert ruled(sup)
+                    if shut and extra and any({int(blk[c]) for c in extra} <= A for A in shut):
+                        claims += 1
+                        assert ruled(sup)
+        if depth == 3 - 1:
+            for cols in itertools.combinations(order, 3):
+                js = [c for c in order if c not in cols]
+                gone = search._leaf_blocks(cols, {}, js, float(p.c0[list(cols)].sum()))
+                for b in np.flatnonzero(gone):
+                    claims += 1
+                    assert ruled(cols + (js[b],))
+    assert claims > 0
+
+
 @pytest.mark.parametrize("seed", slow_params(range(6), slow=(5,)))  # 5: 13 s
 def test_an_event_free_item_is_bounded_by_the_rows_left(seed):
     """An item that is 1 only on rows without an event has no finite Cox coefficient, so no
@@ -405,9 +537,9 @@ def test_past_the_deadline_wide_families_and_long_batches_rule_nothing_out():
     C = np.array([(a, b) for a in range(12) for b in range(12) if a != b][:100], dtype=np.int64)
     start, levels = np.zeros(C.shape), np.full(len(C), -np.inf)
     search._deadline = math.inf
-    full, _ = search._compiled_c1(C, start, levels, 8)
+    full = search._compiled_c1(C, start, levels, 8)[0]
     search._deadline = time.perf_counter() - 1.0
-    part, beta = search._compiled_c1(C, start, levels, 8)
+    part, beta = search._compiled_c1(C, start, levels, 8)[:2]
     assert np.all(np.isfinite(full))
     assert np.array_equal(part[:64], full[:64]) and np.all(part[64:] == -np.inf)
     assert np.array_equal(beta[64:], start[64:])
