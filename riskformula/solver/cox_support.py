@@ -184,6 +184,8 @@ class CoxSupportSearch(SupportRules):
         #: short: pairs, triples, ...), at most :attr:`max_block_sets` sets of blocks per node
         self.block_depth = 5
         self.max_block_sets = 20000
+        #: the Newton steps per set of blocks that the time guard of :meth:`_blocks_apply` counts
+        self.set_steps = 10
         #: C2 by blocks one column short of the size limit: the children of one block bounded together
         #: before each is bounded alone (:meth:`_leaf_children`)
         self.leaf_blocks = True
@@ -478,7 +480,8 @@ class CoxSupportSearch(SupportRules):
         if t >= 3:
             count, p = math.comb(nb, t), t * self.block_size + self.p.max_size
             return count <= self.max_block_sets and fits_in_time(
-                count * 10 * (self.terms.n * p * p + p ** 3 / 3), FAMILY_FLOPS, self._deadline - time.perf_counter())
+                count * self.set_steps * (self.terms.n * p * p + p ** 3 / 3), FAMILY_FLOPS,
+                self._deadline - time.perf_counter())
         return True
 
     def _block_sets(self, cols: tuple, c0sum: float, lst: tuple, theta: dict, last: int, t: int,
