@@ -176,8 +176,8 @@ class CoxSupportSearch(SupportRules):
         #: installed, with at most this many steps per regression; else numpy's, with 3
         self.compiled = kernels.compiled() is not None
         self.compiled_iters = 8
-        #: the block size of :meth:`_block_pairs` (0: off), and whether they replace the family's
-        #: order and bisection where they apply
+        #: the most columns of a block of :meth:`_block_sets` (0: off), and whether the sets of blocks
+        #: replace the family's order and bisection where they apply
         self.block_size = 5
         self.blocks_only = True
         #: C2 by blocks at nodes up to this many columns short of the size limit (t blocks at a node t
@@ -189,8 +189,8 @@ class CoxSupportSearch(SupportRules):
         #: C2 by blocks one column short of the size limit: the children of one block bounded together
         #: before each is bounded alone (:meth:`_leaf_children`)
         self.leaf_blocks = True
-        #: each column's block (:meth:`_make_blocks`, set by :meth:`_prepare`), and the block sets a
-        #: node's triples ruled out for each child (by the child's columns, read when it is popped)
+        #: each column's block (:meth:`_make_blocks`, set by :meth:`_prepare`), and the sets of blocks a
+        #: node's sets ruled out for each child (by the child's columns, read when it is popped)
         self._blk = np.zeros(problem.d, dtype=np.int64)
         self._closed: dict[tuple, set] = {}
         self._cox_arrays: tuple = kernels.cox_arrays(loss) if self.compiled else ()
@@ -451,7 +451,7 @@ class CoxSupportSearch(SupportRules):
         collinear, so that a block's regression fits little better than one of its cuts, and unions
         of blocks prune), the other columns in runs of :attr:`block_size` in the search's order.  Any
         partition gives valid bounds; each node reads the blocks restricted to its list, the same at
-        every node, so that a node's triples can tell its children which pairs they rule out."""
+        every node, so that a node's sets can tell its children which of theirs they rule out."""
         d, bs = self.p.d, max(int(self.block_size), 1)
         blk = np.full(d, -1, dtype=np.int64)
         nid = 0
@@ -468,8 +468,9 @@ class CoxSupportSearch(SupportRules):
 
     def _blocks_apply(self, lst, t: int = 2) -> bool:
         """Whether :meth:`_block_sets` bounds a node t columns short of the size limit with the list
-        ``lst``: more than t blocks in it, no grouped column (each adds one size unit), and for
-        triples at most :attr:`max_triples` of them, whose regressions fit in the time left."""
+        ``lst``: 2 ≤ t ≤ :attr:`block_depth`, more than t blocks in it, no grouped column (each adds
+        one size unit), and for t ≥ 3 at most :attr:`max_block_sets` sets whose regressions fit in a
+        quarter of the time left (:attr:`set_steps` Newton steps each)."""
         if not 0 < self.block_size or not 2 <= t <= self.block_depth:
             return False
         if np.any(self.group_of[list(lst)] >= 0):
@@ -486,15 +487,16 @@ class CoxSupportSearch(SupportRules):
 
     def _block_sets(self, cols: tuple, c0sum: float, lst: tuple, theta: dict, last: int, t: int,
                     closed: set | None):
-        """C2 by blocks at a node t = 2 or 3 columns short of the size limit, whose supports add at
-        most t of its list's columns (none grouped): each such support lies in the node's columns and
-        at most t blocks of the list (:meth:`_make_blocks`), so C1 of the node's columns and any t
-        blocks holding its columns bounds it.  Each set of t blocks (one holding a child up to
-        position ``last``) is bounded, except those ``closed`` (ruled out by the parent's triples);
-        a support is ruled out when some set that prunes holds its blocks.  Returns, for a child at
-        position i: whether its own support is still open; with pairs, a test of each later position
-        k (whether the supports with both i and k are); with triples, the pairs of blocks the child's
-        supports may no longer use (for the child's own pairs).  None where it does not apply."""
+        """C2 by blocks at a node t columns short of the size limit (2 ≤ t ≤ :attr:`block_depth`),
+        whose supports add at most t of its list's columns (none grouped): each such support lies in
+        the node's columns and at most t blocks of the list (:meth:`_make_blocks`), so C1 of the
+        node's columns and any t blocks holding its columns bounds it.  Each set of t blocks (one
+        holding a child up to position ``last``) is bounded, except those ``closed`` (ruled out by
+        the parent's sets: they count as pruning); a support is ruled out when some set that prunes
+        holds its blocks.  Returns, for a child at position i: whether its own support is still open,
+        the blocks of its list whose columns it drops (every support of the child with one of them is
+        ruled out), and for t ≥ 3 the sets of t − 1 blocks whose supports the child may no longer use
+        (its ``closed``).  None where it does not apply."""
         if not self._blocks_apply(lst, t):
             return None
         pos = [int(self._blk[c]) for c in lst]
@@ -753,8 +755,8 @@ class CoxSupportSearch(SupportRules):
 
     def _children(self, cols, units, counts, c0sum, lst, theta: dict, closed: set | None = None) -> list:
         """The node's children (column, position in the list, units, counts), with the family
-        bound of each, and the least bound of the children it ruled out (``closed``: the pairs of
-        blocks its parent's triples ruled out for it)."""
+        bound of each, and the least bound of the children it ruled out (``closed``: the sets of
+        blocks its parent's sets ruled out for it, :meth:`_block_sets`)."""
         if not any(self._allowed(units, counts, j)[0] for j in lst):
             return []
         if self.batch_leaves and cols:
@@ -788,7 +790,7 @@ class CoxSupportSearch(SupportRules):
         # the first child whose family prunes (families shrink along the list, their bounds rise)
         lo, hi = 0, n
         if blocks and self.blocks_only:
-            lo = n  # the blocks' pairs rule children out instead (:meth:`_block_pairs`)
+            lo = n  # the sets of blocks rule children out instead (:meth:`_block_sets`)
         elif self._prunes(fam(n - 1)):
             while lo < hi:
                 mid = (lo + hi) // 2
