@@ -288,8 +288,9 @@ class Summary(r.Rendered):
                            "lower penalty was listed and ruled out (no linear score orders its cells).")
         elif engine == "cox_supports":
             out.append("Certified by listing supports with the gap bound of each support's Cox regression, of "
-                       "each node's columns with every later one, and, two columns short of the size limit, of "
-                       "the node's columns with two blocks of its later ones; each listed point vector "
+                       "each node's columns with every later one, and, t = 2 to 5 columns short of the size "
+                       "limit, of the node's columns with t blocks of its later ones (runs of neighbouring cuts "
+                       "of one variable); each listed point vector "
                        "calibrated with a proven bound; the certificate covers every score scale > 0 (the "
                        f"continuous multiplier of Liu et al., 2022). Log hazard ratios are score / {m.scale:.6g}.")
         if len(m.settings.scales) > 1:

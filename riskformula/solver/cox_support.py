@@ -1020,8 +1020,9 @@ class CoxSupportSearch(SupportRules):
             solver=COX_ENGINE_NAME,
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
                       "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": 1, "engine": "cox_supports",
-                      "bound": ("the gap bound of the Cox regression on each support and on each node's columns "
-                                "with every later one, and the tangent bound of each calibrated point vector"),
+                      "bound": ("the gap bound of the Cox regression on each support, on each node's columns "
+                                "with every later one and, t columns short of the size limit, with t blocks of its "
+                                "later ones, and the tangent bound of each calibrated point vector"),
                       "scope": COX_SCOPE, "continuous_scale": True},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             scale=self.best_scale, listed=self.vectors)
