@@ -436,39 +436,57 @@ def _curve(N, coef, norm, d, S, a):
 def calibrate(N, d, coef, norm, S: np.ndarray, a0: np.ndarray, iters: int = 30):
     """The best multiplier a > 0 of each score vector (rows of S, integer scores per cell):
     (value at the computed a — attained —, that a, a lower bound of inf over a > 0 (−∞ where the
-    tangents do not bracket the minimum))."""
+    tangents do not bracket the minimum)).  Each vector's Newton steps stop when its own step is
+    below 10⁻¹⁰·a (only the vectors still moving are evaluated), and only the vectors not yet
+    bracketed are evaluated at the next, wider pair of tangent points."""
     V = S.shape[0]
     a = np.maximum(np.asarray(a0, dtype=float), 1e-6)
     F0, g0, _, mag0, gerr0, _ = _curve(N, coef, norm, d, S, np.zeros(V))
     F, g, h, mag, gerr, ok = _curve(N, coef, norm, d, S, a)
     damp = np.ones(V)
+    big = np.abs(S).max(axis=1)
+    # where f'(0) ≥ 0 (with its error) the loss only rises with a (convexity): its least value is
+    # the loss at 0, bounded below in floating point further down, and approached at a tiny a,
+    # which is taken (attained) where it is no worse than a₀; no Newton steps
+    at_zero = g0 - gerr0 >= 0
+    if np.any(at_zero):
+        z = np.flatnonzero(at_zero)
+        tiny = 1e-9 / np.maximum(big[z], 1.0)
+        zF, zg, zh, zmag, zgerr, zok = _curve(N, coef, norm, d, S[z], tiny)
+        take = zok & (zF <= F[z])
+        zt = z[take]
+        a[zt], F[zt], g[zt], h[zt], mag[zt], gerr[zt], ok[zt] = (
+            tiny[take], zF[take], zg[take], zh[take], zmag[take], zgerr[take], zok[take])
+    act = np.flatnonzero(~at_zero)
     for _ in range(iters):
-        step = damp * np.where(h > 0, g / np.where(h > 0, h, 1.0), -a)
-        na = np.clip(a - step, a * 0.1, a * 10.0)
-        na = np.where(np.abs(a * np.abs(S).max(axis=1)) > 700, a, na)
-        nF, ng, nh, nmag, ngerr, nok = _curve(N, coef, norm, d, S, na)
-        better = nok & (nF <= F + 1e-15 * np.abs(F))
-        damp = np.where(better, 1.0, damp * 0.25)
-        a = np.where(better, na, a)
-        F, g, h, mag, gerr, ok = (np.where(better, x, y) for x, y in ((nF, F), (ng, g), (nh, h), (nmag, mag),
-                                                                        (ngerr, gerr), (nok, ok)))
-        if np.all(np.abs(step) <= 1e-10 * a):
+        if not len(act):
             break
+        aa, hh, gg = a[act], h[act], g[act]
+        step = damp[act] * np.where(hh > 0, gg / np.where(hh > 0, hh, 1.0), -aa)
+        na = np.clip(aa - step, aa * 0.1, aa * 10.0)
+        na = np.where(np.abs(aa * big[act]) > 700, aa, na)
+        nF, ng, nh, nmag, ngerr, nok = _curve(N, coef, norm, d, S[act], na)
+        better = nok & (nF <= F[act] + 1e-15 * np.abs(F[act]))
+        damp[act] = np.where(better, 1.0, damp[act] * 0.25)
+        acc = act[better]
+        a[acc], F[acc], g[acc], h[acc] = na[better], nF[better], ng[better], nh[better]
+        mag[acc], gerr[acc], ok[acc] = nmag[better], ngerr[better], nok[better]
+        act = act[np.abs(step) > 1e-10 * aa]
     # the tangents at a₋ < a* < a₊ bracket the minimum when f'(a₋) < 0 < f'(a₊) (with their errors)
     lower = np.full(V, -math.inf)
-    at_zero = g0 - gerr0 >= 0
     lower[at_zero] = (F0 - REL * (mag0 + np.abs(F0)))[at_zero]
-    smax = np.maximum(np.abs(S).max(axis=1), 1.0)
+    smax = np.maximum(big, 1.0)
     width = np.maximum(np.maximum(2 * np.abs(g) / np.where(h > 0, h, np.inf), 1e-7 * a), 1e-7 / smax)
     for _ in range(10):
-        todo = ~at_zero & ~np.isfinite(lower)
-        if not np.any(todo):
+        todo = np.flatnonzero(~at_zero & ~np.isfinite(lower))
+        if not len(todo):
             break
-        lo = np.maximum(a - width, 0.0)
-        hi = a + width
-        Fl, gl, _, ml, el, okl = _curve(N, coef, norm, d, S, lo)
-        Fh, gh, _, mh, eh, okh = _curve(N, coef, norm, d, S, hi)
-        good = todo & okl & okh & (gh - eh > 0) & ((gl + el < 0) | (lo == 0.0))
+        at, wt = a[todo], width[todo]
+        lo = np.maximum(at - wt, 0.0)
+        hi = at + wt
+        Fl, gl, _, ml, el, okl = _curve(N, coef, norm, d, S[todo], lo)
+        Fh, gh, _, mh, eh, okh = _curve(N, coef, norm, d, S[todo], hi)
+        good = okl & okh & (gh - eh > 0) & ((gl + el < 0) | (lo == 0.0))
         # the tangents t₋(x) = Fl + gl (x − lo), t₊(x) = Fh + gh (x − hi) meet at x*
         with np.errstate(divide="ignore", invalid="ignore"):
             xs = np.clip((Fh - Fl + gl * lo - gh * hi) / (gl - gh), lo, hi)
@@ -477,8 +495,8 @@ def calibrate(N, d, coef, norm, S: np.ndarray, a0: np.ndarray, iters: int = 30):
         t_lo = np.minimum(t, np.minimum(Fl, Fh))
         err = REL * (ml + mh + np.abs(Fl) + np.abs(Fh)) + (el + eh) * (hi - lo) + 4e-16 * np.abs(t)
         lo_bound = np.where(lo == 0.0, np.minimum(t_lo, Fl), t_lo) - err
-        lower = np.where(good, lo_bound, lower)
-        width = width * 8.0
+        lower[todo[good]] = lo_bound[good]
+        width[todo] = wt * 8.0
     rest = np.flatnonzero(~np.isfinite(lower))
     if len(rest):  # no bracket (a score that orders the risk sets, whose loss falls as a grows)
         lower[rest] = top_bound(N, coef, norm, S[rest])

@@ -398,6 +398,9 @@ def test_calibration_bound_is_below_every_scale(seed):
     W = primitive_vectors([np.array([-2, -1, 1, 2])] * 3)
     S = (U @ W.T.astype(float)).T
     F, a, lower = calibrate(N, d, T.coef, T.norm, S, np.full(len(W), 0.3))
+    # both kinds of vector: those whose loss rises from a = 0 (taken at a tiny a, no Newton steps)
+    # and those calibrated by Newton steps
+    assert np.any(a < 1e-8) and np.any(a > 1e-4)
     for w, f, ak, lo in zip(W, F, a, lower):
         s = loss.Z[:, 1:][:, cols] @ w
         assert f == pytest.approx(loss.value_from_scores(ak * s), abs=1e-12)  # attained at a
