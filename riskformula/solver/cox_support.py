@@ -192,7 +192,7 @@ class CoxSupportSearch(SupportRules):
         #: each column's block (:meth:`_make_blocks`, set by :meth:`_prepare`), and the sets of blocks a
         #: node's sets ruled out for each child (by the child's columns, read when it is popped)
         self._blk = np.zeros(problem.d, dtype=np.int64)
-        self._closed: dict[tuple, set] = {}
+        self._closed: dict[tuple, dict[int, tuple]] = {}
         self._cox_arrays: tuple = kernels.cox_arrays(loss) if self.compiled else ()
         self._X2 = self.terms.X * self.terms.X if self.compiled else np.zeros((0, 0))  # each design's max |x|
 
@@ -486,7 +486,7 @@ class CoxSupportSearch(SupportRules):
         return True
 
     def _block_sets(self, cols: tuple, c0sum: float, lst: tuple, theta: dict, last: int, t: int,
-                    closed: set | None):
+                    closed: dict | None):
         """C2 by blocks at a node t columns short of the size limit (2 ≤ t ≤ :attr:`block_depth`),
         whose supports add at most t of its list's columns (none grouped): each such support lies in
         the node's columns and at most t blocks of the list (:meth:`_make_blocks`), so C1 of the
@@ -496,26 +496,29 @@ class CoxSupportSearch(SupportRules):
         holds its blocks.  Returns, for a child at position i: whether its own support is still open,
         the blocks of its list whose columns it drops (every support of the child with one of them is
         ruled out), and for t ≥ 3 the sets of t − 1 blocks whose supports the child may no longer use
-        (its ``closed``).  None where it does not apply."""
+        (its ``closed``: each set's bit mask of block ids → its blocks).  None where it does not apply."""
         if not self._blocks_apply(lst, t):
             return None
         pos = [int(self._blk[c]) for c in lst]
         members: dict[int, list[int]] = {}
-        for c, g in zip(lst, pos):
-            members.setdefault(g, []).append(c)
-        first = {g: pos.index(g) for g in members}
-        sets = [frozenset(T) for T in itertools.combinations(members, t) if min(first[g] for g in T) <= last]
+        first: dict[int, int] = {}
+        for i, (c, g) in enumerate(zip(lst, pos)):
+            if g not in members:
+                members[g], first[g] = [], i
+            members[g].append(c)
+        # a set of blocks is the bit mask of its (global) block ids, as the parent's closed sets are
+        sets = [(sum(1 << g for g in T), T) for T in itertools.combinations(members, t)
+                if min(first[g] for g in T) <= last]
         level = self._level(c0sum)
-        pruned: set[frozenset] = set()
+        pruned: dict[int, tuple] = {}
         todo = []
-        for T in sets:
-            if closed and T in closed:
-                pruned.add(T)
+        for mask, T in sets:
+            if closed and mask in closed:
+                pruned[mask] = T
                 self.stats["blocks_inherited"] += 1
             else:
-                todo.append(T)
-        order = {g: k for k, g in enumerate(members)}
-        extra = [tuple(c for g in sorted(T, key=order.__getitem__) for c in members[g]) for T in todo]
+                todo.append((mask, T))
+        extra = [tuple(c for g in T for c in members[g]) for _, T in todo]
         designs = [cols + e for e in extra]
         vals = np.full(len(todo), -math.inf)
         # compiled in batches of one width, but not the designs with an event-free column (by the rows
@@ -544,47 +547,54 @@ class CoxSupportSearch(SupportRules):
             if k not in done and time.perf_counter() <= self._deadline:
                 vals[k] = self._family(designs[k], theta, level)[0]
         self.stats["block_pairs" if t == 2 else "block_triples" if t == 3 else "block_sets"] += len(todo)
-        for T, v in zip(todo, vals):
+        for (mask, T), v in zip(todo, vals):
             if self._prunes(float(v) + c0sum):
-                pruned.add(T)
+                pruned[mask] = T
                 self.discarded = min(self.discarded, float(v) + c0sum)
-        touched = {g for T in pruned for g in T}  # blocks in some set that prunes
+        touched = 0  # the blocks in some set that prunes
+        for mask in pruned:
+            touched |= mask
 
         if t == 2:
             def child(i: int):
                 # the blocks of the later positions whose supports with i are ruled out
                 a = pos[i]
-                drop = {b for b in members if b != a and frozenset((a, b)) in pruned}
-                if a in touched:
+                drop = {b for b in members if b != a and (1 << a | 1 << b) in pruned}
+                if touched >> a & 1:
                     drop.add(a)
-                return a not in touched, drop, None
+                return not touched >> a & 1, drop, None
             return child
 
         # the sets of t − 1 blocks a child's supports may no longer use: those that, with the child's
-        # own block, lie in a set that prunes (each such set's subsets of t − 1 blocks)
-        holding: dict[int, list[frozenset]] = {}
-        for T in pruned:
+        # own block, lie in a set that prunes (each such set's subsets of t − 1 blocks), as masks
+        holding: dict[int, list[tuple[int, tuple]]] = {}
+        for mask, T in pruned.items():
             for g in T:
-                holding.setdefault(g, []).append(T)
-        shut: dict[int, set] = {}
+                holding.setdefault(g, []).append((mask, T))
+        shut: dict[int, dict[int, tuple]] = {}
+        after = [0] * (len(pos) + 1)  # the blocks of the positions after i
+        for i in range(len(pos) - 1, 0, -1):
+            after[i - 1] = after[i] | 1 << pos[i]
 
         def child_sets(i: int):
             a = pos[i]
             if a not in shut:
-                shut[a] = {frozenset(P) for T in holding.get(a, ()) for P in itertools.combinations(T, t - 1)}
+                shut[a] = {mask ^ 1 << g: tuple(h for h in T if h != g)
+                           for mask, T in holding.get(a, ()) for g in T}
             # a later block whose every set of t − 1 of the child's blocks is shut: the child's supports
             # with its columns are all ruled out
-            after = set(pos[i + 1:])
+            later = after[i]
             drop: set[int] = set()
-            if len(after) >= t - 1:
+            n_after = later.bit_count()
+            if n_after >= t - 1:
                 count: dict[int, int] = {}
-                for S in shut[a]:
-                    if S <= after:
-                        for g in S:
+                for S, P in shut[a].items():
+                    if not S & ~later:
+                        for g in P:
                             count[g] = count.get(g, 0) + 1
-                full = math.comb(len(after) - 1, t - 2)
+                full = math.comb(n_after - 1, t - 2)
                 drop = {g for g, c in count.items() if c == full}
-            return a not in touched, drop, shut[a]
+            return not touched >> a & 1, drop, shut[a]
         return child_sets
 
     def _family_order(self, cols: tuple, c0sum: float, lst: tuple, theta: dict) -> tuple:
@@ -753,7 +763,7 @@ class CoxSupportSearch(SupportRules):
         # parent's regression coefficients by column: a start for the node's own)
         return [(self.root_bound, (), 0, {}, 0.0, tuple(self.order), {}, False)]
 
-    def _children(self, cols, units, counts, c0sum, lst, theta: dict, closed: set | None = None) -> list:
+    def _children(self, cols, units, counts, c0sum, lst, theta: dict, closed: dict | None = None) -> list:
         """The node's children (column, position in the list, units, counts), with the family
         bound of each, and the least bound of the children it ruled out (``closed``: the sets of
         blocks its parent's sets ruled out for it, :meth:`_block_sets`)."""

@@ -248,6 +248,8 @@ def test_each_support_a_set_of_blocks_rules_out_is_no_better_than_the_prune_leve
                 continue
             for i, j in enumerate(lst):
                 own_ok, drop, shut = sets(i)
+                # a shut set is the bit mask of its blocks, with the blocks themselves
+                assert all(A == sum(1 << g for g in P) and len(P) == t - 1 for A, P in (shut or {}).items())
                 later = lst[i + 1:]
                 below = [cols + (j,) + extra for m in range(t) for extra in itertools.combinations(later, m)]
                 if not own_ok:
@@ -258,7 +260,7 @@ def test_each_support_a_set_of_blocks_rules_out_is_no_better_than_the_prune_leve
                     if any(int(blk[c]) in drop for c in extra):
                         claims += 1
                         assert ruled(sup)
-                    if shut and extra and any({int(blk[c]) for c in extra} <= A for A in shut):
+                    if shut and extra and any({int(blk[c]) for c in extra} <= set(A) for A in shut.values()):
                         claims += 1
                         assert ruled(sup)
         if depth == 3 - 1:
