@@ -466,20 +466,24 @@ class CoxSupportSearch(SupportRules):
             nid += 1
         return blk
 
-    def _blocks_apply(self, lst, t: int = 2) -> bool:
+    def _blocks_apply(self, lst, t: int = 2, ncols: int | None = None) -> bool:
         """Whether :meth:`_block_sets` bounds a node t columns short of the size limit with the list
-        ``lst``: 2 ≤ t ≤ :attr:`block_depth`, more than t blocks in it, no grouped column (each adds
-        one size unit), and for t ≥ 3 at most :attr:`max_block_sets` sets whose regressions fit in a
-        quarter of the time left (:attr:`set_steps` Newton steps each)."""
+        ``lst`` (and ``ncols`` columns of its own; the size limit where not given): 2 ≤ t ≤
+        :attr:`block_depth`, more than t blocks in it, no grouped column (each adds one size unit),
+        and for t ≥ 3 at most :attr:`max_block_sets` sets whose regressions fit in a quarter of the
+        time left (:attr:`set_steps` Newton steps each, on the node's columns and its t largest
+        blocks: no design is wider)."""
         if not 0 < self.block_size or not 2 <= t <= self.block_depth:
             return False
         if np.any(self.group_of[list(lst)] >= 0):
             return False
-        nb = len(set(self._blk[list(lst)].tolist()))
+        sizes = np.unique(self._blk[list(lst)], return_counts=True)[1]
+        nb = len(sizes)
         if nb <= t:
             return False
         if t >= 3:
-            count, p = math.comb(nb, t), t * self.block_size + self.p.max_size
+            own = int(self.p.max_size) if ncols is None else ncols
+            count, p = math.comb(nb, t), own + int(np.sort(sizes)[-t:].sum())
             return count <= self.max_block_sets and fits_in_time(
                 count * self.set_steps * (self.terms.n * p * p + p ** 3 / 3), FAMILY_FLOPS,
                 self._deadline - time.perf_counter())
@@ -497,7 +501,7 @@ class CoxSupportSearch(SupportRules):
         the blocks of its list whose columns it drops (every support of the child with one of them is
         ruled out), and for t ≥ 3 the sets of t − 1 blocks whose supports the child may no longer use
         (its ``closed``: each set's bit mask of block ids → its blocks).  None where it does not apply."""
-        if not self._blocks_apply(lst, t):
+        if not self._blocks_apply(lst, t, len(cols)):
             return None
         pos = [int(self._blk[c]) for c in lst]
         members: dict[int, list[int]] = {}
@@ -775,7 +779,7 @@ class CoxSupportSearch(SupportRules):
                 return leaves
         # (not one column short of the size limit: there a child costs less than a family)
         short = int(self.p.max_size) - units
-        blocks = self._blocks_apply(lst, short)
+        blocks = self._blocks_apply(lst, short, len(cols))
         if (self.reorder and (cols or self.reorder_root) and len(lst) > 1 and units + 1 < self.p.max_size
                 and not (blocks and self.blocks_only)):
             lst = self._family_order(cols, c0sum, tuple(lst), theta)
