@@ -424,8 +424,8 @@ CACHE = os.path.join(HERE, "survival_folds.jsonl")
 
 
 #: the engine of our fits, in the cache's key (folds fitted before the Cox support search, or before its
-#: blocks and compiled regressions, or before its sets of blocks or its calibration by vector, are refitted)
-ENGINE = "cox_supports+block_sets+vector_steps"
+#: blocks and compiled regressions, its sets of blocks, its calibration by vector or its kernel's reciprocals, are refitted)
+ENGINE = "cox_supports+block_sets+vector_steps+kernel_reciprocal"
 
 
 def config(args) -> dict:
