@@ -911,7 +911,8 @@ def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, 
     sums as :func:`riskformula.solver.cox_bounds._evaluate_rows` (each time's risk set from a
     running sum over the rows from the last, then its censored rows and its events; each row's
     products over its nonzero columns nzc[r, :nzn[r]] only, in increasing order), in another
-    order: the rounding margins stated there hold for any order."""
+    order, and each term's means by the reciprocal of its denominator: the rounding margins stated
+    there hold for any order and for that one more rounding (10⁻⁹ of the magnitude, far above it)."""
     n, p = U.shape
     nq = acc.shape[0]
     mv = np.empty(p)

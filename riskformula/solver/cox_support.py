@@ -466,13 +466,12 @@ class CoxSupportSearch(SupportRules):
             nid += 1
         return blk
 
-    def _blocks_apply(self, lst, t: int = 2, ncols: int | None = None) -> bool:
+    def _blocks_apply(self, lst, t: int, ncols: int) -> bool:
         """Whether :meth:`_block_sets` bounds a node t columns short of the size limit with the list
-        ``lst`` (and ``ncols`` columns of its own; the size limit where not given): 2 ≤ t ≤
-        :attr:`block_depth`, more than t blocks in it, no grouped column (each adds one size unit),
-        and for t ≥ 3 at most :attr:`max_block_sets` sets whose regressions fit in a quarter of the
-        time left (:attr:`set_steps` Newton steps each, on the node's columns and its t largest
-        blocks: no design is wider)."""
+        ``lst`` and ``ncols`` columns of its own: 2 ≤ t ≤ :attr:`block_depth`, more than t blocks in
+        it, no grouped column (each adds one size unit), and for t ≥ 3 at most :attr:`max_block_sets`
+        sets whose regressions fit in a quarter of the time left (:attr:`set_steps` Newton steps
+        each, on the node's columns and its t largest blocks: no design is wider)."""
         if not 0 < self.block_size or not 2 <= t <= self.block_depth:
             return False
         if np.any(self.group_of[list(lst)] >= 0):
@@ -482,8 +481,7 @@ class CoxSupportSearch(SupportRules):
         if nb <= t:
             return False
         if t >= 3:
-            own = int(self.p.max_size) if ncols is None else ncols
-            count, p = math.comb(nb, t), own + int(np.sort(sizes)[-t:].sum())
+            count, p = math.comb(nb, t), ncols + int(np.sort(sizes)[-t:].sum())
             return count <= self.max_block_sets and fits_in_time(
                 count * self.set_steps * (self.terms.n * p * p + p ** 3 / 3), FAMILY_FLOPS,
                 self._deadline - time.perf_counter())
