@@ -904,18 +904,20 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out, UE):
 
 @njit
 def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm, eta, ex, acc, A, Sg,
-              g, H):
+              M, wA, wS, wr, g, H):
     """The Cox loss (mean negative log partial likelihood), its gradient and Hessian in β and the
     loss's magnitude on the merged rows U (rows × p, in time order; ``dx`` = Σ_r d_r u_r, the
     events' sums), into g and H; returns (F, mag), F = ∞ where a denominator underflows.  The same
-    sums as :func:`riskformula.solver.cox_bounds._evaluate_rows` (each time's risk set from a
-    running sum over the rows from the last, then its censored rows and its events; each row's
-    products over its nonzero columns nzc[r, :nzn[r]] only, in increasing order), in another
-    order, and each term's means by the reciprocal of its denominator: the rounding margins stated
-    there hold for any order and for that one more rounding (10⁻⁹ of the magnitude, far above it)."""
+    sums as :func:`riskformula.solver.cox_bounds._evaluate_rows`: each time's risk set and its first
+    moments from a running sum over the rows from the last, then its censored rows and its events;
+    each term's means by the reciprocal of its denominator; the Hessian as there, Σ_r e_r W_r u_r u_rᵀ
+    − Σ_k c_k m_k m_kᵀ, with W_r = Σ_k c_k N[k, r]/(w_r D_k) the row's weight from prefix sums over the
+    event times (:meth:`~riskformula.solver.cox_bounds.CoxTerms.row_weights`), each row's products
+    over its nonzero columns nzc[r, :nzn[r]] only.  The rounding margins stated there hold for any
+    order of the sums and for the reciprocal's one more rounding (10⁻⁹ of the magnitude, far above
+    them)."""
     n, p = U.shape
     nq = acc.shape[0]
-    mv = np.empty(p)
     top = -np.inf
     for r in range(n):
         s = 0.0
@@ -940,12 +942,7 @@ def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, 
         acc[0] += e
         for a in range(nzn[r]):
             i = nzc[r, a]
-            ei = e * U[r, i]
-            acc[1 + i] += ei
-            q = 1 + p + i * (i + 1) // 2
-            for b in range(a + 1):
-                j = nzc[r, b]
-                acc[q + j] += ei * U[r, j]
+            acc[1 + i] += e * U[r, i]
         while gi >= 0 and g_after[gi] == r:
             for q in range(nq):
                 A[gi, q] = acc[q]
@@ -953,29 +950,22 @@ def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, 
     for gi in range(G):
         for q in range(nq):
             Sg[gi, q] = 0.0
-        for t in range(2):
-            ptr, idx = (cptr, cidx) if t == 0 else (eptr, eidx)
-            for m in range(ptr[gi], ptr[gi + 1]):
-                r = idx[m]
-                e = ex[r]
-                if t == 0:
-                    A[gi, 0] += e
-                else:
-                    Sg[gi, 0] += e
-                for a in range(nzn[r]):
-                    i = nzc[r, a]
-                    ei = e * U[r, i]
-                    q = 1 + p + i * (i + 1) // 2
-                    if t == 0:
-                        A[gi, 1 + i] += ei
-                        for b in range(a + 1):
-                            j = nzc[r, b]
-                            A[gi, q + j] += ei * U[r, j]
-                    else:
-                        Sg[gi, 1 + i] += ei
-                        for b in range(a + 1):
-                            j = nzc[r, b]
-                            Sg[gi, q + j] += ei * U[r, j]
+        for m in range(cptr[gi], cptr[gi + 1]):
+            r = cidx[m]
+            e = ex[r]
+            A[gi, 0] += e
+            for a in range(nzn[r]):
+                i = nzc[r, a]
+                A[gi, 1 + i] += e * U[r, i]
+        for m in range(eptr[gi], eptr[gi + 1]):
+            r = eidx[m]
+            e = ex[r]
+            Sg[gi, 0] += e
+            for a in range(nzn[r]):
+                i = nzc[r, a]
+                Sg[gi, 1 + i] += e * U[r, i]
+        wA[gi] = 0.0
+        wS[gi] = 0.0
     F = 0.0
     mag = 0.0
     for i in range(p):
@@ -983,7 +973,8 @@ def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, 
         for j in range(p):
             H[i, j] = 0.0
     ok = True
-    for k in range(kg.shape[0]):
+    K = kg.shape[0]
+    for k in range(K):
         gi = kg[k]
         f = kf[k]
         D = A[gi, 0] + f * Sg[gi, 0]
@@ -994,19 +985,48 @@ def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, 
         c = coef[k]
         F += c * (lD + top)
         mag += c * (abs(lD) + abs(top))
-        # one division per term: the means and second moments by its reciprocal (one more rounding
-        # each, within the margins of the bounds)
+        # one division per term: the means by its reciprocal (one more rounding each, within the
+        # margins of the bounds)
         iD = 1.0 / D
+        for i in range(p):
+            mk = (A[gi, 1 + i] + f * Sg[gi, 1 + i]) * iD
+            M[k, i] = mk
+            g[i] += c * mk
         cD = c * iD
+        wA[gi] += cD
+        wS[gi] += f * cD
+    if not ok:
         for i in range(p):
-            mv[i] = (A[gi, 1 + i] + f * Sg[gi, 1 + i]) * iD
-            g[i] += c * mv[i]
-        q = 1 + p
+            g[i] = norm * (g[i] - dx[i])
+        return np.inf, np.inf
+    # each row's weight: the terms of the times whose risk set holds it from the rows after them
+    # (a prefix over the times, in increasing g_after), its own time's censored and events
+    pre = 0.0
+    gi = 0
+    for r in range(n):
+        while gi < G and g_after[gi] <= r:
+            pre += wA[gi]
+            gi += 1
+        wr[r] = pre
+    for gi in range(G):
+        for m in range(cptr[gi], cptr[gi + 1]):
+            wr[cidx[m]] += wA[gi]
+        for m in range(eptr[gi], eptr[gi + 1]):
+            wr[eidx[m]] += wS[gi]
+    for r in range(n):
+        qr = ex[r] * wr[r]
+        for a in range(nzn[r]):
+            i = nzc[r, a]
+            qi = qr * U[r, i]
+            for b in range(a + 1):
+                j = nzc[r, b]
+                H[i, j] += qi * U[r, j]
+    for k in range(K):
+        c = coef[k]
         for i in range(p):
-            cm = c * mv[i]
+            cm = c * M[k, i]
             for j in range(i + 1):
-                H[i, j] += cD * (A[gi, q] + f * Sg[gi, q]) - cm * mv[j]
-                q += 1
+                H[i, j] -= cm * M[k, j]
     for m in range(eidx.shape[0]):
         r = eidx[m]
         F -= d[r] * eta[r]
@@ -1016,8 +1036,6 @@ def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, 
         for j in range(i + 1):
             H[i, j] *= norm
             H[j, i] = H[i, j]
-    if not ok:
-        return np.inf, np.inf
     return norm * F, norm * mag
 
 
@@ -1032,8 +1050,9 @@ def cox_regressions(X, C, theta, levels, iters, w, d, g_after, cptr, cidx, eptr,
     it has converged, or after ``iters`` steps."""
     n = X.shape[0]
     p = C.shape[1]
-    nq = 1 + p + p * (p + 1) // 2
+    nq = 1 + p
     G = g_after.shape[0]
+    K = kg.shape[0]
     U = np.empty((n, p))
     nzc = np.empty((n, p), dtype=np.int64)
     nzn = np.empty(n, dtype=np.int64)
@@ -1042,6 +1061,10 @@ def cox_regressions(X, C, theta, levels, iters, w, d, g_after, cptr, cidx, eptr,
     acc = np.empty(nq)
     A = np.empty((G, nq))
     Sg = np.empty((G, nq))
+    M = np.empty((K, p))
+    wA = np.empty(G)
+    wS = np.empty(G)
+    wr = np.empty(n)
     dx = np.empty(p)
     beta = np.empty(p)
     nb = np.empty(p)
@@ -1071,12 +1094,12 @@ def cox_regressions(X, C, theta, levels, iters, w, d, g_after, cptr, cidx, eptr,
         for i in range(p):
             beta[i] = theta[b, i]
         F, mag = _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm,
-                           eta, ex, acc, A, Sg, g, H)
+                           eta, ex, acc, A, Sg, M, wA, wS, wr, g, H)
         if F == np.inf:
             for i in range(p):
                 beta[i] = 0.0
             F, mag = _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm,
-                               eta, ex, acc, A, Sg, g, H)
+                               eta, ex, acc, A, Sg, M, wA, wS, wr, g, H)
         xmax2 = 0.0
         for r in range(n):
             s2 = 0.0
@@ -1115,7 +1138,7 @@ def cox_regressions(X, C, theta, levels, iters, w, d, g_after, cptr, cidx, eptr,
                 for i in range(p):
                     nb[i] = beta[i] + t * step[i]
                 nF, nmag = _cox_eval(U, nzc, nzn, nb, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm,
-                                     eta, ex, acc, A, Sg, g2, H2)
+                                     eta, ex, acc, A, Sg, M, wA, wS, wr, g2, H2)
                 if nF <= F - 1e-4 * t * dec + 1e-15 * abs(F):
                     F, mag = nF, nmag
                     for i in range(p):
