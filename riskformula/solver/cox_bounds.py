@@ -24,8 +24,9 @@ along the ray from β̂).  μ: on the ball every cell's η moves by at most δ =
 so every weight w_j e^{η_j} of a denominator moves by a factor within e^{±δ}, every normalized
 weight within e^{±2δ}, and each term's Hessian — the covariance of x under those weights,
 min_c Σ_j p_j (x_j − c)(x_j − c)ᵀ — is at least e^{−2δ} times its value at β̂ (Efron's terms are
-positive combinations too); so μ = e^{−2R·h}, and R is the least fixed point of R = 2G/μ(R), found
-by iteration (none when R·h would pass 30: the bound is then −∞ and not used).  The H⁻¹-norms are
+positive combinations too); so μ = e^{−2R·h}, and R is the least fixed point of R = 2G/μ(R), in
+closed form by Lambert's W (:func:`least_radii`; none when 4G·h/shrink > 1/e: the bound is then −∞
+and not used), kept only where R·μ(R) ≥ 2G holds in floating point.  The H⁻¹-norms are
 bounded above through a solve and its residual (:func:`_inverse_form_upper`), or, where only the
 bound's value is needed, by |x|/√λ_min(H).
 
@@ -60,6 +61,7 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import lambertw
 
 from ..problem.cox import CoxLoss
 from ..problem.loss import distinct_rows
@@ -314,33 +316,37 @@ def _inverse_form_upper(H: np.ndarray, lam_lo: np.ndarray, X: np.ndarray) -> np.
 
 def least_radii(F_lo: np.ndarray, G: np.ndarray, shrink: np.ndarray, h: np.ndarray) -> np.ndarray:
     """The least radius R of each gap bound (module docstring: the least fixed point of
-    R = 2G/μ(R), μ(R) = e^{−2R·h}·shrink, by iteration from 2G/shrink), NaN where none closes (R·h
-    would pass 30, or R·μ(R) < 2G after 60 steps); 0 where G = 0."""
+    R = 2G/μ(R), μ(R) = e^{−2R·h}·shrink), NaN where none closes; 0 where G = 0.  With x = 2R·h the
+    fixed points solve x·e^{−x} = z = 4G·h/shrink: none for z > 1/e, else the least is
+    x = −W₀(−z) (Lambert's W, principal branch; x ≤ 1); with h = 0, R = 2G/shrink.  Each computed R
+    (raised by 10⁻¹², then 10⁻⁹, then 10⁻⁶ of itself, x kept ≤ 1, where x·e^{−x}, increasing, grows
+    with it) is kept only where R·μ(R) ≥ 2G holds in floating point, the only property the bounds
+    read (NaN where none of the three does: the bound is then −∞)."""
     F_lo, G, shrink, h = (np.asarray(x, dtype=float) for x in (F_lo, G, shrink, h))
     out = np.full(F_lo.shape, math.nan)
     ok = (shrink > 0) & np.isfinite(F_lo) & np.isfinite(G) & np.isfinite(h)
     out[ok & (G == 0.0)] = 0.0
-    live = ok & (G != 0.0)
-    R = np.where(live, 2.0 * G / np.where(shrink > 0, shrink, 1.0), 0.0)
-    done = ~live
-    failed = np.zeros(F_lo.shape, dtype=bool)
+    live = np.flatnonzero(ok & (G != 0.0))
+    if not live.size:
+        return out
+    Gl, sl, hl = G[live], shrink[live], h[live]
+    flat = hl <= 0.0
+    z = np.where(flat, 0.0, 4.0 * Gl * hl / sl)
+    closes = flat | (z <= math.exp(-1.0))
+    x = np.where(closes, -lambertw(-np.minimum(z, math.exp(-1.0))).real, math.nan)
+    R = np.where(flat, 2.0 * Gl / sl, np.minimum(x, 1.0) / np.where(flat, 1.0, 2.0 * hl))
+    cap = np.where(flat, math.inf, 1.0 / np.where(flat, 1.0, 2.0 * hl))
+    found = np.full(len(live), math.nan)
     with np.errstate(over="ignore", invalid="ignore"):
-        for _ in range(60):
-            act = ~done
-            if not np.any(act):
+        todo = closes
+        for rise in (1e-12, 1e-9, 1e-6):
+            cand = np.minimum(R * (1.0 + rise), cap)
+            good = todo & (cand * np.exp(-2.0 * cand * hl) * sl >= 2.0 * Gl)
+            found[good] = cand[good]
+            todo = todo & ~good
+            if not np.any(todo):
                 break
-            failed |= act & (R * h > 30.0)
-            act &= ~failed
-            mu = np.exp(-2.0 * R * h) * shrink
-            nxt = 2.0 * G / np.where(act, mu, 1.0) * (1 + 1e-12)
-            stop = act & (nxt <= R * (1 + 1e-12))
-            done |= stop | failed
-            move = act & ~stop
-            R = np.where(move, nxt, R)
-            failed |= move & (R * h > 30.0)
-            done |= failed
-        good = live & ~failed & (R * np.exp(-2.0 * R * h) * shrink >= 2.0 * G)
-    out[good] = R[good]
+    out[live] = found
     return out
 
 

@@ -520,6 +520,44 @@ def test_batched_gap_values_are_the_scalar_bounds():
     assert np.allclose(got[np.isfinite(got)], want[np.isfinite(want)], rtol=0, atol=1e-15)
 
 
+def test_least_radii_close_the_gap_and_are_the_least():
+    """Each radius of :func:`least_radii` satisfies R·μ(R) ≥ 2G in floating point (what the bounds
+    read), no radius 10⁻⁶ below it does (it is the least fixed point, not just one), one is found
+    wherever a fixed point exists with room (z = 4G·h/shrink ≤ (1 − 10⁻⁶)/e, including next to the
+    tangency), none where z > 1/e, and the fixed-point iteration of the docstring's definition
+    reaches the same radius."""
+    from riskformula.solver.cox_bounds import least_radii
+    rng = np.random.default_rng(3)
+    B = 20000
+    G = 10 ** rng.uniform(-12, 1, B)
+    h = 10 ** rng.uniform(-4, 4, B)
+    shrink = rng.uniform(0.01, 1.0, B)
+    # a quarter right below the tangency z = 1/e, a few just above it, some with h = 0 or G = 0
+    near = slice(0, B // 4)
+    G[near] = math.exp(-1.0) * (1 - 10 ** rng.uniform(-6, -1, B // 4)) * shrink[near] / (4 * h[near])
+    G[B // 4:B // 4 + 50] = math.exp(-1.0) * (1 + 1e-6) * shrink[B // 4:B // 4 + 50] / (4 * h[B // 4:B // 4 + 50])
+    h[-20:] = 0.0
+    G[-40:-20] = 0.0
+    F = np.zeros(B)
+    R = least_radii(F, G, shrink, h)
+    z = 4 * G * h / shrink
+    assert np.all(np.isnan(R[B // 4:B // 4 + 50]))
+    assert np.all(R[-40:-20] == 0.0)
+    room = z <= (1 - 1e-6) * math.exp(-1.0)
+    assert np.all(np.isfinite(R[room]))
+    fin = np.isfinite(R) & (G > 0)
+    mu = np.exp(-2 * R[fin] * h[fin]) * shrink[fin]
+    assert np.all(R[fin] * mu >= 2 * G[fin])
+    lower = R[fin] * (1 - 1e-6)
+    assert np.all(lower * np.exp(-2 * lower * h[fin]) * shrink[fin] < 2 * G[fin])
+    # the iteration R ← 2G/μ(R) from 2G/shrink, where it converges quickly (z ≤ 0.2)
+    easy = fin & (z <= 0.2)
+    it = 2 * G[easy] / shrink[easy]
+    for _ in range(200):
+        it = 2 * G[easy] / (np.exp(-2 * it * h[easy]) * shrink[easy])
+    assert np.allclose(R[easy], it, rtol=1e-9, atol=0)
+
+
 def test_past_the_deadline_wide_families_and_long_batches_rule_nothing_out():
     """Past its deadline the Cox search regresses no family wider than 8 columns (C2: hundreds of
     threshold cuts ran past the limit) and stops a batch of compiled regressions after its first
