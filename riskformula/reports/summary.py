@@ -287,12 +287,12 @@ class Summary(r.Rendered):
                            "objective, and every support that could order all events above all non-events at a "
                            "lower penalty was listed and ruled out (no linear score orders its cells).")
         elif engine == "cox_supports":
-            out.append("Certified by listing supports with the gap bound of each support's Cox regression, of "
-                       "each node's columns with every later one, and, t = 2 to 5 columns short of the size "
-                       "limit, of the node's columns with t blocks of its later ones (runs of neighbouring cuts "
-                       "of one variable); each listed point vector "
-                       "calibrated with a proven bound; the certificate covers every score scale > 0 (the "
-                       f"continuous multiplier of Liu et al., 2022). Log hazard ratios are score / {m.scale:.6g}.")
+            # the certificate's own words for its bounds (a loaded document may lack them)
+            bound = (m.solver.settings.get("bound")
+                     or "the gap bound of each support's Cox regression and of each listed point vector")
+            out.append(f"Certified by listing supports with {bound}; the certificate covers every score scale > 0 "
+                       f"(the continuous multiplier of Liu et al., 2022). Log hazard ratios are score / "
+                       f"{m.scale:.6g}.")
         if len(m.settings.scales) > 1:
             added = [row["scale"] for row in m.solver.scales if row.get("added")]
             out.append(f"The certificate covers the score scales {_scales_text(m.settings.scales)} (a finite set"

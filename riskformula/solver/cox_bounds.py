@@ -470,14 +470,15 @@ def calibrate(N, d, coef, norm, S: np.ndarray, a0: np.ndarray, iters: int = 30):
         aa, hh, gg = a[act], h[act], g[act]
         step = damp[act] * np.where(hh > 0, gg / np.where(hh > 0, hh, 1.0), -aa)
         na = np.clip(aa - step, aa * 0.1, aa * 10.0)
-        na = np.where(np.abs(aa * big[act]) > 700, aa, na)
+        held = np.abs(aa * big[act]) > 700  # e^{a·s} would overflow: a stays (and the vector stops)
+        na = np.where(held, aa, na)
         nF, ng, nh, nmag, ngerr, nok = _curve(N, coef, norm, d, S[act], na)
         better = nok & (nF <= F[act] + 1e-15 * np.abs(F[act]))
         damp[act] = np.where(better, 1.0, damp[act] * 0.25)
         acc = act[better]
         a[acc], F[acc], g[acc], h[acc] = na[better], nF[better], ng[better], nh[better]
         mag[acc], gerr[acc], ok[acc] = nmag[better], ngerr[better], nok[better]
-        act = act[np.abs(step) > 1e-10 * aa]
+        act = act[(np.abs(step) > 1e-10 * aa) & ~held]
     # the tangents at a₋ < a* < a₊ bracket the minimum when f'(a₋) < 0 < f'(a₊) (with their errors)
     lower = np.full(V, -math.inf)
     lower[at_zero] = (F0 - REL * (mag0 + np.abs(F0)))[at_zero]

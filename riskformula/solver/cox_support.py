@@ -318,21 +318,35 @@ class CoxSupportSearch(SupportRules):
         groups = [g for g in by.values() if len(g) > 1]
         if not groups:
             return gone
-        for p in sorted({len(g) for g in groups}):  # compiled in batches of one width
-            gs = [g for g in groups if len(g) == p]
-            C = np.array([list(cols) + [js[b] for b in g] for g in gs], dtype=np.int64)
-            start = np.zeros(C.shape)
-            start[:, :len(cols)] = [theta.get(c, 0.0) for c in cols]
-            offs = [c0sum + float(self.c0[[js[b] for b in g]].min()) for g in gs]
-            got = self._compiled_c1(C, start, np.array([self._level(o) for o in offs]), 20)
-            if got is None:
-                return gone
-            for g, v, o in zip(gs, got[0], offs):
-                if self._prunes(float(v) + o):
-                    gone[g] = True
-                    self.discarded = min(self.discarded, float(v) + o)
-                    self.stats["leaf_blocks"] += len(g)
+        designs = [tuple(cols) + tuple(js[b] for b in g) for g in groups]
+        starts = [[theta.get(c, 0.0) for c in cols] + [0.0] * len(g) for g in groups]
+        offs = [c0sum + float(self.c0[[js[b] for b in g]].min()) for g in groups]
+        vals, _ = self._compiled_designs(designs, starts, np.array([self._level(o) for o in offs]))
+        for g, v, o in zip(groups, vals, offs):
+            if self._prunes(float(v) + o):
+                gone[g] = True
+                self.discarded = min(self.discarded, float(v) + o)
+                self.stats["leaf_blocks"] += len(g)
         return gone
+
+    def _compiled_designs(self, designs: list[tuple], starts: list, levels: np.ndarray):
+        """C1 of each design (a tuple of columns) by :meth:`_compiled_c1` in batches of one width,
+        from starts[k], each stopping at levels[k]: (bounds, points), −∞ and None where a batch was
+        not computed (without the kernels)."""
+        vals = np.full(len(designs), -math.inf)
+        points: list = [None] * len(designs)
+        by_p: dict[int, list[int]] = {}
+        for k, dsg in enumerate(designs):
+            by_p.setdefault(len(dsg), []).append(k)
+        for _, ks in sorted(by_p.items()):
+            got = self._compiled_c1(np.array([designs[k] for k in ks], dtype=np.int64),
+                                    np.array([starts[k] for k in ks], dtype=float), levels[ks], 20)
+            if got is None:
+                break
+            vals[ks] = got[0]
+            for r, k in enumerate(ks):
+                points[k] = got[1][r]
+        return vals, points
 
     def _batch_c1(self, cols: tuple, theta: dict, js: list[int], offsets: np.ndarray, iters: int = 3) -> np.ndarray:
         """C1 of each support cols + (j,) for j in ``js``: damped Newton steps on all of them at
@@ -498,9 +512,8 @@ class CoxSupportSearch(SupportRules):
         holds its blocks.  Returns, for a child at position i: whether its own support is still open,
         the blocks of its list whose columns it drops (every support of the child with one of them is
         ruled out), and for t ≥ 3 the sets of t − 1 blocks whose supports the child may no longer use
-        (its ``closed``: each set's bit mask of block ids → its blocks).  None where it does not apply."""
-        if not self._blocks_apply(lst, t, len(cols)):
-            return None
+        (its ``closed``: each set's bit mask of block ids → its blocks).  Only where
+        :meth:`_blocks_apply` holds (the caller asks it once per node)."""
         pos = [int(self._blk[c]) for c in lst]
         members: dict[int, list[int]] = {}
         first: dict[int, int] = {}
@@ -525,26 +538,21 @@ class CoxSupportSearch(SupportRules):
         vals = np.full(len(todo), -math.inf)
         # compiled in batches of one width, but not the designs with an event-free column (by the rows
         # left, :meth:`_regression_without`) nor without the kernels: those by :meth:`_family`
-        by_p: dict[int, list[int]] = {}
-        for k, dsg in enumerate(designs):
-            if self.compiled and not self._dead.intersection(dsg):
-                by_p.setdefault(len(dsg), []).append(k)
+        fast = [k for k, dsg in enumerate(designs) if self.compiled and not self._dead.intersection(dsg)]
         done: set[int] = set()
-        for ks in by_p.values():
-            C = np.array([designs[k] for k in ks], dtype=np.int64)
-            start = np.zeros(C.shape)
-            for r, k in enumerate(ks):
+        if fast:
+            starts = []
+            for k in fast:
                 warm = self._block_warm.get(extra[k], {})
-                start[r] = [theta[c] if c in theta else warm.get(c, 0.0) for c in designs[k]]
-            got = self._compiled_c1(C, start, np.full(len(ks), level), 20)
-            if got is None:
-                break
-            vals[ks], beta = got[0], got[1]
-            done.update(ks)
+                starts.append([theta[c] if c in theta else warm.get(c, 0.0) for c in designs[k]])
+            got, points = self._compiled_designs([designs[k] for k in fast], starts, np.full(len(fast), level))
             if len(self._block_warm) > 200_000:
                 self._block_warm.clear()
-            for r, k in enumerate(ks):
-                self._block_warm[extra[k]] = dict(zip(extra[k], beta[r, len(cols):].tolist()))
+            for k, v, beta in zip(fast, got, points):
+                if beta is not None:
+                    vals[k] = v
+                    done.add(k)
+                    self._block_warm[extra[k]] = dict(zip(extra[k], beta[len(cols):].tolist()))
         for k in range(len(designs)):
             if k not in done and time.perf_counter() <= self._deadline:
                 vals[k] = self._family(designs[k], theta, level)[0]
@@ -574,7 +582,7 @@ class CoxSupportSearch(SupportRules):
             for g in T:
                 holding.setdefault(g, []).append((mask, T))
         shut: dict[int, dict[int, tuple]] = {}
-        after = [0] * (len(pos) + 1)  # the blocks of the positions after i
+        after = [0] * len(pos)  # the blocks of the positions after i
         for i in range(len(pos) - 1, 0, -1):
             after[i - 1] = after[i] | 1 << pos[i]
 
@@ -1033,8 +1041,10 @@ class CoxSupportSearch(SupportRules):
             settings={"time_limit": self.time_limit, "gap_tolerance": self.gap_tolerance,
                       "absolute_gap_tolerance": self.absolute_gap_tolerance, "n_jobs": 1, "engine": "cox_supports",
                       "bound": ("the gap bound of the Cox regression on each support, on each node's columns "
-                                "with every later one and, t columns short of the size limit, with t blocks of its "
-                                "later ones, and the tangent bound of each calibrated point vector"),
+                                f"with every later one and, t = 2 to {self.block_depth} columns short of the size "
+                                "limit, on the node's columns with t blocks of its later ones (runs of neighbouring "
+                                "cuts of one variable), and the tangent bound of each listed point vector, "
+                                "calibrated"),
                       "scope": COX_SCOPE, "continuous_scale": True},
             solution=tuple(self.best_lam.tolist()) if self.best_lam is not None else (),
             scale=self.best_scale, listed=self.vectors)

@@ -243,9 +243,9 @@ def test_each_support_a_set_of_blocks_rules_out_is_no_better_than_the_prune_leve
             lst = tuple(c for c in order if order.index(c) > max((order.index(c2) for c2 in cols), default=-1))
             t = 4 - depth
             c0sum = float(p.c0[list(cols)].sum())
-            sets = search._block_sets(cols, c0sum, lst, {}, len(lst) - 1, t, None)
-            if sets is None:
+            if not search._blocks_apply(lst, t, len(cols)):
                 continue
+            sets = search._block_sets(cols, c0sum, lst, {}, len(lst) - 1, t, None)
             for i, j in enumerate(lst):
                 own_ok, drop, shut = sets(i)
                 # a shut set is the bit mask of its blocks, with the blocks themselves
