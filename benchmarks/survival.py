@@ -424,8 +424,9 @@ CACHE = os.path.join(HERE, "survival_folds.jsonl")
 
 
 #: the engine of our fits, in the cache's key (folds fitted before the Cox support search, or before its
-#: blocks and compiled regressions, its sets of blocks, its calibration by vector or its kernel's reciprocals, are refitted)
-ENGINE = "cox_supports+block_sets+vector_steps+kernel_reciprocal"
+#: blocks and compiled regressions, its sets of blocks, its calibration by vector, its kernel's reciprocals, or its
+#: kernel's row weights and radii in closed form, are refitted)
+ENGINE = "cox_supports+block_sets+vector_steps+kernel_rowweights+lambertw"
 
 
 def config(args) -> dict:
