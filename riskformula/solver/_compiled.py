@@ -995,9 +995,7 @@ def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, 
         cD = c * iD
         wA[gi] += cD
         wS[gi] += f * cD
-    if not ok:
-        for i in range(p):
-            g[i] = norm * (g[i] - dx[i])
+    if not ok:  # (the caller reads nothing else of an infinite loss)
         return np.inf, np.inf
     # each row's weight: the terms of the times whose risk set holds it from the rows after them
     # (a prefix over the times, in increasing g_after), its own time's censored and events
