@@ -67,7 +67,7 @@ Usage::
     python benchmarks/survival.py --quick                # 1 repeat x 5 folds on six sets (about 35 min)
 
 Per-fold results are appended to ``benchmarks/survival_folds.jsonl`` (a run that stops resumes
-there; ``--fresh`` refits); the tables go to ``benchmarks/survival_results.txt`` and the
+there; ``--fresh`` refits; records of an earlier engine are dropped); the tables go to ``benchmarks/survival_results.txt`` and the
 Kaplan–Meier curves by predicted-risk band of the held-out rows of one set to
 ``benchmarks/survival_km.png``.
 """
@@ -434,10 +434,17 @@ def config(args) -> dict:
 
 
 def load_cache() -> list[dict]:
+    """The cached folds of this :data:`ENGINE`; records of other engines (which no key can match
+    again) are dropped from the file, so that it holds one engine's folds."""
     if not os.path.exists(CACHE):
         return []
     with open(CACHE) as f:
-        return [json.loads(line) for line in f if line.strip()]
+        rows = [json.loads(line) for line in f if line.strip()]
+    keep = [r for r in rows if r["key"].get("engine") == ENGINE]
+    if len(keep) < len(rows):
+        with open(CACHE, "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in keep)
+    return keep
 
 
 #: the folds fitted by this run (the others were read from the cache)

@@ -903,6 +903,17 @@ def gap_bound(U, PP, QQ, theta, radii, EPS, out, UE):
 
 
 @njit
+def _add_rows(rows, ex, U, nzc, nzn, out):
+    """Adds Σ e_r and Σ e_r u_r over ``rows`` (their nonzero columns) into out[0] and out[1:]."""
+    for r in rows:
+        e = ex[r]
+        out[0] += e
+        for a in range(nzn[r]):
+            i = nzc[r, a]
+            out[1 + i] += e * U[r, i]
+
+
+@njit
 def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, kf, coef, norm, eta, ex, acc, A, Sg,
               M, wA, wS, wr, g, H):
     """The Cox loss (mean negative log partial likelihood), its gradient and Hessian in β and the
@@ -950,20 +961,8 @@ def _cox_eval(U, nzc, nzn, beta, w, d, dx, g_after, cptr, cidx, eptr, eidx, kg, 
     for gi in range(G):
         for q in range(nq):
             Sg[gi, q] = 0.0
-        for m in range(cptr[gi], cptr[gi + 1]):
-            r = cidx[m]
-            e = ex[r]
-            A[gi, 0] += e
-            for a in range(nzn[r]):
-                i = nzc[r, a]
-                A[gi, 1 + i] += e * U[r, i]
-        for m in range(eptr[gi], eptr[gi + 1]):
-            r = eidx[m]
-            e = ex[r]
-            Sg[gi, 0] += e
-            for a in range(nzn[r]):
-                i = nzc[r, a]
-                Sg[gi, 1 + i] += e * U[r, i]
+        _add_rows(cidx[cptr[gi]:cptr[gi + 1]], ex, U, nzc, nzn, A[gi])
+        _add_rows(eidx[eptr[gi]:eptr[gi + 1]], ex, U, nzc, nzn, Sg[gi])
         wA[gi] = 0.0
         wS[gi] = 0.0
     F = 0.0

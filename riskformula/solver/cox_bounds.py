@@ -334,10 +334,10 @@ def least_radii(F_lo: np.ndarray, G: np.ndarray, shrink: np.ndarray, h: np.ndarr
     z = np.where(flat, 0.0, 4.0 * Gl * hl / sl)
     closes = flat | (z <= math.exp(-1.0))
     x = np.where(closes, -lambertw(-np.minimum(z, math.exp(-1.0))).real, math.nan)
-    R = np.where(flat, 2.0 * Gl / sl, np.minimum(x, 1.0) / np.where(flat, 1.0, 2.0 * hl))
-    cap = np.where(flat, math.inf, 1.0 / np.where(flat, 1.0, 2.0 * hl))
+    cap = np.divide(1.0, 2.0 * hl, out=np.full(len(live), math.inf), where=~flat)  # R at x = 1
     found = np.full(len(live), math.nan)
     with np.errstate(over="ignore", invalid="ignore"):
+        R = np.where(flat, 2.0 * Gl / sl, np.minimum(x, 1.0) * cap)
         todo = closes
         for rise in (1e-12, 1e-9, 1e-6):
             cand = np.minimum(R * (1.0 + rise), cap)
