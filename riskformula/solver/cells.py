@@ -213,9 +213,11 @@ class CellData:
         (rows × D, 0/1 values, or a function that makes it when it is needed; K bounds) and by
         each pair (a_k, column i of Xb) for i > k (K × D bounds, +inf for i ≤ k), rounded down, as
         means — a node's children and grandchildren at once.  With the compiled loops and ``ones``
-        = (rowptr, rowpos, slot[, order, starts]) — each row's positions of 1s in a matrix whose
-        position t is Xb's column slot[t] (−1: none of them), and optionally the rows grouped by
-        equal values on those columns (group g: ``order[starts[g]:starts[g + 1]]``) — the counts
+        = (rowptr, rowpos, slot[, order, starts[, by_group]]) — each row's positions of 1s in a
+        matrix whose position t is Xb's column slot[t] (−1: none of them), and optionally the rows
+        grouped by equal values on those columns (group g: ``order[starts[g]:starts[g + 1]]``;
+        with ``by_group`` true, rowptr and rowpos index the groups, each group's positions of 1s
+        on those columns in group order, read in sequence) — the counts
         are taken row by row, or group by group within each cell, or — rows with many 1s, as
         nested threshold cuts have — by one BLAS product per cell as below, instead (the same
         integer sums), and a grandchild's sum
@@ -237,7 +239,8 @@ class CellData:
             (enough / scale + 4 * EPS * self.W) / (1 - 2 * (4 * n_cells + 8) * EPS)
         fast = None if ones is None else kernels.grandchildren_rows(cell, n_cells, ones[0], ones[1], ones[2], K, D,
                                                                     self.P, self.Q, stop,
-                                                                    tuple(ones[3:5]) if len(ones) > 3 else None)
+                                                                    tuple(ones[3:5]) if len(ones) > 3 else None,
+                                                                    len(ones) > 5 and bool(ones[5]))
         if fast is not None:
             ot, ou, t, used = fast
             return (lower_sum(ot, ou, self.W) * scale,

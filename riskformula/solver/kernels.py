@@ -235,11 +235,12 @@ DENSE_PAIRS = 8.0
 
 def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpos: np.ndarray, slot: np.ndarray,
                        K: int, D: int, P: np.ndarray, Q: np.ndarray, stop: float = np.inf,
-                       groups: tuple | None = None):
+                       groups: tuple | None = None, by_group: bool = False):
     """B1's computed h sums and nonzero-cell counts of a node's children and grandchildren (child
     k's from column k + 1 on), the counts taken from each row's positions of 1s (position t is
     the node's column ``slot[t]``, −1 for none), rows equal on the node's columns once per cell
-    when ``groups`` = (order, starts) lists them (each row its own group otherwise)
+    when ``groups`` = (order, starts) lists them (each row its own group otherwise; with
+    ``by_group``, ``rowptr`` and ``rowpos`` give each group's positions, in group order)
     (:func:`riskformula.solver._compiled.grandchildren_rows`): (own sums, own counts, sums,
     counts), the latter two K × D, a grandchild's sum stopped once it reaches ``stop``; or None
     without the kernels."""
@@ -254,7 +255,8 @@ def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpo
                             np.ascontiguousarray(groups[0], dtype=np.int64),
                             np.ascontiguousarray(groups[1], dtype=np.int64), rowptr, rowpos,
                             np.ascontiguousarray(slot, dtype=np.int64), int(K),
-                            int(D), P, Q, np.arange(1, K + 1, dtype=np.int64), float(stop), float(DENSE_PAIRS), t, used,
+                            int(D), P, Q, np.arange(1, K + 1, dtype=np.int64), float(stop), float(DENSE_PAIRS),
+                            bool(by_group and groups is not None), t, used,
                             ot, ou)
     return ot, ou, t, used
 

@@ -276,8 +276,9 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
     in the original units (intercept first: a start for the children and the listing).  With
     ``close``, the radii of :func:`close_radii` are tried beside ``radii`` (designs with many
     columns); without ``retry``, the bound is not computed again without the separated cells.
-    When the regression's loss at its point is already below ``need`` (a mean), so is its minimum,
-    and no bound can reach ``need``: −∞ is returned without computing one."""
+    When the regression's loss at its point is already below ``need`` (a mean; its Newton steps
+    stop as soon as it is), so is its minimum, and no bound can reach ``need``: −∞ is returned
+    without computing one."""
     C, s = Xc.shape
     U = np.column_stack([np.ones(C), Xc.astype(float)])
     e = np.r_[1.0, unit_scales(Xc, P + Q)]
@@ -285,7 +286,8 @@ def real_lr_bound(Xc: np.ndarray, P: np.ndarray, Q: np.ndarray, W: float, iters:
     th0 = None
     if start is not None and len(start) == s + 1 and bool(np.all(np.isfinite(start))):
         th0 = (np.asarray(start, dtype=float) / e)[None]
-    theta = batch_regression(Us, P, Q, iters, th0)
+    # the Newton steps stop once the loss is below ``need`` (then no bound can reach it)
+    theta = batch_regression(Us, P, Q, iters, th0, None if need == -np.inf else np.array([need * W]))
     if need > -np.inf:
         z = Us[0] @ theta[0]
         if float(P @ np.logaddexp(0.0, -z) + Q @ np.logaddexp(0.0, z)) / W < need:

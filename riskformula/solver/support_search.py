@@ -1475,20 +1475,33 @@ class SupportSearch(SupportRules):
             def Xb():  # an order B8 chose: these columns' copy (needed without the compiled loops)
                 return np.ascontiguousarray(X[:, full])
         # the rows grouped by their values on every column from the first of these positions on
-        # (so equal on these columns)
-        own, pair = self.data.grandchildren_saturated(cell, n_cells, Xb, K,
-                                                      (ptr, pos, slot, *self._equal_after(int(np.min(full)))), enough)
+        # (so equal on these columns), with each group's positions of 1s there
+        gptr, gpos, *groups = self._equal_after(int(np.min(full)), ptr, pos)
+        own, pair = self.data.grandchildren_saturated(cell, n_cells, Xb, K, (gptr, gpos, slot, *groups), enough)
         return own, pair, np.minimum(own, pair.min(axis=1))  # a row with no grandchildren is all +inf
 
-    def _equal_after(self, q0: int) -> tuple[np.ndarray, np.ndarray]:
+    def _equal_after(self, q0: int, ptr: np.ndarray, pos: np.ndarray) -> tuple:
         """The rows grouped by their values on the columns from position q0 on (the cells of that
-        suffix): (rows in group order, group starts), kept for the positions asked (at most 256)."""
+        suffix), with each group's positions of 1s from q0 on (its rows share them): (each
+        group's start in ``gptr`` and its positions ``gpos``, as ``ptr`` and ``pos`` give them
+        row by row; rows in group order, group starts, True), the ``ones`` of
+        :meth:`~riskformula.solver.cells.CellData.grandchildren_saturated` by group — read in
+        sequence, where a row's own positions would be fetched from all over memory, one group
+        at a time.  Kept for the positions asked (at most 256)."""
         hit = self._groups_after.get(q0)
         if hit is None:
             sid = self._suffix[q0]
             order = np.argsort(sid, kind="stable").astype(np.int64)
             cuts = np.flatnonzero(np.diff(sid[order])) + 1
-            hit = (order, np.r_[0, cuts, len(sid)].astype(np.int64))
+            starts = np.r_[0, cuts, len(sid)].astype(np.int64)
+            first = order[starts[:-1]]  # each group's first row, and its positions from q0 on
+            lo, many = ptr[first], ptr[first + 1] - ptr[first]
+            at = np.r_[0, np.cumsum(many)]
+            every = pos[np.repeat(lo - at[:-1], many) + np.arange(at[-1], dtype=np.int64)]
+            kept = every >= q0
+            group = np.repeat(np.arange(len(first)), many)[kept]
+            gptr = np.r_[0, np.cumsum(np.bincount(group, minlength=len(first)))]
+            hit = (gptr.astype(np.int64), np.ascontiguousarray(every[kept], dtype=np.int64), order, starts, True)
             if len(self._groups_after) >= 256:
                 self._groups_after.clear()
             self._groups_after[q0] = hit

@@ -105,18 +105,23 @@ def test_prefix_regression_matches_numpy(seed, monkeypatch):
     np.testing.assert_allclose(loss(fast), loss(slow), rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("density", [0.4, 0.95])
 @pytest.mark.parametrize("seed", range(3))
-def test_large_regression_by_blas_matches_numpy(seed, monkeypatch):
+def test_large_regression_matches_numpy(seed, density, monkeypatch):
     # a design large enough (cells × columns²) for the compiled steps to take their gradient and
-    # Hessian from BLAS products (B8's families): the same fit as numpy's, empty rows included
+    # Hessian from BLAS products (B8's families) when it is dense, or from its nonzero entries
+    # when at most SPARSE_SHARE of them are nonzero (0/1 items): the same fit as numpy's, empty
+    # rows included
+    from riskformula.solver import _compiled
     from riskformula.solver.support_points import batch_regression
     rng = np.random.default_rng(900 + seed)
     C, p = 2500, 14
     P = rng.integers(0, 4, C).astype(float)
     Q = rng.integers(0, 4, C).astype(float)
     P[:50] = Q[:50] = 0.0  # padding rows: no term
-    U = np.concatenate([np.ones((1, C, 1)), (rng.random((1, C, p - 1)) < 0.4).astype(float)], axis=2)
+    U = np.concatenate([np.ones((1, C, 1)), (rng.random((1, C, p - 1)) < density).astype(float)], axis=2)
     assert C * p * p >= 200000
+    assert (np.count_nonzero(U) <= _compiled.SPARSE_SHARE * U.size) == (density < 0.5)
     fast = batch_regression(U, P, Q)
     _numpy(monkeypatch)
     slow = batch_regression(U, P, Q)
@@ -126,6 +131,42 @@ def test_large_regression_by_blas_matches_numpy(seed, monkeypatch):
 
     np.testing.assert_allclose(loss(fast), loss(slow), rtol=1e-10, atol=1e-9)
     np.testing.assert_allclose(fast, slow, atol=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sparse_regressions_match_numpy(seed, monkeypatch):
+    # the compiled steps over a sparse design's nonzero entries: several designs with their own
+    # counts, real values, empty rows, starts; levels stop some designs early (below their level),
+    # the others reach numpy's fit
+    from riskformula.solver import _compiled
+    from riskformula.solver.support_points import batch_regression
+    rng = np.random.default_rng(950 + seed)
+    V, C, p = 5, int(rng.integers(20, 400)), int(rng.integers(2, 9))
+    P = rng.integers(0, 5, (V, C)).astype(float)
+    Q = rng.integers(0, 5, (V, C)).astype(float)
+    P[:, :3] = Q[:, :3] = 0.0
+    X = rng.normal(size=(V, C, p - 1)) * (rng.random((V, C, p - 1)) < 0.2)
+    U = np.concatenate([np.ones((V, C, 1)), X], axis=2)
+    assert np.count_nonzero(U) <= _compiled.SPARSE_SHARE * U.size
+
+    def loss(th):
+        z = np.einsum("vcp,vp->vc", U, th)
+        return (P * np.logaddexp(0.0, -z) + Q * np.logaddexp(0.0, z)).sum(axis=1)
+
+    start = rng.normal(size=(V, p)) * 0.3 if seed % 2 else None
+    with monkeypatch.context() as m:
+        _numpy(m)
+        slow = batch_regression(U, P, Q, 30)
+    # levels halfway between the intercept-only loss and the minimum, on every other design
+    half = 0.5 * (loss(np.zeros((V, p))) + loss(slow))
+    levels = np.where(np.arange(V) % 2 == 1, half, -np.inf) if seed % 3 else None
+    fast = batch_regression(U, P, Q, 30, start, levels)
+    free = np.ones(V, dtype=bool) if levels is None else ~np.isfinite(levels)
+    np.testing.assert_allclose(loss(fast)[free], loss(slow)[free], rtol=1e-9, atol=1e-9)
+    if levels is not None:
+        stopped = ~free
+        assert np.all(loss(fast)[stopped] < levels[stopped] * (1 + 1e-12))
+        assert np.all(loss(slow)[stopped] <= loss(fast)[stopped] + 1e-9)
 
 
 @pytest.mark.parametrize("seed", range(8))

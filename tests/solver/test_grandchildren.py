@@ -48,6 +48,17 @@ def _ones(X, q0):
     return np.r_[0, np.cumsum(np.bincount(r_i, minlength=len(X)))].astype(np.int64), r_q.astype(np.int64), slot
 
 
+def _by_group(X, q0, order, starts):
+    """Each group's positions of 1s from q0 on (its first row's), by group: the ``ones`` the
+    support search gives (``SupportSearch._equal_after``), built here by a plain loop."""
+    rows = [order[a] for a in starts[:-1]]
+    lists = [[t for t in range(q0, X.shape[1]) if X[r, t] == 1] for r in rows]
+    gptr = np.r_[0, np.cumsum([len(x) for x in lists])].astype(np.int64)
+    gpos = np.array([t for x in lists for t in x], dtype=np.int64)
+    slot = np.r_[np.full(q0, -1), np.arange(X.shape[1] - q0)].astype(np.int64)
+    return gptr, gpos, slot, order, starts, True
+
+
 # the compiled counts choose between the rows' pairs of 1s and a product per cell by the rows'
 # density (kernels.DENSE_PAIRS); each is forced here, and the numpy code they replace is audited
 # wherever numba is installed
@@ -72,7 +83,7 @@ def test_children_and_grandchildren_are_b1_of_their_refined_cells(seed, path, mo
     sid = data.partition(list(range(q0, d)))[0]
     order = np.argsort(sid, kind="stable").astype(np.int64)
     starts = np.r_[0, np.flatnonzero(np.diff(sid[order])) + 1, len(sid)].astype(np.int64)
-    ways = [None, _ones(Xo, q0), (*_ones(Xo, q0), order, starts)]
+    ways = [None, _ones(Xo, q0), (*_ones(Xo, q0), order, starts), _by_group(Xo, q0, order, starts)]
     if kernels.compiled() is None:
         ways = [None]
     for ones in ways:
@@ -106,7 +117,7 @@ def test_the_product_per_cell_counts_what_the_rows_count(seed, monkeypatch):
     sid = data.partition(list(range(q0, d)))[0]
     order = np.argsort(sid, kind="stable").astype(np.int64)
     starts = np.r_[0, np.flatnonzero(np.diff(sid[order])) + 1, len(sid)].astype(np.int64)
-    for ones in (_ones(X, q0), (*_ones(X, q0), order, starts)):
+    for ones in (_ones(X, q0), (*_ones(X, q0), order, starts), _by_group(X, q0, order, starts)):
         got = {}
         for dense in (1e-300, 1e300):
             monkeypatch.setattr(kernels, "DENSE_PAIRS", dense)
