@@ -1476,15 +1476,16 @@ class SupportSearch(SupportRules):
                 return np.ascontiguousarray(X[:, full])
         # the rows grouped by their values on every column from the first of these positions on
         # (so equal on these columns), with each group's positions of 1s there
-        gptr, gpos, *groups = self._equal_after(int(np.min(full)), ptr, pos)
-        own, pair = self.data.grandchildren_saturated(cell, n_cells, Xb, K, (gptr, gpos, slot, *groups), enough)
+        gptr, gpos, rows, starts = self._equal_after(int(np.min(full)), ptr, pos)
+        own, pair = self.data.grandchildren_saturated(cell, n_cells, Xb, K, (gptr, gpos, slot, rows, starts, True),
+                                                      enough)
         return own, pair, np.minimum(own, pair.min(axis=1))  # a row with no grandchildren is all +inf
 
     def _equal_after(self, q0: int, ptr: np.ndarray, pos: np.ndarray) -> tuple:
         """The rows grouped by their values on the columns from position q0 on (the cells of that
         suffix), with each group's positions of 1s from q0 on (its rows share them): (each
         group's start in ``gptr`` and its positions ``gpos``, as ``ptr`` and ``pos`` give them
-        row by row; rows in group order, group starts, True), the ``ones`` of
+        row by row; rows in group order, group starts), for the ``ones`` of
         :meth:`~riskformula.solver.cells.CellData.grandchildren_saturated` by group — read in
         sequence, where a row's own positions would be fetched from all over memory, one group
         at a time.  Kept for the positions asked (at most 256)."""
@@ -1501,7 +1502,7 @@ class SupportSearch(SupportRules):
             kept = every >= q0
             group = np.repeat(np.arange(len(first)), many)[kept]
             gptr = np.r_[0, np.cumsum(np.bincount(group, minlength=len(first)))]
-            hit = (gptr.astype(np.int64), np.ascontiguousarray(every[kept], dtype=np.int64), order, starts, True)
+            hit = (gptr.astype(np.int64), np.ascontiguousarray(every[kept], dtype=np.int64), order, starts)
             if len(self._groups_after) >= 256:
                 self._groups_after.clear()
             self._groups_after[q0] = hit
