@@ -251,10 +251,7 @@ def regression(U, PP, QQ, iters, theta, use_start, levels):
                 zb = np.dot(u, th)
                 for i in range(C):
                     n = P[i] + Q[i]
-                    e = math.exp(-abs(zb[i]))
-                    sig = 1.0 / (1.0 + e) if zb[i] >= 0 else e / (1.0 + e)
-                    r_b[i] = n * sig - P[i]  # 0 for an empty row (padding)
-                    w = n * sig * (1.0 - sig)
+                    r_b[i], w = _residual_weight(n, P[i], zb[i], math.exp(-abs(zb[i])))  # 0, 0: padding
                     for j in range(p):
                         uw[i, j] = w * u[i, j]
                 g[:] = np.dot(u.T, r_b)
@@ -269,10 +266,7 @@ def regression(U, PP, QQ, iters, theta, use_start, levels):
                     z = 0.0
                     for j in range(p):
                         z += u[i, j] * th[j]
-                    e = math.exp(-abs(z))
-                    sig = 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
-                    r = n * sig - P[i]
-                    w = n * sig * (1.0 - sig)
+                    r, w = _residual_weight(n, P[i], z, math.exp(-abs(z)))
                     for j in range(p):
                         g[j] += r * u[i, j]
                         for k in range(j + 1):
@@ -291,6 +285,14 @@ def regression(U, PP, QQ, iters, theta, use_start, levels):
                 step *= 0.5
             if not _went_on(g, d, moved, fa):
                 break
+
+
+@njit
+def _residual_weight(n, p, z, e):
+    """A row's gradient residual n·σ(z) − p and Hessian weight n·σ(z)(1 − σ(z)) in the
+    regression's steps, with e = exp(−|z|) (σ computed without overflow on either side)."""
+    sig = 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
+    return n * sig - p, n * sig * (1.0 - sig)
 
 
 @njit
@@ -367,10 +369,7 @@ def _sparse_fit(ptr, col, val, P, Q, iters, th, use_start, level, g, H, L, d, t,
             n = P[i] + Q[i]
             if n == 0.0:
                 continue  # an empty row (padding): no term
-            ei = e[i]
-            sig = 1.0 / (1.0 + ei) if z[i] >= 0 else ei / (1.0 + ei)
-            r = n * sig - P[i]
-            w = n * sig * (1.0 - sig)
+            r, w = _residual_weight(n, P[i], z[i], e[i])
             for a in range(ptr[i], ptr[i + 1]):
                 ja, va = col[a], val[a]
                 g[ja] += r * va
