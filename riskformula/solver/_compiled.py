@@ -415,6 +415,17 @@ def _h(a, b):
     return a * math.log(n / a) + b * math.log(n / b)
 
 
+EPS = 2.0 ** -52  # numpy's float eps, as riskformula.solver.cells.EPS
+
+
+@njit
+def lower_sum(t, u, W):
+    """:func:`riskformula.solver.cells.lower_sum` of one computed sum ``t`` of ``u`` h terms over
+    rows of weight ``W``, with its operations in its order (so the same value bit for bit)."""
+    margin = 2.0 * ((u + 8.0) * EPS * t + 2.0 * EPS * W)
+    return max(t - margin, 0.0)
+
+
 @njit
 def children_ones(cell, n_cells, cols, ptr, ones, P, Q, Pt, Qt, out_t, out_used):
     """For each 0/1 column of ``cols``: the computed sum of B1's h terms over the cells ``cell``
@@ -511,10 +522,32 @@ def _cell_product(XT, W, ents, ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, 
 
 
 @njit
+def _pair_adds(G, b, c, lo, hi, rowpos, slot, K, w):
+    """Adds ``w`` to ``b[c, a]`` for each column a at the positions ``rowpos[lo:hi]`` and to
+    ``G[c, a, b]`` for each pair of them (a < b, a < K), as :func:`_row_counts` counts them."""
+    for u in range(lo, hi):
+        a = slot[rowpos[u]]
+        if a < 0:
+            continue
+        b[c, a] += w
+        for v in range(u + 1, hi):
+            e = slot[rowpos[v]]
+            if e < 0:
+                continue
+            if a < e:
+                if a < K:
+                    G[c, a, e] += w
+            elif e < K:
+                G[c, e, a] += w
+
+
+@njit
 def _row_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, P, Q, GP, GQ, bP, bQ, by_group):
     """:func:`grandchildren_rows`' counts group by group: the weights of a group's rows in each
     cell, added once to the pairs of the group's first row's 1s (with ``by_group``, the positions
-    of group g are ``rowpos[rowptr[g]:rowptr[g + 1]]``)."""
+    of group g are ``rowpos[rowptr[g]:rowptr[g + 1]]``); a weight of 0 is not added (adding
+    +0.0 changes no sum), so a group of one class in a cell — nearly all of them on nearly
+    separable data — costs one add per pair, not two."""
     gP = np.zeros(C)
     gQ = np.zeros(C)
     touched = np.empty(C, dtype=np.int64)
@@ -531,23 +564,10 @@ def _row_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, P, Q, GP, 
             p, q = gP[c], gQ[c]
             gP[c] = 0.0
             gQ[c] = 0.0
-            for u in range(lo, hi):
-                a = slot[rowpos[u]]
-                if a < 0:
-                    continue
-                bP[c, a] += p
-                bQ[c, a] += q
-                for v in range(u + 1, hi):
-                    b = slot[rowpos[v]]
-                    if b < 0:
-                        continue
-                    if a < b:
-                        if a < K:
-                            GP[c, a, b] += p
-                            GQ[c, a, b] += q
-                    elif b < K:
-                        GP[c, b, a] += p
-                        GQ[c, b, a] += q
+            if p != 0.0:
+                _pair_adds(GP, bP, c, lo, hi, rowpos, slot, K, p)
+            if q != 0.0:
+                _pair_adds(GQ, bQ, c, lo, hi, rowpos, slot, K, q)
 
 
 @njit
@@ -600,7 +620,7 @@ def _dense_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, D, P, Q,
 
 @njit
 def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D, P, Q, first, stop, dense, by_group,
-                       out_t, out_used, own_t, own_used):
+                       W, scale, out_t, out_used, own_t, own_used):
     """:func:`grandchildren` with the counts taken from the rows: ``rowpos[rowptr[r]:rowptr[r + 1]]``
     are the positions of the 0/1 columns equal to 1 in row r; position t is the node's column
     ``slot[t]`` of D (−1: not one of them), its children the first K, each child's children the
@@ -611,7 +631,9 @@ def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D,
     those of its rows' common values: the caller may leave out positions no slot names).  Only cells holding
     both classes are counted (a cell of one class adds exactly zero).  The pairs of 1s are
     counted group by group, or by one product per cell (:func:`_dense_counts`) when they are more
-    than (groups × K × D) / ``dense``."""
+    than (groups × K × D) / ``dense``.  Last, each sum becomes its bound: :func:`lower_sum` of
+    it (its count of terms, ``W``) times ``scale``, in ``own_t`` and ``out_t`` (+inf in row k
+    before ``first[k]``)."""
     Pt = np.zeros(n_cells)
     Qt = np.zeros(n_cells)
     for r in range(cell.shape[0]):
@@ -653,6 +675,10 @@ def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D,
     else:
         _row_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, P, Q, GP, GQ, bP, bQ, by_group)
     grandchildren(GP, GQ, bP[:, :K], bQ[:, :K], bP, bQ, Pc, Qc, first, stop, out_t, out_used, own_t, own_used)
+    for k in range(K):
+        own_t[k] = lower_sum(own_t[k], own_used[k], W) * scale
+        for b in range(D):
+            out_t[k, b] = lower_sum(out_t[k, b], out_used[k, b], W) * scale if b >= first[k] else math.inf
 
 
 @njit

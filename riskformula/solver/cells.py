@@ -232,19 +232,17 @@ class CellData:
         refinement's B1 (each of its h terms is exactly 0, computed as 0), so it is skipped.  The
         h terms are then those of :meth:`children_saturated`, with the same margin."""
         D = int(ones[2].max()) + 1 if ones is not None else Xb.shape[1]
-        later = np.arange(D)[None, :] > np.arange(K)[:, None]  # grandchild (k, i) for i > k
         scale = (1 - 4 * EPS) / self.W
         # a computed sum t of u ≤ 4·n_cells terms has lower_sum(t, u) ≥ t·(1 − 2(u + 8)ε) − 4εW
         stop = math.inf if enough == math.inf else \
             (enough / scale + 4 * EPS * self.W) / (1 - 2 * (4 * n_cells + 8) * EPS)
         fast = None if ones is None else kernels.grandchildren_rows(cell, n_cells, ones[0], ones[1], ones[2], K, D,
-                                                                    self.P, self.Q, stop,
+                                                                    self.P, self.Q, self.W, scale, stop,
                                                                     tuple(ones[3:5]) if len(ones) > 3 else None,
                                                                     len(ones) > 5 and bool(ones[5]))
         if fast is not None:
-            ot, ou, t, used = fast
-            return (lower_sum(ot, ou, self.W) * scale,
-                    np.where(later, lower_sum(np.where(later, t, 0.0), used, self.W) * scale, np.inf))
+            return fast  # (lower_sum(...) · scale of each sum, +inf where not later: as below)
+        later = np.arange(D)[None, :] > np.arange(K)[:, None]  # grandchild (k, i) for i > k
         if callable(Xb):
             Xb = Xb()
         Pt = np.bincount(cell, weights=self.P, minlength=n_cells)

@@ -23,10 +23,12 @@ What each kernel may and may not change:
   curvature there — so a different iterate only changes how strong a bound is.
 * :func:`grouped_sums` (B2), :func:`children_ones` (B1 of a node's children by 0/1 columns) and
   :func:`pair_sums` (B1 of the unions of a node's cells with the later columns) return the
-  computed sum of the h terms and the number of nonzero terms (and :func:`grandchildren_rows`, B1
-  of a node's children and grandchildren from its rows' pair counts, a grandchild's sum possibly
-  stopped early: a partial sum of nonnegative terms, with its own count); the caller subtracts the rounding
-  margin of :func:`riskformula.solver.cells.lower_sum`, as for the numpy sums.  The margin holds
+  computed sum of the h terms and the number of nonzero terms; the caller subtracts the rounding
+  margin of :func:`riskformula.solver.cells.lower_sum`, as for the numpy sums.
+  :func:`grandchildren_rows` (B1 of a node's children and grandchildren from its rows' pair
+  counts, a grandchild's sum possibly stopped early: a partial sum of nonnegative terms, with its
+  own count) subtracts that margin itself, with the same operations in the same order
+  (:func:`riskformula.solver._compiled.lower_sum`), and scales as the caller asks.  The margin holds
   for any summation order (each of n terms adds at most n·ε of the sum), each term is h(A, B)
   computed with the operations of :func:`riskformula.solver.cells.h_terms` (one division, one log,
   one product per part; LLVM's log, like numpy's, is accurate to well under the 4 units in the
@@ -234,16 +236,18 @@ DENSE_PAIRS = 8.0
 
 
 def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpos: np.ndarray, slot: np.ndarray,
-                       K: int, D: int, P: np.ndarray, Q: np.ndarray, stop: float = np.inf,
+                       K: int, D: int, P: np.ndarray, Q: np.ndarray, W: float, scale: float, stop: float = np.inf,
                        groups: tuple | None = None, by_group: bool = False):
-    """B1's computed h sums and nonzero-cell counts of a node's children and grandchildren (child
-    k's from column k + 1 on), the counts taken from each row's positions of 1s (position t is
-    the node's column ``slot[t]``, −1 for none), rows equal on the node's columns once per cell
-    when ``groups`` = (order, starts) lists them (each row its own group otherwise; with
-    ``by_group``, ``rowptr`` and ``rowpos`` give each group's positions, in group order)
-    (:func:`riskformula.solver._compiled.grandchildren_rows`): (own sums, own counts, sums,
-    counts), the latter two K × D, a grandchild's sum stopped once it reaches ``stop``; or None
-    without the kernels."""
+    """B1's bounds of a node's children and grandchildren (child k's from column k + 1 on), the
+    counts taken from each row's positions of 1s (position t is the node's column ``slot[t]``, −1
+    for none), rows equal on the node's columns once per cell when ``groups`` = (order, starts)
+    lists them (each row its own group otherwise; with ``by_group``, ``rowptr`` and ``rowpos``
+    give each group's positions, in group order)
+    (:func:`riskformula.solver._compiled.grandchildren_rows`): each computed sum with the margin
+    of :func:`riskformula.solver.cells.lower_sum` subtracted (the same operations, for rows of
+    weight ``W``) and times ``scale`` — (the children's K bounds, the grandchildren's K × D, +inf
+    where a column is not after the child's), a grandchild's sum stopped once it reaches
+    ``stop``; or None without the kernels."""
     k = compiled()
     if k is None:
         return None
@@ -256,9 +260,9 @@ def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpo
                             np.ascontiguousarray(groups[1], dtype=np.int64), rowptr, rowpos,
                             np.ascontiguousarray(slot, dtype=np.int64), int(K),
                             int(D), P, Q, np.arange(1, K + 1, dtype=np.int64), float(stop), float(DENSE_PAIRS),
-                            bool(by_group and groups is not None), t, used,
+                            bool(by_group and groups is not None), float(W), float(scale), t, used,
                             ot, ou)
-    return ot, ou, t, used
+    return ot, t
 
 
 def lr_dual(Xi: np.ndarray, P: np.ndarray, Q: np.ndarray, theta: np.ndarray, unit: float, lo_x: np.ndarray,
@@ -352,7 +356,7 @@ def warm_up() -> float | None:
                   np.array([3.0, 0.0]), np.array([1.0, 3.0]))
     pair_sums(cell, 2, [np.array([0, 1, 1], dtype=np.int64)], P, Q)
     grandchildren_rows(cell, 2, np.array([0, 1, 2, 4], dtype=np.int64), np.array([0, 1, 0, 1], dtype=np.int64),
-                       np.array([0, 1], dtype=np.int64), 1, 2, P, Q)
+                       np.array([0, 1], dtype=np.int64), 1, 2, P, Q, 4.0, 0.25)
     box_fit(U[0], P, Q, 0.25, 1.0, np.zeros(2), np.full(2, -5.0), np.full(2, 5.0), 3)
     lr_dual(np.arange(3, dtype=np.int64)[:, None], P, Q, np.zeros(2), 1024.0, np.zeros(1, dtype=np.int64),
             np.ones(1, dtype=np.int64))

@@ -342,3 +342,17 @@ def test_cox_regressions_match_the_numpy_loss_and_reach_its_minimum(seed):
     for b in range(3):
         fit = cox_regression(terms, terms.d, terms.X[:, C[b]], terms.coef, terms.norm, None, 60)
         assert fit[1] - 1e-3 <= bound[b] <= fit[1] <= F[b]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_compiled_margin_is_the_numpy_margin_bit_for_bit(seed):
+    # the grandchildren's counts subtract lower_sum's rounding margin inside the compiled loop:
+    # the same operations in the same order, so the same bounds as cells.lower_sum, bit for bit
+    from riskformula.solver import _compiled
+    rng = np.random.default_rng(800 + seed)
+    W = float(rng.integers(1, 2 ** 30))
+    t = np.r_[0.0, 1e-300, rng.random(200) * 10.0 ** rng.integers(-12, 8, 200), 3.0 * W]
+    u = rng.integers(0, 2 ** 20, len(t))
+    got = np.array([_compiled.lower_sum(float(a), int(b), W) for a, b in zip(t, u)])
+    assert np.array_equal(got, cells.lower_sum(t, u, W))
+    assert got[0] == 0.0 and (got <= t).all()
