@@ -96,14 +96,38 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
     OE, ON = onehot[E], onehot[N]
     k = len(cols)
     step = max(1, int(5e6 // max(len(N), 1)))
-    # first pass: how many pairs differ on each number of columns; the threshold keeps max_pairs
+    # first pass: how many pairs differ on each number of columns; the threshold keeps max_pairs.
+    # The products are whole numbers below 2^24, so exact in float32: a pair differs on at most
+    # d columns when its entry exceeds k − d − 1/2.  The pairs that differ on few columns, those
+    # kept, are counted first (a pass over the entries that selects few); all of them only when
+    # those do not settle the threshold
+    near = min(k, 32)
+    kept_products: list = []  # each chunk's product, kept for the second pass when all fit in 64 MB
+
+    def product(s: int) -> np.ndarray:
+        if s // step < len(kept_products):
+            return kept_products[s // step]
+        agree = OE[s:s + step] @ ON.T
+        if float(len(E)) * len(N) <= 2.0 ** 24:
+            kept_products.append(agree)
+        return agree
+
     counts = np.zeros(k + 1, dtype=np.int64)
     for s in range(0, len(E), step):
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        dist = k - np.rint(OE[s:s + step] @ ON.T).astype(np.int64)
-        counts += np.bincount(dist.ravel(), minlength=k + 1)
+        agree = product(s)
+        close = agree[agree > k - near - 0.5]
+        counts += np.bincount(k - np.rint(close).astype(np.int64), minlength=k + 1)
     cum = np.cumsum(counts)
+    if not (cum[near] > max_pairs and cum[near] > 0):  # the pairs within `near` do not settle it
+        counts[:] = 0
+        for s in range(0, len(E), step):
+            if deadline is not None and time.perf_counter() > deadline:
+                return None
+            dist = k - np.rint(product(s)).astype(np.int64)
+            counts += np.bincount(dist.ravel(), minlength=k + 1)
+        cum = np.cumsum(counts)
     t = int(np.searchsorted(cum, max_pairs, side="right")) - 1
     t = max(t, int(np.flatnonzero(counts)[0]))  # at least the pairs nearest each other
     found = []
@@ -111,8 +135,7 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
     for s in range(0, len(E), step):
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        dist = k - np.rint(OE[s:s + step] @ ON.T).astype(np.int64)
-        i, j = np.nonzero(dist <= t)
+        i, j = np.nonzero(product(s) > k - t - 0.5)
         if taken + len(i) > max_pairs:
             i, j = i[:max_pairs - taken], j[:max_pairs - taken]
         if len(i):
@@ -120,7 +143,9 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
             taken += len(i)
         if taken >= max_pairs:
             break
-    packed = np.unique(np.concatenate(found), axis=0)
+    rows = np.ascontiguousarray(np.concatenate(found))
+    # distinct rows, in the byte order of np.unique(rows, axis=0), by one sort of whole rows
+    packed = np.unique(rows.view(np.dtype((np.void, rows.shape[1]))).ravel()).view(np.uint8).reshape(-1, rows.shape[1])
     sets = np.unpackbits(packed, axis=1)[:, :k].astype(bool)
     sizes = sets.sum(1)
     sets = sets[np.argsort(sizes, kind="stable")]

@@ -108,6 +108,26 @@ def test_the_sets_are_the_minimal_sets_of_the_row_pairs(seed):
     assert set(kept) <= every and not any(a < b for a in kept for b in kept)
 
 
+
+@pytest.mark.parametrize("max_pairs", [10 ** 6, 40, 3])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_nearest_pairs_of_many_columns_are_all_kept(seed, max_pairs):
+    # more columns than the first pass's near distances (32): the pairs that differ on at most t
+    # columns, t the largest distance whose pairs fit in max_pairs (at least the nearest pairs'),
+    # are all kept, and their minimal sets are the sets
+    rng = np.random.default_rng(700 + seed)
+    n, d = int(rng.integers(20, 50)), 40 + seed
+    X = np.unique((rng.random((n, d)) < rng.uniform(0.2, 0.8)).astype(float), axis=0)
+    y = (rng.random(len(X)) < 0.5).astype(int)
+    y[0], y[-1] = 0, 1
+    sets = distinguishing_sets(CellData(LogisticLoss(X, y)), list(range(d)), max_pairs=max_pairs)
+    pairs = [frozenset(np.flatnonzero(e != m).tolist()) for e in X[y == 1] for m in X[y == 0]]
+    cum = np.cumsum(np.bincount([len(D) for D in pairs], minlength=d + 1))
+    t = max(int(np.searchsorted(cum, max_pairs, side="right")) - 1, min(len(D) for D in pairs))
+    near = {D for D in pairs if len(D) <= t}
+    minimal = {D for D in near if not any(o < D for o in near)}
+    assert {frozenset(np.flatnonzero(r).tolist()) for r in sets} == minimal and len(sets) == len(minimal)
+
 def _proof_on(X, y, max_pairs=10 ** 6):
     d = X.shape[1]
     p = RiskProblem(LogisticLoss(X, y).with_real_intercept(True), np.full(d, -3.0), np.full(d, 3.0), c0=1e-6,
