@@ -522,14 +522,14 @@ def _cell_product(XT, W, ents, ent_r, ent_p, ent_q, rowptr, rowpos, slot, K, D, 
 
 
 @njit
-def _pair_adds(G, b, c, lo, hi, rowpos, slot, K, w):
-    """Adds ``w`` to ``b[c, a]`` for each column a at the positions ``rowpos[lo:hi]`` and to
-    ``G[c, a, b]`` for each pair of them (a < b, a < K), as :func:`_row_counts` counts them."""
+def _pair_adds(G, single, c, lo, hi, rowpos, slot, K, w):
+    """Adds ``w`` to ``single[c, a]`` for each column a at the positions ``rowpos[lo:hi]`` and to
+    ``G[c, a, e]`` for each pair of them (a < e, a < K), as :func:`_row_counts` counts them."""
     for u in range(lo, hi):
         a = slot[rowpos[u]]
         if a < 0:
             continue
-        b[c, a] += w
+        single[c, a] += w
         for v in range(u + 1, hi):
             e = slot[rowpos[v]]
             if e < 0:

@@ -120,7 +120,7 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
         close = agree[agree > k - near - 0.5]
         counts += np.bincount(k - np.rint(close).astype(np.int64), minlength=k + 1)
     cum = np.cumsum(counts)
-    if not (cum[near] > max_pairs and cum[near] > 0):  # the pairs within `near` do not settle it
+    if cum[near] <= max_pairs:  # the pairs within `near` do not settle the threshold
         counts[:] = 0
         for s in range(0, len(E), step):
             if deadline is not None and time.perf_counter() > deadline:

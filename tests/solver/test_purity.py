@@ -108,7 +108,6 @@ def test_the_sets_are_the_minimal_sets_of_the_row_pairs(seed):
     assert set(kept) <= every and not any(a < b for a in kept for b in kept)
 
 
-
 @pytest.mark.parametrize("max_pairs", [10 ** 6, 40, 3])
 @pytest.mark.parametrize("seed", range(4))
 def test_the_nearest_pairs_of_many_columns_are_all_kept(seed, max_pairs):
@@ -127,6 +126,7 @@ def test_the_nearest_pairs_of_many_columns_are_all_kept(seed, max_pairs):
     near = {D for D in pairs if len(D) <= t}
     minimal = {D for D in near if not any(o < D for o in near)}
     assert {frozenset(np.flatnonzero(r).tolist()) for r in sets} == minimal and len(sets) == len(minimal)
+
 
 def _proof_on(X, y, max_pairs=10 ** 6):
     d = X.shape[1]
