@@ -24,14 +24,25 @@ non-event cells' values can be separated by a linear score.
 
 **Pure supports.**  A support's cells are pure when, for every event row e and non-event row n,
 the support holds a column on which their values differ: a column of the set D(e, n).  Below a
-node S of the search (every support S ∪ R, R within the node's list L), a pure support needs R to
-meet D(e, n) ∩ L for every pair that S leaves together (D(e, n) ∩ S = ∅).  Pairs whose sets
-D ∩ L are disjoint need one column each, so a *packing* of k such pairs (found greedily over a
-family of the pairs' least sets, kept minimal) proves |R| ≥ k; any subfamily of the pairs gives a
-valid packing.  The node is then ruled out when c0(S) + the k least c0 of its list reach the prune
-level (and, without groups, when k exceeds the size units left), or when some pair's set misses the
-list altogether (no support below it is pure): every support below it either is not pure (its
-objective is at least the floor) or costs at least that.
+node S of the search (every support S ∪ R, R within the node's list L of columns it may still
+add), a pure support needs R to meet D(e, n) ∩ L for every pair that S leaves together
+(D(e, n) ∩ S = ∅).  Pairs whose sets D ∩ L are disjoint need one column each, so a *packing* of
+k such pairs (found greedily over a family of the pairs' sets, the least first) proves |R| ≥ k;
+any subfamily of the pairs gives a valid packing.  The node is then ruled out when c0(S) + the k
+least c0 of its list reach the prune level (and, without groups, when k exceeds the size units
+left), or when some pair's set misses the list altogether (no support below it is pure): every
+support below it either is not pure (its objective is at least the floor) or costs at least that.
+
+**The branching.**  Every pure support below S holds a column of D ∩ L for each pair S leaves
+together; the search takes the pair whose D ∩ L is least, q1 < q2 < … its columns, and has one
+child per column: S ∪ {q_i} with the list L − {q1, …, q_i}.  The children's supports are
+disjoint and together they hold every pure support below S (the one with q_i its first of
+them).  A column that cannot join S (a group's cap or the size units) is dropped from the list,
+for no superset of S can hold it either.  The family starts from the least sets of the nearest
+pairs (:func:`distinguishing_sets`); when S leaves none of them together, S's own cells are
+formed, and a pair they leave together (if any) joins the family, so the search goes on from
+every pair of rows and not only the listed ones.  When S's cells are pure, every support below
+is pure too, and the children are one per column of the list.
 
 **Separable by a linear score.**  A pure support's cells may still defy every linear score: when
 two event cells and two non-event cells (a cell may be taken twice) have equal sums of values,
@@ -40,9 +51,9 @@ most some non-event cell and the floor holds.  Sums of whole values are exact in
 check is exact.  A pure support with no such witness below the prune level ends the proof
 (it might separate): the search then goes on as before.
 
-**The certificate.**  The search lists every support of the size limit and the groups' caps
-in an order of its own (the columns that most often tell an event row from a non-event row
-first) and rules each out by the floor, a witness, or a node's c0 count; the bound it records is
+**The certificate.**  The search reaches every support of the size limit and the groups' caps
+(by the branching above) and rules each out by the floor, a witness, or a node's c0 count; the
+bound it records is
 the least of these, each at least the prune level, each rounded down (the floor as B1's cells are,
 by :func:`~riskformula.solver.cells.lower_sum`, then by 2ε for the division; sums of c0 by
 2(k + 2)ε for k terms).  With c0 = 0 nothing is proved here: the separating start then meets the root's bound.
@@ -98,34 +109,29 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
     step = max(1, int(5e6 // max(len(N), 1)))
     # first pass: how many pairs differ on each number of columns; the threshold keeps max_pairs.
     # The products are whole numbers below 2^24, so exact in float32: a pair differs on at most
-    # d columns when its entry exceeds k − d − 1/2.  The pairs that differ on few columns, those
-    # kept, are counted first (a pass over the entries that selects few); all of them only when
-    # those do not settle the threshold
-    near = min(k, 32)
-    kept_products: list = []  # each chunk's product, kept for the second pass when all fit in 64 MB
-
-    def product(s: int) -> np.ndarray:
-        if s // step < len(kept_products):
-            return kept_products[s // step]
-        agree = OE[s:s + step] @ ON.T
-        if float(len(E)) * len(N) <= 2.0 ** 24:
-            kept_products.append(agree)
-        return agree
-
+    # d columns when its entry exceeds k − d − 1/2.  The pairs that differ on few columns (at most
+    # `near`) are found and counted first, and kept with their distances; all of them are counted
+    # (a second pass over the products) only when those do not settle the threshold
+    near = min(k, 16)
+    N_ = len(N)
+    close: list = []  # each chunk's entries within `near` (flat indices, row-major) and distances
     counts = np.zeros(k + 1, dtype=np.int64)
     for s in range(0, len(E), step):
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        agree = product(s)
-        close = agree[agree > k - near - 0.5]
-        counts += np.bincount(k - np.rint(close).astype(np.int64), minlength=k + 1)
+        agree = (OE[s:s + step] @ ON.T).ravel()
+        flat = np.flatnonzero(agree > k - near - 0.5)
+        dist = (k + 0.5 - agree[flat]).astype(np.int64)  # k − agree, whole: the floor of k − agree + 1/2
+        close.append((s, flat, dist))
+        counts += np.bincount(dist, minlength=k + 1)
     cum = np.cumsum(counts)
-    if cum[near] <= max_pairs:  # the pairs within `near` do not settle the threshold
+    settled = cum[near] > max_pairs
+    if not settled:  # the pairs within `near` do not settle the threshold: count them all
         counts[:] = 0
         for s in range(0, len(E), step):
             if deadline is not None and time.perf_counter() > deadline:
                 return None
-            dist = k - np.rint(product(s)).astype(np.int64)
+            dist = (k + 0.5 - (OE[s:s + step] @ ON.T)).astype(np.int64)
             counts += np.bincount(dist.ravel(), minlength=k + 1)
         cum = np.cumsum(counts)
     t = int(np.searchsorted(cum, max_pairs, side="right")) - 1
@@ -135,7 +141,12 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
     for s in range(0, len(E), step):
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        i, j = np.nonzero(product(s) > k - t - 0.5)
+        if settled:  # t < near: the kept entries hold them, in the same row-major order
+            _, flat, dist = close[s // step]
+            flat = flat[dist <= t]
+            i, j = flat // N_, flat % N_
+        else:
+            i, j = np.nonzero(OE[s:s + step] @ ON.T > k - t - 0.5)
         if taken + len(i) > max_pairs:
             i, j = i[:max_pairs - taken], j[:max_pairs - taken]
         if len(i):
@@ -203,110 +214,181 @@ class SeparationProof:
         self.nodes = 0
         self.pure = 0  # pure supports met below the level (each ruled out by a witness)
         self.bound = math.inf
+        self.timed_out = False  # whether the proof stopped at its deadline
 
     def run(self) -> float | None:
-        if self.floor < self.level or not self.prepare():
+        if self.floor < self.level:
+            return None
+        if not self.prepare():
+            self.timed_out = time.perf_counter() > self.deadline
             return None
         self.bound = self.floor
         try:
-            self._node((), 0, 0, 0, {}, 0.0)
+            self._path: list[list] = []  # the pairs left together by each node of the current path
+            self._node((), 0, self.all_mask, 0, {}, 0.0, list(self.family))
         except _NotClosed:
             return None
         return None if self.bound < self.level else self.bound
 
     def prepare(self) -> bool:
-        """The pairs' sets (:func:`distinguishing_sets`) as bit masks of positions in the search's
-        order (:attr:`cols`), and each position's least c0 sums; False when there are none."""
+        """The pairs' sets (:func:`distinguishing_sets`) as bit masks of positions in
+        :attr:`cols` (the columns that most often tell an event row from a non-event row first,
+        so that a set's lowest bits are its commonest columns); False when there are none."""
         s = self.s
         usable = [j for j in range(s.p.d) if len(s.values[j])]
         sets = distinguishing_sets(s.data, usable, self.max_pairs, deadline=self.deadline)
         if sets is None:
             return False
-        # the columns that most often tell an event row from a non-event row first
         freq = sets.sum(0)
         rank = np.argsort(-freq, kind="stable")
         self.cols = [usable[r] for r in rank]
         L = len(self.cols)
-        self.masks = [sum(1 << int(q) for q in np.flatnonzero(row[rank])) for row in sets]
+        #: the pairs' sets, (bit mask, size), the smallest first (pairs found later join it)
+        self.family = [(sum(1 << int(q) for q in np.flatnonzero(row[rank])), int(row.sum())) for row in sets]
         self.c0 = [float(s.c0[j]) for j in self.cols]
-        # the least c0 sums of the positions from each start on: cum[start][m] = the m least
-        self.cum = []
-        for start in range(L + 1):
-            v = np.sort(np.asarray(self.c0[start:], dtype=float))
-            self.cum.append(np.r_[0.0, np.cumsum(v)].tolist())
+        self.by_c0 = [int(q) for q in np.argsort(np.asarray(self.c0, dtype=float), kind="stable")]
+        self.codes = np.stack([s.data.codes[j] for j in self.cols], axis=1)
         self.grouped = bool((np.asarray(s.group_of) >= 0).any())
         self.all_mask = (1 << L) - 1
         return True
 
-    def packing(self, Smask: int, Lmask: int, need: float = math.inf) -> tuple[int, bool, bool]:
-        """Below a node whose columns are ``Smask`` and list ``Lmask`` (bit masks of positions in
-        :attr:`cols`): how many pairs the node leaves together have disjoint sets within the list
-        (greedily, the smallest sets first; counting stops at ``need``), so that a pure support
-        below needs that many more columns; whether any pair is left together (if none, the
-        node's own cells may be pure); whether some pair's set misses the list (no support below
-        is pure)."""
+    def packing(self, Smask: int, Amask: int, need: float = math.inf,
+                family: list | None = None) -> tuple[int, bool, bool, int]:
+        """Below a node whose columns are ``Smask`` and whose supports may add only the columns
+        ``Amask`` (bit masks of positions in :attr:`cols`): how many pairs the node leaves
+        together have disjoint sets within ``Amask`` (greedily, the smallest sets first; counting
+        stops at ``need``), so that a pure support below needs that many more columns; whether
+        any pair is left together (if none, the node's own cells may be pure); whether some
+        pair's set misses ``Amask`` (no support below is pure); and the least of those sets
+        within ``Amask`` (0 when none, or when counting stopped at ``need``): every pure support
+        below holds one of its columns.  Over ``family`` (the pairs' sets, smallest first), by
+        default all of them."""
         used, k, active = 0, 0, False
-        for D in self.masks:
+        branch, least = 0, math.inf
+        for D, size in (self.family if family is None else family):
             if D & Smask:
                 continue
             active = True
-            DL = D & Lmask
-            if not DL:
-                return k, True, True  # this pair stays together in every support below: none is pure
-            if DL & used:
+            DA = D & Amask
+            if not DA:
+                return k, True, True, 0  # this pair stays together in every support below: none is pure
+            if size < least:
+                n = DA.bit_count()
+                if n < least:
+                    branch, least = DA, n
+            if DA & used:
                 continue
-            used |= DL
+            used |= DA
             k += 1
             if k >= need:
-                break
-        return k, active, False
+                return k, True, False, 0
+        return k, active, False, branch
 
     def _c0_bound(self, total: float, terms: int) -> float:
         return total * (1 - 2 * (terms + 2) * EPS)
 
-    def _node(self, S: tuple, Smask: int, start: int, units: int, counts: dict, c0S: float) -> None:
+    def _need(self, Amask: int, c0S: float, terms: int, most: float) -> tuple[float, float]:
+        """How many more columns of ``Amask`` a support below needs before its c0 (rounded down)
+        reaches the level (at most ``most``: inf when none do), and c0S plus the least c0 of that
+        many columns."""
+        total, m = c0S, 0
+        if self._c0_bound(total, terms) >= self.level:
+            return 0, total
+        for q in self.by_c0:
+            if m >= most:
+                break
+            if Amask >> q & 1:
+                total += self.c0[q]
+                m += 1
+                if self._c0_bound(total, terms + m) >= self.level:
+                    return m, total
+        return math.inf, total
+
+    def _add_pair(self, cell: np.ndarray) -> bool:
+        """A pair of rows that a support's cells ``cell`` leave together, added to the family and
+        to the pairs left together by the node and each node above it (its set of the positions
+        where they differ, at its place by size); False when the cells are pure."""
+        P, Q = self.s.data.P, self.s.data.Q
+        n_cells = int(cell.max()) + 1
+        ev = np.bincount(cell, weights=(P > 0), minlength=n_cells)
+        ne = np.bincount(cell, weights=(Q > 0), minlength=n_cells)
+        mixed = np.flatnonzero((ev > 0) & (ne > 0))
+        if not len(mixed):
+            return False
+        rows = np.flatnonzero(cell == mixed[0])
+        e = rows[P[rows] > 0][0]
+        n = rows[Q[rows] > 0][0]
+        diff = np.flatnonzero(self.codes[e] != self.codes[n])
+        entry = (sum(1 << int(q) for q in diff), len(diff))
+        for family in (self.family, *self._path):
+            family.insert(sum(1 for _, size in family if size <= entry[1]), entry)
+        return True
+
+    def _node(self, S: tuple, Smask: int, Amask: int, units: int, counts: dict, c0S: float,
+              unhit: list, above: np.ndarray | None = None) -> None:
+        """Rule out every support S ∪ R with R within ``Amask`` (positions), or raise
+        :class:`_NotClosed`; ``unhit``: the pairs' sets that miss ``Smask``; ``above``: the cells of
+        S without its last column, when the node above formed them."""
+        self._path.append(unhit)
+        self._below(S, Smask, Amask, units, counts, c0S, unhit, above)
+        self._path.pop()
+
+    def _below(self, S: tuple, Smask: int, Amask: int, units: int, counts: dict, c0S: float,
+               unhit: list, above: np.ndarray | None) -> None:
         s = self.s
         self.nodes += 1
         if not self.nodes & 255 and time.perf_counter() > self.deadline:
+            self.timed_out = True
             raise _NotClosed
-        L = len(self.cols)
-        Lmask = self.all_mask ^ ((1 << start) - 1)
-        # how many more columns (from the list) a pure support below needs before its c0 reaches
-        # the level, and (without groups) the size units left
-        cum = self.cum[start]
-        need = math.inf
-        for m in range(len(cum)):
-            if self._c0_bound(c0S + cum[m], len(S) + m) >= self.level:
-                need = m
+        # how many more columns a pure support below needs before its c0 reaches the level, and
+        # (without groups) the size units left
+        most = math.inf if self.grouped else s.p.max_size - units + 1
+        need, reach = self._need(Amask, c0S, len(S), most)
+        need = min(need, most)
+        cell = None
+        while True:
+            k, active, closed, branch = self.packing(Smask, Amask, need, unhit)
+            if active or not S:
                 break
-        if not self.grouped:
-            need = min(need, s.p.max_size - units + 1)
-        k, active, closed = self.packing(Smask, Lmask, need)
-        # its own support (S itself)
-        cols = tuple(sorted(S))
-        if S and not active and self._c0_bound(c0S, len(S)) < self.level and s._fits(cols):
-            cell, n_cells = s.data.partition(cols)
-            Xc, P, Q = support_cells(s.data, cell, n_cells, cols)
-            if not bool(np.any((P > 0) & (Q > 0))):
+            # no pair of the family is left together: S's own cells, on every row
+            cols = tuple(sorted(S))
+            if cell is None:
+                cell, n_cells = s.data.partition(cols) if above is None else s.data.refine(above, S[-1])
+            if self._add_pair(cell):
+                continue  # not pure: one more pair for the family, and again
+            if self._c0_bound(c0S, len(S)) < self.level and s._fits(cols):
+                Xc, P, Q = support_cells(s.data, cell, n_cells, cols)
                 self.pure += 1
                 if not crossing_witness(Xc, P, Q):
                     raise _NotClosed  # it may separate: B9 does not close
+            break
         if closed:
             return  # below: not pure, so at least the floor
         if k >= need:
             if not self.grouped and k > s.p.max_size - units:
                 return  # no pure support below within the size limit: the floor
-            self.bound = min(self.bound, self._c0_bound(c0S + cum[k], len(S) + k))
+            if k == need:
+                self.bound = min(self.bound, self._c0_bound(reach, len(S) + k))
+            else:  # need = 0: S's own c0 reaches the level
+                self.bound = min(self.bound, self._c0_bound(c0S, len(S)))
             return
-        for q in range(start, L):
+        # every pure support below holds a column of the least set of a pair left together
+        # (all of the list when none is): one child per column, each without the ones before it
+        rest = branch if active else Amask
+        while rest:
+            bit = rest & -rest
+            rest ^= bit
+            q = bit.bit_length() - 1
             j = self.cols[q]
             ok, u2 = s._allowed(units, counts, j)
-            if not ok:
-                continue
-            c2 = c0S + self.c0[q]
-            if self._c0_bound(c2, len(S) + 1) >= self.level:
-                self.bound = min(self.bound, self._c0_bound(c2, len(S) + 1))
-                continue
-            g = int(s.group_of[j])
-            c2counts = counts if g < 0 else {**counts, g: counts.get(g, 0) + 1}
-            self._node(S + (j,), Smask | (1 << q), q + 1, u2, c2counts, c2)
+            if ok:
+                c2 = c0S + self.c0[q]
+                if self._c0_bound(c2, len(S) + 1) >= self.level:
+                    self.bound = min(self.bound, self._c0_bound(c2, len(S) + 1))
+                else:
+                    g = int(s.group_of[j])
+                    c2counts = counts if g < 0 else {**counts, g: counts.get(g, 0) + 1}
+                    self._node(S + (j,), Smask | bit, Amask & ~bit, u2, c2counts, c2,
+                               [m for m in unhit if not m[0] & bit], cell)
+            # not allowed here, never allowed below (the group caps and size units only grow)
+            Amask &= ~bit

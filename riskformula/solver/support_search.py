@@ -89,13 +89,15 @@ regression's ray, until the rest of the tree is bounded; the supports left are t
 bound first (:meth:`SupportSearch._listings`): the regression's bound is close to a support's
 best, so the first listings give the incumbent that rules out the rest.
 
-**Separable data at c0 > 0 (B9).**  Once the incumbent (the start's, or the first of the tree's
-that qualifies; B9 runs once per search, in the calling process) is below the least loss of any
-score that leaves an event row at or below a non-event row (:func:`~riskformula.solver.purity.pair_floor`),
+**Separable data at c0 > 0 (B9).**  Once the incumbent (the separating start's, first right after
+its narrowest beam, or the first of the tree's that qualifies; B9 runs in the calling process,
+again only for a cheaper incumbent, at most three times) is below the least loss of any score
+that leaves an event row at or below a non-event row (:func:`~riskformula.solver.purity.pair_floor`),
 only supports whose cells are pure and linearly separable can beat it, and
-:class:`~riskformula.solver.purity.SeparationProof` lists those below the prune level in an order
-of its own, ruling out nodes by a packing of row pairs (each needs an item of its own) and pure
-supports by a crossing witness (equal sums of two event and two non-event cells).  When it closes,
+:class:`~riskformula.solver.purity.SeparationProof` reaches those below the prune level by
+branching on the columns of a pair of rows left together, ruling out nodes by a packing of row
+pairs (each needs an item of its own) and pure supports by a crossing witness (equal sums of two
+event and two non-event cells).  When it closes,
 its bound covers every support and the rest of the tree is not searched; otherwise nothing it did is used
 (:meth:`SupportSearch._separated`).
 
@@ -411,8 +413,10 @@ class SupportSearch(SupportRules):
         self.root_bound = 0.0
         #: whether B9 (:meth:`_separated`) certified the search
         self._separation = False
-        #: whether B9 was tried (it runs at most once per search), and its floor (found when first asked)
-        self._separation_tried = False
+        #: the prune level at which B9 last stopped at a pure support without a witness (it is tried
+        #: again only for a cheaper incumbent; inf: not yet), and its floor (found when first asked)
+        self._separation_tried = math.inf
+        self._separation_runs = 0  # at most three
         self._floor: float | None = None
         #: when the time started (``solve`` sets it again): the clock of a search used in parts
         self.t0 = time.perf_counter()
@@ -715,8 +719,9 @@ class SupportSearch(SupportRules):
     def _start(self) -> None:
         """An incumbent before the tree: on separable data (every scale > 0), a score that separates
         the rows (:meth:`_separating_start`); then, unless that score already meets the root's
-        bound (with c0 = 0 its loss, below 10⁻¹⁵, is the infimum 0 within the tolerance), the best
-        point vector on each support of the sparse beam search of Liu et al. (2022) on real points."""
+        bound (with c0 = 0 its loss, below 10⁻¹⁵, is the infimum 0 within the tolerance) or B9
+        closes on it (c0 > 0), the best point vector on each support of the sparse beam search of
+        Liu et al. (2022) on real points."""
         if not self.beam or self.p.max_size < 1:
             return
         if self.fitted and self.root_bound == 0.0 and not self.data.real:
@@ -726,6 +731,8 @@ class SupportSearch(SupportRules):
                 pass  # only a start: the tree and the beam below still search every support
             if self.root_bound >= self._prune_level():
                 return  # the separating score meets the root's bound (c0 = 0): nothing can beat it
+            if self._separation or self._separated():
+                return  # B9 closed on the separating score (c0 > 0): nothing can beat it either
         try:
             found = real_beam_search(self.p, deadline=self.t0 + 0.05 * self.time_limit,
                                      stop=self.t0 + 0.1 * self.time_limit)
@@ -766,17 +773,21 @@ class SupportSearch(SupportRules):
         loss is below 10⁻¹⁵ (:func:`~riskformula.solver.separation.separated_loss`); at most 5 % of
         the time limit.  The narrowest beam's union is tried first; the relaxation on every column
         is asked only before a wider beam, and no wider beam runs once the incumbent meets the
-        root's bound."""
+        root's bound, or B9 (:meth:`_separated`, tried after each beam's score) proves that no
+        cheaper support separates the rows."""
         deadline = self.t0 + 0.05 * self.time_limit
         usable = [j for j in range(self.p.d) if len(self.values[j])]
+        grouped = bool((np.asarray(self.group_of) >= 0).any())
 
         def can_add(cols: tuple, j: int) -> bool:
+            if not grouped:
+                return len(cols) < self.p.max_size
             return self._units(cols + (j,)) is not None
 
         tried: set[tuple] = set()
         for width in (10, 20, 40):
-            if self.root_bound >= self._prune_level():
-                return  # the last beam's score meets the root's bound: a wider one cannot beat it
+            if self.root_bound >= self._prune_level() or self._separation:
+                return  # the last beam's score meets the root's bound, or B9 closed: no wider one can beat it
             found = pure_supports(self.data, usable, can_add, self.p.max_size, width=width, deadline=deadline)
             if width == 10 and not found:
                 # the narrow beam finds no pure support within the size limit (mushroom at sizes 3–5):
@@ -787,6 +798,8 @@ class SupportSearch(SupportRules):
             if cols and cols not in tried and left > 0:
                 tried.add(cols)
                 self._separating_on(cols, left)
+                if self._separated(share=0.25):
+                    return  # no cheaper support separates: no wider beam is needed
             if width == 10 and self.root_bound < self._prune_level():
                 # wider beams only where the linear relaxation on every column separates the rows
                 everything = self._suffix[0]
@@ -933,7 +946,7 @@ class SupportSearch(SupportRules):
         self.t0 = time.perf_counter() if started is None else started
         stack = self._prepare()
         self._start()
-        if stack and self._separated():
+        if stack and (self._separation or self._separated()):
             stack.clear()  # B9 ruled out every support at once
         if self.client is not None:
             with _dask_client(self.client) as client:
@@ -952,29 +965,42 @@ class SupportSearch(SupportRules):
         return self._floor
 
     def _separation_pending(self) -> bool:
-        """Whether B9 should be tried now: not yet tried, in the calling process (not a worker's
-        round), whole-valued columns, and an incumbent whose prune level the floor reaches but the
+        """Whether B9 should be tried now: not yet closed, not yet tried at this prune level or a
+        lower one (at most three times), in the calling process (not a worker's round),
+        whole-valued columns, and an incumbent whose prune level the floor reaches but the
         root's bound does not (with c0 = 0 a separating score meets the root's bound: nothing to
         prove)."""
-        return (not self._separation_tried and not self.requeue and not self.data.real
-                and math.isfinite(self.best) and self.root_bound < self._prune_level() <= self._pair_floor())
+        return (self._prune_level() < self._separation_tried and self._separation_runs < 3
+                and not self._separation and not self.requeue
+                and not self.data.real and math.isfinite(self.best)
+                and self.root_bound < self._prune_level() <= self._pair_floor())
 
-    def _separated(self) -> bool:
+    def _separated(self, share: float = 0.5) -> bool:
         """B9 (:mod:`riskformula.solver.purity`): when every score that does not separate the rows
         has a loss of at least the incumbent's prune level, prove that no support below the level
-        separates them; within half the time left, once per search (after the start, or when the
-        tree first finds such an incumbent).  True when the proof closed (its bound is then
-        recorded and the tree has nothing left to search)."""
+        separates them; within ``share`` of the time left, after the separating start's first
+        score (a quarter), after the start, or when the tree first finds such an incumbent (half).
+        Tried again only for a cheaper incumbent once it stopped at a pure support without a
+        witness, and not again when the rows are too many; after running out of time, once more
+        (by the tree).  True when the proof closed (its bound is then recorded and the tree has
+        nothing left to search)."""
         if self.p.max_size < 1 or not self._separation_pending():
             return False
-        self._separation_tried = True
-        proof = SeparationProof(self, self._pair_floor(), self._prune_level(),
-                                time.perf_counter() + 0.5 * max(self._left(), 0.0))
+        level = self._prune_level()
+        self._separation_runs += 1
+        proof = SeparationProof(self, self._pair_floor(), level,
+                                time.perf_counter() + share * max(self._left(), 0.0))
         bound = proof.run()
-        self.stats["b9_nodes"] = proof.nodes
+        self.stats["b9_nodes"] = self.stats.get("b9_nodes", 0) + proof.nodes
         self.nodes += proof.nodes
-        self.stats["b9_pure"] = proof.pure
+        self.stats["b9_pure"] = self.stats.get("b9_pure", 0) + proof.pure
         if bound is None:
+            if proof.timed_out and share < 0.5:
+                pass  # the tree may try once more, with half the time left then
+            elif proof.nodes == 0 and not proof.timed_out:
+                self._separation_tried = -math.inf  # no pairs' sets: the rows are too many
+            else:
+                self._separation_tried = level
             return False
         self._discard(bound)
         self._separation = True

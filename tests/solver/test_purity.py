@@ -154,7 +154,7 @@ def test_the_packing_never_asks_for_more_columns_than_a_pure_support_needs(seed,
             start = (max(S) + 1) if S else 0
             Smask = sum(1 << q for q in S)
             Lmask = ((1 << L) - 1) ^ ((1 << start) - 1)
-            k, active, closed = proof.packing(Smask, Lmask)
+            k, active, closed, _ = proof.packing(Smask, Lmask)
             base = [cols[q] for q in S]
             rest = list(range(start, L))
             # brute force: the fewest columns of the list that make S's cells pure
@@ -356,3 +356,80 @@ def test_b9_never_certifies_a_separating_score_with_more_items_than_needed(seed,
     assert not search._separation
     assert rep.status == "optimal"
     assert rep.objective <= c0 * least + 1e-9
+
+
+@pytest.mark.parametrize("seed", slow_params(range(24), slow=range(8, 24)))
+def test_the_proof_from_one_pair_reaches_every_pure_support(seed):
+    """The branching starts from the listed pairs' sets and takes in a pair whenever a support's
+    cells leave one together, so its verdict does not hang on how many pairs it starts from: from
+    one pair or from all, it closes or stops alike, a bound it records is below the brute-force
+    optimum, and above the optimum it always finds the optimal separating support (pure, with no
+    witness) and stops."""
+    p, X, y, models, c0 = _b9_problem(seed)
+    S = X @ models.T
+    separating = np.array([_separates(S[:, k], y) for k in range(S.shape[1])])
+    loss = np.zeros(len(models))
+    if (~separating).any():
+        loss[~separating] = oracle_values(X, y, models[~separating], "fit")
+    objective = loss + c0 * np.count_nonzero(models, axis=1)
+    truth = float(objective.min())
+    search = SupportSearch(p, True, time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12)
+    search.solve()
+    floor = pair_floor(search.data)
+    verdicts = {}
+    for max_pairs in (1, 10 ** 6):
+        proof = SeparationProof(search, floor, search._prune_level(), math.inf, max_pairs=max_pairs)
+        bound = proof.run()
+        verdicts[max_pairs] = bound is None
+        if bound is not None:
+            assert bound <= truth + 1e-12, (seed, max_pairs, bound, truth)
+        if separating[int(np.argmin(objective))] and floor >= truth + 0.5 * c0:
+            assert SeparationProof(search, floor, truth + 0.5 * c0, math.inf, max_pairs=max_pairs).run() is None
+    assert verdicts[1] == verdicts[10 ** 6], verdicts
+
+
+def _linear_rule_problem(seed: int):
+    """0/1 data on 8–11 columns whose events follow a linear rule of three of them (points 1 or 2),
+    so that one support of three columns separates the rows and few others can."""
+    rng = np.random.default_rng(9900 + seed)
+    n, d = int(rng.integers(40, 90)), int(rng.integers(8, 12))
+    X = (rng.random((n, d)) < 0.5).astype(float)
+    cols = rng.choice(d, 3, replace=False)
+    w = rng.integers(1, 3, 3)
+    s = X[:, cols] @ w
+    y = (s >= np.median(s)).astype(int)
+    if y.min() == y.max():
+        y[0], y[1] = 0, 1
+    return X, y
+
+
+@pytest.mark.parametrize("max_pairs", [1, 10 ** 6])
+@pytest.mark.parametrize("seed", slow_params(range(16), slow=range(5, 16)))
+def test_the_proof_closes_exactly_when_no_support_below_the_level_separates(seed, max_pairs):
+    """Brute force over every support: at a level that admits m items, when some support of at
+    most m columns is pure and its cells are separable by a linear score (disjoint convex hulls,
+    by linear programming), the proof must not close, from one pair or from all; when none is,
+    it may close (a pure support with no witness stops it, as it should)."""
+    X, y = _linear_rule_problem(seed)
+    n, d = X.shape
+    c0 = 1e-4
+    p = RiskProblem(LogisticLoss(X, y).with_real_intercept(True), np.full(d, -5.0), np.full(d, 5.0), c0=c0,
+                    max_size=d)
+    search = SupportSearch(p, True, time_limit=30)
+    floor = pair_floor(search.data)
+    separable_at = math.inf  # the fewest columns of a pure support whose cells a linear score separates
+    for m in range(1, 4):
+        for cols in itertools.combinations(range(d), m):
+            if _pure(X, y, cols):
+                Z = np.unique(np.column_stack([X[:, list(cols)], y]), axis=0)
+                if _separable_by_lp(Z[Z[:, -1] == 1, :-1], Z[Z[:, -1] == 0, :-1]):
+                    separable_at = min(separable_at, m)
+    assert separable_at <= 3  # the rule's own support
+    for m in range(1, 4):
+        level = (m + 0.5) * c0
+        assert floor >= level
+        bound = SeparationProof(search, floor, level, math.inf, max_pairs=max_pairs).run()
+        if separable_at <= m:
+            assert bound is None, (seed, m, separable_at)
+        elif bound is not None:
+            assert bound >= level
