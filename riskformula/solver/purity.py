@@ -95,16 +95,36 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
     E, N = np.flatnonzero(data.P > 0), np.flatnonzero(data.Q > 0)
     if not len(E) or not len(N) or np.intersect1d(E, N).size or float(len(E)) * len(N) > max_product:
         return None
-    codes = np.stack([data.codes[j] for j in cols], axis=1) if cols else np.zeros((data.n, 0), dtype=np.int64)
-    radix = [int(data.radix[j]) for j in cols]
-    width = int(sum(radix))
-    if width > 4096 or not cols:
+    if not cols:
         return None
-    # one-hot codes: the columns on which two rows agree are a product's entry (exact in float32)
-    shift = np.r_[0, np.cumsum(radix)[:-1]].astype(np.int64)
-    onehot = np.zeros((data.n, width), dtype=np.float32)
-    onehot[np.arange(data.n)[:, None], codes + shift] = 1.0
-    OE, ON = onehot[E], onehot[N]
+    radix = np.array([int(data.radix[j]) for j in cols], dtype=np.int64)
+    # the codes in the narrowest integers that hold them (the pairs' sets gather many rows of them)
+    codes = np.stack([data.codes[j] for j in cols], axis=1).astype(np.min_scalar_type(int(radix.max()) - 1))
+    # the columns on which two rows agree are a product's entry (exact in float32: whole numbers
+    # below 2^24): one-hot codes of the columns with more than two values; for two-valued ones,
+    # their 0/1 codes b, which agree on kb − |b_e| − |b_n| + 2·b_e·b_n columns (half the width)
+    two = radix == 2
+    many = np.flatnonzero(~two)
+    width = int(radix[many].sum()) + int(two.sum())
+    if width > 4096:
+        return None
+    shift = np.r_[0, np.cumsum(radix[many])[:-1]].astype(np.int64)
+    onehot = np.zeros((data.n, int(radix[many].sum())), dtype=np.float32)
+    onehot[np.arange(data.n)[:, None], codes[:, many] + shift] = 1.0
+    bits = codes[:, two].astype(np.float32)
+    ones = bits.sum(1)
+    OE = np.concatenate([onehot[E], 2 * bits[E]], axis=1)
+    ON = np.concatenate([onehot[N], bits[N]], axis=1)
+    off_e, off_n = float(two.sum()) - ones[E], -ones[N]
+
+    def agreement(s: int) -> np.ndarray:
+        """The columns on which each event row from the s-th on (a chunk) agrees with each
+        non-event row."""
+        out = OE[s:s + step] @ ON.T
+        out += off_e[s:s + step, None]
+        out += off_n[None, :]
+        return out
+
     k = len(cols)
     step = max(1, int(5e6 // max(len(N), 1)))
     # first pass: how many pairs differ on each number of columns; the threshold keeps max_pairs.
@@ -119,7 +139,7 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
     for s in range(0, len(E), step):
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        agree = (OE[s:s + step] @ ON.T).ravel()
+        agree = agreement(s).ravel()
         flat = np.flatnonzero(agree > k - near - 0.5)
         dist = (k + 0.5 - agree[flat]).astype(np.int64)  # k − agree, whole: the floor of k − agree + 1/2
         close.append((s, flat, dist))
@@ -131,7 +151,7 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
         for s in range(0, len(E), step):
             if deadline is not None and time.perf_counter() > deadline:
                 return None
-            dist = (k + 0.5 - (OE[s:s + step] @ ON.T)).astype(np.int64)
+            dist = (k + 0.5 - agreement(s)).astype(np.int64)
             counts += np.bincount(dist.ravel(), minlength=k + 1)
         cum = np.cumsum(counts)
     t = int(np.searchsorted(cum, max_pairs, side="right")) - 1
@@ -146,7 +166,7 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
             flat = flat[dist <= t]
             i, j = flat // N_, flat % N_
         else:
-            i, j = np.nonzero(OE[s:s + step] @ ON.T > k - t - 0.5)
+            i, j = np.nonzero(agreement(s) > k - t - 0.5)
         if taken + len(i) > max_pairs:
             i, j = i[:max_pairs - taken], j[:max_pairs - taken]
         if len(i):

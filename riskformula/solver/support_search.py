@@ -908,9 +908,7 @@ class SupportSearch(SupportRules):
         #: per node searched by B8: where it first pruned (a position; None) and its last
         #: regression's coefficients, a guess and a start for its children's B8
         self._family_hint: dict[tuple, tuple] = {}
-        # (at most a tenth of the time: past it, the columns not reached are kept, and a family
-        # with one of them may not close, which rules nothing out)
-        self._combos = whole_combinations(data.X[:, order], self.t0 + 0.1 * self.time_limit) if L else {}
+        self._combos_found: dict[int, list[int]] | None = None  # see _combos
         # each column's standard deviation over the rows (weighted by their counts): B8's
         # coefficient times it says how much a column moves the logits (see _family_order)
         N = data.P + data.Q
@@ -958,6 +956,18 @@ class SupportSearch(SupportRules):
         for entry in stack:
             self._discard(entry[0])
         return self._report(status)
+
+    @property
+    def _combos(self) -> dict[int, list[int]]:
+        """The exact column reduction of the order's columns (:func:`whole_combinations`, keyed by
+        position), found when B8 first asks (a search that B9 closes never does); at most a tenth
+        of the time: past it, the columns not reached are kept, and a family with one of them may
+        not close, which rules nothing out."""
+        if self._combos_found is None:
+            order = self._order
+            self._combos_found = whole_combinations(self.data.X[:, order], time.perf_counter()
+                                                     + 0.1 * self.time_limit) if len(order) else {}
+        return self._combos_found
 
     def _pair_floor(self) -> float:
         if self._floor is None:

@@ -88,11 +88,12 @@ def _all_sets(X, y) -> set:
     return {frozenset(np.flatnonzero(e != m).tolist()) for e in E for m in N}
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(12))
 def test_the_sets_are_the_minimal_sets_of_the_row_pairs(seed):
     rng = np.random.default_rng(500 + seed)
     n, d = int(rng.integers(10, 40)), int(rng.integers(3, 8))
-    X = rng.integers(0, 2 if seed % 2 else 3, (n, d)).astype(float)
+    # 0/1 columns, or columns of two to four values side by side
+    X = rng.integers(0, 2 if seed % 2 else rng.integers(2, 5, d), (n, d)).astype(float)
     X = np.unique(X, axis=0)
     y = (rng.random(len(X)) < 0.5).astype(int)
     y[0], y[-1] = 0, 1
@@ -111,7 +112,7 @@ def test_the_sets_are_the_minimal_sets_of_the_row_pairs(seed):
 @pytest.mark.parametrize("max_pairs", [10 ** 6, 40, 3])
 @pytest.mark.parametrize("seed", range(4))
 def test_the_nearest_pairs_of_many_columns_are_all_kept(seed, max_pairs):
-    # more columns than the first pass's near distances (32): the pairs that differ on at most t
+    # more columns than the first pass's near distances (16): the pairs that differ on at most t
     # columns, t the largest distance whose pairs fit in max_pairs (at least the nearest pairs'),
     # are all kept, and their minimal sets are the sets
     rng = np.random.default_rng(700 + seed)
