@@ -34,7 +34,7 @@ left), or when some pair's set misses the list altogether (no support below it i
 support below it either is not pure (its objective is at least the floor) or costs at least that.
 
 **The branching.**  Every pure support below S holds a column of D ∩ L for each pair S leaves
-together; the search takes the pair whose D ∩ L is least, q1 < q2 < … its columns, and has one
+together; the search takes such a pair with a short D ∩ L, q1 < q2 < … its columns, and has one
 child per column: S ∪ {q_i} with the list L − {q1, …, q_i}.  The children's supports are
 disjoint and together they hold every pure support below S (the one with q_i its first of
 them).  A column that cannot join S (a group's cap or the size units) is dropped from the list,
@@ -279,9 +279,10 @@ class SeparationProof:
         together have disjoint sets within ``Amask`` (greedily, the smallest sets first; counting
         stops at ``need``), so that a pure support below needs that many more columns; whether
         any pair is left together (if none, the node's own cells may be pure); whether some
-        pair's set misses ``Amask`` (no support below is pure); and the least of those sets
-        within ``Amask`` (0 when none, or when counting stopped at ``need``): every pure support
-        below holds one of its columns.  Over ``family`` (the pairs' sets, smallest first), by
+        pair's set misses ``Amask`` (no support below is pure); and a short one of those sets
+        within ``Amask`` (the shortest met, looking only at sets whose whole size is below the
+        shortest met so far; 0 when none, or when counting stopped at ``need``): every pure
+        support below holds one of its columns.  Over ``family`` (the pairs' sets, smallest first), by
         default all of them."""
         used, k, active = 0, 0, False
         branch, least = 0, math.inf
@@ -392,8 +393,8 @@ class SeparationProof:
             else:  # need = 0: S's own c0 reaches the level
                 self.bound = min(self.bound, self._c0_bound(c0S, len(S)))
             return
-        # every pure support below holds a column of the least set of a pair left together
-        # (all of the list when none is): one child per column, each without the ones before it
+        # every pure support below holds a column of the set of a pair left together (of the
+        # list when none is): one child per column, each without the ones before it
         rest = branch if active else Amask
         while rest:
             bit = rest & -rest
