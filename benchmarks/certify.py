@@ -240,7 +240,8 @@ def exact_track_rows(scale, sets, ks, time_limit: float, c0: float | None = None
             rows.append({"set": name, "k": k, "engine": used, "status": m.status, "time (s)": f"{wall:.2f}",
                          # the certifying search's own time (— when none certified: the report is then of the
                          # last engine's part of the time)
-                         "search (s)": f"{m.solver.time:.2f}" if m.status == "optimal" else "—", "gap": f"{100 * m.gap:.3g}%", "loss": f"{m.loss:.8f}", "exact track loss": f"{known[i]:.8f}",
+                         "search (s)": f"{m.solver.time:.2f}" if m.status == "optimal" else "—",
+                         "gap": f"{100 * m.gap:.3g}%", "loss": f"{m.loss:.8f}", "exact track loss": f"{known[i]:.8f}",
                          "loss − known": f"{m.loss - known[i]:+.2e}",
                          "exact track s": "—" if secs[i] is None else f"{secs[i]:g}",
                          "scale": f"{m.scale:.4g}"})
