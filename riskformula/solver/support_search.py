@@ -414,7 +414,8 @@ class SupportSearch(SupportRules):
         #: whether B9 (:meth:`_separated`) certified the search
         self._separation = False
         #: the prune level at which B9 last stopped at a pure support without a witness (it is tried
-        #: again only for a cheaper incumbent; inf: not yet), and its floor (found when first asked)
+        #: again only for a cheaper incumbent; inf: not yet; -inf: never again), and its floor
+        #: (found when first asked)
         self._separation_tried = math.inf
         self._separation_runs = 0  # at most three
         self._floor: float | None = None
@@ -798,7 +799,7 @@ class SupportSearch(SupportRules):
             if cols and cols not in tried and left > 0:
                 tried.add(cols)
                 self._separating_on(cols, left)
-                if self._separated(share=0.25):
+                if self._separated():
                     return  # no cheaper support separates: no wider beam is needed
             if width == 10 and self.root_bound < self._prune_level():
                 # wider beams only where the linear relaxation on every column separates the rows
@@ -985,32 +986,29 @@ class SupportSearch(SupportRules):
                 and not self.data.real and math.isfinite(self.best)
                 and self.root_bound < self._prune_level() <= self._pair_floor())
 
-    def _separated(self, share: float = 0.5) -> bool:
+    def _separated(self) -> bool:
         """B9 (:mod:`riskformula.solver.purity`): when every score that does not separate the rows
         has a loss of at least the incumbent's prune level, prove that no support below the level
-        separates them; within ``share`` of the time left, after the separating start's first
-        score (a quarter), after the start, or when the tree first finds such an incumbent (half).
-        Tried again only for a cheaper incumbent once it stopped at a pure support without a
-        witness, and not again when the rows are too many; after running out of time, once more
-        (by the tree).  True when the proof closed (its bound is then recorded and the tree has
-        nothing left to search)."""
+        separates them; within half the time left, after the separating start's first score, after
+        the start, or when the tree first finds such an incumbent.  Tried again only for a cheaper
+        incumbent once it stopped at a pure support with no witness (at most three times in all),
+        and not again once it ran out of its time or the rows are too many.  True when the proof
+        closed (its bound is then recorded and the tree has nothing left to search)."""
         if self.p.max_size < 1 or not self._separation_pending():
             return False
         level = self._prune_level()
         self._separation_runs += 1
         proof = SeparationProof(self, self._pair_floor(), level,
-                                time.perf_counter() + share * max(self._left(), 0.0))
+                                time.perf_counter() + 0.5 * max(self._left(), 0.0))
         bound = proof.run()
         self.stats["b9_nodes"] = self.stats.get("b9_nodes", 0) + proof.nodes
         self.nodes += proof.nodes
         self.stats["b9_pure"] = self.stats.get("b9_pure", 0) + proof.pure
         if bound is None:
-            if proof.timed_out and share < 0.5:
-                pass  # the tree may try once more, with half the time left then
-            elif proof.nodes == 0 and not proof.timed_out:
-                self._separation_tried = -math.inf  # no pairs' sets: the rows are too many
+            if proof.timed_out or proof.nodes == 0:
+                self._separation_tried = -math.inf  # out of its time, or the rows too many: not again
             else:
-                self._separation_tried = level
+                self._separation_tried = level  # a pure support with no witness: again only below it
             return False
         self._discard(bound)
         self._separation = True
