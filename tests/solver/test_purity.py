@@ -155,16 +155,18 @@ def test_the_packing_never_asks_for_more_columns_than_a_pure_support_needs(seed,
             start = (max(S) + 1) if S else 0
             Smask = sum(1 << q for q in S)
             Lmask = ((1 << L) - 1) ^ ((1 << start) - 1)
-            k, active, closed, _ = proof.packing(Smask, Lmask)
+            k, active, closed, branch = proof.packing(Smask, Lmask)
             base = [cols[q] for q in S]
             rest = list(range(start, L))
-            # brute force: the fewest columns of the list that make S's cells pure
-            least = math.inf
-            for r in range(0, len(rest) + 1):
-                if any(_pure(X, y, base + [cols[q] for q in R]) for R in itertools.combinations(rest, r)):
-                    least = r
-                    break
+            # brute force: every set of columns of the list that makes S's cells pure; the fewest
+            pure = [R for r in range(0, len(rest) + 1) for R in itertools.combinations(rest, r)
+                    if _pure(X, y, base + [cols[q] for q in R])]
+            least = len(pure[0]) if pure else math.inf
             assert k <= least, (S, k, least)
+            if branch:
+                # the branching set: within the list, and every pure support below holds one of its columns
+                assert branch & ~Lmask == 0
+                assert all(any(branch >> q & 1 for q in R) for R in pure), (S, branch)
             assert not closed or least == math.inf
             if not active and max_pairs > 10 ** 5:
                 # no pair of the family left together (the family is complete here): S is pure
