@@ -249,14 +249,20 @@ def _b9_problem(seed: int, wide: bool = False):
     return p, X, y, models_of(lo, hi, max_size, groups), c0
 
 
-def _check_b9(seed: int) -> bool:
-    p, X, y, models, c0 = _b9_problem(seed)
+def _brute_objectives(X, y, models, c0) -> tuple[np.ndarray, np.ndarray]:
+    """Each model's brute-force objective (its loss at the best scale, 0 when it separates the
+    rows, plus c0 per item) and whether it separates the rows."""
     S = X @ models.T
     separating = np.array([_separates(S[:, k], y) for k in range(S.shape[1])])
     loss = np.zeros(len(models))
     if (~separating).any():
         loss[~separating] = oracle_values(X, y, models[~separating], "fit")
-    truth = float((loss + c0 * np.count_nonzero(models, axis=1)).min())
+    return loss + c0 * np.count_nonzero(models, axis=1), separating
+
+
+def _check_b9(seed: int) -> bool:
+    p, X, y, models, c0 = _b9_problem(seed)
+    truth = float(_brute_objectives(X, y, models, c0)[0].min())
     search = SupportSearch(p, True, time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12)
     rep = search.solve()
     assert rep.lower_bound <= truth + 1e-12, (seed, rep.lower_bound, truth)
@@ -369,12 +375,7 @@ def test_the_proof_from_one_pair_reaches_every_pure_support(seed):
     optimum, and above the optimum it always finds the optimal separating support (pure, with no
     witness) and stops."""
     p, X, y, models, c0 = _b9_problem(seed)
-    S = X @ models.T
-    separating = np.array([_separates(S[:, k], y) for k in range(S.shape[1])])
-    loss = np.zeros(len(models))
-    if (~separating).any():
-        loss[~separating] = oracle_values(X, y, models[~separating], "fit")
-    objective = loss + c0 * np.count_nonzero(models, axis=1)
+    objective, separating = _brute_objectives(X, y, models, c0)
     truth = float(objective.min())
     search = SupportSearch(p, True, time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12)
     search.solve()
