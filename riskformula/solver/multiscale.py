@@ -631,7 +631,8 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
     intercept, jointly in (t, intercept / m), so a local minimizer is the global one (with a whole
     intercept, the least over whole intercepts is searched locally in t).  Until
     ``deadline`` (a ``time.perf_counter()`` value; None: no time for more) the points are then
-    improved: by moving one or two of them by ±1 together with the scale (:func:`_joint_move`:
+    improved: by coordinate descent at nearby scales, each result at its own (:func:`_scale_ladder`,
+    once), then by moving one or two of them by ±1 together with the scale (:func:`_joint_move`:
     the logistic loss with a real intercept, and the partial likelihood), by coordinate descent with swaps at the scale
     (:func:`polish`), and moved to their own scale again, while each round lowers the objective
     (at most three rounds).  ``problems``
@@ -656,6 +657,8 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
     # a step of the descent started before its deadline runs to its end (one step with swaps on a
     # few thousand rows: about 0.3 s), so the descent starts none in the last half of the time left
     polish_until = None if deadline is None else deadline - 0.5 * max(0.0, deadline - time.perf_counter())
+    if polish_until is not None:
+        best, p_best = _scale_ladder(best, p_best, problem_at, deadline=polish_until)
     for _ in range(3):
         if polish_until is None or time.perf_counter() >= polish_until:
             break
@@ -675,6 +678,43 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
         best, p_best = _own_scale_of(moved, p_best, problem_at) or (moved, p_best)
     info = {**report.settings, "refined_from": m, "unrefined_objective": report.objective}
     return dataclasses.replace(best, settings=info, time=report.time + time.perf_counter() - began), p_best
+
+
+#: the scales :func:`_scale_ladder` polishes a score at, as multiples of its own: 2^(j/4), the nearest first
+LADDER = tuple(2.0 ** (j / 4) for j in (-1, 1, -2, 2, -3, 3, -4, 4))
+
+
+def _scale_ladder(report: SolverReport, p, problem_at,
+                  deadline: float) -> tuple[SolverReport, "RiskProblem"]:
+    """The score's points improved at other scales: at each scale m·r of :data:`LADDER` (its own
+    scale m; the intercept moved with it), coordinate descent on the points (:func:`polish`,
+    no swaps), then the result moved to its own scale (:func:`_own_scale_of`); the best of them
+    when it lowers the objective, else the score as it was.  A score at its own scale is often a
+    local minimum of the moves at that scale whose points fit better at another: on the exact
+    track's spambase at size 10 the tree's best score at scale 0.936 (loss 0.266829) polished at
+    0.936/2^(1/4) and moved to its own scale 0.777 is the best known score (0.266021), which no
+    move at 0.936 reaches.  Each candidate is checked as :func:`refined_scale`'s moves are (bounds,
+    size limits and rows by :func:`polish` and :func:`_own_scale_of`, the intercept range, the
+    objective recomputed at its scale); no new scale is tried after ``deadline``."""
+    m = float(report.scale)
+    lam = np.asarray(report.solution, dtype=float)
+    best, p_best = report, p
+    for r in LADDER:
+        if time.perf_counter() >= deadline:
+            break
+        q = problem_at(m * r)
+        if q is None:
+            continue
+        start = lam.copy()
+        start[0] = lam[0] * r  # the same logit intercept b/m at the new scale
+        moved, objective = polish(q, start, deadline=deadline)
+        if not math.isfinite(objective) or (q.needs_row_check and q.complete(moved) is None):
+            continue
+        there = _with_objective(report, moved, float(q.objective(moved)), scale=m * r)
+        candidate, p_candidate = _own_scale_of(there, q, problem_at) or (there, q)
+        if candidate.objective < best.objective - 1e-12 * max(1.0, abs(best.objective)):
+            best, p_best = candidate, p_candidate
+    return best, p_best
 
 
 #: about how many scores (neighbours × rows) :func:`_joint_move` fits between two looks at its deadline
