@@ -1307,3 +1307,75 @@ def cox_regressions(X, C, theta, levels, iters, w, d, g_after, cptr, cidx, eptr,
             out_g[b, i] = g[i]
             for j in range(p):
                 out_H[b, i, j] = H[i, j]
+
+
+from numba import types as _types  # noqa: E402
+from numba.extending import intrinsic as _intrinsic  # noqa: E402
+
+
+@_intrinsic
+def _popcount(typingctx, x):
+    """The number of bits set in an unsigned 64-bit integer (LLVM's ctpop: one instruction where
+    the processor has it)."""
+    if not isinstance(x, _types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return x(x), codegen
+
+
+@njit
+def pair_distances(AE, AN, wa, t, counts, out_i, out_j):
+    """The distances between each row of ``AE`` and each row of ``AN`` (bit rows in uint64
+    words): the bits that differ in the first ``wa`` words plus half those that differ in the rest
+    (whole, as each column there differs in two bits or none).  With ``t`` < 0: ``counts[d]`` += 1
+    for each pair at distance d; returns 0.  Else: the pairs at distance at most ``t`` in row-major
+    order into ``out_i``, ``out_j`` until they are full; returns how many were stored."""
+    nE, W = AE.shape
+    nN = AN.shape[0]
+    cap = out_i.shape[0]
+    stored = 0
+    for i in range(nE):
+        for j in range(nN):
+            a = 0
+            for w in range(wa):
+                a += _popcount(AE[i, w] ^ AN[j, w])
+            b = 0
+            for w in range(wa, W):
+                b += _popcount(AE[i, w] ^ AN[j, w])
+            d = a + (b >> 1)
+            if t < 0:
+                counts[d] += 1
+            elif d <= t:
+                out_i[stored] = i
+                out_j[stored] = j
+                stored += 1
+                if stored == cap:
+                    return stored
+    return stored
+
+
+@njit
+def minimal_rows(R, keep):
+    """``keep[r]`` is whether bit row r of ``R`` (uint64 words; rows distinct, in order of their
+    bit counts) holds no kept row before it: each row against the rows kept so far."""
+    n, W = R.shape
+    kept = np.empty(n, dtype=np.int64)
+    nk = 0
+    for r in range(n):
+        holds = False
+        for q in range(nk):
+            other = kept[q]
+            inside = True
+            for w in range(W):
+                if R[r, w] & R[other, w] != R[other, w]:
+                    inside = False
+                    break
+            if inside:
+                holds = True
+                break
+        keep[r] = not holds
+        if not holds:
+            kept[nk] = r
+            nk += 1

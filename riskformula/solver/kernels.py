@@ -50,6 +50,13 @@ What each kernel may and may not change:
   computes each bound from them (:func:`~riskformula.solver.cox_bounds.gap_parts`), as from
   numpy's points.
 
+* :func:`pair_distances` and :func:`minimal_rows` (B9's pairs' sets,
+  :func:`riskformula.solver.purity.distinguishing_sets`) are combinatorial: the number of columns
+  on which two rows differ, counted from the bits of whole 64-bit words (a two-valued column's
+  0/1 code, the others' one-hot codes, two bits per differing column), and whether one set of
+  columns holds another, from whole words too.  Exact, so the same counts, threshold, pairs and
+  sets as the numpy code's products (exact in float32), in the same order.
+
 ``RISKFORMULA_NUMBA=0`` in the environment turns the kernels off.  They are compiled on first
 use (10–30 s, once per environment; ``riskformula compile`` does it ahead) and cached on disk
 beside this module (or in numba's cache folder when that is not writable), so later processes
@@ -63,7 +70,8 @@ import os
 import numpy as np
 
 __all__ = ["compiled", "start_clock", "box_fit", "calibrate", "children_ones", "grandchildren_rows", "grouped_sums",
-           "lr_dual", "pair_sums", "raise_score_sum", "regression", "cox_regressions", "cox_arrays"]
+           "lr_dual", "minimal_rows", "pair_distances", "pair_sums", "raise_score_sum", "regression",
+           "cox_regressions", "cox_arrays"]
 
 _KERNELS: dict | None = None
 _TRIED = False
@@ -89,7 +97,8 @@ def _load() -> dict | None:
                 "pairs": _compiled.pairs, "box_fit": _compiled.box_fit,
                 "grandchildren_rows": _compiled.grandchildren_rows,
                 "lr_dual": _compiled.lr_dual, "gap_bound": _compiled.gap_bound,
-                "cox_regressions": _compiled.cox_regressions}
+                "cox_regressions": _compiled.cox_regressions, "pair_distances": _compiled.pair_distances,
+                "minimal_rows": _compiled.minimal_rows}
     return _KERNELS
 
 
@@ -229,6 +238,59 @@ def pair_sums(cell: np.ndarray, n_cells: int, others: list, P: np.ndarray, Q: np
     return t, used
 
 
+def pair_distances(E: np.ndarray, N: np.ndarray, wa: int, max_pairs: int, k: int, deadline: float | None = None):
+    """The pairs of rows nearest each other for B9's pairs' sets
+    (:func:`riskformula.solver.purity.distinguishing_sets`), compiled: ``E``, ``N`` the event and
+    non-event rows as bit rows (uint64 words: a two-valued column's 0/1 code in the first ``wa``
+    words, the one-hot code of every other column in the rest), at most ``k`` columns apart.  Returns
+    the number of pairs at each distance 0..k, the greatest distance t whose pairs, with all nearer
+    ones, are at most ``max_pairs`` (at least the nearest distance), and the indices (into E and N)
+    of the pairs at distance at most t in row-major order, at most ``max_pairs`` of them; None
+    without the kernels, or past ``deadline`` (a ``time.perf_counter()`` value, read between chunks
+    of about 5·10⁶ pairs).  Whole-number counts: the same pairs as the numpy code's products."""
+    import time
+    kern = compiled()
+    if kern is None:
+        return None
+    E = np.ascontiguousarray(E, dtype=np.uint64)
+    N = np.ascontiguousarray(N, dtype=np.uint64)
+    step = max(1, int(5e6 // max(len(N), 1)))
+    counts = np.zeros(k + 1, dtype=np.int64)
+    none = np.empty(0, dtype=np.int64)
+    for s in range(0, len(E), step):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        kern["pair_distances"](E[s:s + step], N, int(wa), -1, counts, none, none)
+    cum = np.cumsum(counts)
+    t = int(np.searchsorted(cum, max_pairs, side="right")) - 1
+    t = max(t, int(np.flatnonzero(counts)[0]))
+    out_i, out_j = np.empty(int(min(max_pairs, cum[t])), dtype=np.int64), np.empty(int(min(max_pairs, cum[t])),
+                                                                                   dtype=np.int64)
+    stored = 0
+    for s in range(0, len(E), step):
+        if stored == len(out_i):
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        got = kern["pair_distances"](E[s:s + step], N, int(wa), t, counts, out_i[stored:], out_j[stored:])
+        out_i[stored:stored + got] += s
+        stored += got
+    return counts, t, out_i[:stored], out_j[:stored]
+
+
+def minimal_rows(rows: np.ndarray) -> np.ndarray | None:
+    """Which of the distinct bit rows ``rows`` (bytes, in order of their bit counts) hold no row
+    kept before them (the minimal sets of :func:`riskformula.solver.purity.distinguishing_sets`),
+    compiled; None without the kernels.  Exact: whole words compared."""
+    kern = compiled()
+    if kern is None:
+        return None
+    packed = np.pad(np.asarray(rows, dtype=np.uint8), ((0, 0), (0, (-rows.shape[1]) % 8)))
+    keep = np.empty(len(rows), dtype=np.bool_)
+    kern["minimal_rows"](np.ascontiguousarray(packed).view(np.uint64), keep)
+    return keep
+
+
 #: :func:`grandchildren_rows` counts the rows' pairs of 1s by one BLAS product per cell when they
 #: are more than (groups × K × D) / DENSE_PAIRS: a multiply-add in the product costs about that
 #: fraction of a scattered add (anes96's 103 threshold cuts: 6.6 → 3.6 ms per count in a 60 s fit)
@@ -364,5 +426,7 @@ def warm_up() -> float | None:
     cox = CoxLoss(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]), np.array([1.0, 2.0, 3.0]),
                   np.array([True, False, True]))
     cox_regressions(cox_arrays(cox), np.array([[0, 1]]), np.zeros((1, 2)), np.full(1, -np.inf), 2)
+    pair_distances(np.array([[1], [2]], dtype=np.uint64), np.array([[3]], dtype=np.uint64), 1, 1, 2)
+    minimal_rows(np.array([[1], [3]], dtype=np.uint8))
     return time.perf_counter() - t0
 

@@ -66,6 +66,7 @@ import time
 
 import numpy as np
 
+from . import kernels
 from .cells import EPS, CellData, h_terms, lower_sum, support_cells
 
 __all__ = ["pair_floor", "distinguishing_sets", "crossing_witness", "SeparationProof"]
@@ -111,6 +112,14 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
     shift = np.r_[0, np.cumsum(radix[many])[:-1]].astype(np.int64)
     onehot = np.zeros((data.n, int(radix[many].sum())), dtype=np.float32)
     onehot[np.arange(data.n)[:, None], codes[:, many] + shift] = 1.0
+    k = len(cols)
+    if kernels.compiled() is not None:  # the same counts, threshold and pairs, by bit counts of whole rows
+        bits_e, bits_n, wa = _bit_rows(codes[:, two], onehot, E, N)
+        fast = kernels.pair_distances(bits_e, bits_n, wa, max_pairs, k, deadline=deadline)
+        if fast is None:
+            return None  # past the deadline
+        _, _, i, j = fast
+        return _minimal_sets(np.packbits(codes[E[i]] != codes[N[j]], axis=1), k)
     bits = codes[:, two].astype(np.float32)
     ones = bits.sum(1)
     OE = np.concatenate([onehot[E], 2 * bits[E]], axis=1)
@@ -125,7 +134,6 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
         out += off_n[None, :]
         return out
 
-    k = len(cols)
     step = max(1, int(5e6 // max(len(N), 1)))
     # first pass: how many pairs differ on each number of columns; the threshold keeps max_pairs.
     # The products are whole numbers below 2^24, so exact in float32: a pair differs on at most
@@ -174,13 +182,37 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
             taken += len(i)
         if taken >= max_pairs:
             break
-    rows = np.ascontiguousarray(np.concatenate(found))
+    return _minimal_sets(np.concatenate(found), k)
+
+
+def _bit_rows(bits: np.ndarray, onehot: np.ndarray, E: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The event rows ``E`` and non-event rows ``N`` as rows of uint64 words for
+    :func:`riskformula.solver.kernels.pair_distances`: the two-valued columns' 0/1 codes
+    ``bits`` in the first words, their number the third value returned, then the other columns'
+    one-hot codes ``onehot``."""
+    def words(M: np.ndarray) -> np.ndarray:
+        packed = np.packbits(np.asarray(M, dtype=bool), axis=1, bitorder="little")
+        packed = np.pad(packed, ((0, 0), (0, (-packed.shape[1]) % 8)))
+        return np.ascontiguousarray(packed).view(np.uint64)
+    A, B = words(bits), words(onehot)
+    rows = np.concatenate([A, B], axis=1)
+    return rows[E], rows[N], A.shape[1]
+
+
+def _minimal_sets(rows: np.ndarray, k: int) -> np.ndarray:
+    """The distinct sets of the pairs' packed rows (bits of ``k`` columns), without any set that
+    holds another, the smallest first, as a boolean matrix (see :func:`distinguishing_sets`)."""
+    rows = np.ascontiguousarray(rows)
     # distinct rows, in the byte order of np.unique(rows, axis=0), by one sort of whole rows
     packed = np.unique(rows.view(np.dtype((np.void, rows.shape[1]))).ravel()).view(np.uint8).reshape(-1, rows.shape[1])
     sets = np.unpackbits(packed, axis=1)[:, :k].astype(bool)
     sizes = sets.sum(1)
-    sets = sets[np.argsort(sizes, kind="stable")]
-    sizes = np.sort(sizes, kind="stable")
+    order = np.argsort(sizes, kind="stable")
+    keep = kernels.minimal_rows(packed[order])
+    if keep is not None:  # the same sets, by whole words: each against the ones kept before it
+        return sets[order[keep]]
+    sets = sets[order]
+    sizes = sizes[order]
     # minimal sets only (one holding another is never part of a greedy packing by size): each
     # size's sets against the minimal ones of smaller sizes, |D ∩ K| = |K| when D holds K
     kept = np.zeros((0, k), dtype=np.float32)

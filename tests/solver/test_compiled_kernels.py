@@ -356,3 +356,52 @@ def test_the_compiled_margin_is_the_numpy_margin_bit_for_bit(seed):
     got = np.array([_compiled.lower_sum(float(a), int(b), W) for a, b in zip(t, u)])
     assert np.array_equal(got, cells.lower_sum(t, u, W))
     assert got[0] == 0.0 and (got <= t).all()
+
+
+@pytest.mark.parametrize("max_pairs", [10 ** 6, 50, 2])
+@pytest.mark.parametrize("seed", range(6))
+def test_pairs_sets_match_numpy(seed, max_pairs, monkeypatch):
+    # B9's pairs' sets by bit counts of whole rows against the numpy products: columns of two to
+    # five values side by side, more than one 64-bit word of each kind, duplicate rows across classes
+    # left out by the caller's check (a row holding both classes gives None on both paths)
+    from riskformula.problem import LogisticLoss
+    from riskformula.solver.cells import CellData
+    from riskformula.solver.purity import distinguishing_sets
+    rng = np.random.default_rng(1500 + seed)
+    n, d = int(rng.integers(30, 90)), int(rng.integers(60, 110))
+    radix = rng.choice([2, 2, 3, 5], d) if seed % 2 else np.full(d, 2)
+    X = np.unique((rng.random((n, d)) * radix).astype(int).astype(float), axis=0)
+    y = (rng.random(len(X)) < 0.4).astype(int)
+    y[0], y[-1] = 0, 1
+    cols = list(range(d))
+    fast = distinguishing_sets(CellData(LogisticLoss(X, y)), cols, max_pairs=max_pairs)
+    assert fast is not None
+    _numpy(monkeypatch)
+    slow = distinguishing_sets(CellData(LogisticLoss(X, y)), cols, max_pairs=max_pairs)
+    assert fast.shape == slow.shape and np.array_equal(fast, slow)
+
+
+def test_pairs_sets_stop_at_their_deadline():
+    from riskformula.problem import LogisticLoss
+    from riskformula.solver.cells import CellData
+    from riskformula.solver.purity import distinguishing_sets
+    rng = np.random.default_rng(3)
+    X = np.unique(rng.integers(0, 2, (60, 20)).astype(float), axis=0)
+    y = np.arange(len(X)) % 2
+    assert distinguishing_sets(CellData(LogisticLoss(X, y)), list(range(20)), deadline=0.0) is None
+    assert distinguishing_sets(CellData(LogisticLoss(X, y)), list(range(20))) is not None
+
+
+def test_minimal_rows_keep_the_rows_that_hold_no_kept_row():
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        k = int(rng.integers(3, 140))
+        S = np.unique(rng.random((int(rng.integers(2, 60)), k)) < rng.uniform(0.05, 0.5), axis=0)
+        S = S[np.argsort(S.sum(1), kind="stable")]
+        keep = kernels.minimal_rows(np.packbits(S, axis=1))
+        kept: list = []
+        for r in S:
+            if not any(np.all(r[q]) for q in kept):  # r holds a kept row q when r is 1 wherever q is
+                kept.append(r)
+        assert [tuple(r) for r in S[keep]] == [tuple(r) for r in kept]
+        assert keep[0]  # the first row holds nothing kept before it
