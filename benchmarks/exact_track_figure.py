@@ -3,7 +3,7 @@ against the exact track's, from the raw output of ``certify.py --exact-track fit
 
     python benchmarks/exact_track_figure.py [RESULTS] [PNG]
 
-RESULTS defaults to ``benchmarks/exact_track_fit_sparse_results.txt`` (its lines of one dict per
+RESULTS defaults to ``benchmarks/exact_track_fit_ladder_results.txt`` (its lines of one dict per
 problem), PNG to ``docs/assets/exact_track_times.png``.  Problems not certified within the limit
 are drawn at the limit, hollow.
 """
@@ -28,7 +28,7 @@ def rows(path: Path) -> list[dict]:
 
 
 def main(argv: list[str]) -> None:
-    src = Path(argv[0]) if argv else HERE / "exact_track_fit_sparse_results.txt"
+    src = Path(argv[0]) if argv else HERE / "exact_track_fit_ladder_results.txt"
     out = Path(argv[1]) if len(argv) > 1 else HERE.parent / "docs" / "assets" / "exact_track_times.png"
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     markers = {"adult": "o", "breastcancer": "s", "mammo": "^", "mushroom": "D", "spambase": "v"}
