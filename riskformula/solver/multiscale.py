@@ -695,13 +695,16 @@ def _scale_ladder(report: SolverReport, p, problem_at,
     0.936/2^(1/4) and moved to its own scale 0.777 is the best known score (0.266021), which no
     move at 0.936 reaches.  Each candidate is checked as :func:`refined_scale`'s moves are (bounds,
     size limits and rows by :func:`polish` and :func:`_own_scale_of`, the intercept range, the
-    objective recomputed at its scale); no new scale is tried after ``deadline``."""
+    objective recomputed at its scale), and only scales within ``SCALE_RANGE`` are tried; no new
+    scale is tried after ``deadline``."""
     m = float(report.scale)
     lam = np.asarray(report.solution, dtype=float)
     best, p_best = report, p
     for r in LADDER:
         if time.perf_counter() >= deadline:
             break
+        if not SCALE_RANGE[0] <= m * r <= SCALE_RANGE[1]:
+            continue  # a card's scale stays within the range a user may ask for
         q = problem_at(m * r)
         if q is None:
             continue

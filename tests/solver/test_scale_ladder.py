@@ -117,3 +117,23 @@ def test_past_its_deadline_the_ladder_returns_the_score_unchanged():
     report, p, lam, m = _start(X, y, loss, 0)
     out, p_out = _scale_ladder(report, p, lambda s: _problem(loss, s), deadline=0.0)
     assert out is report and p_out is p
+
+
+@pytest.mark.parametrize("edge", [0, 1])
+def test_the_ladder_tries_no_scale_outside_the_range_a_user_may_ask_for(edge):
+    # a score within a factor 2 of the least or greatest scale: the rungs beyond it are skipped
+    X, y = _data(1)
+    loss = LogisticLoss(X, y).with_real_intercept(True)
+    report, p, lam, m = _start(X, y, loss, 1)
+    m = SCALE_RANGE[0] * 1.3 if edge == 0 else SCALE_RANGE[1] / 1.3
+    p = _problem(loss, m)
+    report = SolverReport(status="time_limit", objective=p.objective(lam), lower_bound=0.0, gap=1.0, time=0.0,
+                          nodes=0, cuts=0, lp_solves=0, root_bound=0.0, solver="test", solution=tuple(lam), scale=m)
+    asked = []
+
+    def problem_at(s):
+        asked.append(s)
+        return _problem(loss, s)
+    out, _ = _scale_ladder(report, p, problem_at, deadline=np.inf)
+    assert asked and all(SCALE_RANGE[0] <= s <= SCALE_RANGE[1] for s in asked)
+    assert SCALE_RANGE[0] <= out.scale <= SCALE_RANGE[1]
