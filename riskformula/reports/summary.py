@@ -306,7 +306,8 @@ class Summary(r.Rendered):
             out.append(f"The search found its best score at scale {found_at:g}. It was then moved to the scale "
                        "where its points fit best (with the points fixed the loss is convex in 1 / scale), and "
                        "better points found near them by a local search in the time left were taken (points "
-                       f"changed at that scale, or with it); at scale {m.scale:g} the objective is lower"
+                       "changed at that scale, at scales near it, or together with it); "
+                       f"at scale {m.scale:g} the objective is lower"
                        + (f" by {before - m.objective:.2g} (from {before:.10g} to {m.objective:.10g})"
                           if before is not None else "")
                        + ". The card is at least as good as every risk score at the scales searched; scores at "
