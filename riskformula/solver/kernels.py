@@ -50,12 +50,12 @@ What each kernel may and may not change:
   computes each bound from them (:func:`~riskformula.solver.cox_bounds.gap_parts`), as from
   numpy's points.
 
-* :func:`pair_distances` and :func:`minimal_rows` (B9's pairs' sets,
+* :func:`pair_counts`, :func:`near_pairs` and :func:`minimal_rows` (B9's pairs' sets,
   :func:`riskformula.solver.purity.distinguishing_sets`) are combinatorial: the number of columns
   on which two rows differ, counted from the bits of whole 64-bit words (a two-valued column's
   0/1 code, the others' one-hot codes, two bits per differing column), and whether one set of
-  columns holds another, from whole words too.  Exact, so the same counts, threshold, pairs and
-  sets as the numpy code's products (exact in float32), in the same order.
+  columns holds another, from whole words too.  Exact, so the same counts, pairs and sets as
+  the numpy code's products (exact in float32), in the same order.
 
 ``RISKFORMULA_NUMBA=0`` in the environment turns the kernels off.  They are compiled on first
 use (10–30 s, once per environment; ``riskformula compile`` does it ahead) and cached on disk
@@ -70,7 +70,7 @@ import os
 import numpy as np
 
 __all__ = ["compiled", "start_clock", "box_fit", "calibrate", "children_ones", "grandchildren_rows", "grouped_sums",
-           "lr_dual", "minimal_rows", "pair_distances", "pair_sums", "raise_score_sum", "regression",
+           "lr_dual", "minimal_rows", "near_pairs", "pair_counts", "pair_sums", "raise_score_sum", "regression",
            "cox_regressions", "cox_arrays"]
 
 _KERNELS: dict | None = None
@@ -238,44 +238,58 @@ def pair_sums(cell: np.ndarray, n_cells: int, others: list, P: np.ndarray, Q: np
     return t, used
 
 
-def pair_distances(E: np.ndarray, N: np.ndarray, wa: int, max_pairs: int, k: int, deadline: float | None = None):
-    """The pairs of rows nearest each other for B9's pairs' sets
-    (:func:`riskformula.solver.purity.distinguishing_sets`), compiled: ``E``, ``N`` the event and
-    non-event rows as bit rows (uint64 words: a two-valued column's 0/1 code in the first ``wa``
-    words, the one-hot code of every other column in the rest), at most ``k`` columns apart.  Returns
-    the number of pairs at each distance 0..k, the greatest distance t whose pairs, with all nearer
-    ones, are at most ``max_pairs`` (at least the nearest distance), and the indices (into E and N)
-    of the pairs at distance at most t in row-major order, at most ``max_pairs`` of them; None
-    without the kernels, or past ``deadline`` (a ``time.perf_counter()`` value, read between chunks
-    of about 5·10⁶ pairs).  Whole-number counts: the same pairs as the numpy code's products."""
+def _pair_chunks(E: np.ndarray, N: np.ndarray, deadline: float | None):
+    """The event rows ``E`` in chunks of about 5·10⁶ pairs with the non-event rows ``N`` (their
+    first row and the chunk); stops with None past ``deadline`` (a ``time.perf_counter()`` value)."""
     import time
+    step = max(1, int(5e6 // max(len(N), 1)))
+    for s in range(0, len(E), step):
+        if deadline is not None and time.perf_counter() > deadline:
+            yield None
+            return
+        yield s, E[s:s + step]
+
+
+def pair_counts(E: np.ndarray, N: np.ndarray, wa: int, k: int, deadline: float | None = None) -> np.ndarray | None:
+    """For B9's pairs' sets (:func:`riskformula.solver.purity.distinguishing_sets`), compiled: how
+    many pairs of a row of ``E`` and a row of ``N`` differ on each number 0..k of columns.  The
+    rows are bit rows (uint64 words: a two-valued column's 0/1 code in the first ``wa`` words, the
+    one-hot code of every other column in the rest, which differs in two bits or none).  None
+    without the kernels, or past ``deadline`` (read between chunks of about 5·10⁶ pairs)."""
     kern = compiled()
     if kern is None:
         return None
-    E = np.ascontiguousarray(E, dtype=np.uint64)
-    N = np.ascontiguousarray(N, dtype=np.uint64)
-    step = max(1, int(5e6 // max(len(N), 1)))
+    E, N = np.ascontiguousarray(E, dtype=np.uint64), np.ascontiguousarray(N, dtype=np.uint64)
     counts = np.zeros(k + 1, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
-    for s in range(0, len(E), step):
-        if deadline is not None and time.perf_counter() > deadline:
+    for chunk in _pair_chunks(E, N, deadline):
+        if chunk is None:
             return None
-        kern["pair_distances"](E[s:s + step], N, int(wa), -1, counts, none, none)
-    cum = np.cumsum(counts)
-    t = int(np.searchsorted(cum, max_pairs, side="right")) - 1
-    t = max(t, int(np.flatnonzero(counts)[0]))
-    out_i, out_j = np.empty(int(min(max_pairs, cum[t])), dtype=np.int64), np.empty(int(min(max_pairs, cum[t])),
-                                                                                   dtype=np.int64)
+        kern["pair_distances"](chunk[1], N, int(wa), -1, counts, none, none)
+    return counts
+
+
+def near_pairs(E: np.ndarray, N: np.ndarray, wa: int, t: int, cap: int, deadline: float | None = None):
+    """The pairs of :func:`pair_counts`'s rows that differ on at most ``t`` columns, in row-major
+    order, the first ``cap`` of them, as indices into E and N; None without the kernels, or past
+    ``deadline``."""
+    kern = compiled()
+    if kern is None:
+        return None
+    E, N = np.ascontiguousarray(E, dtype=np.uint64), np.ascontiguousarray(N, dtype=np.uint64)
+    out_i, out_j = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+    none = np.empty(0, dtype=np.int64)
     stored = 0
-    for s in range(0, len(E), step):
-        if stored == len(out_i):
-            break
-        if deadline is not None and time.perf_counter() > deadline:
+    for chunk in _pair_chunks(E, N, deadline):
+        if chunk is None:
             return None
-        got = kern["pair_distances"](E[s:s + step], N, int(wa), t, counts, out_i[stored:], out_j[stored:])
+        if stored == cap:
+            break
+        s, rows = chunk
+        got = kern["pair_distances"](rows, N, int(wa), int(t), none, out_i[stored:], out_j[stored:])
         out_i[stored:stored + got] += s
         stored += got
-    return counts, t, out_i[:stored], out_j[:stored]
+    return out_i[:stored], out_j[:stored]
 
 
 def minimal_rows(rows: np.ndarray) -> np.ndarray | None:
@@ -426,7 +440,8 @@ def warm_up() -> float | None:
     cox = CoxLoss(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]), np.array([1.0, 2.0, 3.0]),
                   np.array([True, False, True]))
     cox_regressions(cox_arrays(cox), np.array([[0, 1]]), np.zeros((1, 2)), np.full(1, -np.inf), 2)
-    pair_distances(np.array([[1], [2]], dtype=np.uint64), np.array([[3]], dtype=np.uint64), 1, 1, 2)
+    pair_counts(np.array([[1], [2]], dtype=np.uint64), np.array([[3]], dtype=np.uint64), 1, 2)
+    near_pairs(np.array([[1], [2]], dtype=np.uint64), np.array([[3]], dtype=np.uint64), 1, 1, 2)
     minimal_rows(np.array([[1], [3]], dtype=np.uint8))
     return time.perf_counter() - t0
 

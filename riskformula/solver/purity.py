@@ -113,12 +113,16 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
     onehot = np.zeros((data.n, int(radix[many].sum())), dtype=np.float32)
     onehot[np.arange(data.n)[:, None], codes[:, many] + shift] = 1.0
     k = len(cols)
-    if kernels.compiled() is not None:  # the same counts, threshold and pairs, by bit counts of whole rows
+    if kernels.compiled() is not None:  # the same counts and pairs, by bit counts of whole rows
         bits_e, bits_n, wa = _bit_rows(codes[:, two], onehot, E, N)
-        fast = kernels.pair_distances(bits_e, bits_n, wa, max_pairs, k, deadline=deadline)
-        if fast is None:
+        counts = kernels.pair_counts(bits_e, bits_n, wa, k, deadline=deadline)
+        if counts is None:
             return None  # past the deadline
-        _, _, i, j = fast
+        t = _threshold(counts, max_pairs)
+        near = kernels.near_pairs(bits_e, bits_n, wa, t, int(min(max_pairs, counts[:t + 1].sum())), deadline=deadline)
+        if near is None:
+            return None
+        i, j = near
         return _minimal_sets(np.packbits(codes[E[i]] != codes[N[j]], axis=1), k)
     bits = codes[:, two].astype(np.float32)
     ones = bits.sum(1)
@@ -152,8 +156,7 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
         dist = (k + 0.5 - agree[flat]).astype(np.int64)  # k − agree, whole: the floor of k − agree + 1/2
         close.append((s, flat, dist))
         counts += np.bincount(dist, minlength=k + 1)
-    cum = np.cumsum(counts)
-    settled = cum[near] > max_pairs
+    settled = counts[:near + 1].sum() > max_pairs
     if not settled:  # the pairs within `near` do not settle the threshold: count them all
         counts[:] = 0
         for s in range(0, len(E), step):
@@ -161,9 +164,7 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
                 return None
             dist = (k + 0.5 - agreement(s)).astype(np.int64)
             counts += np.bincount(dist.ravel(), minlength=k + 1)
-        cum = np.cumsum(counts)
-    t = int(np.searchsorted(cum, max_pairs, side="right")) - 1
-    t = max(t, int(np.flatnonzero(counts)[0]))  # at least the pairs nearest each other
+    t = _threshold(counts, max_pairs)
     found = []
     taken = 0
     for s in range(0, len(E), step):
@@ -183,6 +184,13 @@ def distinguishing_sets(data: CellData, cols: list, max_pairs: int = 60_000, max
         if taken >= max_pairs:
             break
     return _minimal_sets(np.concatenate(found), k)
+
+
+def _threshold(counts: np.ndarray, max_pairs: int) -> int:
+    """The greatest distance whose pairs, with all nearer ones, are at most ``max_pairs``
+    (``counts[d]``: the pairs at distance d), and at least the distance of the nearest pairs."""
+    t = int(np.searchsorted(np.cumsum(counts), max_pairs, side="right")) - 1
+    return max(t, int(np.flatnonzero(counts)[0]))
 
 
 def _bit_rows(bits: np.ndarray, onehot: np.ndarray, E: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
