@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import oracle_real_intercepts
+from conftest import oracle_real_intercepts, slow_params
 from scipy.optimize import minimize_scalar
 
 import riskformula as rf
@@ -126,7 +126,7 @@ def test_oracle_on_a_hand_computed_case():
 # --- risk_score against the oracle ----------------------------------------------------------
 
 @pytest.mark.parametrize("real", [False, True], ids=["integer intercept", "real intercept"])
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", slow_params(range(12), slow=range(6, 12)))
 def test_fitted_scale_is_the_brute_force_optimum(seed, real):
     X, y, w, scales, max_size, c0 = instance(seed)
     models = point_models(X.shape[1], -3, 3, max_size)

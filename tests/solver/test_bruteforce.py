@@ -30,6 +30,7 @@ import riskformula as rf
 from riskformula.errors import OptimalityGapWarning
 from riskformula.problem import LogisticLoss, RiskProblem
 from riskformula.solver import BranchAndCut
+from conftest import slow_params
 
 
 # --- a watchdog: a hung solver must fail the test, not stall the suite --------------------
@@ -217,7 +218,7 @@ def test_oracle_weights_and_positive_weight():
 # --- risk_score against the oracle ----------------------------------------------------
 
 @pytest.mark.parametrize("listing", [True, False], ids=["nodes listed", "tree only"])
-@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("seed", slow_params(range(24), slow=range(12, 24)))
 def test_risk_score_is_optimal_on_random_instances(seed, listing, monkeypatch):
     if not listing:  # the tree alone, without settling small nodes by scoring their points
         monkeypatch.setattr(BranchAndCut, "enumeration_work", 0)

@@ -12,6 +12,7 @@ from riskformula.solver import BranchAndCut
 from riskformula.solver.lp import CutArchive, NodeLP
 from test_bruteforce import _problem, _slack, brute_force
 from test_parallel_search import rounds, tree_instance  # noqa: F401  (a fixture)
+from conftest import slow_params
 
 # these tests are about the search tree: small problems keep theirs (see conftest.py)
 pytestmark = pytest.mark.usefixtures("no_enumeration")
@@ -59,7 +60,7 @@ def _archived_cuts_hold_at(lp: NodeLP, lam: np.ndarray, loss: float) -> bool:
     return bool(np.all(lp.archive.A @ point >= lp.archive.rhs - 1e-9 * (1 + np.abs(lp.archive.rhs))))
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", slow_params(range(6), slow=range(3, 6)))
 def test_a_tiny_pool_still_finds_the_brute_force_optimum(seed, monkeypatch):
     restored = []
     original = NodeLP.restore_archived

@@ -17,6 +17,7 @@ from riskformula.problem.cox import CoxLoss, cox_problem
 from riskformula.problem.problem import RiskProblem
 from riskformula.solver.multiscale import _joint_move
 from riskformula.solver.report import SolverReport
+from conftest import slow_params
 
 C0 = 1e-6
 
@@ -50,7 +51,7 @@ def _problem(loss, m, min_size):
     return RiskProblem(loss.with_scale(m), -5 * np.ones(3), 5 * np.ones(3), c0=C0, max_size=3, min_size=min_size)
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", slow_params(range(8), slow=range(4, 8)))
 def test_a_joint_move_is_the_best_neighbour_at_its_own_scale(seed):
     X, y, beta = _data(seed)
     rng = np.random.default_rng(seed)

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import oracle_real_intercepts
+from conftest import oracle_real_intercepts, slow_params
 
 from riskformula.solver.options import SearchOptions
 import riskformula as rf
@@ -49,7 +49,7 @@ def tree_instance(seed: int) -> Instance:
     return Instance(X, y, None, 1.0, (-3,) * d, (3,) * d, 1e-6, int(rng.integers(2, 4)))
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", slow_params(range(6), slow=(1, 2, 4, 5)))
 def test_two_processes_find_the_brute_force_optimum(seed, rounds):
     inst = tree_instance(seed)
     true_min, _, _ = brute_force(inst)
@@ -130,7 +130,7 @@ class _InProcess:
 
 
 @pytest.mark.parametrize("node_limit", [None, 7, 15])
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", slow_params(range(8), slow=(2, 4, 6, 7)))
 def test_every_open_node_comes_back(seed, node_limit, rounds, monkeypatch):
     # without heuristics the incumbents come from the tree's integer nodes alone, so a node lost
     # between rounds shows as a worse objective or a bound above the optimum
@@ -202,8 +202,7 @@ def test_several_scales_stopped_early_keep_every_bound_below_its_optimum(node_li
 
 
 # seeds 1 and 4 take 12-14 s each on two busy cores, seed 2 7-8 s (at most 2 s for the others)
-@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow),
-                                  3, pytest.param(4, marks=pytest.mark.slow), 5])
+@pytest.mark.parametrize("seed", slow_params(range(6), slow=(1, 2, 3, 4, 5)))
 def test_every_scale_gets_its_nodes_back(seed, rounds, monkeypatch):
     # rounds here, heuristics and rays off: the incumbents come from each scale's own tree, so a
     # node handed back to the wrong scale (or lost) shows as a wrong optimum

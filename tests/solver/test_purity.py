@@ -37,7 +37,7 @@ def _pure(X, y, cols) -> bool:
 
 # --- the floor ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", slow_params(range(6), slow=(0, 1, 2)))
 def test_the_floor_is_below_every_score_that_does_not_separate(seed):
     rng = np.random.default_rng(400 + seed)
     n, d = int(rng.integers(8, 40)), 3
@@ -278,7 +278,7 @@ def _check_b9(seed: int) -> bool:
     return search._separation
 
 
-QUICK = (0, 1, 2, 3, 5, 6, 7, 9)
+QUICK = (0, 2, 9)
 
 
 @pytest.mark.parametrize("seed", slow_params(range(40), slow=[s for s in range(40) if s not in QUICK]))
@@ -297,7 +297,7 @@ def test_b9_closes_on_most_of_its_problems():
     assert sum(used) >= 11, used
 
 
-@pytest.mark.parametrize("seed", slow_params(range(12), slow=range(4, 12)))
+@pytest.mark.parametrize("seed", slow_params(range(12), slow=range(2, 12)))
 def test_b9_found_by_the_tree_certifies_the_brute_force_optimum(seed, monkeypatch):
     """No start: the tree finds the separating score, and B9 is tried then."""
     monkeypatch.setattr(SupportSearch, "_start", lambda self: None)
@@ -332,7 +332,7 @@ def test_a_fit_on_mushroom_like_data_names_the_bound():
     assert np.all((m.predict(df) > 0.5) == (df.y == 1))
 
 
-@pytest.mark.parametrize("seed", slow_params(range(16), slow=range(6, 16)))
+@pytest.mark.parametrize("seed", slow_params(range(16), slow=range(2, 16)))
 def test_b9_never_certifies_a_separating_score_with_more_items_than_needed(seed, monkeypatch):
     """The incumbent before the tree is a separating score with more items than the fewest that
     separate: B9 must not close (the cheaper separating support is pure and has no witness), and
@@ -367,7 +367,7 @@ def test_b9_never_certifies_a_separating_score_with_more_items_than_needed(seed,
     assert rep.objective <= c0 * least + 1e-9
 
 
-@pytest.mark.parametrize("seed", slow_params(range(24), slow=range(8, 24)))
+@pytest.mark.parametrize("seed", slow_params(range(24), slow=(1, 3, 4, 5, 6, 7, *range(8, 24))))
 def test_the_proof_from_one_pair_reaches_every_pure_support(seed):
     """The branching starts from the listed pairs' sets and takes in a pair whenever a support's
     cells leave one together, so its verdict does not hang on how many pairs it starts from: from

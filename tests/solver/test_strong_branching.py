@@ -8,6 +8,7 @@ import pytest
 from riskformula.solver.options import SearchOptions
 from riskformula.solver import BranchAndCut
 from test_bruteforce import Instance, _problem, _slack, brute_force
+from conftest import slow_params
 
 # these tests are about the search tree: small problems keep theirs (see conftest.py)
 pytestmark = pytest.mark.usefixtures("no_enumeration")
@@ -43,7 +44,7 @@ def fired(monkeypatch):
     return count
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", slow_params(range(8), slow=range(4, 8)))
 def test_the_optimum_is_brute_force_with_and_without(seed, fired):
     inst = weak_instance(seed)
     true_min, _, _ = brute_force(inst)

@@ -9,6 +9,7 @@ from riskformula.solver.options import SearchOptions
 from riskformula.solver import BranchAndCut
 from test_bruteforce import _problem, _slack, brute_force
 from test_strong_branching import weak_instance as binary_instance  # 0/1 columns
+from conftest import slow_params
 
 # these tests are about the search tree: small problems keep theirs (see conftest.py)
 pytestmark = pytest.mark.usefixtures("no_enumeration")
@@ -27,7 +28,7 @@ def test_it_is_on_for_0_1_columns_only():
     assert not BranchAndCut(_problem(inst)).support_first
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", slow_params(range(8), slow=range(4, 8)))
 def test_the_optimum_is_brute_force_with_and_without(seed):
     inst = binary_instance(seed)
     true_min, _, _ = brute_force(inst)

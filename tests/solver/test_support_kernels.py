@@ -20,6 +20,7 @@ import pytest
 
 from riskformula.solver.cells import CellData, cell_losses, dense_ids, h_terms, lr_bound
 from riskformula.solver.support_points import independent_columns, prefix_bounds
+from conftest import slow_params
 
 
 def _data(rng, n, d, levels=False):
@@ -218,7 +219,7 @@ def _prefix_truth(Xc, P, Q, W, prefix, t):
     return best
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", slow_params(range(12), slow=range(4, 12)))
 def test_prefix_bound_with_separated_cells_first_is_below_every_completion(seed):
     """B7 computed without the separated cells first (and on all cells only where that fails) is
     still below the best completion of every prefix, found by brute force."""

@@ -14,6 +14,7 @@ from riskformula.problem.cox import CoxLoss, cox_problem
 from riskformula.solver.heuristics import real_beam_search
 from riskformula.solver.options import SearchOptions
 from riskformula.solver.multiscale import MultiScaleSearch
+from conftest import slow_params
 
 
 @pytest.mark.parametrize("ties", ["breslow", "efron"])
@@ -77,7 +78,7 @@ def test_beam_search_on_the_cox_loss():
     assert all(loss.value(lam) <= loss.value(np.zeros(d + 1)) + 1e-12 for lam in beam)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", slow_params(range(6), slow=range(2, 6)))
 def test_the_best_score_moved_to_its_own_scale(seed):
     # refined_scale: the points kept, the partial likelihood at their own scale (no intercept);
     # never worse than the search's, the bound kept for the scales searched, none of a fine grid better

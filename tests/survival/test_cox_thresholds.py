@@ -17,6 +17,7 @@ from riskformula.problem.cox import CoxLoss
 from riskformula.solver.branch_and_cut import BranchAndCut
 from riskformula.solver.options import SearchOptions
 from riskformula.solver.relaxation import first_order_cut
+from conftest import slow_params
 
 
 def _frame(seed, n=70):
@@ -53,7 +54,7 @@ def _brute_force(p, bound):
     return best, arg
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", slow_params(range(6), slow=range(2, 6)))
 def test_threshold_design_certified(seed):
     design, loss, p = _setup(seed, ("efron", "breslow")[seed % 2])
     assert p.cut_families and loss.n_unique < design.nobs  # the cuts of age; rows merged
