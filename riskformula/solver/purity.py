@@ -307,6 +307,7 @@ class SeparationProof:
         self.family = [(sum(1 << int(q) for q in np.flatnonzero(row[rank])), int(row.sum())) for row in sets]
         self.c0 = [float(s.c0[j]) for j in self.cols]
         self.by_c0 = [int(q) for q in np.argsort(np.asarray(self.c0, dtype=float), kind="stable")]
+        self.one_c0 = len(set(self.c0)) == 1  # the same c0 for every column (the default)
         self.codes = np.stack([s.data.codes[j] for j in self.cols], axis=1)
         self.grouped = bool((np.asarray(s.group_of) >= 0).any())
         self.all_mask = (1 << L) - 1
@@ -404,8 +405,8 @@ class SeparationProof:
         # how many more columns a pure support below needs before its c0 reaches the level, and
         # (without groups) the size units left
         most = math.inf if self.grouped else s.p.max_size - units + 1
-        need, reach = self._need(Amask, c0S, len(S), most)
-        need = min(need, most)
+        by_c0, reach = self._need(Amask, c0S, len(S), most)
+        need = min(by_c0, most)
         cell = None
         while True:
             k, active, closed, branch = self.packing(Smask, Amask, need, unhit)
@@ -436,6 +437,16 @@ class SeparationProof:
         # every pure support below holds a column of the set of a pair left together (of the
         # list when none is): one child per column, each without the ones before it
         rest = branch if active else Amask
+        if by_c0 == 1 and self.one_c0:
+            # one c0 for every column, and one more column's reaches the level: every child closes
+            # with the same bound as soon as it is allowed (what the loop below finds one at a time)
+            while rest:
+                bit = rest & -rest
+                rest ^= bit
+                if s._allowed(units, counts, self.cols[bit.bit_length() - 1])[0]:
+                    self.bound = min(self.bound, self._c0_bound(reach, len(S) + 1))
+                    return
+            return
         while rest:
             bit = rest & -rest
             rest ^= bit
