@@ -650,10 +650,8 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
     p = problems[m]
     if not report.solution or report.status == "infeasible":
         return report, p
-    found = _own_scale_of(report, p, problem_at)
-    if found is None:
-        return report, p
-    best, p_best = found
+    # (a score already at its own scale, as a support search's is, goes on to the moves below)
+    best, p_best = _own_scale_of(report, p, problem_at) or (report, p)
     # a step of the descent started before its deadline runs to its end (one step with swaps on a
     # few thousand rows: about 0.3 s), so the descent starts none in the last half of the time left
     polish_until = None if deadline is None else deadline - 0.5 * max(0.0, deadline - time.perf_counter())
@@ -676,6 +674,8 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
             break
         moved = _with_objective(best, lam, objective)
         best, p_best = _own_scale_of(moved, p_best, problem_at) or (moved, p_best)
+    if best is report:
+        return report, p  # nothing lowered the objective
     info = {**report.settings, "refined_from": m, "unrefined_objective": report.objective}
     return dataclasses.replace(best, settings=info, time=report.time + time.perf_counter() - began), p_best
 

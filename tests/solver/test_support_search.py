@@ -584,3 +584,42 @@ def test_the_table_of_supports_below_is_the_count_one_at_a_time(L, K):
     assert all(s._below(q, u) == ref[q, min(u, K + 1)] for q in range(L + 1) for u in range(K + 4))
     assert np.array_equal(s._below_table(), ref)
     assert s._below_table()[0, 0] == sum(math.comb(L, t) for t in range(K + 1))
+
+
+@pytest.mark.parametrize("move", [(1, 1), (2, -1)])
+def test_a_listing_stopped_by_the_limit_keeps_its_bound_and_improves_its_score(monkeypatch, move):
+    """A fitted scale's listing that runs to the time limit is returned with its own bound (every
+    scale > 0); its best score is improved first by the refinement's moves (nearby scales, points
+    near it), as the tree's is. Here the listing is told it stopped with a worse score: one point
+    moved by one."""
+    import dataclasses
+    import riskformula.logistic as logistic
+    df = _frame()
+    formula = "y ~ a + b + threshold(c, k=2) + g"
+    best = rf.risk_score(formula, df, max_size=3, coef_range=(-3, 3), scale="fit", time_limit=60)
+    assert best.status == "optimal" and best.solver.settings.get("continuous_scale")
+    real = logistic._cell_search
+    worse = {}
+
+    def stopped(*args, **kwargs):
+        report, problems = real(*args, **kwargs)
+        lam = np.asarray(report.solution, dtype=float)
+        j = np.flatnonzero(lam[1:])[move[0] % np.count_nonzero(lam[1:])] + 1
+        lam[j] += move[1] if abs(lam[j] + move[1]) <= 3 else -move[1]
+        worse["objective"] = problems[report.scale].objective(lam)
+        assert worse["objective"] > report.objective + 1e-6
+        return dataclasses.replace(report, solution=tuple(lam), objective=worse["objective"], status="time_limit",
+                                   lower_bound=0.5 * report.objective, gap=1.0), problems
+
+    monkeypatch.setattr(logistic, "_cell_search", stopped)
+    with pytest.warns(rf.OptimalityGapWarning):
+        m = rf.risk_score(formula, df, max_size=3, coef_range=(-3, 3), scale="fit", time_limit=60)
+    assert m.objective < worse["objective"] - 1e-6 and m.objective >= best.objective - 1e-9
+    assert m.status == "time_limit" and m.lower_bound == pytest.approx(0.5 * best.objective, abs=1e-15)
+    assert m.gap == pytest.approx((m.objective - m.lower_bound) / m.objective)
+    assert m.objective == pytest.approx(m.loss + 1e-6 * m.size, abs=1e-12)
+    # still the listing's certificate: every scale > 0, no grid, no note of a scale it was refined from
+    assert "refined_from" not in m.solver.settings and m.settings.scales == (m.scale,)
+    assert "every score scale > 0" in str(m.summary())
+    again = rf.from_json(m.to_json())
+    np.testing.assert_allclose(again.predict(df), m.predict(df), rtol=0, atol=1e-12)
