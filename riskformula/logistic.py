@@ -335,21 +335,6 @@ def _restated(report, problems: dict, cells: _CellChoice):
     return dataclasses.replace(report, objective=objective, lower_bound=lower, gap=gap), problems
 
 
-def _refined_listing(report, problems: dict, problem_at, deadline: float):
-    """A fitted scale's listing stopped by the time limit, its best score improved by
-    :func:`refined_scale`'s moves (points near it, at nearby scales, until ``deadline``) as the
-    tree's is. The listing's bound holds for every risk score at every scale > 0, the improved one
-    too, so the report stays the listing's (no scale it was refined from: its certificate names no
-    grid), with the lower objective; and the problems with the new scale."""
-    if not report.solution:
-        return report, problems
-    refined, at = refined_scale(report, problems, problem_at, deadline=deadline)
-    if not refined.objective < report.objective:
-        return report, problems
-    info = {k: v for k, v in refined.settings.items() if k not in ("refined_from", "unrefined_objective")}
-    return dataclasses.replace(refined, settings=info), {**problems, float(refined.scale): at}
-
-
 def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: int, started: float,
             collapse_seconds: float, starts, initial_scale, add_scale, cells: _CellChoice | None = None):
     """The support search when it qualifies and certifies in its share of the time (see
@@ -359,12 +344,20 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
     search_limit = control.time_limit - after_search_reserve(control.time_limit, collapse_seconds)
     # scale="fit": the search leaves a little time to improve its best score (see refined_scale)
     refine_time = refinement_seconds(control.time_limit) if add_scale is not None else 0.0
+
+    def refined(report, problems: dict):
+        # the best score moved to its own scale and improved near it (see refined_scale) in the time
+        # kept for it; the problems with its scale. A listing stopped by the limit gets it too: its
+        # bound holds for every score at every scale > 0, the improved one as well
+        report, at = refined_scale(report, problems, add_scale,
+                                   deadline=min(started + search_limit, time.perf_counter() + refine_time))
+        return report, {**problems, float(report.scale): at}
+
     certified, tried = _cell_search(problems, infeasible, cells, control, started, search_limit - refine_time,
                                     n_jobs)
     if certified is not None:
         if add_scale is not None and certified.status != "optimal":
-            return _refined_listing(certified, tried, add_scale, min(started + search_limit,
-                                                                     time.perf_counter() + refine_time))
+            return refined(certified, tried)
         return certified, tried
     if tried is not None and tried.solution and not starts and cells is not None and (
             not cells.fitted or float(tried.scale) in problems):
@@ -390,17 +383,9 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
         # that holds for every scale > 0; the tree's holds for its grid) and status
         restated, with_scale = _restated(tried, search.problems, cells)
         if not report.solution or restated.objective < report.objective - 1e-12:
-            if add_scale is None:
-                return restated, with_scale
-            return _refined_listing(restated, with_scale, add_scale, min(started + search_limit,
-                                                                         time.perf_counter() + refine_time))
-    problems = dict(search.problems)
-    if add_scale is not None:
-        # scale="fit": the best score's own scale, its points fixed (the tree's scales are a grid)
-        refine_until = min(started + search_limit, time.perf_counter() + refine_time)
-        report, at = refined_scale(report, problems, add_scale, deadline=refine_until)
-        problems[float(report.scale)] = at
-    return report, problems
+            return (restated, with_scale) if add_scale is None else refined(restated, with_scale)
+    # scale="fit": the best score's own scale, its points fixed (the tree's scales are a grid)
+    return (report, dict(search.problems)) if add_scale is None else refined(report, search.problems)
 
 
 def _solution(report, problem, control: SearchControl, max_size: int, min_size: int) -> np.ndarray:

@@ -638,7 +638,8 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
     (at most three rounds).  ``problems``
     are the scales searched; ``problem_at(m)`` builds the problem at scale m (the same rows,
     bounds and constraints).  Returns the report (its ``settings["refined_from"]`` the scale the
-    search found the score at, ``settings["unrefined_objective"]`` its objective there, its lower
+    search found the score at, ``settings["unrefined_objective"]`` its objective there, unless its
+    certificate covers every scale > 0, the report itself when nothing lowered the objective; its lower
     bound the least of the search's and the new objective: it still holds for every risk score at
     the scales searched, no more; its time the search's and this one's) and the problem at its
     scale.  Every move keeps the points within their bounds, the size limits and the problem's
@@ -676,7 +677,9 @@ def refined_scale(report: SolverReport, problems: dict, problem_at,
         best, p_best = _own_scale_of(moved, p_best, problem_at) or (moved, p_best)
     if best is report:
         return report, p  # nothing lowered the objective
-    info = {**report.settings, "refined_from": m, "unrefined_objective": report.objective}
+    # a certificate over every scale > 0 (a support search's) names no scale the score was found at
+    info = report.settings if report.settings.get("continuous_scale") else {
+        **report.settings, "refined_from": m, "unrefined_objective": report.objective}
     return dataclasses.replace(best, settings=info, time=report.time + time.perf_counter() - began), p_best
 
 

@@ -405,8 +405,8 @@ class SeparationProof:
         # how many more columns a pure support below needs before its c0 reaches the level, and
         # (without groups) the size units left
         most = math.inf if self.grouped else s.p.max_size - units + 1
-        by_c0, reach = self._need(Amask, c0S, len(S), most)
-        need = min(by_c0, most)
+        need, reach = self._need(Amask, c0S, len(S), most)
+        need = min(need, most)
         cell = None
         while True:
             k, active, closed, branch = self.packing(Smask, Amask, need, unhit)
@@ -437,16 +437,6 @@ class SeparationProof:
         # every pure support below holds a column of the set of a pair left together (of the
         # list when none is): one child per column, each without the ones before it
         rest = branch if active else Amask
-        if by_c0 == 1 and self.one_c0:
-            # one c0 for every column, and one more column's reaches the level: every child closes
-            # with the same bound as soon as it is allowed (what the loop below finds one at a time)
-            while rest:
-                bit = rest & -rest
-                rest ^= bit
-                if s._allowed(units, counts, self.cols[bit.bit_length() - 1])[0]:
-                    self.bound = min(self.bound, self._c0_bound(reach, len(S) + 1))
-                    return
-            return
         while rest:
             bit = rest & -rest
             rest ^= bit
@@ -457,6 +447,8 @@ class SeparationProof:
                 c2 = c0S + self.c0[q]
                 if self._c0_bound(c2, len(S) + 1) >= self.level:
                     self.bound = min(self.bound, self._c0_bound(c2, len(S) + 1))
+                    if self.one_c0:
+                        return  # one c0 for every column: every later child closes with this same bound
                 else:
                     g = int(s.group_of[j])
                     c2counts = counts if g < 0 else {**counts, g: counts.get(g, 0) + 1}
