@@ -395,6 +395,45 @@ def test_a_stopped_support_search_keeps_its_better_score_off_the_grid(monkeypatc
     assert "every score scale > 0" in str(m.summary())
 
 
+@pytest.mark.slow  # two fits (~8 s)
+def test_of_a_stopped_listing_and_the_tree_the_better_refined_score_is_kept(monkeypatch):
+    """When the support search stops with a score better than the tree's, both scores get the
+    refinement's moves, and the better result is the fit, with its own report: here the listing's
+    moves are made to find nothing, and its score is the optimum's points a little off their own
+    scale, so the tree's score moved to its own scale is better (the optimum, whose certificate is
+    the tree's grid, not every scale > 0)."""
+    import dataclasses
+    import riskformula.logistic as logistic
+    df = _frame()
+    formula = "y ~ a + b + threshold(c, k=2) + g"
+    best = rf.risk_score(formula, df, max_size=3, coef_range=(-3, 3), scale="fit", time_limit=60,
+                         engine="supports")
+    assert best.status == "optimal"
+    real, real_refined = logistic._cell_search, logistic.refined_scale
+    listed = {}
+
+    def stopped(*args, **kwargs):   # the optimum's points at 1.001 times their scale, stopped by the limit
+        report, problems = real(*args, **kwargs)
+        listed["scale"] = report.scale * 1.001
+        return None, dataclasses.replace(report, scale=listed["scale"], status="time_limit", lower_bound=0.0, gap=1.0)
+
+    def refined(report, problems, problem_at, deadline=None):   # the listing's moves find nothing
+        if report.settings.get("continuous_scale"):
+            listed["objective"] = report.objective
+            return report, problems[float(report.scale)]
+        return real_refined(report, problems, problem_at, deadline=deadline)
+
+    monkeypatch.setattr(logistic, "_cell_search", stopped)
+    monkeypatch.setattr(logistic, "refined_scale", refined)
+    m = rf.risk_score(formula, df, max_size=3, coef_range=(-3, 3), scale="fit", time_limit=60)
+    assert listed["objective"] > best.objective  # the listing's score was refined (to itself)
+    assert m.objective < listed["objective"] and m.objective == pytest.approx(best.objective, abs=1e-9)
+    assert m.scale != listed["scale"] and not m.solver.settings.get("continuous_scale")
+    # the tree's report: its grid certified, its score moved off it to its own scale
+    assert m.status == "optimal" and m.solver.settings.get("refined_from") in m.settings.scales
+    assert m.lower_bound <= m.objective and "every score scale > 0" not in str(m.summary())
+
+
 def _first_node(X, y):
     """A fitted-scale search on (X, y), prepared, and its node of the first column in the order:
     the search, its cells, the node's cells and count, its children's positions and their c0."""
@@ -623,3 +662,35 @@ def test_a_listing_stopped_by_the_limit_keeps_its_bound_and_improves_its_score(m
     assert "every score scale > 0" in str(m.summary())
     again = rf.from_json(m.to_json())
     np.testing.assert_allclose(again.predict(df), m.predict(df), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_start_polishes_a_rays_vector_into_the_place_it_left_free(seed):
+    """A ray's whole vector that rounds a column of the beam's support to 0 leaves a place free:
+    the start's descent at the vector's scale fills it with the column that lowers the loss most,
+    and the result is calibrated at its own best scale and intercept, its value the brute-force
+    value of its points (every scale > 0), its points within their bounds and the size limit."""
+    rng = np.random.default_rng(40 + seed)
+    n, d = 400, 5
+    X = np.column_stack([rng.normal(0, 1, (n, 3)).round(1), rng.random((n, 2)) < 0.5]).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(1.2 * X[:, 0] - 0.8 * X[:, 1] + 1.5 * X[:, 3] - 0.5)))).astype(int)
+    c0 = 1e-6
+    p = RiskProblem(LogisticLoss(X, y).with_real_intercept(), np.full(d, -3.0), np.full(d, 3.0), c0=c0, max_size=3)
+    s = SupportSearch(p, True, beam=False)
+    s._prepare()
+    # the ray's vector: points on x0 and x1 only, at scale 1; its value is its best over every scale
+    w = np.array([[2.0, -1.0, 0.0, 0.0, 0.0]])
+    value = float(oracle_values(X, y, w, "fit")[0]) + 2 * c0
+    lam = np.zeros(d + 1)
+    lam[1:] = w[0]
+    s._polish_start(value, lam, 1.0)
+    assert s.best < value - 1e-4
+    got = np.asarray(s.best_lam)[1:]
+    assert np.count_nonzero(got) == 3 and got[3] != 0  # the free place went to x3
+    assert np.all(np.abs(got) <= 3) and np.array_equal(got, np.round(got))
+    truth = float(oracle_values(X, y, got[None, :], "fit")[0]) + 3 * c0
+    assert s.best == pytest.approx(truth, abs=1e-7)
+    # its own points, scale and intercept give the value it was offered at
+    z = (s.best_lam[0] + X @ got) / s.best_scale
+    own = float(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z)))) + 3 * c0
+    assert own == pytest.approx(s.best, abs=1e-10)
