@@ -382,6 +382,8 @@ def _search(problems: dict, infeasible: list, control: SearchControl, n_jobs: in
         # better than the tree's, it is the fit, with the support search's own bound (the only one
         # that holds for every scale > 0; the tree's holds for its grid) and status
         restated, with_scale = _restated(tried, search.problems, cells)
+        # its time: the whole search's, the tree's too (the tree's counts from the fit's start)
+        restated = dataclasses.replace(restated, time=max(restated.time, report.time))
         if not report.solution or restated.objective < report.objective - 1e-12:
             if add_scale is None:
                 return restated, with_scale

@@ -387,10 +387,21 @@ def test_a_stopped_support_search_keeps_its_better_score_off_the_grid(monkeypatc
         report, problems = real(*args, **kwargs)
         return None, dataclasses.replace(report, status="time_limit", lower_bound=0.0, gap=1.0)
 
+    tree_time = []
+    real_tree = logistic.MultiScaleSearch.solve
+
+    def tree(self, *args, **kwargs):
+        report = real_tree(self, *args, **kwargs)
+        tree_time.append(report.time)
+        return report
+
     monkeypatch.setattr(logistic, "_cell_search", stopped)
+    monkeypatch.setattr(logistic.MultiScaleSearch, "solve", tree)
     with pytest.warns(rf.OptimalityGapWarning):
         m = rf.risk_score(formula, df, max_size=3, coef_range=(-3, 3), scale="fit", time_limit=60)
     assert m.scale == best.scale and m.objective == pytest.approx(best.objective, abs=1e-12)
+    # the time stated is the whole search's, the tree's included
+    assert m.solver.time >= tree_time[0] > best.solver.time
     assert m.status == "time_limit" and m.lower_bound == 0.0
     assert "every score scale > 0" in str(m.summary())
 
