@@ -855,18 +855,23 @@ class SupportSearch(SupportRules):
         for sub, rows in patterns.items():
             if not self._fits(sub):
                 continue
-            cell, n_cells = self.data.partition(sub)
-            Xc, P, Q = support_cells(self.data, cell, n_cells, sub)
             keep = [k for k, j in enumerate(cols) if j in sub]
-            Wsub = Wv[np.asarray(rows)][:, keep]
-            theta = self._theta
-            self._theta = None
-            Ssub, serr = scores(Wsub, Xc, self.data.real)
-            got = self._calibrate(Wsub, Ssub, P, Q, sub, float(self.c0[list(sub)].sum()), serr, best=True)
-            self._theta = theta
+            got = self._calibrate_on(sub, Wv[np.asarray(rows)][:, keep])
             if got is not None and (found is None or got[0] < found[0]):
                 found = got
         return found
+
+    def _calibrate_on(self, cols: tuple, Wv: np.ndarray) -> tuple[float, np.ndarray, float] | None:
+        """:meth:`_calibrate` of the whole vectors ``Wv`` on the support ``cols`` (its cells formed
+        here, each vector from the intercept-only model: no regression's start), returning the best."""
+        cell, n_cells = self.data.partition(cols)
+        Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
+        theta = self._theta
+        self._theta = None
+        S, serr = scores(Wv, Xc, self.data.real)
+        got = self._calibrate(Wv, S, P, Q, cols, float(self.c0[list(cols)].sum()), serr, best=True)
+        self._theta = theta
+        return got
 
     def _polish_start(self, value: float, lam: np.ndarray, m: float) -> None:
         """Improve the whole vector ``lam`` (value ``value`` at its best scale ``m``) by coordinate
@@ -888,14 +893,7 @@ class SupportSearch(SupportRules):
             cols = tuple(int(j) for j in np.flatnonzero(new[1:]))
             if not cols or np.array_equal(new[1:], lam[1:]) or not self._fits(cols):
                 return
-            cell, n_cells = self.data.partition(cols)
-            Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
-            Wv = new[1 + np.asarray(cols, dtype=np.intp)][None, :]
-            theta = self._theta
-            self._theta = None
-            Sv, serr = scores(Wv, Xc, self.data.real)
-            got = self._calibrate(Wv, Sv, P, Q, cols, float(self.c0[list(cols)].sum()), serr, best=True)
-            self._theta = theta
+            got = self._calibrate_on(cols, new[1 + np.asarray(cols, dtype=np.intp)][None, :])
             if got is None or not got[0] < value:
                 return
             value, lam, m = got
