@@ -23,6 +23,10 @@ Run from the repository root (``PYTHONPATH=.`` makes this checkout's riskformula
     PYTHONPATH=. python benchmarks/certify.py --time-scale 0.1      # every time limit × 0.1, a quick look
     PYTHONPATH=. python benchmarks/certify.py --baseline ../main    # today's times beside, measured now
     PYTHONPATH=. python benchmarks/certify.py --n-jobs 2            # each fit's tree on two processes
+    PYTHONPATH=. python benchmarks/certify.py --exact-track fit         # the exact track's 25 problems
+    PYTHONPATH=. python benchmarks/certify.py --exact-track fit --sets spambase --ks 5 --engine supports \
+        --time-scale 3 --n-jobs 2                                   # the hardest, on two processes
+    (the same with --cluster 2: on a dask LocalCluster of two worker processes)
 
 With ``--time-scale`` the targets are judged at the scaled limits (a "no" there says little about
 the full-length run). Times are wall-clock seconds of the fit (design, pruning and search).
@@ -213,10 +217,12 @@ def exact_track_split(name: str) -> pd.DataFrame:
     return out
 
 
-def exact_track_rows(scale, sets, ks, time_limit: float, c0: float | None = None, engine: str = "auto") -> list[dict]:
-    """The 25 problems (``y ~ .``, points −5..5, size ≤ k) at ``scale`` with one process, at the
-    package's default ``c0`` (1e-6 per item) or the one given (0: the exact track's own objective,
-    the loss alone within the size limit), with the engine ``engine`` (``SearchControl(engine=)``)."""
+def exact_track_rows(scale, sets, ks, time_limit: float, c0: float | None = None, engine: str = "auto",
+                     n_jobs: int = 1, client=None) -> list[dict]:
+    """The 25 problems (``y ~ .``, points −5..5, size ≤ k) at ``scale`` with one process (or
+    ``n_jobs`` processes, or the workers of a dask ``client``), at the package's default ``c0``
+    (1e-6 per item) or the one given (0: the exact track's own objective, the loss alone within the
+    size limit), with the engine ``engine`` (``SearchControl(engine=)``)."""
     rows = []
     # numba's compiled loops are loaded once per process (0.5–1 s from its disk cache) by the first
     # fit; loaded here, untimed, so that the first problem's time is its own
@@ -234,10 +240,13 @@ def exact_track_rows(scale, sets, ks, time_limit: float, c0: float | None = None
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", rf.OptimalityGapWarning)
                 m = rf.risk_score("y ~ .", df, max_size=k, coef_range=(-5, 5), scale=scale, time_limit=time_limit,
-                                  n_jobs=1, progress=False, engine=engine, **({} if c0 is None else {"c0": c0}))
+                                  n_jobs=n_jobs, client=client, progress=False, engine=engine,
+                                  **({} if c0 is None else {"c0": c0}))
             wall = time.perf_counter() - t0
             used = "supports" if (m.solver.settings or {}).get("engine") == "cells" else "tree"
-            rows.append({"set": name, "k": k, "engine": used, "status": m.status, "time (s)": f"{wall:.2f}",
+            rows.append({"set": name, "k": k, "engine": used,
+                         "workers": m.solver.settings.get("n_jobs", 1) if m.solver.settings else 1,
+                         "status": m.status, "time (s)": f"{wall:.2f}",
                          # the certifying search's own time (— when none certified: the report is then of the
                          # last engine's part of the time)
                          "search (s)": f"{m.solver.time:.2f}" if m.status == "optimal" else "—",
@@ -275,11 +284,14 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="generator seeds (default 1-5)")
     ap.add_argument("--baseline", metavar="DIR", help="a checkout whose riskformula gives today's times "
                     "for the no-regression cases (run now, in a subprocess)")
-    ap.add_argument("--n-jobs", type=int, default=1, help="processes for each fit's tree search (default 1)")
+    ap.add_argument("--n-jobs", type=int, default=1, help="processes for each fit's search (default 1; with "
+                    "--exact-track the support search's subtrees, e.g. spambase at size 5 on 2)")
+    ap.add_argument("--cluster", type=int, metavar="N", help="with --exact-track: the support search on a dask "
+                    "LocalCluster of N worker processes (one thread each; needs dask.distributed)")
     ap.add_argument("--format", default="simple", help="tabulate format (simple, github, ...)")
     ap.add_argument("--exact-track", choices=("fit", "default"), help="instead of the cases: the exact track's 25 "
                     "problems (adult, breastcancer, mammo, mushroom, spambase × k = 3, 4, 5, 7, 10) at scale='fit' "
-                    "or the default scale, 60 s each (× --time-scale), one process")
+                    "or the default scale, 60 s each (× --time-scale), one process unless --n-jobs or --cluster")
     ap.add_argument("--sets", nargs="+", default=list(EXACT_TRACK), choices=list(EXACT_TRACK),
                     help="with --exact-track: the data sets")
     ap.add_argument("--ks", nargs="+", type=int, default=list(EXACT_KS), choices=list(EXACT_KS),
@@ -297,12 +309,22 @@ def main(argv=None) -> None:
     start = time.strftime("%Y-%m-%d %H:%M:%S")
     load0 = os.getloadavg()
     if args.exact_track:
-        rows = exact_track_rows("fit" if args.exact_track == "fit" else 1, args.sets, args.ks, 60 * args.time_scale,
-                                args.c0, args.engine)
+        from contextlib import ExitStack
+        with ExitStack() as context:
+            client = None
+            if args.cluster:
+                from distributed import Client, LocalCluster
+                cluster = context.enter_context(LocalCluster(n_workers=args.cluster, threads_per_worker=1,
+                                                             processes=True, dashboard_address=None))
+                client = context.enter_context(Client(cluster))
+            rows = exact_track_rows("fit" if args.exact_track == "fit" else 1, args.sets, args.ks,
+                                    60 * args.time_scale, args.c0, args.engine, n_jobs=args.n_jobs, client=client)
+        where = (f"a LocalCluster of {args.cluster} worker processes" if args.cluster else
+                 "one process" if args.n_jobs == 1 else f"n_jobs={args.n_jobs}")
         print(f"riskformula {rf.__version__} from {os.path.dirname(rf.__file__)}; started {start}; exact track's "
               f"problems at scale={args.exact_track!r}, c0 {'1e-06 (default)' if args.c0 is None else args.c0:}, "
               f"engine {args.engine!r}, "
-              f"time limit {60 * args.time_scale:g} s, one process; "
+              f"time limit {60 * args.time_scale:g} s, {where}; "
               f"{kernels_note()}; load average {load0[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")
         print(tabulate(pd.DataFrame(rows), headers="keys", tablefmt=args.format, showindex=False))
         print(exact_track_summary(rows))
