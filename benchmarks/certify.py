@@ -243,9 +243,9 @@ def exact_track_rows(scale, sets, ks, time_limit: float, c0: float | None = None
                                   n_jobs=n_jobs, client=client, progress=False, engine=engine,
                                   **({} if c0 is None else {"c0": c0}))
             wall = time.perf_counter() - t0
-            used = "supports" if (m.solver.settings or {}).get("engine") == "cells" else "tree"
-            rows.append({"set": name, "k": k, "engine": used,
-                         "workers": m.solver.settings.get("n_jobs", 1) if m.solver.settings else 1,
+            settings = m.solver.settings or {}
+            used = "supports" if settings.get("engine") == "cells" else "tree"
+            rows.append({"set": name, "k": k, "engine": used, "workers": settings.get("n_jobs", 1),
                          "status": m.status, "time (s)": f"{wall:.2f}",
                          # the certifying search's own time (— when none certified: the report is then of the
                          # last engine's part of the time)

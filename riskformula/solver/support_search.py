@@ -630,18 +630,21 @@ class SupportSearch(SupportRules):
         return True
 
     def _calibrate(self, Wv: np.ndarray, S: np.ndarray, P: np.ndarray, Q: np.ndarray, cols: tuple, c0S: float,
-                   serr: np.ndarray | None = None, best: bool = False) -> tuple[float, np.ndarray, float] | None:
+                   serr: np.ndarray | None = None, best: bool = False,
+                   regression_start: bool = True) -> tuple[float, np.ndarray, float] | None:
         """Exact calibration of point vectors ``Wv`` (scores ``S`` on the support's cells, with
         their rounding bounds ``serr`` for real predictors: see :func:`~riskformula.solver.cells.scores`):
         the best becomes the incumbent when it beats it; every lower bound is recorded.  With
         ``best`` (a fitted scale), the best vector's value, points (intercept first) and scale are
-        returned, whether or not it beat the incumbent."""
+        returned, whether or not it beat the incumbent.  ``regression_start``: start each vector's
+        calibration from the last support's regression (``self._theta``, when it is of ``cols``);
+        otherwise from the intercept-only model."""
         W = self.data.W
         self.vectors += len(Wv)
         p = self.p
         if self.fitted:
             start = None
-            if cols and self._theta is not None and len(self._theta) == len(cols) + 1:
+            if regression_start and cols and self._theta is not None and len(self._theta) == len(cols) + 1:
                 # the regression's coefficients projected on each vector's direction
                 th = self._theta[1:]
                 a0 = (Wv @ th) / np.maximum((Wv * Wv).sum(axis=1), 1)
@@ -866,12 +869,9 @@ class SupportSearch(SupportRules):
         here, each vector from the intercept-only model: no regression's start), returning the best."""
         cell, n_cells = self.data.partition(cols)
         Xc, P, Q = support_cells(self.data, cell, n_cells, cols)
-        theta = self._theta
-        self._theta = None
         S, serr = scores(Wv, Xc, self.data.real)
-        got = self._calibrate(Wv, S, P, Q, cols, float(self.c0[list(cols)].sum()), serr, best=True)
-        self._theta = theta
-        return got
+        return self._calibrate(Wv, S, P, Q, cols, float(self.c0[list(cols)].sum()), serr, best=True,
+                               regression_start=False)
 
     def _polish_start(self, value: float, lam: np.ndarray, m: float) -> None:
         """Improve the whole vector ``lam`` (value ``value`` at its best scale ``m``) by coordinate
