@@ -38,6 +38,7 @@ from .solver.multiscale import MultiScaleSearch, refined_scale, refinement_secon
 from .solver.support_search import SupportSearch, why_not
 from .solver.parallel import start_workers, workers_for
 from .backends import backend_for
+from .thresholds import coarse_columns
 
 if TYPE_CHECKING:
     from .design import DesignMatrix
@@ -83,7 +84,8 @@ def fit_logistic(formula: str, data, arguments: ModelArguments, control: SearchC
     refine = isinstance(scale, str) and not any(c.on_the_risk() for c in constraints)
     # the support search certifies plain problems over every scale > 0 (scale="fit") or at the one scale
     cells = _CellChoice(fitted=isinstance(scale, str), default_intercepts=intercept_range is None,
-                        problem_at=problem_at) if len(scales) == 1 or isinstance(scale, str) else None
+                        problem_at=problem_at, coarse=coarse_columns(t.design)) \
+        if len(scales) == 1 or isinstance(scale, str) else None
     report, problems = _search(problems, infeasible, control, n_jobs, started, t.collapse_seconds, starts,
                                initial_scale=_initial_scale(initial), add_scale=problem_at if refine else None,
                                cells=cells)
@@ -248,6 +250,9 @@ class _CellChoice:
     fitted: bool
     default_intercepts: bool
     problem_at: Any
+    #: the columns of a smaller class the support search searches first for a start (a quantile
+    #: grid of each threshold's cuts: :func:`~riskformula.thresholds.coarse_columns`), or None
+    coarse: Any = None
 
     #: seconds of a time limit up to which the support search's share grows with it (see :meth:`budget`)
     CAP_SECONDS = 60.0
@@ -305,7 +310,7 @@ def _cell_search(problems: dict, infeasible: list, cells: _CellChoice | None, co
     budget, checkpoint = (max(0.0, left), None) if control.engine == "supports" else cells.budget(left)
     search = SupportSearch(problem, cells.fitted, time_limit=budget, gap_tolerance=control.gap_tolerance,
                            absolute_gap_tolerance=control.absolute_gap_tolerance, n_jobs=n_jobs,
-                           client=control.client, checkpoint=checkpoint)
+                           client=control.client, checkpoint=checkpoint, coarse=cells.coarse)
     if control.engine == "supports":
         search.give_up = math.inf  # asked for: it runs to the time limit and states its bound
     report = search.solve()

@@ -705,3 +705,31 @@ def test_the_start_polishes_a_rays_vector_into_the_place_it_left_free(seed):
     z = (s.best_lam[0] + X @ got) / s.best_scale
     own = float(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z)))) + 3 * c0
     assert own == pytest.approx(s.best, abs=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_a_coarse_start_keeps_the_brute_force_optimum(seed):
+    # the search of a smaller class first (half the columns) only gives the start: the certificate
+    # is still over every support of the whole class
+    mode = ("int", "real", "fit")[seed % 3]
+    p, X, y, models, c0, scale = random_problem(seed, mode)
+    d = X.shape[1]
+    keep = sorted(np.random.default_rng(seed).choice(d, size=max(1, d // 2), replace=False).tolist())
+    search = SupportSearch(p, mode == "fit", time_limit=60, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12,
+                           coarse=keep)
+    rep = search.solve()
+    truth = float((oracle_values(X, y, models, mode, scale, p.intercept_bounds)
+                   + c0 * np.count_nonzero(models, axis=1)).min())
+    assert rep.status == "optimal" and rep.lower_bound <= truth + 1e-12
+    assert rep.objective <= truth + 1e-7
+    lam = np.asarray(rep.solution)
+    assert any(np.array_equal(lam[1:], w) for w in models)
+    z = (lam[0] + X @ lam[1:]) / rep.scale  # the objective is the card's own
+    own = float(np.mean(np.where(y == 1, np.logaddexp(0, -z), np.logaddexp(0, z)))) + c0 * np.count_nonzero(lam[1:])
+    assert own == pytest.approx(rep.objective, abs=1e-10) and own <= truth + 1e-7
+    usable = sum(1 for j in range(d) if p.coef_lower[j] < 0 or p.coef_upper[j] > 0)
+    kept = sum(1 for j in keep if p.coef_lower[j] < 0 or p.coef_upper[j] > 0)
+    # the smaller search ran where its class is less than half as wide, and certified it
+    assert ("coarse_certified" in search.stats) == (0 < kept and 2 * kept <= usable)
+    if "coarse_certified" in search.stats:
+        assert search.stats["coarse_certified"] == 1
