@@ -9,6 +9,7 @@ from ..errors import DataError
 from . import render as r
 from ..solver.support_search import SCOPES
 from ..thresholds.candidates import AUTO_ABOVE, AUTO_GRID
+from ..thresholds.terms import COARSE_GRID
 from .evaluation import hosmer_lemeshow_tail_note
 
 
@@ -317,6 +318,9 @@ class Summary(r.Rendered):
             out.append(f"The base points sit at the edge of the intercept range searched ({lo} to {hi}); the "
                        "constraints may be pushing it there — widen `intercept_range` to check.")
         out += grid_and_constraint_notes(m, "fit")
+        coarser = coarser_grid_note(m)
+        if coarser:
+            out.append(coarser)
         if m.training.constraint_values:
             out.append("Fairness constraints hold exactly on the training rows (slack ≥ 0 above); on new rows they "
                        "hold only approximately: audit them there with `m.fairness(data, by=...)`.")
@@ -474,6 +478,29 @@ def grid_and_constraint_notes(m, better: str) -> list[str]:
     if m.settings.constraints:
         out.append(f"Optimal under the listed constraints: a model without them may {better} better.")
     return out
+
+
+#: at least this many candidate cuts of threshold() terms in a fit stopped at its time or node limit, and
+#: the notes suggest a quantile grid of :data:`COARSE_GRID` cuts
+MANY_CUTS = 40
+
+
+def coarser_grid_note(m) -> str | None:
+    """For a fit stopped at its time or node limit whose ``threshold()`` terms hold at least
+    :data:`MANY_CUTS` candidate cuts in all (some term more than :data:`COARSE_GRID`): how many,
+    and the smaller class a quantile grid makes, which the search can often certify; else None."""
+    if m.status not in ("time_limit", "node_limit"):
+        return None
+    terms = [t for t in m.design.thresholds if t.kind == "threshold"]
+    n = sum(len(t.cuts) for t in terms)
+    wide = [t.term for t in terms if len(t.cuts) > COARSE_GRID]
+    if n < MANY_CUTS or not wide:
+        return None
+    which = ", ".join(wide[:3]) + (f" and {len(wide) - 3} more" if len(wide) > 3 else "")
+    return (f"The search stopped before its certificate over {n:,d} candidate cuts of threshold() terms "
+            f"(more than {COARSE_GRID} in {which}): the cards it has to rule out grow with the cuts. A quantile "
+            f"grid is a smaller class that it can often certify in seconds, e.g. `threshold(x, grid={COARSE_GRID})` "
+            f"for about {COARSE_GRID} cuts a variable (the certificate is then relative to the grid).")
 
 
 def certified_by(m) -> str:

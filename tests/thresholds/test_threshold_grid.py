@@ -87,3 +87,42 @@ def test_dask_frames_get_the_same_grid_and_message():
     assert lazy.on_grid and list(lazy.cuts) == list(fit("y ~ threshold(x)", d).design.thresholds[0].cuts)
     with pytest.raises(FormulaError, match="Did you mean `grid`"):
         fit("y ~ threshold(x, grids=3)", dd.from_pandas(frame(100, 20), npartitions=2))
+
+
+def test_a_fit_stopped_over_many_cuts_suggests_a_grid():
+    d = frame(600, 200, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = rf.risk_score("y ~ threshold(x, min_bin=0)", d, max_size=4, node_limit=1, time_limit=60)
+    assert m.status == "node_limit"
+    n = len(m.design.thresholds[0].cuts)
+    assert n >= 40
+    notes = " ".join(m.summary().notes())
+    assert f"before its certificate over {n:,d} candidate cuts of threshold() terms" in notes
+    assert "more than 10 in threshold(x, min_bin=0)" in notes and "`threshold(x, grid=10)`" in notes
+    # a certified fit, or one over a few cuts, gets no such note
+    assert "candidate cuts of threshold()" not in " ".join(fit("y ~ threshold(x, min_bin=0)", d).summary().notes())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        few = rf.risk_score("y ~ threshold(x, grid=8)", d, max_size=4, node_limit=1, time_limit=60)
+    assert few.status == "node_limit" and "candidate cuts of threshold()" not in " ".join(few.summary().notes())
+
+
+def test_coarse_columns_thin_each_wide_threshold_to_a_quantile_grid():
+    from riskformula.design import build_design
+    from riskformula.thresholds import COARSE_GRID, coarse_columns
+    d = frame(600, 200, seed=3)
+    d["z"] = (np.arange(len(d)) % 3 == 0).astype(int)
+    design = build_design("y ~ threshold(x, min_bin=0) + z", d)
+    t = design.spec.thresholds[0]
+    assert len(t.columns) > 4 * COARSE_GRID
+    cols = coarse_columns(design)
+    kept = [j for j in cols if j in t.columns]
+    others = [j for j in range(design.X.shape[1]) if j not in t.columns]
+    assert set(others) <= set(cols) and len(kept) == COARSE_GRID
+    # the cuts kept leave about 1/11, 2/11, ..., 10/11 of the rows on one side
+    share = np.sort(design.X[:, kept].mean(axis=0))
+    targets = np.arange(1, COARSE_GRID + 1) / (COARSE_GRID + 1)
+    assert np.abs(share - targets).max() < 0.02, share
+    # no term wider than the grid: nothing to thin
+    assert coarse_columns(build_design("y ~ threshold(x, grid=8) + z", d)) is None
