@@ -500,7 +500,8 @@ def coarser_grid_note(m) -> str | None:
     return (f"The search stopped before its certificate over {n:,d} candidate cuts of threshold() terms "
             f"(more than {COARSE_GRID} in {which}): the cards it has to rule out grow with the cuts. A quantile "
             f"grid is a smaller class that it can often certify in seconds, e.g. `threshold(x, grid={COARSE_GRID})` "
-            f"for about {COARSE_GRID} cuts a variable (the certificate is then relative to the grid).")
+            f"for about {COARSE_GRID} cuts of x, or `threshold(., grid={COARSE_GRID})` for every predictor (the "
+            "certificate is then relative to the grid).")
 
 
 def certified_by(m) -> str:

@@ -100,6 +100,7 @@ def test_a_fit_stopped_over_many_cuts_suggests_a_grid():
     notes = " ".join(m.summary().notes())
     assert f"before its certificate over {n:,d} candidate cuts of threshold() terms" in notes
     assert "more than 10 in threshold(x, min_bin=0)" in notes and "`threshold(x, grid=10)`" in notes
+    assert "`threshold(., grid=10)` for every predictor" in notes
     # a certified fit, or one over a few cuts, gets no such note
     assert "candidate cuts of threshold()" not in " ".join(fit("y ~ threshold(x, min_bin=0)", d).summary().notes())
     with warnings.catch_warnings():
