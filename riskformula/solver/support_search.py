@@ -803,7 +803,7 @@ class SupportSearch(SupportRules):
         if self.coarse is None:
             return
         usable = [j for j in range(self.p.d) if len(self.values[j])]
-        keep = [j for j in self.coarse if 0 <= j < self.p.d and len(self.values[j])]
+        keep = [j for j in self.coarse if len(self.values[j])]
         if not keep or 2 * len(keep) > len(usable):
             return
         mask = np.zeros(self.p.d, dtype=bool)

@@ -172,9 +172,7 @@ def coarse_columns(design, grid: int = COARSE_GRID) -> list[int] | None:
     spaced quantiles of the training rows (by the share of rows on each side of a cut, as the
     design's column holds it): a smaller class of risk scores, each of them in the design's class,
     for the support search to start from; None when no term is thinned."""
-    X = getattr(design, "X", None)
-    if X is None:
-        return None
+    X = design.X
     drop: set[int] = set()
     for t in design.spec.thresholds:
         if t.kind != "threshold" or len(t.columns) <= grid:
