@@ -112,17 +112,21 @@ unexplored subtrees (the stack) add their bounds, so the bound stays valid.
 the order differs), so the tree splits into independent subtrees — for example the children of
 the root, or of any node, given as (support, position) pairs — whose certificates merge by taking
 the least bound and the best incumbent; only the incumbent needs to be shared for pruning.  With
-``n_jobs`` > 1 the calling process searches alone for half the time limit, at most 5 s
-(:attr:`SupportSearch.alone_share`, :attr:`~SupportSearch.alone_cap`: a tree done by then never
-pays for the rounds), and on until the stack holds 4 subtrees per process, then
-runs *rounds* on joblib's loky processes: the subtrees are dealt out in turn from the top of the
-stack, each process searches its share from the best incumbent of the previous round until the
-round's end, and returns its incumbent, the least bound it recorded and the subtrees it did not
-finish (a support whose listing the round's end cut short is returned whole and its partial
-bounds dropped, so it is listed again).  Every support is in exactly one process's share or back
-on the stack, so the merged certificate (the least of every bound and the best incumbent) is
-valid.  Rounds last 5 % of the time limit (at least 1 s) and double each time, so a support that
-needs longer than a round gets it later.
+``n_jobs`` > 1 the calling process searches alone for half the time limit, at most 2 s (5 s for a
+problem of 10⁶ rows × columns or more, which each round sends to the workers;
+:attr:`SupportSearch.alone_share`, :attr:`~SupportSearch.alone_small`,
+:attr:`~SupportSearch.alone_cap`: a tree done by then never pays for the rounds), and on until the
+stack holds 4 subtrees per process, then runs *rounds* on joblib's loky processes: the subtrees
+are dealt out in turn from the top of the stack into 4 shares per process (one for the large
+problems, and on a dask cluster), which the processes take one at a time as they come free; each share is searched from
+the best incumbent of the previous round until the round's end, and returns its incumbent, the
+least bound it recorded and the subtrees it did not finish (a support whose listing the round's
+end cut short is returned whole and its partial bounds dropped, so it is listed again).  Every
+support is in exactly one share or back on the stack, so the merged certificate (the least of
+every bound and the best incumbent) is valid.  Rounds last 5 % of the time limit (at least 1 s)
+and double each time, so a support that needs longer than a round gets it later.  A worker keeps
+its search from one round to the next of the same fit (:func:`_subtrees`), so the regressions its
+earlier shares solved start its later ones.
 
 With a dask.distributed ``client`` the same rounds run on the cluster's workers (``client.submit``
 of one share per worker thread, the problem scattered to them once): 4 subtrees per worker
@@ -143,7 +147,9 @@ import collections
 import copy
 import heapq
 import math
+import threading
 import time
+import uuid
 from contextlib import contextmanager
 
 import numpy as np
@@ -191,6 +197,9 @@ def regression_fits(iters: int, rows: int, width: int, left: float) -> bool:
     return fits_in_time(iters * (rows * width * width + width ** 3 / 3), FAMILY_FLOPS, left)
 
 
+#: a problem of at least this many rows × columns goes to joblib's workers in one share per
+#: worker and round, after ``SupportSearch.alone_cap`` seconds alone (each share carries the rows)
+SHIP_ENTRIES = 1_000_000
 #: what the certificate of each model class covers, in words (the report's ``settings["scope"]``)
 SCOPES = {True: "every score scale > 0 and every real intercept",
           False: "the one score scale searched, with its intercept convention"}
@@ -353,6 +362,14 @@ class SupportSearch(SupportRules):
     #: once, had done 74 % of the tree when the 4.9 s share ran out
     alone_share = 0.5
     alone_cap = 5.0
+    #: ``alone_cap`` for a problem of fewer than :data:`SHIP_ENTRIES` rows × columns, which the
+    #: rounds send quickly: there the calling process alone is one core idle (spambase at size 5 on
+    #: 2 processes: 9.5 s before the first round with 5 s alone, against 3.7 s with 1 s)
+    alone_small = 2.0
+    #: the shares of the subtrees per worker in each round on joblib's processes (see _run_parallel);
+    #: one for a problem of at least :data:`SHIP_ENTRIES` rows × columns (each share carries it), and
+    #: on a dask cluster (spambase at size 5 on a LocalCluster(2): 107.6 s with four, 99.5 s with one)
+    shares_per_worker = 4
 
     def __init__(self, problem: RiskProblem, fitted: bool, time_limit: float = 60.0, gap_tolerance: float = 1e-6,
                  absolute_gap_tolerance: float = 1e-8, max_vectors: float = 2e6, beam: bool = True, n_jobs: int = 1,
@@ -416,6 +433,10 @@ class SupportSearch(SupportRules):
         self.leaf_iters = 10
         #: supports whose listing waits (bound, tie-break, columns, c0 sum): see :meth:`_listings`
         self._deferred: list = []
+        #: whether a real-valued support's listing may wait (see :meth:`_listings`); not before the
+        #: rounds of several processes (:meth:`_run_parallel`), where the waiting listings would all
+        #: come at the end of the calling process's share, with the workers idle
+        self.defer = True
         self._off: tuple | None = None  # each column's most frequent value and other rows (_leaf_regressions)
         #: the last coefficients of each pair of blocks' columns (a start for :meth:`_block_pairs`)
         self._block_warm: dict[tuple, np.ndarray] = {}
@@ -1190,7 +1211,7 @@ class SupportSearch(SupportRules):
                         self._discard(sub)
                         break
                     before = self.discarded
-                    if self.data.real and self.fitted and not self.requeue and len(cols) > 1:
+                    if self.data.real and self.fitted and self.defer and not self.requeue and len(cols) > 1:
                         # real predictors: the vectors near the regression's ray now, the listing
                         # later, least bound first (see _listings)
                         self._score_support(cols, cell, n_cells, c0S, own, ray_only=True)
@@ -1901,19 +1922,24 @@ class SupportSearch(SupportRules):
         workers = self.n_jobs if client is None else _cluster_threads(client, self._left())
         if client is not None:
             self.n_jobs, self._cluster = workers, True
-        alone = min(self.alone_share * self.time_limit, self.alone_cap)
+        small = self.data.X.size < SHIP_ENTRIES
+        self.defer = False
+        alone = min(self.alone_share * self.time_limit, self.alone_small if small else self.alone_cap)
         status = self._run(stack, stop_at=time.perf_counter() + alone)
         if status is None and stack:
             status = self._run(stack, until=4 * workers)
         if status is not None or not stack:
             return status
         span = max(1.0, 0.05 * self.time_limit)
+        token = uuid.uuid4().hex  # this fit's name in the workers (see _subtrees)
         settings = dict(gap_tolerance=self.gap_tolerance, absolute_gap_tolerance=self.absolute_gap_tolerance,
                         max_vectors=self.max_vectors)
         with ExitStack() as context:
             if client is None:
                 from joblib import Parallel, delayed
-                parallel = context.enter_context(Parallel(n_jobs=workers, backend="loky"))
+                # one share at a time to each worker as it comes free (batch_size 1: joblib's
+                # automatic batching could hand one worker two shares at once)
+                parallel = context.enter_context(Parallel(n_jobs=workers, backend="loky", batch_size=1))
                 problem = self.p
 
                 def run(calls):
@@ -1933,12 +1959,16 @@ class SupportSearch(SupportRules):
                 if to_checkpoint > 0:
                     # a round does not run far past the checkpoint before the projection is looked at
                     seconds = min(seconds, max(1.0, to_checkpoint))
-                # dealt out in turn from the top of the stack (the next subtrees first)
-                shares = [stack[::-1][k::workers][::-1] for k in range(workers)]
-                shares = [sh for sh in shares if sh]
+                # dealt out in turn from the top of the stack (the next subtrees first) into a few shares
+                # per worker, which the workers take one at a time as they come free, until the round's
+                # end: a worker whose share is done takes the next instead of waiting for the others
+                per = self.shares_per_worker if small and client is None else 1
+                n_shares = min(len(stack), per * workers)
+                shares = [stack[::-1][k::n_shares][::-1] for k in range(n_shares)]
                 incumbent = (self.best, self.best_lam, self.best_scale)
-                end = time.time() + self._left()  # the search's end, on one clock in every process
-                results = run([(problem, self.fitted, settings, incumbent, sh, seconds, end) for sh in shares])
+                # the round's end, and never past the search's, on one clock in every process
+                end = time.time() + min(seconds, self._left())
+                results = run([(problem, self.fitted, settings, incumbent, sh, seconds, end, token) for sh in shares])
                 stack.clear()
                 for r in results:
                     if r["best"] < self.best:
@@ -1988,19 +2018,44 @@ class SupportSearch(SupportRules):
             scale=self.best_scale, listed=self.vectors)
 
 
+#: per worker thread: the search of the last fit whose rounds it ran (its token and the search),
+#: kept so that the caches of its later rounds' searches start full (see :func:`_subtrees`)
+_kept = threading.local()
+
+
 def _subtrees(problem: RiskProblem, fitted: bool, settings: dict, incumbent: tuple, entries: list,
-              seconds: float, end: float) -> dict:
-    """One worker's round: the subtrees ``entries`` searched from the shared ``incumbent`` for
-    ``seconds`` from when the worker starts on them (a worker still starting up loses none of its
-    round), and never past ``end`` (a ``time.time()``); returns its incumbent, the least bound it
-    recorded, its counts, and the subtrees it did not finish (a support cut short is returned
-    whole, its partial bounds dropped)."""
-    search = SupportSearch(problem, fitted, time_limit=max(min(seconds, end - time.time()), 0.0), beam=False,
-                           **settings)
+              seconds: float, end: float, token: str | None = None) -> dict:
+    """One share of a round: the subtrees ``entries`` searched from the shared ``incumbent`` for at
+    most ``seconds`` and never past ``end`` (a ``time.time()``: the round's end, so a share a
+    worker takes late in the round gets what is left of it); returns its incumbent, the least bound
+    it recorded, its counts, and the subtrees it did not finish (a support cut short is returned
+    whole, its partial bounds dropped).
+
+    ``token`` names the fit: a worker that ran an earlier round of the same fit goes on with that
+    round's search (its column order, and its caches: each support's regression bound and point,
+    each pair of blocks' last coefficients, B8's hints), with its counts and recorded bound reset.
+    What the caches hold depends on the problem alone (bounds of fixed sets of columns, or starts),
+    so the round's result is as valid as a fresh search's; only its speed changes (spambase at size
+    5 on 2 processes: the rounds after the first re-solved the regressions the first one had)."""
+    left = max(min(seconds, end - time.time()), 0.0)
+    kept = getattr(_kept, "search", None)
+    if token is not None and kept is not None and kept[0] == token:
+        search = kept[1]
+        search.time_limit = left
+        # this round's own counts and bound (the caller adds them up)
+        search.discarded = math.inf
+        search.nodes = search.vectors = search.lr_solves = 0
+        search._done = 0.0
+        search._progress, search._last_node = ([], []), None
+    else:
+        _kept.search = None  # an earlier fit's search is not kept past its rounds
+        search = SupportSearch(problem, fitted, time_limit=left, beam=False, **settings)
+        search.give_up = math.inf
+        search.requeue = True
+        search._prepare()
+        if token is not None:
+            _kept.search = (token, search)
     search.t0 = time.perf_counter()
-    search.give_up = math.inf
-    search.requeue = True
-    search._prepare()
     search.best, search.best_lam, search.best_scale = incumbent
     stack = list(entries)
     search._run(stack)

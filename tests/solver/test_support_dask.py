@@ -37,6 +37,7 @@ def rounds(client, monkeypatch):
     """Counts the shares submitted to the cluster's workers (the calling process does not search
     alone first, so that these small trees reach the rounds)."""
     monkeypatch.setattr(SupportSearch, "alone_cap", 0.0)
+    monkeypatch.setattr(SupportSearch, "alone_small", 0.0)
     calls = []
     inner = client.submit
 
@@ -151,7 +152,8 @@ def test_the_calling_process_searches_alone_first(client, rounds, monkeypatch):
     p, X, y, c0 = _problem(0, 5, 1)
     kw = dict(time_limit=120, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12, beam=False)
     search = SupportSearch(p, True, client=client, **kw)
-    search.alone_share, search.alone_cap = 1.0, math.inf  # alone for the whole time: no clock in the test
+    # alone for the whole time: no clock in the test
+    search.alone_share, search.alone_cap, search.alone_small = 1.0, math.inf, math.inf
     alone = search.solve()
     assert not rounds and alone.status == "optimal" and alone.settings["cluster"] == "dask"
     two = SupportSearch(p, True, client=client, **kw).solve()

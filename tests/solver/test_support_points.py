@@ -18,7 +18,7 @@ from riskformula.problem import LogisticLoss, RiskProblem
 from riskformula.solver.cells import CellData, support_cells
 from riskformula.solver.support_points import (batch_gap_bound, batch_regression, canonical, independent_columns,
                                                 prefix_bounds)
-from riskformula.solver.support_search import SupportSearch, ray_vectors
+from riskformula.solver.support_search import SupportSearch, _subtrees, ray_vectors
 
 from conftest import slow_params
 
@@ -265,7 +265,7 @@ def check_search_processes(seed: int):
     one = SupportSearch(p, True, time_limit=120, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12, beam=False).solve()
     two = SupportSearch(p, True, time_limit=120, gap_tolerance=1e-9, absolute_gap_tolerance=1e-12, beam=False,
                         n_jobs=2)
-    two.alone_cap = 0.0  # to the rounds at once: alone, this small tree would end before them
+    two.alone_small = 0.0  # to the rounds at once: alone, this small tree would end before them
     two = two.solve()
     models = np.array(list(itertools.product(range(-2, 3), repeat=3)), float)
     truth = float((oracle_fit(X, y, models) + c0 * np.count_nonzero(models, axis=1)).min())
@@ -280,7 +280,6 @@ def test_search_on_two_processes_is_the_brute_force_optimum(seed):
 
 
 def test_a_round_cut_short_returns_its_subtrees_whole():
-    from riskformula.solver.support_search import _subtrees
     p, X, y, c0 = _problem(3, 3, 2)
     s = SupportSearch(p, True, beam=False)
     stack = s._prepare()
@@ -290,6 +289,30 @@ def test_a_round_cut_short_returns_its_subtrees_whole():
     # no time: nothing searched, nothing recorded, every subtree handed back
     assert back["nodes"] == 0 and back["discarded"] == math.inf
     assert [e[3] for e in back["stack"]] == [e[3] for e in stack]
+
+
+def test_a_worker_keeps_its_search_between_rounds_of_one_fit():
+    # the rounds of one fit (its token) go on with the worker's search: its caches full, its counts
+    # and recorded bound those of the round alone; another fit's token starts a search of its own
+    from riskformula.solver import support_search
+    p, X, y, c0 = _problem(3, 3, 2)
+    s = SupportSearch(p, True, beam=False)
+    stack = s._prepare()
+    s.t0 = __import__("time").perf_counter()
+    s._run(stack, until=3)
+    incumbent = (math.inf, None, 1.0)
+    fresh = _subtrees(p, True, {}, incumbent, list(stack[:-1]), 60.0, math.inf, None)
+    first = _subtrees(p, True, {}, incumbent, [stack[-1]], 60.0, math.inf, "fit-a")
+    kept = support_search._kept.search[1]
+    assert support_search._kept.search[0] == "fit-a" and kept._lr_cache
+    again = _subtrees(p, True, {}, incumbent, list(stack[:-1]), 60.0, math.inf, "fit-a")
+    assert support_search._kept.search[1] is kept
+    for key in ("best", "discarded", "nodes", "done"):
+        assert again[key] == pytest.approx(fresh[key], rel=1e-12, abs=0), key
+    assert again["stack"] == fresh["stack"] == []
+    assert first["nodes"] > 0 and first["discarded"] != again["discarded"]
+    _subtrees(p, True, {}, incumbent, [], 60.0, math.inf, "fit-b")
+    assert support_search._kept.search[0] == "fit-b" and support_search._kept.search[1] is not kept
 
 
 def _real_designs(seed: int):
