@@ -118,9 +118,9 @@ problem of 10⁶ rows × columns or more, which each round sends to the workers;
 :attr:`~SupportSearch.alone_cap`: a tree done by then never pays for the rounds), and on until the
 stack holds 4 subtrees per process, then runs *rounds* on joblib's loky processes: the subtrees
 are dealt out in turn from the top of the stack into 4 shares per process (one for the large
-problems, and on a dask cluster), which the processes take one at a time as they come free; each share is searched from
-the best incumbent of the previous round until the round's end, and returns its incumbent, the
-least bound it recorded and the subtrees it did not finish (a support whose listing the round's
+problems, and on a dask cluster), which the processes take one at a time as they come free; each
+share is searched from the best incumbent of the previous round until the round's end, and returns
+its incumbent, the least bound it recorded and the subtrees it did not finish (a support whose listing the round's
 end cut short is returned whole and its partial bounds dropped, so it is listed again).  Every
 support is in exactly one share or back on the stack, so the merged certificate (the least of
 every bound and the best incumbent) is valid.  Rounds last 5 % of the time limit (at least 1 s)

@@ -279,12 +279,19 @@ def test_search_on_two_processes_is_the_brute_force_optimum(seed):
     check_search_processes(seed)
 
 
-def test_a_round_cut_short_returns_its_subtrees_whole():
+def _split(until: int):
+    """A small problem and the stack of subtrees its search holds once it has ``until`` of them
+    (what a round deals out)."""
     p, X, y, c0 = _problem(3, 3, 2)
     s = SupportSearch(p, True, beam=False)
     stack = s._prepare()
     s.t0 = __import__("time").perf_counter()
-    s._run(stack, until=2)
+    s._run(stack, until=until)
+    return p, stack
+
+
+def test_a_round_cut_short_returns_its_subtrees_whole():
+    p, stack = _split(2)
     back = _subtrees(p, True, {}, (math.inf, None, 1.0), list(stack), 0.0, math.inf)
     # no time: nothing searched, nothing recorded, every subtree handed back
     assert back["nodes"] == 0 and back["discarded"] == math.inf
@@ -295,11 +302,7 @@ def test_a_worker_keeps_its_search_between_rounds_of_one_fit():
     # the rounds of one fit (its token) go on with the worker's search: its caches full, its counts
     # and recorded bound those of the round alone; another fit's token starts a search of its own
     from riskformula.solver import support_search
-    p, X, y, c0 = _problem(3, 3, 2)
-    s = SupportSearch(p, True, beam=False)
-    stack = s._prepare()
-    s.t0 = __import__("time").perf_counter()
-    s._run(stack, until=3)
+    p, stack = _split(3)
     incumbent = (math.inf, None, 1.0)
     fresh = _subtrees(p, True, {}, incumbent, list(stack[:-1]), 60.0, math.inf, None)
     first = _subtrees(p, True, {}, incumbent, [stack[-1]], 60.0, math.inf, "fit-a")
