@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import logistic as _logistic  # noqa: F401  (registers objective="logistic")
+from ._heap import kept_heap
 from ._threads import one_blas_thread
 from .control import SearchControl, make_control
 from .model import RiskScore
@@ -25,6 +26,7 @@ from .objectives import objective_entry
 
 
 @one_blas_thread
+@kept_heap
 def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size: int = 0,
                coef_range=(-5, 5), intercept_range=None, c0: float = 1e-6, weights=None,
                positive_weight: float = 1.0, event=None, missing: str | dict = "raise", constraints=None,

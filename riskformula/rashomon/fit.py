@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _checks as v
+from .._heap import kept_heap
 from .._threads import one_blas_thread
 from ..backends import is_dask_frame
 from ..design import build_design
@@ -35,6 +36,7 @@ FIRST_GAP = 0.1
 
 
 @one_blas_thread
+@kept_heap
 def rashomon_set(formula: str, data: pd.DataFrame, epsilon: float = 0.01, *, max_members: int | None = 100_000,
                  control: SearchControl | None = None, **arguments) -> RashomonSet:
     """Every integer risk score whose objective is at most (1 + ε) × the best one — the Rashomon set

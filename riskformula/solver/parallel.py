@@ -25,12 +25,14 @@ import heapq
 import threading
 import time
 
+from .._heap import kept_heap
 from .lp import NodeLP
 
 #: each worker numbers its new cuts in a range of its own, this wide
 _CUT_RANGE = 1 << 32
 
 
+@kept_heap  # the caller's environment may fix malloc's thresholds (riskformula._heap)
 def _explore(searches: list, node_budget: int, deadline: float, first_cut: int, search_class: type) -> list:
     """One worker's round over one or more searches ``(problem, options, cuts, archive, nodes,
     incumbent, pseudo, counts, outside_bound)`` (one per score scale; ``options``: the search's

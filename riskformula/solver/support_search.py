@@ -154,9 +154,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .._heap import kept_heap
 from ..errors import SettingsError
 from ..problem import RiskProblem
 from ..problem.problem import intercept_bounds
+from . import kernels
 from .cells import (EPS, CellData, ball_bounds, calibrate_fitted, cell_losses, dense_ids, dual_bound, grouped_saturated,
                     lr_bound, scores, support_cells, vector_ball_bounds)
 from .enumeration import _best_intercepts
@@ -1924,6 +1926,10 @@ class SupportSearch(SupportRules):
             self.n_jobs, self._cluster = workers, True
         small = self.data.X.size < SHIP_ENTRIES
         self.defer = False
+        # each dask worker loads the compiled loops (numba's cache: 1–3 s a process) while this
+        # process searches alone, instead of at the start of its first share
+        warming = [] if client is None else \
+            [client.submit(_load_loops, pure=False, workers=[address]) for address in client.nthreads()]
         alone = min(self.alone_share * self.time_limit, self.alone_small if small else self.alone_cap)
         status = self._run(stack, stop_at=time.perf_counter() + alone)
         if status is None and stack:
@@ -1947,6 +1953,7 @@ class SupportSearch(SupportRules):
             else:
                 # the problem goes to every worker once, not with each share of each round
                 problem = client.scatter(self.p, broadcast=True, hash=False)
+                client.gather(warming)
 
                 def run(calls):
                     return client.gather([client.submit(_subtrees, *call, pure=False) for call in calls])
@@ -2023,6 +2030,7 @@ class SupportSearch(SupportRules):
 _kept = threading.local()
 
 
+@kept_heap  # a dask worker's environment fixes malloc's thresholds (riskformula._heap)
 def _subtrees(problem: RiskProblem, fitted: bool, settings: dict, incumbent: tuple, entries: list,
               seconds: float, end: float, token: str | None = None) -> dict:
     """One share of a round: the subtrees ``entries`` searched from the shared ``incumbent`` for at
@@ -2062,6 +2070,11 @@ def _subtrees(problem: RiskProblem, fitted: bool, settings: dict, incumbent: tup
     return {"best": search.best, "best_lam": search.best_lam, "best_scale": search.best_scale,
             "discarded": search.discarded, "nodes": search.nodes, "vectors": search.vectors,
             "lr_solves": search.lr_solves, "done": search._done, "stack": stack}
+
+
+def _load_loops() -> bool:
+    """A dask worker's first task of a fit: the compiled loops loaded (see :func:`_run_parallel`)."""
+    return kernels.compiled() is not None
 
 
 @contextmanager

@@ -20,7 +20,7 @@ ROOT = Path(riskformula.__file__).resolve().parent
 #: imports nothing from a later stage.  ``riskformula`` itself (its ``__init__``) is the front door.
 STAGES = [
     ("foundations", ["riskformula._version", "riskformula._text", "riskformula.errors", "riskformula._checks",
-                     "riskformula._json", "riskformula._doc", "riskformula._progress", "riskformula._threads",
+                     "riskformula._json", "riskformula._doc", "riskformula._progress", "riskformula._threads", "riskformula._heap",
                      "riskformula.backends"]),
     ("formula → design", ["riskformula.design", "riskformula.thresholds", "riskformula.datasets"]),
     ("problem", ["riskformula.problem", "riskformula.constraints", "riskformula.fairness"]),
