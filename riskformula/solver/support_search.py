@@ -1927,9 +1927,11 @@ class SupportSearch(SupportRules):
         small = self.data.X.size < SHIP_ENTRIES
         self.defer = False
         # each dask worker loads the compiled loops (numba's cache: 1–3 s a process) while this
-        # process searches alone, instead of at the start of its first share
+        # process searches alone, instead of at the start of its first share (on another worker if
+        # that one has left: the rounds wait for these)
         warming = [] if client is None else \
-            [client.submit(_load_loops, pure=False, workers=[address]) for address in client.nthreads()]
+            [client.submit(_load_loops, pure=False, workers=[address], allow_other_workers=True)
+             for address in client.nthreads()]
         alone = min(self.alone_share * self.time_limit, self.alone_small if small else self.alone_cap)
         status = self._run(stack, stop_at=time.perf_counter() + alone)
         if status is None and stack:
