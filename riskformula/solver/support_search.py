@@ -442,6 +442,9 @@ class SupportSearch(SupportRules):
         self._off: tuple | None = None  # each column's most frequent value and other rows (_leaf_regressions)
         #: the last coefficients of each pair of blocks' columns (a start for :meth:`_block_pairs`)
         self._block_warm: dict[tuple, np.ndarray] = {}
+        #: the design's columns scaled by :func:`unit_scales` over every row, and those scales (a
+        #: pair of blocks' regression reads every row: its columns' scales are these, made once)
+        self._unit_X: tuple[np.ndarray, np.ndarray] | None = None
         self.root_bound = 0.0
         #: whether B9 (:meth:`_separated`) certified the search
         self._separation = False
@@ -1529,17 +1532,20 @@ class SupportSearch(SupportRules):
         by_w: dict[int, list[int]] = {}
         for t, d in enumerate(designs):
             by_w.setdefault(len(d), []).append(t)
+        if self._unit_X is None:
+            unit = unit_scales(data.X, N)
+            self._unit_X = (np.asfortranarray(data.X * unit), unit)  # powers of two: exact
+        Xs, unit = self._unit_X
         for w, ts in by_w.items():
             per = max(1, 4_000_000 // (data.n * (w + 1) or 1))
             for b0 in range(0, len(ts), per):
                 part = ts[b0:b0 + per]
                 U = np.empty((len(part), data.n, w + 1))
                 U[:, :, 0] = 1.0
-                for k, t in enumerate(part):
-                    U[k, :, 1:] = data.X[:, designs[t]]
                 e = np.ones((len(part), w + 1))
-                e[:, 1:] = unit_scales(U[:, :, 1:], np.broadcast_to(N, U.shape[:2]))
-                U *= e[:, None, :]
+                for k, t in enumerate(part):
+                    U[k, :, 1:] = Xs[:, designs[t]]
+                    e[k, 1:] = unit[designs[t]]
                 # the start (only a start: no bound depends on it): the node's regression for its
                 # columns, and for each block's the coefficients a sibling's pair with the same
                 # blocks ended at (siblings' lists are suffixes of one list, and the blocks are
