@@ -439,6 +439,8 @@ class SupportSearch(SupportRules):
         #: rounds of several processes (:meth:`_run_parallel`), where the waiting listings would all
         #: come at the end of the calling process's share, with the workers idle
         self.defer = True
+        #: seconds alone before a dask cluster's workers load the compiled loops (:meth:`_run_parallel`)
+        self.warm_after = 0.5
         self._off: tuple | None = None  # each column's most frequent value and other rows (_leaf_regressions)
         #: the last coefficients of each pair of blocks' columns (a start for :meth:`_block_pairs`)
         self._block_warm: dict[tuple, np.ndarray] = {}
@@ -1932,14 +1934,25 @@ class SupportSearch(SupportRules):
             self.n_jobs, self._cluster = workers, True
         small = self.data.X.size < SHIP_ENTRIES
         self.defer = False
-        # each dask worker loads the compiled loops (numba's cache: 1–3 s a process) while this
-        # process searches alone, instead of at the start of its first share (on another worker if
-        # that one has left: the rounds wait for these)
-        warming = [] if client is None else \
-            [client.submit(_load_loops, pure=False, workers=[address], allow_other_workers=True)
-             for address in client.nthreads()]
         alone = min(self.alone_share * self.time_limit, self.alone_small if small else self.alone_cap)
-        status = self._run(stack, stop_at=time.perf_counter() + alone)
+        started = time.perf_counter()
+        warming: list = []
+        status = None
+        if client is not None:
+            # a tree not done in its first half second alone: each dask worker loads the compiled
+            # loops (numba's cache: 1–3 s a process) while this process goes on alone, instead of
+            # at the start of its first share (on another worker if that one has left: the rounds
+            # wait for these; a fit done within the half second starts none)
+            status = self._run(stack, stop_at=started + min(alone, self.warm_after))
+            if status is None and stack:
+                warming = [client.submit(_load_loops, pure=False, workers=[address], allow_other_workers=True)
+                           for address in client.nthreads()]
+                # run to their end even when this process finishes alone and drops them (a dropped
+                # running task is cancelled, and each worker logs a warning)
+                from distributed import fire_and_forget
+                fire_and_forget(warming)
+        if status is None and stack:
+            status = self._run(stack, stop_at=started + alone)
         if status is None and stack:
             status = self._run(stack, until=4 * workers)
         if status is not None or not stack:
