@@ -121,6 +121,40 @@ class CellData:
         self._ones_ptr = np.r_[0, np.cumsum([len(o) for o in ones])].astype(np.intp)
         self._ones = np.concatenate(ones).astype(np.intp) if ones else np.zeros(0, dtype=np.intp)
 
+    #: the largest total weight for which :attr:`xlogx` is built (32 MiB of doubles)
+    TABLE_MAX = 2 ** 22
+
+    @property
+    def xlogx(self) -> np.ndarray | None:
+        """The table F[x] = x·log x for the whole counts x = 0, 1, …, W (F[0] = 0), made once, from
+        which the compiled count of a node's children and grandchildren
+        (:func:`riskformula.solver.kernels.grandchildren_rows`) reads its h terms: h(A, B) =
+        F[A + B] − F[A] − F[B], three loads and two subtractions where the formula of
+        :func:`h_terms` takes two divisions and two logs (most of that count's time on nested
+        threshold cuts); None above :attr:`TABLE_MAX`.
+
+        Its rounding (a bound of its own, subtracted as well as :func:`lower_sum`'s margin by
+        :func:`riskformula.solver._compiled.table_margin`): with a log accurate to 4 units in the
+        last place (the module's assumption), each entry is within 4.6·ε·F[x] of x·log x (F ≥ 0,
+        and F[1] = 0 exactly); a term with A, B ≥ 1 (one class gives 0 exactly, as the formula
+        does) is then within 4.6·ε·(F[N] + F[A] + F[B]) + 1.1·ε·(F[N] + F[A] + F[B]) ≤ 11.4·ε·F[N]
+        of h(A, B), since F[A] + F[B] ≤ (A + B)·log N = F[N].  Over the cells of one partition the
+        N's add up to at most W and each is at most W, so the terms of one sum are within
+        11.4·ε·W·log W of their exact values in all; 24·ε·W·max(log W, 1) is subtracted (the
+        summation's own error is :func:`lower_sum`'s, as every term is still ≥ 0: a term with
+        A, B ≥ 1 is at least log 2, far above its error for W ≤ 2^22)."""
+        if not hasattr(self, "_xlogx"):
+            W = self.W
+            if not (W <= self.TABLE_MAX and W == int(W)):
+                self._xlogx = None
+            else:
+                x = np.arange(int(W) + 1, dtype=float)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    F = x * np.log(x)
+                F[0] = 0.0
+                self._xlogx = F
+        return self._xlogx
+
     @staticmethod
     def why_not(loss) -> str:
         """Why the cells' sums of ``loss``'s rows would not be exact ("" when they are), without
@@ -234,12 +268,15 @@ class CellData:
         D = int(ones[2].max()) + 1 if ones is not None else Xb.shape[1]
         scale = (1 - 4 * EPS) / self.W
         # a computed sum t of u ≤ 4·n_cells terms has lower_sum(t, u) ≥ t·(1 − 2(u + 8)ε) − 4εW
+        table = self.xlogx if ones is not None else None
+        # (the table's margin too: a sum stopped there still reaches ``enough`` after both)
+        extra = 24 * EPS * self.W * max(math.log(self.W), 1.0) if table is not None and self.W > 1 else 0.0
         stop = math.inf if enough == math.inf else \
-            (enough / scale + 4 * EPS * self.W) / (1 - 2 * (4 * n_cells + 8) * EPS)
+            (enough / scale + 4 * EPS * self.W + 2 * extra) / (1 - 2 * (4 * n_cells + 8) * EPS)
         fast = None if ones is None else kernels.grandchildren_rows(cell, n_cells, ones[0], ones[1], ones[2], K, D,
                                                                     self.P, self.Q, self.W, scale, stop,
                                                                     tuple(ones[3:5]) if len(ones) > 3 else None,
-                                                                    len(ones) > 5 and bool(ones[5]))
+                                                                    len(ones) > 5 and bool(ones[5]), table)
         if fast is not None:
             return fast  # (lower_sum(...) · scale of each sum, +inf where not later: as below)
         later = np.arange(D)[None, :] > np.arange(K)[:, None]  # grandchild (k, i) for i > k

@@ -1739,17 +1739,24 @@ class SupportSearch(SupportRules):
     def _family_pays(self, units: int) -> bool:
         """Whether to try B8 at a node of ``units`` size units (a speed rule only: every child is
         bounded either way).  B8 costs regressions on many columns, and the subtrees it rules out
-        would otherwise be searched at the deeper depths.  So at each depth it is tried once (while
-        B8 has taken at most a quarter of the time, plus a second), then while it rules out
-        supports (counted as the search's progress counts them) at least as fast per second as the
-        nodes deeper than it dispose of them without B8, and otherwise only while B8 has taken at
-        most 5 % of the time (the rates change as the incumbent improves)."""
+        would otherwise be searched: by the node itself (the union bounds of its children and, two
+        columns short of the size limit, the count of its children's and grandchildren's B1, all
+        charged to its depth by :meth:`_clock`) and by the nodes deeper than it.  So at each depth
+        it is tried once (while B8 has taken at most a quarter of the time, plus a second), then
+        while it rules out supports (counted as the search's progress counts them) at least as
+        fast per second as the nodes at its depth and deeper dispose of them without B8, and
+        otherwise only while B8 has taken at most 5 % of the time (the rates change as the
+        incumbent improves).  Compared with the deeper nodes alone, B8 two columns short of the
+        limit looked worth its cost where the count of the node's grandchildren disposes of the
+        same supports 25 times as fast: anes96 with ``threshold(.)`` at size 5 (195 cuts, the
+        first held-out fold) had 75 % of its tree done after 300 s, 85 % of them spent in B8
+        there, and is certified in 57 s with the node's own depth counted."""
         calls, spent, ruled = self._family_use[units]
         elapsed = time.perf_counter() - self.t0
         total_spent = self._family_total[0]
         if not calls:
             return total_spent <= 0.25 * elapsed + 1.0
-        deeper = [rec for depth, rec in self._depth_use.items() if depth > units]
+        deeper = [rec for depth, rec in self._depth_use.items() if depth >= units]
         deeper_time = sum(r[0] for r in deeper)
         if deeper_time <= 0:
             return True

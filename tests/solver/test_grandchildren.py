@@ -130,6 +130,60 @@ def test_the_product_per_cell_counts_what_the_rows_count(seed, monkeypatch):
     np.testing.assert_allclose(got[1e300][1], pair, rtol=1e-12, atol=1e-15)
 
 
+def _exact_b1(cell, P, Q, W) -> float:
+    """B1 of a partition as a mean, in 50-digit decimal arithmetic (a reference far more precise
+    than any double computation)."""
+    from decimal import Decimal, getcontext
+    getcontext().prec = 50
+    Pt = np.bincount(cell, weights=P)
+    Qt = np.bincount(cell, weights=Q)
+    total = Decimal(0)
+    for a, b in zip(Pt, Qt):
+        if a > 0 and b > 0:
+            A, B = Decimal(int(a)), Decimal(int(b))
+            total += A * ((A + B) / A).ln() + B * ((A + B) / B).ln()
+    return float(total / Decimal(int(W)))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_table_of_x_log_x_gives_bounds_below_exact_b1(seed):
+    # the compiled count reads its h terms from a table of x·log x (CellData.xlogx) and subtracts
+    # the table's own margin: every bound it returns is at or below B1 computed exactly, on nested
+    # threshold-like columns with large counts (where the table's cancellation is largest), and
+    # within a few units of 1e-13 of it
+    if kernels.compiled() is None:
+        pytest.skip("the table is read by the compiled counts")
+    rng = np.random.default_rng(4200 + seed)
+    n = int(rng.integers(20, 70))
+    v = rng.normal(size=n)
+    cuts = np.sort(rng.choice(v, size=int(rng.integers(3, 7)), replace=False))
+    X = np.column_stack([(v <= c).astype(float) for c in cuts] + [(rng.random(n) < 0.5).astype(float)])
+    big = 10 ** int(rng.integers(2, 5))
+    P = rng.integers(0, big, n).astype(float)
+    Q = rng.integers(0, big, n).astype(float)
+    Q[(P + Q) == 0] = 1
+    data = CellData(_Loss(X, P, Q))
+    assert data.xlogx is not None and len(data.xlogx) == int(data.W) + 1
+    cell, n_cells = data.partition([X.shape[1] - 1][: seed % 2])
+    d = X.shape[1]
+    own, pair = data.grandchildren_saturated(cell, n_cells, X, d, _ones(X, 0))
+    for k in range(d):
+        c1, n1 = data.refine(cell, k)
+        exact = _exact_b1(c1, P, Q, data.W)
+        assert own[k] <= exact and own[k] >= exact - 1e-12
+        for i in range(k + 1, d):
+            c2, _ = data.refine(c1, i)
+            exact = _exact_b1(c2, P, Q, data.W)
+            assert pair[k, i] <= exact and pair[k, i] >= exact - 1e-12
+
+
+def test_no_table_above_its_limit(monkeypatch):
+    X, data, _ = _data(1)
+    monkeypatch.setattr(CellData, "TABLE_MAX", int(data.W) - 1)
+    fresh = CellData(data._loss) if hasattr(data, "_loss") else CellData(_Loss(X, data.P, data.Q))
+    assert fresh.xlogx is None
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_a_count_stopped_early_is_still_below_b1_and_reaches_the_level(seed):
     if kernels.compiled() is None:
