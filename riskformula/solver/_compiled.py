@@ -647,85 +647,8 @@ def _dense_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, D, P, Q,
 
 
 @njit
-def _nested_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, fam, rank, off, K, D, P, Q, GP, GQ, bP, bQ,
-                   by_group):
-    """:func:`grandchildren_rows`' counts when the node's columns fall into chains of nested
-    columns (each column's chain ``fam[a]`` and its ``rank[a]`` there, the smallest set of 1s
-    first: a row that is 1 in a column is 1 in every later one of its chain, as the cuts
-    ``x ≤ c`` of one threshold term are; ``off[f]`` the start of chain f's block, which has one
-    slot per rank and one for "in none of them").  A row is 1 in column a exactly when its own
-    rank in a's chain — the chain's size less its count of 1s there — is at most rank[a]; so the
-    events of a cell with columns a and e both 1 are the sum, over the ranks up to rank[a] and up
-    to rank[e], of a table of the cell's weights by the rows' ranks in the two chains (one add
-    per row and pair of chains, then cumulative sums), where the pairs of 1s cost one add per
-    row and pair of columns.  Whole counts added in another order: the same sums exactly.
-    ``by_group`` and the groups as for :func:`_row_counts`."""
-    F = off.shape[0] - 1
-    S = off[F]
-    HP = np.zeros((C, S, S))
-    HQ = np.zeros((C, S, S))
-    hP = np.zeros((C, S))
-    hQ = np.zeros((C, S))
-    cnt = np.zeros(F, dtype=np.int64)
-    at = np.empty(F, dtype=np.int64)
-    gP = np.zeros(C)
-    gQ = np.zeros(C)
-    touched = np.empty(C, dtype=np.int64)
-    for g in range(starts.shape[0] - 1):
-        nt = _group_weights(starts[g], starts[g + 1], order, cell, idx, P, Q, gP, gQ, touched)
-        if nt == 0:
-            continue
-        r = g if by_group else order[starts[g]]
-        for f in range(F):
-            cnt[f] = 0
-        for u in range(rowptr[r], rowptr[r + 1]):
-            a = slot[rowpos[u]]
-            if a >= 0:
-                cnt[fam[a]] += 1
-        for f in range(F):
-            at[f] = off[f + 1] - 1 - cnt[f]  # the row's rank in chain f (the last slot: in none)
-        for t in range(nt):
-            c = touched[t]
-            p, q = gP[c], gQ[c]
-            gP[c] = 0.0
-            gQ[c] = 0.0
-            for f in range(F):
-                i = at[f]
-                hP[c, i] += p
-                hQ[c, i] += q
-                for f2 in range(F):
-                    HP[c, i, at[f2]] += p
-                    HQ[c, i, at[f2]] += q
-    for c in range(C):
-        for f in range(F):
-            for i in range(off[f] + 1, off[f + 1]):
-                hP[c, i] += hP[c, i - 1]
-                hQ[c, i] += hQ[c, i - 1]
-        for i in range(S):
-            for f in range(F):
-                for j in range(off[f] + 1, off[f + 1]):
-                    HP[c, i, j] += HP[c, i, j - 1]
-                    HQ[c, i, j] += HQ[c, i, j - 1]
-        for f in range(F):
-            for i in range(off[f] + 1, off[f + 1]):
-                for j in range(S):
-                    HP[c, i, j] += HP[c, i - 1, j]
-                    HQ[c, i, j] += HQ[c, i - 1, j]
-        for b in range(D):
-            j = off[fam[b]] + rank[b]
-            bP[c, b] = hP[c, j]
-            bQ[c, b] = hQ[c, j]
-        for k in range(K):
-            i = off[fam[k]] + rank[k]
-            for b in range(D):
-                j = off[fam[b]] + rank[b]
-                GP[c, k, b] = HP[c, i, j]
-                GQ[c, k, b] = HQ[c, i, j]
-
-
-@njit
 def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D, P, Q, first, stop, dense, by_group,
-                       W, scale, out_t, out_used, own_t, own_used, F, fam, rank, off):
+                       W, scale, out_t, out_used, own_t, own_used, F):
     """:func:`grandchildren` with the counts taken from the rows: ``rowpos[rowptr[r]:rowptr[r + 1]]``
     are the positions of the 0/1 columns equal to 1 in row r; position t is the node's column
     ``slot[t]`` of D (−1: not one of them), its children the first K, each child's children the
@@ -739,8 +662,7 @@ def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D,
     than (groups × K × D) / ``dense``.  Last, each sum becomes its bound: :func:`lower_sum` of
     it (its count of terms, ``W``) times ``scale``, in ``own_t`` and ``out_t`` (+inf in row k
     before ``first[k]``).  With a table ``F`` of x·log x (non-empty; whole counts up to ``W``)
-    the h terms are read from it and :func:`table_margin` is subtracted too.  With chains of
-    nested columns (``off`` non-empty: :func:`_nested_counts`) the counts are taken by them."""
+    the h terms are read from it and :func:`table_margin` is subtracted too."""
     Pt = np.zeros(n_cells)
     Qt = np.zeros(n_cells)
     for r in range(cell.shape[0]):
@@ -766,25 +688,21 @@ def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D,
     # position of a column), or one product per cell, X_cᵀ·[p·X_c, q·X_c] by BLAS, when the rows
     # hold many 1s: whole counts either way, so the same sums in any order (the rows' pairs are
     # estimated from at most 64 groups, spread evenly)
-    if off.shape[0] > 0:
-        _nested_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, fam, rank, off, K, D, P, Q, GP, GQ, bP, bQ,
-                       by_group)
+    n_groups = starts.shape[0] - 1
+    step = max(1, n_groups // 64)
+    pairs_work, seen = 0.0, 0
+    for g in range(0, n_groups, step):
+        r = g if by_group else order[starts[g]]
+        m = 0
+        for u in range(rowptr[r], rowptr[r + 1]):
+            m += slot[rowpos[u]] >= 0
+        pairs_work += 0.5 * m * m
+        seen += 1
+    if pairs_work * dense > seen * float(K) * D:
+        _dense_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, D, P, Q, Pt.sum() + Qt.sum(),
+                      GP, GQ, bP, bQ, by_group)
     else:
-        n_groups = starts.shape[0] - 1
-        step = max(1, n_groups // 64)
-        pairs_work, seen = 0.0, 0
-        for g in range(0, n_groups, step):
-            r = g if by_group else order[starts[g]]
-            m = 0
-            for u in range(rowptr[r], rowptr[r + 1]):
-                m += slot[rowpos[u]] >= 0
-            pairs_work += 0.5 * m * m
-            seen += 1
-        if pairs_work * dense > seen * float(K) * D:
-            _dense_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, D, P, Q, Pt.sum() + Qt.sum(),
-                          GP, GQ, bP, bQ, by_group)
-        else:
-            _row_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, P, Q, GP, GQ, bP, bQ, by_group)
+        _row_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, P, Q, GP, GQ, bP, bQ, by_group)
     grandchildren(GP, GQ, bP[:, :K], bQ[:, :K], bP, bQ, Pc, Qc, first, stop, out_t, out_used, own_t, own_used, F)
     extra = table_margin(W) if F.shape[0] > 0 else 0.0
     for k in range(K):

@@ -155,26 +155,6 @@ class CellData:
                 self._xlogx = F
         return self._xlogx
 
-    def nested_chains(self, families) -> tuple[np.ndarray, np.ndarray]:
-        """Each column's chain and its rank there (the smallest set of 1s first), for the counts
-        by chains of :meth:`grandchildren_saturated`: the 0/1 columns of each of ``families``
-        (lists of columns, e.g. the cuts ``x ≤ c`` of one threshold term) form one chain when,
-        sorted by their counts of 1s, every row that is 1 in one is 1 in the next — checked here
-        on every row, so a chain is nested whatever its columns mean; every other column is a
-        chain of its own (rank 0)."""
-        chain = np.arange(self.d, dtype=np.int64) + len(families)
-        rank = np.zeros(self.d, dtype=np.int64)
-        taken = np.zeros(self.d, dtype=bool)
-        for f, cols in enumerate(families):
-            cols = [int(j) for j in cols if 0 <= int(j) < self.d and self.binary[int(j)] and not taken[int(j)]]
-            if len(cols) < 2:
-                continue
-            srt = np.asarray(cols)[np.argsort(self.X[:, cols].sum(axis=0), kind="stable")]
-            Xs = self.X[:, srt]
-            if np.all(Xs[:, :-1] <= Xs[:, 1:]):
-                chain[srt], rank[srt], taken[srt] = f, np.arange(len(srt)), True
-        return chain, rank
-
     @staticmethod
     def why_not(loss) -> str:
         """Why the cells' sums of ``loss``'s rows would not be exact ("" when they are), without
@@ -262,8 +242,7 @@ class CellData:
         return out
 
     def grandchildren_saturated(self, cell: np.ndarray, n_cells: int, Xb, K: int,
-                                ones: tuple | None = None, enough: float = math.inf,
-                                nested: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+                                ones: tuple | None = None, enough: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
         """B1 of the partition ``cell`` refined by each of the first ``K`` columns a_k of ``Xb``
         (rows × D, 0/1 values, or a function that makes it when it is needed; K bounds) and by
         each pair (a_k, column i of Xb) for i > k (K × D bounds, +inf for i ≤ k), rounded down, as
@@ -285,10 +264,7 @@ class CellData:
         below 2^53 (2^24 in single precision, used only when the total weight is below it), and
         their differences are exact too.  A cell holding one class only adds zero to every
         refinement's B1 (each of its h terms is exactly 0, computed as 0), so it is skipped.  The
-        h terms are then those of :meth:`children_saturated`, with the same margin.  ``nested``
-        (with the compiled loops and ``ones``): (chain, rank, off) when Xb's columns fall into
-        chains of nested columns (:meth:`nested_chains`), whose counts are then taken by the rows'
-        ranks in each chain (the same whole sums)."""
+        h terms are then those of :meth:`children_saturated`, with the same margin."""
         D = int(ones[2].max()) + 1 if ones is not None else Xb.shape[1]
         scale = (1 - 4 * EPS) / self.W
         # a computed sum t of u ≤ 4·n_cells terms has lower_sum(t, u) ≥ t·(1 − 2(u + 8)ε) − 4εW
@@ -300,8 +276,7 @@ class CellData:
         fast = None if ones is None else kernels.grandchildren_rows(cell, n_cells, ones[0], ones[1], ones[2], K, D,
                                                                     self.P, self.Q, self.W, scale, stop,
                                                                     tuple(ones[3:5]) if len(ones) > 3 else None,
-                                                                    len(ones) > 5 and bool(ones[5]), table,
-                                                                    nested)
+                                                                    len(ones) > 5 and bool(ones[5]), table)
         if fast is not None:
             return fast  # (lower_sum(...) · scale of each sum, +inf where not later: as below)
         later = np.arange(D)[None, :] > np.arange(K)[:, None]  # grandchild (k, i) for i > k

@@ -313,8 +313,7 @@ DENSE_PAIRS = 8.0
 
 def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpos: np.ndarray, slot: np.ndarray,
                        K: int, D: int, P: np.ndarray, Q: np.ndarray, W: float, scale: float, stop: float = np.inf,
-                       groups: tuple | None = None, by_group: bool = False, xlogx: np.ndarray | None = None,
-                       nested: tuple | None = None):
+                       groups: tuple | None = None, by_group: bool = False, xlogx: np.ndarray | None = None):
     """B1's bounds of a node's children and grandchildren (child k's from column k + 1 on), the
     counts taken from each row's positions of 1s (position t is the node's column ``slot[t]``, −1
     for none), rows equal on the node's columns once per cell when ``groups`` = (order, starts)
@@ -327,9 +326,7 @@ def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpo
     ``stop``; or None without the kernels.  ``xlogx``: the table x·log x of whole counts up to
     ``W`` (:attr:`riskformula.solver.cells.CellData.xlogx`), from which the h terms are then read,
     with its own margin subtracted too (:func:`riskformula.solver._compiled.table_margin`); None
-    computes them with logs.  ``nested``: (chain, rank, off) of the D columns when they fall into
-    chains of nested columns (:func:`riskformula.solver._compiled._nested_counts`: the same
-    counts, taken by the rows' ranks in each chain)."""
+    computes them with logs."""
     k = compiled()
     if k is None:
         return None
@@ -343,9 +340,7 @@ def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpo
                             np.ascontiguousarray(slot, dtype=np.int64), int(K),
                             int(D), P, Q, np.arange(1, K + 1, dtype=np.int64), float(stop), float(DENSE_PAIRS),
                             bool(by_group and groups is not None), float(W), float(scale), t, used,
-                            ot, ou, np.empty(0) if xlogx is None else xlogx,
-                            *((np.empty(0, dtype=np.int64),) * 3 if nested is None else
-                              tuple(np.ascontiguousarray(a, dtype=np.int64) for a in nested)))
+                            ot, ou, np.empty(0) if xlogx is None else xlogx)
     return ot, t
 
 

@@ -1017,7 +1017,6 @@ class SupportSearch(SupportRules):
         # positions after those, and None means every position from it on))
         self._groups_after: dict = {}
         self._ordered: tuple | None = None  # _grandchildren's copies of the data, made on first use
-        self._chains: tuple | None = None  # each column's chain of nested columns and rank (see _nested)
         # B8: each column's position, and the exact linear dependencies between the columns
         # (positions, each on earlier ones: one-hot levels, complementary items), found once
         self._position = {j: q for q, j in enumerate(order)}
@@ -1638,36 +1637,8 @@ class SupportSearch(SupportRules):
         # (so equal on these columns), with each group's positions of 1s there
         gptr, gpos, rows, starts = self._equal_after(int(np.min(full)), ptr, pos)
         own, pair = self.data.grandchildren_saturated(cell, n_cells, Xb, K, (gptr, gpos, slot, rows, starts, True),
-                                                      enough, self._nested(full, K, n_cells))
+                                                      enough)
         return own, pair, np.minimum(own, pair.min(axis=1))  # a row with no grandchildren is all +inf
-
-    #: the most entries (cells × slots²) of the tables of :meth:`_nested`'s counts
-    nested_entries = 1 << 22
-
-    def _nested(self, full: np.ndarray, K: int, n_cells: int) -> tuple | None:
-        """The chains of nested columns among the list ``full`` (positions) of a node two short
-        of the size limit, for :meth:`~riskformula.solver.cells.CellData.grandchildren_saturated`'s
-        counts by chains (the cuts of each threshold term, checked nested on every row:
-        :meth:`~riskformula.solver.cells.CellData.nested_chains`): (chain, rank, off), or None
-        where the pairs of 1s cost less (a speed rule: both give the same sums).  The chains'
-        counts cost about an add per row and pair of chains, and per cell a table of (columns +
-        chains)² entries; the pairs', by the product per cell, rows × children × columns."""
-        if self._chains is None:
-            self._chains = self.data.nested_chains(list(getattr(self.p, "cut_families", ())))
-        chain, grank = self._chains
-        js = np.asarray(self._order, dtype=np.intp)[full]
-        ids, fam = np.unique(chain[js], return_inverse=True)
-        F, D = len(ids), len(js)
-        S = D + F
-        n = self.data.n
-        if n_cells * S * S > self.nested_entries or 4 * (n * F * F + 2 * n_cells * S * S) >= n * K * D:
-            return None
-        o = np.lexsort((grank[js], fam))
-        size = np.bincount(fam, minlength=F)
-        start = np.r_[0, np.cumsum(size)[:-1]]
-        rank = np.empty(D, dtype=np.int64)
-        rank[o] = np.arange(D) - start[fam[o]]
-        return fam.astype(np.int64), rank, np.r_[0, np.cumsum(size + 1)].astype(np.int64)
 
     def _equal_after(self, q0: int, ptr: np.ndarray, pos: np.ndarray) -> tuple:
         """The rows grouped by their values on the columns from position q0 on (the cells of that

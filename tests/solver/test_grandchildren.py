@@ -177,66 +177,6 @@ def test_the_table_of_x_log_x_gives_bounds_below_exact_b1(seed):
             assert pair[k, i] <= exact and pair[k, i] >= exact - 1e-12
 
 
-def _chained(seed):
-    """Two or three threshold-like terms (cuts x ≤ c of one variable, nested) in a shuffled column
-    order, a plain 0/1 column, and one 'family' that is not nested (so left as single columns)."""
-    rng = np.random.default_rng(4700 + seed)
-    n = int(rng.integers(15, 80))
-    cols, families = [], []
-    for _ in range(int(rng.integers(2, 4))):
-        v = np.round(rng.normal(size=n), 1)
-        cuts = np.unique(rng.choice(v, size=int(rng.integers(1, 6))))
-        families.append(list(range(len(cols), len(cols) + len(cuts))))
-        cols += [(v <= c).astype(float) for c in cuts]
-    cols.append((rng.random(n) < 0.4).astype(float))
-    families.append([len(cols), len(cols) + 1])  # two independent columns: not a chain
-    cols += [(rng.random(n) < 0.5).astype(float), (rng.random(n) < 0.5).astype(float)]
-    X = np.column_stack(cols)
-    perm = rng.permutation(X.shape[1])
-    X = X[:, perm]
-    where = np.argsort(perm)
-    families = [[int(where[j]) for j in f] for f in families]
-    P = rng.integers(0, 4, n).astype(float)
-    Q = rng.integers(0, 4, n).astype(float)
-    Q[(P + Q) == 0] = 1
-    return X, families, CellData(_Loss(X, P, Q)), rng
-
-
-@pytest.mark.parametrize("seed", range(30))
-def test_the_counts_by_chains_are_the_counts_of_the_pairs(seed):
-    # the counts of a node's children and grandchildren by chains of nested columns (the rows'
-    # ranks in each chain, CellData.nested_chains) give the same bounds, bit for bit, as the pairs
-    # of 1s counted row by row, group by group, or by one product per cell
-    if kernels.compiled() is None:
-        pytest.skip("the counts by chains are in the compiled loops")
-    X, families, data, rng = _chained(seed)
-    chain, grank = data.nested_chains(families)
-    d = X.shape[1]
-    for f in families[:-1]:  # the threshold-like ones are chains, ranked by their counts of 1s
-        assert len(set(chain[f])) == 1 and sorted(grank[f]) == list(range(len(f)))
-        by_rank = sorted(f, key=lambda j: grank[j])
-        assert np.all(X[:, by_rank[:-1]] <= X[:, by_rank[1:]])
-    assert len(set(chain[families[-1]])) == 2  # not nested: single columns
-    cell, n_cells = data.partition([0, 2][: int(rng.integers(0, 3))])
-    q0 = int(rng.integers(0, 3))
-    D = d - q0
-    K = int(rng.integers(1, D + 1))
-    js = np.arange(q0, d)
-    ids, fam = np.unique(chain[js], return_inverse=True)
-    o = np.lexsort((grank[js], fam))
-    size = np.bincount(fam)
-    rank = np.empty(D, dtype=np.int64)
-    rank[o] = np.arange(D) - np.r_[0, np.cumsum(size)[:-1]][fam[o]]
-    nested = (fam.astype(np.int64), rank, np.r_[0, np.cumsum(size + 1)].astype(np.int64))
-    sid = data.partition(list(range(q0, d)))[0]
-    order = np.argsort(sid, kind="stable").astype(np.int64)
-    starts = np.r_[0, np.flatnonzero(np.diff(sid[order])) + 1, len(sid)].astype(np.int64)
-    for ones in (_ones(X, q0), (*_ones(X, q0), order, starts), _by_group(X, q0, order, starts)):
-        want = data.grandchildren_saturated(cell, n_cells, X[:, q0:], K, ones)
-        got = data.grandchildren_saturated(cell, n_cells, X[:, q0:], K, ones, nested=nested)
-        assert np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])
-
-
 def test_no_table_above_its_limit(monkeypatch):
     X, data, _ = _data(1)
     monkeypatch.setattr(CellData, "TABLE_MAX", int(data.W) - 1)
