@@ -131,7 +131,8 @@ class CellData:
         (:func:`riskformula.solver.kernels.grandchildren_rows`) reads its h terms: h(A, B) =
         F[A + B] − F[A] − F[B], three loads and two subtractions where the formula of
         :func:`h_terms` takes two divisions and two logs (most of that count's time on nested
-        threshold cuts); None above :attr:`TABLE_MAX`.
+        threshold cuts); None above :attr:`TABLE_MAX` or when the weights are not whole counts
+        (every cell count must be an index of the table).
 
         Its rounding (a bound of its own, subtracted as well as :func:`lower_sum`'s margin by
         :func:`riskformula.solver._compiled.table_margin`): with a log accurate to 4 units in the
@@ -145,7 +146,7 @@ class CellData:
         A, B ≥ 1 is at least log 2, far above its error for W ≤ 2^22)."""
         if not hasattr(self, "_xlogx"):
             W = self.W
-            if not (W <= self.TABLE_MAX and W == int(W)):
+            if not (self.ok and W <= self.TABLE_MAX and W == int(W)):  # (ok: whole counts P, Q)
                 self._xlogx = None
             else:
                 x = np.arange(int(W) + 1, dtype=float)

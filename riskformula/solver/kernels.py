@@ -32,8 +32,11 @@ What each kernel may and may not change:
   for any summation order (each of n terms adds at most n·ε of the sum), each term is h(A, B)
   computed with the operations of :func:`riskformula.solver.cells.h_terms` (one division, one log,
   one product per part; LLVM's log, like numpy's, is accurate to well under the 4 units in the
-  last place the margin allows), and numba compiles without ``fastmath`` (no reassociation; a
-  fused multiply-add would only remove roundings).  The cell sums of P and Q are sums of whole
+  last place the margin allows) — or read from the table x·log x of
+  :attr:`riskformula.solver.cells.CellData.xlogx`, whose own margin
+  (:func:`riskformula.solver._compiled.table_margin`, proven there) is then subtracted too — and
+  numba compiles without ``fastmath`` (no reassociation; a fused multiply-add would only remove
+  roundings).  The cell sums of P and Q are sums of whole
   counts below 2^40: exact in any order.
 * :func:`raise_score_sum` is B3's repair in int64, the same integer operations as the Python loop
   it replaces (exact; the caller checks the constraints afterwards in any case), and
