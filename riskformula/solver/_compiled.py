@@ -422,18 +422,17 @@ EPS = 2.0 ** -52  # numpy's float eps, as riskformula.solver.cells.EPS
 def _h_table(a, b, F):
     """h(a, b) of whole counts from the table F[x] = x·log x (:attr:`riskformula.solver.cells.CellData.xlogx`):
     F[a + b] − F[a] − F[b], 0 exactly for one class (or none), as :func:`_h`; its error is bounded
-    by :func:`table_margin`, not by a share of the term."""
+    by :func:`riskformula.solver.cells.table_margin`, not by a share of the term."""
     if a <= 0 or b <= 0:
         return 0.0
     return F[int(a + b)] - F[int(a)] - F[int(b)]
 
 
 @njit
-def table_margin(W):
-    """What h terms read from the table x·log x (:func:`_h_table`) may add to a sum of them over
-    the cells of one partition of rows of weight ``W``, beyond :func:`lower_sum`'s margin (see
-    :attr:`riskformula.solver.cells.CellData.xlogx` for the proof): 24·ε·W·max(log W, 1)."""
-    return 24.0 * EPS * W * max(math.log(W), 1.0) if W > 1.0 else 24.0 * EPS * W
+def _h_of(a, b, F):
+    """h(a, b): from the table ``F`` when it is given (non-empty, :func:`_h_table`), else computed
+    with logs (:func:`_h`)."""
+    return _h_table(a, b, F) if F.shape[0] > 0 else _h(a, b)
 
 
 @njit
@@ -477,19 +476,14 @@ def grandchildren(GP, GQ, aP, aQ, bP, bQ, Pt, Qt, first, stop, out_t, out_used, 
     sums them in numpy (called by :func:`grandchildren_rows`).  A grandchild's sum stops
     (with its count so far) once it reaches ``stop``: a partial sum of nonnegative terms is still
     a lower bound, and the caller's margin holds for it.  With a table ``F`` of x·log x (non-empty)
-    the h terms are read from it (:func:`_h_table`; the caller adds :func:`table_margin`), else
-    computed with logs (:func:`_h`)."""
+    the h terms are read from it (:func:`_h_of`; the caller subtracts the table's margin too)."""
     C, K, D = GP.shape
-    table = F.shape[0] > 0
     for k in range(K):
         t, used = 0.0, 0
         for c in range(C):
             p1, q1 = aP[c, k], aQ[c, k]
             p0, q0 = Pt[c] - p1, Qt[c] - q1
-            if table:
-                t += _h_table(p1, q1, F) + _h_table(p0, q0, F)
-            else:
-                t += _h(p1, q1) + _h(p0, q0)
+            t += _h_of(p1, q1, F) + _h_of(p0, q0, F)
             used += (p1 + q1 > 0) + (p0 + q0 > 0)
         own_t[k], own_used[k] = t, used
         for b in range(first[k], D):
@@ -499,11 +493,7 @@ def grandchildren(GP, GQ, aP, aQ, bP, bQ, Pt, Qt, first, stop, out_t, out_used, 
                 p10, q10 = aP[c, k] - p11, aQ[c, k] - q11
                 p01, q01 = bP[c, b] - p11, bQ[c, b] - q11
                 p00, q00 = Pt[c] - p11 - p10 - p01, Qt[c] - q11 - q10 - q01
-                if table:
-                    t += _h_table(p11, q11, F) + _h_table(p10, q10, F) + _h_table(p01, q01, F) \
-                        + _h_table(p00, q00, F)
-                else:
-                    t += _h(p11, q11) + _h(p10, q10) + _h(p01, q01) + _h(p00, q00)
+                t += _h_of(p11, q11, F) + _h_of(p10, q10, F) + _h_of(p01, q01, F) + _h_of(p00, q00, F)
                 used += (p11 + q11 > 0) + (p10 + q10 > 0) + (p01 + q01 > 0) + (p00 + q00 > 0)
                 if t >= stop:
                     break
@@ -648,7 +638,7 @@ def _dense_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, D, P, Q,
 
 @njit
 def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D, P, Q, first, stop, dense, by_group,
-                       W, scale, out_t, out_used, own_t, own_used, F):
+                       W, scale, out_t, out_used, own_t, own_used, F, extra):
     """:func:`grandchildren` with the counts taken from the rows: ``rowpos[rowptr[r]:rowptr[r + 1]]``
     are the positions of the 0/1 columns equal to 1 in row r; position t is the node's column
     ``slot[t]`` of D (−1: not one of them), its children the first K, each child's children the
@@ -662,7 +652,8 @@ def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D,
     than (groups × K × D) / ``dense``.  Last, each sum becomes its bound: :func:`lower_sum` of
     it (its count of terms, ``W``) times ``scale``, in ``own_t`` and ``out_t`` (+inf in row k
     before ``first[k]``).  With a table ``F`` of x·log x (non-empty; whole counts up to ``W``)
-    the h terms are read from it and :func:`table_margin` is subtracted too."""
+    the h terms are read from it, and ``extra`` (its margin,
+    :func:`riskformula.solver.cells.table_margin`; 0 without it) is subtracted too."""
     Pt = np.zeros(n_cells)
     Qt = np.zeros(n_cells)
     for r in range(cell.shape[0]):
@@ -704,7 +695,6 @@ def grandchildren_rows(cell, n_cells, order, starts, rowptr, rowpos, slot, K, D,
     else:
         _row_counts(cell, idx, C, order, starts, rowptr, rowpos, slot, K, P, Q, GP, GQ, bP, bQ, by_group)
     grandchildren(GP, GQ, bP[:, :K], bQ[:, :K], bP, bQ, Pc, Qc, first, stop, out_t, out_used, own_t, own_used, F)
-    extra = table_margin(W) if F.shape[0] > 0 else 0.0
     for k in range(K):
         own_t[k] = max(lower_sum(own_t[k], own_used[k], W) - extra, 0.0) * scale
         for b in range(D):

@@ -87,6 +87,13 @@ def lower_sum(total: np.ndarray | float, n_terms: np.ndarray | float, weight: fl
     return np.maximum(total - margin, 0.0)
 
 
+def table_margin(weight: float) -> float:
+    """What h terms read from the table x·log x (:attr:`CellData.xlogx`) may add to a sum of them
+    over the cells of one partition of rows of total weight ``weight``, beyond :func:`lower_sum`'s
+    margin: 24·ε·W·max(log W, 1) (the proof is :attr:`CellData.xlogx`'s)."""
+    return 24.0 * EPS * weight * max(math.log(weight), 1.0) if weight > 1.0 else 24.0 * EPS * weight
+
+
 class CellData:
     """The distinct training rows of a loss as integer counts, with per-column value codes.
 
@@ -135,7 +142,7 @@ class CellData:
         (every cell count must be an index of the table).
 
         Its rounding (a bound of its own, subtracted as well as :func:`lower_sum`'s margin by
-        :func:`riskformula.solver._compiled.table_margin`): with a log accurate to 4 units in the
+        :func:`table_margin`): with a log accurate to 4 units in the
         last place (the module's assumption), each entry is within 4.6·ε·F[x] of x·log x (F ≥ 0,
         and F[1] = 0 exactly); a term with A, B ≥ 1 (one class gives 0 exactly, as the formula
         does) is then within 4.6·ε·(F[N] + F[A] + F[B]) + 1.1·ε·(F[N] + F[A] + F[B]) ≤ 11.4·ε·F[N]
@@ -271,13 +278,13 @@ class CellData:
         # a computed sum t of u ≤ 4·n_cells terms has lower_sum(t, u) ≥ t·(1 − 2(u + 8)ε) − 4εW
         table = self.xlogx if ones is not None else None
         # (the table's margin too: a sum stopped there still reaches ``enough`` after both)
-        extra = 24 * EPS * self.W * max(math.log(self.W), 1.0) if table is not None and self.W > 1 else 0.0
+        extra = table_margin(self.W) if table is not None else 0.0
         stop = math.inf if enough == math.inf else \
             (enough / scale + 4 * EPS * self.W + 2 * extra) / (1 - 2 * (4 * n_cells + 8) * EPS)
         fast = None if ones is None else kernels.grandchildren_rows(cell, n_cells, ones[0], ones[1], ones[2], K, D,
                                                                     self.P, self.Q, self.W, scale, stop,
                                                                     tuple(ones[3:5]) if len(ones) > 3 else None,
-                                                                    len(ones) > 5 and bool(ones[5]), table)
+                                                                    len(ones) > 5 and bool(ones[5]), table, extra)
         if fast is not None:
             return fast  # (lower_sum(...) · scale of each sum, +inf where not later: as below)
         later = np.arange(D)[None, :] > np.arange(K)[:, None]  # grandchild (k, i) for i > k

@@ -34,7 +34,7 @@ What each kernel may and may not change:
   one product per part; LLVM's log, like numpy's, is accurate to well under the 4 units in the
   last place the margin allows) — or read from the table x·log x of
   :attr:`riskformula.solver.cells.CellData.xlogx`, whose own margin
-  (:func:`riskformula.solver._compiled.table_margin`, proven there) is then subtracted too — and
+  (:func:`riskformula.solver.cells.table_margin`, proven there) is then subtracted too — and
   numba compiles without ``fastmath`` (no reassociation; a fused multiply-add would only remove
   roundings).  The cell sums of P and Q are sums of whole
   counts below 2^40: exact in any order.
@@ -316,7 +316,8 @@ DENSE_PAIRS = 8.0
 
 def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpos: np.ndarray, slot: np.ndarray,
                        K: int, D: int, P: np.ndarray, Q: np.ndarray, W: float, scale: float, stop: float = np.inf,
-                       groups: tuple | None = None, by_group: bool = False, xlogx: np.ndarray | None = None):
+                       groups: tuple | None = None, by_group: bool = False, xlogx: np.ndarray | None = None,
+                       margin: float = 0.0):
     """B1's bounds of a node's children and grandchildren (child k's from column k + 1 on), the
     counts taken from each row's positions of 1s (position t is the node's column ``slot[t]``, −1
     for none), rows equal on the node's columns once per cell when ``groups`` = (order, starts)
@@ -328,7 +329,7 @@ def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpo
     where a column is not after the child's), a grandchild's sum stopped once it reaches
     ``stop``; or None without the kernels.  ``xlogx``: the table x·log x of whole counts up to
     ``W`` (:attr:`riskformula.solver.cells.CellData.xlogx`), from which the h terms are then read,
-    with its own margin subtracted too (:func:`riskformula.solver._compiled.table_margin`); None
+    with its own ``margin`` subtracted too (:func:`riskformula.solver.cells.table_margin`); None
     computes them with logs."""
     k = compiled()
     if k is None:
@@ -343,7 +344,8 @@ def grandchildren_rows(cell: np.ndarray, n_cells: int, rowptr: np.ndarray, rowpo
                             np.ascontiguousarray(slot, dtype=np.int64), int(K),
                             int(D), P, Q, np.arange(1, K + 1, dtype=np.int64), float(stop), float(DENSE_PAIRS),
                             bool(by_group and groups is not None), float(W), float(scale), t, used,
-                            ot, ou, np.empty(0) if xlogx is None else xlogx)
+                            ot, ou, np.empty(0) if xlogx is None else xlogx,
+                            float(margin) if xlogx is not None else 0.0)
     return ot, t
 
 
