@@ -162,7 +162,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     subset : array-like of bool or str, optional
         The rows to fit on, as R's ``subset=``: a boolean mask (a pandas Series is matched to the
         rows by index label, anything else is taken in row order) or a condition in the syntax of
-        :meth:`pandas.DataFrame.query` (``subset="age >= 18 and ward != 'icu'"``).  None
+        :meth:`pandas.DataFrame.query` (``subset="age >= 18 and ward != 'icu'"``) that compares
+        and combines columns (backtick-quoted when their names have spaces) and literals only:
+        no ``@variables``, calls, attributes or subscripts (the text is data and runs no code;
+        for more, pass a mask such as ``data["name"].str.startswith("A")``).  None
         (default): every row.  The model then remembers those rows only (``nobs``, the
         training evaluation, ``fittedvalues``).
     control : SearchControl, optional
@@ -217,13 +220,19 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
 def _subset(data, subset):
     """The rows of ``data`` that ``subset`` selects (see :func:`risk_score`), or one clear error."""
     from .backends import is_dask_frame
+    from .design.guard import check_condition
     from .design.spec import check_frame
-    from .errors import DataError, SettingsError
+    from .errors import DataError, FormulaError, SettingsError
     if not is_dask_frame(data):
         check_frame(data)
     if isinstance(subset, str):
+        # text is data: only columns, literals and operators, then pandas with no variables in reach
         try:
-            rows = data.query(subset)
+            check_condition(subset, data.columns)
+        except FormulaError as e:
+            raise SettingsError(str(e)) from None
+        try:
+            rows = data.query(subset, local_dict={}, global_dict={})
         except Exception as e:  # pandas' errors for a bad condition: a name, a syntax, a type
             raise SettingsError(f"`subset={subset!r}` could not be evaluated on `data` "
                                 f"({type(e).__name__}: {e}); write a condition on its columns, such as "

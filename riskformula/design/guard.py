@@ -46,7 +46,7 @@ from formulaic.utils.code import sanitize_variable_names
 
 from ..errors import FormulaError
 
-__all__ = ["check_formula_code", "check_term_code", "SAFE_BUILTINS"]
+__all__ = ["check_formula_code", "check_term_code", "check_condition", "SAFE_BUILTINS"]
 
 #: builtins a formula may call: pure functions of their arguments
 SAFE_BUILTINS = frozenset({"abs", "round", "min", "max", "int", "float", "bool", "str"})
@@ -170,3 +170,67 @@ def check_formula_code(formula: str, columns: Iterable, context: Mapping | None 
                     check_term_code(factor.expr, columns, context)
 
 
+
+
+#: what a row condition (``subset="age >= 18 and ward != 'icu'"``) may hold: names of columns,
+#: literals, comparisons, boolean and arithmetic operators — no call, attribute or subscript
+_CONDITION_NODES = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.List, ast.Tuple, ast.BoolOp, ast.And,
+                    ast.Or, ast.UnaryOp, ast.Not, ast.Invert, ast.USub, ast.UAdd, ast.BinOp, ast.Add, ast.Sub,
+                    ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.BitXor,
+                    ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn)
+
+
+def check_condition(text: str, columns: Iterable) -> None:
+    """Refuse a row condition for :meth:`pandas.DataFrame.query` (``subset=`` of
+    :func:`~riskformula.risk_score`) unless it only compares and combines the data's ``columns``
+    (bare, or quoted in backticks as pandas quotes them) and literals: no ``@`` (pandas' reach into
+    the caller's variables), no call, attribute, subscript or other Python, so that pandas
+    evaluates nothing but the columns' values.  One :class:`~riskformula.errors.FormulaError`
+    that says what is not allowed."""
+    columns = {str(c) for c in columns}
+    how = (" A condition compares columns with values, e.g. subset=\"age >= 18 and ward != 'icu'\" "
+           "(names with spaces in backticks); for anything else pass a boolean mask, e.g. "
+           "subset=data['name'].str.startswith('A').")
+    # backtick-quoted names (outside string literals) become placeholders; '@' is refused
+    out, names, i, quote = [], {}, 0, None
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            out.append(ch)
+            if ch == "\\" and i + 1 < len(text):
+                out.append(text[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+            out.append(ch)
+        elif ch == "`":
+            end = text.find("`", i + 1)
+            if end < 0:
+                raise FormulaError(f"`subset={text!r}` has an opening backtick without its closing one.{how}")
+            key = f"_rf_quoted_{len(names)}"
+            names[key] = text[i + 1:end]
+            out.append(f" {key} ")
+            i = end
+        elif ch == "@":
+            raise FormulaError(f"`subset={text!r}` uses `@`, which reads the caller's variables; a condition may "
+                               f"only name columns of the data.{how}")
+        else:
+            out.append(ch)
+        i += 1
+    try:
+        tree = ast.parse("".join(out).strip(), mode="eval")
+    except SyntaxError:
+        raise FormulaError(f"`subset={text!r}` is not a condition pandas can read.{how}") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _CONDITION_NODES):
+            kind = {ast.Call: "a function call", ast.Attribute: "an attribute",
+                    ast.Subscript: "a subscript"}.get(type(node), f"Python code ({type(node).__name__.lower()})")
+            raise FormulaError(f"`subset={text!r}` uses {kind}, which a row condition may not use.{how}")
+        if isinstance(node, ast.Name):
+            name = names.get(node.id, node.id)
+            if name not in columns and name not in ("True", "False"):
+                raise FormulaError(f"`subset={text!r}` names `{name}`, which is not a column of `data`.{how}")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool, type(None))):
+            raise FormulaError(f"`subset={text!r}` holds the literal {node.value!r}.{how}")

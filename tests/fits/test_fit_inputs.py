@@ -5,6 +5,7 @@ path given as `data`."""
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import riskformula as rf
@@ -40,13 +41,40 @@ def test_subset_series_is_matched_by_label(wdbc):
 
 
 @pytest.mark.parametrize("subset, message", [
-    ("nope > 1", r"could not be evaluated on `data`.*nope"),
+    ("nope > 1", r"names `nope`, which is not a column of `data`"),
+    ("texture_worst > '1' + 2", r"could not be evaluated on `data`"),
     ([1, 2], r"boolean mask with one value per row of `data` \(569\).*int64 with 2 values"),
     (np.ones((569, 2), bool), r"shape \(569, 2\)"),
 ])
 def test_bad_subset(wdbc, subset, message):
     with pytest.raises(SettingsError, match=message):
         fit(wdbc, subset=subset)
+
+
+@pytest.mark.parametrize("condition, what", [
+    ("@pd.core.frame.com.builtins.__import__('os').system('touch {marker}') == 0 or texture_worst > 1", "uses `@`"),
+    ("texture_worst.__class__.__init__.__globals__ == 1", "uses an attribute"),
+    ("__import__('os').system('touch {marker}') == 0", "uses a function call"),
+    ("texture_worst[0] > 1", "uses a subscript"),
+    ("(lambda: 1)() == 1", "uses a function call"),
+])
+def test_a_subset_condition_runs_no_code(wdbc, tmp_path, condition, what):
+    # the condition is data: only columns, literals and operators reach pandas, with no variables
+    marker = tmp_path / "ran"
+    before = wdbc.copy()
+    with pytest.raises(SettingsError, match=what):
+        fit(wdbc, subset=condition.format(marker=marker))
+    assert not marker.exists()
+    pd.testing.assert_frame_equal(wdbc, before)
+
+
+def test_a_subset_condition_reads_backticks_strings_and_lists(wdbc):
+    data = wdbc.rename(columns={"texture_worst": "texture worst"})
+    data["side"] = np.where(data["radius_mean"] > 14, "left @ 1", "right")
+    keep = (data["texture worst"] > 20) & data["side"].isin(["left @ 1"]) & ~(data["radius_mean"] > 20)
+    m = rf.risk_score("diagnosis == 'M' ~ threshold(radius_mean)", data, max_size=1, time_limit=10,
+                      subset="`texture worst` > 20 and side in ['left @ 1'] & ~(radius_mean > 20)")
+    assert m.nobs == int(keep.sum())
 
 
 def test_subset_selecting_nothing(wdbc):
