@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import math
 import os
 import sys
@@ -61,12 +62,27 @@ def _read(path: str) -> pd.DataFrame:
         raise DataError(f"--data {path!r} is a folder; give a CSV or Parquet file in it.")
     parquet = p.suffix.lower() in (".parquet", ".pq")
     try:
-        return pd.read_parquet(p) if parquet else pd.read_csv(p)
+        data = pd.read_parquet(p) if parquet else pd.read_csv(p)
+        if not parquet:
+            _no_repeated_header(p, path)
+        return data
     except (OSError, ValueError, ImportError) as e:
         # pandas' ParserError, EmptyDataError and UnicodeDecodeError are all ValueErrors; a bad
         # Parquet file raises pyarrow's ArrowInvalid (a ValueError) and a missing engine ImportError.
         kind = "Parquet" if parquet else "CSV (comma-separated, UTF-8)"
         raise DataError(f"could not read --data {path!r} as {kind}: {type(e).__name__}: {e}") from None
+
+
+def _no_repeated_header(p: Path, path: str) -> None:
+    """Refuse a CSV file whose header names a column twice (pandas would rename the second
+    ``a`` to ``a.1`` and the model would use both without a word)."""
+    with open(p, newline="", encoding="utf-8-sig") as f:
+        header = next(csv.reader(f), [])
+    seen: set = set()
+    twice = [name for name in header if name in seen or seen.add(name)]
+    if twice:
+        raise DataError(f"--data {path!r} names the column {twice[0]!r} twice in its header; give each column "
+                        "its own name.")
 
 
 def _check_output(path: str, option: str) -> None:
@@ -337,8 +353,13 @@ def _use(args) -> int:
                                 f"({type(model).__name__}) has no horizons. Leave it out.")
         data = _read(args.data)
         if args.command == "predict":
+            hs = list(dict.fromkeys(model.horizons if horizon is None else horizon)) if survival else []
+            written = ["score"] + ([f"risk_{h:g}" for h in hs] if survival else ["risk"])
+            taken = [c for c in data.columns if c in written]
+            if taken:
+                raise DataError(f"--data already has a column {taken[0]!r}, which predict writes (the score and "
+                                "the risk); rename that column in the file, or drop it, and run predict again.")
             if survival:       # one column per horizon, named after it
-                hs = list(dict.fromkeys(model.horizons if horizon is None else horizon))
                 risks = model.predict(data, horizon=hs)
                 out = data.assign(score=model.score(data))
                 for h, col in zip(hs, risks.columns):

@@ -84,3 +84,29 @@ def test_python_m_runs_the_cli(csv):
     bad = subprocess.run([sys.executable, "-m", "riskformula", "fit", "y ~ x1", "--data", csv + ".missing"],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert bad.returncode == 1 and bad.stderr.startswith("riskformula: error: no file")
+
+
+def test_a_header_naming_a_column_twice_is_refused(data, tmp_path, capsys):
+    # pandas would read the second `x1` as `x1.1`, and `y ~ .` would use both without a word
+    path = tmp_path / "twice.csv"
+    text = data.to_csv(index=False)
+    header, rest = text.split("\n", 1)
+    path.write_text(header.replace("x2", "x1", 1) + "\n" + rest)
+    _fails(capsys, ["fit", "y ~ .", "--data", str(path), "--no-progress"], "'x1' twice", "its own name")
+
+
+def test_predict_does_not_overwrite_a_column_of_the_data(csv, data, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["fit", "y ~ x1", "--data", csv, "--json", str(model), "--time-limit", "10", "--no-progress"]) == 0
+    capsys.readouterr()
+    for name in ("risk", "score"):
+        path = tmp_path / f"with_{name}.csv"
+        data.assign(**{name: 1.0}).to_csv(path, index=False)
+        _fails(capsys, ["predict", str(model), "--data", str(path)], f"already has a column '{name}'",
+               "rename that column")
+    # a column the prediction does not write is kept as it is
+    path = tmp_path / "with_other.csv"
+    data.assign(risk_note="keep").to_csv(path, index=False)
+    assert main(["predict", str(model), "--data", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].endswith("risk_note,score,risk")
