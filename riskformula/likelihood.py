@@ -87,13 +87,18 @@ class Likelihood:
         return self.wnobs - self.k
 
 
+def fitted_scale(model) -> bool:
+    """Whether ``model``'s score scale was chosen by the fit: among several given scales, or among
+    every scale > 0 (the support search's continuous scale, whose settings keep only the one chosen)."""
+    return len(model.settings.scales) > 1 or bool((model.solver.settings or {}).get("continuous_scale"))
+
+
 def parameters(model) -> int:
     """``df_model`` of ``model``: its items (nonzero points per design column), plus 1 for a
     fitted score scale (chosen among several or among every scale > 0); a net-benefit score's band
     risks (one per band) stand for the intercept, so all of them but one count too."""
     items = int(np.count_nonzero(model.design_points.to_numpy()[1:]))
-    # a scale chosen among several, or among every scale > 0 (the support search's continuous scale)
-    scale = int(len(model.settings.scales) > 1 or bool((model.solver.settings or {}).get("continuous_scale")))
+    scale = int(fitted_scale(model))
     nb = getattr(model, "nb", None)
     bands = len(nb.band_risk) - 1 if nb is not None else 0
     return items + scale + bands

@@ -364,6 +364,7 @@ class ScoreRecord:
     @property
     def fittedvalues(self) -> pd.Series:
         """Predicted risk of every training row (``predict()``), indexed like the training data."""
+        self._fitted_rows("fittedvalues")
         return self.predict()
 
     def _likelihood(self) -> Likelihood:
@@ -401,8 +402,8 @@ class ScoreRecord:
 
     @property
     def df_resid(self) -> float:
-        """Residual degrees of freedom: the rows (their total weight with sample weights) minus
-        ``df_model + 1``."""
+        """Residual degrees of freedom: the rows (their total weight with sample weights, each event
+        counted ``positive_weight`` times, as ``llf`` counts it) minus ``df_model + 1``."""
         return self._likelihood().df_resid
 
     @property
@@ -413,7 +414,8 @@ class ScoreRecord:
     @property
     def bic(self) -> float:
         """Bayesian information criterion, −2 ``llf`` + (``df_model`` + 1) · log(n), n the training
-        rows (their total weight with sample weights)."""
+        rows (their total weight with sample weights, each event counted ``positive_weight`` times,
+        as ``llf`` counts it)."""
         return self._likelihood().bic
 
     def _resid(self, kind: str) -> pd.Series:

@@ -26,6 +26,7 @@ from ..errors import CalibrationWarning, DataError, SettingsError
 from ..design import DesignMatrix
 from ..design.missing import dropped_variables
 from ..fitinfo import index_digest
+from ..likelihood import fitted_scale
 from ..record import ScoreRecord
 from . import metrics, render
 from .evaluation import evaluate
@@ -544,7 +545,8 @@ def _lr_tests(models, rows, labels, notes: list[str], numbered: bool, survival: 
                      "approximate.")
     else:
         notes.append("Likelihood-ratio tests compare consecutive models: deviance change = deviance(smaller) − "
-                     "deviance(larger), df = difference in size, p from χ²(df). The χ² reference assumes nested "
+                     "deviance(larger), df = difference in df_model (the items, plus 1 for a score scale chosen by the "
+                     "fit), p from χ²(df). The χ² reference assumes nested "
                      "maximum-likelihood fits with real coefficients; with integer points the p-values are "
                      "approximate.")
     return pd.DataFrame(out, columns=LR_COLUMNS)
@@ -672,7 +674,7 @@ def compare(*models: ScoreRecord, names=None, data: pd.DataFrame | None = None,
                         "AIC = deviance + 2k, BIC = deviance + k·log(n), k = items + 1 (the points and the "
                         "intercept; each level and each cut counts); integer points are not free real "
                         "parameters, so AIC and BIC are approximate.")
-        if any(len(m.settings.scales) > 1 for m in models):
+        if any(fitted_scale(m) for m in models):
             notes.insert(1, "A score scale chosen by the fit (scale=\"fit\" or a list) counts as one more "
                             "parameter in k and in the likelihood-ratio tests' df.")
     else:

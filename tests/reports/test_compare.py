@@ -181,3 +181,17 @@ def test_reference_row_uses_the_models_context(data):
         rf.compare(small, loaded, data=data)
     again = rf.from_json(big.to_json(), trusted=True, context={"f": _above_half})
     pd.testing.assert_frame_equal(rf.compare(small, again, data=data).frame, t.frame)
+
+
+def test_notes_count_a_continuous_scale_as_the_table_does(data):
+    # a scale chosen among every scale > 0 (the support search keeps only the one chosen in
+    # settings.scales) is one more parameter in the table and in the notes that explain it
+    grid = rf.risk_score("y ~ x1 + x2", data, max_size=2, time_limit=10, scale=1.0)
+    fitted = rf.risk_score("y ~ x1 + x2", data, max_size=2, time_limit=10, scale="fit")
+    assert len(fitted.settings.scales) == 1 and fitted.df_model == fitted.size + 1
+    t = rf.compare(grid, fitted)
+    assert t.lr_tests.iloc[0]["df"] == fitted.df_model - grid.df_model
+    notes = " ".join(t.notes)
+    assert "counts as one more parameter" in notes and "difference in df_model" in notes
+    row = t.to_frame().iloc[1]
+    assert row.aic == pytest.approx(2 * fitted.nobs * fitted.loss + 2 * (fitted.size + 2))
