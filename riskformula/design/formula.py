@@ -26,7 +26,7 @@ from ..errors import (DataError, FormulaError, RiskFormulaError, close_match, di
 from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, first_argument,
                           threshold_terms)
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
-from .guard import check_formula_code
+from .guard import check_formula_code, refuse_empty_name
 from .labels import design_labels
 from .matrix import DesignMatrix
 from .missing import (fill_value, missing_rows, missing_term, parse_choice, refused_in_fit,
@@ -421,6 +421,7 @@ def _read_formula(formula: str, data: pd.DataFrame, survival: bool = False) -> _
     """The formula checked (one outcome, an intercept) and rewritten for formulaic, and the data's
     columns it uses checked (see :func:`_check_columns`); a ``Surv(time, event)`` outcome only
     with ``survival``."""
+    refuse_empty_name(formula)
     lhs, rhs = split_formula(formula)
     user_lhs = lhs
     surv = parse_surv(lhs, data.columns)

@@ -98,6 +98,11 @@ def check_term_code(term: str, columns: Iterable, context: Mapping | None = None
         if isinstance(node, ast.Name):
             name = aliases.get(node.id, node.id)
             if name.startswith("__"):
+                if name in columns:
+                    raise FormulaError(f"the column `{name}` starts with two underscores, which Python reserves, so "
+                                       f"the term `{term}` cannot name it inside a function call (bare, `{name}` "
+                                       f"works). Rename the column, e.g. data.rename(columns={{{name!r}: "
+                                       f"{name.lstrip('_') or 'x'!r}}}).")
                 raise _refuse(term, f"`{name}`")
             if id(node) in functions:
                 if name in columns:
@@ -153,10 +158,19 @@ def _check_attribute(node: ast.Attribute, term: str, columns: set, context: dict
     raise _refuse(term, f"`{name}.{shown}`", " numpy's math functions are allowed (np.log, np.sqrt, np.clip, ...).")
 
 
+def refuse_empty_name(formula: str) -> None:
+    """Refuse a formula that quotes an empty column name (````: formulaic cannot read it, and would
+    fail with an IndexError or drop the term)."""
+    if "``" in re.sub(r"'[^']*'|\"[^\"]*\"", "", formula):
+        raise FormulaError("the formula names a column with an empty name (``), which formulaic cannot read. Give "
+                           "the column a name, e.g. data.rename(columns={'': 'x'}).")
+
+
 def check_formula_code(formula: str, columns: Iterable, context: Mapping | None = None) -> None:
     """Check every Python term of ``formula`` with :func:`check_term_code` before formulaic
     evaluates it (parsing a formula runs no code; evaluating its terms does)."""
     columns = list(columns)
+    refuse_empty_name(formula)
     try:
         parsed = Formula.from_spec(formula, context={"__formulaic_variables_available__": [str(c) for c in columns]})
     except (FormulaicError, SyntaxError):

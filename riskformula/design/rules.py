@@ -134,7 +134,7 @@ def _refuse_infinite(x: np.ndarray, name: str | None) -> None:
 # rules of a training design
 # --------------------------------------------------------------------------------------
 
-_C_CALL = re.compile(r"^C\(\s*`?([^`,()]+?)`?\s*(?:,.*)?\)$", re.S)
+_C_CALL = re.compile(r"^C\(\s*(?:`([^`]+)`|([^`,()]+?))\s*(?:,.*)?\)$", re.S)
 
 
 def _lookup_variable(factor, data_columns) -> str | None:
@@ -144,8 +144,11 @@ def _lookup_variable(factor, data_columns) -> str | None:
         name = expr.strip("`")
         return name if name in data_columns else None
     m = _C_CALL.match(expr)
-    if m and m.group(1).strip() in data_columns:
-        return m.group(1).strip()
+    if m:
+        # a backtick-quoted name as it is (it may hold commas, parentheses, spaces), a bare one stripped
+        name = m.group(1) if m.group(1) is not None else m.group(2).strip()
+        if name in data_columns:
+            return name
     return None
 
 

@@ -279,8 +279,10 @@ class DesignSpec:
             raise DataError(f"the outcome `{self.outcome}` has {int(raw.isna().sum())} missing value(s) in these data.")
         unknown = set(pd.unique(raw)) - set(self.levels)
         if unknown:
-            raise DataError(f"the outcome `{self.outcome}` has level(s) {sorted(map(repr, unknown))} in these data "
-                            f"that training did not have ({sorted(map(repr, self.levels))}).")
+            def shown(values):  # numpy scalars as the Python values they hold (2, not np.int64(2))
+                return sorted(repr(v.item() if isinstance(v, np.generic) else v) for v in values)
+            raise DataError(f"the outcome `{self.outcome}` has level(s) {shown(unknown)} in these data "
+                            f"that training did not have ({shown(self.levels)}).")
         return (raw == self.event).to_numpy().astype(int)
 
     def survival_of(self, data: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -263,3 +263,43 @@ def test_a_trusted_document_s_stored_terms_are_read_before_they_run(tmp_path):
     with pytest.raises(rf.DataError, match="rhs_spec.terms"):
         rf.from_json(json.dumps(doc), trusted=True).predict(df)
     assert not marker.exists()
+
+
+def _levels_frame(names, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({n: rng.choice(["u", "v", "w"], 200) for n in names})
+    df["x2"] = rng.normal(size=200)
+    df["y"] = (rng.random(200) < 0.4).astype(int)
+    return df
+
+
+@pytest.mark.parametrize("formula", ["y ~ threshold(``) + x2", "y ~ `` + x2"])
+def test_an_empty_column_name_is_one_clear_error(formula):
+    # formulaic failed with an IndexError inside a call, and dropped the bare term without a word
+    df = _levels_frame([""]).assign(**{"": np.linspace(0, 1, 200)})
+    with pytest.raises(FormulaError, match=r"empty name \(``\).*rename\(columns=\{'': 'x'\}\)"):
+        rf.risk_score(formula, df, **FAST)
+
+
+def test_a_dunder_column_inside_a_call_says_to_rename_it():
+    df = _levels_frame(["__x"]).assign(__x=np.linspace(0, 1, 200))
+    with pytest.raises(FormulaError, match=r"`__x` starts with two underscores.*rename\(columns=\{'__x': 'x'\}\)"):
+        rf.risk_score("y ~ threshold(`__x`)", df, **FAST)
+    assert "__x" in rf.risk_score("y ~ `__x`", df, **FAST).coef.index  # bare, it is a plain column
+
+
+@pytest.mark.parametrize("name", ["a(b)", "x,1", "I(x)", "sp ace"])
+def test_a_factor_named_with_parentheses_or_commas_saves_and_loads(name):
+    # C(`a(b)`)'s levels were saved as Python expressions, and loading then asked for trusted=True
+    df = _levels_frame([name])
+    m = rf.risk_score(f"y ~ C(`{name}`) + x2", df, max_size=2, coef_range=(-3, 3), time_limit=20)
+    again = rf.from_json(m.to_json())
+    pd.testing.assert_series_equal(again.predict(df), m.predict(df))
+
+
+def test_unknown_outcome_levels_are_shown_as_values():
+    df = _levels_frame(["g"])
+    m = rf.risk_score("y ~ x2", df, **FAST)
+    with pytest.raises(RiskFormulaError, match=r"level\(s\) \['2'\]|level\(s\) \[2\]") as e:
+        m.evaluate(df.assign(y=np.where(df["y"] == 1, 2, 0)))
+    assert "np.int64" not in str(e.value)
