@@ -290,15 +290,27 @@ def _load(name: str):
             data = f.read(MAX_BYTES + 1)  # the file may grow after stat()
     except OSError as e:
         raise DataError(f"could not read the model file {name!r}: {e}") from None
-    return from_json(data)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # a byte-order mark some editors write: not part of the JSON
+    try:
+        return from_json(data)
+    except DataError as e:
+        raise DataError(str(e).replace("`text`", f"the model file {name!r}")) from None
+
+
+#: the options whose names the Python API's messages use as arguments (see :func:`_error`)
+_OPTIONS = ("absolute-gap-tolerance", "by", "c0", "coef-range", "decision-thresholds", "dialect", "engine", "event",
+            "gap-tolerance", "horizon", "max-size", "min-size", "missing", "n-jobs", "node-limit", "objective",
+            "real-intercept", "risk-map", "scale", "table", "ties", "time-limit", "title", "weights")
 
 
 def _error(e: RiskFormulaError, data: str | None = None) -> int:
     """Print ``e`` on one line; ``data``: the ``--data`` file, named where the Python API's message
     names its argument (`newdata`, `data`)."""
     text = str(e)
-    for name in ("horizon", "ties"):   # the Python API's argument is the command line's option
-        text = text.replace(f"`{name}`", f"--{name}")
+    # the Python API's arguments are the command line's options (`max_size` is --max-size)
+    for name in _OPTIONS:
+        text = text.replace(f"`{name.replace('-', '_')}`", f"--{name}")
     if data is not None:
         for name in ("`newdata`", "`data`"):
             text = text.replace(name, f"--data {data!r}")
@@ -459,7 +471,7 @@ def _fit(args) -> int:
                                objective=objective, weights=args.weights, control=control,
                                **{k: v for k, v in optional.items() if v is not None})
     except RiskFormulaError as e:
-        return _error(e)
+        return _error(e, getattr(args, "data", None))
     print(model.summary().render(args.format))
     if args.json:
         try:

@@ -161,7 +161,7 @@ def _check_attribute(node: ast.Attribute, term: str, columns: set, context: dict
 def refuse_empty_name(formula: str) -> None:
     """Refuse a formula that quotes an empty column name (````: formulaic cannot read it, and would
     fail with an IndexError or drop the term)."""
-    if "``" in re.sub(r"'[^']*'|\"[^\"]*\"", "", formula):
+    if isinstance(formula, str) and "``" in re.sub(r"'[^']*'|\"[^\"]*\"", "", formula):
         raise FormulaError("the formula names a column with an empty name (``), which formulaic cannot read. Give "
                            "the column a name, e.g. data.rename(columns={'': 'x'}).")
 

@@ -110,3 +110,21 @@ def test_predict_does_not_overwrite_a_column_of_the_data(csv, data, tmp_path, ca
     assert main(["predict", str(model), "--data", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].endswith("risk_note,score,risk")
+
+
+def test_a_model_file_is_named_in_its_errors_and_may_start_with_a_bom(csv, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["fit", "y ~ x1", "--data", csv, "--json", str(model), "--time-limit", "10", "--no-progress"]) == 0
+    capsys.readouterr()
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + model.read_bytes())  # as some editors save it
+    assert main(["card", str(bom)]) == 0
+    capsys.readouterr()
+    cut = tmp_path / "cut.json"
+    cut.write_text(model.read_text()[:100])
+    _fails(capsys, ["card", str(cut)], f"the model file {str(cut)!r}")
+
+
+def test_option_names_in_messages_are_the_command_lines(csv, capsys):
+    _fails(capsys, ["fit", "y ~ x1", "--data", csv, "--max-size", "-1", "--no-progress"], "--max-size must", code=2)
+    _fails(capsys, ["fit", "y ~ nope", "--data", csv, "--no-progress"], f"--data {csv!r}")

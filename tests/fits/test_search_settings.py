@@ -42,7 +42,7 @@ def test_negative_absolute_gap_tolerance_is_refused(breastcancer):
 def test_cli_refuses_gap_tolerance_of_one(capsys):
     assert main(["fit", "Malignant ~ .", "--data", "mammo", "--max-size", "2", "--gap-tolerance", "1",
                  "--no-progress"]) == 2
-    assert "gap_tolerance" in capsys.readouterr().err
+    assert "--gap-tolerance must" in capsys.readouterr().err
 
 
 def test_unusable_start_warns_with_the_reason():
