@@ -95,7 +95,7 @@ def test_cli_option(tmp_path, capsys):
     assert "absolute gap tolerance" in out
     assert main(["fit", "y ~ .", "--data", str(path), "--max-size", "4", "--time-limit", "20",
                  "--absolute-gap-tolerance", "-1"]) == 2
-    assert "absolute_gap_tolerance" in capsys.readouterr().err
+    assert "--absolute-gap-tolerance" in capsys.readouterr().err
 
 
 def test_cross_validate_and_size_path_pass_it_on():
