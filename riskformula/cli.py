@@ -79,10 +79,11 @@ def _no_repeated_header(p: Path, path: str) -> None:
     with open(p, newline="", encoding="utf-8-sig") as f:
         header = next(csv.reader(f), [])
     seen: set = set()
-    twice = [name for name in header if name in seen or seen.add(name)]
-    if twice:
-        raise DataError(f"--data {path!r} names the column {twice[0]!r} twice in its header; give each column "
-                        "its own name.")
+    for name in header:
+        if name in seen:
+            raise DataError(f"--data {path!r} names the column {name!r} twice in its header; give each column "
+                            "its own name.")
+        seen.add(name)
 
 
 def _check_output(path: str, option: str) -> None:

@@ -20,8 +20,11 @@ Loading never runs code: a declarative model scores data from its rules alone.  
 believed: the labels are rebuilt from the rules, and every number that can be checked without the
 training rows is checked (points whole and within the stored ranges, the card consistent with the
 fitted design, the certificate's objective equal to the loss plus the size penalty, its bound and
-gap, the size limits, the metrics' ranges, the counts, outcome levels valid); the JSON is bounded
-(size, nesting, array tags of numbers, finite numbers, no duplicate keys, no lone surrogates).
+gap, the size limits, the metrics' ranges, the counts, outcome levels valid), and so is what the
+document says of one thing in two places (the outcome rule and survival columns are the formula's
+left-hand side; a time-to-event design has its ``survival`` section and only it; a kind without an
+intercept has none on its card and its own training metric); the JSON is bounded (size, nesting,
+array tags of numbers, finite numbers, no duplicate keys, no lone surrogates).
 
 A model whose formula computes columns with Python (``np.log(x)``, a user's function) stores
 formulaic's encoder under ``expressions`` and loads only with ``trusted=True``.
@@ -29,6 +32,7 @@ formulaic's encoder under ``expressions`` and loads only with ``trusted=True``.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import hmac
 import json
@@ -46,13 +50,16 @@ from ._version import __version__
 from ._json import decode as _decode, encode as _encode
 from .card import Item, ScoreCard, missing_columns
 from .design.serialize import MAX_COLUMNS, design_from_json, design_to_json
-from .errors import DataError, SettingsError
+from .errors import DataError, FormulaError, SettingsError
 from .fitinfo import FitSettings, TrainingSummary
 from .kinds import kind_by_key, kind_keys, kind_of
 from .problem.constraints import constraint_class
 from .solver import SolverReport
 from .counterfactuals.profile import TrainingProfile
 from .design.missing import parse_choice
+from .design.formula import _IDENT, split_formula
+from .design.rules import _AST_OPS, OutcomeRule
+from .design.survival_response import is_surv, parse_surv
 from .counterfactuals.profile import VariableProfile
 
 if TYPE_CHECKING:
@@ -313,8 +320,12 @@ def from_json(text: str | bytes, *, trusted: bool = False, context: dict | None 
         raise DataError(f"`text` is not a riskformula risk score document (expected \"format\": "
                         f"\"{FORMAT}\"). Create one with RiskScore.to_json().")
     version = doc.get("format_version")
+    if type(version) is not int:  # true and 1.0 equal 1 in Python, but no riskformula writes them
+        raise DataError(f"the document's format_version must be a whole number (this riskformula writes and reads "
+                        f"{FORMAT_VERSION}); it holds {_doc.short(version)}. It was edited; save the model again with "
+                        "RiskScore.to_json().")
     if version != FORMAT_VERSION:
-        newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION
+        newer = version > FORMAT_VERSION
         raise DataError(f"this document has format version {_doc.short(version)}; this riskformula reads version "
                         f"{FORMAT_VERSION}" + (" (upgrade riskformula)." if newer else "."))
     _plain_values(doc)
@@ -405,20 +416,23 @@ _TOP = ("format", "format_version", "riskformula_version", "formula", "risk", "c
 
 def _model(doc: dict, trusted: bool, user_context: dict) -> "ScoreRecord":
     _doc.only(doc, _TOP + kind_keys(), "$")
+    sections = [k for k in kind_keys() if k in doc]
+    if len(sections) > 1:
+        raise DataError(f"the risk score document holds the sections {sections} of different kinds of score, and a "
+                        "model is of one kind; it was edited (a section pasted from another model). Save the model "
+                        "again with RiskScore.to_json().")
     kind = kind_by_key(doc)
     design = design_from_json(doc, trusted, user_context)
+    _check_kind(kind, design)
+    _check_outcome(design)
     settings = _settings(_doc.obj(_doc.field(doc, "settings", "$"), "$.settings"), design)
     card_doc = _doc.obj(_doc.field(doc, "card", "$"), "$.card")
     card = _card(card_doc, design, settings)
     report = _report(_doc.obj(_doc.field(doc, "certificate", "$"), "$.certificate"), card, settings)
     training = _training(_doc.obj(_doc.field(doc, "training", "$"), "$.training"))
     lam = card.design_points()
-    lo, hi = settings.intercept_range
-    if kind.intercept and not lo - 1e-9 <= lam[0] <= hi + 1e-9:
-        raise _doc.fail("$.card.intercept",
-                        f"the fitted intercept ({lam[0]:g}, the card's intercept plus its threshold "
-                        f"terms' top intervals) must lie in the intercept range [{lo:g}, {hi:g}] searched",
-                        card.intercept)
+    _check_intercept(kind, card, lam, settings)
+    _check_metric_kind(kind, training["metrics"])
     extra = {} if kind.key is None else cast(Callable, kind.read)(doc[kind.key])
     model = kind.cls(design, lam, report, settings, loss=training.pop("loss"), training=TrainingSummary(**training),
                      support=card.support, profile=TrainingProfile.from_dict(_profile(doc.get("profile"))), **extra)
@@ -438,6 +452,123 @@ def _model(doc: dict, trusted: bool, user_context: dict) -> "ScoreRecord":
         _check_objective(model, lam, settings)
     _check_training(model, settings)
     return model
+
+
+#: the kinds of score without an intercept (``ModelKind.intercept`` False), by document section: what
+#: each fixes at 0 in its place (the fitted intercept λ0, or the card's printed intercept) and why
+_NO_INTERCEPT = {
+    "survival": ("fitted", "a time-to-event score has no intercept (its baseline hazard plays that part)"),
+    "net_benefit": ("card", "a net-benefit score has no intercept (the cut-offs of its decision thresholds play "
+                            "that part)"),
+}
+#: the training metric only the documents of one kind hold, by that kind's section (a plain risk
+#: score's hold neither)
+_KIND_METRICS = {"survival": "harrell_c", "net_benefit": "net_benefit"}
+
+
+def _check_kind(kind, design) -> None:
+    """A time-to-event design (``$.outcome.survival``) comes with a ``survival`` section, and only it."""
+    if design.survival is not None and kind.key != "survival":
+        instead = f", and it holds a {kind.key!r} section instead" if kind.key is not None else ""
+        raise DataError(f"the risk score document's design is time-to-event (its outcome is {design.outcome}, "
+                        "$.outcome.survival) but the document has no \"survival\" section (the baseline hazard and "
+                        f"horizons its risks come from){instead}; it is incomplete or was edited. Save the model "
+                        "again with RiskScore.to_json().")
+    if design.survival is None and kind.key == "survival":
+        raise DataError("the risk score document has a \"survival\" section (a time-to-event score), but its "
+                        f"outcome {design.outcome} is not Surv(time, event) ($.outcome.survival is absent); it was "
+                        "edited. Save the model again with RiskScore.to_json().")
+
+
+def _formula_outcome(lhs: str) -> OutcomeRule | None:
+    """The outcome rule a fit derives from a binary formula's left-hand side ``lhs`` when it derives
+    one: a bare column name, or ``column <op> literal`` (in ``I()`` or not); None for any other
+    expression (formulaic computes it; no rule is stored)."""
+    m = _IDENT.match(lhs)
+    if m is not None:
+        return OutcomeRule(m.group(1))
+    text = re.sub(r"^I\((.*)\)$", r"\1", lhs.strip(), flags=re.S)
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _AST_OPS
+            and isinstance(node.left, ast.Name)):
+        return None
+    try:
+        value = ast.literal_eval(node.comparators[0])
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    if not isinstance(value, (str, int, float, bool)) or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    return OutcomeRule(node.left.id, _AST_OPS[type(node.ops[0])], value)
+
+
+def _check_outcome(design) -> None:
+    """The stored outcome is the formula's left-hand side where that side says what it is:
+    ``Surv(time, event)`` names the survival columns and the event column, a column name the
+    outcome rule's column, ``column == value`` (or another comparison) the rule's column,
+    comparison and value (of the same type: ``True`` is not ``1``)."""
+    try:
+        lhs, _ = split_formula(design.formula)
+    except FormulaError:
+        raise _doc.fail("$.formula", "expected a formula 'outcome ~ terms'", design.formula) from None
+    rule = design.outcome_rule
+    stored = None if design.survival is None else list(design.survival)
+    if is_surv(lhs):
+        try:
+            resp = parse_surv(lhs, design.survival or ())
+        except FormulaError:
+            resp = None
+        if resp is None or design.survival != (resp.time, resp.event):
+            raise _doc.fail("$.outcome.survival", f"the formula's outcome {lhs} names the follow-up time and event "
+                            "columns; expected them, [time, event], as written there", stored)
+        expected: OutcomeRule | None = OutcomeRule(resp.event)
+    elif design.survival is not None:
+        raise _doc.fail("$.outcome.survival", f"the formula's outcome {lhs!r} is not Surv(time, event), so the "
+                        "outcome has no follow-up time and event columns", stored)
+    elif rule is None:
+        return  # an expression formulaic computes from the formula itself (loaded with trusted=True only)
+    else:
+        expected = _formula_outcome(lhs)
+    if expected is None or (rule.variable, rule.op) != (expected.variable, expected.op) or (
+            rule.op is not None and not (type(rule.value) is type(expected.value) and rule.value == expected.value)):
+        want = "none (an expression the formula computes)" if expected is None else repr(expected.to_dict())
+        raise _doc.fail("$.outcome.rule", f"the outcome rule must be the formula's left-hand side {lhs!r}: "
+                        f"expected {want}", None if rule is None else rule.to_dict())
+
+
+def _check_intercept(kind, card: ScoreCard, lam, settings: FitSettings) -> None:
+    """The card's intercept is one its kind uses: within the range searched, or, for a kind without
+    an intercept, the one it fixes at 0 (the range searched then [0, 0])."""
+    lo, hi = settings.intercept_range
+    if kind.intercept:
+        if not lo - 1e-9 <= lam[0] <= hi + 1e-9:
+            raise _doc.fail("$.card.intercept",
+                            f"the fitted intercept ({lam[0]:g}, the card's intercept plus its threshold "
+                            f"terms' top intervals) must lie in the intercept range [{lo:g}, {hi:g}] searched",
+                            card.intercept)
+        return
+    fixed, why = _NO_INTERCEPT.get(kind.key, (None, f"a {kind.cls.__name__} has no intercept"))
+    if fixed == "card" and card.intercept != 0:
+        raise _doc.fail("$.card.intercept", f"{why}: its card's intercept is 0", card.intercept)
+    if fixed == "fitted" and lam[0] != 0:
+        raise _doc.fail("$.card.intercept", f"{why}: its fitted intercept (the card's intercept plus its threshold "
+                        f"terms' top intervals) is 0, not {lam[0]:g}", card.intercept)
+    if (lo, hi) != (0, 0) or settings.real_intercept:
+        raise _doc.fail("$.settings.intercept_range", f"{why}: the intercept range searched is [0, 0] (and "
+                        "real_intercept false)", [lo, hi])
+
+
+def _check_metric_kind(kind, metrics: dict) -> None:
+    """A kind's own training metric (a time-to-event score's concordance, a net-benefit score's net
+    benefit) is in its documents and in no other kind's."""
+    for key, metric in _KIND_METRICS.items():
+        if (metric in metrics) != (kind.key == key):
+            what = (f"{metric!r} is the training metric of a document with a {key!r} section, and this document has "
+                    "none" if metric in metrics else f"a document with a {key!r} section stores its training "
+                    f"metric {metric!r}")
+            raise _doc.fail("$.training.metrics", what, sorted(metrics))
 
 
 def _check_points(lam, settings: FitSettings, design) -> None:
@@ -467,9 +598,13 @@ def _check_objective(model, lam, settings: FitSettings) -> None:
     (plus the penalties of constraints that have a weight: then at least that much)."""
     used = int(np.count_nonzero(np.round(np.asarray(lam[1:], float), 9)))
     expected = model.loss + settings.c0 * used
+    if not math.isfinite(expected):  # an overflowing sum: no comparison with it holds or fails
+        raise _doc.fail("$.training.loss", f"the training loss plus c0 per column with points ({model.loss:g} + "
+                        f"{settings.c0:g} × {used}) overflows; expected numbers within floating-point range",
+                        model.loss)
     tol = OBJECTIVE_TOLERANCE * max(1.0, abs(expected), abs(model.objective))
     penalised = any(getattr(c, "weight", None) for c in settings.constraints)
-    if model.objective < expected - tol or (not penalised and model.objective > expected + tol):
+    if not model.objective >= expected - tol or (not penalised and not model.objective <= expected + tol):
         relation = "at least" if penalised else "equal to"
         raise _doc.fail("$.certificate.objective", f"the objective must be {relation} the training loss plus c0 per "
                         f"column with points: {model.loss:.9g} + {settings.c0:g} × {used} = {expected:.9g} "
@@ -479,7 +614,7 @@ def _check_objective(model, lam, settings: FitSettings) -> None:
 
 #: the training metrics' ranges (NaN: unknown)
 _METRIC_RANGES = {"n": (1, MAX_COUNT), "events": (0, MAX_COUNT), "auc": (0, 1), "cal": (0, 1), "brier": (0, 1),
-                  "log_loss": (0, math.inf), "net_benefit": (-math.inf, 1), "harrell_c": (0, 1)}
+                  "log_loss": (0, math.inf), "net_benefit": (-math.inf, math.inf), "harrell_c": (0, 1)}
 
 
 def _check_training(model, settings: FitSettings) -> None:
@@ -688,9 +823,18 @@ def _settings(s: dict, design) -> FitSettings:
         groups.append(tuple(_doc.integer(j, f"{path}.size_groups", 0, n - 1)
                             for j in _doc.array(g, f"{path}.size_groups", MAX_COLUMNS)))
     candidates = {}
+    terms = {t.term for t in design.thresholds}
     for term, v in _doc.obj(_doc.field(s, "threshold_candidates", path), f"{path}.threshold_candidates").items():
-        v = _doc.array(list(v) if isinstance(v, tuple) else v, f"{path}.threshold_candidates", 2)
-        candidates[term] = tuple(_doc.integer(x, f"{path}.threshold_candidates", 0) for x in v)
+        at = f"{path}.threshold_candidates[{term!r}]"
+        if term not in terms:
+            raise _doc.fail(at, "expected a threshold() or cut() term of the design ($.design.thresholds)", term)
+        # (cuts kept, candidate cuts): the reports unpack exactly these two
+        if not isinstance(v, (list, tuple)) or len(v) != 2:
+            raise _doc.fail(at, "expected [cuts kept, candidate cuts], two whole numbers", v)
+        kept, total = (_doc.integer(x, at, 0, MAX_COUNT) for x in v)
+        if kept > total:
+            raise _doc.fail(at, "the cuts kept cannot outnumber the candidate cuts ([kept, candidates])", list(v))
+        candidates[term] = (kept, total)
     scales = tuple(_doc.number(x, f"{path}.scales", lo=1e-12)
                    for x in _doc.array(_doc.field(s, "scales", path), f"{path}.scales", 10_000))
     na = _missing_setting(s.get("missing"), f"{path}.missing")
@@ -746,7 +890,10 @@ def _report(c: dict, card: ScoreCard, settings: FitSettings) -> SolverReport:
     if lower > objective + tol:
         raise _doc.fail(path + ".lower_bound", f"a lower bound cannot exceed the objective ({objective:.9g})", lower)
     expected = 0.0 if lower >= objective else (objective - lower) / max(abs(objective), 1e-12)
-    if abs(gap - expected) > 1e-6 * max(1.0, expected):
+    if not math.isfinite(expected):  # e.g. a lower bound of -1e308: the gap overflows, and inf is no gap to compare
+        raise _doc.fail(path + ".lower_bound", f"the gap (objective − lower bound) / objective overflows: the lower "
+                        f"bound must lie within floating-point range of the objective ({objective:.9g})", lower)
+    if not abs(gap - expected) <= 1e-6 * max(1.0, expected):
         raise _doc.fail(path + ".gap", f"the gap must be (objective − lower bound) / objective = {expected:.6g}", gap)
     if status == "optimal" and not (gap <= settings.gap_tolerance + 1e-12
                                     or objective - lower <= settings.absolute_gap_tolerance + 1e-12):
@@ -830,7 +977,9 @@ def _training(t: dict) -> dict:
             "rows_dropped": _doc.integer(_doc.field(t, "rows_dropped", path), path + ".rows_dropped", 0, MAX_COUNT),
             "rows_digest": _doc.text(_doc.field(t, "rows_digest", path), path + ".rows_digest"),
             "metrics": metrics, "constraint_values": tuple(values), **_weight_totals(t, path),
-            "loss": _doc.number(_decode(_doc.field(t, "loss", path)), path + ".loss", 0)}
+            # a logistic loss is ≥ 0; a mean negative log partial likelihood may be < 0 (sample weights below 1)
+            "loss": _doc.number(_decode(_doc.field(t, "loss", path)), path + ".loss",
+                                -math.inf if "harrell_c" in metrics else 0)}
 
 
 def _weight_totals(t: dict, path: str) -> dict:

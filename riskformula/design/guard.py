@@ -206,7 +206,9 @@ def check_condition(text: str, columns: Iterable) -> None:
            "(names with spaces in backticks); for anything else pass a boolean mask, e.g. "
            "subset=data['name'].str.startswith('A').")
     # backtick-quoted names (outside string literals) become placeholders; '@' is refused
-    out, names, i, quote = [], {}, 0, None
+    out: list[str] = []
+    names: dict[str, str] = {}
+    i, quote = 0, None
     while i < len(text):
         ch = text[i]
         if quote:

@@ -12,7 +12,7 @@ from scipy.special import xlogy
 
 from .. import _doc
 from .._json import decode as _decode, encode as _encode
-from ..errors import SettingsError
+from ..errors import DataError, SettingsError
 from ..kinds import ModelKind, register_model_kind
 from ..reports.render import fmt_gap, fmt_percent, fmt_percent_exact
 from ..model import RiskScore
@@ -109,16 +109,20 @@ class NetBenefitScore(RiskScore):
 
     def _kind_fields(self, report, **extra) -> None:
         """The net-benefit fit ``nb`` (its bands, cut-offs and net benefits, which the score → risk
-        map reads), an argument of :class:`RiskScore`'s constructor."""
+        map reads), an argument of :class:`RiskScore`'s constructor; ``document=True`` (the loader's)
+        checks it against the record's training counts, loss, c0 and certificate."""
         if not isinstance(extra.get("nb"), NetBenefitFit):
             raise TypeError("NetBenefitScore() needs `nb`, its NetBenefitFit")
         self.nb = extra.pop("nb")
+        document = extra.pop("document", False)
         super()._kind_fields(report, **extra)
         # the solver report holds the minimisation form: −(weighted net benefit) + c0·size
         self.objective = -float(report.objective)
         self.upper_bound = -float(report.lower_bound)
         self.lower_bound = math.nan
         self.gap = float(report.gap)
+        if document:  # read from a saved document (untrusted): the section agrees with the record
+            _check_against_record(self)
 
     # --- facts ----------------------------------------------------------------------------
     @property
@@ -358,13 +362,21 @@ def _read_document(d) -> dict:
             rows = [_doc.integer(x, f"{path}.{key}", 0) for x in _doc.array(d[key], f"{path}.{key}", 10_000)]
             if len(rows) != n_bands:
                 raise _doc.fail(f"{path}.{key}", f"expected {n_bands} bands", len(rows))
-    if ("band_rows" in d) != ("band_row_events" in d):
-        raise _doc.fail(path, "band_rows and band_row_events go together", sorted(d))
+    # null counts as absent: the reports read band_row_events whenever band_rows is there
+    if (d.get("band_rows") is None) != (d.get("band_row_events") is None):
+        missing = "band_row_events" if d.get("band_row_events") is None else "band_rows"
+        raise _contradiction(f"{path}.{missing}", "band_rows and band_row_events are saved together (the rows and "
+                             f"events of each band) or not at all, but {missing} is missing or null")
     _doc.only(d, ("grid", "cutoffs", "band_n", "band_events", "band_risk", "net_benefit", "value", "c0", "solver",
                   "search", "band_rows", "band_row_events"), path)
     _doc.number(_doc.field(d, "value", path), path + ".value")
     _doc.number(_doc.field(d, "c0", path), path + ".c0", 0)
     _doc.text(_doc.field(d, "solver", path), path + ".solver", optional=True, empty=True)  # None: local search only
+    search = _decode(_doc.field(d, "search", path))
+    if not isinstance(search, dict) or not all(
+            isinstance(k, str) and (v is None or isinstance(v, (str, bool, int, float))) for k, v in search.items()):
+        raise _contradiction(path + ".search", "the search effort is an object of plain values (numbers, text, "
+                             f"true/false or null) such as {{\"search_time\": 0.1}}, but it holds {_doc.short(search)}")
     if len(_doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000)) != len(p):
         raise _doc.fail(path + ".cutoffs", "expected one score cut-off per decision threshold", len(d["cutoffs"]))
     for c in _doc.array(_doc.field(d, "cutoffs", path), path + ".cutoffs", 10_000):
@@ -372,9 +384,193 @@ def _read_document(d) -> dict:
         if isinstance(x, bool) or not isinstance(x, (int, float)) or math.isnan(x):
             raise _doc.fail(path + ".cutoffs", "expected numbers (±inf allowed)", c)
     try:
-        return {"nb": NetBenefitFit.from_dict(d)}
+        nb = NetBenefitFit.from_dict(d)
     except (KeyError, TypeError, ValueError) as e:
         raise _doc.fail(path, f"not a valid net-benefit fit ({e})", None) from None
+    _check_fit(nb)
+    return {"nb": nb, "document": True}
+
+
+#: relative tolerance of a stored figure against the same figure recomputed from the stored band
+#: counts (the fit computes both in floating point, summing in another order)
+RECOMPUTE_TOLERANCE = 1e-9
+
+#: how far the certificate's objective may lie from the stored net benefit − c0·size, relative to the
+#: grid's total weight: the bands' final cut-offs may move the search's net benefit by a tie
+#: (:data:`~riskformula.netbenefit.cutoffs.TIE_TOLERANCE` of the rows' weight at each threshold)
+OBJECTIVE_TOLERANCE = 1e-7
+
+
+def _contradiction(path: str, what: str) -> DataError:
+    """The error for a net-benefit section that contradicts itself or the record: ``what`` is wrong
+    at ``path``."""
+    return DataError(f"the risk score document contradicts itself at {path}: {what}; the file was edited or is "
+                     "damaged, so restore the saved original or fit the model again.")
+
+
+def _check_fit(nb: NetBenefitFit) -> None:
+    """What every fitted net-benefit section satisfies on its own (see ``_net_benefit_fit`` in
+    :mod:`.fit`): whole, non-negative counts with 0 ≤ events ≤ rows in each band; band risks
+    equal to the events / rows of the band (the middle of its threshold interval for an empty band)
+    and within the band's threshold interval; the cut-off at threshold 0 −inf and the cut-offs
+    non-decreasing, each finite one the score of a training row (so its band holds rows); the
+    AUNBC weights when ``aunbc``; the net benefits and their weighted sum recomputed from the band
+    counts."""
+    path = "$.net_benefit"
+    p, w = nb.grid.p, nb.grid.w
+    dec = p[p > 0]
+    n, e, risk = (np.asarray(x, float) for x in (nb.band_n, nb.band_events, nb.band_risk))
+    M = len(dec)
+    # counts: weights of rows and events per band
+    for b in range(M + 1):
+        if n[b] < 0:
+            raise _contradiction(f"{path}.band_n[{b}]", f"score band {b} has a negative weight of training rows "
+                                 f"({n[b]:g})")
+        if not 0 <= e[b] <= n[b] * (1 + 1e-12):
+            raise _contradiction(f"{path}.band_events[{b}]", f"score band {b} has {e[b]:g} events among {n[b]:g} "
+                                 "training rows (band_n); a band's events lie between 0 and its rows")
+    total, events = float(n.sum()), float(e.sum())
+    if not (events > 0 and total - events > 0):
+        raise _contradiction(f"{path}.band_n", f"the bands hold {events:g} events among {total:g} training rows; a "
+                             "net-benefit score is fitted to rows with events and non-events")
+    if nb.band_rows is not None:
+        rows, row_events = (np.asarray(x, float) for x in (nb.band_rows, cast(tuple, nb.band_row_events)))
+        for b in range(M + 1):
+            if row_events[b] > rows[b]:
+                raise _contradiction(f"{path}.band_row_events[{b}]", f"score band {b} has {row_events[b]:g} event "
+                                     f"rows among {rows[b]:g} rows (band_rows)")
+            # the weights are those of the band's rows: no rows, no weight (of events, of non-events)
+            if (rows[b] == 0 and n[b] > 0) or (row_events[b] == 0 and e[b] > 0) or \
+                    (rows[b] - row_events[b] == 0 and n[b] - e[b] > 1e-12 * max(1.0, n[b])):
+                raise _contradiction(f"{path}.band_n[{b}]", f"score band {b} weighs {n[b]:g} rows with {e[b]:g} "
+                                     f"events, but holds {rows[b]:g} rows with {row_events[b]:g} events "
+                                     "(band_rows, band_row_events)")
+    # the grid: the AUNBC weights are the widths between thresholds
+    if nb.grid.aunbc:
+        widths = np.round(np.diff(np.concatenate([p, [1.0]])), 12)
+        if p[0] != 0 or not np.allclose(w, widths, rtol=0, atol=1e-12):
+            raise _contradiction(f"{path}.grid.weights", "an AUNBC grid (aunbc true) starts at threshold 0 and "
+                                 "weighs each threshold by the width to the next one (p_(i+1) − p_i, p_(M+1) = 1), "
+                                 f"{[float(x) for x in widths]}, but the weights are {[float(x) for x in w]}")
+    elif not (w.sum() > 0 and w.max() <= 1e12):
+        raise _contradiction(f"{path}.grid.weights", "the thresholds' weights are at most 1e12 and not all 0, but "
+                             f"they are {[float(x) for x in w]}")
+    # cut-offs: -inf (everyone) at threshold 0, then non-decreasing with the threshold
+    cut = [float(c) for c in nb.cutoffs]
+    if p[0] == 0 and cut[0] != -math.inf:   # the thresholds rise: 0 can only be the first
+        raise _contradiction(f"{path}.cutoffs[0]", f"at threshold 0 everyone is treated (cut-off -inf), but the "
+                             f"cut-off is {cut[0]:g}")
+    for j in range(1, len(cut)):
+        if not cut[j - 1] <= cut[j]:
+            raise _contradiction(f"{path}.cutoffs[{j}]", f"the cut-offs rise with the threshold, but the cut-off at "
+                                 f"{p[j]:g} ({cut[j]:g}) is below the one at {p[j - 1]:g} ({cut[j - 1]:g})")
+    dcut = [c for c, x in zip(cut, p) if x > 0]
+    if nb.band_rows is not None:
+        _check_bands_hold_rows(dcut, np.asarray(nb.band_rows, float), f"{path}.band_rows")
+    # band risks: the band's event rate (the middle of its threshold interval when empty), inside that interval
+    edges = np.concatenate([[0.0], dec, [1.0]])
+    for b in range(M + 1):
+        lo, hi = float(edges[b]), float(edges[b + 1])
+        if n[b] > 0:
+            rate = float(e[b] / n[b])
+            if abs(risk[b] - rate) > RECOMPUTE_TOLERANCE * rate + 1e-12:
+                raise _contradiction(f"{path}.band_risk[{b}]", f"score band {b}'s risk is {risk[b]:.9g}, but its "
+                                     f"event rate is band_events / band_n = {e[b]:g} / {n[b]:g} = {rate:.9g}")
+            # the fit moves the cut-offs until every band's rate lies in [p_b, p_(b+1)) (band 0 from 0, the last to 1)
+            if (b > 0 and risk[b] < lo) or (b < M and risk[b] >= hi):
+                raise _contradiction(f"{path}.band_risk[{b}]", f"score band {b}'s risk {risk[b]:.6g} lies outside its "
+                                     f"threshold interval [{lo:g}, {hi:g}), where the fitted cut-offs put it (so "
+                                     "that a row's risk reaches a threshold exactly when its score reaches the "
+                                     "threshold's cut-off)")
+        elif abs(risk[b] - (lo + hi) / 2) > 1e-12:
+            raise _contradiction(f"{path}.band_risk[{b}]", f"score band {b} holds no training rows, so its risk is "
+                                 f"the middle of its threshold interval [{lo:g}, {hi:g}), {(lo + hi) / 2:g}, but it is "
+                                 f"{risk[b]:.9g}")
+    # the net benefits: the bands acted on at each threshold (the cut-offs' prefix), from the counts
+    odds = nb.grid.odds
+    stored = np.asarray(nb.net_benefit, float)
+    k = 0
+    for j in range(len(p)):
+        if p[j] > 0:
+            k += 1   # at the k-th decision threshold the rows of bands k, k+1, ... are treated
+        first = k if p[j] > 0 else 0
+        tp, fp = float(e[first:].sum()), float((n[first:] - e[first:]).sum())
+        expected = (tp - odds[j] * fp) / total
+        if abs(stored[j] - expected) > RECOMPUTE_TOLERANCE * (tp + odds[j] * fp) / total + 1e-12:
+            raise _contradiction(f"{path}.net_benefit[{j}]", f"the net benefit at threshold {p[j]:g} is "
+                                 f"{stored[j]:.9g}, but the bands treated there give (events − non-events × "
+                                 f"p/(1 − p)) / rows = ({tp:g} − {fp:g} × {odds[j]:.6g}) / {total:g} = {expected:.9g}")
+    value = float(w @ stored)
+    if abs(nb.value - value) > RECOMPUTE_TOLERANCE * float(w @ np.abs(stored)) + 1e-12:
+        raise _contradiction(f"{path}.value", f"the weighted net benefit is {nb.value:.9g}, but the thresholds' "
+                             f"weights times their net benefits sum to {value:.9g}")
+
+
+def _check_bands_hold_rows(dcut, rows, path: str) -> None:
+    """Each band between two distinct cut-offs (of the decision thresholds) holds training rows: a
+    finite cut-off is the score of a training row, which falls in the band it starts."""
+    edges = list(dcut) + [math.inf]
+    for b in range(1, len(edges)):
+        a, z = edges[b - 1], edges[b]
+        if math.isfinite(a) and a < z and rows[b] == 0:
+            raise _contradiction(f"{path}[{b}]", f"score band {b} (scores from {a:g} to below {z:g}) holds no "
+                                 f"training rows, but its cut-off {a:g} is the score of a training row, which "
+                                 "falls in this band")
+
+
+def _check_against_record(m: NetBenefitScore) -> None:
+    """What a loaded net-benefit section satisfies against the rest of the record: the row counts
+    of its bands add up to the training rows and events (and, without sample weights, are its
+    weights); its weights add up to the training weights; the training loss is the bands' log
+    loss, the metric the net benefit, ``c0`` the fit's, and the certificate's objective the net
+    benefit − c0 per column with points."""
+    nb, path = m.nb, "$.net_benefit"
+    n, e, risk = (np.asarray(x, float) for x in (nb.band_n, nb.band_events, nb.band_risk))
+    t = m.training
+    if nb.c0 != m.settings.c0:
+        raise _contradiction(f"{path}.c0", f"the net-benefit section's c0 is {nb.c0:g}, but the fit's "
+                             f"($.settings.c0) is {m.settings.c0:g}")
+    if nb.band_rows is not None:
+        rows, row_events = (np.asarray(x, float) for x in (nb.band_rows, cast(tuple, nb.band_row_events)))
+        if rows.sum() != m.nobs or row_events.sum() != m.events:
+            which = "band_rows" if rows.sum() != m.nobs else "band_row_events"
+            raise _contradiction(f"{path}.{which}", f"the bands hold {rows.sum():g} rows with {row_events.sum():g} "
+                                 f"events, but the training data ($.training) has {m.nobs:,d} rows with "
+                                 f"{m.events:,d} events")
+        if not m.settings.weighted and (not np.array_equal(n, rows) or not np.array_equal(e, row_events)):
+            raise _contradiction(f"{path}.band_n", "without sample weights each band's rows and events (band_n, "
+                                 "band_events) are its row counts (band_rows, band_row_events), but they differ")
+    elif not m.settings.weighted:
+        if not (np.array_equal(n, np.round(n)) and np.array_equal(e, np.round(e))):
+            raise _contradiction(f"{path}.band_n", "without sample weights the bands' rows and events (band_n, "
+                                 "band_events) are whole numbers")
+        if n.sum() != m.nobs or e.sum() != m.events:
+            raise _contradiction(f"{path}.band_n", f"the bands hold {n.sum():g} rows with {e.sum():g} events, but "
+                                 f"the training data ($.training) has {m.nobs:,d} rows with {m.events:,d} events")
+        _check_bands_hold_rows(m.decision_cutoffs(), n, f"{path}.band_n")
+    for key, have, want in (("weight_total", n.sum(), t.weight_total), ("weight_events", e.sum(), t.weight_events)):
+        if want is not None and abs(have - want) > RECOMPUTE_TOLERANCE * max(1.0, abs(want)):
+            raise _contradiction(f"{path}.{'band_n' if key == 'weight_total' else 'band_events'}",
+                                 f"the bands add up to {have:.9g}, but the training rows' {key.replace('_', ' ')} "
+                                 f"($.training.{key}) is {want:.9g}")
+    loss = training_log_loss(n, e, risk)
+    if not abs(m.loss - loss) <= RECOMPUTE_TOLERANCE * max(1.0, abs(loss)):
+        raise _contradiction("$.training.loss", f"the training loss is {m.loss:.9g}, but the bands' log loss "
+                             f"(from band_n, band_events and band_risk) is {loss:.9g}")
+    metric = (t.metrics or {}).get("net_benefit")
+    if isinstance(metric, (int, float)) and not math.isnan(metric) and \
+            abs(metric - nb.value) > RECOMPUTE_TOLERANCE * max(1.0, abs(nb.value)):
+        raise _contradiction("$.training.metrics.net_benefit", f"the training metric is {metric:.9g}, but the "
+                             f"net-benefit section's weighted net benefit ($.net_benefit.value) is {nb.value:.9g}")
+    used = int(np.count_nonzero(m.column_points))
+    expected = nb.value - nb.c0 * used
+    tol = OBJECTIVE_TOLERANCE * max(1.0, float(nb.grid.w.sum()), abs(expected))
+    penalised = any(getattr(c, "weight", None) for c in m.settings.constraints)
+    if m.objective > expected + tol or (not penalised and m.objective < expected - tol):
+        relation = "at most" if penalised else "equal to"
+        raise _contradiction("$.certificate.objective", f"the objective (saved negated) must be {relation} the "
+                             f"weighted net benefit minus c0 per column with points, {nb.value:.9g} − {nb.c0:g} × "
+                             f"{used} = {expected:.9g}, but it is {m.objective:.9g}")
 
 
 register_model_kind(ModelKind(NetBenefitScore, key="net_benefit", write=lambda model: model.nb.to_dict(),

@@ -22,6 +22,7 @@ import pandas as pd
 from .. import _doc
 from ..errors import DataError, NotApplicableError, SettingsError, did_you_mean
 from ..kinds import ModelKind, register_model_kind
+from ..likelihood import fitted_scale
 from ..model import RiskScore
 from ..reports.render import fmt_gap
 from ..reports.survival_metrics import step_at
@@ -104,14 +105,18 @@ class SurvivalScore(RiskScore):
 
     def _kind_fields(self, report, **extra) -> None:
         """The survival fit ``surv`` (horizons, baseline, partial likelihoods), an argument of
-        :class:`RiskScore`'s constructor."""
+        :class:`RiskScore`'s constructor; ``document=True`` (the loader's) checks it against the
+        record's training loss, weights and settings."""
         if not isinstance(extra.get("surv"), SurvivalFit):
             raise TypeError("SurvivalScore() needs `surv`, its SurvivalFit")
         if self._design.survival is None:  # a document that says "survival" about a binary design
             raise DataError("a time-to-event score needs a Surv(time, event) outcome; this design's outcome "
                             f"`{self._design.outcome}` is not one. The document was edited; save the model again.")
         self.surv = extra.pop("surv")
+        document = extra.pop("document", False)
         super()._kind_fields(report, **extra)
+        if document:  # read from a saved document (untrusted): the section agrees with the record
+            _check_against_record(self)
 
     # --- facts ----------------------------------------------------------------------------
     @property
@@ -360,9 +365,9 @@ class SurvivalScore(RiskScore):
 
     @property
     def df_model(self) -> int:
-        """The card's items, plus 1 for a scale fitted among several (no intercept: the baseline
-        hazard is not a parameter of the partial likelihood)."""
-        return int(self.size) + int(len(self.settings.scales) > 1)
+        """The card's items, plus 1 for a scale chosen by the fit, among several or among every
+        scale > 0 (no intercept: the baseline hazard is not a parameter of the partial likelihood)."""
+        return int(self.size) + int(fitted_scale(self))
 
     @property
     def df_resid(self) -> float:
@@ -504,13 +509,73 @@ def _read_document(d) -> dict:
     if max_time < times[-1] or hs[-1] > max_time:
         raise _doc.fail(path + ".max_time", "the longest follow-up comes after every event time and horizon",
                         max_time)
-    llf = _doc.number(_doc.field(d, "llf", path), path + ".llf", hi=0)
-    llnull = _doc.number(_doc.field(d, "llnull", path), path + ".llnull", hi=0)
+    # finite here; their sign and size are checked against the record (sample weights below 1 make them positive)
+    llf = _doc.number(_doc.field(d, "llf", path), path + ".llf")
+    llnull = _doc.number(_doc.field(d, "llnull", path), path + ".llnull")
     w = _doc.number(_doc.field(d, "events_weight", path), path + ".events_weight", 0)
+    if not w > 0:
+        raise _contradiction(path + ".events_weight", "a time-to-event score is fitted to events of positive weight, "
+                             f"but the events' weight is {w:g}")
     return {"surv": SurvivalFit(horizons=tuple(float(h) for h in hs), ties=ties,
                                 base_times=tuple(float(t) for t in times), base_hazard=tuple(float(h) for h in hazard),
                                 llf=float(llf), llnull=float(llnull), max_time=float(max_time),
-                                events_weight=float(w))}
+                                events_weight=float(w)),
+            "document": True}
+
+
+#: relative tolerance of a stored log partial likelihood against its recomputation from the stored
+#: loss and weights (the fit multiplies the same two numbers)
+RECOMPUTE_TOLERANCE = 1e-9
+
+
+def _contradiction(path: str, what: str) -> DataError:
+    """The error for a survival section that contradicts itself or the record: ``what`` is wrong at ``path``."""
+    return DataError(f"the risk score document contradicts itself at {path}: {what}; the file was edited or is "
+                     "damaged, so restore the saved original or fit the model again.")
+
+
+def _check_against_record(m: SurvivalScore) -> None:
+    """What a loaded survival section satisfies against the rest of the record (see
+    :func:`~riskformula.survival.fit.survival_model`): the events' weight is the training events'
+    (their number without sample weights) and at most the rows' weight W; ``llf`` is −W × the
+    training loss (the mean negative log partial likelihood); the empty score's ``llnull`` is at
+    least −(events' weight) × log W (every risk set weighs at most W) and, when the empty score
+    was a card the search could return (min_size 0, no constraints: every search starts from it),
+    at most ``llf``; without sample weights both are ≤ 0 (every risk set weighs at least 1)."""
+    s, t, path = m.surv, m.training, "$.survival"
+    weighted = m.settings.weighted
+    total = t.weight_total if t.weight_total is not None else (None if weighted else float(m.nobs))
+    ew = s.events_weight
+    if not weighted and ew != m.events:
+        raise _contradiction(path + ".events_weight", f"without sample weights the events' weight is their number, "
+                             f"{m.events:,d} ($.training.events), but it is {ew:g}")
+    if t.weight_events is not None and abs(ew - t.weight_events) > RECOMPUTE_TOLERANCE * max(1.0, t.weight_events):
+        raise _contradiction(path + ".events_weight", f"the events' weight is {ew:.9g}, but the training events' "
+                             f"($.training.weight_events) is {t.weight_events:.9g}")
+    if total is not None and ew > total * (1 + 1e-12):
+        raise _contradiction(path + ".events_weight", f"the events' weight {ew:.9g} exceeds the weight of all "
+                             f"training rows, {total:.9g}")
+    if not weighted:
+        for key, v in (("llf", s.llf), ("llnull", s.llnull)):
+            if v > 0:
+                raise _contradiction(f"{path}.{key}", f"without sample weights a log partial likelihood is at most "
+                                     f"0 (each risk set holds at least one row), but it is {v:.9g}")
+    if total is not None:
+        expected = -m.loss * total
+        if abs(s.llf - expected) > RECOMPUTE_TOLERANCE * max(1.0, abs(expected)):
+            raise _contradiction(path + ".llf", f"the card's log partial likelihood is {s.llf:.9g}, but the training "
+                                 f"loss times the rows' weight gives −{m.loss:.9g} × {total:.9g} = {expected:.9g} "
+                                 "($.training.loss, $.training.weight_total)")
+        floor = -ew * math.log(total)
+        if s.llnull < floor - RECOMPUTE_TOLERANCE * max(1.0, abs(floor)):
+            raise _contradiction(path + ".llnull", f"the empty score's log partial likelihood is {s.llnull:.9g}, "
+                                 f"below its least possible value −(events' weight) × log(rows' weight) = "
+                                 f"−{ew:.9g} × log({total:.9g}) = {floor:.9g}")
+    if m.settings.min_size == 0 and not m.settings.constraints and \
+            s.llf < s.llnull - RECOMPUTE_TOLERANCE * max(1.0, abs(s.llnull)):
+        raise _contradiction(path + ".llnull", f"the empty score's log partial likelihood {s.llnull:.9g} is above the "
+                             f"card's {s.llf:.9g} ($.survival.llf), but the search starts from the empty score "
+                             "(min_size 0, no constraints) and returns a card at least as good")
 
 
 register_model_kind(ModelKind(SurvivalScore, key="survival", write=lambda model: model.surv.to_dict(),

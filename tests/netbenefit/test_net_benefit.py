@@ -722,3 +722,14 @@ def test_the_exact_model_is_skipped_when_its_hand_over_does_not_fit_in_the_time_
         m = rf.risk_score("y ~ a + b + c", df, **opts)
     assert "too little to hand the exact model over" in m.solver.settings["milp_status"]
     assert m.status == "heuristic" and m.objective <= best + 1e-12 <= m.upper_bound + 1e-12
+
+
+def test_a_net_benefit_above_one_saves_and_loads():
+    # user weights summing to more than 1 give a net benefit above 1; the file kept it to [−inf, 1]
+    df = small_frame(30, 11)
+    m = rf.risk_score("y ~ a + b + c", df, objective=rf.net_benefit([0.5, 0.2], weights=[3.0, 1.0]),
+                      coef_range=(-2, 2), max_size=3, time_limit=60)
+    assert m.net_benefit > 1
+    again = rf.from_json(m.to_json())
+    assert again.net_benefit == pytest.approx(m.net_benefit) and again.objective == pytest.approx(m.objective)
+    pd.testing.assert_series_equal(again.predict(df), m.predict(df))

@@ -51,6 +51,15 @@ def _phreg_llf(m, data):
 # compare / anova
 
 
+def test_a_scale_fitted_over_every_scale_counts_as_a_parameter(df):
+    # the Cox support search chooses the scale among every scale > 0 and keeps only the chosen one
+    # in settings.scales: it is still one more parameter, as for the logistic fit
+    m = rf.risk_score(F, df, max_size=2, horizon=[3, 6], time_limit=60)
+    assert m.solver.settings.get("continuous_scale") and len(m.settings.scales) == 1
+    assert m.df_model == m.size + 1
+    assert m.aic == pytest.approx(-2 * m.llf + 2 * (m.size + 1))
+
+
 def test_compare_numbers_are_the_partial_likelihoods(df, pair):
     small, big = pair
     table = rf.compare(small, big, data=df)
