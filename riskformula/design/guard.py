@@ -184,8 +184,6 @@ def check_formula_code(formula: str, columns: Iterable, context: Mapping | None 
                     check_term_code(factor.expr, columns, context)
 
 
-
-
 #: what a row condition (``subset="age >= 18 and ward != 'icu'"``) may hold: names of columns,
 #: literals, comparisons, boolean and arithmetic operators — no call, attribute or subscript
 _CONDITION_NODES = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.List, ast.Tuple, ast.BoolOp, ast.And,
@@ -246,7 +244,7 @@ def check_condition(text: str, columns: Iterable) -> None:
             raise FormulaError(f"`subset={text!r}` uses {kind}, which a row condition may not use.{how}")
         if isinstance(node, ast.Name):
             name = names.get(node.id, node.id)
-            if name not in columns and name not in ("True", "False"):
+            if name not in columns:
                 raise FormulaError(f"`subset={text!r}` names `{name}`, which is not a column of `data`.{how}")
         if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool, type(None))):
             raise FormulaError(f"`subset={text!r}` holds the literal {node.value!r}.{how}")
