@@ -32,7 +32,6 @@ formulaic's encoder under ``expressions`` and loads only with ``trusted=True``.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import hmac
 import json
@@ -58,7 +57,7 @@ from .solver import SolverReport
 from .counterfactuals.profile import TrainingProfile
 from .design.missing import parse_choice
 from .design.formula import _IDENT, split_formula
-from .design.rules import _AST_OPS, OutcomeRule
+from .design.rules import OutcomeRule, comparison_outcome
 from .design.survival_response import is_surv, parse_surv
 from .counterfactuals.profile import VariableProfile
 
@@ -485,23 +484,7 @@ def _formula_outcome(lhs: str) -> OutcomeRule | None:
     one: a bare column name, or ``column <op> literal`` (in ``I()`` or not); None for any other
     expression (formulaic computes it; no rule is stored)."""
     m = _IDENT.match(lhs)
-    if m is not None:
-        return OutcomeRule(m.group(1))
-    text = re.sub(r"^I\((.*)\)$", r"\1", lhs.strip(), flags=re.S)
-    try:
-        node = ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return None
-    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _AST_OPS
-            and isinstance(node.left, ast.Name)):
-        return None
-    try:
-        value = ast.literal_eval(node.comparators[0])
-    except (ValueError, SyntaxError, TypeError):
-        return None
-    if not isinstance(value, (str, int, float, bool)) or (isinstance(value, float) and not math.isfinite(value)):
-        return None
-    return OutcomeRule(node.left.id, _AST_OPS[type(node.ops[0])], value)
+    return OutcomeRule(m.group(1)) if m is not None else comparison_outcome(lhs)
 
 
 def _check_outcome(design) -> None:

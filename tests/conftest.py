@@ -99,3 +99,27 @@ def slow_params(values, slow) -> list:
     keeps the rest of an audit within its time, ``pytest -m slow`` (run by CI) takes these."""
     slow = set(slow)
     return [pytest.param(v, marks=pytest.mark.slow) if v in slow else v for v in values]
+
+
+def resealed(doc: dict) -> str:
+    """A model document (a dict) as JSON with its digest written again: what an editor of the file
+    does, so that only riskformula's own checks stand between the edit and a loaded model."""
+    from riskformula.io import _digest
+    import copy
+    import json
+    d = copy.deepcopy(doc)
+    d["digest"] = _digest(d)
+    return json.dumps(d)
+
+
+def refused_as_edited(doc: dict, field: str) -> str:
+    """``doc`` resealed is refused with a DataError naming ``field`` and saying that the file was
+    edited or is damaged (the net-benefit and survival sections' own checks); returns the message."""
+    import riskformula as rf
+    from riskformula.errors import DataError
+    with pytest.raises(DataError) as e:
+        rf.from_json(resealed(doc))
+    msg = str(e.value)
+    assert field in msg, msg
+    assert "edited or is damaged" in msg and "fit the model again" in msg, msg
+    return msg

@@ -203,7 +203,7 @@ def check_condition(text: str, columns: Iterable) -> None:
     how = (" A condition compares columns with values, e.g. subset=\"age >= 18 and ward != 'icu'\" "
            "(names with spaces in backticks); for anything else pass a boolean mask, e.g. "
            "subset=data['name'].str.startswith('A').")
-    # backtick-quoted names (outside string literals) become placeholders; '@' is refused
+    # backtick-quoted names (outside string literals) become plain identifiers mapped back to them; '@' is refused
     out: list[str] = []
     names: dict[str, str] = {}
     i, quote = 0, None

@@ -352,18 +352,16 @@ class Deadline:
         return value
 
 
-def derive_outcome(lhs: str, bare_name: str | None, frame: pd.DataFrame, raw) -> OutcomeRule | None:
-    """The outcome's :class:`OutcomeRule` (checked against the training values ``raw``), or None
-    when the outcome is an expression only formulaic can compute."""
-    if bare_name is not None:
-        return OutcomeRule(bare_name)
+def comparison_outcome(lhs: str) -> OutcomeRule | None:
+    """The :class:`OutcomeRule` of a left-hand side ``column <op> literal`` (in ``I()`` or not), as
+    written; None for any other text."""
     text = re.sub(r"^I\((.*)\)$", r"\1", lhs.strip(), flags=re.S)
     try:
         node = ast.parse(text, mode="eval").body
     except SyntaxError:
         return None
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _AST_OPS
-            and isinstance(node.left, ast.Name) and node.left.id in frame.columns):
+            and isinstance(node.left, ast.Name)):
         return None
     try:
         value = ast.literal_eval(node.comparators[0])
@@ -371,7 +369,17 @@ def derive_outcome(lhs: str, bare_name: str | None, frame: pd.DataFrame, raw) ->
         return None
     if not isinstance(value, (str, int, float, bool)) or (isinstance(value, float) and not math.isfinite(value)):
         return None
-    rule = OutcomeRule(node.left.id, _AST_OPS[type(node.ops[0])], value)
+    return OutcomeRule(node.left.id, _AST_OPS[type(node.ops[0])], value)
+
+
+def derive_outcome(lhs: str, bare_name: str | None, frame: pd.DataFrame, raw) -> OutcomeRule | None:
+    """The outcome's :class:`OutcomeRule` (checked against the training values ``raw``), or None
+    when the outcome is an expression only formulaic can compute."""
+    if bare_name is not None:
+        return OutcomeRule(bare_name)
+    rule = comparison_outcome(lhs)
+    if rule is None or rule.variable not in frame.columns:
+        return None
     try:
         same = np.array_equal(rule.values(frame).to_numpy(), pd.Series(raw).to_numpy())
     except (TypeError, ValueError):

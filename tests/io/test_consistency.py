@@ -15,7 +15,7 @@ import pytest
 
 import riskformula as rf
 from riskformula.errors import DataError
-from riskformula.io import _digest
+from conftest import resealed
 
 
 def _binary(n=200, seed=0):
@@ -66,8 +66,7 @@ def _load(doc: dict, edit) -> object:
     """``doc`` edited by ``edit`` and its digest written again, loaded."""
     d = copy.deepcopy(doc)
     edit(d)
-    d["digest"] = _digest(d)
-    return rf.from_json(json.dumps(d))
+    return rf.from_json(resealed(d))
 
 
 def _refused(doc: dict, edit, *names: str) -> str:

@@ -15,8 +15,7 @@ import pandas as pd
 import pytest
 
 import riskformula as rf
-from riskformula.errors import DataError
-from riskformula.io import _digest
+from conftest import refused_as_edited as _refused, resealed as _text
 
 FIT = dict(time_limit=10, progress=False)
 FORMULA = "Benign ~ UniformityOfCellSize + BareNuclei + ClumpThickness"
@@ -59,26 +58,10 @@ def user_grid_doc(train):
     return json.loads(m.to_json())
 
 
-def _text(d) -> str:
-    """The document with its digest written again (what an editor does)."""
-    d = copy.deepcopy(d)
-    d["digest"] = _digest(d)
-    return json.dumps(d)
-
-
 def _edited(d, edit):
     d = copy.deepcopy(d)
     edit(d)
     return d
-
-
-def _refused(d, field: str):
-    with pytest.raises(DataError) as e:
-        rf.from_json(_text(d))
-    msg = str(e.value)
-    assert field in msg, msg
-    assert "edited or is damaged" in msg and "fit the model again" in msg, msg
-    return msg
 
 
 def _without_rows(d):

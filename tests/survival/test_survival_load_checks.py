@@ -9,31 +9,24 @@ from __future__ import annotations
 import copy
 import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import riskformula as rf
-from riskformula.errors import DataError
-from riskformula.io import _digest
+from conftest import refused_as_edited as _refused, resealed as _text
 
-
-def _data(seed=0, n=120):
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 2, n)
-    b = rng.integers(0, 2, n)
-    c = rng.choice(["x", "y", "z"], n)
-    haz = np.exp(0.8 * a - 0.5 * b + 0.4 * (c == "z"))
-    T = np.ceil(rng.exponential(5 / haz))  # ties
-    C = np.ceil(rng.exponential(8, n))
-    return pd.DataFrame({"t": np.minimum(T, C), "d": (T <= C).astype(int), "a": a, "b": b, "c": c,
-                         "w": rng.integers(1, 4, n).astype(float)})
+sys.path.insert(0, str(Path(__file__).parent))
+from test_survival_card import _data  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def df():
-    return _data()
+    # the card tests' data, with whole sample weights for the weighted fit
+    return _data(0, n=120).assign(w=np.random.default_rng(1).integers(1, 4, 120).astype(float))
 
 
 @pytest.fixture(scope="module")
@@ -54,26 +47,10 @@ def weighted_doc(df):
     return json.loads(m.to_json())
 
 
-def _text(d) -> str:
-    """The document with its digest written again (what an editor does)."""
-    d = copy.deepcopy(d)
-    d["digest"] = _digest(d)
-    return json.dumps(d)
-
-
 def _edited(d, **section):
     d = copy.deepcopy(d)
     d["survival"].update(section)
     return d
-
-
-def _refused(d, field: str):
-    with pytest.raises(DataError) as e:
-        rf.from_json(_text(d))
-    msg = str(e.value)
-    assert field in msg, msg
-    assert "edited or is damaged" in msg and "fit the model again" in msg, msg
-    return msg
 
 
 def _old(d):
