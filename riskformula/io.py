@@ -56,8 +56,8 @@ from .problem.constraints import constraint_class
 from .solver import SolverReport
 from .counterfactuals.profile import TrainingProfile
 from .design.missing import parse_choice
-from .design.formula import _IDENT, split_formula
-from .design.rules import OutcomeRule, comparison_outcome
+from .design.formula import split_formula
+from .design.rules import OutcomeRule, comparison_outcome, outcome_column
 from .design.survival_response import is_surv, parse_surv
 from .counterfactuals.profile import VariableProfile
 
@@ -483,8 +483,8 @@ def _formula_outcome(lhs: str) -> OutcomeRule | None:
     """The outcome rule a fit derives from a binary formula's left-hand side ``lhs`` when it derives
     one: a bare column name, or ``column <op> literal`` (in ``I()`` or not); None for any other
     expression (formulaic computes it; no rule is stored)."""
-    m = _IDENT.match(lhs)
-    return OutcomeRule(m.group(1)) if m is not None else comparison_outcome(lhs)
+    name = outcome_column(lhs)
+    return OutcomeRule(name) if name is not None else comparison_outcome(lhs)
 
 
 def _check_outcome(design) -> None:

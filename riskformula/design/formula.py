@@ -31,13 +31,12 @@ from .labels import design_labels
 from .matrix import DesignMatrix
 from .missing import (fill_value, missing_rows, missing_term, parse_choice, refused_in_fit,
                       resolve_policies, zero_missing)
-from .rules import Deadline, OutcomeRule, Rule, derive_outcome, derive_rules
+from .rules import Deadline, OutcomeRule, Rule, derive_outcome, derive_rules, outcome_column
 from .spec import DesignSpec, check_finite, check_frame, design_values, plain_strings
-from .survival_response import SurvivalResponse, parse_surv, survival_arrays
+from .survival_response import SurvivalResponse, as_level, parse_surv, survival_arrays
 from .._json import plain as _plain
 
 _COMPARISON = re.compile(r"(==|!=|<=|>=|<|>)")
-_IDENT = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*$")
 
 
 def split_formula(formula: str) -> tuple[str, str]:
@@ -83,11 +82,11 @@ def _event_of(raw: pd.Series, name: str, event) -> object:
         raise DataError(f"the outcome `{name}` has a single level ({levels[0]!r}) in the rows used; a risk "
                         "score needs both events and non-events.")
     if event is not None:
-        return event
+        return as_level(levels, event)
     s = set(levels)
     for pair, ev in (({0, 1}, 1), ({False, True}, True), ({-1, 1}, 1)):
         if s == pair:
-            return ev
+            return as_level(levels, ev)
     raise DataError(f"the outcome `{name}` has levels {', '.join(sorted(map(repr, levels)))}; say which is the "
                     f"event with `event=...` or in the formula, e.g. {name} == {_q(sorted(levels, key=str)[-1])} ~ ...")
 
@@ -435,13 +434,13 @@ def _read_formula(formula: str, data: pd.DataFrame, survival: bool = False) -> _
     if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
         raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
                            "(its base risk). Remove the '- 1' / '0 +'.")
-    m = _IDENT.match(lhs)
-    bare = surv is None and m is not None and m.group(1) in data.columns
-    bare_name = m.group(1) if m is not None else ""  # the outcome column when `bare`
+    named = outcome_column(lhs)
+    bare = surv is None and named is not None and named in data.columns
+    bare_name = named or ""  # the outcome column when `bare`
     if surv is None and not bare and _COMPARISON.search(lhs) and not lhs.startswith("I("):
         lhs = f"I({lhs})"
-    if bare and lhs.strip("` ") != bare_name:
-        lhs = bare_name
+    if bare:
+        lhs = bare_name if bare_name.isidentifier() else f"`{bare_name}`"
     dot = re.search(r"(?<![\w.])\.(?![\w.])", rhs) is not None
     rhs = expand_threshold_dot(lhs, rhs, data, formula)
     _check_columns(lhs, rhs, data, dot)

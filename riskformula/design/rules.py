@@ -352,16 +352,31 @@ class Deadline:
         return value
 
 
+#: an outcome column as a formula names it: a name, or any name in backticks
+_COLUMN = re.compile(r"^\s*(?:([^\W\d][\w.]*)|`([^`]+)`)\s*$")
+
+
+def outcome_column(lhs: str) -> str | None:
+    """The column a formula's left-hand side ``lhs`` names when it is a bare column (``y``, or any
+    name in backticks, such as a name with a space); None for any other text."""
+    m = _COLUMN.match(lhs)
+    return None if m is None else (m.group(1) or m.group(2))
+
+
 def comparison_outcome(lhs: str) -> OutcomeRule | None:
-    """The :class:`OutcomeRule` of a left-hand side ``column <op> literal`` (in ``I()`` or not), as
-    written; None for any other text."""
-    text = re.sub(r"^I\((.*)\)$", r"\1", lhs.strip(), flags=re.S)
+    """The :class:`OutcomeRule` of a left-hand side ``column <op> literal`` (in ``I()`` or not; the
+    column bare or in backticks), as written; None for any other text."""
+    text = re.sub(r"^I\((.*)\)$", r"\1", lhs.strip(), flags=re.S).strip()
+    quoted = re.match(r"`([^`]+)`", text)
+    name = None
+    if quoted is not None:
+        name, text = quoted.group(1), "_rf_outcome" + text[quoted.end():]
     try:
         node = ast.parse(text, mode="eval").body
     except SyntaxError:
         return None
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _AST_OPS
-            and isinstance(node.left, ast.Name)):
+            and isinstance(node.left, ast.Name)) or (name is not None and node.left.id != "_rf_outcome"):
         return None
     try:
         value = ast.literal_eval(node.comparators[0])
@@ -369,7 +384,7 @@ def comparison_outcome(lhs: str) -> OutcomeRule | None:
         return None
     if not isinstance(value, (str, int, float, bool)) or (isinstance(value, float) and not math.isfinite(value)):
         return None
-    return OutcomeRule(node.left.id, _AST_OPS[type(node.ops[0])], value)
+    return OutcomeRule(name or node.left.id, _AST_OPS[type(node.ops[0])], value)
 
 
 def derive_outcome(lhs: str, bare_name: str | None, frame: pd.DataFrame, raw) -> OutcomeRule | None:

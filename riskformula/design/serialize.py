@@ -133,8 +133,10 @@ def design_from_json(doc: dict, trusted: bool, context: dict | None = None) -> D
     if len(levels) != 2 or levels[0] == levels[1]:
         raise _doc.fail("$.outcome.levels", "expected the two outcome levels seen in training", levels)
     event = _doc.level(_doc.field(out, "event", "$.outcome"), "$.outcome.event")
-    if event not in levels:
-        raise _doc.fail("$.outcome.event", f"the event must be one of the outcome levels {levels}", event)
+    if not any(type(v) is type(event) and v == event for v in levels):
+        # of the same type too: a fit stores its level as the data hold it (True, not 1; 1.0, not 1)
+        raise _doc.fail("$.outcome.event", f"the event must be one of the outcome levels {levels}, of the same "
+                        "type (True is not 1)", event)
     survival = None
     if out.get("survival") is not None:
         pair = [_doc.text(c, "$.outcome.survival") for c in _doc.array(out["survival"], "$.outcome.survival", 2)]

@@ -96,6 +96,14 @@ def parse_surv(lhs: str, columns) -> SurvivalResponse | None:
 
 
 
+def as_level(levels: list, value) -> object:
+    """The level among ``levels`` equal to ``value`` (``1`` of levels ``[False, True]`` is ``True``,
+    of ``[0.0, 1.0]`` ``1.0``), so that the event is stored and shown as the data hold it; ``value``
+    itself when no level equals it."""
+    same = [v for v in levels if v == value]
+    return next((v for v in same if type(v) is type(value)), same[0] if same else value)
+
+
 def _event_level(raw: pd.Series, name: str, event) -> object:
     """The level of the event column that counts as the event."""
     levels = [_plain(v) for v in pd.unique(raw)]
@@ -111,10 +119,10 @@ def _event_level(raw: pd.Series, name: str, event) -> object:
             raise DataError(f"the event column `{name}` has {len(levels)} levels ({shown}); Surv(time, event) needs "
                             "two: the event and censored. Competing risks are not supported: make one event "
                             f"column, e.g. data[{name!r}] == {event!r}.")
-        return event
+        return as_level(levels, event)
     if len(levels) <= 2 and all(isinstance(v, (bool, int, float)) for v in levels) and set(levels) <= {0, 1}:
-        # True == 1 in Python: a column of booleans keeps True as its event level
-        return True if all(isinstance(v, bool) for v in levels) else 1
+        # True == 1 in Python: a column of booleans keeps True as its event level, one of 0.0/1.0 1.0
+        return as_level(levels, True if all(isinstance(v, bool) for v in levels) else 1)
     if len(levels) > 2:
         raise DataError(f"the event column `{name}` has {len(levels)} levels ({shown}); Surv(time, event) needs 0/1 "
                         "(censored/event), True/False, or two levels with `event=` naming the event. Competing "

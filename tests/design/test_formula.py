@@ -191,3 +191,19 @@ def test_design_values_are_the_frame_without_intercept_as_floats(monkeypatch):
         assert columns == list(drop_intercept(mm).columns)
         with pytest.raises((TypeError, ValueError)):
             design_values(pd.DataFrame({"Intercept": [1.0, 1.0], "a": ["p", "q"]}))
+
+
+@pytest.mark.parametrize("column, kw, event", [("yb", {"event": 1}, True), ("yf", {}, 1.0), ("yf", {"event": 1}, 1.0),
+                                               ("yb", {"event": "True"}, True)])
+def test_the_event_is_the_level_as_the_data_hold_it(df, column, kw, event):
+    d = df.assign(yf=df.y.astype(float))
+    m = rf.risk_score(f"{column} ~ smoker + sex", d, **S, **kw)
+    assert m.event == event and type(m.event) is type(event)
+    assert rf.from_json(m.to_json()).event == event
+
+
+def test_a_survival_event_is_the_level_as_the_data_hold_it(df):
+    d = df.assign(t=df.age / 10.0, e=df.y.astype(float))
+    m = rf.risk_score("Surv(t, e) ~ smoker + sex", d, max_size=2, time_limit=20)
+    assert type(m.event) is float and m.event == 1.0
+    assert type(rf.from_json(m.to_json()).event) is float

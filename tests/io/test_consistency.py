@@ -210,3 +210,12 @@ def test_threshold_candidates_name_a_threshold_term(docs):
 def test_the_summary_of_a_loaded_threshold_model_renders(models, docs):
     back = _load(docs["logistic"], lambda d: None)
     assert "can hold an optimal cut" in back.summary().render("text")
+
+
+@pytest.mark.parametrize("event", [True, 1.0])
+def test_an_event_of_another_type_than_its_level_is_refused(docs, event):
+    # the bare outcome's levels are the whole numbers 0 and 1: True and 1.0 equal 1 in Python, but
+    # are not the level the fit stored
+    assert docs["bare"]["outcome"]["event"] == 1 and type(docs["bare"]["outcome"]["event"]) is int
+    msg = _refused(docs["bare"], lambda d: d["outcome"].__setitem__("event", event), "$.outcome.event")
+    assert "True is not 1" in msg

@@ -181,3 +181,18 @@ def test_stateful_transforms_survive_json(rhs):
     assert not trusted or doc["expressions"]["rhs_spec"]["encoding"] == "json"
     new = d.iloc[:10] * 1  # a copy; predictions must use the training state, not these rows'
     np.testing.assert_allclose(rf.from_json(text, trusted=trusted).predict(new), m.predict(new), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("lhs", ["`my y`", "`my y` == 1", "I(`my y` == 1)", "`my y` != 0", "ÿ_out"])
+def test_an_outcome_named_in_backticks_loads_without_trust(lhs):
+    # a column of any name, quoted as formulaic quotes it, is the outcome's rule, not an expression
+    rng = np.random.default_rng(5)
+    d = pd.DataFrame({"x": rng.integers(0, 2, 200), "w w": rng.integers(0, 2, 200)})
+    d["my y"] = ((rng.random(200) < 0.2 + 0.5 * d.x) & (rng.random(200) < 0.9)).astype(int)
+    d["ÿ_out"] = d["my y"]
+    m = rf.risk_score(f"{lhs} ~ x + `w w`", d, max_size=2, time_limit=5)
+    doc = _strict(m.to_json())
+    assert "expressions" not in doc and doc["outcome"]["rule"]["variable"] == lhs.split("`")[1 if "`" in lhs else 0]
+    loaded = rf.from_json(m.to_json())
+    np.testing.assert_array_equal(loaded.predict(d), m.predict(d))
+    np.testing.assert_array_equal(loaded.observed(d).to_numpy(), d["my y"].to_numpy())
