@@ -25,6 +25,7 @@ import contextlib
 import csv
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -180,9 +181,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="or at this absolute gap objective - bound (default 1e-8)")
     fit.add_argument("--scale", type=_scale, default=None, metavar="M",
                      help="score scale: points per logit (default 1), 'fit' to choose it with the points "
-                          "among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 (plus up to three scales added where "
-                          "the best points fit best), or a comma-separated list such as 1,2,4; a time-to-event "
-                          "score's points are per log hazard ratio and its scale is fitted among 1 to 16 unless "
+                          "(among every scale > 0 when the support search proves the card, as on a plain problem; "
+                          "among 0.5, 0.75, 1, ..., 8 and up to three added scales with --engine tree or "
+                          "constraints only the tree takes), or a comma-separated list such as 1,2,4; a "
+                          "time-to-event score's points are per log hazard ratio and its scale is fitted unless "
                           "given")
     fit.add_argument("--real-intercept", action=argparse.BooleanOptionalAction, default=None,
                      help="a real-valued intercept (default: with a fitted scale, unless a constraint bounds "
@@ -311,7 +313,12 @@ def _error(e: RiskFormulaError, data: str | None = None) -> int:
     text = str(e)
     # the Python API's arguments are the command line's options (`max_size` is --max-size)
     for name in _OPTIONS:
-        text = text.replace(f"`{name.replace('-', '_')}`", f"--{name}")
+        py = name.replace("-", "_")
+        text = text.replace(f"`{py}`", f"--{name}")
+        text = re.sub(rf"`{py}=([^`]*)`", lambda m: f"--{name} {m.group(1)}", text)  # `event='x'`
+        text = re.sub(rf"(?<![\w.`-]){py}=", f"--{name} ", text)  # with objective='logistic'
+    # the command line names a column of the file; it has no per-row values to pass
+    text = text.replace("; pass a column name or one weight per row.", "; name a column of the file.")
     if data is not None:
         for name in ("`newdata`", "`data`"):
             text = text.replace(name, f"--data {data!r}")
@@ -465,6 +472,10 @@ def _fit(args) -> int:
                     raise SettingsError("`--ties` applies to a time-to-event score (a Surv(time, event) formula, "
                                         "`--objective cox`); leave it out.")
                 objective = cox(args.ties)
+            low, high = args.coef_range
+            if low > high:
+                raise SettingsError(f"--coef-range LOW HIGH has LOW above HIGH ({low} {high}); write the least "
+                                    f"points first, e.g. --coef-range {high} {low}.")
             optional = {"scale": args.scale, "horizon": _horizons(args.horizon)}
             model = risk_score(args.formula, data, max_size=args.max_size, min_size=args.min_size,
                                coef_range=tuple(args.coef_range), c0=args.c0, event=args.event,

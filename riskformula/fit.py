@@ -112,17 +112,22 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     scale : float or str or list of float, optional
         The score scale m. None (default): 1 for a binary outcome (one point per logit), ``"fit"``
         for a time-to-event outcome (hazard ratios per item are often well below e, so the fit chooses
-        m among 1 to 16 points per log hazard ratio and adds scales where the best points fit best).
+        m too: among every scale > 0 in the support search, among 1 to 16 points per log hazard ratio
+        and scales added where the best points fit best in the branch-and-cut).
         A positive number (``1`` is one point per logit),
-        ``"fit"`` to choose m jointly with the points among 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5,
-        6 and 8 (below 1 a point is more than one logit, for nearly separable data), plus up to
-        three scales added during the search where the best score's points fit best (rounded to
-        three digits, e.g. 1.61) or, when the best score is at the least scale with a point at its
-        bound, below it (0.354, 0.25, ...), or a list of scales to choose from (e.g. ``[1, 2, 4]``, never
-        extended).  With several scales the intercept is a real number unless ``real_intercept``
-        says otherwise (the points stay whole, so the card is read as before), and the
-        certificate covers exactly the scales searched, which the summary lists with each one's
-        bound: the model is optimal over every risk score at any of them (not at scales in
+        ``"fit"`` to choose m jointly with the points, or a list of scales to choose from (e.g.
+        ``[1, 2, 4]``, never extended).  With ``"fit"``, the support search (``engine="supports"``,
+        and ``"auto"`` on a plain problem; see the fitting guide) chooses m among every real scale
+        > 0 and its certificate covers them all.  When the branch-and-cut proves the fit
+        (constraints it alone takes, or ``engine="tree"``), m is chosen among 0.5, 0.75, 1, 1.25,
+        1.5, 2, 2.5, 3, 4, 5, 6 and 8 (below 1 a point is more than one logit, for nearly
+        separable data), plus up to three scales added during the search where the best score's
+        points fit best (rounded to three digits, e.g. 1.61) or, when the best score is at the
+        least scale with a point at its bound, below it (0.354, 0.25, ...).  With several scales
+        the intercept is a real number unless ``real_intercept`` says otherwise (the points stay
+        whole, so the card is read as before), and the certificate covers exactly the scales
+        searched — every scale > 0, or the grid, which the summary lists with each scale's bound:
+        then the model is optimal over every risk score at any of them (not at scales in
         between).
     real_intercept : bool, optional
         Whether the intercept is a real number instead of whole points. ``None``

@@ -3,6 +3,7 @@ the nearest option; a message about the rows names --data, the option that gave 
 
 import pytest
 
+import riskformula as rf
 from riskformula import cli
 
 
@@ -45,3 +46,19 @@ def test_compile_says_what_it_did(monkeypatch, capsys):
     pytest.importorskip("numba")
     assert cli.main(["compile"]) == cli.OK
     assert "compiled loops are ready" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--coef-range", "5", "-5"], "--coef-range LOW HIGH has LOW above HIGH (5 -5); write the least points first, "
+                                  "e.g. --coef-range -5 5."),
+    (["--event", "maybe"], "--event 'maybe' is not a level"),
+    (["--horizon", "5"], "with --objective 'logistic'"),
+    (["--weights", "nope"], "--weights 'nope' is not a column of --data"),
+])
+def test_messages_read_in_the_command_line_s_own_words(tmp_path, capsys, args, says):
+    path = tmp_path / "d.csv"
+    rf.load_dataset("breastcancer").iloc[:120].to_csv(path, index=False)
+    code = cli.main(["fit", "Benign ~ ClumpThickness", "--data", str(path), "--time-limit", "1", *args])
+    err = capsys.readouterr().err
+    assert code != 0 and says in err, err
+    assert "event=" not in err and "objective=" not in err and "weights=" not in err and "(low, high)" not in err
