@@ -143,7 +143,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
         For a time-to-event outcome ``Surv(time, event) ~ ...``: the time(s) at which the card states
         the risk of the event (``horizon=365``, ``horizon=[1, 3, 5]``), in the unit of the follow-up
         times; the first is the default of ``predict``.  None (default): the median follow-up (reverse
-        Kaplan–Meier, Schemper & Smith, 1996), rounded to three digits.  Fitting does not depend on it.
+        Kaplan–Meier, Schemper & Smith, 1996), rounded down to three digits, and kept before the longest
+        follow-up (when half the rows are censored at the end of the study, the last event time
+        before it), so that ``evaluate`` and ``cross_validate`` can read the training rows at it.
+        Fitting does not depend on it.
     objective : str or DecisionGrid or CoxObjective, optional
         None (default): ``"cox"`` for a formula whose left side is ``Surv(time, event)``, else
         ``"logistic"``.  ``"cox"`` (or ``rf.cox(ties="breslow")``: Breslow's, 1974, handling of tied
@@ -208,7 +211,10 @@ def risk_score(formula: str, data: pd.DataFrame, *, max_size: int = 5, min_size:
     control = make_control(control, search, "risk_score",
                            others=ModelArguments.names() + ("objective", "control", "subset"))
     if subset is not None:
-        data = _subset(data, subset)
+        rows, mask = _subset(data, subset)
+        if weights is not None and not isinstance(weights, str) and mask is not None:
+            weights = _subset_weights(weights, data, mask)  # as R's glm: the weights go with their rows
+        data = rows
     if objective is None:
         objective = "cox" if isinstance(formula, str) and "~" in formula and is_surv(formula.split("~", 1)[0]) \
             else "logistic"
@@ -237,30 +243,54 @@ def _subset(data, subset):
         except FormulaError as e:
             raise SettingsError(str(e)) from None
         try:
-            rows = data.query(subset, local_dict={}, global_dict={})
+            if is_dask_frame(data):
+                return _some_rows(data.query(subset, local_dict={}, global_dict={}), subset), None
+            mask = np.asarray(data.eval(subset, local_dict={}, global_dict={}))  # as DataFrame.query
         except Exception as e:  # pandas' errors for a bad condition: a name, a syntax, a type
             raise SettingsError(f"`subset={subset!r}` could not be evaluated on `data` "
                                 f"({type(e).__name__}: {e}); write a condition on its columns, such as "
                                 "subset=\"age >= 18\", or pass a boolean mask.") from None
+        if mask.dtype != bool or mask.shape != (len(data),):
+            raise SettingsError(f"`subset={subset!r}` does not give True or False for each row of `data`; write a "
+                                "condition on its columns, such as subset=\"age >= 18\".")
     else:
         if is_dask_frame(data):
-            rows = data[subset]
+            return _some_rows(data[subset], subset), None
+        if isinstance(subset, pd.Series):
+            if not subset.index.equals(data.index):
+                if not subset.index.is_unique or not data.index.isin(subset.index).all():
+                    raise DataError("`subset` is a Series whose index does not cover the rows of `data`; "
+                                    "pass a mask indexed like `data` (e.g. data['age'] >= 18).")
+                subset = subset.reindex(data.index)
+            mask = subset.to_numpy()
         else:
-            if isinstance(subset, pd.Series):
-                if not subset.index.equals(data.index):
-                    if not subset.index.is_unique or not data.index.isin(subset.index).all():
-                        raise DataError("`subset` is a Series whose index does not cover the rows of `data`; "
-                                        "pass a mask indexed like `data` (e.g. data['age'] >= 18).")
-                    subset = subset.reindex(data.index)
-                mask = subset.to_numpy()
-            else:
-                mask = np.asarray(subset)
-            if mask.dtype != bool or mask.ndim != 1 or len(mask) != len(data):
-                got = (f"an array of {mask.dtype} with {len(mask):,d} values" if mask.ndim == 1
-                       else f"shape {mask.shape}")
-                raise SettingsError(f"`subset` must be a boolean mask with one value per row of `data` "
-                                    f"({len(data):,d}) or a condition string such as \"age >= 18\"; got {got}.")
-            rows = data[mask]
+            mask = np.asarray(subset)
+        if mask.dtype != bool or mask.ndim != 1 or len(mask) != len(data):
+            got = (f"an array of {mask.dtype} with {len(mask):,d} values" if mask.ndim == 1
+                   else f"shape {mask.shape}")
+            raise SettingsError(f"`subset` must be a boolean mask with one value per row of `data` "
+                                f"({len(data):,d}) or a condition string such as \"age >= 18\"; got {got}.")
+    return _some_rows(data[mask], subset), mask
+
+
+def _some_rows(rows, subset):
+    """``rows``, the rows ``subset`` selected, unless a pandas frame with none."""
+    from .backends import is_dask_frame
+    from .errors import DataError
     if not is_dask_frame(rows) and len(rows) == 0:
         raise DataError(f"`subset={subset if isinstance(subset, str) else '...'}` selects no rows of `data`.")
     return rows
+
+
+def _subset_weights(weights, data, mask: np.ndarray) -> np.ndarray:
+    """The weights of the rows ``mask`` selects of ``data``: ``weights`` given for every row of
+    ``data`` (a Series matched by label, else in row order), as R's ``glm`` subsets them."""
+    from ._checks import _by_label
+    from .errors import SettingsError
+    if isinstance(weights, pd.Series):
+        return _by_label(weights, data.index).to_numpy()[mask]
+    values = np.asarray(weights)
+    if values.ndim != 1 or len(values) != len(data):
+        raise SettingsError(f"`weights` must have one value per row of `data` ({len(data)}, before `subset` "
+                            f"selects {int(mask.sum())} of them); got shape {values.shape}.")
+    return values[mask]

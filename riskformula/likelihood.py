@@ -96,11 +96,13 @@ def fitted_scale(model) -> bool:
 def parameters(model) -> int:
     """``df_model`` of ``model``: its items (nonzero points per design column), plus 1 for a
     fitted score scale (chosen among several or among every scale > 0); a net-benefit score's band
-    risks (one per band) stand for the intercept, so all of them but one count too."""
+    risks (each band's events / rows) stand for the intercept, so all of them but one count too:
+    the bands training rows fell in (a band between equal cut-offs holds no score, and the risk of
+    one no training row fell in is fixed by its thresholds, not estimated)."""
     items = int(np.count_nonzero(model.design_points.to_numpy()[1:]))
     scale = int(fitted_scale(model))
     nb = getattr(model, "nb", None)
-    bands = len(nb.band_risk) - 1 if nb is not None else 0
+    bands = max(int(np.count_nonzero(np.asarray(nb.band_n, float) > 0)) - 1, 0) if nb is not None else 0
     return items + scale + bands
 
 

@@ -26,6 +26,7 @@ from ..errors import CalibrationWarning, DataError, SettingsError
 from ..design import DesignMatrix
 from ..design.missing import dropped_variables
 from ..fitinfo import index_digest
+from ..kinds import kind_of
 from ..likelihood import fitted_scale
 from ..record import ScoreRecord
 from . import metrics, render
@@ -63,7 +64,8 @@ class ComparisonTable(render.Rendered):
     lr_tests : DataFrame or None
         Likelihood-ratio tests between consecutive models (training rows only).
     points : DataFrame
-        Points of every model (columns) per term (rows), intercept last; 0 where unused.
+        Points of every model (columns) per term (rows), intercept last (no such row when no model
+        has one: time-to-event and net-benefit cards with intercept 0); 0 where unused.
     evaluated_on : str
         ``"training rows"`` or ``"newdata"``.
     outcome : str
@@ -555,11 +557,14 @@ def _lr_tests(models, rows, labels, notes: list[str], numbered: bool, survival: 
 def points_table(models, labels) -> pd.DataFrame:
     """Points of every model (columns ``labels``) per card item (rows, as the card prints them, in
     order of first use), the intercept last: each model's column is its card, so intercept + the
-    points of a row's items is its score as ``predict`` computes it."""
+    points of a row's items is its score as ``predict`` computes it.  No intercept row when every
+    model is of a kind without one (time-to-event, net benefit) and every card's intercept is 0."""
     cards = [{it.label: int(it.points) for it in m.scorecard.items} for m in models]
     names = list(dict.fromkeys(k for c in cards for k in c))
-    table = pd.DataFrame({lab: [c.get(k, 0) for k in names] + [m.intercept]
-                          for m, c, lab in zip(models, cards, labels)}, index=names + ["intercept"])
+    intercept = any(getattr(kind_of(m), "intercept", True) or m.intercept != 0 for m in models)
+    extra = ["intercept"] if intercept else []
+    table = pd.DataFrame({lab: [c.get(k, 0) for k in names] + ([m.intercept] if intercept else [])
+                          for m, c, lab in zip(models, cards, labels)}, index=names + extra)
     table.index.name = "term"
     return table
 

@@ -17,6 +17,7 @@ hazard of the training rows at the fitted score → :class:`~riskformula.surviva
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import warnings
 from typing import cast
@@ -58,11 +59,23 @@ COX_FIT_SCALES = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0)
 def default_horizon(time, event) -> float:
     """The median follow-up by the reverse Kaplan–Meier method (Schemper & Smith, 1996): the time
     by which half the rows would have been censored had none had the event; the largest event
-    time when the censoring curve never falls to one half."""
-    t, s = kaplan_meier(np.asarray(time, float), 1 - np.asarray(event, int))
+    time when the censoring curve never falls to one half.  It is kept before the longest
+    follow-up, where the card's own rows can still be evaluated (the censoring-weighted Brier score
+    and AUC need rows followed past the horizon): when half the rows are followed to the end (one
+    date of administrative censoring), the last event time before it.  Rounded *down* to three
+    significant digits (1317 → 1310), and never below the first event time."""
+    time, event = np.asarray(time, float), np.asarray(event, int)
+    t, s = kaplan_meier(time, 1 - event)
     below = np.flatnonzero(s <= 0.5)
-    h = float(t[below[0]]) if len(below) else float(np.max(np.asarray(time)[np.asarray(event) == 1]))
-    return float(f"{h:.3g}")
+    events = time[event == 1]
+    h = float(t[below[0]]) if len(below) else float(np.max(events))
+    last = float(time.max())
+    if h >= last and np.any(events < last):
+        h = float(np.max(events[events < last]))
+    rounded = float(f"{h:.3g}")
+    if rounded > h:  # one step down in the third digit
+        rounded = float(f"{rounded - 10.0 ** (math.floor(math.log10(h)) - 2):.3g}")
+    return rounded if len(events) == 0 or rounded >= float(np.min(events)) else h
 
 
 def fit_cox(formula: str, data, arguments: ModelArguments, control: SearchControl) -> SurvivalScore:

@@ -202,8 +202,19 @@ def test_net_benefit_score_has_a_likelihood(data):
     y = data.y.to_numpy()
     ll = float(np.sum(y * np.log(risk) + (1 - y) * np.log1p(-risk)))
     assert m.llf == pytest.approx(ll, rel=1e-9)
-    assert m.df_model == m.size + len(m.nb.band_risk) - 1  # the band risks stand for the intercept
+    assert m.df_model == m.size + m.band(data).nunique() - 1  # the band risks stand for the intercept
     assert np.isnan(m.summary().to_frame()["coef"]).all()  # its points are not logits
+
+
+def test_a_net_benefit_score_counts_the_bands_its_rows_fell_in():
+    # bands between equal cut-offs hold no score: their risks are not parameters of the card
+    bc = rf.load_dataset("breastcancer").iloc[::2]
+    m = rf.risk_score("Benign ~ .", bc, objective="net_benefit", max_size=2, coef_range=(0, 3), c0=1e-3,
+                      time_limit=20)
+    used = m.band(bc).nunique()
+    assert used < len(m.nb.band_risk)  # the case: empty bands
+    assert m.df_model == m.size + used - 1 == m.size + m.fittedvalues.nunique() - 1
+    assert m.aic == pytest.approx(2 * (m.df_model + 1) - 2 * m.llf, rel=1e-12)
 
 
 def test_dask_fit_has_the_same_totals_and_no_rows(plain, data):

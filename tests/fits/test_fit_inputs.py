@@ -115,3 +115,30 @@ def test_a_path_given_to_predict_and_evaluate(wdbc):
         m.predict("test.csv")
     with pytest.raises(DataError, match=r"rf\.load_dataset\('wdbc'\)"):
         m.evaluate("wdbc")
+
+
+@pytest.mark.parametrize("cox", [False, True])
+def test_weights_for_every_row_go_with_the_rows_a_subset_selects(cox):
+    # as R's glm(weights=, subset=): an array in row order, a Series by label, a column by name
+    rng = np.random.default_rng(0)
+    n = 200
+    d = pd.DataFrame({"x": rng.integers(0, 2, n), "age": rng.integers(20, 80, n)},
+                     index=rng.permutation(1000)[:n])
+    d["y"] = (rng.random(n) < 0.2 + 0.4 * d.x).astype(int)
+    d["t"] = rng.exponential(5, n).round(1) + 0.1
+    d["w"] = rng.integers(1, 4, n).astype(float)
+    formula = "Surv(t, y) ~ x" if cox else "y ~ x"
+    S = dict(max_size=1, time_limit=10)
+    ref = rf.risk_score(formula, d[d.age > 40], weights="w", **S)
+    shuffled = d.w.sample(frac=1, random_state=1)  # a Series in another order: matched by label
+    for weights, subset in [("w", "age > 40"), (d.w.to_numpy(), "age > 40"), (shuffled, d.age > 40),
+                            (list(d.w), (d.age > 40).to_numpy())]:
+        m = rf.risk_score(formula, d, weights=weights, subset=subset, **S)
+        assert m.nobs == ref.nobs and m.llf == pytest.approx(ref.llf, rel=1e-12)
+    with pytest.raises(SettingsError, match=r"one value per row of `data` \(200, before `subset` selects"):
+        rf.risk_score(formula, d, weights=d.w.to_numpy()[:10], subset="age > 40", **S)
+
+
+def test_a_subset_condition_that_is_not_true_or_false(wdbc):
+    with pytest.raises(SettingsError, match="does not give True or False for each row"):
+        rf.risk_score("diagnosis ~ radius_mean", wdbc, subset="radius_mean + 1", max_size=1, time_limit=5)

@@ -161,7 +161,22 @@ def test_default_horizon_is_the_median_follow_up():
     m = rf.risk_score("Surv(t, d) ~ a + b", df, max_size=1, time_limit=30)
     from riskformula.reports.survival_metrics import kaplan_meier
     t, s = kaplan_meier(df["t"].to_numpy(float), 1 - df["d"].to_numpy())
-    assert m.horizon == pytest.approx(float(f"{t[np.flatnonzero(s <= 0.5)[0]]:.3g}"))
+    median = t[np.flatnonzero(s <= 0.5)[0]]
+    assert median * 0.99 <= m.horizon <= median and float(f"{m.horizon:.3g}") == m.horizon
+
+
+@pytest.mark.parametrize("end", [1317.0, 1000.0])
+def test_default_horizon_is_one_the_training_rows_can_be_evaluated_at(end):
+    # half the rows followed to the end of the study: the reverse Kaplan–Meier median is the last
+    # follow-up (1317 rounded to three digits was 1320, beyond it), and evaluate needs rows past it
+    rng = np.random.default_rng(0)
+    d = pd.DataFrame({"x": rng.integers(0, 2, 200)})
+    t = rng.exponential(2000 / np.exp(d.x))
+    d["time"], d["event"] = np.minimum(t, end), (t <= end).astype(int)
+    m = rf.risk_score("Surv(time, event) ~ x", d, max_size=1, time_limit=10)
+    before = d.time[(d.event == 1) & (d.time < end)].max()
+    assert before * 0.99 <= m.horizon <= before < end
+    np.testing.assert_allclose(m.evaluate(d).horizons, [m.horizon])
 
 
 def test_structural_constraints_apply():

@@ -60,6 +60,15 @@ def test_a_scale_fitted_over_every_scale_counts_as_a_parameter(df):
     assert m.aic == pytest.approx(-2 * m.llf + 2 * (m.size + 1))
 
 
+def test_compare_points_have_no_intercept_row_for_cards_without_one(df, pair):
+    small, big = pair
+    points = rf.compare(small, big, data=df).tables["points"]
+    assert small.intercept == big.intercept == 0  # no threshold terms: nothing moves onto the intercept
+    assert "intercept" not in points.index
+    for m, col in zip(pair, points.columns):  # each column is the card
+        assert dict(points[col][points[col] != 0]) == {it.label: it.points for it in m.scorecard.items}
+
+
 def test_compare_numbers_are_the_partial_likelihoods(df, pair):
     small, big = pair
     table = rf.compare(small, big, data=df)
