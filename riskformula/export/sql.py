@@ -68,7 +68,10 @@ def to_sql(model, table="data", *, dialect: str = "sqlite", keep="*", score: str
     keep : str or sequence of str or None, default "*"
         The table's columns to return beside the score and risk: ``"*"`` all of them, a column
         name or a list of names only those (an id column, say; none named as ``score`` or
-        ``risk``), None none.
+        ``risk``), None none.  The risk is computed from the score's own expression, never from
+        a column by name, so a table column named ``score`` (or ``risk``) under ``"*"`` changes
+        no number; the result then holds that name twice (DuckDB renames the second
+        ``score_1``), so pass other ``score=``/``risk=`` names to tell them apart.
     score : str, default "score"
         Name of the computed column with the total points.
     risk : str, default "risk"
@@ -123,16 +126,15 @@ def to_sql(model, table="data", *, dialect: str = "sqlite", keep="*", score: str
     source = _table(table)
 
     lines = [f"-- {line}" for text in provenance(model) + _explain(plan) for line in _comment(text)]
-    inner_keep = "*" if kept == "*" else ", ".join(q.ident(c) for c in kept)
-    lines.append("SELECT " + ("*" if kept == "*" else ", ".join([*(q.ident(c) for c in kept), q.ident(score)])
-                              if kept else q.ident(score)) + ",")
-    risks = q.risks(q.ident(score), risk_map, model)
+    # one SELECT, no subquery: each risk reads the score's own expression, never a column by its
+    # name, which a table column of that name (under keep="*") would shadow in the engine's lookup
+    score_sql = q.score()
+    risks = q.risks(score_sql if score_sql.startswith("(") else f"({score_sql})", risk_map, model)
+    head = ("*" if kept == "*" else ", ".join(q.ident(c) for c in kept)) if kept else ""
+    lines.append("SELECT" + (f" {head}," if head else ""))
+    lines.append(f"  {score_sql} AS {q.ident(score)},")
     lines.append(",\n".join(f"  {expr} AS {q.ident(name)}" for expr, name in zip(risks, risk_names)))
-    lines.append("FROM (")
-    lines.append("  SELECT " + (inner_keep + "," if kept else ""))
-    lines.append(f"    {q.score()} AS {q.ident(score)}")
-    lines.append(f"  FROM {source}")
-    lines.append(") AS " + q.ident("riskformula_scored") + ";")
+    lines.append(f"FROM {source};")
     return "\n".join(lines) + "\n"
 
 
@@ -308,9 +310,20 @@ class _Writer:
         zero = "0.0e0" if self.dialect != "postgres" else "CAST(0 AS DOUBLE PRECISION)"
         if rm.kind == "cox":
             return [self._cox(s, z, H, one, zero) for H in rm.hazards]
-        return [f"CASE WHEN {s} IS NULL THEN NULL WHEN {z} > {_Z_LIMIT} THEN {one} "
-                f"WHEN {z} < -{_Z_LIMIT} THEN {zero} WHEN {z} >= 0 THEN {one} / ({one} + EXP(-{z})) "
-                f"ELSE EXP({z}) / ({one} + EXP({z})) END"]
+        # 1 / (1 + exp(−z)) with z clamped to ±700 (no engine overflows exp; beyond it the risk is 0
+        # or 1 to well under 1e-300), the score read twice: the clamp of DuckDB and PostgreSQL
+        # (LEAST/GREATEST) skips a NULL, so a NULL score is caught first
+        clamped = self._clamp(z, -_Z_LIMIT, _Z_LIMIT)
+        return [f"CASE WHEN {s} IS NULL THEN NULL ELSE {one} / ({one} + EXP(-{clamped})) END"]
+
+    def _clamp(self, x: str, lo: float | None, hi: float | None) -> str:
+        """``x`` limited to [lo, hi] (None: no limit on that side)."""
+        least, greatest = ("MIN", "MAX") if self.dialect == "sqlite" else ("LEAST", "GREATEST")
+        if hi is not None:
+            x = f"{least}({x}, {hi})"
+        if lo is not None:
+            x = f"{greatest}({x}, -{-lo})" if lo < 0 else f"{greatest}({x}, {lo})"
+        return x
 
     def _table(self, s: str, risks) -> str:
         whens = " ".join(f"WHEN {self.number(sc)} THEN {self.number(float(r))}"
@@ -323,8 +336,7 @@ class _Writer:
         if H <= 0:                      # a horizon before the first event: no risk yet
             return f"CASE WHEN {s} IS NULL THEN NULL ELSE {zero} END"
         x = f"({z} + {self.number(math.log(H))})"
-        return (f"CASE WHEN {s} IS NULL THEN NULL WHEN {x} > {_Z_LIMIT} THEN {one} "
-                f"ELSE {one} - EXP(-EXP({x})) END")
+        return f"CASE WHEN {s} IS NULL THEN NULL ELSE {one} - EXP(-EXP({self._clamp(x, None, _Z_LIMIT)})) END"
 
     def _bands(self, s: str, rm) -> str:
         if self.plan.integral:

@@ -343,3 +343,17 @@ def test_scoring_a_csv_in_sqlite(tmp_path):
     pd.read_csv(tmp_path / "patients.csv").to_sql("patients", con, index=False)
     scored = pd.read_sql(to_sql(m, table="patients", keep=["id"]), con)
     np.testing.assert_allclose(scored.sort_values("id")["risk"], m.predict(frame()), atol=1e-9)
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "duckdb"])
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("risk_map", ["auto", "formula"])
+def test_table_columns_named_score_and_risk_change_no_number(dialect, name, risk_map):
+    # under keep="*" the table's own `score` and `risk` come first in the result; the computed ones
+    # (the last two columns) must still be the card's, not read back from the table's by name
+    m, df = model(name), rows(name, "new")
+    df = df.assign(score=-1000, risk=2.5)
+    out = RUN[dialect](to_sql(m, "t", dialect=dialect, risk_map=risk_map), df)
+    want = df.sort_values("id")
+    np.testing.assert_allclose(out.iloc[:, -2].astype(float), m.score(want).to_numpy(), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(out.iloc[:, -1].astype(float), m.predict(want).to_numpy(), rtol=0, atol=1e-9)

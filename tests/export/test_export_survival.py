@@ -211,7 +211,7 @@ def test_sqlite_without_exp_functions_uses_the_table():
     conditions; the formula statement then fails loudly, and works once exp is registered."""
     m, df = model("conditions"), rows("conditions", "train")
     auto = to_sql(m, "t", keep=["id"])
-    assert "EXP(" not in auto and "CASE \"score\" WHEN" in auto
+    assert "EXP(" not in auto and auto.count(" WHEN 0 THEN ") == len(m.horizons)  # a table per horizon
     formula = to_sql(m, "t", keep=["id"], risk_map="formula")
     con = sqlite3.connect(":memory:")
     df.to_sql("t", con, index=False)
