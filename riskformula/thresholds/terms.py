@@ -133,12 +133,29 @@ def _state_key(term: str) -> str:
 _CALL = re.compile(r"(?<![\w.])(threshold|cut)\(")
 
 
+def _interaction(term: str) -> bool:
+    """Whether ``term`` is a product of factors (a ``:`` outside brackets, quotes and backticks)."""
+    depth, quote = 0, None
+    for ch in term:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            return True
+    return False
+
+
 def threshold_terms(spec, columns, column_terms) -> list[ThresholdTerm]:
     """The threshold/cut terms of a formulaic ModelSpec, with their design column positions."""
     out = []
     states = spec.transform_state
     for term in dict.fromkeys(t for t in column_terms if t is not None):
-        if not (term.startswith("threshold(") or term.startswith("cut(")):
+        if not (term.startswith("threshold(") or term.startswith("cut(")) or _interaction(term):
             if _CALL.search(term):
                 raise FormulaError(f"the term {term!r} combines a threshold with something else; a threshold "
                                    "must be a term of its own (interactions of thresholds are not supported).")

@@ -364,3 +364,15 @@ def test_max_variables_bounds_the_variables_not_the_items(bumps):
     back = rf.from_json(m.to_json())
     assert back.constraints[0].describe() == "max_variables(1)"
     np.testing.assert_array_equal(back.predict(bumps).to_numpy(), m.predict(bumps).to_numpy())
+
+
+@pytest.mark.parametrize("term", ["threshold(age):C(g)", "cut(age, [40, 60]):d", "d:cut(age, [50])",
+                                  "C(g):threshold(age, k=2)"])
+def test_a_threshold_in_an_interaction_is_refused_as_one(term):
+    # on either side of the ':' (a threshold first was a message about backticks and cut points)
+    rng = np.random.default_rng(1)
+    d = pd.DataFrame({"age": rng.integers(20, 80, 200).astype(float), "g": rng.choice(["a", "b"], 200),
+                      "d": rng.integers(0, 2, 200)})
+    d["y"] = (rng.random(200) < 1 / (1 + np.exp(-(d.age - 50) / 8))).astype(int)
+    with pytest.raises(FormulaError, match="combines a threshold with something else.*interactions of thresholds"):
+        rf.risk_score(f"y ~ {term}", d, max_size=2, time_limit=5)
