@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import unicodedata
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -339,6 +340,15 @@ def check_frame(data, what: str = "fit", name: str = "data") -> None:
         # data[name] would be a frame, and a formula could not say which column it means
         raise DataError(f"`{name}` has more than one column named {', '.join(map(repr, dup))}; a formula cannot "
                         "tell them apart. Rename or drop the extra copies first.")
+    seen: dict = {}
+    for c in data.columns:
+        if isinstance(c, str) and not c.isascii():
+            other = seen.setdefault(unicodedata.normalize("NFC", c), c)
+            if other != c:
+                # the same text in two Unicode forms ("é" as one code point, or "e" + a combining accent)
+                raise DataError(f"`{name}` has two columns whose names print alike, {other!r} and {c!r} (the same "
+                                "text in two Unicode forms), so a card could not show which one an item reads. "
+                                "Rename or drop one of them first.")
 
 
 def plain_dtype(dtype):

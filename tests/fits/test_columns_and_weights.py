@@ -84,6 +84,14 @@ def test_duplicated_column_names_named(d):
         m.predict(dup)
 
 
+def test_column_names_that_print_alike_are_refused(d):
+    # "é" as one code point and as "e" + a combining accent: two columns, one label on a card
+    odd = d.rename(columns={"age": "\u00e9ge", "sex": "e\u0301ge"})
+    with pytest.raises(DataError, match=r"two columns whose names print alike.*two Unicode forms"):
+        rf.risk_score("y ~ .", odd, **K)
+    rf.risk_score("y ~ \u00e9ge + smoker", odd.drop(columns="e\u0301ge"), **K)  # one of them is fine
+
+
 @pytest.mark.parametrize("formula", ["y ~ .", "y ~ threshold(.)", "y ~ . - `0`", "y ~ age + `0`"])
 def test_non_string_column_names_refused_when_used(d, formula):
     odd = d.rename(columns={"bmi": 0})
