@@ -180,6 +180,39 @@ def _single_rule(factor, name_part: str, spec, data_columns, categories: dict, l
     return None
 
 
+def _factor_rules(name: str, factors: list, spec, data_columns, categories: dict, levels: dict) -> list | None:
+    """The rules of ``factors``' shares of the column ``name``, in order, or None.
+
+    formulaic names an interaction's column by its factors' own column names joined by ``:``
+    (``C(shift)[T.20:00]:flag``), and a level or a backtick-quoted name may itself hold a ``:``:
+    so the name is not split on every ``:``, but read factor by factor, each share one of the
+    names that factor's columns can have (:func:`_single_rule`) and ending at a ``:`` (the last
+    one at the end of the name).  A name that reads so in more than one way is ambiguous: no
+    rule (the column stays an expression) rather than a guess."""
+    if not factors:
+        return None
+    last = len(factors) - 1
+    found: list = []
+
+    def read(i: int, start: int, acc: list) -> None:
+        if len(found) > 1:
+            return  # ambiguous already: no need to read on
+        if i == last:
+            r = _single_rule(factors[i], name[start:], spec, data_columns, categories, levels)
+            if r is not None:
+                found.append(acc + [r])
+            return
+        at = name.find(":", start)
+        while at != -1 and len(found) <= 1:
+            r = _single_rule(factors[i], name[start:at], spec, data_columns, categories, levels)
+            if r is not None:
+                read(i + 1, at + 1, acc + [r])
+            at = name.find(":", at + 1)
+
+    read(0, 0, [])
+    return found[0] if len(found) == 1 else None
+
+
 def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFrame, X: np.ndarray,
                  deadline: Deadline | None = None):
     """(rules, categories): a :class:`Rule` per design column, each checked against formulaic's own
@@ -208,12 +241,8 @@ def derive_rules(model_spec, columns, column_terms, thresholds, frame: pd.DataFr
             j = index.get(name)
             if j is None or j in threshold_cols:
                 continue
-            parts = name.split(":") if len(factors) > 1 else [name]
-            if len(parts) != len(factors):
-                continue
-            found = [_single_rule(f, p, model_spec, data_columns, categories, levels)
-                     for f, p in zip(factors, parts)]
-            if all(r is not None for r in found):
+            found = _factor_rules(name, factors, model_spec, data_columns, categories, levels)
+            if found is not None:
                 rules[j] = found[0] if len(found) == 1 else Rule("product", parts=tuple(found))
     # keep a rule only where it reproduces formulaic's column exactly on the training rows (a
     # threshold's cuts all at once: thousands of them on continuous measurements; a factor's
