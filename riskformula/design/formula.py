@@ -416,6 +416,25 @@ class _Formula:
         return f"{self.lhs} ~ {self.rhs}"
 
 
+def _removes_intercept(rhs: str) -> bool:
+    """Whether the terms ``rhs`` remove the intercept: a term ``0`` (``0 + x``, ``x + 0``, ``0+x``) or
+    ``- 1`` at the top level (not inside a call, brackets, quotes or backticks: ``I(x - 1)`` keeps it)."""
+    terms, sign, start, depth, quote = [], "+", 0, 0, None
+    for i, ch in enumerate(rhs + "+"):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch in "+-" and depth == 0:
+            terms.append((sign, rhs[start:i].strip()))
+            sign, start = ch, i + 1
+    return any(t == "0" and s == "+" or t == "1" and s == "-" for s, t in terms)
+
+
 def _read_formula(formula: str, data: pd.DataFrame, survival: bool = False) -> _Formula:
     """The formula checked (one outcome, an intercept) and rewritten for formulaic, and the data's
     columns it uses checked (see :func:`_check_columns`); a ``Surv(time, event)`` outcome only
@@ -431,7 +450,7 @@ def _read_formula(formula: str, data: pd.DataFrame, survival: bool = False) -> _
                            "censored before that time.")
     if surv is not None:
         lhs = surv.formulaic_lhs  # both columns are the outcome's: never predictors, nor in `.`
-    if re.search(r"(^|[\s+])(-\s*1|0\s*\+|\+\s*0)(\s|$|\+)", " " + rhs + " ") or rhs.strip() in ("0", "-1"):
+    if _removes_intercept(rhs):
         raise FormulaError(f"`formula` removes the intercept ({rhs!r}); a risk score always has one "
                            "(its base risk). Remove the '- 1' / '0 +'.")
     named = outcome_column(lhs)

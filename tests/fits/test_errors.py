@@ -183,6 +183,9 @@ def test_unknown_outcome(df):
     ("y ~ a ~ b", "more than one"),
     ("y ~ a - 1", "intercept"),
     ("y ~ 0 + a", "intercept"),
+    ("y ~ 0+a", "removes the intercept"),  # without spaces too (formulaic would code every level then)
+    ("y ~ a+0", "removes the intercept"),
+    ("y ~ a-1", "removes the intercept"),
     ("y ~ a +* (", "could not read the formula"),
 ])
 def test_malformed_formula(df, formula, pattern):
