@@ -30,6 +30,18 @@ error and gives it no score.  A row with a missing value of any other variable, 
 the training levels, or a non-finite number gets no score and no risk (each ``MiningField``
 treats invalid values as missing; a missing value makes the term's partial score missing, which
 makes the score missing), where ``predict`` refuses it.
+
+An output field never has the name of a data field (a model's input variable): an evaluator
+holds one value per name and fails on every row where a name is both.  The default names
+(``score``, ``risk``, ``risk_<horizon>``, a net-benefit score's ``risk_band``, ``reason_<k>``)
+take a leading ``_`` while they are taken (``_score`` for a model that reads a column
+``score``); a ``score=`` or ``risk=`` name given explicitly is refused when it is taken.
+
+PMML's ``integer`` is a 32-bit number: a field of integer levels beyond ±2³¹ is ``double``
+(every integer below 2⁵³ in magnitude is a double exactly, so each value matches the level it
+equals and no other), and ``string`` when a level is beyond even that (its digits, compared as
+text: an integer value matches exactly its level; a value given as a floating-point number
+matches none and gets no score).
 """
 
 from __future__ import annotations
@@ -50,10 +62,11 @@ __all__ = ["to_pmml"]
 
 NS = "http://www.dmg.org/PMML-4_4"
 _MAX_DOUBLE = "1.7976931348623157e+308"
+_INT32 = (-2 ** 31, 2 ** 31 - 1)     # the range of PMML's integer
 
 
-def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "score", risk: str = "risk",
-            reasons: int = 3, horizon=None) -> str:
+def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str | None = None,
+            risk: str | None = None, reasons: int = 3, horizon=None) -> str:
     """The score card as a PMML 4.4 ``Scorecard`` document.
 
     Parameters
@@ -64,12 +77,20 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
         Where to write the document (UTF-8); default None: only return it.
     model_name : str, default "riskformula"
         The ``modelName`` of the scorecard.
-    score : str, default "score"
-        Name of the output field with the total points.
-    risk : str, default "risk"
-        Name of the output field with the risk (not the same as ``score``).
+    score : str, optional
+        Name of the output field with the total points; None (the default): ``"score"``, with a
+        leading ``_`` while that is the name of a variable the model reads or of a risk field
+        named with ``risk=`` (``"_score"``).  A name given here must not be such a variable's
+        name, nor the risk's.
+    risk : str, optional
+        Name of the output field with the risk (for several horizons, the prefix of the fields
+        ``<risk>_<horizon>``); None (the default): ``"risk"``, with a leading ``_`` while one of
+        its fields would have the name of a variable the model reads or of the score's field.  A
+        name given here must give no such name.
     reasons : int, default 3
-        How many reason codes to output (fields ``reason_1`` ... ``reason_<n>``; 0 for none).
+        How many reason codes to output (fields ``reason_1`` ... ``reason_<n>``, each with a
+        leading ``_`` while it is the name of a variable the model reads or of another output
+        field; 0 for none).
     horizon : float or list of float, optional
         A time-to-event score only: the time within which the output ``risk`` is the risk of the
         event (at most the longest follow-up of the training rows); None (the default): the card's
@@ -84,7 +105,9 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
     ------
     SettingsError
         A term only Python computes (such as ``np.log(x)``), a variable read both as a factor
-        and as a number, or bad arguments.
+        and as a number, a factor whose levels mix data types (beyond integers and decimals, or
+        with an integer beyond 2⁵³ in magnitude), a ``score=`` or ``risk=`` name that is (or
+        gives) the name of a variable the model reads or of the other output, or bad arguments.
     DataError
         A name or level XML cannot hold (a control character).
 
@@ -98,22 +121,21 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
     >>> text = to_pmml(m, "score.pmml")  # doctest: +SKIP
     >>> from jpmml_evaluator import make_evaluator  # doctest: +SKIP
     >>> make_evaluator(text).evaluateAll(df)  # score, risk, reason_1..3  # doctest: +SKIP
+    >>> to_pmml(m, score="points", risk="p_benign", reasons=2)  # other names  # doctest: +SKIP
     """
     if isinstance(reasons, bool) or not isinstance(reasons, int) or reasons < 0:
         raise SettingsError(f"`reasons` must be a whole number of reason codes, 0 or more; got {reasons!r}.")
     for name, what in ((model_name, "model_name"), (score, "score"), (risk, "risk")):
-        if not isinstance(name, str) or not name:
+        if (name is not None or what == "model_name") and (not isinstance(name, str) or not name):
             raise SettingsError(f"`{what}` must be a non-empty string; got {name!r}.")
-    if score == risk:
+    if score is not None and score == risk:
         raise SettingsError(f"`score` and `risk` must be different field names; both are {score!r}.")
     if horizon is None and getattr(model, "risk_map", None) == "cox":
         plan = card_plan(model, "PMML", horizon=model.horizons[0])
     else:
         plan = card_plan(model, "PMML", horizon=horizon)
     several = plan.risk.kind == "cox" and horizon is not None and np.ndim(horizon) > 0
-    risk_names = [f"{risk}_{plan.risk.label(k)}" for k in range(len(plan.risk.horizons))] if several else [risk]
-    if score in risk_names:
-        raise SettingsError(f"`score` and `risk` must give different field names; both give {score!r}.")
+    score, risk_names = _output_names(plan, score, risk, several)
     mixed = [v for v in plan.levels if v in plan.numeric]
     if mixed:
         raise SettingsError(f"PMML cannot read the variable `{mixed[0]}` both as a factor and as a number (a field "
@@ -128,6 +150,36 @@ def to_pmml(model, path=None, *, model_name: str = "riskformula", score: str = "
     return text
 
 
+def _output_names(plan, score, risk, several) -> tuple:
+    """The score's output field name and the risk's (one per horizon when ``several``): a name
+    given is refused when it is (or gives) a data field's name or the other output's; a default
+    one takes a leading ``_`` while it is taken (PMML has one namespace for the data fields and
+    the output fields: an evaluator fails on every row where a name is both)."""
+    fields = set(plan.variables)
+    labels = [plan.risk.label(k) for k in range(len(plan.risk.horizons))] if several else []
+
+    def risks(prefix: str) -> list:
+        return [f"{prefix}_{label}" for label in labels] if several else [prefix]
+
+    for name, what in ((score, "score"), (risk, "risk")):
+        clash = [n for n in (risks(name) if what == "risk" else [name]) if n in fields] if name is not None else []
+        if clash:
+            gives = f"gives the output field {clash[0]!r}, " if clash[0] != name else "is "
+            raise SettingsError(
+                f"`{what}={name!r}` {gives}the name of the model's input variable `{clash[0]}`: a PMML output "
+                f"field cannot have a data field's name (an evaluator would fail on every row). Pass another "
+                f"`{what}=` name, or leave `{what}` out for a default name that no variable has.")
+    if score is not None and risk is not None and score in risks(risk):
+        raise SettingsError(f"`score` and `risk` must give different field names; both give {score!r}.")
+    if score is None:
+        score = _unique("score", fields | set(risks(risk) if risk is not None else []))
+    if risk is None:
+        risk = "risk"
+        while any(n in fields or n == score for n in risks(risk)):
+            risk = "_" + risk
+    return score, risks(risk)
+
+
 def _document(model, plan, model_name, score, risk_names, reasons) -> ET.Element:
     root = _el("PMML", xmlns=NS, version="4.4")
     lines = provenance(model)
@@ -136,11 +188,12 @@ def _document(model, plan, model_name, score, risk_names, reasons) -> ET.Element
     for line in lines[1:]:
         _sub(header, "Annotation").text = visible(line)
 
+    types = {var: _level_type(var, levels) for var, levels in plan.levels.items()}
     dd = _sub(root, "DataDictionary", numberOfFields=str(len(plan.variables)))
     for var in plan.variables:
         if var in plan.levels:
             levels = plan.levels[var]
-            f = _sub(dd, "DataField", name=var, optype="categorical", dataType=_level_type(var, levels))
+            f = _sub(dd, "DataField", name=var, optype="categorical", dataType=types[var])
             for v in levels:
                 _sub(f, "Value", value=_text(v))
         elif var in plan.numeric:
@@ -161,7 +214,7 @@ def _document(model, plan, model_name, score, risk_names, reasons) -> ET.Element
         else:
             _sub(ms, "MiningField", name=var, usageType="active", invalidValueTreatment="returnInvalid",
                  missingValueReplacement=_text(policy["value"]))
-    _output(_sub(sc, "Output"), plan, score, risk_names, reasons, _codes(plan))
+    _output(_sub(sc, "Output"), plan, score, risk_names, reasons, _codes(plan), taken=set(plan.variables))
     chars = _sub(sc, "Characteristics")
     codes = _codes(plan)
     terms = plan.terms()
@@ -184,7 +237,7 @@ def _document(model, plan, model_name, score, risk_names, reasons) -> ET.Element
                 own = terms[joined[term]] if term in joined else entries if _is_missing_term(entries) else []
                 pts = sum(int(e.item.points) for e in own)
                 _sub(_sub(ch, "Attribute", partialScore=_num(pts)), "SimplePredicate", field=var, operator="isMissing")
-        _attributes(ch, entries, plan)
+        _attributes(ch, entries, plan, types)
     if not plan.entries:                # a card without items: every score is 0
         ch = _sub(chars, "Characteristic", name="(no items)", reasonCode="(no items)", baselineScore="0")
         _sub(_sub(ch, "Attribute", partialScore="0"), "True")
@@ -225,7 +278,7 @@ def _joined(terms: dict, plan) -> dict:
     return out
 
 
-def _attributes(ch, entries, plan) -> None:
+def _attributes(ch, entries, plan, types) -> None:
     kinds = {f.kind for e in entries for f in e.factors}
     if kinds == {"missing"}:            # a missing item of its own: 0 where the value is there
         _sub(_sub(ch, "Attribute", partialScore="0"), "True")
@@ -253,27 +306,30 @@ def _attributes(ch, entries, plan) -> None:
         return
     a = _sub(ch, "Attribute")
     _sub(a, "True")
-    terms = [_times(_constant(int(e.item.points)), *(_factor(f) for f in e.factors)) for e in entries]
+    terms = [_times(_constant(int(e.item.points)), *(_factor(f, types) for f in e.factors)) for e in entries]
     _sub(a, "ComplexPartialScore").append(_apply("+", *terms) if len(terms) > 1 else terms[0])
 
 
-def _factor(f) -> ET.Element:
+def _factor(f, types) -> ET.Element:
     if f.kind == "linear":
         return _el("FieldRef", field=f.variable)
     if f.kind == "le":
         cond = _apply("lessOrEqual", _el("FieldRef", field=f.variable), _constant(f.value))
     else:
-        cond = _apply("equal", _el("FieldRef", field=f.variable), _el("Constant", dataType=_type_of(f.value)))
+        # the field's data type (a level is one of the field's values)
+        cond = _apply("equal", _el("FieldRef", field=f.variable), _el("Constant", dataType=types[f.variable]))
         cond[1].text = _text(f.value)
     return _apply("if", cond, _constant(1), _constant(0))
 
 
-def _output(out, plan, score, risk_names, reasons, codes) -> None:
+def _output(out, plan, score, risk_names, reasons, codes, taken=frozenset()) -> None:
+    """The output fields; the names it makes up (the band's, the reason codes') avoid ``taken``
+    (the data fields' names) and the other outputs'."""
     _sub(out, "OutputField", name=score, optype="continuous", dataType="double", feature="predictedValue")
     rm = plan.risk
     s = _el("FieldRef", field=score)
     risk = risk_names[0]
-    taken = {score, *risk_names}
+    taken = {*taken, score, *risk_names}
     if rm.kind == "cox":
         for name, H in zip(risk_names, rm.hazards):
             _sub(out, "OutputField", name=name, optype="continuous", dataType="double",
@@ -287,6 +343,7 @@ def _output(out, plan, score, risk_names, reasons, codes) -> None:
              feature="transformedValue").append(expr)
     else:
         band = _unique(f"{risk}_band", taken)
+        taken.add(band)
         # the model rounds a score to 9 decimals before it compares it with the cut-offs (which
         # are such rounded scores): score >= cut-off - 5e-10 is the same test
         always = sum(1 for c in rm.cutoffs if c == -math.inf)
@@ -307,8 +364,10 @@ def _output(out, plan, score, risk_names, reasons, codes) -> None:
              feature="transformedValue").append(expr)
     n = min(reasons, len(set(codes.values())))
     for k in range(1, n + 1):
-        _sub(out, "OutputField", name=_unique(f"reason_{k}", taken), optype="categorical",
-             dataType="string", feature="reasonCode", rank=str(k))
+        name = _unique(f"reason_{k}", taken)
+        taken.add(name)
+        _sub(out, "OutputField", name=name, optype="categorical", dataType="string", feature="reasonCode",
+             rank=str(k))
 
 
 def _cox_risk(score: str, rm, H: float) -> ET.Element:
@@ -362,7 +421,7 @@ def _times(*args) -> ET.Element:
 
 
 def _constant(v) -> ET.Element:
-    c = _el("Constant", dataType="integer" if isinstance(v, int) else "double")
+    c = _el("Constant", dataType="integer" if isinstance(v, int) and _INT32[0] <= v <= _INT32[1] else "double")
     c.text = _num(v)
     return c
 
@@ -393,13 +452,30 @@ def _type_of(v) -> str:
 
 
 def _level_type(var, levels) -> str:
+    """The PMML data type of a factor's field: its levels' type, ``double`` for integers and
+    decimals together.  PMML's ``integer`` is 32-bit (JPMML refuses 3000000001), so integers
+    beyond it make the field ``double`` while every one is below 2⁵³ in magnitude: each level is
+    then a double exactly, and so is every integer value below 2⁵³, while a value beyond rounds to
+    a double of at least 2⁵³, so a value matches a level exactly when it equals it, as in
+    ``predict``.  Beyond 2⁵³ the field is ``string``: it is only compared for equality with its
+    levels, written as their digits, so an integer value matches exactly its own level (a value
+    that comes as a floating-point number matches none and gets no score, never another level's
+    points)."""
     types = {_type_of(v) for v in levels}
-    if types <= {"integer", "double"} and len(types) == 2:
-        return "double"
-    if len(types) != 1:
+    if len(types) != 1 and not types <= {"integer", "double"}:
         raise SettingsError(f"PMML needs one data type per field; the levels of `{var}` mix "
                             f"{sorted(types)}. Convert the column to one type (e.g. str) and refit.")
-    return types.pop()
+    ints = [v for v in levels if _type_of(v) == "integer"]
+    if all(_INT32[0] <= v <= _INT32[1] for v in ints):
+        return types.pop() if len(types) == 1 else "double"
+    if all(abs(v) < 2 ** 53 for v in ints):
+        return "double"
+    if types == {"integer"}:
+        return "string"
+    big = next(v for v in ints if abs(v) >= 2 ** 53)
+    raise SettingsError(f"PMML cannot give the levels of `{var}` one data type: the integer {big} is beyond 2**53 "
+                        "(no double holds it exactly) and other levels are decimals. Convert the column to one "
+                        "type (e.g. str) and refit.")
 
 
 def _same(a, b) -> bool:

@@ -7,11 +7,13 @@ checks of the document itself and of the refusals run everywhere.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import riskformula as rf
@@ -140,3 +142,162 @@ def test_refusals():
         to_pmml(bad)
     with pytest.raises(rf.SettingsError, match="reasons"):
         to_pmml(model("thresholds"), reasons=-1)
+
+
+# --- output names never a data field's name ---------------------------------------------------
+def _outputs(text: str) -> list:
+    return [o.get("name") for o in ET.fromstring(text).findall("p:Scorecard/p:Output/p:OutputField", NS)]
+
+
+def _data_fields(text: str) -> dict:
+    """DataField name -> its dataType."""
+    return {f.get("name"): f.get("dataType") for f in ET.fromstring(text).findall("p:DataDictionary/p:DataField", NS)}
+
+
+def _named_frame(n: int = 300, seed: int = 1) -> pd.DataFrame:
+    """Predictors named as the default output fields: reason_1, score, risk."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"reason_1": rng.integers(20, 80, n).astype(float), "score": rng.choice(["a", "b"], n),
+                       "risk": rng.integers(0, 2, n)})
+    z = (df["reason_1"] - 50) / 8 + (df["score"] == "b") - df["risk"]
+    df["y"] = (rng.random(n) < 1 / (1 + np.exp(-z))).astype(int)
+    return df
+
+
+@functools.cache
+def _named_model():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return rf.risk_score("y ~ threshold(reason_1, grid=4) + C(score) + risk", _named_frame(), max_size=4,
+                             coef_range={"default": (-3, 3), "C(score)": (1, 3), "risk": (-3, -1)}, time_limit=5)
+
+
+@functools.cache
+def _band_model():
+    """A net-benefit score (its output fields include the band, `risk_band`) reading `risk_band`."""
+    df = rf.load_dataset("breastcancer").rename(columns={"BareNuclei": "risk_band"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return rf.risk_score("Benign ~ ClumpThickness + risk_band", df, objective="net_benefit", max_size=2,
+                             coef_range=(0, 5), time_limit=5), df
+
+
+def test_default_output_names_are_never_a_data_field_name():
+    """A model reading columns named reason_1, score and risk (the default output names): the
+    outputs take a leading _ (an evaluator holds one value per name, and failed on every row)."""
+    m = _named_model()
+    text = to_pmml(m)
+    fields = _data_fields(text)
+    assert set(fields) == {"reason_1", "score", "risk"}
+    assert _outputs(text) == ["_score", "_risk", "_reason_1", "reason_2", "reason_3"]
+    # explicit names that no variable has are kept, and the reasons still avoid the fields
+    assert _outputs(to_pmml(m, score="points", risk="p", reasons=2)) == ["points", "p", "_reason_1", "reason_2"]
+    # a default avoids the other output's explicit name too
+    assert _outputs(to_pmml(m, score="_risk", reasons=0)) == ["_risk", "__risk"]
+    text = to_pmml(_band_model()[0], reasons=1)
+    assert "risk_band" in _data_fields(text)
+    assert _outputs(text) == ["score", "_risk_band", "risk", "reason_1"]
+
+
+def test_output_names_that_are_data_field_names_equal_predict(jpmml):
+    m, df = _named_model(), _named_frame(150, seed=2)
+    out = evaluate(jpmml, to_pmml(m), df)
+    assert "errors" not in out.columns or out["errors"].isna().all()
+    np.testing.assert_allclose(out["_score"].astype(float), m.score(df).to_numpy(), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(out["_risk"].astype(float), m.predict(df).to_numpy(), rtol=0, atol=1e-9)
+    assert set(out["_reason_1"].dropna()) <= {"reason_1", "score", "risk"}
+    nb, bdf = _band_model()
+    out = evaluate(jpmml, to_pmml(nb), bdf)
+    assert "errors" not in out.columns or out["errors"].isna().all()
+    np.testing.assert_allclose(out["risk"].astype(float), nb.predict(bdf).to_numpy(), rtol=0, atol=1e-9)
+
+
+def test_explicit_output_names_of_data_fields_are_refused():
+    m = _named_model()
+    with pytest.raises(rf.SettingsError, match=r"`score='reason_1'` is the name of the model's input variable "
+                                               r"`reason_1`.*Pass another `score=` name"):
+        to_pmml(m, score="reason_1")
+    with pytest.raises(rf.SettingsError, match=r"`risk='score'` is the name of the model's input variable `score`"):
+        to_pmml(m, score="points", risk="score")
+    with pytest.raises(rf.SettingsError, match="different field names"):
+        to_pmml(m, score="points", risk="points")
+
+
+def test_a_horizon_risk_name_of_a_data_field():
+    """A time-to-event score with several horizons: its risk fields risk_<t> avoid a variable of
+    that name (the prefix takes a leading _), and an explicit prefix that gives one is refused."""
+    rng = np.random.default_rng(0)
+    n = 120
+    df = pd.DataFrame({"risk_3": rng.integers(0, 2, n), "x": rng.normal(0, 1, n).round(2)})
+    T = np.ceil(rng.exponential(5 / np.exp(0.8 * df["risk_3"] + 0.7 * df["x"])))
+    C = np.ceil(rng.exponential(8, n))
+    df["t"], df["d"] = np.minimum(T, C), (T <= C).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = rf.risk_score("Surv(t, d) ~ C(risk_3) + threshold(x, grid=3)", df, horizon=[3, 6], max_size=2,
+                          min_size=2, coef_range=(-3, 3), time_limit=5)
+    assert "risk_3" in card_plan(m).variables
+    assert _outputs(to_pmml(m, horizon=[3, 6], reasons=0)) == ["score", "_risk_3", "_risk_6"]
+    assert _outputs(to_pmml(m, horizon=[3, 6], risk="p", reasons=0)) == ["score", "p_3", "p_6"]
+    with pytest.raises(rf.SettingsError, match=r"`risk='risk'` gives the output field 'risk_3', the name of the "
+                                               r"model's input variable `risk_3`"):
+        to_pmml(m, horizon=[3, 6], risk="risk")
+
+
+# --- integer levels beyond PMML's 32-bit integer ------------------------------------------------
+BIG = {3000000001: "double", -3000000001: "double", 2 ** 53 - 1: "double", 2 ** 60 + 1: "string"}
+
+
+@functools.cache
+def _big_model(big: int):
+    """A factor with the level ``big`` (and 17, 5), read alone and in an interaction with x."""
+    rng = np.random.default_rng(3)
+    n = 300
+    df = pd.DataFrame({"site": rng.choice([big, 17, 5], n), "x": rng.normal(0, 1, n).round(2)})
+    z = 2 * (df["site"] == big) - 1 + 1.5 * df["x"] * (df["site"] == 17)
+    df["y"] = (rng.random(n) < 1 / (1 + np.exp(-z))).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = rf.risk_score("y ~ C(site) + C(site):x", df, max_size=3, coef_range=(-3, 3), time_limit=5)
+    return m, df
+
+
+@pytest.mark.parametrize("big", list(BIG))
+def test_integer_levels_beyond_32_bits_are_doubles_or_strings(big):
+    """PMML's integer is 32-bit: such a field is double (its levels below 2**53 are doubles
+    exactly), or string beyond 2**53; a level constant has the field's type."""
+    m, _ = _big_model(big)
+    assert big in card_plan(m).levels["site"]
+    text = to_pmml(m)
+    assert _data_fields(text)["site"] == BIG[big]
+    consts = [c for c in ET.fromstring(text).iter(f"{{{NS['p']}}}Constant") if c.text in (str(big), "17", "5")]
+    assert consts and {c.get("dataType") for c in consts} == {BIG[big]}
+
+
+@pytest.mark.parametrize("big", list(BIG))
+def test_integer_levels_beyond_32_bits_equal_predict(jpmml, big):
+    """Row by row the model's scores and risks; a value next to the level (big ± 1, which predict
+    refuses as unseen) gets no score rather than the level's points."""
+    m, df = _big_model(big)
+    assert any(it.kind == "value" for it in m.scorecard.items)      # the interaction's equal test is read
+    out = evaluate(jpmml, to_pmml(m), df)
+    assert "errors" not in out.columns or out["errors"].isna().all()
+    np.testing.assert_allclose(out["score"].astype(float), m.score(df).to_numpy(), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(out["risk"].astype(float), m.predict(df).to_numpy(), rtol=0, atol=1e-9)
+    near = pd.DataFrame({"site": [big - 1, big + 1, big], "x": [0.5, 0.5, 0.5]})
+    out = evaluate(jpmml, to_pmml(m), near)
+    assert out["score"].isna().tolist() == [True, True, False]
+    np.testing.assert_allclose(float(out["risk"][2]), m.predict(near.tail(1)).iloc[0], rtol=0, atol=1e-9)
+
+
+def test_level_types_at_the_bounds():
+    """integer up to 2**31 - 1, double below 2**53 (and for integers with decimals), string for
+    integers beyond; decimals with an integer beyond 2**53 have no type that holds both exactly."""
+    from riskformula.export.pmml import _level_type
+    assert _level_type("v", (2 ** 31 - 1, -2 ** 31)) == "integer"
+    assert _level_type("v", (2 ** 31, 1)) == _level_type("v", (-2 ** 31 - 1,)) == "double"
+    assert _level_type("v", (2 ** 53 - 1, 1.5)) == _level_type("v", (1, 1.5)) == "double"
+    assert _level_type("v", (2 ** 53, 1)) == "string"
+    assert _level_type("v", (True, False)) == "boolean" and _level_type("v", ("a",)) == "string"
+    with pytest.raises(rf.SettingsError, match=r"levels of `v`.*1152921504606846977 is beyond 2\*\*53"):
+        _level_type("v", (1.5, 2 ** 60 + 1))
