@@ -219,7 +219,32 @@ def _check_survival_folds(design, fold: np.ndarray, horizon, seed: int) -> None:
                                 "within it would be 0. Choose a later `horizon`, fewer folds, or another seed.")
 
 
-def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
+def _check_missing_folds(design, fold: np.ndarray, seed: int) -> None:
+    """Every fold's training rows hold a missing value of each variable scored by its own missing
+    item (``missing="item"``) that its held-out rows hold: else a SettingsError before any fit.  A
+    fold fit without one has no such item, and its card then cannot score those held-out rows."""
+    X = design.X if isinstance(design.X, np.ndarray) else None
+    if X is None:
+        return
+    for j, name in enumerate(design.spec.columns):
+        rule = design.spec.rules[j] if j < len(design.spec.rules) else None
+        if rule is None or rule.kind != "missing":
+            continue
+        absent = X[:, j] == 1
+        for k in range(int(fold.max()) + 1):
+            held = int(np.sum(absent & (fold == k)))
+            if held and not np.any(absent & (fold != k)):
+                raise SettingsError(
+                    f"the training rows of fold {k + 1} (seed {seed}) have no missing `{rule.variable}`: all "
+                    f"{held} of its missing values are in that fold's held-out rows, so the fold's card would have "
+                    f"no `{rule.variable} missing` item to score them (missing=\"item\" gives an item to a variable "
+                    f"with missing values in the rows fitted). " + (
+                        "Use fewer folds or another seed, or " if absent.sum() > 1 else
+                        "With one missing value in the data, every split has such a fold: drop that row, or use ")
+                    + f"missing={{{rule.variable!r}: \"as <value>\"}} for it.")
+
+
+def _check_fit_args(fit_args: dict, taken: tuple[str, ...], folds: bool = True) -> None:
     import inspect
 
     # caught here, not as a TypeError inside every fold's fit
@@ -232,7 +257,7 @@ def _check_fit_args(fit_args: dict, taken: tuple[str, ...]) -> None:
     for k in taken:
         if k in fit_args:
             raise SettingsError(f"`{k}` is set by this function; do not pass it in the fit arguments.")
-    if fit_args.get("weights") is not None and not isinstance(fit_args["weights"], str):
+    if folds and fit_args.get("weights") is not None and not isinstance(fit_args["weights"], str):
         raise SettingsError("`weights` must name a column of `data` here (e.g. weights='w') so every "
                             "fold takes its own rows' weights; an array cannot be split by fold.")
 
@@ -394,6 +419,7 @@ def cross_validate(formula: str, data: pd.DataFrame, folds: int = 5, seed: int =
     design = _fold_design(formula, data, folds, fit_args)
     y = design.y
     fold = stratified_folds(y, folds, seed)
+    _check_missing_folds(design, fold, seed)
     survival = _is_survival_fit(formula, fit_args)
     if survival:
         fit_args = _survival_fit_args(design, fit_args)
@@ -536,7 +562,7 @@ def size_path(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, c0: float
     >>> path = rf.size_path('diagnosis == "M" ~ .', df, sizes=range(1, 4), time_limit=10)  # doctest: +SKIP
     >>> fig = path.plot()  # doctest: +SKIP
     """
-    _check_fit_args(fit_args, ("max_size", "initial"))
+    _check_fit_args(fit_args, ("max_size", "initial"), folds=False)  # every fit on all rows: any weights
     progress = _progress.resolve(progress)
     sizes = _check_sizes(sizes, fit_args)
     budget = _Budget(total_time_limit, fit_args, "size_path")
@@ -822,6 +848,7 @@ def cv_risk_score(formula: str, data: pd.DataFrame, sizes=range(1, 11), *, folds
     tasks: list[tuple] = []
     for r in range(repeats):
         fold = stratified_folds(design.y, folds, seed + r)
+        _check_missing_folds(design, fold, seed + r)
         if survival:
             _check_survival_folds(design, fold, fit_args["horizon"], seed + r)
         for k in range(folds):

@@ -291,7 +291,9 @@ def _configured(solver, time_limit: float):
     solver.config.stream_solver = False
     solver.config.time_limit = float(time_limit)
     solver.config.mip_gap = MIP_GAP
-    solver.highs_options = {"threads": 1, "mip_abs_gap": MIP_GAP, "random_seed": 0}
+    # output_flag off: no HiGHS line on stdout (such as its notes on a coefficient of 0 that a re-solve
+    # sets, which pyomo passes on); errors still reach us as statuses
+    solver.highs_options = {"threads": 1, "mip_abs_gap": MIP_GAP, "random_seed": 0, "output_flag": False}
     return solver
 
 

@@ -107,9 +107,6 @@ def resolve_policies(missing, rhs: str, variables, outcome=()) -> dict:
         from ..errors import did_you_mean
         raise SettingsError(f"`missing` names {unknown[0]!r}, which is not a variable of the formula."
                             f"{did_you_mean(unknown[0], list(variables))} Its variables: {list(variables)}.")
-    if default[0] == "as":
-        raise SettingsError("`missing=\"as <value>\"` names one value, which cannot stand for every variable; give it "
-                            "per variable, e.g. missing={\"lactate\": \"as 1.0\"}.")
     policies = {v: entries.get(v, default) for v in variables}
     policies.update({v: c for v, c in formula_choices(rhs).items() if v in policies})
     policies.update({v: ("drop",) if default[0] == "drop" else ("raise",) for v in outcome})

@@ -579,3 +579,14 @@ def test_integer_columns_counted_by_blocks_give_the_profile_of_each_column(n, ro
                              "x": rng.normal(size=n)})
     facts = DataFacts.of(SimpleNamespace(variables=list(data.columns)), data)
     assert facts.variables == {c: _profile_variable(c, data[c]) for c in data.columns}
+
+
+def test_several_counterfactuals_print_nothing(capfd):
+    # HiGHS's notes on a re-solve (a coefficient of 0 "ignored") went straight to stdout
+    d = rf.load_dataset("wdbc")[["diagnosis", "radius_worst", "texture_worst"]]
+    m = rf.risk_score('diagnosis == "M" ~ radius_worst + texture_worst', d, max_size=2, coef_range=(-3, 3),
+                      time_limit=10)
+    capfd.readouterr()
+    m.counterfactuals(d.head(5), target_risk=0.3, n=2)
+    out, err = capfd.readouterr()
+    assert "WARNING" not in out and "Highs" not in out and "Highs" not in err, out

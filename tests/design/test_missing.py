@@ -176,6 +176,14 @@ def test_as_a_value_scores_missing_rows_as_that_value():
     assert m.nobs == len(DATA)
 
 
+def test_as_a_value_for_every_variable():
+    # as the docstring says: one choice (here "as 1.0") for every variable, checked against each
+    m = rf.risk_score("y ~ threshold(lactate)", DATA, missing="as 1.0", max_size=2, time_limit=5)
+    ref = rf.risk_score("y ~ threshold(lactate)", DATA, missing={"lactate": "as 1.0"}, max_size=2, time_limit=5)
+    assert m.design.missing == ref.design.missing == {"lactate": {"action": "as", "value": 1.0}}
+    np.testing.assert_array_equal(m.predict(DATA).to_numpy(), ref.predict(DATA).to_numpy())
+
+
 def test_bad_choices_are_one_message():
     with pytest.raises(SettingsError, match="\"raise\", \"drop\", \"item\" or \"as <value>\""):
         rf.risk_score("y ~ lactate", DATA, missing="impute")
@@ -185,8 +193,8 @@ def test_bad_choices_are_one_message():
         rf.risk_score("y ~ lactate", DATA, missing={"lactate": "as normal"})
     with pytest.raises(SettingsError, match="not one of its levels"):
         rf.risk_score("y ~ C(ward)", DATA, missing={"ward": "as ward9"})
-    with pytest.raises(SettingsError, match="one value"):
-        rf.risk_score("y ~ lactate", DATA, missing="as 1")
+    with pytest.raises(SettingsError, match="for `ward`.*not one of its levels"):  # one value for every variable
+        rf.risk_score("y ~ lactate + C(ward)", DATA, missing="as 1")
     with pytest.raises((SettingsError, FormulaError), match="missing="):
         rf.risk_score("y ~ threshold(lactate, missing='sometimes')", DATA)
     with pytest.raises(DataError, match=r"missing=\"item\""):

@@ -127,6 +127,14 @@ def test_size_path_plot_and_newdata(data, tmp_path):
     assert (tmp_path / "path.png").stat().st_size > 0
 
 
+def test_size_path_takes_weights_in_row_order(data):
+    # every fit of a path is on all rows: an array of weights is as unambiguous as a column
+    w = np.where(np.arange(len(data)) % 3 == 0, 2.0, 1.0)
+    by_array = rf.size_path(FORMULA, data, sizes=[1, 2], weights=w, time_limit=5)
+    by_name = rf.size_path(FORMULA, data.assign(w=w), sizes=[1, 2], weights="w", time_limit=5)
+    np.testing.assert_allclose(by_array.table["loss"], by_name.table["loss"], rtol=1e-12)
+
+
 def test_size_path_errors(data):
     with pytest.raises(SettingsError, match="max_size"):
         rf.size_path(FORMULA, data, sizes=[1], max_size=3)
@@ -138,3 +146,21 @@ def test_size_path_errors(data):
         rf.size_path(FORMULA, data, sizes=3)
     with pytest.raises(SettingsError, match="min_size"):
         rf.size_path(FORMULA, data, sizes=[1, 2], min_size=2)
+
+
+def test_a_fold_whose_training_rows_miss_no_value_of_an_item_variable_is_named():
+    # missing="item": a fold fit gives an item only to variables missing in its own training rows,
+    # so a fold holding all of a variable's missing values could not score its held-out rows
+    df = rf.load_dataset("breastcancer").sample(300, random_state=0).reset_index(drop=True)
+    df.loc[5, "UniformityOfCellSize"] = np.nan
+    f = "Benign ~ threshold(UniformityOfCellSize, grid=3)"
+    fold = stratified_folds((df.Benign == 1).astype(int).to_numpy(), 3, 0)
+    with pytest.raises(SettingsError, match=rf"training rows of fold {fold[5] + 1} \(seed 0\) have no missing "
+                                            r"`UniformityOfCellSize`.*one missing value.*drop that row"):
+        rf.cross_validate(f, df, folds=3, n_jobs=1, missing="item", max_size=2, time_limit=5)
+    with pytest.raises(SettingsError, match="have no missing `UniformityOfCellSize`"):
+        rf.cv_risk_score(f, df, sizes=[1, 2], folds=3, missing="item", time_limit=5)
+    # missing values in every fold's training rows: every held-out row is scored by its own item
+    df.loc[[6, 100, 200, 250, 299], "UniformityOfCellSize"] = np.nan
+    cv = rf.cross_validate(f, df, folds=3, n_jobs=1, missing="item", max_size=2, time_limit=5)
+    assert cv.to_frame()["n_test"].sum() == len(df)
