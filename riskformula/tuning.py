@@ -226,9 +226,8 @@ def _check_missing_folds(design, fold: np.ndarray, seed: int) -> None:
     X = design.X if isinstance(design.X, np.ndarray) else None
     if X is None:
         return
-    for j, name in enumerate(design.spec.columns):
-        rule = design.spec.rules[j] if j < len(design.spec.rules) else None
-        if rule is None or rule.kind != "missing":
+    for j, rule in enumerate(design.spec.rules):
+        if rule.kind != "missing":
             continue
         absent = X[:, j] == 1
         for k in range(int(fold.max()) + 1):
