@@ -356,6 +356,19 @@ def test_default_scale_uses_the_support_search_and_matches_the_tree():
     assert m.lower_bound <= t.objective + 1e-12 and t.lower_bound <= m.objective + 1e-12
 
 
+def test_one_scale_with_many_valued_ratings_goes_to_the_tree():
+    # 1-10 ratings: three of them can put every row in a cell of its own (1 000 cells, 200 rows), so
+    # listing supports would calibrate row by row; the branch-and-cut takes the fit (engine "auto")
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({c: rng.integers(1, 11, 200) for c in "pqr"})
+    df["y"] = (rng.random(200) < 1 / (1 + np.exp(-(0.4 * df.p - 0.3 * df.q - 0.5)))).astype(int)
+    m = rf.risk_score("y ~ p + q + r", df, max_size=3, coef_range=(-3, 3), time_limit=60)
+    assert m.solver.settings.get("engine") is None and m.status == "optimal"
+    s = rf.risk_score("y ~ p + q + r", df, max_size=3, coef_range=(-3, 3), time_limit=60, engine="supports")
+    assert s.solver.settings.get("engine") == "cells" and s.status == "optimal"
+    assert m.objective == pytest.approx(s.objective, abs=1e-7)
+
+
 def test_engine_setting_is_checked():
     df = _frame(5)
     with pytest.raises(rf.SettingsError, match="engine"):
