@@ -436,6 +436,21 @@ def _export(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # the reader of the output closed it (`riskformula export ... | head -8`): stop quietly, as
+        # Unix tools do, with what remains unwritten sent nowhere (else Python's flush at exit fails
+        # again and prints a traceback)
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass  # no file descriptor behind stdout (a test's capture)
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parse(argv)
     with _one_line_warnings():
         if args.command == "compile":

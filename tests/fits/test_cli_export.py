@@ -101,3 +101,16 @@ def test_strict_fit_flags_an_unproven_score_and_warnings_are_one_line(tmp_path, 
     assert err.startswith("riskformula: warning: stopped at the node limit") and err.count("\n") == 1
     assert main([*argv, "--strict"]) == 3
     assert main(["fit", "Benign ~ .", "--data", "breastcancer", "--n-jobs", "0"]) == 2  # a usage error
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(saved):
+    # `riskformula export model.json --to sql | head -1`: the pipe closes under the writer
+    import subprocess
+    import sys
+    _, _, path = saved
+    proc = subprocess.Popen([sys.executable, "-m", "riskformula", "export", str(path), "--to", "sql"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # as `head` does once it has its lines: here before anything is written
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
