@@ -78,11 +78,13 @@ def net_benefit(thresholds=None, weights=None) -> DecisionGrid:
     ----------
     thresholds : sequence of float, optional
         The distinct risks in [0, 1) at which a decision is taken; None (default): 0.1, 0.2, ..., 0.9.
-        Not to be confused with ``threshold()`` terms, which cut predictors.
+        Without ``weights``, 0 is added (the grid is then 0, 0.1, ..., 0.9).  Not to be confused
+        with ``threshold()`` terms, which cut predictors.
     weights : sequence of float, optional
         One nonnegative weight per decision threshold (objective Σ w_i NB(p_i)); None (default): the
-        AUNBC weights p_(i+1) − p_i with p_0 = 0, so that the objective is the area under the
-        net-benefit curve.
+        AUNBC weights p_(i+1) − p_i over the thresholds with p_0 = 0 added and 1 after the last
+        (0.1 each on the default grid), so that the objective is the area under the net-benefit
+        curve as a left Riemann sum.
 
     Returns
     -------
@@ -103,10 +105,11 @@ def decision_grid(thresholds=None, weights=None) -> DecisionGrid:
 
     Parameters
     ----------
-    thresholds : risks in [0, 1) at which a decision is taken; default 0.1, 0.2, ..., 0.9.
+    thresholds : risks in [0, 1) at which a decision is taken; default 0.1, 0.2, ..., 0.9 (with
+        0 added when the weights are the default ones).
     weights : one nonnegative weight per threshold (the objective is ``Σ w_i NB(p_i)``, as
         given, not renormalised); default: the AUNBC weights ``p_{i+1} − p_i`` with ``p_0 = 0``
-        added, so that the objective is the area under the net-benefit curve.
+        added and 1 after the last, so that the objective is the area under the net-benefit curve.
 
     Examples
     --------
