@@ -24,7 +24,7 @@ from .._checks import check_weights
 from ..errors import (DataError, FormulaError, RiskFormulaError, close_match, did_you_mean, name_list,
                       strip_ansi, unreadable_formula)
 from ..thresholds import (CUT_DEPTH, FORMULA_FUNCTIONS, OUTCOME, PROBE, expand_threshold_dot, first_argument,
-                          threshold_terms)
+                          threshold_terms, top_level_parts)
 from ..thresholds.expansion import formula_variables  # reads a formula's variables
 from .guard import check_formula_code, refuse_empty_name
 from .labels import design_labels
@@ -419,20 +419,7 @@ class _Formula:
 def _removes_intercept(rhs: str) -> bool:
     """Whether the terms ``rhs`` remove the intercept: a term ``0`` (``0 + x``, ``x + 0``, ``0+x``) or
     ``- 1`` at the top level (not inside a call, brackets, quotes or backticks: ``I(x - 1)`` keeps it)."""
-    terms, sign, start, depth, quote = [], "+", 0, 0, None
-    for i, ch in enumerate(rhs + "+"):
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"`":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch in "+-" and depth == 0:
-            terms.append((sign, rhs[start:i].strip()))
-            sign, start = ch, i + 1
-    return any(t == "0" and s == "+" or t == "1" and s == "-" for s, t in terms)
+    return any(t == "0" and s != "-" or t == "1" and s == "-" for s, t in top_level_parts(rhs, "+-"))
 
 
 def _read_formula(formula: str, data: pd.DataFrame, survival: bool = False) -> _Formula:

@@ -322,7 +322,7 @@ class _Writer:
         if hi is not None:
             x = f"{least}({x}, {hi})"
         if lo is not None:
-            x = f"{greatest}({x}, -{-lo})" if lo < 0 else f"{greatest}({x}, {lo})"
+            x = f"{greatest}({x}, {lo})"
         return x
 
     def _table(self, s: str, risks) -> str:

@@ -24,9 +24,9 @@ Examples
 from .transforms import (CUT_DEPTH, FORMULA_FUNCTIONS, MAX_CUTS, OUTCOME, PROBE, candidate_cuts, cut, threshold)
 from .expansion import expand_threshold_dot
 from .terms import (COARSE_GRID, ThresholdTerm, coarse_columns, first_argument, levels, levels_by_term, score_shift,
-                    threshold_terms)
+                    threshold_terms, top_level_parts)
 from .pruning import drop_dominated_cuts
 
 __all__ = ["threshold", "cut", "expand_threshold_dot", "candidate_cuts", "drop_dominated_cuts", "levels",
            "levels_by_term", "score_shift", "ThresholdTerm", "threshold_terms", "first_argument", "FORMULA_FUNCTIONS",
-           "MAX_CUTS", "PROBE", "OUTCOME", "CUT_DEPTH", "COARSE_GRID", "coarse_columns"]
+           "MAX_CUTS", "PROBE", "OUTCOME", "CUT_DEPTH", "COARSE_GRID", "coarse_columns", "top_level_parts"]

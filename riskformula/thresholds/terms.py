@@ -133,10 +133,12 @@ def _state_key(term: str) -> str:
 _CALL = re.compile(r"(?<![\w.])(threshold|cut)\(")
 
 
-def _interaction(term: str) -> bool:
-    """Whether ``term`` is a product of factors (a ``:`` outside brackets, quotes and backticks)."""
-    depth, quote = 0, None
-    for ch in term:
+def top_level_parts(text: str, separators: str) -> list[tuple[str, str]]:
+    """``text`` split at each character of ``separators`` outside brackets, quotes and backticks:
+    (the separator before each part, "" for the first; the part, stripped).  ``"0+x - I(x-1)"``
+    at ``"+-"`` -> ``[("", "0"), ("+", "x"), ("-", "I(x-1)")]``."""
+    parts, sep, start, depth, quote = [], "", 0, 0, None
+    for i, ch in enumerate(text):
         if quote:
             quote = None if ch == quote else quote
         elif ch in "'\"`":
@@ -145,9 +147,11 @@ def _interaction(term: str) -> bool:
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        elif ch == ":" and depth == 0:
-            return True
-    return False
+        elif ch in separators and depth == 0:
+            parts.append((sep, text[start:i].strip()))
+            sep, start = ch, i + 1
+    parts.append((sep, text[start:].strip()))
+    return parts
 
 
 def threshold_terms(spec, columns, column_terms) -> list[ThresholdTerm]:
@@ -155,7 +159,7 @@ def threshold_terms(spec, columns, column_terms) -> list[ThresholdTerm]:
     out = []
     states = spec.transform_state
     for term in dict.fromkeys(t for t in column_terms if t is not None):
-        if not (term.startswith("threshold(") or term.startswith("cut(")) or _interaction(term):
+        if not (term.startswith("threshold(") or term.startswith("cut(")) or len(top_level_parts(term, ":")) > 1:
             if _CALL.search(term):
                 raise FormulaError(f"the term {term!r} combines a threshold with something else; a threshold "
                                    "must be a term of its own (interactions of thresholds are not supported).")
